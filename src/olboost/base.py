@@ -1,0 +1,165 @@
+"""Base classes shared by every olboost estimator.
+
+An estimator's parameters are exactly the arguments of its ``__init__``; ``__init__`` stores them and
+nothing else. Learned state lives in attributes whose names end with ``_`` and is created lazily, on
+the first example. ``clone()`` rebuilds an estimator from its parameters, as River's ``clone`` and
+scikit-learn's ``sklearn.base.clone`` do.
+
+Parameter validation is declared, not written inline: each class lists its constraints in
+``_param_constraints`` (name -> checker), and :meth:`Estimator._validate_params` runs them all with
+errors that name the parameter.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import numbers
+from collections.abc import Callable, Iterator
+from typing import Any
+
+__all__ = ["Estimator", "Interval", "OneOf", "Range", "InstanceOf"]
+
+
+class Estimator:
+    """Base class: parameters from ``__init__``, ``clone``, ``repr`` and declared validation."""
+
+    #: name -> constraint object with ``check(name, value)`` raising ``TypeError``/``ValueError``.
+    _param_constraints: dict[str, Any] = {}
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def _get_params(self) -> dict[str, Any]:
+        """The constructor arguments of this estimator, as given."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def clone(self, new_params: dict[str, Any] | None = None) -> Estimator:
+        """A fresh, unfitted copy built from the parameters (deep-copied), optionally overridden."""
+        params = {k: copy.deepcopy(v) for k, v in self._get_params().items()}
+        unknown = set(new_params or {}) - set(params)
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
+        params.update(new_params or {})
+        return type(self)(**params)
+
+    def _validate_params(self) -> None:
+        """Check every declared constraint; raise naming the first offending parameter."""
+        for name, constraint in self._param_constraints.items():
+            constraint.check(f"{type(self).__name__}.{name}", getattr(self, name))
+
+    @property
+    def _is_stochastic(self) -> bool:
+        return "seed" in self._param_names()
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        """Constructor arguments used by the shared check suite (:mod:`olboost.checks`)."""
+        yield {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+# --------------------------------------------------------------------------------------------------
+# Declarative parameter constraints
+# --------------------------------------------------------------------------------------------------
+
+
+class Interval:
+    """A real or integer number in an interval; ``closed`` says which ends are included."""
+
+    def __init__(
+        self,
+        lo: float | None,
+        hi: float | None,
+        *,
+        closed: str = "both",
+        integer: bool = False,
+        allow_none: bool = False,
+    ):
+        self.lo, self.hi, self.closed, self.integer, self.allow_none = (
+            lo,
+            hi,
+            closed,
+            integer,
+            allow_none,
+        )
+
+    def check(self, name: str, value: Any) -> None:
+        if value is None and self.allow_none:
+            return
+        kind = numbers.Integral if self.integer else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, kind):
+            what = "an integer" if self.integer else "a real number"
+            raise TypeError(f"{name} must be {what}, got {value!r}")
+        if value != value:
+            raise ValueError(f"{name} must not be NaN")
+        lo_ok = self.lo is None or (
+            value >= self.lo if self.closed in ("both", "left") else value > self.lo
+        )
+        hi_ok = self.hi is None or (
+            value <= self.hi if self.closed in ("both", "right") else value < self.hi
+        )
+        if not (lo_ok and hi_ok):
+            left = "[" if self.closed in ("both", "left") else "("
+            right = "]" if self.closed in ("both", "right") else ")"
+            lo = "-inf" if self.lo is None else self.lo
+            hi = "inf" if self.hi is None else self.hi
+            raise ValueError(f"{name} must be in {left}{lo}, {hi}{right}, got {value!r}")
+
+
+class Range:
+    """A ``(low, high)`` pair of numbers with ``low <= high``, each inside ``bounds``."""
+
+    def __init__(self, bounds: Interval):
+        self.bounds = bounds
+
+    def check(self, name: str, value: Any) -> None:
+        if not isinstance(value, tuple | list) or len(value) != 2:
+            raise TypeError(f"{name} must be a (low, high) pair, got {value!r}")
+        self.bounds.check(f"{name}[0]", value[0])
+        self.bounds.check(f"{name}[1]", value[1])
+        if value[0] > value[1]:
+            raise ValueError(f"{name} must have low <= high, got {value!r}")
+
+
+class OneOf:
+    """One of a fixed set of values."""
+
+    def __init__(self, *options: Any):
+        self.options = options
+
+    def check(self, name: str, value: Any) -> None:
+        if value not in self.options:
+            raise ValueError(f"{name} must be one of {list(self.options)}, got {value!r}")
+
+
+class InstanceOf:
+    """An instance of the given type(s), or ``None`` when ``allow_none``; optionally a predicate."""
+
+    def __init__(
+        self,
+        types: type | tuple[type, ...],
+        *,
+        allow_none: bool = False,
+        predicate: Callable[[Any], str | None] | None = None,
+    ):
+        self.types, self.allow_none, self.predicate = types, allow_none, predicate
+
+    def check(self, name: str, value: Any) -> None:
+        if value is None and self.allow_none:
+            return
+        if not isinstance(value, self.types):
+            raise TypeError(f"{name} must be of type {self.types}, got {type(value).__name__}")
+        if self.predicate is not None:
+            problem = self.predicate(value)
+            if problem:
+                raise ValueError(f"{name} {problem}")

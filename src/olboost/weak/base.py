@@ -1,0 +1,130 @@
+"""The committee contract: how a booster drives its N weak learners.
+
+A booster never talks to individual weak learners. At each round it asks its committee for all weak
+predictions at once, an ``(N, k)`` array whose row ``i`` is learner ``i``'s distribution over the ``k``
+labels (Jung & Tewari 2018, Sec. 2.1: single-label, multi-label and binary predictions all encode as a
+distribution), and trains the committee with one ``(N, k)`` array of non-negative label weights: row
+``i`` says how much learner ``i`` should learn each label on this example, zero meaning skip.
+
+Every committee draws, from its seed, the per-learner randomness the papers' experiments used: a
+random subset of ``n_features`` attributes per learner (to decorrelate the learners), a weight
+multiplier, and the learner's own tree hyperparameters. :func:`draw_learner_setup` is that draw, shared
+by all committees so that two committees built with the same seed and ranges get identical learners.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from olboost.base import Estimator, Interval, Range
+
+__all__ = ["Committee", "LearnerSetup", "draw_learner_setup"]
+
+
+@dataclass(frozen=True)
+class LearnerSetup:
+    """What a committee draws once per learner at start.
+
+    Attributes
+    ----------
+    features
+        ``(N, m)`` int64, sorted column indices each learner sees (``m = min(n_features, d)``).
+    grace_period, split_confidence, tie_threshold, weight_multiplier
+        ``(N,)`` float64 per-learner hyperparameters.
+    """
+
+    features: np.ndarray
+    grace_period: np.ndarray
+    split_confidence: np.ndarray
+    tie_threshold: np.ndarray
+    weight_multiplier: np.ndarray
+
+
+def draw_learner_setup(
+    seed: int | None,
+    n_learners: int,
+    n_attributes: int,
+    n_features: int | None,
+    grace_period: tuple[float, float],
+    split_confidence: tuple[float, float],
+    tie_threshold: tuple[float, float],
+    weight_multiplier: tuple[float, float],
+) -> LearnerSetup:
+    """Draw every learner's feature subset and hyperparameters from one seeded generator.
+
+    Grace period and weight multiplier are uniform in their ranges; split confidence and tie
+    threshold are log-uniform, as in Jung & Tewari's experiments. ``n_features=None`` (or a value
+    at least the number of attributes) gives every learner all attributes.
+    """
+    rng = np.random.default_rng(seed)
+    n = n_learners
+
+    def log_uniform(lo: float, hi: float) -> np.ndarray:
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), size=n))
+
+    conf = log_uniform(*split_confidence)
+    grace = rng.uniform(*grace_period, size=n)
+    tie = log_uniform(*tie_threshold)
+    mult = rng.uniform(*weight_multiplier, size=n)
+    m = n_attributes if n_features is None else min(n_features, n_attributes)
+    if m == n_attributes:
+        feats = np.tile(np.arange(n_attributes, dtype=np.int64), (n, 1))
+    else:
+        feats = np.stack(
+            [np.sort(rng.choice(n_attributes, size=m, replace=False)) for _ in range(n)]
+        ).astype(np.int64)
+    return LearnerSetup(feats, grace, conf, tie, mult)
+
+
+class Committee(Estimator):
+    """Abstract committee of ``N`` online weak learners (see the module docstring).
+
+    Subclasses implement :meth:`_allocate`, :meth:`predict` and :meth:`learn`. The booster calls
+    :meth:`start` once, when it sees its first example, then alternates ``predict`` and ``learn``.
+    Parameters stay untouched; the state created by ``start`` ends with ``_``.
+    """
+
+    _param_constraints = {
+        "n_features": Interval(1, None, integer=True, allow_none=True),
+        "grace_period": Range(Interval(0, None, closed="neither")),
+        "split_confidence": Range(Interval(0, 1, closed="neither")),
+        "tie_threshold": Range(Interval(0, None, closed="neither")),
+        "weight_multiplier": Range(Interval(0, None, closed="neither")),
+    }
+
+    def start(self, n_learners: int, n_labels: int, n_attributes: int, seed: int | None) -> None:
+        """Create the learners: ``n_learners`` of them over ``n_labels`` labels and ``n_attributes``
+        input columns, with per-learner randomness drawn from ``seed``."""
+        self._validate_params()
+        self.setup_ = draw_learner_setup(
+            seed,
+            n_learners,
+            n_attributes,
+            self.n_features,
+            self.grace_period,
+            self.split_confidence,
+            self.tie_threshold,
+            self.weight_multiplier,
+        )
+        self.n_learners_ = n_learners
+        self.n_labels_ = n_labels
+        self.n_attributes_ = n_attributes
+        self._allocate(seed)
+
+    def _allocate(self, seed: int | None) -> None:
+        raise NotImplementedError
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Weak predictions for one example: ``(N, k)`` float64, each row a distribution.
+
+        ``x`` is a validated float64 vector of length ``n_attributes``.
+        """
+        raise NotImplementedError
+
+    def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """Train learner ``i`` on label ``l`` of ``x`` with importance ``weights[i, l]`` times the
+        learner's weight multiplier; zero weights are skipped. ``weights`` is ``(N, k)`` float64,
+        non-negative."""
+        raise NotImplementedError
