@@ -1,0 +1,333 @@
+"""The estimator check suite every olboost estimator passes, in the spirit of River's ``checks``.
+
+:func:`yield_checks` gives the checks that apply to an estimator (boosters and committees have
+different contracts); :func:`all_estimators` discovers every public estimator class of the package,
+and each class's ``_unit_test_params`` gives the constructor arguments to check it with. The test
+suite runs every check on every discovered estimator, so a new estimator is checked as soon as it is
+exported.
+
+Checks cover: purity (inputs and, for scoring, the model itself are left untouched), pickling (a
+pickled model resumes and ends identical to an uninterrupted one), seeding (same seed, same results
+bit for bit), bad input (rejected before any state changes), clone, and the shape of predictions.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import pickle
+import pkgutil
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from olboost.base import Estimator
+
+__all__ = ["all_estimators", "yield_checks", "synthetic_multilabel"]
+
+
+def synthetic_multilabel(
+    n: int = 80, d: int = 6, k: int = 4, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """A small seeded multi-label stream: label ``j`` is relevant when a fixed linear score is
+    positive. Some rows have no relevant label, as real data can."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W = rng.normal(size=(d, k))
+    Y = (X @ W + 0.3 * rng.normal(size=(n, k))) > 0.5
+    return X, Y
+
+
+def all_estimators() -> list[type[Estimator]]:
+    """Every concrete public estimator class defined in the olboost package."""
+    import olboost
+
+    found: dict[str, type[Estimator]] = {}
+    for info in pkgutil.walk_packages(olboost.__path__, "olboost."):
+        if any(part.startswith("_") for part in info.name.split(".")[1:]):
+            continue
+        if info.name.startswith("olboost.checks") or info.name.endswith(".cli"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, Estimator)
+                and obj.__module__ == module.__name__
+                and not name.startswith("_")
+                and _is_concrete(obj)
+            ):
+                found[f"{obj.__module__}.{name}"] = obj
+    return [found[key] for key in sorted(found)]
+
+
+def _is_concrete(cls: type) -> bool:
+    from olboost.boosters.base import RankingBooster
+    from olboost.weak.base import Committee
+
+    if cls in (Estimator, RankingBooster, Committee):
+        return False
+    if issubclass(cls, RankingBooster):
+        return "_update" in _defined(cls)
+    if issubclass(cls, Committee):
+        return "learn" in _defined(cls)
+    return False
+
+
+def _defined(cls: type) -> set[str]:
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("olboost.") and klass.__name__ not in (
+            "RankingBooster",
+            "Committee",
+            "Estimator",
+        ):
+            names.update(vars(klass))
+    return names
+
+
+def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
+    """The checks that apply to ``model``."""
+    from olboost.boosters.base import RankingBooster
+    from olboost.weak.base import Committee
+
+    yield check_clone_params
+    yield check_repr
+    if isinstance(model, RankingBooster):
+        yield check_booster_scores
+        yield check_booster_purity
+        yield check_booster_pickling
+        yield check_booster_seeding
+        yield check_booster_bad_input
+        yield check_booster_feature_order
+        yield check_booster_clone_learns_alike
+    elif isinstance(model, Committee):
+        yield check_committee_predictions
+        yield check_committee_pickling
+        yield check_committee_seeding
+        yield check_committee_bad_input
+
+
+# ------------------------------------------------------------------------------ all estimators
+
+
+def check_clone_params(model: Estimator) -> None:
+    clone = model.clone()
+    assert type(clone) is type(model)
+    assert repr(clone) == repr(model), "clone must keep every parameter"
+    assert not any(k.endswith("_") and not k.startswith("_") for k in vars(clone)), (
+        "a clone must hold no learned state"
+    )
+
+
+def check_repr(model: Estimator) -> None:
+    text = repr(model)
+    assert text.startswith(type(model).__name__ + "(")
+    for name in model._param_names():
+        assert f"{name}=" in text
+
+
+# ------------------------------------------------------------------------------ boosters
+
+
+def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list[set]]:
+    X, Y = synthetic_multilabel(n=n, k=_n_labels(model))
+    labels = model._known_labels()
+    return X, [{labels[j] for j in np.flatnonzero(row)} for row in Y]
+
+
+def _n_labels(model: Estimator) -> int:
+    labels = getattr(model, "labels", None)
+    if labels is None:
+        return 4
+    return labels if isinstance(labels, int) else len(labels)
+
+
+def _with_labels(model: Estimator) -> Estimator:
+    return model if model.labels is not None else model.clone({"labels": 4})
+
+
+def _scores_after(model: Estimator, X: np.ndarray, ys: list[set]) -> np.ndarray:
+    out = []
+    for x, y in zip(X, ys, strict=True):
+        out.append(list(model.score_one(x).values()))
+        model.learn_one(x, y)
+    return np.asarray(out)
+
+
+def check_booster_scores(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model)
+    scores = _scores_after(model, X, ys)
+    assert np.isfinite(scores).all()
+    assert not np.all(scores == 0), "a booster that learned 60 examples must produce scores"
+    ranking = model.rank_one(X[0])
+    s = model.score_one(X[0])
+    assert sorted(ranking, key=str) == sorted(s, key=str)
+    assert all(s[a] >= s[b] for a, b in zip(ranking, ranking[1:], strict=False))
+
+
+def check_booster_purity(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model, 20)
+    x = {f"f{j}": float(v) for j, v in enumerate(X[0])}
+    x_copy, y_copy = dict(x), set(ys[0])
+    model.learn_one(x, ys[0])
+    assert x == x_copy and ys[0] == y_copy, "learn_one must not modify its inputs"
+    before = pickle.dumps(model)
+    model.score_one(x)
+    model.rank_one(x)
+    assert pickle.dumps(model) == before, "scoring must not change the model"
+
+
+def check_booster_pickling(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model)
+    straight = copy.deepcopy(model)
+    full = _scores_after(straight, X, ys)
+    first = _scores_after(model, X[:30], ys[:30])
+    resumed = pickle.loads(pickle.dumps(model))
+    rest = _scores_after(resumed, X[30:], ys[30:])
+    assert np.array_equal(np.vstack([first, rest]), full), "a pickled model must resume exactly"
+
+
+def check_booster_seeding(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model)
+    a = _scores_after(model.clone({"seed": 11}), X, ys)
+    b = _scores_after(model.clone({"seed": 11}), X, ys)
+    assert np.array_equal(a, b), "same seed, same data must give identical scores"
+    c = _scores_after(model.clone({"seed": 12}), X, ys)
+    assert not np.array_equal(a, c), "the seed must matter for a stochastic model"
+
+
+def check_booster_bad_input(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model, 10)
+    for x, y in zip(X, ys, strict=True):
+        model.learn_one(x, y)
+    labels = model._known_labels()
+    before = pickle.dumps(model)
+    nan = X[0].copy()
+    nan[1] = np.nan
+    bad_cases = [
+        (X[0][:-1], ys[0], ValueError),  # wrong length
+        (np.append(X[0], 1.0), ys[0], ValueError),
+        (nan, ys[0], ValueError),
+        (X[0], {"no such label"}, ValueError),
+        (X[0], list(ys[0]), TypeError),  # y must be a set
+        (X[0], labels[0], TypeError),
+        ("abc", ys[0], TypeError),
+    ]
+    for x, y, err in bad_cases:
+        try:
+            model.learn_one(x, y)
+        except err:
+            pass
+        else:
+            raise AssertionError(f"learn_one({x!r}, {y!r}) must raise {err.__name__}")
+        assert pickle.dumps(model) == before, f"a rejected example ({x!r}, {y!r}) changed the model"
+    try:
+        model.clone({"learners": 0})
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("learners=0 must raise ValueError")
+
+
+def check_booster_feature_order(model: Estimator) -> None:
+    model = _with_labels(model)
+    X, ys = _stream(model, 30)
+    names = [f"f{j}" for j in range(X.shape[1])]
+    a, b = model.clone(), model.clone()
+    rng = np.random.default_rng(0)
+    for x, y in zip(X, ys, strict=True):
+        a.learn_one(dict(zip(names, x, strict=True)), y)
+        order = rng.permutation(len(names))
+        b.learn_one({names[j]: x[j] for j in order}, y)
+    xq = dict(zip(names, X[0], strict=True))
+    shuffled = {k: xq[k] for k in reversed(names)}
+    assert a.score_one(xq) == b.score_one(shuffled), "dict key order must not matter"
+
+
+def check_booster_clone_learns_alike(model: Estimator) -> None:
+    model = _with_labels(model).clone({"seed": 5})
+    X, ys = _stream(model, 30)
+    a = _scores_after(model, X, ys)
+    b = _scores_after(model.clone(), X, ys)
+    assert np.array_equal(a, b), "a clone of a seeded model must learn identically"
+
+
+# ------------------------------------------------------------------------------ committees
+
+
+def _started(model: Estimator, seed: int = 1, n: int = 5, k: int = 4, d: int = 6) -> Estimator:
+    c = model.clone()
+    c.start(n, k, d, seed)
+    return c
+
+
+def _committee_rounds(committee: Estimator, rounds: int = 40) -> np.ndarray:
+    X, Y = synthetic_multilabel(n=rounds, d=committee.n_attributes_, k=committee.n_labels_)
+    out = []
+    for x, y in zip(X, Y, strict=True):
+        H = committee.predict(x)
+        out.append(H)
+        w = np.where(y, 1.0, 0.0)[None, :] * np.linspace(0.5, 1.5, H.shape[0])[:, None]
+        committee.learn(x, w)
+    return np.asarray(out)
+
+
+def check_committee_predictions(model: Estimator) -> None:
+    c = _started(model)
+    H = _committee_rounds(c)
+    assert H.shape[1:] == (5, 4)
+    assert (H >= 0).all() and np.allclose(H.sum(axis=2), 1.0), "rows must be distributions"
+    assert np.allclose(H[0], 0.25), "a committee that has seen nothing predicts uniformly"
+
+
+def check_committee_pickling(model: Estimator) -> None:
+    a = _started(model)
+    full = _committee_rounds(a, 40)
+    b = _started(model)
+    first = _committee_rounds(b, 20)
+    b = pickle.loads(pickle.dumps(b))
+    X, Y = synthetic_multilabel(n=40, d=6, k=4)
+    rest = []
+    for x, y in zip(X[20:], Y[20:], strict=True):
+        H = b.predict(x)
+        rest.append(H)
+        w = np.where(y, 1.0, 0.0)[None, :] * np.linspace(0.5, 1.5, 5)[:, None]
+        b.learn(x, w)
+    assert np.array_equal(np.concatenate([first, np.asarray(rest)]), full)
+
+
+def check_committee_seeding(model: Estimator) -> None:
+    a = _committee_rounds(_started(model, seed=3))
+    b = _committee_rounds(_started(model, seed=3))
+    assert np.array_equal(a, b), "same seed must give identical committees"
+
+
+def check_committee_bad_input(model: Estimator) -> None:
+    c = _started(model)
+    _committee_rounds(c, 10)
+    before = pickle.dumps(c)
+    x = np.zeros(6)
+    good = np.ones((5, 4))
+    for bad_x, w in [
+        (x, good[:, :3]),
+        (x, -good),
+        (x, good * np.nan),
+        (np.zeros(5), good),
+    ]:
+        try:
+            c.learn(bad_x, w)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("a bad learn call must raise ValueError")
+        assert pickle.dumps(c) == before, "a rejected learn call changed the committee"

@@ -1,0 +1,23 @@
+"""Multi-label benchmark data: a MULAN loader and the bundled data sets.
+
+``load("emotions")`` (also ``"scene"``, ``"yeast"``, ``"mediamill-reduced"``) returns a bundled
+MULAN data set with its train and test splits, offline. ``load(arff, xml, test=...)`` reads any
+MULAN data set from files. The ARFF reader is our own (``olboost.datasets.arff``); it reads dense
+and sparse files, plain or gzip-compressed. Sources and citations of the bundled data are in
+``olboost/datasets/data/CITATION.md``.
+"""
+
+from olboost.datasets.arff import ArffAttribute, ArffFile, read_arff
+from olboost.datasets.base import MultiLabelDataset
+from olboost.datasets.mulan import BUNDLED, load, load_mulan, read_mulan_labels
+
+__all__ = [
+    "BUNDLED",
+    "ArffAttribute",
+    "ArffFile",
+    "MultiLabelDataset",
+    "load",
+    "load_mulan",
+    "read_arff",
+    "read_mulan_labels",
+]

@@ -1,0 +1,174 @@
+"""Evaluation metrics for online multiclass classification and multi-label ranking.
+
+The central metric is the rank loss of Jung & Tewari (2018, Sec. 3.1), with tied scores counting
+one half:
+
+- :func:`rank_loss` -- validated function for one score vector or an ``(n, k)`` batch;
+- :func:`rank_loss_mask` -- the compiled kernel boosters call from their own Numba code;
+- :class:`RankLoss` -- River-style running metric (``update(relevant, scores)``, ``get()``) that
+  keeps both conventions for examples without relevant/irrelevant pairs;
+- :class:`RunningMean` -- the (weighted) running mean behind it, skipping NaN values.
+
+See :func:`rank_loss` for how this differs from :func:`sklearn.metrics.label_ranking_loss`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+
+from numpy.typing import ArrayLike
+
+from olboost.metrics._rank import rank_loss, rank_loss_mask
+
+__all__ = ["RankLoss", "RunningMean", "rank_loss", "rank_loss_mask"]
+
+
+class RunningMean:
+    """Weighted running mean that skips NaN values.
+
+    NaN is how "leave this example out" is reported (e.g. ``rank_loss(..., empty="skip")``), so a
+    NaN value changes nothing, not even :attr:`n`.
+
+    Attributes
+    ----------
+    n
+        Number of values counted (NaN values excluded).
+    weight
+        Total weight of the values counted.
+
+    Examples
+    --------
+    >>> from olboost.metrics import RunningMean
+    >>> mean = RunningMean()
+    >>> for v in [1.0, float("nan"), 2.0]:
+    ...     mean.update(v)
+    >>> mean.get(), mean.n
+    (1.5, 2)
+    >>> mean.update(4.0, weight=2.0)
+    >>> mean
+    RunningMean: 2.7500
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.weight = 0.0
+        self._mean = 0.0
+
+    def update(self, value: float, weight: float = 1.0) -> None:
+        """Add ``value`` with a finite, non-negative ``weight``; a NaN ``value`` is skipped."""
+        value = float(value)
+        weight = float(weight)
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"weight must be finite and non-negative, got {weight!r}")
+        if math.isnan(value):
+            return
+        if math.isinf(value):
+            raise ValueError(f"value must be finite or NaN (skipped), got {value!r}")
+        self.n += 1
+        self.weight += weight
+        if self.weight > 0:
+            self._mean += (weight / self.weight) * (value - self._mean)
+
+    def get(self) -> float:
+        """The mean so far; NaN while no weight has been counted."""
+        return self._mean if self.weight > 0 else math.nan
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}: {self.get():.4f}"
+
+
+class RankLoss:
+    """Running mean of the rank loss (Jung & Tewari 2018, Sec. 3.1), River style.
+
+    An example whose relevant set ``Y`` is empty or contains every label has no
+    relevant/irrelevant pair, so its rank loss is undefined. The paper, and the authors' code,
+    score such an example 0 and count it; leaving it out is the other sensible choice. This metric
+    keeps both at once: :meth:`get` (and :attr:`paper`) is the paper convention, :attr:`skip` the
+    mean over examples that have pairs; :attr:`n_paper` and :attr:`n_skip` count the examples
+    behind each.
+
+    Parameters
+    ----------
+    weighted
+        Average the weighted loss ``w_Y * pairs`` (in [0, 1], the paper's) or the raw number of
+        mis-ordered pairs.
+
+    Notes
+    -----
+    :attr:`paper` differs from :func:`sklearn.metrics.label_ranking_loss` only in ties: sklearn
+    counts a tied relevant/irrelevant pair as a full error, here it counts 1/2. Both give 0 to
+    examples without pairs and average them in; sklearn has no equivalent of :attr:`skip`.
+
+    Examples
+    --------
+    >>> from olboost.metrics import RankLoss
+    >>> metric = RankLoss()
+    >>> metric.update([0], [0.7, 0.2, 0.1])         # label 0 ranked first: 0
+    >>> metric.update({1, 2}, [0.5, 0.3, 0.2])      # both relevant below label 0: 1
+    >>> metric.update([True, False, False], [0.4, 0.4, 0.2])  # one tie out of 2 pairs: 0.25
+    >>> metric.update([], [0.2, 0.3, 0.5])          # no pairs: 0 (paper) or left out (skip)
+    >>> metric
+    RankLoss: 0.3125
+    >>> round(metric.paper, 4), metric.n_paper
+    (0.3125, 4)
+    >>> round(metric.skip, 4), metric.n_skip
+    (0.4167, 3)
+    """
+
+    bigger_is_better = False
+
+    def __init__(self, weighted: bool = True) -> None:
+        self.weighted = weighted
+        self._paper = RunningMean()
+        self._skip = RunningMean()
+
+    def update(
+        self,
+        relevant: ArrayLike | Collection[int] | int,
+        scores: ArrayLike,
+        w: float = 1.0,
+    ) -> None:
+        """Add one example (1-D ``scores``) or a batch (2-D ``scores`` and ``(n, k)`` mask).
+
+        ``relevant`` and ``scores`` are as in :func:`rank_loss`; ``w`` weights every example added.
+        Invalid input raises before anything is counted.
+        """
+        losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
+        w = float(w)
+        if not math.isfinite(w) or w < 0:
+            raise ValueError(f"w must be finite and non-negative, got {w!r}")
+        for loss in [losses] if isinstance(losses, float) else losses.tolist():
+            self._skip.update(loss, w)
+            self._paper.update(0.0 if math.isnan(loss) else loss, w)
+
+    def get(self) -> float:
+        """The mean rank loss, paper convention (examples without pairs count as 0)."""
+        return self._paper.get()
+
+    @property
+    def paper(self) -> float:
+        """Mean with examples without pairs counted as 0 (same as :meth:`get`)."""
+        return self._paper.get()
+
+    @property
+    def skip(self) -> float:
+        """Mean over the examples that have at least one relevant/irrelevant pair."""
+        return self._skip.get()
+
+    @property
+    def n_paper(self) -> int:
+        """Number of examples behind :attr:`paper` (all of them)."""
+        return self._paper.n
+
+    @property
+    def n_skip(self) -> int:
+        """Number of examples behind :attr:`skip` (those with pairs)."""
+        return self._skip.n
+
+    def clone(self) -> RankLoss:
+        """A fresh metric with the same parameters."""
+        return type(self)(weighted=self.weighted)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}: {self.get():.4f}"

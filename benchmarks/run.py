@@ -1,0 +1,163 @@
+"""Speed and memory benchmarks (``make bench``); results go to ``benchmarks/results/*.json``.
+
+Each case runs in its own subprocess so that its peak memory (``ru_maxrss``) and compile time are
+its own. Measured for Ada.OLMR with 100 trees and 20 features per tree, the paper's setup:
+
+* ``compile``: first run on a cold Numba cache (a fresh, empty cache directory);
+* ``emotions-vfdt``, ``yeast-vfdt``: train/test protocol after compilation;
+* ``emotions-river``: the same model on ``RiverCommittee`` (River ``HoeffdingTreeClassifier``,
+  same hyperparameters); the speed ratio is reported;
+* ``tmc2007-vfdt``: tmc2007-500 (28,596 sparse examples, 22 labels) from ``../shared/datasets``,
+  skipped when that folder is absent.
+
+Targets (issue #2): ratio >= 100x, emotions <= 1 s, yeast <= 5 s, tmc2007-500 <= 60 s and
+peak memory <= 1 GB. The JSON records each measurement beside its target and whether it was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared" / "datasets"
+RESULTS = HERE / "results"
+
+
+def _load(name: str):
+    from olboost.datasets import load
+
+    if name == "tmc2007-500":
+        base = SHARED / "tmc2007-500"
+        return load(
+            base / "tmc2007-500-train.arff",
+            base / "tmc2007-500.xml",
+            test=base / "tmc2007-500-test.arff",
+        )
+    return load(name)
+
+
+def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
+    """Run one evaluation in this process and return its measurements."""
+    from olboost import AdaOLMR, RiverCommittee, VFDTCommittee
+    from olboost.evaluate import train_test
+
+    data = _load(name)
+    make = VFDTCommittee if committee == "vfdt" else RiverCommittee
+    compile_s = 0.0
+    if warm:
+        # Compile every kernel on a few examples first, so the timed run measures steady state.
+        t0 = time.perf_counter()
+        tiny = data.train
+        AdaOLMR(make(), learners=3, seed=seed).learn(tiny.X[:30], tiny.Y[:30])
+        compile_s = time.perf_counter() - t0
+    model = AdaOLMR(make(), learners=100, seed=seed)
+    result = train_test(model, data.train, data.test)
+    return {
+        "dataset": name,
+        "committee": committee,
+        "seed": seed,
+        "n_examples": result.n_train + result.n_test,
+        "seconds": result.seconds,
+        "warmup_seconds": compile_s,
+        "rank_loss": result.rank_loss,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _subprocess(args: list[str], env: dict | None = None) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--one", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _machine() -> dict:
+    import numba
+    import numpy
+
+    info = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+    }
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return info
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--one", nargs=4, metavar=("DATASET", "COMMITTEE", "SEED", "WARM"))
+    parser.add_argument("--skip-river", action="store_true", help="skip the slow River case")
+    args = parser.parse_args()
+    if args.one:
+        name, committee, seed, warm = args.one
+        print(json.dumps(_case(name, committee, int(seed), warm == "warm")))
+        return 0
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    cases: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        cold = _subprocess(["emotions", "vfdt", "1", "cold"], {"NUMBA_CACHE_DIR": cache})
+    cases["compile"] = {
+        "what": "emotions, 100 trees, first run on an empty Numba cache (compile + run)",
+        "seconds_cold_total": cold["seconds"],
+    }
+    print(f"cold cache: emotions first run {cold['seconds']:.2f} s", flush=True)
+    for name, target in [("emotions", 1.0), ("yeast", 5.0)]:
+        r = _subprocess([name, "vfdt", "1", "warm"])
+        r.update(target_seconds=target, met=r["seconds"] <= target)
+        cases[f"{name}-vfdt"] = r
+        print(f"{name} vfdt: {r['seconds']:.3f} s (target {target} s)", flush=True)
+    cases["compile"]["seconds_warm_same_run"] = cases["emotions-vfdt"]["seconds"]
+    cases["compile"]["compile_seconds_estimate"] = (
+        cold["seconds"] - cases["emotions-vfdt"]["seconds"]
+    )
+    if not args.skip_river:
+        r = _subprocess(["emotions", "river", "1", "warm"])
+        ratio = r["seconds"] / cases["emotions-vfdt"]["seconds"]
+        r.update(speedup_vfdt_over_river=ratio, target_speedup=100.0, met=ratio >= 100.0)
+        cases["emotions-river"] = r
+        print(f"emotions river: {r['seconds']:.1f} s, vfdt is {ratio:.0f}x faster", flush=True)
+    if (SHARED / "tmc2007-500").is_dir():
+        r = _subprocess(["tmc2007-500", "vfdt", "1", "warm"])
+        r.update(
+            target_seconds=60.0,
+            target_peak_rss_mb=1024.0,
+            met=r["seconds"] <= 60.0 and r["peak_rss_mb"] <= 1024.0,
+        )
+        cases["tmc2007-500-vfdt"] = r
+        print(
+            f"tmc2007-500 vfdt: {r['seconds']:.1f} s, peak {r['peak_rss_mb']:.0f} MB", flush=True
+        )
+    else:
+        cases["tmc2007-500-vfdt"] = {"skipped": f"{SHARED / 'tmc2007-500'} not found"}
+        print("tmc2007-500: skipped (no ../shared/datasets)")
+    out = {"benchmark": "ada_olmr", "machine": _machine(), "cases": cases}
+    path = RESULTS / "ada_olmr.json"
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

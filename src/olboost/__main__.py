@@ -1,0 +1,5 @@
+import sys
+
+from olboost.cli import main
+
+sys.exit(main())

@@ -1,0 +1,121 @@
+"""Compiled steps of Ada.OLMR (Jung & Tewari 2018, Algorithm 1 with the details of Algorithm 3).
+
+Notation follows the paper: ``H[i]`` is weak prediction ``h^i_t``, ``alpha[i]`` the learner weight
+``alpha^i_t``, ``s^i = sum_{j <= i} alpha[j] H[j]`` the prediction of expert ``i``, ``cost`` the cost
+vector ``c^i_t`` (eq. 8), and ``log_v[i] = log v^i_t`` the Hedge weight of expert ``i`` (kept in log
+space: ``v`` shrinks by up to ``e^{-1}`` per round and would underflow within a few thousand rounds).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.losses.logistic import logistic_cost
+from olboost.metrics._rank import rank_loss_mask
+
+__all__ = ["expert_scores", "choose_expert", "ada_olmr_update"]
+
+
+@numba.njit(cache=True)
+def expert_scores(H: np.ndarray, alpha: np.ndarray, expert: int, out: np.ndarray) -> None:
+    """Prediction of expert ``expert`` (0-based): ``s^{expert+1} = sum_{j <= expert} alpha_j h_j``."""
+    k = H.shape[1]
+    for c in range(k):
+        out[c] = 0.0
+    for j in range(expert + 1):
+        a = alpha[j]
+        if a != 0.0:
+            for c in range(k):
+                out[c] += a * H[j, c]
+
+
+@numba.njit(cache=True)
+def choose_expert(log_v: np.ndarray, u: float, sampled: bool) -> int:
+    """Algorithm 3, line 6: draw ``i_t`` with ``P(i_t = i) ∝ v_i`` by inversion of ``u`` in [0, 1).
+
+    With ``sampled=False`` the expert of largest Hedge weight (lowest index on ties) is returned,
+    a deterministic variant the paper does not analyse.
+    """
+    n = log_v.shape[0]
+    best = 0
+    for i in range(1, n):
+        if log_v[i] > log_v[best]:
+            best = i
+    if not sampled:
+        return best
+    m = log_v[best]
+    total = 0.0
+    for i in range(n):
+        total += math.exp(log_v[i] - m)
+    target = u * total
+    acc = 0.0
+    for i in range(n):
+        acc += math.exp(log_v[i] - m)
+        if target < acc:
+            return i
+    return n - 1
+
+
+@numba.njit(cache=True)
+def ada_olmr_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    alpha: np.ndarray,
+    log_v: np.ndarray,
+    t: int,
+    step_scale: float,
+    alpha_bound: float,
+    hedge_rate: float,
+    weights_out: np.ndarray,
+    edge_num: np.ndarray,
+    edge_den: np.ndarray,
+) -> None:
+    """One learning round of Ada.OLMR after ``Y_t`` (mask ``y``) is revealed; updates in place.
+
+    For ``i = 1..N`` (0-based ``i`` below):
+
+    * cost vector ``c^i = grad L_log^Y(s^{i-1})`` (eq. 8), and the weak learner's label weights
+      ``max_l c^i[l] - c^i[l]`` on the relevant labels (the importance weights of the paper's
+      experiments, Sec. 4), written to ``weights_out[i]``;
+    * ``s^i = s^{i-1} + alpha^i_t h^i`` with the weight used for the prediction;
+    * projected online gradient descent on ``f(alpha) = L_log(s^{i-1} + alpha h^i)`` with
+      ``f'(alpha^i_t) = c^{i+1} . h^i`` and step ``step_scale / sqrt(t)``, projected on
+      ``[-alpha_bound, alpha_bound]`` (Algorithm 3, line 9; the paper uses 1/sqrt(t) and [-2, 2]);
+    * Hedge: ``v^i <- v^i exp(-hedge_rate L_rnk^Y(s^i))`` (Algorithm 3, line 13; the paper uses 1);
+    * the sums behind the empirical edge of eq. 10: ``edge_num[i] += -c^i . h^i`` and
+      ``edge_den[i] += w^i[t] = ||c^i||_1 / 2`` (eq. 9).
+    """
+    n, k = H.shape
+    s = np.zeros(k)
+    cost = np.empty(k)
+    w_cur = logistic_cost(s, y, cost)
+    eta = step_scale / math.sqrt(t)
+    for i in range(n):
+        own = 0.0
+        for c in range(k):
+            own += cost[c] * H[i, c]
+        edge_num[i] -= own
+        edge_den[i] += w_cur
+        c_max = cost[0]
+        for c in range(1, k):
+            if cost[c] > c_max:
+                c_max = cost[c]
+        for c in range(k):
+            weights_out[i, c] = (c_max - cost[c]) if y[c] else 0.0
+        a = alpha[i]
+        for c in range(k):
+            s[c] += a * H[i, c]
+        w_cur = logistic_cost(s, y, cost)
+        grad = 0.0
+        for c in range(k):
+            grad += cost[c] * H[i, c]
+        a_new = a - eta * grad
+        alpha[i] = min(alpha_bound, max(-alpha_bound, a_new))
+        log_v[i] -= hedge_rate * rank_loss_mask(s, y)
+    # Renormalise so the largest log-weight is 0: sampling is unchanged and values stay bounded.
+    m = log_v.max()
+    for i in range(n):
+        log_v[i] -= m

@@ -1,0 +1,341 @@
+"""What every multi-label ranking booster shares: input checks, label bookkeeping, the River-style
+one-example API and the array API built on it.
+
+A booster implements three hooks: :meth:`RankingBooster._init_state` (allocate learned state),
+:meth:`RankingBooster._scores` (its prediction from the committee's ``(N, k)`` weak predictions) and
+:meth:`RankingBooster._update` (learn from one example's feedback and return the ``(N, k)`` label
+weights to train the committee with). Everything else, and every check, lives here once.
+
+Inputs are checked completely before anything changes: an example that is rejected with a
+``ValueError`` or ``TypeError`` leaves the model exactly as it was.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from olboost.base import Estimator, Interval, InstanceOf
+from olboost.feedback import Feedback, FullFeedback
+from olboost.weak.base import Committee
+
+__all__ = ["RankingBooster"]
+
+#: Stream keys of the model seed: one per independent use of randomness.
+_COMMITTEE_STREAM, _HEDGE_STREAM = 1, 2
+
+
+def _check_labels(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "must be None, an int >= 2 or a sequence of at least 2 distinct labels"
+    if isinstance(value, numbers.Integral):
+        return None if value >= 2 else f"must be >= 2 when an int, got {value}"
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return f"must be None, an int >= 2 or a sequence of labels, got {value!r}"
+    if len(value) < 2:
+        return "must hold at least 2 labels: a ranking needs pairs"
+    try:
+        distinct = len(set(value)) == len(value)
+    except TypeError:
+        return "must hold hashable labels"
+    return None if distinct else "must not repeat a label"
+
+
+class RankingBooster(Estimator):
+    """Base class of online boosters for multi-label ranking (see the module docstring).
+
+    Subclasses take at least the parameters ``committee``, ``learners``, ``labels`` and ``seed``.
+    """
+
+    _param_constraints = {
+        "committee": InstanceOf(Committee, allow_none=True),
+        "learners": Interval(1, None, integer=True),
+        "labels": InstanceOf(object, allow_none=True, predicate=_check_labels),
+        "seed": Interval(None, None, integer=True, allow_none=True),
+    }
+
+    # ------------------------------------------------------------------ hooks for subclasses
+
+    def _init_state(self) -> None:
+        raise NotImplementedError
+
+    def _scores(self, H: np.ndarray) -> np.ndarray:
+        """The booster's score vector (length ``k``) given weak predictions ``H``, ``(N, k)``."""
+        raise NotImplementedError
+
+    def _update(self, H: np.ndarray, feedback: Feedback) -> np.ndarray:
+        """Learn from one example; return ``(N, k)`` label weights for the committee."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ public, one example
+
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset) -> None:
+        """Learn from one example: features ``x`` (a dict or a 1-D vector) and the set ``y`` of
+        its relevant labels (possibly empty)."""
+        xv, names = self._check_x(x)
+        mask = self._check_y(y)
+        self._learn_vector(xv, FullFeedback(mask), names)
+
+    def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
+        """Score of every label for ``x``; higher means more relevant. Does not change the model."""
+        labels = self._known_labels()
+        xv, _ = self._check_x(x)
+        if not self._started:
+            return dict.fromkeys(labels, 0.0)
+        s = self._scores(self._predictions(xv))
+        return {label: float(v) for label, v in zip(labels, s, strict=True)}
+
+    def rank_one(self, x: Mapping | Sequence | np.ndarray) -> list[Hashable]:
+        """The labels ordered from most to least relevant for ``x`` (ties keep label order)."""
+        scores = self.score_one(x)
+        order = np.argsort(-np.fromiter(scores.values(), float, len(scores)), kind="stable")
+        labels = list(scores)
+        return [labels[i] for i in order]
+
+    # ------------------------------------------------------------------ public, arrays
+
+    def learn(self, X: Any, Y: Any) -> RankingBooster:
+        """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
+        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels."""
+        self.score_then_learn(X, Y, return_scores=False)
+        return self
+
+    def score(self, X: Any) -> np.ndarray:
+        """Scores ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
+        rows = self._check_X(X)
+        k = len(self._known_labels())
+        out = np.zeros((rows.n, k))
+        if self._started:
+            for i in range(rows.n):
+                out[i] = self._scores(self.committee_.predict(rows.row(i)))
+        return out
+
+    def score_then_learn(self, X: Any, Y: Any, *, return_scores: bool = True) -> np.ndarray | None:
+        """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
+
+        This is the prequential primitive the evaluation protocols use; returns the ``(n, k)``
+        scores made before each row was learned.
+        """
+        rows = self._check_X(X)
+        Ymask = self._check_Y(Y, rows.n)
+        if rows.n == 0:
+            return np.zeros((0, Ymask.shape[1])) if return_scores else None
+        if self.labels is None and not hasattr(self, "labels_"):
+            self.labels_ = list(range(Ymask.shape[1]))
+        out = np.empty(Ymask.shape) if return_scores else None
+        for i in range(rows.n):
+            xv = rows.row(i)
+            if not self._started:
+                self._start(rows.d, None)
+            H = self.committee_.predict(xv)
+            if out is not None:
+                out[i] = self._scores(H)
+            self._learn_predicted(xv, H, FullFeedback(Ymask[i]))
+        return out
+
+    # ------------------------------------------------------------------ learned-state helpers
+
+    @property
+    def _started(self) -> bool:
+        return hasattr(self, "committee_")
+
+    def _known_labels(self) -> list[Hashable]:
+        if hasattr(self, "labels_"):
+            return self.labels_
+        if self.labels is None:
+            raise ValueError(
+                f"{type(self).__name__}: the labels to rank are unknown: pass labels=k or "
+                "labels=[...] to the constructor, or learn from arrays first"
+            )
+        if isinstance(self.labels, numbers.Integral):
+            return list(range(int(self.labels)))
+        return list(self.labels)
+
+    def _start(self, n_features: int, feature_names: list[Hashable] | None) -> None:
+        labels = self._known_labels()
+        self.labels_ = labels
+        self._label_index = {label: i for i, label in enumerate(labels)}
+        seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy)
+        self.seed_ = seed
+        self.n_features_in_ = n_features
+        self.feature_names_in_ = feature_names
+        committee = self.committee if self.committee is not None else _default_committee()
+        self.committee_ = committee.clone()
+        committee_seed = int(np.random.SeedSequence([seed, _COMMITTEE_STREAM]).generate_state(1)[0])
+        self.committee_.start(self.learners, len(labels), n_features, committee_seed)
+        self.t_ = 0
+        self._init_state()
+
+    def _predictions(self, xv: np.ndarray) -> np.ndarray:
+        # score_one then learn_one on the same x (the usual test-then-train loop) asks the
+        # committee once: the predictions are cached until the model next changes.
+        cached = self.__dict__.get("_cache")
+        if cached is not None and cached[0] == self.t_ and np.array_equal(cached[1], xv):
+            return cached[2]
+        H = self.committee_.predict(xv)
+        self._cache = (self.t_, xv.copy(), H)
+        return H
+
+    def _learn_vector(
+        self, xv: np.ndarray, feedback: Feedback, names: list[Hashable] | None
+    ) -> None:
+        if not self._started:
+            self._start(xv.shape[0], names)
+        self._learn_predicted(xv, self._predictions(xv), feedback)
+
+    def _learn_predicted(self, xv: np.ndarray, H: np.ndarray, feedback: Feedback) -> None:
+        self.t_ += 1
+        weights = self._update(H, feedback)
+        self.committee_.learn(xv, weights)
+        self._cache = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_cache", None)
+        return state
+
+    # ------------------------------------------------------------------ input checks
+
+    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
+        """Validate one feature vector; returns it as float64 and, for dicts, the key order."""
+        name = type(self).__name__
+        names: list[Hashable] | None = None
+        if isinstance(x, Mapping):
+            known = self.__dict__.get("feature_names_in_")
+            if self._started and known is None:
+                raise TypeError(f"{name}: x must be a vector, as in the first example, not a dict")
+            if known is None:
+                names = list(x)
+                values = list(x.values())
+            else:
+                if len(x) != len(known) or any(key not in x for key in known):
+                    missing = [key for key in known if key not in x]
+                    extra = [key for key in x if key not in set(known)]
+                    raise ValueError(
+                        f"{name}: x has different features than the first example "
+                        f"(missing {missing[:5]}, unexpected {extra[:5]})"
+                    )
+                values = [x[key] for key in known]
+            try:
+                xv = np.array(values, dtype=np.float64)
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"{name}: feature values must be numbers ({err})") from None
+        else:
+            if self.__dict__.get("feature_names_in_") is not None:
+                raise TypeError(f"{name}: x must be a dict, as in the first example")
+            if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
+                raise TypeError(f"{name}: x must be a dict or a 1-D vector, got {type(x).__name__}")
+            try:
+                xv = np.array(x, dtype=np.float64)
+            except (TypeError, ValueError) as err:
+                raise TypeError(f"{name}: feature values must be numbers ({err})") from None
+            if xv.ndim != 1:
+                raise ValueError(f"{name}: x must be 1-D, got shape {xv.shape}")
+        if self._started and xv.shape[0] != self.n_features_in_:
+            raise ValueError(
+                f"{name}: x has {xv.shape[0]} features, the model was started with "
+                f"{self.n_features_in_}"
+            )
+        if xv.shape[0] == 0:
+            raise ValueError(f"{name}: x has no features")
+        bad = ~np.isfinite(xv)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            key = names[j] if names is not None else j
+            raise ValueError(f"{name}: x has a non-finite value ({xv[j]}) at feature {key!r}")
+        return xv, names
+
+    def _check_y(self, y: Any) -> np.ndarray:
+        name = type(self).__name__
+        if not isinstance(y, set | frozenset):
+            raise TypeError(
+                f"{name}: y must be a set of relevant labels (possibly empty), "
+                f"got {type(y).__name__}"
+            )
+        labels = self._known_labels()
+        index = self.__dict__.get("_label_index") or {lab: i for i, lab in enumerate(labels)}
+        mask = np.zeros(len(labels), dtype=np.bool_)
+        for label in y:
+            try:
+                mask[index[label]] = True
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"{name}: unknown label {label!r}; known labels are {labels[:10]}"
+                    + (" ..." if len(labels) > 10 else "")
+                ) from None
+        return mask
+
+    def _check_X(self, X: Any) -> _Rows:
+        rows = _Rows.of(X, type(self).__name__)
+        if self._started and rows.d != self.n_features_in_:
+            raise ValueError(
+                f"{type(self).__name__}: X has {rows.d} features, the model was started with "
+                f"{self.n_features_in_}"
+            )
+        return rows
+
+    def _check_Y(self, Y: Any, n: int) -> np.ndarray:
+        name = type(self).__name__
+        Y = np.asarray(Y)
+        if Y.ndim != 2 or Y.shape[0] != n:
+            raise ValueError(f"{name}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
+        if Y.dtype != np.bool_:
+            if not np.isin(Y, (0, 1)).all():
+                raise ValueError(f"{name}: Y must hold only 0/1 or booleans")
+            Y = Y.astype(np.bool_)
+        k = Y.shape[1]
+        known = self.__dict__.get("labels_")
+        if known is None and self.labels is not None:
+            known = self._known_labels()
+        if known is not None and k != len(known):
+            raise ValueError(f"{name}: Y has {k} label columns, the model ranks {len(known)}")
+        if known is None and k < 2:
+            raise ValueError(f"{name}: Y must have at least 2 label columns")
+        return Y
+
+
+def _default_committee() -> Committee:
+    from olboost.weak.vfdt import VFDTCommittee
+
+    return VFDTCommittee()
+
+
+class _Rows:
+    """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
+
+    def __init__(self, X: Any, n: int, d: int, sparse: bool):
+        self.X, self.n, self.d, self.sparse = X, n, d, sparse
+
+    @classmethod
+    def of(cls, X: Any, name: str) -> _Rows:
+        if hasattr(X, "tocsr") and hasattr(X, "nnz"):
+            X = X.tocsr()
+            data = np.asarray(X.data, dtype=np.float64)
+            if not np.isfinite(data).all():
+                raise ValueError(f"{name}: X has non-finite values")
+            return cls((data, X.indices, X.indptr), X.shape[0], X.shape[1], True)
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name}: X must be a numeric matrix ({err})") from None
+        if X.ndim != 2:
+            raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
+        if X.shape[1] == 0:
+            raise ValueError(f"{name}: X has no features")
+        if not np.isfinite(X).all():
+            i, j = np.argwhere(~np.isfinite(X))[0]
+            raise ValueError(f"{name}: X has a non-finite value at row {i}, feature {j}")
+        return cls(X, X.shape[0], X.shape[1], False)
+
+    def row(self, i: int) -> np.ndarray:
+        if not self.sparse:
+            return self.X[i]
+        data, indices, indptr = self.X
+        buf = np.zeros(self.d)
+        lo, hi = indptr[i], indptr[i + 1]
+        buf[indices[lo:hi]] = data[lo:hi]
+        return buf
+

@@ -1,0 +1,576 @@
+"""A small, fast reader for Weka ARFF files (dense and sparse), with no third-party ARFF dependency.
+
+Only what multi-label benchmarks need is supported: ``numeric``/``real``/``integer`` and nominal
+``{a,b,...}`` attributes. ``string``, ``date`` and ``relational`` attributes raise ``ValueError``.
+
+Every value ends up in one float64 matrix: numeric attributes as their value, nominal attributes as
+the code (0..m-1) of their category, missing values (``?``) as NaN. Files whose rows are written in
+sparse form (``{i v, j w}``) give a ``scipy.sparse.csr_array``; an omitted entry is 0, which for a
+nominal attribute is its first category, as in Weka.
+
+Speed comes from splitting rows with ``str.split`` in one pass and converting all values at once with
+numpy; rows containing quotes or ``%`` go through a slower character tokenizer. Every error names the
+file and the 1-based line number.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["ArffAttribute", "ArffFile", "read_arff", "read_bytes"]
+
+_NUMERIC_TYPES = frozenset({"numeric", "real", "integer"})
+_UNSUPPORTED_TYPES = frozenset({"string", "date", "relational"})
+# Weka's escapes inside quoted tokens; any other escaped character stands for itself.
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+_QUOTES = "'\""
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class ArffAttribute:
+    """One ``@attribute`` declaration.
+
+    Attributes
+    ----------
+    name : str
+        The attribute name, unquoted and unescaped.
+    kind : str
+        ``"numeric"`` or ``"nominal"``.
+    categories : tuple of str or None
+        The nominal categories in declaration order (their codes are 0..m-1); None if numeric.
+    line : int
+        1-based line number of the declaration, for error messages.
+    """
+
+    name: str
+    kind: str
+    categories: tuple[str, ...] | None
+    line: int
+
+    @property
+    def is_nominal(self) -> bool:
+        """Whether the attribute is nominal."""
+        return self.kind == "nominal"
+
+
+@dataclass
+class ArffFile:
+    """The parsed content of an ARFF file.
+
+    Attributes
+    ----------
+    path : str
+        The file that was read (used in error messages).
+    relation : str
+        The ``@relation`` name ('' if absent).
+    attributes : list of ArffAttribute
+        Declared attributes, in file order.
+    data : numpy.ndarray or scipy.sparse.csr_array
+        float64 matrix, one row per instance and one column per attribute: nominal values as
+        category codes, missing values as NaN. Sparse iff any data row is written in sparse form.
+    row_lines : numpy.ndarray
+        1-based line number of each data row (int64), so later checks can point at the line.
+    data_line : int
+        1-based line number of the ``@data`` keyword.
+    """
+
+    path: str
+    relation: str
+    attributes: list[ArffAttribute]
+    data: np.ndarray | sp.csr_array
+    row_lines: np.ndarray
+    data_line: int
+
+    @property
+    def names(self) -> list[str]:
+        """Attribute names in file order."""
+        return [a.name for a in self.attributes]
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether :attr:`data` is a sparse matrix."""
+        return sp.issparse(self.data)
+
+    def error(self, line: int, message: str) -> ValueError:
+        """Build a ``ValueError`` that names this file and ``line``."""
+        return _error(self.path, line, message)
+
+
+def _error(path: str, line: int, message: str) -> ValueError:
+    return ValueError(f"{path}, line {line}: {message}")
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """Read a file, decompressing it if it is gzip (recognised by its magic bytes, not its name).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to read.
+
+    Returns
+    -------
+    bytes
+        The (decompressed) content.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the gzip stream is truncated or corrupt.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(2, "No such file", str(p))
+    raw = p.read_bytes()
+    if raw[:2] != _GZIP_MAGIC:
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, OSError, zlib.error) as exc:
+        # A cut-off download must not parse as a shorter, valid-looking data set.
+        raise ValueError(f"{p}: corrupt or truncated gzip data ({exc})") from exc
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Old Weka files are often Latin-1; every byte string decodes as Latin-1.
+        return raw.decode("latin-1")
+
+
+# --------------------------------------------------------------------------------------------------
+# Tokenizing
+
+
+def _take_token(s: str, pos: int, stops: str, path: str, line: int) -> tuple[str, int, bool]:
+    """Read one token of ``s`` starting at ``pos`` (leading whitespace skipped).
+
+    A token is either quoted (single or double quotes, backslash escapes) or runs up to whitespace
+    or one of ``stops``. Returns ``(token, position after it, was_quoted)``.
+    """
+    n = len(s)
+    while pos < n and s[pos].isspace():
+        pos += 1
+    if pos < n and s[pos] in _QUOTES:
+        quote = s[pos]
+        pos += 1
+        out: list[str] = []
+        while pos < n:
+            c = s[pos]
+            if c == "\\" and pos + 1 < n:
+                out.append(_ESCAPES.get(s[pos + 1], s[pos + 1]))
+                pos += 2
+            elif c == quote:
+                return "".join(out), pos + 1, True
+            else:
+                out.append(c)
+                pos += 1
+        raise _error(path, line, f"unterminated quote {quote} in {s.strip()[:60]!r}")
+    start = pos
+    while pos < n and not s[pos].isspace() and s[pos] not in stops:
+        pos += 1
+    return s[start:pos], pos, False
+
+
+def _skip_space(s: str, pos: int) -> int:
+    while pos < len(s) and s[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _at_comment_or_end(s: str, pos: int) -> bool:
+    pos = _skip_space(s, pos)
+    return pos >= len(s) or s[pos] == "%"
+
+
+def _split_values(s: str, pos: int, end_char: str, path: str, line: int) -> tuple[list[str], int]:
+    """Split a comma-separated list of possibly quoted tokens, from ``pos`` to ``end_char``.
+
+    ``end_char`` is ``"}"`` inside braces or ``""`` for a list that runs to the end of the line
+    (or a ``%`` comment). Returns the tokens (stripped) and the position after the list.
+    """
+    values: list[str] = []
+    n = len(s)
+    stops = ",%" + end_char
+    while True:
+        pos = _skip_space(s, pos)
+        if end_char and pos < n and s[pos] == end_char and not values:
+            return values, pos + 1  # empty list "{}"
+        token, pos, _ = _take_token(s, pos, stops, path, line)
+        values.append(token)
+        pos = _skip_space(s, pos)
+        if pos < n and s[pos] == ",":
+            pos += 1
+            continue
+        if end_char:
+            if pos < n and s[pos] == end_char:
+                return values, pos + 1
+            raise _error(path, line, f"expected ',' or {end_char!r} in {s.strip()[:60]!r}")
+        if pos >= n or s[pos] == "%":
+            return values, pos
+        raise _error(path, line, f"expected ',' after {token!r} in {s.strip()[:60]!r}")
+
+
+def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list[str]]:
+    """Tokenize a data row that contains quotes or ``%``: ``(sparse indices or None, values)``."""
+    pos = _skip_space(s, 0)
+    if pos < len(s) and s[pos] == "{":
+        # Sparse pieces are "index value"; split them with the quote-aware tokenizer.
+        idx: list[str] = []
+        vals: list[str] = []
+        pos += 1
+        while True:
+            pos = _skip_space(s, pos)
+            if pos < len(s) and s[pos] == "}" and not idx:
+                pos += 1
+                break
+            i, pos, _ = _take_token(s, pos, ",}%", path, line)
+            v, pos, _ = _take_token(s, pos, ",}%", path, line)
+            if not i or not v:
+                raise _error(path, line, f"bad sparse entry in {s.strip()[:60]!r}")
+            idx.append(i)
+            vals.append(v)
+            pos = _skip_space(s, pos)
+            if pos < len(s) and s[pos] == ",":
+                pos += 1
+            elif pos < len(s) and s[pos] == "}":
+                pos += 1
+                break
+            else:
+                raise _error(path, line, f"expected ',' or '}}' in sparse row {s.strip()[:60]!r}")
+        if not _at_comment_or_end(s, pos):
+            raise _error(path, line, "unexpected text after '}' in sparse row")
+        return idx, vals
+    vals, _ = _split_values(s, pos, "", path, line)
+    return None, vals
+
+
+# --------------------------------------------------------------------------------------------------
+# Header
+
+
+def _parse_type(rest: str, pos: int, path: str, line: int) -> tuple[str, tuple[str, ...] | None]:
+    pos = _skip_space(rest, pos)
+    if pos < len(rest) and rest[pos] == "{":
+        cats, pos = _split_values(rest, pos + 1, "}", path, line)
+        if not cats:
+            raise _error(path, line, "nominal attribute with no categories")
+        if any(c == "" for c in cats):
+            raise _error(path, line, "empty nominal category")
+        if len(set(cats)) != len(cats):
+            raise _error(path, line, f"duplicate nominal category in {{{','.join(cats)}}}")
+        if not _at_comment_or_end(rest, pos):
+            raise _error(path, line, "unexpected text after nominal categories")
+        return "nominal", tuple(cats)
+    word, pos, _ = _take_token(rest, pos, "%", path, line)
+    kind = word.lower()
+    if kind in _UNSUPPORTED_TYPES:
+        raise _error(path, line, f"unsupported attribute type {word!r} (only numeric and nominal)")
+    if kind not in _NUMERIC_TYPES:
+        raise _error(path, line, f"unknown attribute type {word!r}")
+    if not _at_comment_or_end(rest, pos):
+        raise _error(path, line, f"unexpected text after attribute type {word!r}")
+    return "numeric", None
+
+
+def _parse_header(
+    lines: list[str], path: str
+) -> tuple[str, list[ArffAttribute], int]:
+    """Parse up to ``@data``; return ``(relation, attributes, index of the @data line)``."""
+    relation = ""
+    attributes: list[ArffAttribute] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(lines):
+        line = i + 1
+        s = raw.strip()
+        if not s or s[0] == "%":
+            continue
+        if s[0] != "@":
+            raise _error(path, line, f"expected @relation, @attribute or @data, got {s[:40]!r}")
+        keyword, *tail = s.split(None, 1)
+        rest = tail[0] if tail else ""
+        keyword = keyword.lower()
+        if keyword == "@relation":
+            relation, _, _ = _take_token(rest, 0, "%", path, line)
+        elif keyword == "@attribute":
+            name, pos, quoted = _take_token(rest, 0, "{%", path, line)
+            if not name and not quoted:
+                raise _error(path, line, "@attribute without a name")
+            if name in seen:
+                raise _error(path, line, f"duplicate attribute name {name!r}")
+            seen.add(name)
+            kind, cats = _parse_type(rest, pos, path, line)
+            attributes.append(ArffAttribute(name, kind, cats, line))
+        elif keyword == "@data":
+            if not attributes:
+                raise _error(path, line, "@data before any @attribute")
+            return relation, attributes, i
+        else:
+            raise _error(path, line, f"unknown keyword {keyword!r}")
+    raise _error(path, max(len(lines), 1), "missing @data section (file truncated?)")
+
+
+# --------------------------------------------------------------------------------------------------
+# Body
+
+
+def _entry_line(entry: int, row_ptr: np.ndarray, row_lines: np.ndarray) -> int:
+    """The line number of the row that holds flat entry ``entry``."""
+    row = int(np.searchsorted(row_ptr, entry, side="right")) - 1
+    return int(row_lines[row])
+
+
+def _to_float(token: str) -> float:
+    return np.nan if token.strip() == "?" else float(token)
+
+
+def _convert_numeric(
+    tokens: list[str], where: np.ndarray, row_ptr: np.ndarray, row_lines: np.ndarray, path: str
+) -> np.ndarray:
+    """float64 values of numeric tokens; ``where`` maps them back to flat entries."""
+    # Python's float() on a list is faster than numpy's string-array cast; it rejects '?', so
+    # files with missing values take the slower per-token route below.
+    try:
+        return np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+    except ValueError:
+        pass
+    out = np.empty(len(tokens), dtype=np.float64)
+    for k, tok in enumerate(tokens):
+        try:
+            out[k] = _to_float(tok)
+        except ValueError:
+            line = _entry_line(int(where[k]), row_ptr, row_lines)
+            raise _error(path, line, f"bad number {tok!r}") from None
+    return out
+
+
+# Above this many (column, distinct token) cells, look codes up through np.unique instead of a
+# dense table, so a wide file with many distinct values cannot allocate a huge table.
+_MAX_NOMINAL_TABLE = 1 << 22
+
+
+def _convert_nominal(
+    tokens: list[str],
+    cols: np.ndarray,
+    where: np.ndarray,
+    attributes: list[ArffAttribute],
+    row_ptr: np.ndarray,
+    row_lines: np.ndarray,
+    path: str,
+) -> np.ndarray:
+    """Category codes (float64, NaN for '?') of nominal tokens in columns ``cols``."""
+    # Map each distinct (column, token) pair once instead of every entry: there are few of them.
+    distinct = {t: i for i, t in enumerate(dict.fromkeys(tokens))}
+    n_tok = len(distinct)
+    ids = np.fromiter(map(distinct.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    key = cols.astype(np.int64) * n_tok + ids
+    size = len(attributes) * n_tok
+    if size <= _MAX_NOMINAL_TABLE:
+        present = np.flatnonzero(np.bincount(key, minlength=size))
+        inverse = None
+    else:
+        present, inverse = np.unique(key, return_inverse=True)
+    names = list(distinct)
+    table = np.empty(len(present), dtype=np.float64)
+    for j, k in enumerate(present.tolist()):
+        col, t = divmod(k, n_tok)
+        token = names[t].strip()
+        if token == "?":
+            table[j] = np.nan
+            continue
+        cats = attributes[col].categories or ()
+        try:
+            table[j] = cats.index(token)
+        except ValueError:
+            first = int(np.flatnonzero(key == k)[0])
+            line = _entry_line(int(where[first]), row_ptr, row_lines)
+            raise _error(
+                path,
+                line,
+                f"unknown value {token!r} for nominal attribute {attributes[col].name!r} "
+                f"{{{','.join(cats)}}}",
+            ) from None
+    if inverse is None:
+        lookup = np.empty(size, dtype=np.float64)
+        lookup[present] = table
+        return lookup[key]
+    return table[inverse.ravel()]
+
+
+# One sparse row body: "i v, j w, ..." (tokens contain neither whitespace nor commas). Checking
+# the shape first lets the fast path split on commas and whitespace in one go.
+_SPARSE_BODY = re.compile(r"\s*[^\s,]+\s+[^\s,]+\s*(?:,\s*[^\s,]+\s+[^\s,]+\s*)*")
+
+
+def _parse_body(
+    lines: list[str], start: int, attributes: list[ArffAttribute], path: str
+) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
+    n_attr = len(attributes)
+    idx_tokens: list[str] = []  # column index tokens of sparse rows (and of dense rows, if mixed)
+    val_tokens: list[str] = []
+    row_nnz: list[int] = []
+    row_lines: list[int] = []
+    any_sparse = False
+    dense_idx = [str(j) for j in range(n_attr)]
+    sparse_body = _SPARSE_BODY.fullmatch
+
+    for i in range(start, len(lines)):
+        s = lines[i].strip()
+        if not s or s[0] == "%":
+            continue
+        line = i + 1
+        if "'" in s or '"' in s or "%" in s:
+            idx, vals = _slow_row(s, path, line)
+        elif s[0] == "{":
+            if s[-1] != "}":
+                raise _error(path, line, "sparse row without closing '}' (file truncated?)")
+            inner = s[1:-1]
+            if sparse_body(inner):
+                kv = inner.replace(",", " ").split()
+                idx, vals = kv[0::2], kv[1::2]
+            elif not inner.strip():
+                idx, vals = [], []
+            else:
+                raise _error(path, line, f"bad sparse row {s[:60]!r}: expected {{index value, ...}}")
+        else:
+            idx, vals = None, s.split(",")
+
+        if idx is None:
+            if len(vals) != n_attr:
+                raise _error(path, line, f"expected {n_attr} values, got {len(vals)}")
+            if any_sparse:
+                idx_tokens.extend(dense_idx)
+        else:
+            if not any_sparse:
+                # First sparse row after dense ones: give the earlier dense rows explicit indices.
+                any_sparse = True
+                idx_tokens = dense_idx * len(row_nnz)
+            idx_tokens.extend(idx)
+        val_tokens.extend(vals)
+        row_nnz.append(len(vals))
+        row_lines.append(line)
+
+    n_rows = len(row_nnz)
+    lines_arr = np.asarray(row_lines, dtype=np.int64)
+    row_ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=row_ptr[1:])
+    n_entries = int(row_ptr[-1])
+
+    if any_sparse:
+        cols = _parse_indices(idx_tokens, row_ptr, lines_arr, n_attr, path)
+    else:
+        cols = np.tile(np.arange(n_attr, dtype=np.int64), n_rows)
+
+    # An object array lets numpy gather the numeric and nominal tokens without copying strings.
+    tokens = np.empty(n_entries, dtype=object)
+    tokens[:] = val_tokens
+    values = np.empty(n_entries, dtype=np.float64)
+    nominal_col = np.array([a.is_nominal for a in attributes], dtype=bool)
+    is_nom = nominal_col[cols]
+    num_where = np.flatnonzero(~is_nom)
+    if len(num_where):
+        values[num_where] = _convert_numeric(
+            tokens[num_where].tolist(), num_where, row_ptr, lines_arr, path
+        )
+    nom_where = np.flatnonzero(is_nom)
+    if len(nom_where):
+        values[nom_where] = _convert_nominal(
+            tokens[nom_where].tolist(), cols[nom_where], nom_where, attributes, row_ptr,
+            lines_arr, path,
+        )
+
+    if not any_sparse:
+        return values.reshape(n_rows, n_attr), lines_arr
+    data = sp.csr_array((values, cols, row_ptr), shape=(n_rows, n_attr))
+    # Explicit zeros ("{3 0}") mean the same as omitted entries; drop them for a canonical matrix.
+    data.eliminate_zeros()
+    return data, lines_arr
+
+
+def _parse_indices(
+    idx_tokens: list[str], row_ptr: np.ndarray, row_lines: np.ndarray, n_attr: int, path: str
+) -> np.ndarray:
+    try:
+        cols = np.fromiter(map(int, idx_tokens), dtype=np.int64, count=len(idx_tokens))
+    except ValueError:
+        cols = None
+    # int() also accepts "+1" and "1_0", which are not ARFF indices.
+    if cols is None or not "".join(idx_tokens).isdigit() and idx_tokens:
+        for k, tok in enumerate(idx_tokens):
+            if not (tok.isascii() and tok.isdigit()):
+                raise _error(path, _entry_line(k, row_ptr, row_lines), f"bad sparse index {tok!r}")
+        raise AssertionError("unreachable")  # pragma: no cover
+    bad = np.flatnonzero(cols >= n_attr)
+    if len(bad):
+        k = int(bad[0])
+        raise _error(
+            path,
+            _entry_line(k, row_ptr, row_lines),
+            f"sparse index {int(cols[k])} out of range for {n_attr} attributes",
+        )
+    # Weka requires strictly increasing indices in a row; a repeat would be silently summed by CSR.
+    if len(cols) > 1:
+        step_ok = np.diff(cols) > 0
+        step_ok[row_ptr[1:-1][row_ptr[1:-1] < len(cols)] - 1] = True  # row boundaries
+        bad = np.flatnonzero(~step_ok)
+        if len(bad):
+            k = int(bad[0]) + 1
+            raise _error(
+                path,
+                _entry_line(k, row_ptr, row_lines),
+                f"sparse indices not strictly increasing at index {int(cols[k])}",
+            )
+    return cols
+
+
+def read_arff(path: str | os.PathLike[str]) -> ArffFile:
+    """Read an ARFF file (optionally gzip-compressed).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ARFF file; gzip content is detected from its first bytes, whatever the name.
+
+    Returns
+    -------
+    ArffFile
+        Relation name, attributes, and a float64 data matrix (dense ndarray, or
+        ``scipy.sparse.csr_array`` when rows are written in sparse form). Nominal values are
+        category codes 0..m-1; missing values are NaN.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        For any syntax error or unsupported attribute type; the message names the file and the
+        1-based line number.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "tiny.arff"
+    >>> _ = p.write_text("@relation t\\n@attribute x numeric\\n@attribute c {a,b}\\n"
+    ...                  "@data\\n1.5,b\\n?,a\\n")
+    >>> f = read_arff(p)
+    >>> f.names, f.data.tolist()
+    (['x', 'c'], [[1.5, 1.0], [nan, 0.0]])
+    """
+    text = _decode(read_bytes(path))
+    spath = str(path)
+    lines = text.split("\n")
+    relation, attributes, data_index = _parse_header(lines, spath)
+    data, row_lines = _parse_body(lines, data_index + 1, attributes, spath)
+    return ArffFile(spath, relation, attributes, data, row_lines, data_index + 1)

@@ -1,0 +1,174 @@
+"""The in-memory multi-label data set returned by the loaders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["MultiLabelDataset"]
+
+
+@dataclass(eq=False, repr=False)
+class MultiLabelDataset:
+    """A multi-label data set: a feature matrix, a boolean label matrix and their names.
+
+    Rows are instances in stream order. When the data come with a train/test split, the first
+    ``n_train`` rows are the train split and the remaining rows the test split.
+
+    Parameters
+    ----------
+    name : str
+        Short name of the data set.
+    X : numpy.ndarray or scipy.sparse.csr_array
+        float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
+        ``nominal``); missing values are NaN.
+    Y : numpy.ndarray
+        bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to row ``i``.
+    feature_names : list of str
+        The d feature names.
+    label_names : list of str
+        The k label names, in the order of the MULAN XML file.
+    nominal : dict of int to list of str
+        Feature column -> category names of the nominal features (code ``c`` is ``categories[c]``).
+    n_train : int or None
+        Number of train rows at the start; None when the rows are a single stream with no split.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ds = MultiLabelDataset("toy", np.array([[0.5], [1.5]]), np.array([[True, False],
+    ...                        [True, True]]), ["x"], ["a", "b"])
+    >>> [(x.tolist(), sorted(y)) for x, y in ds]
+    [([0.5], ['a']), ([1.5], ['a', 'b'])]
+    >>> ds.stats()["mean_labels"]
+    1.5
+    """
+
+    name: str
+    X: np.ndarray | sp.csr_array
+    Y: np.ndarray
+    feature_names: list[str]
+    label_names: list[str]
+    nominal: dict[int, list[str]] = field(default_factory=dict)
+    n_train: int | None = None
+
+    def __post_init__(self) -> None:
+        # Check shapes once here so every consumer can rely on them.
+        if self.X.ndim != 2 or self.Y.ndim != 2:
+            raise ValueError("X and Y must be 2-D")
+        if self.Y.dtype != np.bool_:
+            raise ValueError(f"Y must be a bool array, got {self.Y.dtype}")
+        if self.X.shape[0] != self.Y.shape[0]:
+            raise ValueError(f"X has {self.X.shape[0]} rows but Y has {self.Y.shape[0]}")
+        if len(self.feature_names) != self.X.shape[1]:
+            raise ValueError(
+                f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns"
+            )
+        if len(self.label_names) != self.Y.shape[1]:
+            raise ValueError(f"{len(self.label_names)} label names for {self.Y.shape[1]} labels")
+        if self.n_train is not None and not 0 <= self.n_train <= self.X.shape[0]:
+            raise ValueError(f"n_train={self.n_train} outside [0, {self.X.shape[0]}]")
+
+    def __repr__(self) -> str:
+        return (
+            f"MultiLabelDataset(name={self.name!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, n_labels={self.n_labels}, "
+            f"sparse={self.is_sparse}, n_train={self.n_train})"
+        )
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of feature columns."""
+        return int(self.X.shape[1])
+
+    @property
+    def n_labels(self) -> int:
+        """Number of labels k."""
+        return int(self.Y.shape[1])
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether ``X`` is a sparse matrix."""
+        return sp.issparse(self.X)
+
+    @property
+    def nominal_cardinalities(self) -> dict[int, int]:
+        """Feature column -> number of categories, for the nominal features."""
+        return {col: len(cats) for col, cats in self.nominal.items()}
+
+    def __len__(self) -> int:
+        return self.n_samples
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, frozenset[str]]]:
+        """Yield ``(x, y)`` per row: a dense float64 feature vector and the relevant label names."""
+        names = self.label_names
+        Y = self.Y
+        if self.is_sparse:
+            X = self.X
+            indptr, indices, data = X.indptr, X.indices, X.data
+            d = self.n_features
+            for i in range(self.n_samples):
+                x = np.zeros(d, dtype=np.float64)
+                lo, hi = indptr[i], indptr[i + 1]
+                x[indices[lo:hi]] = data[lo:hi]
+                yield x, frozenset(names[j] for j in np.flatnonzero(Y[i]))
+        else:
+            for i in range(self.n_samples):
+                # A copy, so a consumer that mutates x cannot corrupt the data set.
+                yield self.X[i].copy(), frozenset(names[j] for j in np.flatnonzero(Y[i]))
+
+    def _rows(self, start: int, stop: int, name: str) -> MultiLabelDataset:
+        X = self.X[start:stop, :] if self.is_sparse else self.X[start:stop]
+        return MultiLabelDataset(
+            name=name,
+            X=X,
+            Y=self.Y[start:stop],
+            feature_names=self.feature_names,
+            label_names=self.label_names,
+            nominal=self.nominal,
+            n_train=None,
+        )
+
+    def _require_split(self) -> int:
+        if self.n_train is None:
+            raise ValueError(f"data set {self.name!r} has no train/test split (n_train is None)")
+        return self.n_train
+
+    @property
+    def train(self) -> MultiLabelDataset:
+        """The train split (rows ``[0, n_train)``) as a data set without a split."""
+        return self._rows(0, self._require_split(), f"{self.name}-train")
+
+    @property
+    def test(self) -> MultiLabelDataset:
+        """The test split (rows ``[n_train, n)``) as a data set without a split."""
+        return self._rows(self._require_split(), self.n_samples, f"{self.name}-test")
+
+    def stats(self) -> dict[str, int | float]:
+        """Summary counts.
+
+        Returns
+        -------
+        dict
+            ``rows``, ``features``, ``labels``, and ``min_labels``, ``mean_labels``,
+            ``max_labels``: the minimum, mean and maximum number of relevant labels per row
+            (0 for an empty data set).
+        """
+        per_row = self.Y.sum(axis=1)
+        empty = len(per_row) == 0
+        return {
+            "rows": self.n_samples,
+            "features": self.n_features,
+            "labels": self.n_labels,
+            "min_labels": 0 if empty else int(per_row.min()),
+            "mean_labels": 0.0 if empty else float(per_row.mean()),
+            "max_labels": 0 if empty else int(per_row.max()),
+        }

@@ -1,0 +1,329 @@
+"""MULAN multi-label data: an ARFF file plus an XML file naming the label attributes.
+
+MULAN (Tsoumakas et al., JMLR 12:2411-2414, 2011) stores labels as binary nominal ``{0,1}``
+attributes of the ARFF file and lists their names in ``<label name="..."/>`` elements of an XML
+file in the namespace ``http://mulan.sourceforge.net/labels``. Labels are found by name, never by
+position, so they may sit anywhere among the attributes.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.parsers.expat
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from olboost.datasets.arff import ArffFile, _error, read_arff, read_bytes
+from olboost.datasets.base import MultiLabelDataset
+
+__all__ = ["BUNDLED", "load", "load_mulan", "read_mulan_labels"]
+
+MULAN_NAMESPACE = "http://mulan.sourceforge.net/labels"
+
+#: Data sets shipped in ``olboost/datasets/data`` (see ``data/CITATION.md``).
+BUNDLED: tuple[str, ...] = ("emotions", "scene", "yeast", "mediamill-reduced")
+
+# name -> (train ARFF, test ARFF, XML) inside the package data folder, all gzip-compressed.
+_BUNDLED_FILES = {
+    "emotions": ("emotions-train.arff.gz", "emotions-test.arff.gz", "emotions.xml.gz"),
+    "scene": ("scene-train.arff.gz", "scene-test.arff.gz", "scene.xml.gz"),
+    "yeast": ("yeast-train.arff.gz", "yeast-test.arff.gz", "yeast.xml.gz"),
+    "mediamill-reduced": (
+        "mediamill-reduced-train.arff.gz",
+        "mediamill-reduced-test.arff.gz",
+        "mediamill.xml.gz",
+    ),
+}
+_ALIASES = {"m-reduced": "mediamill-reduced", "mediamill_reduced": "mediamill-reduced"}
+
+
+def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]:
+    """Read the label names of a MULAN XML file (optionally gzip-compressed).
+
+    Parameters
+    ----------
+    xml_path : str or path-like
+        The XML file.
+
+    Returns
+    -------
+    list of (str, int)
+        Each label name (entities decoded) with the 1-based line of its ``<label>`` element, in
+        document order. Nested (hierarchical) labels are included.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    ValueError
+        If the XML is malformed, a label has no name, a name repeats, or there is no label.
+    """
+    path = str(xml_path)
+    raw = read_bytes(xml_path)
+    labels: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    # expat rather than ElementTree: it is namespace-aware and reports line numbers.
+    parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        namespace, _, local = tag.rpartition(" ")
+        if local != "label" or namespace not in ("", MULAN_NAMESPACE):
+            return
+        line = parser.CurrentLineNumber
+        name = attrs.get("name")
+        if name is None:
+            raise _error(path, line, "<label> element without a name attribute")
+        if name in seen:
+            raise _error(path, line, f"duplicate label name {name!r}")
+        seen.add(name)
+        labels.append((name, line))
+
+    parser.StartElementHandler = start
+    try:
+        parser.Parse(raw, True)
+    except xml.parsers.expat.ExpatError as exc:
+        raise _error(path, exc.lineno, f"malformed XML: {exc}") from None
+    if not labels:
+        raise _error(path, parser.CurrentLineNumber, "no <label> elements")
+    return labels
+
+
+def _label_column(arff: ArffFile, col: int) -> np.ndarray:
+    """Dense float64 column ``col`` of the parsed ARFF data."""
+    if sp.issparse(arff.data):
+        return arff.data[:, [col]].toarray().ravel()
+    return arff.data[:, col]
+
+
+def _split(
+    arff: ArffFile, labels: list[tuple[str, int]], xml_path: str
+) -> tuple[np.ndarray | sp.csr_array, np.ndarray, list[str], dict[int, list[str]]]:
+    """Split parsed ARFF data into features X, labels Y, feature names and nominal categories."""
+    position = {a.name: j for j, a in enumerate(arff.attributes)}
+    label_cols: list[int] = []
+    for name, line in labels:
+        col = position.get(name)
+        if col is None:
+            raise _error(xml_path, line, f"label {name!r} is not an attribute of {arff.path}")
+        label_cols.append(col)
+
+    n = arff.data.shape[0]
+    Y = np.zeros((n, len(label_cols)), dtype=bool)
+    for j, col in enumerate(label_cols):
+        attr = arff.attributes[col]
+        cats = attr.categories or ()
+        if not attr.is_nominal or sorted(cats) != ["0", "1"]:
+            kind = "{" + ",".join(cats) + "}" if attr.is_nominal else attr.kind
+            raise arff.error(attr.line, f"label attribute {attr.name!r} is {kind}, not {{0,1}}")
+        codes = _label_column(arff, col)
+        missing = np.flatnonzero(np.isnan(codes))
+        if len(missing):
+            # A bool label matrix cannot say "unknown"; refuse rather than guess.
+            row = int(missing[0])
+            raise arff.error(int(arff.row_lines[row]), f"missing value for label {attr.name!r}")
+        # Compare with the code of "1", which is 0 if the file declares {1,0}.
+        Y[:, j] = codes == cats.index("1")
+
+    is_label = np.zeros(len(arff.attributes), dtype=bool)
+    is_label[label_cols] = True
+    feature_cols = np.flatnonzero(~is_label)
+    if sp.issparse(arff.data):
+        X = sp.csr_array(arff.data[:, feature_cols])
+        X.sort_indices()
+    else:
+        X = np.ascontiguousarray(arff.data[:, feature_cols])
+    feature_names = [arff.attributes[c].name for c in feature_cols]
+    nominal = {
+        j: list(arff.attributes[c].categories or ())
+        for j, c in enumerate(feature_cols.tolist())
+        if arff.attributes[c].is_nominal
+    }
+    return X, Y, feature_names, nominal
+
+
+def _check_same_header(train: ArffFile, test: ArffFile) -> None:
+    for a, b in zip(train.attributes, test.attributes, strict=False):
+        if (a.name, a.kind, a.categories) != (b.name, b.kind, b.categories):
+            raise test.error(
+                b.line,
+                f"attribute {b.name!r} does not match {a.name!r} declared at line {a.line} of "
+                f"{train.path}",
+            )
+    if len(train.attributes) != len(test.attributes):
+        raise test.error(
+            test.data_line,
+            f"{len(test.attributes)} attributes, but {train.path} has {len(train.attributes)}",
+        )
+
+
+def _stack(a: np.ndarray | sp.csr_array, b: np.ndarray | sp.csr_array) -> np.ndarray | sp.csr_array:
+    if sp.issparse(a) or sp.issparse(b):
+        return sp.csr_array(sp.vstack([sp.csr_array(a), sp.csr_array(b)], format="csr"))
+    return np.vstack([a, b])
+
+
+def _load_pair(
+    arff_path: str | os.PathLike[str],
+    xml_path: str | os.PathLike[str],
+    test_path: str | os.PathLike[str] | None,
+    name: str,
+) -> MultiLabelDataset:
+    labels = read_mulan_labels(xml_path)
+    train = read_arff(arff_path)
+    n_train = None
+    if test_path is not None:
+        test = read_arff(test_path)
+        _check_same_header(train, test)
+        n_train = train.data.shape[0]
+        # Concatenate before splitting so features and labels are cut the same way for both.
+        train = ArffFile(
+            train.path,
+            train.relation,
+            train.attributes,
+            _stack(train.data, test.data),
+            np.concatenate([train.row_lines, test.row_lines]),
+            train.data_line,
+        )
+    X, Y, feature_names, nominal = _split(train, labels, str(xml_path))
+    return MultiLabelDataset(
+        name=name,
+        X=X,
+        Y=Y,
+        feature_names=feature_names,
+        label_names=[n for n, _ in labels],
+        nominal=nominal,
+        n_train=n_train,
+    )
+
+
+def _stem(path: str | os.PathLike[str]) -> str:
+    name = Path(path).name
+    for suffix in (".gz", ".arff"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def load_mulan(
+    arff_path: str | os.PathLike[str],
+    xml_path: str | os.PathLike[str],
+    name: str | None = None,
+) -> MultiLabelDataset:
+    """Load one MULAN ARFF file as a single stream (no train/test split).
+
+    Parameters
+    ----------
+    arff_path : str or path-like
+        The ARFF file (plain or gzip).
+    xml_path : str or path-like
+        The MULAN XML file naming the labels (plain or gzip).
+    name : str, optional
+        Name of the data set; defaults to the ARFF file name without ``.arff``/``.gz``.
+
+    Returns
+    -------
+    MultiLabelDataset
+        Features as float64 (dense ndarray, or ``csr_array`` for a sparse ARFF file), labels as a
+        bool matrix in the XML order, ``n_train=None``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file does not exist.
+    ValueError
+        If a file is malformed, a label of the XML file is not an attribute, or a label attribute
+        is not binary ``{0,1}``; the message names the file and line.
+    """
+    return _load_pair(arff_path, xml_path, None, name or _stem(arff_path))
+
+
+def _bundled_name(name: str) -> str | None:
+    key = name.lower()
+    key = _ALIASES.get(key, key)
+    return key if key in _BUNDLED_FILES else None
+
+
+def load(
+    name_or_path: str | os.PathLike[str],
+    labels: str | os.PathLike[str] | None = None,
+    *,
+    test: str | os.PathLike[str] | None = None,
+) -> MultiLabelDataset:
+    """Load a bundled multi-label data set, or any MULAN data set from files.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        Either a bundled name (see ``BUNDLED``; ``"m-reduced"`` and ``"mediamill_reduced"`` are
+        aliases of ``"mediamill-reduced"``), loaded offline with its train and test splits
+        concatenated, or the path of an ARFF file (plain or gzip).
+    labels : str or path-like, optional
+        Path of the MULAN XML label file; required with an ARFF path, not allowed with a bundled
+        name.
+    test : str or path-like, optional
+        Path of a test ARFF file with the same header, appended after the rows of
+        ``name_or_path``; sets ``n_train``. Not allowed with a bundled name.
+
+    Returns
+    -------
+    MultiLabelDataset
+        Train rows first, then test rows; ``n_train`` is the number of train rows (None for a
+        single file without ``test``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown name that is not an existing file (the message lists the bundled names), a
+        missing ``labels``, a test file whose header differs, or a malformed file.
+    FileNotFoundError
+        If ``labels`` or ``test`` does not exist, or the ARFF path does not exist while
+        ``labels`` is given.
+
+    Examples
+    --------
+    >>> ds = load("emotions")
+    >>> ds.n_samples, ds.n_features, ds.n_labels
+    (593, 72, 6)
+    >>> ds.train.n_samples, ds.test.n_samples
+    (391, 202)
+    >>> ds.label_names[:2]
+    ['amazed-suprised', 'happy-pleased']
+    >>> x, y = next(iter(ds))
+    >>> x.shape, sorted(y)
+    ((72,), ['happy-pleased', 'relaxing-calm'])
+    """
+    bundled = _bundled_name(name_or_path) if isinstance(name_or_path, str) else None
+    if bundled is not None:
+        if labels is not None or test is not None:
+            raise ValueError(
+                f"{name_or_path!r} is a bundled data set; labels= and test= are only for files"
+            )
+        train_file, test_file, xml_file = _BUNDLED_FILES[bundled]
+        folder = resources.files("olboost.datasets") / "data"
+        with (
+            resources.as_file(folder / train_file) as train_path,
+            resources.as_file(folder / test_file) as test_path,
+            resources.as_file(folder / xml_file) as xml_path,
+        ):
+            return _load_pair(train_path, xml_path, test_path, bundled)
+
+    path = Path(name_or_path)
+    if not path.exists() and labels is None:
+        raise ValueError(
+            f"{str(name_or_path)!r} is neither a bundled data set ({', '.join(BUNDLED)}) nor an "
+            "existing file"
+        )
+    if labels is None:
+        raise ValueError(
+            f"labels= is required to load {path}: the path of its MULAN XML label file"
+        )
+    name = _stem(path)
+    if test is not None:
+        # "tmc2007-500-train" + test file -> "tmc2007-500": the result holds both splits.
+        for suffix in ("-train", "_train"):
+            if name.lower().endswith(suffix):
+                name = name[: -len(suffix)]
+    return _load_pair(path, labels, test, name)

@@ -1,0 +1,239 @@
+"""Numba kernels for the rank loss of Jung & Tewari (2018), Sec. 3.1.
+
+For a score vector ``s`` over ``k`` labels and a set ``Y`` of relevant labels,
+
+    L(s) = w_Y * sum_{l in Y} sum_{r not in Y} [1(s[l] < s[r]) + 1/2 1(s[l] = s[r])],
+
+with ``w_Y = 1 / (|Y| |Y^c|)`` (weighted) or ``w_Y = 1`` (unweighted: the number of mis-ordered
+relevant/irrelevant pairs, a tie counting one half).
+
+The kernels sort the scores once and sweep the tie groups from the highest score down, keeping the
+number of irrelevant labels seen so far (all scoring strictly higher than the current group). A
+relevant label in a group of ``g_irr`` irrelevant labels and below ``irr_above`` irrelevant labels
+is mis-ordered against ``irr_above`` of them and tied with ``g_irr``: O(k log k) in total.
+
+Every kernel is a plain module-level ``@numba.njit(cache=True)`` function so that boosters can call
+:func:`rank_loss_mask` from their own compiled code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Set
+
+import numba
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["rank_loss", "rank_loss_mask"]
+
+
+@numba.njit(cache=True)
+def _misordered_twice(s: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
+    """``(2 * mis-ordered pairs, |Y|, |Y^c|)`` for one score vector; exact in integers.
+
+    Assumes no NaN in ``s`` (each NaN would form its own tie group, silently).
+    """
+    k = s.shape[0]
+    order = np.argsort(s, kind="mergesort")
+    twice = 0  # twice the loss count, so that the half-counted ties stay integers
+    irr_above = 0
+    n_rel = 0
+    i = k - 1
+    while i >= 0:
+        v = s[order[i]]
+        g_rel = 0
+        g_irr = 0
+        j = i
+        while True:  # one tie group, at least one element (so NaN cannot stall the sweep)
+            if y[order[j]]:
+                g_rel += 1
+            else:
+                g_irr += 1
+            j -= 1
+            if j < 0 or s[order[j]] != v:
+                break
+        twice += 2 * g_rel * irr_above + g_rel * g_irr
+        irr_above += g_irr
+        n_rel += g_rel
+        i = j
+    return twice, n_rel, irr_above
+
+
+@numba.njit(cache=True)
+def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: bool) -> float:
+    """Rank loss of one score vector; no pairs gives 0 (paper) or NaN (``skip_empty``).
+
+    Any NaN score gives NaN.
+    """
+    for v in s:
+        if np.isnan(v):
+            return np.nan
+    twice, n_rel, n_irr = _misordered_twice(s, y)
+    if n_rel == 0 or n_irr == 0:
+        return np.nan if skip_empty else 0.0
+    if weighted:
+        return 0.5 * twice / (n_rel * n_irr)
+    return 0.5 * twice
+
+
+@numba.njit(cache=True)
+def _rank_loss_batch(
+    scores: np.ndarray, masks: np.ndarray, weighted: bool, skip_empty: bool
+) -> np.ndarray:
+    """Row-wise :func:`_rank_loss_one` over an ``(n, k)`` batch; returns ``(n,)`` float64."""
+    n = scores.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for t in range(n):
+        out[t] = _rank_loss_one(scores[t], masks[t], weighted, skip_empty)
+    return out
+
+
+@numba.njit(cache=True)
+def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
+    """Weighted rank loss of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
+
+    The booster-facing kernel: no validation, paper convention (0.0 when ``y`` is empty or full),
+    NaN if any score is NaN. Ties count one half. O(k log k).
+    """
+    return _rank_loss_one(s, y, True, False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Validated Python entry point
+# --------------------------------------------------------------------------------------------------
+
+_EMPTY_CONVENTIONS = ("paper", "skip")
+
+
+def _as_scores(scores: object) -> np.ndarray:
+    s = np.asarray(scores)
+    if s.dtype.kind not in "biuf":
+        raise TypeError(f"scores must be real numbers, got dtype {s.dtype}")
+    if s.ndim not in (1, 2):
+        raise ValueError(f"scores must be 1-D (k,) or 2-D (n, k), got shape {s.shape}")
+    if s.shape[-1] == 0:
+        raise ValueError("scores must have at least one label (k >= 1)")
+    s = np.ascontiguousarray(s, dtype=np.float64)
+    if not np.all(np.isfinite(s)):
+        raise ValueError("scores must be finite (no NaN or infinity)")
+    return s
+
+
+def _as_mask_1d(relevant: object, k: int) -> np.ndarray:
+    """A boolean mask of length ``k`` from a mask, a collection of label indices or one index."""
+    if isinstance(relevant, bool | np.bool_):
+        raise TypeError("relevant must be a boolean mask or label indices, got a single bool")
+    if isinstance(relevant, Set):
+        relevant = list(relevant)
+    arr = np.asarray(relevant)
+    if arr.dtype == np.bool_:
+        if arr.shape != (k,):
+            raise ValueError(f"a boolean relevant mask must have shape ({k},), got {arr.shape}")
+        return np.ascontiguousarray(arr)
+    if arr.size == 0 and arr.ndim == 1:
+        return np.zeros(k, dtype=np.bool_)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(
+            f"relevant must be a boolean mask or integer label indices, got dtype {arr.dtype}"
+        )
+    if arr.ndim > 1:
+        raise ValueError(f"relevant label indices must be 1-D, got shape {arr.shape}")
+    arr = arr.reshape(-1)
+    bad = (arr < 0) | (arr >= k)
+    if np.any(bad):
+        raise ValueError(f"relevant label indices must be in [0, {k - 1}], got {arr[bad].tolist()}")
+    mask = np.zeros(k, dtype=np.bool_)
+    mask[arr] = True
+    return mask
+
+
+def rank_loss(
+    scores: ArrayLike,
+    relevant: ArrayLike | Collection[int] | int,
+    *,
+    weighted: bool = True,
+    empty: str = "paper",
+) -> float | np.ndarray:
+    """Rank loss of Jung & Tewari (2018, Sec. 3.1) for one score vector or a batch.
+
+    .. math::
+
+        L^Y(s) = w_Y \\sum_{l \\in Y} \\sum_{r \\notin Y}
+                 \\mathbb{1}(s[l] < s[r]) + \\tfrac{1}{2} \\mathbb{1}(s[l] = s[r])
+
+    with :math:`w_Y = 1 / (|Y| |Y^c|)` when ``weighted`` (the loss lies in [0, 1]) and
+    :math:`w_Y = 1` otherwise (the number of mis-ordered relevant/irrelevant pairs). Computed by a
+    compiled O(k log k) sort-and-sweep kernel.
+
+    Parameters
+    ----------
+    scores
+        ``(k,)`` scores, or an ``(n, k)`` batch; finite real numbers (integers are fine).
+    relevant
+        The relevant labels ``Y``. For 1-D ``scores``: a boolean mask of length ``k``, a collection
+        (list, set, array, range) of integer label indices in ``[0, k)`` (duplicates are ignored),
+        or a single integer index (multiclass). For 2-D ``scores``: an ``(n, k)`` boolean mask.
+    weighted
+        Divide by the number of pairs ``|Y| |Y^c|`` (the paper's loss) or not.
+    empty
+        What an example without pairs (``Y`` empty or every label relevant) gives: ``"paper"`` ->
+        0.0, and the example counts in means (the convention of the paper and of the authors'
+        code); ``"skip"`` -> NaN, so the example can be left out of means (see
+        :class:`olboost.metrics.RankLoss`, which keeps both).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for 1-D ``scores``, an ``(n,)`` float64 array for a batch.
+
+    Notes
+    -----
+    Differences from :func:`sklearn.metrics.label_ranking_loss`, which computes the same weighted
+    pair count averaged over samples:
+
+    - sklearn counts a tied relevant/irrelevant pair as a full error; here a tie counts 1/2, as in
+      the paper (a constant score vector has loss 0.5 here, 1.0 in sklearn);
+    - sklearn gives 0 to a sample with no relevant or all relevant labels and averages it in, which
+      is ``empty="paper"``; it has no equivalent of ``empty="skip"``.
+
+    Without ties and with ``empty="paper"``, ``rank_loss(S, Y).mean()`` equals
+    ``label_ranking_loss(Y, S)``.
+
+    Examples
+    --------
+    >>> from olboost.metrics import rank_loss
+    >>> scores = [0.5, 0.2, 0.2, 0.1]
+    >>> rank_loss(scores, [0, 2])        # one tie (labels 2 and 1) among 4 pairs
+    0.125
+    >>> rank_loss(scores, [False, True, False, True])
+    0.875
+    >>> rank_loss(scores, {0, 2}, weighted=False)
+    0.5
+    >>> rank_loss(scores, [])            # no pairs: the paper counts 0 ...
+    0.0
+    >>> rank_loss(scores, [], empty="skip")   # ... or leave the example out
+    nan
+    >>> import numpy as np
+    >>> S = np.array([[3, 2, 1], [1, 1, 1]])
+    >>> Y = np.array([[False, True, False], [True, False, False]])
+    >>> rank_loss(S, Y)
+    array([0.5, 0.5])
+    """
+    if not isinstance(weighted, bool | np.bool_):
+        raise TypeError(f"weighted must be a bool, got {weighted!r}")
+    if empty not in _EMPTY_CONVENTIONS:
+        raise ValueError(f"empty must be one of {list(_EMPTY_CONVENTIONS)}, got {empty!r}")
+    s = _as_scores(scores)
+    skip = empty == "skip"
+    if s.ndim == 1:
+        y = _as_mask_1d(relevant, s.shape[0])
+        return float(_rank_loss_one(s, y, bool(weighted), skip))
+    y = np.asarray(relevant)
+    if y.dtype != np.bool_:
+        raise TypeError(
+            "for 2-D scores, relevant must be an (n, k) boolean mask, got dtype "
+            f"{y.dtype} (use relevant.astype(bool) for a 0/1 indicator matrix)"
+        )
+    if y.shape != s.shape:
+        raise ValueError(f"relevant must have the shape of scores {s.shape}, got {y.shape}")
+    return _rank_loss_batch(s, np.ascontiguousarray(y), bool(weighted), skip)

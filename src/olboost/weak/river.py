@@ -1,0 +1,279 @@
+"""A committee of arbitrary River classifiers: the general (and slow) weak-learner path.
+
+River is an optional dependency (``pip install olboost[river]``); it is imported only when a
+:class:`RiverCommittee` is started.
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from olboost.base import InstanceOf
+from olboost.weak.base import Committee
+
+__all__ = ["RiverCommittee"]
+
+#: The committee's per-learner hyperparameters, by their olboost names.
+_HYPERPARAMETERS = ("grace_period", "split_confidence", "tie_threshold")
+
+#: Their names in River's Hoeffding-tree family (HoeffdingTreeClassifier,
+#: HoeffdingAdaptiveTreeClassifier, ExtremelyFastDecisionTreeClassifier).
+_HOEFFDING_NAMES = {"grace_period": "grace_period", "split_confidence": "delta", "tie_threshold": "tau"}
+
+
+def _import_river() -> Any:
+    try:
+        import river.base
+        import river.tree
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "RiverCommittee needs River, an optional dependency of olboost: "
+            "pip install olboost[river]"
+        ) from exc
+    return river
+
+
+def _names_problem(value: Mapping) -> str | None:
+    unknown = set(value) - set(_HYPERPARAMETERS)
+    if unknown:
+        return f"has unknown key(s) {sorted(unknown)}; valid keys are {list(_HYPERPARAMETERS)}"
+    bad = [k for k, v in value.items() if not isinstance(v, str)]
+    if bad:
+        return f"must map to parameter names (str), got non-str value(s) for {sorted(bad)}"
+    return None
+
+
+def _accepts_weight(learn_one: Any) -> bool:
+    params = inspect.signature(learn_one).parameters.values()
+    return any(p.name == "w" or p.kind == p.VAR_KEYWORD for p in params)
+
+
+class RiverCommittee(Committee):
+    """Committee of ``N`` River classifiers, each reading only its own feature subset.
+
+    Any River classifier that learns from weighted examples (``learn_one(x, y, *, w)``) can serve
+    as a weak learner. Learner ``i`` is ``model.clone(params_i)``, where ``params_i`` sets the
+    grace period, split confidence and tie threshold drawn for it (see
+    :func:`olboost.weak.base.draw_learner_setup`) under the model's own parameter names. It reads
+    the columns ``setup_.features[i]`` of each example, as a dict keyed by column index, and learns
+    label ``l`` with weight ``weights[i, l] * setup_.weight_multiplier[i]``.
+
+    This is the general, interpreted path; :class:`olboost.weak.vfdt.VFDTCommittee` is the compiled
+    Hoeffding-tree committee with the same parameters, and this class is its speed reference.
+
+    Parameters
+    ----------
+    model
+        A River classifier used as prototype, never trained itself. ``None`` means
+        ``river.tree.HoeffdingTreeClassifier(leaf_prediction="mc")``, built when the committee
+        starts.
+    n_features
+        Number of attributes each learner sees, drawn at random without replacement; ``None``
+        (or at least the number of attributes) gives every learner all attributes.
+    grace_period
+        ``(low, high)`` range of the per-learner grace period, drawn uniformly (a float: River's
+        trees compare it with a sum of weights).
+    split_confidence
+        ``(low, high)`` range of the per-learner split confidence (River's ``delta``), log-uniform.
+    tie_threshold
+        ``(low, high)`` range of the per-learner tie threshold (River's ``tau``), log-uniform.
+    weight_multiplier
+        ``(low, high)`` range of the per-learner factor applied to every importance weight.
+    hyperparameter_names
+        Where the drawn hyperparameters go: a mapping from ``"grace_period"``,
+        ``"split_confidence"``, ``"tie_threshold"`` to parameter names of ``model``; keys left out
+        are not set, and every name given must be a parameter of ``model``. ``None`` means
+        ``{"grace_period": "grace_period", "split_confidence": "delta", "tie_threshold": "tau"}``
+        (the Hoeffding-tree family), restricted to the names the model actually has: a model
+        without those parameters (e.g. ``river.linear_model.LogisticRegression``) is cloned
+        unchanged and only the feature subsets and weight multipliers differ between learners.
+
+    Attributes
+    ----------
+    setup_
+        The :class:`olboost.weak.base.LearnerSetup` drawn at :meth:`start`.
+    learners_
+        The ``N`` River classifiers.
+
+    Notes
+    -----
+    If ``model`` has a ``seed`` parameter and the committee is started with a seed, learner ``i``
+    gets its own seed derived from it, so that the committee is reproducible and its learners are
+    not randomised identically.
+
+    Raises ``TypeError`` at :meth:`start` if ``model.learn_one`` takes no ``w``: olboost drives its
+    weak learners with importance weights and never falls back on resampling.
+
+    Examples
+    --------
+    Three Hoeffding trees seeing one attribute each, on a problem where only attribute 0 matters
+    (label ``floor(3 * x[0])``): learner 0 drew the noise attribute 1 and cannot tell the labels
+    apart, learners 1 and 2 drew attribute 0 and rank the right label first.
+
+    >>> import numpy as np
+    >>> from olboost.weak.river import RiverCommittee
+    >>> committee = RiverCommittee(n_features=1)
+    >>> committee.start(n_learners=3, n_labels=3, n_attributes=2, seed=1)
+    >>> committee.setup_.features.ravel()
+    array([1, 0, 0])
+    >>> rng = np.random.default_rng(0)
+    >>> for _ in range(200):
+    ...     x = rng.uniform(size=2)
+    ...     y = int(3 * x[0])
+    ...     committee.learn(x, np.eye(3)[[y, y, y]])   # every learner learns label y, weight 1
+    >>> committee.predict(np.array([0.9, 0.5])).round(2)
+    array([[0.  , 0.42, 0.58],
+           [0.  , 0.  , 1.  ],
+           [0.  , 0.  , 1.  ]])
+    >>> committee.predict(np.array([0.1, 0.5])).round(2)
+    array([[0.  , 0.42, 0.58],
+           [1.  , 0.  , 0.  ],
+           [1.  , 0.  , 0.  ]])
+    """
+
+    _param_constraints = {
+        **Committee._param_constraints,
+        "model": InstanceOf(object, allow_none=True),
+        "hyperparameter_names": InstanceOf(Mapping, allow_none=True, predicate=_names_problem),
+    }
+
+    def __init__(
+        self,
+        model: Any = None,
+        n_features: int | None = 20,
+        grace_period: tuple[float, float] = (5.0, 20.0),
+        split_confidence: tuple[float, float] = (0.01, 0.9),
+        tie_threshold: tuple[float, float] = (0.01, 0.9),
+        weight_multiplier: tuple[float, float] = (3.0, 10.0),
+        hyperparameter_names: Mapping[str, str] | None = None,
+    ):
+        self.model = model
+        self.n_features = n_features
+        self.grace_period = grace_period
+        self.split_confidence = split_confidence
+        self.tie_threshold = tie_threshold
+        self.weight_multiplier = weight_multiplier
+        self.hyperparameter_names = hyperparameter_names
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        yield {}
+        yield {"n_features": None, "grace_period": (2.0, 4.0)}
+
+    # ----------------------------------------------------------------------------------------------
+
+    def _prototype(self) -> Any:
+        river = _import_river()
+        if self.model is None:
+            return river.tree.HoeffdingTreeClassifier(leaf_prediction="mc")
+        if not isinstance(self.model, river.base.Classifier):
+            raise TypeError(
+                f"{type(self).__name__}.model must be a River classifier "
+                f"(river.base.Classifier), got {type(self.model).__name__}"
+            )
+        return self.model
+
+    def _target_names(self, prototype: Any) -> dict[str, str]:
+        """olboost hyperparameter name -> the prototype's parameter name, for those to set."""
+        params = prototype._get_params()
+        if self.hyperparameter_names is None:
+            return {k: v for k, v in _HOEFFDING_NAMES.items() if v in params}
+        missing = sorted(v for v in self.hyperparameter_names.values() if v not in params)
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__}.hyperparameter_names maps to {missing}, which "
+                f"{type(prototype).__name__} does not have as parameter(s)"
+            )
+        return dict(self.hyperparameter_names)
+
+    def _allocate(self, seed: int | None) -> None:
+        prototype = self._prototype()
+        if not _accepts_weight(prototype.learn_one):
+            raise TypeError(
+                f"{type(prototype).__name__}.learn_one takes no importance weight `w`: olboost "
+                "trains weak learners with weighted examples and needs a weighted River model "
+                "(learn_one(x, y, *, w=1.0)), e.g. river.tree.HoeffdingTreeClassifier"
+            )
+        targets = self._target_names(prototype)
+        seeds: list[int | None] = [None] * self.n_learners_
+        if seed is not None and "seed" in prototype._get_params():
+            seeds = [
+                int(child.generate_state(1)[0])
+                for child in np.random.SeedSequence(seed).spawn(self.n_learners_)
+            ]
+        setup = self.setup_
+        learners = []
+        for i in range(self.n_learners_):
+            params: dict[str, Any] = {
+                target: float(getattr(setup, name)[i]) for name, target in targets.items()
+            }
+            if seeds[i] is not None:
+                params["seed"] = seeds[i]
+            learners.append(prototype.clone(params))
+        self.learners_ = learners
+        self._columns_ = [row.tolist() for row in setup.features]
+        self._multipliers_ = setup.weight_multiplier.tolist()
+
+    def _check_x(self, x: np.ndarray) -> list[float]:
+        if not hasattr(self, "learners_"):
+            raise RuntimeError(f"{type(self).__name__} is not started: call start() first")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.n_attributes_,):
+            raise ValueError(
+                f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
+            )
+        return x.tolist()
+
+    def _inputs(self, xs: list[float], i: int) -> dict[int, float]:
+        return {j: xs[j] for j in self._columns_[i]}
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Weak predictions for one example: a new ``(N, k)`` float64 array of distributions.
+
+        Row ``i`` is learner ``i``'s ``predict_proba_one`` over labels ``0..k-1`` (labels it does
+        not mention get 0), normalised; an empty or all-zero answer gives the uniform distribution.
+        """
+        xs = self._check_x(x)
+        k = self.n_labels_
+        out = np.zeros((self.n_learners_, k), dtype=np.float64)
+        for i, learner in enumerate(self.learners_):
+            row = out[i]
+            for label, p in learner.predict_proba_one(self._inputs(xs, i)).items():
+                if isinstance(label, numbers.Integral) and 0 <= label < k and p > 0:
+                    row[label] = p
+            total = row.sum()
+            if total > 0 and np.isfinite(total):
+                row /= total
+            else:
+                row[:] = 1.0 / k
+        return out
+
+    def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """Train learner ``i`` on label ``l`` with weight ``weights[i, l] * multiplier_i``.
+
+        Labels are visited in increasing order and zero weights are skipped. ``weights`` must be an
+        ``(N, k)`` array of finite non-negative numbers; invalid input raises ``ValueError``
+        before any learner changes.
+        """
+        xs = self._check_x(x)
+        w = np.asarray(weights, dtype=np.float64)
+        shape = (self.n_learners_, self.n_labels_)
+        if w.shape != shape:
+            raise ValueError(f"weights must have shape {shape}, got {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("weights must be finite")
+        if np.any(w < 0):
+            raise ValueError("weights must be non-negative")
+        for i, learner in enumerate(self.learners_):
+            labels = np.flatnonzero(w[i] > 0).tolist()  # increasing
+            if not labels:
+                continue
+            x_i = self._inputs(xs, i)
+            multiplier = self._multipliers_[i]
+            for label in labels:
+                learner.learn_one(x_i, label, w=float(w[i, label]) * multiplier)

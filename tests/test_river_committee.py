@@ -1,0 +1,267 @@
+"""Tests for olboost.weak.river.RiverCommittee (skipped when River is not installed)."""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+import numpy as np
+import pytest
+
+river = pytest.importorskip("river")
+
+from river import linear_model, naive_bayes, tree  # noqa: E402
+
+from olboost.weak.base import draw_learner_setup  # noqa: E402
+from olboost.weak.river import RiverCommittee  # noqa: E402
+
+RANGES = {
+    "grace_period": (5.0, 20.0),
+    "split_confidence": (0.01, 0.9),
+    "tie_threshold": (0.01, 0.9),
+    "weight_multiplier": (3.0, 10.0),
+}
+
+
+class Recorder(river.base.Classifier):
+    """A weighted River classifier that records what it is taught and predicts a fixed dict."""
+
+    def __init__(self, grace_period: float = 1.0, proba: dict | None = None):
+        self.grace_period = grace_period
+        self.proba = proba
+        self.calls: list = []
+
+    def learn_one(self, x, y, *, w=1.0):
+        self.calls.append((dict(x), y, w))
+
+    def predict_proba_one(self, x):
+        return dict(self.proba or {})
+
+
+def started(committee: RiverCommittee, n=4, k=3, d=6, seed=0) -> RiverCommittee:
+    committee.start(n_learners=n, n_labels=k, n_attributes=d, seed=seed)
+    return committee
+
+
+def stream(n, d=6, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        x = rng.uniform(size=d)
+        yield x, int(min(k - 1, k * x[0]))
+
+
+def check_distributions(p, n, k):
+    assert isinstance(p, np.ndarray) and p.dtype == np.float64 and p.shape == (n, k)
+    assert np.all(p >= 0) and np.all(np.isfinite(p))
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_predictions_are_distributions():
+    c = started(RiverCommittee(n_features=3), n=5, k=4)
+    x0 = np.full(6, 0.5)
+    p = c.predict(x0)
+    check_distributions(p, 5, 4)
+    np.testing.assert_array_equal(p, 0.25)  # untrained: empty dicts -> uniform
+    for x, y in stream(300, k=4):
+        w = np.zeros((5, 4))
+        w[:, y] = 1.0
+        c.learn(x, w)
+        check_distributions(c.predict(x), 5, 4)
+    assert c.predict(x0) is not c.predict(x0)
+
+
+def test_missing_and_zero_labels_and_normalisation():
+    c = started(RiverCommittee(model=Recorder(proba={2: 3.0, 0: 1.0, 7: 5.0})), n=2, k=3)
+    np.testing.assert_allclose(c.predict(np.zeros(6)), [[0.25, 0.0, 0.75]] * 2)
+    c = started(RiverCommittee(model=Recorder(proba={0: 0.0, 1: 0.0})), n=2, k=4)
+    np.testing.assert_array_equal(c.predict(np.zeros(6)), 0.25)
+
+
+def test_learned_weights_flow():
+    c = started(RiverCommittee(n_features=None), n=3, k=3, d=4)
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        w = np.zeros((3, 3))
+        w[0, 2] = rng.uniform(0.5, 2.0)  # learner 0 only ever learns label 2
+        w[1, 0] = 1.0  # learner 1 only label 0
+        w[2, 1] = 1.0  # learner 2 only label 1
+        c.learn(rng.uniform(size=4), w)
+    p = c.predict(rng.uniform(size=4))
+    assert p.argmax(axis=1).tolist() == [2, 0, 1]
+
+
+def test_learn_calls_features_order_and_multiplier():
+    c = started(RiverCommittee(model=Recorder(), n_features=2), n=3, k=4, d=5, seed=3)
+    x = np.arange(5, dtype=np.float64) / 10
+    w = np.array([[0.0, 2.0, 0.0, 0.5], [0.0, 0.0, 0.0, 0.0], [1.0, 0.0, 3.0, 0.0]])
+    c.learn(x, w)
+    setup = c.setup_
+    for i, learner in enumerate(c.learners_):
+        expected_x = {int(j): float(x[j]) for j in setup.features[i]}
+        labels = np.flatnonzero(w[i]).tolist()
+        assert [call[1] for call in learner.calls] == labels  # increasing, zeros skipped
+        for (xi, label, wi), lab in zip(learner.calls, labels, strict=True):
+            assert xi == expected_x
+            assert all(type(key) is int for key in xi) and type(label) is int
+            assert wi == pytest.approx(w[i, lab] * setup.weight_multiplier[i])
+
+
+def test_same_seed_same_setup_as_draw_learner_setup():
+    a = started(RiverCommittee(n_features=3), n=7, d=10, seed=123)
+    b = started(RiverCommittee(n_features=3), n=7, d=10, seed=123)
+    ref = draw_learner_setup(123, 7, 10, 3, **RANGES)
+    for name in ("features", "grace_period", "split_confidence", "tie_threshold"):
+        np.testing.assert_array_equal(getattr(a.setup_, name), getattr(ref, name))
+        np.testing.assert_array_equal(getattr(b.setup_, name), getattr(ref, name))
+    np.testing.assert_array_equal(a.setup_.weight_multiplier, ref.weight_multiplier)
+
+
+def test_drawn_hyperparameters_are_set_on_each_tree():
+    c = started(RiverCommittee(n_features=3), n=6, d=10, seed=9)
+    assert len(c.learners_) == 6
+    for i, learner in enumerate(c.learners_):
+        assert isinstance(learner, tree.HoeffdingTreeClassifier)
+        assert learner.leaf_prediction == "mc"
+        assert learner.grace_period == c.setup_.grace_period[i]
+        assert learner.delta == c.setup_.split_confidence[i]
+        assert learner.tau == c.setup_.tie_threshold[i]
+    assert len({learner.grace_period for learner in c.learners_}) == 6
+    assert c.model is None  # parameters untouched
+
+
+def test_user_model_is_prototype_only():
+    proto = tree.HoeffdingTreeClassifier(leaf_prediction="nb", max_depth=3)
+    c = started(RiverCommittee(model=proto, n_features=None))
+    for x, y in stream(50):
+        w = np.zeros((4, 3))
+        w[:, y] = 1.0
+        c.learn(x, w)
+    assert c.model is proto and proto.n_nodes == 0
+    assert all(lr.max_depth == 3 and lr.leaf_prediction == "nb" for lr in c.learners_)
+    assert all(lr is not proto and lr.n_nodes > 0 for lr in c.learners_)
+
+
+def test_hyperparameter_names():
+    # A model without those parameters: nothing set, no error.
+    c = started(RiverCommittee(model=linear_model.LogisticRegression()))
+    assert all(isinstance(lr, linear_model.LogisticRegression) for lr in c.learners_)
+    for x, y in stream(20):
+        c.learn(x, np.eye(3)[[y] * 4])
+        check_distributions(c.predict(x), 4, 3)
+    # An explicit partial mapping: only what is listed is set.
+    c = started(RiverCommittee(hyperparameter_names={"grace_period": "grace_period"}))
+    default = tree.HoeffdingTreeClassifier()
+    for i, lr in enumerate(c.learners_):
+        assert lr.grace_period == c.setup_.grace_period[i]
+        assert (lr.delta, lr.tau) == (default.delta, default.tau)
+    # Renamed parameters on a custom model.
+    c = started(RiverCommittee(model=Recorder(), hyperparameter_names={"tie_threshold": "grace_period"}))
+    for i, lr in enumerate(c.learners_):
+        assert lr.grace_period == c.setup_.tie_threshold[i]
+    with pytest.raises(ValueError, match="does not have"):
+        started(RiverCommittee(model=Recorder(), hyperparameter_names={"split_confidence": "delta"}))
+    with pytest.raises(ValueError, match="unknown key"):
+        started(RiverCommittee(hyperparameter_names={"depth": "max_depth"}))
+
+
+def test_seeded_models_get_distinct_reproducible_seeds():
+    proto = tree.HoeffdingAdaptiveTreeClassifier()
+    a = started(RiverCommittee(model=proto), n=5, seed=11)
+    b = started(RiverCommittee(model=proto), n=5, seed=11)
+    seeds = [lr.seed for lr in a.learners_]
+    assert seeds == [lr.seed for lr in b.learners_]
+    assert len(set(seeds)) == 5
+    c = started(RiverCommittee(model=proto), n=5, seed=None)
+    assert all(lr.seed is None for lr in c.learners_)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        np.full((4, 3), -0.1),
+        np.full((4, 3), np.nan),
+        np.full((4, 3), np.inf),
+        np.ones((3, 4)),
+        np.ones((4, 3, 1)),
+        np.ones(12),
+    ],
+)
+def test_bad_weights_leave_state_unchanged(bad):
+    c = started(RiverCommittee(n_features=2))
+    for x, y in stream(30):
+        c.learn(x, np.eye(3)[[y] * 4])
+    before = pickle.dumps(c)
+    x = np.full(6, 0.3)
+    bad = bad.copy()
+    if bad.shape == (4, 3) and np.all(bad < 0):
+        bad[0] = 1.0  # some valid rows before the bad ones
+    with pytest.raises(ValueError):
+        c.learn(x, bad)
+    assert pickle.dumps(c) == before
+
+
+def test_bad_x_raises():
+    c = started(RiverCommittee())
+    before = pickle.dumps(c)
+    for x in (np.zeros(5), np.zeros(7), np.zeros((1, 6))):
+        with pytest.raises(ValueError, match="attributes"):
+            c.learn(x, np.ones((4, 3)))
+        with pytest.raises(ValueError, match="attributes"):
+            c.predict(x)
+    assert pickle.dumps(c) == before
+    with pytest.raises(RuntimeError, match="start"):
+        RiverCommittee().predict(np.zeros(6))
+
+
+def test_non_weighted_model_raises_type_error():
+    assert "w" not in naive_bayes.GaussianNB.learn_one.__code__.co_varnames
+    with pytest.raises(TypeError, match="weighted"):
+        started(RiverCommittee(model=naive_bayes.GaussianNB()))
+
+
+def test_non_classifier_model_raises_type_error():
+    with pytest.raises(TypeError, match="River classifier"):
+        started(RiverCommittee(model=tree.HoeffdingTreeRegressor()))
+    with pytest.raises(TypeError, match="River classifier"):
+        started(RiverCommittee(model="tree"))
+
+
+def test_missing_river_raises_import_error_with_hint(monkeypatch):
+    for name in [m for m in sys.modules if m == "river" or m.startswith("river.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r"pip install olboost\[river\]"):
+        started(RiverCommittee())
+
+
+def test_pickle_round_trip_continues_identically():
+    c = started(RiverCommittee(n_features=3), seed=5)
+    data = list(stream(120, seed=2))
+    for x, y in data[:60]:
+        c.learn(x, np.eye(3)[[y] * 4])
+    d = pickle.loads(pickle.dumps(c))
+    for x, y in data[60:]:
+        w = np.eye(3)[[y] * 4]
+        np.testing.assert_array_equal(c.predict(x), d.predict(x))
+        c.learn(x, w)
+        d.learn(x, w)
+    np.testing.assert_array_equal(c.predict(data[0][0]), d.predict(data[0][0]))
+
+
+def test_clone_is_fresh_with_same_params():
+    proto = tree.HoeffdingTreeClassifier(max_depth=4)
+    c = started(RiverCommittee(model=proto, n_features=2, grace_period=(2.0, 3.0)))
+    c.learn(np.zeros(6), np.ones((4, 3)))
+    fresh = c.clone()
+    assert type(fresh) is RiverCommittee and not hasattr(fresh, "learners_")
+    assert fresh._get_params().keys() == c._get_params().keys()
+    assert fresh.n_features == 2 and fresh.grace_period == (2.0, 3.0)
+    assert fresh.model is not proto and fresh.model.max_depth == 4
+    started(fresh)
+    for i in range(4):
+        assert fresh.learners_[i].grace_period == c.learners_[i].grace_period
+
+
+def test_unit_test_params_start():
+    for params in RiverCommittee._unit_test_params():
+        c = started(RiverCommittee(**params))
+        check_distributions(c.predict(np.zeros(6)), 4, 3)
