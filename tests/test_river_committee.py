@@ -131,14 +131,15 @@ def test_drawn_hyperparameters_are_set_on_each_tree():
 
 def test_user_model_is_prototype_only():
     proto = tree.HoeffdingTreeClassifier(leaf_prediction="nb", max_depth=3)
+    proto_bytes = pickle.dumps(proto)
     c = started(RiverCommittee(model=proto, n_features=None))
     for x, y in stream(50):
         w = np.zeros((4, 3))
         w[:, y] = 1.0
         c.learn(x, w)
-    assert c.model is proto and proto.n_nodes == 0
+    assert c.model is proto and pickle.dumps(proto) == proto_bytes
     assert all(lr.max_depth == 3 and lr.leaf_prediction == "nb" for lr in c.learners_)
-    assert all(lr is not proto and lr.n_nodes > 0 for lr in c.learners_)
+    assert all(lr is not proto and lr.n_nodes for lr in c.learners_)
 
 
 def test_hyperparameter_names():
@@ -155,11 +156,19 @@ def test_hyperparameter_names():
         assert lr.grace_period == c.setup_.grace_period[i]
         assert (lr.delta, lr.tau) == (default.delta, default.tau)
     # Renamed parameters on a custom model.
-    c = started(RiverCommittee(model=Recorder(), hyperparameter_names={"tie_threshold": "grace_period"}))
+    c = started(
+        RiverCommittee(model=Recorder(), hyperparameter_names={"tie_threshold": "grace_period"})
+    )
     for i, lr in enumerate(c.learners_):
         assert lr.grace_period == c.setup_.tie_threshold[i]
     with pytest.raises(ValueError, match="does not have"):
-        started(RiverCommittee(model=Recorder(), hyperparameter_names={"split_confidence": "delta"}))
+        started(
+            RiverCommittee(model=Recorder(), hyperparameter_names={"split_confidence": "delta"})
+        )
+    with pytest.raises(ValueError, match="distinct"):
+        started(
+            RiverCommittee(hyperparameter_names={"split_confidence": "tau", "tie_threshold": "tau"})
+        )
     with pytest.raises(ValueError, match="unknown key"):
         started(RiverCommittee(hyperparameter_names={"depth": "max_depth"}))
 

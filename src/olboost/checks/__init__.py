@@ -271,14 +271,15 @@ def _started(model: Estimator, seed: int = 1, n: int = 5, k: int = 4, d: int = 6
     return c
 
 
-def _committee_rounds(committee: Estimator, rounds: int = 40) -> np.ndarray:
-    X, Y = synthetic_multilabel(n=rounds, d=committee.n_attributes_, k=committee.n_labels_)
+def _committee_rounds(committee: Estimator, rows: slice = slice(0, 40)) -> np.ndarray:
+    """Predict then learn rows ``rows`` of one fixed synthetic stream; the weights vary by
+    learner so that every learner sees a different importance."""
+    X, Y = synthetic_multilabel(n=40, d=committee.n_attributes_, k=committee.n_labels_)
+    scale = np.linspace(0.5, 1.5, committee.n_learners_)[:, None]
     out = []
-    for x, y in zip(X, Y, strict=True):
-        H = committee.predict(x)
-        out.append(H)
-        w = np.where(y, 1.0, 0.0)[None, :] * np.linspace(0.5, 1.5, H.shape[0])[:, None]
-        committee.learn(x, w)
+    for x, y in zip(X[rows], Y[rows], strict=True):
+        out.append(committee.predict(x))
+        committee.learn(x, np.where(y, 1.0, 0.0)[None, :] * scale)
     return np.asarray(out)
 
 
@@ -291,19 +292,11 @@ def check_committee_predictions(model: Estimator) -> None:
 
 
 def check_committee_pickling(model: Estimator) -> None:
-    a = _started(model)
-    full = _committee_rounds(a, 40)
+    full = _committee_rounds(_started(model))
     b = _started(model)
-    first = _committee_rounds(b, 20)
-    b = pickle.loads(pickle.dumps(b))
-    X, Y = synthetic_multilabel(n=40, d=6, k=4)
-    rest = []
-    for x, y in zip(X[20:], Y[20:], strict=True):
-        H = b.predict(x)
-        rest.append(H)
-        w = np.where(y, 1.0, 0.0)[None, :] * np.linspace(0.5, 1.5, 5)[:, None]
-        b.learn(x, w)
-    assert np.array_equal(np.concatenate([first, np.asarray(rest)]), full)
+    first = _committee_rounds(b, slice(0, 20))
+    rest = _committee_rounds(pickle.loads(pickle.dumps(b)), slice(20, 40))
+    assert np.array_equal(np.concatenate([first, rest]), full), "a pickled committee must resume"
 
 
 def check_committee_seeding(model: Estimator) -> None:
@@ -314,7 +307,7 @@ def check_committee_seeding(model: Estimator) -> None:
 
 def check_committee_bad_input(model: Estimator) -> None:
     c = _started(model)
-    _committee_rounds(c, 10)
+    _committee_rounds(c, slice(0, 10))
     before = pickle.dumps(c)
     x = np.zeros(6)
     good = np.ones((5, 4))

@@ -8,9 +8,9 @@ the code (0..m-1) of their category, missing values (``?``) as NaN. Files whose 
 sparse form (``{i v, j w}``) give a ``scipy.sparse.csr_array``; an omitted entry is 0, which for a
 nominal attribute is its first category, as in Weka.
 
-Speed comes from splitting rows with ``str.split`` in one pass and converting all values at once with
-numpy; rows containing quotes or ``%`` go through a slower character tokenizer. Every error names the
-file and the 1-based line number.
+Speed comes from splitting rows with ``str.split`` in one pass and converting all values at once
+with numpy; rows containing quotes or ``%`` go through a slower character tokenizer. Every error
+names the file and the 1-based line number.
 """
 
 from __future__ import annotations
@@ -285,9 +285,7 @@ def _parse_type(rest: str, pos: int, path: str, line: int) -> tuple[str, tuple[s
     return "numeric", None
 
 
-def _parse_header(
-    lines: list[str], path: str
-) -> tuple[str, list[ArffAttribute], int]:
+def _parse_header(lines: list[str], path: str) -> tuple[str, list[ArffAttribute], int]:
     """Parse up to ``@data``; return ``(relation, attributes, index of the @data line)``."""
     relation = ""
     attributes: list[ArffAttribute] = []
@@ -319,7 +317,9 @@ def _parse_header(
             return relation, attributes, i
         else:
             raise _error(path, line, f"unknown keyword {keyword!r}")
-    raise _error(path, max(len(lines), 1), "missing @data section (file truncated?)")
+    # text.split("\n") yields a last, empty item when the file ends with a newline.
+    last_line = max(len(lines) - (lines[-1] == ""), 1)
+    raise _error(path, last_line, "missing @data section (file truncated?)")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -443,7 +443,9 @@ def _parse_body(
             elif not inner.strip():
                 idx, vals = [], []
             else:
-                raise _error(path, line, f"bad sparse row {s[:60]!r}: expected {{index value, ...}}")
+                raise _error(
+                    path, line, f"bad sparse row {s[:60]!r}: expected {{index value, ...}}"
+                )
         else:
             idx, vals = None, s.split(",")
 
@@ -487,8 +489,13 @@ def _parse_body(
     nom_where = np.flatnonzero(is_nom)
     if len(nom_where):
         values[nom_where] = _convert_nominal(
-            tokens[nom_where].tolist(), cols[nom_where], nom_where, attributes, row_ptr,
-            lines_arr, path,
+            tokens[nom_where].tolist(),
+            cols[nom_where],
+            nom_where,
+            attributes,
+            row_ptr,
+            lines_arr,
+            path,
         )
 
     if not any_sparse:

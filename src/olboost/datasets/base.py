@@ -26,7 +26,8 @@ class MultiLabelDataset:
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
         ``nominal``); missing values are NaN.
     Y : numpy.ndarray
-        bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to row ``i``.
+        bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to
+        row ``i``.
     feature_names : list of str
         The d feature names.
     label_names : list of str

@@ -65,10 +65,13 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
     raw = read_bytes(xml_path)
     labels: list[tuple[str, int]] = []
     seen: set[str] = set()
+    root_line: list[int] = []  # line of the root element, where labels were expected
     # expat rather than ElementTree: it is namespace-aware and reports line numbers.
     parser = xml.parsers.expat.ParserCreate(namespace_separator=" ")
 
     def start(tag: str, attrs: dict[str, str]) -> None:
+        if not root_line:
+            root_line.append(parser.CurrentLineNumber)
         namespace, _, local = tag.rpartition(" ")
         if local != "label" or namespace not in ("", MULAN_NAMESPACE):
             return
@@ -87,7 +90,7 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
     except xml.parsers.expat.ExpatError as exc:
         raise _error(path, exc.lineno, f"malformed XML: {exc}") from None
     if not labels:
-        raise _error(path, parser.CurrentLineNumber, "no <label> elements")
+        raise _error(path, root_line[0], f"no <label> elements in the namespace {MULAN_NAMESPACE}")
     return labels
 
 
@@ -259,7 +262,8 @@ def load(
     name_or_path : str or path-like
         Either a bundled name (see ``BUNDLED``; ``"m-reduced"`` and ``"mediamill_reduced"`` are
         aliases of ``"mediamill-reduced"``), loaded offline with its train and test splits
-        concatenated, or the path of an ARFF file (plain or gzip).
+        concatenated, or the path of an ARFF file (plain or gzip). A bundled name wins over a
+        file of the same name in the working directory; write ``./emotions`` for the file.
     labels : str or path-like, optional
         Path of the MULAN XML label file; required with an ARFF path, not allowed with a bundled
         name.

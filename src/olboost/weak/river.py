@@ -23,14 +23,18 @@ _HYPERPARAMETERS = ("grace_period", "split_confidence", "tie_threshold")
 
 #: Their names in River's Hoeffding-tree family (HoeffdingTreeClassifier,
 #: HoeffdingAdaptiveTreeClassifier, ExtremelyFastDecisionTreeClassifier).
-_HOEFFDING_NAMES = {"grace_period": "grace_period", "split_confidence": "delta", "tie_threshold": "tau"}
+_HOEFFDING_NAMES = {
+    "grace_period": "grace_period",
+    "split_confidence": "delta",
+    "tie_threshold": "tau",
+}
 
 
 def _import_river() -> Any:
     try:
         import river.base
         import river.tree
-    except ImportError as exc:  # pragma: no cover - depends on the environment
+    except ImportError as exc:
         raise ImportError(
             "RiverCommittee needs River, an optional dependency of olboost: "
             "pip install olboost[river]"
@@ -45,6 +49,8 @@ def _names_problem(value: Mapping) -> str | None:
     bad = [k for k, v in value.items() if not isinstance(v, str)]
     if bad:
         return f"must map to parameter names (str), got non-str value(s) for {sorted(bad)}"
+    if len(set(value.values())) < len(value):
+        return f"must map to distinct parameter names, got {dict(value)}"
     return None
 
 
@@ -138,7 +144,6 @@ class RiverCommittee(Committee):
 
     _param_constraints = {
         **Committee._param_constraints,
-        "model": InstanceOf(object, allow_none=True),
         "hyperparameter_names": InstanceOf(Mapping, allow_none=True, predicate=_names_problem),
     }
 

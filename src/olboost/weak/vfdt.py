@@ -1,0 +1,345 @@
+"""A committee of N compiled Hoeffding trees (VFDT) stored in flat arrays.
+
+The trees are VFDT (Domingos & Hulten 2000) with the semantics of River's
+``HoeffdingTreeClassifier`` and MOA's ``HoeffdingTree``; the kernels live in
+:mod:`olboost.weak._vfdt_kernels` and this module only orchestrates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from olboost.base import InstanceOf, Interval
+from olboost.weak import _vfdt_kernels as K
+from olboost.weak.base import Committee
+
+__all__ = ["VFDTCommittee"]
+
+
+def _check_nominal_attributes(value: Mapping) -> str | None:
+    for col, n_cat in value.items():
+        for item in (col, n_cat):
+            if isinstance(item, bool) or not isinstance(item, Integral):
+                return f"must map integer column indices to integer category counts, got {value!r}"
+        if col < 0 or n_cat < 1:
+            return f"must map column indices >= 0 to category counts >= 1, got {value!r}"
+    return None
+
+
+class VFDTCommittee(Committee):
+    """N Hoeffding trees (VFDT, Domingos & Hulten 2000), compiled with Numba, one per learner.
+
+    Each learner is a single-label classifier over the ``k`` labels that sees only its own random
+    subset of attributes (:func:`olboost.weak.base.draw_learner_setup` draws the subset and the
+    learner's grace period, split confidence, tie threshold and weight multiplier). The trees
+    follow River's ``HoeffdingTreeClassifier`` (a port of MOA's ``HoeffdingTree``):
+
+    * a leaf keeps class weights and, per attribute, a Gaussian per class (weighted Welford mean
+      and variance, min and max) for numeric attributes, or weights per (category, class) for
+      nominal ones;
+    * once the weight seen at a leaf since its last attempt reaches the grace period, and the leaf
+      has seen two classes or more, the leaf tries to split. Numeric candidates are ``x <= t`` at
+      ``n_split_points`` thresholds evenly spaced strictly inside the observed range, the class
+      weights on each side being estimated from the Gaussians (River's ``GaussianSplitter``);
+      nominal candidates are the multiway split and each binary ``x == v`` split (River's
+      ``NominalSplitterClassif``). Merit is information gain, ``-inf`` unless two branches hold
+      more than ``min_branch_fraction`` of the weight; the null split (pre-pruning) is a candidate
+      and, under that rule, has merit ``-inf``;
+    * the best candidate is applied when it beats the second best by more than the Hoeffding bound
+      ``sqrt(R^2 ln(1/delta) / (2 n))``, ``R = log2(max(c, 2))`` with ``c`` the number of classes
+      seen at the leaf and ``n`` its weight, or when the bound is below the tie threshold. If the
+      null split wins, or the majority class holds more than ``max_share_to_split`` of the leaf's
+      weight, the leaf is deactivated: it keeps counting classes but never splits again. New leaves
+      start with the class weights their branch was estimated to receive and empty observers;
+    * a leaf predicts its class weights smoothed by ``leaf_prior``:
+      ``(w[c] + leaf_prior) / (W + k * leaf_prior)``.
+
+    All learners live in flat arrays (nodes per tree, and a pool of leaf statistics whose slot is
+    recycled when a leaf splits), so memory grows with the number of leaves. Storage doubles
+    whenever a ``learn`` call could exceed it.
+
+    Parameters
+    ----------
+    n_features
+        Attributes each learner sees (all of them if ``None`` or larger than their number).
+    grace_period
+        Range of the per-learner grace period: the weight a leaf must see between split attempts.
+    split_confidence
+        Range (log-uniform) of the per-learner ``delta`` of the Hoeffding bound.
+    tie_threshold
+        Range (log-uniform) of the per-learner tie threshold ``tau``.
+    weight_multiplier
+        Range of the per-learner factor applied to every importance weight.
+    nominal_attributes
+        ``{column index: number of categories}`` of the nominal attributes; a nominal value arrives
+        as a float code in ``0 .. m-1``. ``None``: every attribute is numeric.
+    n_split_points
+        Thresholds tried per numeric attribute at each split attempt.
+    min_branch_fraction
+        A split needs two branches each with more than this fraction of the weight.
+    max_share_to_split
+        A leaf whose majority class holds more than this share of its weight stops growing.
+    leaf_prior
+        Additive prior of the leaf class distributions.
+    capacity
+        Initial node slots per tree (storage grows by doubling when needed).
+
+    References
+    ----------
+    Domingos, P. & Hulten, G. (2000). Mining high-speed data streams. KDD, 71-80.
+
+    Bifet, A., Holmes, G., Kirkby, R. & Pfahringer, B. (2010). MOA: Massive Online Analysis.
+    JMLR 11, 1601-1604 (``HoeffdingTree``, ``GaussianNumericAttributeClassObserver``).
+
+    Montiel, J. et al. (2021). River: machine learning for streaming data in Python. JMLR 22(110)
+    (``HoeffdingTreeClassifier``).
+
+    Examples
+    --------
+    Three trees learn that the label is 1 when attribute 0 exceeds 0.5:
+
+    >>> import numpy as np
+    >>> from olboost.weak import VFDTCommittee
+    >>> committee = VFDTCommittee(n_features=2, grace_period=(10.0, 10.0),
+    ...                           weight_multiplier=(1.0, 1.0))
+    >>> committee.start(3, 2, 2, seed=0)
+    >>> committee.predict(np.array([0.9, 0.5]))
+    array([[0.5, 0.5],
+           [0.5, 0.5],
+           [0.5, 0.5]])
+    >>> rng = np.random.default_rng(0)
+    >>> for _ in range(500):
+    ...     x = rng.uniform(size=2)
+    ...     weights = np.zeros((3, 2))
+    ...     weights[:, int(x[0] > 0.5)] = 1.0
+    ...     committee.learn(x, weights)
+    >>> committee.predict(np.array([0.9, 0.5])).round(2)
+    array([[0.01, 0.99],
+           [0.01, 0.99],
+           [0.01, 0.99]])
+    >>> committee.leaf_counts()
+    array([...])
+    """
+
+    _param_constraints = {
+        **Committee._param_constraints,
+        "nominal_attributes": InstanceOf(
+            Mapping, allow_none=True, predicate=_check_nominal_attributes
+        ),
+        "n_split_points": Interval(1, None, integer=True),
+        "min_branch_fraction": Interval(0, 1, closed="left"),
+        "max_share_to_split": Interval(0, 1, closed="right"),
+        "leaf_prior": Interval(0, None),
+        "capacity": Interval(1, None, integer=True),
+    }
+
+    def __init__(
+        self,
+        n_features: int | None = 20,
+        grace_period: tuple[float, float] = (5.0, 20.0),
+        split_confidence: tuple[float, float] = (0.01, 0.9),
+        tie_threshold: tuple[float, float] = (0.01, 0.9),
+        weight_multiplier: tuple[float, float] = (3.0, 10.0),
+        nominal_attributes: Mapping[int, int] | None = None,
+        n_split_points: int = 10,
+        min_branch_fraction: float = 0.01,
+        max_share_to_split: float = 0.99,
+        leaf_prior: float = 1.0,
+        capacity: int = 32,
+    ):
+        self.n_features = n_features
+        self.grace_period = grace_period
+        self.split_confidence = split_confidence
+        self.tie_threshold = tie_threshold
+        self.weight_multiplier = weight_multiplier
+        self.nominal_attributes = nominal_attributes
+        self.n_split_points = n_split_points
+        self.min_branch_fraction = min_branch_fraction
+        self.max_share_to_split = max_share_to_split
+        self.leaf_prior = leaf_prior
+        self.capacity = capacity
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        yield {}
+        yield {"n_features": 3, "grace_period": (1.0, 3.0), "capacity": 1}
+        yield {"nominal_attributes": {0: 3}, "grace_period": (1.0, 3.0)}
+
+    # -------------------------------------------------------------------------- setup
+
+    def _allocate(self, seed: int | None) -> None:
+        # All randomness was drawn by start(); the trees themselves are deterministic.
+        n, k, d = self.n_learners_, self.n_labels_, self.n_attributes_
+        nominal = dict(self.nominal_attributes or {})
+        out_of_range = sorted(col for col in nominal if col >= d)
+        if out_of_range:
+            raise ValueError(
+                f"{type(self).__name__}.nominal_attributes names column(s) {out_of_range} but "
+                f"there are only {d} attributes"
+            )
+        columns = sorted(nominal)
+        self.nominal_columns_ = np.asarray(columns, dtype=np.int64)
+        self.nominal_cardinality_ = np.asarray([nominal[c] for c in columns], dtype=np.int64)
+
+        features = self.setup_.features
+        cardinality = np.zeros(d, dtype=np.int64)
+        cardinality[self.nominal_columns_] = self.nominal_cardinality_
+        self.n_categories_ = cardinality[features]
+        # Each learner's nominal (category, class) counts are packed one feature after another.
+        self.nominal_offset_ = np.cumsum(self.n_categories_, axis=1) - self.n_categories_
+        n_nominal_cells = int(self.n_categories_.sum(axis=1).max(initial=0))
+        self.max_branches_ = int(max(2, self.n_categories_.max(initial=0)))
+
+        n_slots = n * max(1, self.capacity // 2)
+        self.node_kind_ = np.zeros((n, self.capacity), dtype=np.int8)
+        self.node_feature_ = np.zeros((n, self.capacity), dtype=np.int64)
+        self.node_value_ = np.zeros((n, self.capacity), dtype=np.float64)
+        self.node_child_ = np.zeros((n, self.capacity), dtype=np.int64)
+        self.node_slot_ = np.zeros((n, self.capacity), dtype=np.int64)
+        self.n_nodes_ = np.ones(n, dtype=np.int64)
+        self.node_slot_[:, 0] = np.arange(n)  # each root is a leaf with slot i
+
+        m = features.shape[1]
+        self.leaf_active_ = np.zeros(n_slots, dtype=np.bool_)
+        self.leaf_active_[:n] = True
+        self.leaf_last_ = np.zeros(n_slots)
+        self.leaf_class_ = np.zeros((n_slots, k))
+        self.leaf_obs_ = np.zeros((n_slots, k))
+        self.leaf_gauss_ = np.zeros((n_slots, m, k, K.N_GAUSS_FIELDS))
+        self.leaf_nom_ = np.zeros((n_slots, n_nominal_cells, k))
+        # A stack of free slots (top at n_free_ - 1); the roots took slots 0 .. n-1.
+        self.free_slots_ = np.zeros(n_slots, dtype=np.int64)
+        self.free_slots_[: n_slots - n] = np.arange(n_slots - 1, n - 1, -1)
+        self.n_free_ = np.array([n_slots - n], dtype=np.int64)
+
+        self.work_ = np.zeros((self.max_branches_ + 2, k))
+        self.totals_ = np.zeros(self.capacity)
+
+    def _grow_nodes(self, needed: int) -> None:
+        size = self.node_kind_.shape[1]
+        while size < needed:
+            size *= 2
+        for name in ("node_kind_", "node_feature_", "node_value_", "node_child_", "node_slot_"):
+            old = getattr(self, name)
+            new = np.zeros((old.shape[0], size), dtype=old.dtype)
+            new[:, : old.shape[1]] = old
+            setattr(self, name, new)
+        self.totals_ = np.zeros(size)
+
+    def _grow_pool(self, needed: int) -> None:
+        n_slots = self.leaf_class_.shape[0]
+        new_slots = n_slots
+        while self.n_free_[0] + new_slots - n_slots < needed:
+            new_slots *= 2
+        for name in ("leaf_active_", "leaf_last_", "leaf_class_", "leaf_obs_", "leaf_gauss_",
+                     "leaf_nom_"):
+            old = getattr(self, name)
+            new = np.zeros((new_slots,) + old.shape[1:], dtype=old.dtype)
+            new[:n_slots] = old
+            setattr(self, name, new)
+        n_free = int(self.n_free_[0])
+        free = np.zeros(new_slots, dtype=np.int64)
+        added = np.arange(new_slots - 1, n_slots - 1, -1, dtype=np.int64)
+        free[: added.size] = added
+        free[added.size : added.size + n_free] = self.free_slots_[:n_free]
+        self.free_slots_ = free
+        self.n_free_[0] = n_free + added.size
+
+    # -------------------------------------------------------------------------- contract
+
+    def _check_x(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.n_attributes_,):
+            raise ValueError(
+                f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
+            )
+        if self.nominal_columns_.size and not K.nominal_codes_valid(
+            x, self.nominal_columns_, self.nominal_cardinality_
+        ):
+            raise ValueError(
+                "nominal attributes must hold integer codes in [0, number of categories), got "
+                f"{x[self.nominal_columns_]!r} for columns {self.nominal_columns_.tolist()}"
+            )
+        return x
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Each tree's smoothed leaf distribution for ``x``: ``(N, k)`` float64."""
+        x = self._check_x(x)
+        out = np.empty((self.n_learners_, self.n_labels_))
+        K.predict(
+            x,
+            self.setup_.features,
+            self.n_categories_,
+            self.leaf_prior,
+            self.node_kind_,
+            self.node_feature_,
+            self.node_value_,
+            self.node_child_,
+            self.node_slot_,
+            self.n_nodes_,
+            self.leaf_class_,
+            self.totals_,
+            out,
+        )
+        return out
+
+    def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """Tree ``i`` learns ``(x, l)`` with weight ``weights[i, l]`` times its multiplier, for
+        each label ``l`` in increasing order whose weight is positive.
+
+        Raises ``ValueError``, leaving the committee untouched, on a bad ``x`` or ``weights``."""
+        x = self._check_x(x)
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (self.n_learners_, self.n_labels_):
+            raise ValueError(
+                f"weights must have shape {(self.n_learners_, self.n_labels_)}, "
+                f"got {weights.shape}"
+            )
+        ok, nodes, slots = K.learn_demand(weights, self.n_nodes_, self.max_branches_)
+        if not ok:
+            raise ValueError("weights must be finite and non-negative")
+        if nodes > self.node_kind_.shape[1]:
+            self._grow_nodes(nodes)
+        if slots > self.n_free_[0]:
+            self._grow_pool(slots)
+        setup = self.setup_
+        K.learn(
+            x,
+            weights,
+            setup.weight_multiplier,
+            setup.grace_period,
+            setup.split_confidence,
+            setup.tie_threshold,
+            setup.features,
+            self.n_categories_,
+            self.nominal_offset_,
+            self.n_split_points,
+            self.min_branch_fraction,
+            self.max_share_to_split,
+            self.node_kind_,
+            self.node_feature_,
+            self.node_value_,
+            self.node_child_,
+            self.node_slot_,
+            self.n_nodes_,
+            self.leaf_active_,
+            self.leaf_last_,
+            self.leaf_class_,
+            self.leaf_obs_,
+            self.leaf_gauss_,
+            self.leaf_nom_,
+            self.free_slots_,
+            self.n_free_,
+            self.work_,
+        )
+
+    # -------------------------------------------------------------------------- inspection
+
+    def leaf_counts(self) -> np.ndarray:
+        """Number of leaves of each tree, ``(N,)`` int64."""
+        live = np.arange(self.node_kind_.shape[1])[None, :] < self.n_nodes_[:, None]
+        return ((self.node_kind_ == K.LEAF) & live).sum(axis=1)

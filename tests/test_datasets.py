@@ -1,0 +1,570 @@
+"""Tests of olboost.datasets: the ARFF reader, the MULAN loader and the bundled data."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.io import arff as scipy_arff
+
+from olboost.datasets import BUNDLED, MultiLabelDataset, load, load_mulan, read_arff
+from olboost.datasets.mulan import read_mulan_labels
+
+# The benchmark files live next to the repository (../shared); a user's clone has no such folder.
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DATA = resources.files("olboost.datasets") / "data"
+
+NS = "http://mulan.sourceforge.net/labels"
+
+
+def need_shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} not found: the shared benchmark files are only in the dev tree")
+    return SHARED
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def xml(*labels: str) -> str:
+    body = "".join(f'<label name="{name}"></label>\n' for name in labels)
+    return f'<?xml version="1.0" encoding="utf-8"?>\n<labels xmlns="{NS}">\n{body}</labels>\n'
+
+
+# --------------------------------------------------------------------------------------------------
+# Bundled data
+
+# name: rows train, rows test, features, labels, min / mean / max relevant labels (PROVENANCE.md)
+EXPECTED = {
+    "emotions": (391, 202, 72, 6, 1, 1.87, 3),
+    "scene": (1211, 1196, 294, 6, 1, 1.07, 3),
+    "yeast": (1500, 917, 103, 14, 1, 4.24, 11),
+    "mediamill-reduced": (1500, 500, 120, 101, 0, 4.39, 13),
+}
+
+
+def test_bundled_names():
+    assert BUNDLED == tuple(EXPECTED)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_bundled_counts(name):
+    n_train, n_test, d, k, lo, mean, hi = EXPECTED[name]
+    ds = load(name)
+    assert ds.name == name
+    assert (ds.n_samples, ds.n_features, ds.n_labels) == (n_train + n_test, d, k)
+    assert ds.n_train == n_train
+    assert ds.train.n_samples == n_train and ds.test.n_samples == n_test
+    assert not ds.is_sparse and ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
+    assert ds.Y.dtype == np.bool_ and ds.Y.shape == (n_train + n_test, k)
+    assert not np.isnan(ds.X).any()
+    assert ds.nominal == {} and ds.nominal_cardinalities == {}
+    assert len(ds.feature_names) == d and len(set(ds.label_names)) == k
+    stats = ds.stats()
+    assert (stats["rows"], stats["features"], stats["labels"]) == (n_train + n_test, d, k)
+    assert (stats["min_labels"], round(stats["mean_labels"], 2), stats["max_labels"]) == (
+        lo,
+        mean,
+        hi,
+    )
+
+
+def test_bundled_label_order_follows_xml():
+    # yeast's XML lists Class6 before Class4, and so must Y.
+    ds = load("yeast")
+    assert ds.label_names[:5] == ["Class1", "Class2", "Class3", "Class6", "Class4"]
+
+
+@pytest.mark.parametrize("alias", ["m-reduced", "mediamill_reduced", "MediaMill-Reduced"])
+def test_mediamill_aliases(alias):
+    ds = load(alias)
+    assert ds.name == "mediamill-reduced"
+    assert (ds.n_samples, ds.n_labels) == (2000, 101)
+
+
+def test_bundled_matches_scipy_reference(tmp_path):
+    # An independent reader (scipy.io.arff, dense files only) must see the same numbers.
+    raw = gzip.decompress((DATA / "emotions-train.arff.gz").read_bytes())
+    path = tmp_path / "emotions-train.arff"
+    path.write_bytes(raw)
+    ref, meta = scipy_arff.loadarff(path)
+    ds = load("emotions").train
+    features = [n for n in meta.names() if meta[n][0] == "numeric"]
+    assert features == ds.feature_names
+    np.testing.assert_array_equal(np.column_stack([ref[n] for n in features]), ds.X)
+    ref_y = np.column_stack([ref[n] == b"1" for n in ds.label_names])
+    np.testing.assert_array_equal(ref_y, ds.Y)
+
+
+BUNDLED_FILES = {
+    "emotions": ["emotions-train.arff", "emotions-test.arff", "emotions.xml"],
+    "scene": ["scene-train.arff", "scene-test.arff", "scene.xml"],
+    "yeast": ["yeast-train.arff", "yeast-test.arff", "yeast.xml"],
+    "mediamill-reduced": [
+        "mediamill-reduced-train.arff",
+        "mediamill-reduced-test.arff",
+        "mediamill.xml",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(BUNDLED_FILES))
+def test_bundled_files_equal_shared(name):
+    shared = need_shared()
+    for file in BUNDLED_FILES[name]:
+        packed = (DATA / f"{file}.gz").read_bytes()
+        assert gzip.decompress(packed) == (shared / name / file).read_bytes(), file
+        # gzip -9 -n: no file name or time stamp in the header, so the archive is reproducible.
+        assert packed[4:8] == b"\0\0\0\0" and not packed[3] & 0x08, file
+
+
+def test_citation_present():
+    text = (DATA / "CITATION.md").read_text(encoding="utf-8")
+    for needle in [
+        "Tsoumakas",
+        "2411-2414",
+        "Trohidis",
+        "Boutell",
+        "Elisseeff",
+        "Snoek",
+        "Jung",
+        "ab77d1019b61611b7f41d10d2cbf5c59732afc52",
+    ]:
+        assert needle in text
+
+
+def test_bundled_size_is_small():
+    total = sum(f.stat().st_size for f in Path(str(DATA)).iterdir())
+    assert total < 5_000_000
+
+
+def test_tmc2007_from_shared_with_test_split():
+    shared = need_shared() / "tmc2007-500"
+    ds = load(
+        shared / "tmc2007-500-train.arff",
+        shared / "tmc2007-500.xml",
+        test=shared / "tmc2007-500-test.arff",
+    )
+    assert ds.name == "tmc2007-500"
+    assert isinstance(ds.X, sp.csr_array) and ds.X.dtype == np.float64
+    assert (ds.n_samples, ds.n_features, ds.n_labels) == (28596, 500, 22)
+    assert ds.n_train == 21519 and ds.test.n_samples == 7077
+    assert ds.test.is_sparse
+    assert ds.nominal_cardinalities == {j: 2 for j in range(500)}
+    x, y = next(iter(ds))
+    assert x.shape == (500,) and x.dtype == np.float64 and isinstance(y, frozenset)
+
+
+def test_enron_from_shared_sparse_single_file():
+    shared = need_shared() / "enron"
+    ds = load_mulan(shared / "enron-train.arff", shared / "enron.xml")
+    assert ds.name == "enron-train" and ds.n_train is None
+    assert (ds.n_samples, ds.n_features, ds.n_labels) == (1123, 1001, 53)
+    assert ds.is_sparse
+
+
+# --------------------------------------------------------------------------------------------------
+# ARFF syntax
+
+TINY = """\
+% A leading comment, then a blank line
+
+@ReLaTiOn 'tiny relation'
+@ATTRIBUTE x REAL
+@attribute 'it\\'s quoted' numeric   % trailing comment
+@attribute "dq \\"name\\"\tz" Integer
+@attribute colour {red, 'dark blue', "a,b"}
+@attribute lab {0,1}
+
+@DATA
+% a comment inside the data
+1.5, 2, 3, red, 1
+
+-2e-3,?,4,'dark blue',0
+0,1,2,"a,b",1 % trailing comment
+?,0,0,?,0
+"""
+
+
+def test_tiny_dense_syntax(tmp_path):
+    f = read_arff(write(tmp_path, "tiny.arff", TINY))
+    assert f.relation == "tiny relation"
+    assert f.names == ["x", "it's quoted", 'dq "name"\tz', "colour", "lab"]
+    assert [a.kind for a in f.attributes] == ["numeric"] * 3 + ["nominal"] * 2
+    assert f.attributes[3].categories == ("red", "dark blue", "a,b")
+    assert not f.is_sparse
+    expected = np.array(
+        [
+            [1.5, 2, 3, 0, 1],
+            [-2e-3, np.nan, 4, 1, 0],
+            [0, 1, 2, 2, 1],
+            [np.nan, 0, 0, np.nan, 0],
+        ]
+    )
+    np.testing.assert_array_equal(f.data, expected)
+    assert f.row_lines.tolist() == [12, 14, 15, 16]
+
+
+def test_tiny_sparse_syntax(tmp_path):
+    text = """@relation s
+@attribute a numeric
+@attribute b {no, yes}
+@attribute c numeric
+@attribute d {x, y, z}
+@data
+{0 1.5, 3 z}
+{}
+{ 1 yes , 2 -3 }
+{2 0}
+{0 ?}
+"""
+    f = read_arff(write(tmp_path, "s.arff", text))
+    assert isinstance(f.data, sp.csr_array) and f.data.dtype == np.float64
+    dense = f.data.toarray()
+    # Omitted nominal entries mean the first category, code 0 ("no", "x").
+    expected = [[1.5, 0, 0, 2], [0, 0, 0, 0], [0, 1, -3, 0], [0, 0, 0, 0], [np.nan, 0, 0, 0]]
+    np.testing.assert_array_equal(dense, expected)
+    assert f.data.nnz == 5  # the explicit "{2 0}" is dropped
+
+
+def test_sparse_row_with_quoted_value(tmp_path):
+    text = (
+        "@relation s\n@attribute a {'p q', r}\n@attribute b numeric\n@data\n{0 'p q', 1 2}\n{0 r}\n"
+    )
+    f = read_arff(write(tmp_path, "s.arff", text))
+    np.testing.assert_array_equal(f.data.toarray(), [[0, 2], [1, 0]])
+
+
+def test_mixed_dense_and_sparse_rows(tmp_path):
+    text = "@relation m\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n{1 5}\n3,0\n"
+    f = read_arff(write(tmp_path, "m.arff", text))
+    assert f.is_sparse
+    np.testing.assert_array_equal(f.data.toarray(), [[1, 2], [0, 5], [3, 0]])
+
+
+def test_crlf_tabs_and_no_final_newline(tmp_path):
+    text = "@relation\tr\r\n@attribute\ta\tnumeric\r\n@attribute b {0,1}\r\n@data\r\n1,0\r\n2,1"
+    f = read_arff(write(tmp_path, "c.arff", text))
+    np.testing.assert_array_equal(f.data, [[1, 0], [2, 1]])
+
+
+def test_gzip_detected_by_content(tmp_path):
+    raw = TINY.encode()
+    (tmp_path / "t.arff.gz").write_bytes(gzip.compress(raw))
+    (tmp_path / "t.arff").write_bytes(gzip.compress(raw))  # gzip under a plain name
+    a = read_arff(tmp_path / "t.arff.gz")
+    b = read_arff(tmp_path / "t.arff")
+    np.testing.assert_array_equal(a.data, b.data)
+    assert a.names == read_arff(write(tmp_path, "plain.arff", TINY)).names
+
+
+def test_nominal_lookup_without_dense_table(tmp_path, monkeypatch):
+    # Very wide files with many distinct tokens switch from a lookup table to np.unique.
+    from olboost.datasets import arff as arff_module
+
+    expected = read_arff(write(tmp_path, "a.arff", TINY)).data
+    monkeypatch.setattr(arff_module, "_MAX_NOMINAL_TABLE", 0)
+    np.testing.assert_array_equal(read_arff(tmp_path / "a.arff").data, expected)
+    with pytest.raises(ValueError, match="line 7: unknown value 'w'"):
+        read_arff(write(tmp_path, "b.arff", HEADER + "1,u,0\n1,w,1\n"))
+
+
+def test_empty_data_section(tmp_path):
+    f = read_arff(write(tmp_path, "e.arff", "@relation e\n@attribute a numeric\n@data\n"))
+    assert f.data.shape == (0, 1)
+
+
+# --------------------------------------------------------------------------------------------------
+# MULAN loading
+
+LABELS_INSIDE = """@relation inside
+@attribute l2 {0,1}
+@attribute f1 numeric
+@attribute l1 {1,0}
+@attribute f2 {lo,hi}
+@attribute f3 numeric
+@data
+1,0.5,1,hi,7
+0,1.5,0,lo,8
+0,?,0,hi,9
+"""
+
+
+def test_labels_anywhere_and_in_xml_order(tmp_path):
+    arff = write(tmp_path, "inside.arff", LABELS_INSIDE)
+    ds = load(arff, write(tmp_path, "inside.xml", xml("l1", "l2")))
+    assert ds.name == "inside" and ds.n_train is None
+    assert ds.feature_names == ["f1", "f2", "f3"]
+    assert ds.label_names == ["l1", "l2"]
+    # l1 is declared {1,0}: code 0 means "1", so relevance is decided by name, not code.
+    np.testing.assert_array_equal(ds.Y, [[True, True], [False, False], [False, False]])
+    np.testing.assert_array_equal(ds.X, [[0.5, 1, 7], [1.5, 0, 8], [np.nan, 1, 9]])
+    assert ds.nominal == {1: ["lo", "hi"]}
+    assert ds.nominal_cardinalities == {1: 2}
+    rows = list(ds)
+    assert [y for _, y in rows] == [frozenset({"l1", "l2"}), frozenset(), frozenset()]
+    assert all(x.dtype == np.float64 and x.shape == (3,) for x, _ in rows)
+    assert ds.stats() == {
+        "rows": 3,
+        "features": 3,
+        "labels": 2,
+        "min_labels": 0,
+        "mean_labels": pytest.approx(2 / 3),
+        "max_labels": 2,
+    }
+
+
+def test_sparse_mulan_and_iteration(tmp_path):
+    text = """@relation sp
+@attribute w1 {0,1}
+@attribute w2 numeric
+@attribute y1 {0,1}
+@attribute w3 numeric
+@attribute y2 {0,1}
+@data
+{0 1,2 1,3 2.5}
+{}
+{1 4,4 1}
+"""
+    arff = write(tmp_path, "sp.arff", text)
+    ds = load_mulan(arff, write(tmp_path, "sp.xml", xml("y1", "y2")), name="sp")
+    assert ds.name == "sp" and isinstance(ds.X, sp.csr_array)
+    np.testing.assert_array_equal(ds.X.toarray(), [[1, 0, 2.5], [0, 0, 0], [0, 4, 0]])
+    np.testing.assert_array_equal(ds.Y, [[True, False], [False, False], [False, True]])
+    xs, ys = zip(*ds, strict=True)
+    np.testing.assert_array_equal(np.vstack(xs), ds.X.toarray())
+    assert ys == (frozenset({"y1"}), frozenset(), frozenset({"y2"}))
+    assert ds.nominal == {0: ["0", "1"]}
+
+
+def test_xml_namespaces_entities_and_nesting(tmp_path):
+    text = """<?xml version="1.0"?>
+<m:labels xmlns:m="http://mulan.sourceforge.net/labels" xmlns:o="urn:other">
+  <m:label name="a&amp;b &lt;1&gt;">
+    <m:label name="child"/>
+  </m:label>
+  <o:label name="not-a-label"/>
+  <label name="no-namespace"/>
+</m:labels>
+"""
+    labels = read_mulan_labels(write(tmp_path, "l.xml", text))
+    assert labels == [("a&b <1>", 3), ("child", 4), ("no-namespace", 7)]
+    arff = (
+        "@relation r\n@attribute f numeric\n@attribute 'a&b <1>' {0,1}\n@attribute child {0,1}\n"
+        "@attribute no-namespace {0,1}\n@data\n1,1,0,1\n"
+    )
+    ds = load(write(tmp_path, "r.arff", arff), tmp_path / "l.xml")
+    assert ds.label_names == ["a&b <1>", "child", "no-namespace"]
+    assert next(iter(ds))[1] == frozenset({"a&b <1>", "no-namespace"})
+
+
+def test_load_with_test_file(tmp_path):
+    train = write(tmp_path, "d-train.arff", LABELS_INSIDE)
+    test = write(tmp_path, "d-test.arff", LABELS_INSIDE.replace("inside", "other") + "1,2,1,lo,3\n")
+    ds = load(train, write(tmp_path, "d.xml", xml("l1", "l2")), test=test)
+    assert ds.name == "d" and ds.n_train == 3 and ds.n_samples == 7
+    assert ds.test.n_samples == 4 and ds.test.n_train is None
+    np.testing.assert_array_equal(ds.test.X[-1], [2, 0, 3])
+    np.testing.assert_array_equal(ds.train.X, ds.X[:3])
+
+
+def test_load_with_sparse_test_and_dense_train(tmp_path):
+    header = "@relation r\n@attribute f numeric\n@attribute y {0,1}\n@data\n"
+    train = write(tmp_path, "a.arff", header + "1,1\n")
+    test = write(tmp_path, "b.arff", header + "{0 2}\n")
+    ds = load(train, write(tmp_path, "r.xml", xml("y")), test=test)
+    assert ds.is_sparse and ds.n_train == 1
+    np.testing.assert_array_equal(ds.X.toarray(), [[1], [2]])
+    np.testing.assert_array_equal(ds.Y, [[True], [False]])
+
+
+def test_dataset_without_split(tmp_path):
+    ds = load(write(tmp_path, "i.arff", LABELS_INSIDE), write(tmp_path, "i.xml", xml("l1")))
+    assert len(ds) == 3
+    with pytest.raises(ValueError, match="no train/test split"):
+        _ = ds.train
+    with pytest.raises(ValueError, match="no train/test split"):
+        _ = ds.test
+
+
+def test_dataset_validation():
+    with pytest.raises(ValueError, match="bool"):
+        MultiLabelDataset("x", np.zeros((2, 1)), np.zeros((2, 1)), ["a"], ["b"])
+    with pytest.raises(ValueError, match="rows"):
+        MultiLabelDataset("x", np.zeros((2, 1)), np.zeros((3, 1), bool), ["a"], ["b"])
+    with pytest.raises(ValueError, match="n_train"):
+        MultiLabelDataset("x", np.zeros((2, 1)), np.zeros((2, 1), bool), ["a"], ["b"], {}, 3)
+    assert "n_samples=2" in repr(
+        MultiLabelDataset("x", np.zeros((2, 1)), np.zeros((2, 1), bool), ["a"], ["b"])
+    )
+
+
+def test_iteration_yields_copies():
+    X = np.zeros((1, 2))
+    ds = MultiLabelDataset("x", X, np.ones((1, 1), bool), ["a", "b"], ["y"])
+    x, y = next(iter(ds))
+    x[0] = 9.0
+    assert X[0, 0] == 0.0 and y == frozenset({"y"})
+
+
+# --------------------------------------------------------------------------------------------------
+# Errors
+
+HEADER = "@relation r\n@attribute a numeric\n@attribute c {u,v}\n@attribute y {0,1}\n@data\n"
+# Line numbers: HEADER has 5 lines, so the first data row is line 6.
+
+MALFORMED = {
+    "too few values": (HEADER + "1,u,0\n2,v\n", 7, "expected 3 values, got 2"),
+    "too many values": (HEADER + "1,u,0,\n", 6, "expected 3 values, got 4"),
+    "truncated row": (HEADER + "1,u,0\n2.5,", 7, "expected 3 values"),
+    "bad number": (HEADER + "1,u,0\n1,u,0\n1.2.3,v,1\n", 8, "bad number '1.2.3'"),
+    "empty number": (HEADER + ",u,0\n", 6, "bad number"),
+    "unknown nominal": (HEADER + "1,u,0\n1,w,1\n", 7, "unknown value 'w'"),
+    "bad label value": (HEADER + "1,u,0\n1,u,2\n", 7, "unknown value '2'"),
+    "sparse index not int": (HEADER + "{0 1}\n{x 1}\n", 7, "bad sparse index 'x'"),
+    "sparse index float": (HEADER + "{1.0 u}\n", 6, "bad sparse index"),
+    "sparse index range": (HEADER + "{0 1}\n{3 1}\n", 7, "out of range"),
+    "sparse index negative": (HEADER + "{-1 1}\n", 6, "bad sparse index"),
+    "sparse index repeat": (HEADER + "{0 1}\n{0 1,0 2}\n", 7, "not strictly increasing"),
+    "sparse index order": (HEADER + "{2 1,0 1}\n", 6, "not strictly increasing"),
+    "sparse entry shape": (HEADER + "{0 1 2}\n", 6, "bad sparse row"),
+    "sparse comma": (HEADER + "{0, 1 2}\n", 6, "bad sparse row"),
+    "truncated sparse": (HEADER + "{0 1}\n{0 1, 2", 7, "without closing"),
+    "unterminated quote data": (HEADER + "1,'u,0\n", 6, "unterminated quote"),
+    "unterminated quote name": ("@relation r\n@attribute 'a numeric\n@data\n", 2, "unterminated"),
+    "unterminated quote cat": ("@relation r\n@attribute a {'x,y}\n@data\n", 2, "unterminated"),
+    "missing @data": ("@relation r\n@attribute a numeric\n\n", 3, "missing @data"),
+    "truncated header": ("@relation r\n@attribute a numeric\n@attri", 3, "unknown keyword"),
+    "string attribute": ("@relation r\n@attribute s string\n@data\n", 2, "unsupported"),
+    "date attribute": ("@relation r\n\n@attribute d date 'yyyy'\n@data\n", 3, "unsupported"),
+    "unknown type": ("@relation r\n@attribute d float\n@data\n", 2, "unknown attribute type"),
+    "duplicate attribute": (
+        "@relation r\n@attribute a numeric\n@attribute a real\n@data\n",
+        3,
+        "duplicate",
+    ),
+    "empty nominal": ("@relation r\n@attribute a {}\n@data\n", 2, "no categories"),
+    "stray text": ("@relation r\nhello\n@data\n", 2, "expected @relation"),
+    "data before attributes": ("@relation r\n@data\n1\n", 2, "@data before any @attribute"),
+}
+
+
+@pytest.mark.parametrize("case", list(MALFORMED))
+def test_malformed_arff_names_file_and_line(tmp_path, case):
+    text, line, message = MALFORMED[case]
+    path = write(tmp_path, "bad.arff", text)
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        read_arff(path)
+    assert str(path) in str(info.value)
+    assert f"line {line}:" in str(info.value)
+
+
+def test_malformed_through_load_and_gzip(tmp_path):
+    path = tmp_path / "bad.arff.gz"
+    path.write_bytes(gzip.compress((HEADER + "1,u,0\n2,v\n").encode()))
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line 7:")):
+        load(path, write(tmp_path, "r.xml", xml("y")))
+
+
+def test_truncated_gzip(tmp_path):
+    path = tmp_path / "cut.arff.gz"
+    path.write_bytes(gzip.compress(TINY.encode())[:-12])
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        read_arff(path)
+
+
+def test_label_missing_from_arff(tmp_path):
+    arff = write(tmp_path, "r.arff", HEADER + "1,u,0\n")
+    labels = write(tmp_path, "r.xml", xml("y", "absent"))
+    with pytest.raises(ValueError, match="'absent' is not an attribute") as info:
+        load(arff, labels)
+    # The XML file and the line of its <label> element.
+    assert f"{labels}, line 4:" in str(info.value)
+    assert str(arff) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("decl", "rows"),
+    [("numeric", "1,u,0\n"), ("{0,1,2}", "1,u,0\n"), ("{yes,no}", "1,u,yes\n"), ("{1}", "1,u,1\n")],
+)
+def test_label_not_binary(tmp_path, decl, rows):
+    text = HEADER.replace("@attribute y {0,1}", f"@attribute y {decl}") + rows
+    arff = write(tmp_path, "r.arff", text)
+    with pytest.raises(ValueError, match="not \\{0,1\\}") as info:
+        load(arff, write(tmp_path, "r.xml", xml("y")))
+    assert f"{arff}, line 4:" in str(info.value)
+
+
+def test_nominal_feature_used_as_label_must_be_binary(tmp_path):
+    arff = write(tmp_path, "r.arff", HEADER + "1,u,0\n")
+    with pytest.raises(ValueError, match="label attribute 'c'"):
+        load(arff, write(tmp_path, "r.xml", xml("c")))
+
+
+def test_missing_label_value(tmp_path):
+    arff = write(tmp_path, "r.arff", HEADER + "1,u,0\n1,u,?\n")
+    with pytest.raises(ValueError, match=re.escape(f"{arff}, line 7: missing value for label")):
+        load(arff, write(tmp_path, "r.xml", xml("y")))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ('<labels xmlns="' + NS + '">\n<label name="a">\n</labels>\n', 3, "malformed XML"),
+        ('<labels xmlns="' + NS + '">\n<label nom="a"/>\n</labels>\n', 2, "without a name"),
+        (xml("a", "a"), 4, "duplicate label"),
+        ('\n<labels xmlns="' + NS + '">\n</labels>\n', 2, "no <label>"),
+        ('<labels xmlns="urn:other">\n<label name="a"/>\n</labels>\n', 1, "no <label>"),
+        ("", 1, "malformed XML"),
+    ],
+)
+def test_malformed_xml(tmp_path, text, line, message):
+    path = write(tmp_path, "l.xml", text)
+    with pytest.raises(ValueError, match=re.escape(message)) as info:
+        read_mulan_labels(path)
+    assert f"{path}, line {line}:" in str(info.value)
+
+
+def test_test_header_must_match(tmp_path):
+    train = write(tmp_path, "a.arff", HEADER + "1,u,0\n")
+    labels = write(tmp_path, "r.xml", xml("y"))
+    other = write(tmp_path, "b.arff", HEADER.replace("{u,v}", "{u,w}") + "1,u,0\n")
+    with pytest.raises(ValueError, match=re.escape(f"{other}, line 3: attribute 'c'")):
+        load(train, labels, test=other)
+    fewer = write(tmp_path, "c.arff", "@relation r\n@attribute a numeric\n@data\n1\n")
+    with pytest.raises(ValueError, match=re.escape(f"{fewer}, line 3: 1 attributes")):
+        load(train, labels, test=fewer)
+
+
+def test_missing_files(tmp_path):
+    missing = tmp_path / "nope.arff"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        read_arff(missing)
+    labels = write(tmp_path, "r.xml", xml("y"))
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        load(missing, labels)
+    arff = write(tmp_path, "r.arff", HEADER + "1,u,0\n")
+    with pytest.raises(FileNotFoundError, match=re.escape(str(tmp_path / "nope.xml"))):
+        load(arff, tmp_path / "nope.xml")
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        load(arff, labels, test=missing)
+
+
+def test_load_argument_errors(tmp_path):
+    with pytest.raises(ValueError, match="emotions, scene, yeast, mediamill-reduced"):
+        load("emotionz")
+    arff = write(tmp_path, "r.arff", HEADER + "1,u,0\n")
+    with pytest.raises(ValueError, match="labels= is required"):
+        load(arff)
+    with pytest.raises(ValueError, match="bundled"):
+        load("emotions", arff)
+    with pytest.raises(ValueError, match="bundled"):
+        load("yeast", test=arff)

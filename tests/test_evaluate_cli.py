@@ -1,0 +1,110 @@
+"""Evaluation protocols and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR, VFDTCommittee
+from olboost.cli import main
+from olboost.datasets import load
+from olboost.evaluate import prequential, train_test
+from olboost.metrics import rank_loss
+
+
+def _model(seed=1):
+    return AdaOLMR(VFDTCommittee(n_features=5), learners=8, seed=seed)
+
+
+def test_train_test_array_path_equals_pair_path():
+    data = load("emotions")
+    fast = train_test(_model(), data.train, data.test)
+    slow = train_test(
+        AdaOLMR(VFDTCommittee(n_features=5), learners=8, seed=1, labels=data.label_names),
+        iter(data.train),
+        iter(data.test),
+    )
+    assert fast.n_train == slow.n_train == 391
+    assert fast.n_test == slow.n_test == 202
+    np.testing.assert_array_equal(fast.losses, slow.losses)
+    assert fast.rank_loss == pytest.approx(fast.losses.mean())
+
+
+def test_prequential_records_every_example_and_both_conventions():
+    data = load("mediamill-reduced")
+    small = data.train
+    result = prequential(_model(), small)
+    assert result.n_test == small.n_samples and result.n_train == 0
+    empty = ~small.Y.any(axis=1) | small.Y.all(axis=1)
+    assert empty.any(), "m-reduced has examples with no relevant label"
+    assert np.isnan(result.losses_skip[empty]).all()
+    assert (result.losses[empty] == 0).all()
+    kept = result.losses[~empty]
+    assert result.rank_loss_skip == pytest.approx(kept.mean())
+    assert result.rank_loss == pytest.approx(result.losses.mean())
+    assert result.n_skipped == int(empty.sum())
+
+
+def test_losses_are_those_of_the_scores_made_before_learning():
+    data = load("emotions").train
+    model = _model()
+    scores = model.clone().score_then_learn(data.X, data.Y)
+    result = prequential(model, data)
+    np.testing.assert_allclose(result.losses, rank_loss(scores, data.Y))
+
+
+def test_cli_run_writes_the_json_record(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code = main(["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--learners", "5",
+                 "--seed", "1", "--output", str(out), "--no-progress"])
+    assert code == 0
+    record = json.loads(out.read_text())
+    for key in ["algorithm", "dataset", "seed", "learners", "rank_loss", "rank_loss_skip",
+                "n_train", "n_test", "seconds", "olboost_version"]:
+        assert key in record
+    assert record["n_train"] == 391 and record["n_test"] == 202
+    assert 0 < record["rank_loss"] < 0.5
+    again = _model().clone({"learners": 5, "committee": VFDTCommittee()})
+    data = load("emotions")
+    assert record["rank_loss"] == train_test(again, data.train, data.test).rank_loss
+    assert "rank loss" in capsys.readouterr().out
+
+
+ARFF = """@relation tiny
+@attribute a numeric
+@attribute b numeric
+@attribute l1 {0,1}
+@attribute l2 {0,1}
+@attribute l3 {0,1}
+@data
+"""
+XML = """<?xml version="1.0" encoding="utf-8"?>
+<labels xmlns="http://mulan.sourceforge.net/labels">
+<label name="l1"></label><label name="l2"></label><label name="l3"></label>
+</labels>
+"""
+
+
+def test_cli_prequential_on_a_path(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for _ in range(50):
+        a, b = rng.normal(size=2)
+        rows.append(f"{a:.4f},{b:.4f},{int(a > 0)},{int(b > 0)},{int(a + b > 1)}")
+    (tmp_path / "t.arff").write_text(ARFF + "\n".join(rows) + "\n")
+    (tmp_path / "t.xml").write_text(XML)
+    out = tmp_path / "r.json"
+    code = main(["run", "--dataset", str(tmp_path / "t.arff"), "--labels", str(tmp_path / "t.xml"),
+                 "--learners", "3", "--output", str(out), "--no-progress"])
+    assert code == 0
+    record = json.loads(out.read_text())
+    assert record["protocol"] == "prequential" and record["n_test"] == 50
+
+
+def test_cli_reports_bad_input_clearly(capsys, tmp_path):
+    assert main(["run", "--dataset", str(tmp_path / "missing.arff"), "--labels", "x.xml"]) == 2
+    assert "missing.arff" in capsys.readouterr().err
+    assert main(["run", "--dataset", "emotions", "--learners", "0", "--no-progress"]) == 2
+    assert "learners" in capsys.readouterr().err

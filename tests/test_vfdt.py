@@ -1,0 +1,411 @@
+"""Tests of :class:`olboost.weak.vfdt.VFDTCommittee` against a slow pure-Python Hoeffding tree."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from olboost.weak import _vfdt_kernels as K
+from olboost.weak.vfdt import VFDTCommittee
+
+# ------------------------------------------------------------------------------ reference tree
+
+
+class RefLeaf:
+    def __init__(self, stats, n_features, k):
+        self.stats = list(stats)
+        self.active = True
+        self.last_attempt = sum(self.stats)
+        self.observers: dict[int, dict] = {}  # feature position -> {class: [n, mean, ssd, min, max]}
+        self.nominal: dict[int, dict] = {}  # feature position -> {(value, class): weight}
+
+
+class RefBranch:
+    def __init__(self, kind, feature, value, children):
+        self.kind, self.feature, self.value, self.children = kind, feature, value, children
+
+
+def entropy(dist):
+    h = 0.0
+    total = 0.0
+    for d in dist:
+        if d > 0.0:
+            h -= d * math.log2(d)
+            total += d
+    return (h + total * math.log2(total)) / total if total > 0.0 else 0.0
+
+
+def merit(pre, post, min_frac):
+    sums = [sum(b) for b in post]
+    total = sum(sums)
+    if not total > 0.0 or sum(s / total > min_frac for s in sums) < 2:
+        return -math.inf
+    return entropy(pre) - sum(s * entropy(b) for s, b in zip(sums, post, strict=True)) / total
+
+
+class RefTree:
+    """One Hoeffding tree written for clarity, with the semantics the kernels implement."""
+
+    def __init__(self, k, columns, n_categories, grace, delta, tau, n_split_points=10,
+                 min_frac=0.01, max_share=0.99, prior=1.0):
+        self.k, self.columns, self.n_categories = k, list(columns), list(n_categories)
+        self.grace, self.delta, self.tau = grace, delta, tau
+        self.n_split_points, self.min_frac, self.max_share, self.prior = (
+            n_split_points, min_frac, max_share, prior)
+        self.root = RefLeaf([0.0] * k, len(columns), k)
+
+    def _next(self, node, x):
+        v = x[self.columns[node.feature]]
+        if node.kind == K.NUMERIC_LE:
+            return 0 if v <= node.value else 1
+        if node.kind == K.NOMINAL_EQ:
+            return 0 if v == node.value else 1
+        return int(v)
+
+    def _weight(self, node):
+        if isinstance(node, RefLeaf):
+            return sum(node.stats)
+        return sum(self._weight(c) for c in node.children if c is not None)
+
+    def predict(self, x):
+        node = self.root
+        while isinstance(node, RefBranch):
+            child = node.children[self._next(node, x)]
+            if child is None:
+                weights = [self._weight(c) if c is not None else -1.0 for c in node.children]
+                child = node.children[int(np.argmax(weights))]
+            node = child
+        total = sum(node.stats) + self.k * self.prior
+        if total == 0.0:
+            return [1.0 / self.k] * self.k
+        return [(s + self.prior) / total for s in node.stats]
+
+    def learn(self, x, label, w):
+        parent, branch, node = None, None, self.root
+        while isinstance(node, RefBranch):
+            parent, branch = node, self._next(node, x)
+            node = node.children[branch]
+            if node is None:
+                node = parent.children[branch] = RefLeaf([0.0] * self.k, 0, self.k)
+                self._update(node, x, label, w)
+                return
+        self._update(node, x, label, w)
+        if node.active:
+            seen = sum(node.stats)
+            if seen - node.last_attempt >= self.grace:
+                node.last_attempt = seen
+                new = self._attempt(node, seen)
+                if new is not None:
+                    if parent is None:
+                        self.root = new
+                    else:
+                        parent.children[branch] = new
+
+    def _update(self, leaf, x, label, w):
+        leaf.stats[label] += w
+        if not leaf.active:
+            return
+        for j, col in enumerate(self.columns):
+            v = x[col]
+            if self.n_categories[j]:
+                cell = leaf.nominal.setdefault(j, {})
+                cell[(int(v), label)] = cell.get((int(v), label), 0.0) + w
+                continue
+            g = leaf.observers.setdefault(j, {})
+            if label not in g:
+                g[label] = [0.0, 0.0, 0.0, v, v]
+            o = g[label]
+            o[3], o[4] = min(o[3], v), max(o[4], v)
+            o[0] += w
+            old = o[1]
+            o[1] = old + (w / o[0]) * (v - old)
+            o[2] += w * (v - old) * (v - o[1])
+
+    def _numeric_post(self, g, threshold):
+        left, right = [0.0] * self.k, [0.0] * self.k
+        for c, (n, mean, ssd, lo, hi) in g.items():
+            if threshold < lo:
+                right[c] = n
+            elif threshold >= hi:
+                left[c] = n
+            else:
+                sigma = math.sqrt(ssd / (n - 1.0)) if n > 1.0 else 0.0
+                cdf = 0.5 * (1.0 + math.erf((threshold - mean) / sigma / math.sqrt(2.0))) \
+                    if sigma > 0.0 else 0.0
+                left[c] = cdf * n
+                right[c] = n - left[c]
+        return [left, right]
+
+    def _nominal_posts(self, j, cells):
+        values = sorted({v for v, _ in cells})
+        rows = {v: [0.0] * self.k for v in values}
+        for (v, c), wt in cells.items():
+            rows[v][c] += wt
+        multi = [rows[v] for v in values]
+        cands = [(K.NOMINAL_MULTIWAY, 0.0, multi)]
+        for v in values:
+            eq = rows[v]
+            neq = [sum(rows[u][c] for u in values if u != v) for c in range(self.k)]
+            cands.append((K.NOMINAL_EQ, float(v), [eq, neq]))
+        return cands
+
+    def _attempt(self, leaf, seen):
+        if sum(s != 0.0 for s in leaf.stats) < 2:
+            return None
+        if max(leaf.stats) / seen > self.max_share:
+            leaf.active = False
+            return None
+        # (merit, kind, feature, value, branch stats); the null split comes first.
+        suggestions = [(-math.inf, None, None, None, None)]
+        for j in range(len(self.columns)):
+            best = (-math.inf, None, None, None, None)
+            if self.n_categories[j]:
+                for n_, (kind, value, post) in enumerate(self._nominal_posts(j, leaf.nominal[j])):
+                    m = merit(leaf.stats, post, self.min_frac)
+                    if n_ == 0 or m > best[0]:
+                        best = (m, kind, j, value, post)
+            else:
+                g = leaf.observers[j]
+                lo = min(o[3] for o in g.values())
+                hi = max(o[4] for o in g.values())
+                step = (hi - lo) / (self.n_split_points + 1.0)
+                for t in range(self.n_split_points):
+                    thr = lo + step * (t + 1)
+                    if lo < thr < hi:
+                        post = self._numeric_post(g, thr)
+                        m = merit(leaf.stats, post, self.min_frac)
+                        if m > best[0]:
+                            best = (m, K.NUMERIC_LE, j, thr, post)
+            suggestions.append(best)
+        suggestions.sort(key=lambda s: s[0])  # stable, as River's list.sort
+        n_classes = sum(s != 0.0 for s in leaf.stats)
+        r = math.log2(max(n_classes, 2))
+        eps = math.sqrt(r * r * math.log(1.0 / self.delta) / (2.0 * seen))
+        best, second = suggestions[-1], suggestions[-2]
+        if not (best[0] - second[0] > eps or eps < self.tau):
+            return None
+        if best[1] is None:
+            leaf.active = False
+            return None
+        _, kind, j, value, post = best
+        if kind == K.NOMINAL_MULTIWAY:
+            present = sorted({v for v, _ in leaf.nominal[j]})
+            children = [None] * self.n_categories[j]
+            for v, stats in zip(present, post, strict=True):
+                children[v] = RefLeaf(stats, len(self.columns), self.k)
+        else:
+            children = [RefLeaf(p, len(self.columns), self.k) for p in post]
+        return RefBranch(kind, j, value, children)
+
+    def structure(self, node=None):
+        node = self.root if node is None else node
+        if node is None:
+            return None
+        if isinstance(node, RefLeaf):
+            return ("leaf", tuple(node.stats), node.active)
+        return (node.kind, node.feature, node.value,
+                tuple(self.structure(c) if c is not None else None for c in node.children))
+
+
+def kernel_structure(c: VFDTCommittee, i: int, node: int = 0):
+    kind = int(c.node_kind_[i, node])
+    if kind == K.EMPTY:
+        return None
+    if kind == K.LEAF:
+        s = c.node_slot_[i, node]
+        return ("leaf", tuple(c.leaf_class_[s].tolist()), bool(c.leaf_active_[s]))
+    j = int(c.node_feature_[i, node])
+    n_branches = int(c.n_categories_[i, j]) if kind == K.NOMINAL_MULTIWAY else 2
+    first = int(c.node_child_[i, node])
+    return (kind, j, float(c.node_value_[i, node]),
+            tuple(kernel_structure(c, i, first + b) for b in range(n_branches)))
+
+
+def reference_trees(c: VFDTCommittee) -> list[RefTree]:
+    s = c.setup_
+    return [
+        RefTree(c.n_labels_, s.features[i], c.n_categories_[i], s.grace_period[i],
+                s.split_confidence[i], s.tie_threshold[i], c.n_split_points,
+                c.min_branch_fraction, c.max_share_to_split, c.leaf_prior)
+        for i in range(c.n_learners_)
+    ]
+
+
+# ------------------------------------------------------------------------------ streams
+
+NOMINAL = {1: 3, 4: 5, 6: 2}
+
+
+def mixed_stream(n=700, d=8, k=4, seed=0):
+    """Numeric and nominal attributes; labels depend on both, with noise; sparse label weights."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    for col, m in NOMINAL.items():
+        X[:, col] = rng.integers(0, m, size=n)
+    score = X[:, 0] + 0.8 * (X[:, 1] == 2) - 0.7 * (X[:, 4] >= 3) + 0.3 * X[:, 2]
+    y = np.digitize(score + 0.3 * rng.normal(size=n), [-0.8, 0.0, 0.8])
+    W = np.zeros((n, 5, k))
+    for t in range(n):
+        W[t, :, y[t]] = rng.uniform(0.2, 1.5, size=5)
+        noise = rng.integers(0, k)
+        W[t, :, noise] += rng.uniform(0, 0.5, size=5) * (rng.uniform(size=5) < 0.3)
+        W[t, rng.uniform(size=5) < 0.2, :] = 0.0  # some learners skip the example
+    return X, W
+
+
+def committee(**params):
+    defaults = dict(n_features=5, nominal_attributes=NOMINAL, grace_period=(3.0, 8.0),
+                    split_confidence=(0.05, 0.5), tie_threshold=(0.05, 0.5),
+                    weight_multiplier=(1.0, 3.0))
+    c = VFDTCommittee(**{**defaults, **params})
+    c.start(5, 4, 8, seed=7)
+    return c
+
+
+def run(c, X, W):
+    out = []
+    for x, w in zip(X, W, strict=True):
+        out.append(c.predict(x))
+        c.learn(x, w)
+    return np.array(out)
+
+
+# ------------------------------------------------------------------------------ tests
+
+
+def test_matches_reference_exactly():
+    X, W = mixed_stream()
+    c = committee()
+    refs = reference_trees(c)
+    mult = c.setup_.weight_multiplier
+    for t, (x, w) in enumerate(zip(X, W, strict=True)):
+        got = c.predict(x)
+        for i, ref in enumerate(refs):
+            assert got[i].tolist() == ref.predict(x), (t, i)
+        c.learn(x, w)
+        for i, ref in enumerate(refs):
+            for label in range(4):
+                if w[i, label] > 0:
+                    ref.learn(x, label, w[i, label] * mult[i])
+    for i, ref in enumerate(refs):
+        assert kernel_structure(c, i) == ref.structure(), i
+    # The stream must exercise every kind of split and the lazily created multiway branches.
+    kinds = set(np.unique(np.concatenate([c.node_kind_[i, : c.n_nodes_[i]] for i in range(5)])))
+    assert {K.LEAF, K.NUMERIC_LE, K.NOMINAL_MULTIWAY} <= kinds
+    assert c.leaf_counts().min() >= 3
+
+
+def test_learns_a_threshold_concept():
+    rng = np.random.default_rng(1)
+    c = VFDTCommittee(n_features=None, grace_period=(10.0, 20.0), weight_multiplier=(1.0, 1.0))
+    c.start(3, 2, 4, seed=0)
+    hits = 0
+    for t in range(3000):
+        x = rng.uniform(size=4)
+        y = int(x[2] > 0.3)
+        if t >= 2000:
+            hits += (c.predict(x).argmax(axis=1) == y).sum()
+        w = np.zeros((3, 2))
+        w[:, y] = 1.0
+        c.learn(x, w)
+    assert hits / 3000 > 0.97
+    assert (c.leaf_counts() >= 2).all()
+    assert (c.node_feature_[:, 0] == 2).all() and (c.node_kind_[:, 0] == K.NUMERIC_LE).all()
+
+
+def test_uniform_before_any_data():
+    c = committee()
+    assert np.array_equal(c.predict(np.zeros(8)), np.full((5, 4), 0.25))
+    c = VFDTCommittee(leaf_prior=0.0)
+    c.start(2, 3, 4, seed=0)
+    assert np.array_equal(c.predict(np.zeros(4)), np.full((2, 3), 1 / 3))
+
+
+def test_capacity_growth_is_invisible():
+    X, W = mixed_stream(400)
+    tiny = committee(capacity=1)
+    big = committee(capacity=512)
+    assert np.array_equal(run(tiny, X, W), run(big, X, W))
+    assert tiny.node_kind_.shape[1] > 1 and tiny.leaf_class_.shape[0] > 5
+    for i in range(5):
+        assert kernel_structure(tiny, i) == kernel_structure(big, i)
+
+
+def test_pickling_mid_stream_resumes_identically():
+    X, W = mixed_stream(400)
+    straight = committee(capacity=2)
+    full = run(straight, X, W)
+    c = committee(capacity=2)
+    first = run(c, X[:150], W[:150])
+    c = pickle.loads(pickle.dumps(c))
+    rest = run(c, X[150:], W[150:])
+    assert np.array_equal(np.concatenate([first, rest]), full)
+    # Whole-object pickles may differ in memoisation of shared objects, not in state.
+    assert vars(c).keys() == vars(straight).keys()
+    for name, value in vars(c).items():
+        assert pickle.dumps(value) == pickle.dumps(vars(straight)[name]), name
+
+
+def test_zero_weights_change_nothing():
+    X, W = mixed_stream(100)
+    c = committee()
+    run(c, X, W)
+    before = pickle.dumps(c)
+    c.learn(X[0], np.zeros((5, 4)))
+    assert pickle.dumps(c) == before
+    trees = [kernel_structure(c, i) for i in range(5)]
+    w = np.ones((5, 4))
+    w[2] = 0.0
+    c.learn(X[1], w)
+    assert kernel_structure(c, 2) == trees[2]
+
+
+@pytest.mark.parametrize(
+    "x_fix, weights",
+    [
+        (None, np.ones((5, 3))),
+        (None, np.ones((4, 4))),
+        (None, -np.ones((5, 4))),
+        (None, np.full((5, 4), np.nan)),
+        (None, np.full((5, 4), np.inf)),
+        ("short", np.ones((5, 4))),
+        ("nominal_out_of_range", np.ones((5, 4))),
+        ("nominal_not_integer", np.ones((5, 4))),
+        ("nominal_negative", np.ones((5, 4))),
+        ("nominal_nan", np.ones((5, 4))),
+    ],
+)
+def test_bad_input_raises_and_changes_nothing(x_fix, weights):
+    X, W = mixed_stream(60)
+    c = committee()
+    run(c, X, W)
+    before = pickle.dumps(c)
+    x = X[0].copy()
+    if x_fix == "short":
+        x = x[:-1]
+    elif x_fix == "nominal_out_of_range":
+        x[4] = 5.0
+    elif x_fix == "nominal_not_integer":
+        x[1] = 0.5
+    elif x_fix == "nominal_negative":
+        x[6] = -1.0
+    elif x_fix == "nominal_nan":
+        x[1] = np.nan
+    with pytest.raises(ValueError):
+        c.learn(x, weights)
+    if x_fix is not None:
+        with pytest.raises(ValueError):
+            c.predict(x)
+    assert pickle.dumps(c) == before
+
+
+def test_bad_parameters():
+    with pytest.raises(ValueError):
+        VFDTCommittee(nominal_attributes={0: 0}).start(2, 2, 3, seed=0)
+    with pytest.raises(TypeError):
+        VFDTCommittee(nominal_attributes=[0]).start(2, 2, 3, seed=0)
+    with pytest.raises(ValueError, match="only 3 attributes"):
+        VFDTCommittee(nominal_attributes={3: 2}).start(2, 2, 3, seed=0)
