@@ -104,7 +104,9 @@ def test_cli_prequential_on_a_path(tmp_path):
 
 
 def test_cli_reports_bad_input_clearly(capsys, tmp_path):
-    assert main(["run", "--dataset", str(tmp_path / "missing.arff"), "--labels", "x.xml"]) == 2
+    (tmp_path / "t.xml").write_text(XML)
+    missing = str(tmp_path / "missing.arff")
+    assert main(["run", "--dataset", missing, "--labels", str(tmp_path / "t.xml")]) == 2
     assert "missing.arff" in capsys.readouterr().err
     assert main(["run", "--dataset", "emotions", "--learners", "0", "--no-progress"]) == 2
     assert "learners" in capsys.readouterr().err

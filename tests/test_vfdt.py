@@ -15,12 +15,13 @@ from olboost.weak.vfdt import VFDTCommittee
 
 
 class RefLeaf:
-    def __init__(self, stats, n_features, k):
+    def __init__(self, stats):
         self.stats = list(stats)
-        self.active = True
         self.last_attempt = sum(self.stats)
-        self.observers: dict[int, dict] = {}  # feature position -> {class: [n, mean, ssd, min, max]}
-        self.nominal: dict[int, dict] = {}  # feature position -> {(value, class): weight}
+        # feature position -> {class: [n, mean, ssd, min, max]}
+        self.observers: dict[int, dict] = {}
+        # feature position -> {(value, class): weight}
+        self.nominal: dict[int, dict] = {}
 
 
 class RefBranch:
@@ -49,13 +50,29 @@ def merit(pre, post, min_frac):
 class RefTree:
     """One Hoeffding tree written for clarity, with the semantics the kernels implement."""
 
-    def __init__(self, k, columns, n_categories, grace, delta, tau, n_split_points=10,
-                 min_frac=0.01, max_share=0.99, prior=1.0):
+    def __init__(
+        self,
+        k,
+        columns,
+        n_categories,
+        grace,
+        delta,
+        tau,
+        n_split_points=10,
+        min_frac=0.01,
+        max_share=0.99,
+        prior=1.0,
+    ):
         self.k, self.columns, self.n_categories = k, list(columns), list(n_categories)
         self.grace, self.delta, self.tau = grace, delta, tau
         self.n_split_points, self.min_frac, self.max_share, self.prior = (
-            n_split_points, min_frac, max_share, prior)
-        self.root = RefLeaf([0.0] * k, len(columns), k)
+            n_split_points,
+            min_frac,
+            max_share,
+            prior,
+        )
+        self.root = RefLeaf([0.0] * k)
+        self.unseen_category_predictions = 0
 
     def _next(self, node, x):
         v = x[self.columns[node.feature]]
@@ -75,6 +92,7 @@ class RefTree:
         while isinstance(node, RefBranch):
             child = node.children[self._next(node, x)]
             if child is None:
+                self.unseen_category_predictions += 1
                 weights = [self._weight(c) if c is not None else -1.0 for c in node.children]
                 child = node.children[int(np.argmax(weights))]
             node = child
@@ -89,25 +107,22 @@ class RefTree:
             parent, branch = node, self._next(node, x)
             node = node.children[branch]
             if node is None:
-                node = parent.children[branch] = RefLeaf([0.0] * self.k, 0, self.k)
+                node = parent.children[branch] = RefLeaf([0.0] * self.k)
                 self._update(node, x, label, w)
                 return
         self._update(node, x, label, w)
-        if node.active:
-            seen = sum(node.stats)
-            if seen - node.last_attempt >= self.grace:
-                node.last_attempt = seen
-                new = self._attempt(node, seen)
-                if new is not None:
-                    if parent is None:
-                        self.root = new
-                    else:
-                        parent.children[branch] = new
+        seen = sum(node.stats)
+        if seen - node.last_attempt >= self.grace:
+            node.last_attempt = seen
+            new = self._attempt(node, seen)
+            if new is not None:
+                if parent is None:
+                    self.root = new
+                else:
+                    parent.children[branch] = new
 
     def _update(self, leaf, x, label, w):
         leaf.stats[label] += w
-        if not leaf.active:
-            return
         for j, col in enumerate(self.columns):
             v = x[col]
             if self.n_categories[j]:
@@ -133,8 +148,11 @@ class RefTree:
                 left[c] = n
             else:
                 sigma = math.sqrt(ssd / (n - 1.0)) if n > 1.0 else 0.0
-                cdf = 0.5 * (1.0 + math.erf((threshold - mean) / sigma / math.sqrt(2.0))) \
-                    if sigma > 0.0 else 0.0
+                cdf = (
+                    0.5 * (1.0 + math.erf((threshold - mean) / sigma / math.sqrt(2.0)))
+                    if sigma > 0.0
+                    else 0.0
+                )
                 left[c] = cdf * n
                 right[c] = n - left[c]
         return [left, right]
@@ -156,7 +174,7 @@ class RefTree:
         if sum(s != 0.0 for s in leaf.stats) < 2:
             return None
         if max(leaf.stats) / seen > self.max_share:
-            leaf.active = False
+            leaf.observers, leaf.nominal = {}, {}
             return None
         # (merit, kind, feature, value, branch stats); the null split comes first.
         suggestions = [(-math.inf, None, None, None, None)]
@@ -187,17 +205,17 @@ class RefTree:
         best, second = suggestions[-1], suggestions[-2]
         if not (best[0] - second[0] > eps or eps < self.tau):
             return None
-        if best[1] is None:
-            leaf.active = False
+        if best[1] is None:  # pre-pruning: the leaf restarts its observers
+            leaf.observers, leaf.nominal = {}, {}
             return None
         _, kind, j, value, post = best
         if kind == K.NOMINAL_MULTIWAY:
             present = sorted({v for v, _ in leaf.nominal[j]})
             children = [None] * self.n_categories[j]
             for v, stats in zip(present, post, strict=True):
-                children[v] = RefLeaf(stats, len(self.columns), self.k)
+                children[v] = RefLeaf(stats)
         else:
-            children = [RefLeaf(p, len(self.columns), self.k) for p in post]
+            children = [RefLeaf(p) for p in post]
         return RefBranch(kind, j, value, children)
 
     def structure(self, node=None):
@@ -205,9 +223,13 @@ class RefTree:
         if node is None:
             return None
         if isinstance(node, RefLeaf):
-            return ("leaf", tuple(node.stats), node.active)
-        return (node.kind, node.feature, node.value,
-                tuple(self.structure(c) if c is not None else None for c in node.children))
+            return ("leaf", tuple(node.stats))
+        return (
+            node.kind,
+            node.feature,
+            node.value,
+            tuple(self.structure(c) if c is not None else None for c in node.children),
+        )
 
 
 def kernel_structure(c: VFDTCommittee, i: int, node: int = 0):
@@ -216,36 +238,57 @@ def kernel_structure(c: VFDTCommittee, i: int, node: int = 0):
         return None
     if kind == K.LEAF:
         s = c.node_slot_[i, node]
-        return ("leaf", tuple(c.leaf_class_[s].tolist()), bool(c.leaf_active_[s]))
+        return ("leaf", tuple(c.leaf_class_[s].tolist()))
     j = int(c.node_feature_[i, node])
     n_branches = int(c.n_categories_[i, j]) if kind == K.NOMINAL_MULTIWAY else 2
     first = int(c.node_child_[i, node])
-    return (kind, j, float(c.node_value_[i, node]),
-            tuple(kernel_structure(c, i, first + b) for b in range(n_branches)))
+    return (
+        kind,
+        j,
+        float(c.node_value_[i, node]),
+        tuple(kernel_structure(c, i, first + b) for b in range(n_branches)),
+    )
 
 
 def reference_trees(c: VFDTCommittee) -> list[RefTree]:
     s = c.setup_
     return [
-        RefTree(c.n_labels_, s.features[i], c.n_categories_[i], s.grace_period[i],
-                s.split_confidence[i], s.tie_threshold[i], c.n_split_points,
-                c.min_branch_fraction, c.max_share_to_split, c.leaf_prior)
+        RefTree(
+            c.n_labels_,
+            s.features[i],
+            c.n_categories_[i],
+            s.grace_period[i],
+            s.split_confidence[i],
+            s.tie_threshold[i],
+            c.n_split_points,
+            c.min_branch_fraction,
+            c.max_share_to_split,
+            c.leaf_prior,
+        )
         for i in range(c.n_learners_)
     ]
 
 
 # ------------------------------------------------------------------------------ streams
 
-NOMINAL = {1: 3, 4: 5, 6: 2}
+NOMINAL = {1: 3, 4: 6, 6: 2, 7: 60}
 
 
 def mixed_stream(n=700, d=8, k=4, seed=0):
-    """Numeric and nominal attributes; labels depend on both, with noise; sparse label weights."""
+    """Numeric and nominal attributes; labels depend on both, with noise; sparse label weights.
+
+    Column 7 is almost always 0, so its multiway split breaks the min-branch-fraction rule and only
+    the binary ``x == 0`` split is valid; column 4 has a rare category, so multiway splits on it
+    often leave a branch to create later."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
-    for col, m in NOMINAL.items():
-        X[:, col] = rng.integers(0, m, size=n)
-    score = X[:, 0] + 0.8 * (X[:, 1] == 2) - 0.7 * (X[:, 4] >= 3) + 0.3 * X[:, 2]
+    X[:, 1] = rng.integers(0, 3, size=n)
+    X[:, 4] = rng.choice(6, size=n, p=[0.3, 0.25, 0.2, 0.15, 0.08, 0.02])
+    X[:, 6] = rng.integers(0, 2, size=n)
+    X[:, 7] = np.where(rng.uniform(size=n) < 0.85, 0, rng.integers(1, 60, size=n))
+    score = (
+        X[:, 0] + 0.8 * (X[:, 1] == 2) - 0.7 * (X[:, 4] >= 3) + 0.3 * X[:, 2] + 3.0 * (X[:, 7] > 0)
+    )
     y = np.digitize(score + 0.3 * rng.normal(size=n), [-0.8, 0.0, 0.8])
     W = np.zeros((n, 5, k))
     for t in range(n):
@@ -257,9 +300,14 @@ def mixed_stream(n=700, d=8, k=4, seed=0):
 
 
 def committee(**params):
-    defaults = dict(n_features=5, nominal_attributes=NOMINAL, grace_period=(3.0, 8.0),
-                    split_confidence=(0.05, 0.5), tie_threshold=(0.05, 0.5),
-                    weight_multiplier=(1.0, 3.0))
+    defaults = dict(
+        n_features=6,
+        nominal_attributes=NOMINAL,
+        grace_period=(3.0, 8.0),
+        split_confidence=(0.05, 0.5),
+        tie_threshold=(0.05, 0.5),
+        weight_multiplier=(1.0, 3.0),
+    )
     c = VFDTCommittee(**{**defaults, **params})
     c.start(5, 4, 8, seed=7)
     return c
@@ -294,8 +342,57 @@ def test_matches_reference_exactly():
         assert kernel_structure(c, i) == ref.structure(), i
     # The stream must exercise every kind of split and the lazily created multiway branches.
     kinds = set(np.unique(np.concatenate([c.node_kind_[i, : c.n_nodes_[i]] for i in range(5)])))
-    assert {K.LEAF, K.NUMERIC_LE, K.NOMINAL_MULTIWAY} <= kinds
+    assert kinds == {K.LEAF, K.NUMERIC_LE, K.NOMINAL_EQ, K.NOMINAL_MULTIWAY, K.EMPTY}
+    assert sum(ref.unseen_category_predictions for ref in refs) > 0
     assert c.leaf_counts().min() >= 3
+
+
+def river_structure(node, columns, k):
+    from river.tree.nodes.branch import NominalBinaryBranch, NumericBinaryBranch
+    from river.tree.nodes.leaf import HTLeaf
+
+    if isinstance(node, HTLeaf):
+        return ("leaf", tuple(float(node.stats.get(c, 0.0)) for c in range(k)))
+    j = columns.index(node.feature)
+    children = tuple(river_structure(child, columns, k) for child in node.children)
+    if isinstance(node, NumericBinaryBranch):
+        return (K.NUMERIC_LE, j, node.threshold, children)
+    if isinstance(node, NominalBinaryBranch):
+        return (K.NOMINAL_EQ, j, float(node.value), children)
+    by_code = [None] * NOMINAL[node.feature]
+    for position, child in enumerate(children):
+        by_code[int(node._r_mapping[position])] = child
+    return (K.NOMINAL_MULTIWAY, j, 0.0, tuple(by_code))
+
+
+def test_matches_river_hoeffding_tree():
+    """Each tree is River's HoeffdingTreeClassifier (majority-class leaves) with the learner's
+    hyperparameters, fed the learner's attributes as Python floats: same splits, same leaf
+    weights, bit for bit."""
+    river_tree = pytest.importorskip("river.tree")
+    X, W = mixed_stream(1500)
+    c = committee()
+    s = c.setup_
+    columns = [[int(f) for f in s.features[i]] for i in range(5)]
+    rivers = [
+        river_tree.HoeffdingTreeClassifier(
+            grace_period=float(s.grace_period[i]),
+            delta=float(s.split_confidence[i]),
+            tau=float(s.tie_threshold[i]),
+            leaf_prediction="mc",
+            nominal_attributes=[f for f in columns[i] if f in NOMINAL],
+        )
+        for i in range(5)
+    ]
+    for x, w in zip(X, W, strict=True):
+        c.learn(x, w)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            for label in range(4):
+                if w[i, label] > 0:
+                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+    for i, tree in enumerate(rivers):
+        assert kernel_structure(c, i) == river_structure(tree._root, columns[i], 4), i
 
 
 def test_learns_a_threshold_concept():
@@ -387,7 +484,7 @@ def test_bad_input_raises_and_changes_nothing(x_fix, weights):
     if x_fix == "short":
         x = x[:-1]
     elif x_fix == "nominal_out_of_range":
-        x[4] = 5.0
+        x[4] = 6.0
     elif x_fix == "nominal_not_integer":
         x[1] = 0.5
     elif x_fix == "nominal_negative":

@@ -208,8 +208,10 @@ class RankingBooster(Estimator):
             if self._started and known is None:
                 raise TypeError(f"{name}: x must be a vector, as in the first example, not a dict")
             if known is None:
-                names = list(x)
-                values = list(x.values())
+                # Sorted, so that the first dict's key order does not decide which columns each
+                # weak learner sees.
+                names = sorted(x, key=lambda key: (str(key), type(key).__name__))
+                values = [x[key] for key in names]
             else:
                 if len(x) != len(known) or any(key not in x for key in known):
                     missing = [key for key in known if key not in x]

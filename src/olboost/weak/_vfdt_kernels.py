@@ -1,26 +1,31 @@
 """Numba kernels of :class:`olboost.weak.vfdt.VFDTCommittee`: N Hoeffding trees in flat arrays.
 
 The trees follow VFDT (Domingos & Hulten 2000) with the semantics of River's
-``HoeffdingTreeClassifier`` (itself a port of MOA's ``HoeffdingTree``): Gaussian numeric attribute
-observers (``GaussianSplitter``), nominal observers offering a multiway split and one binary
-``x == v`` split per value (``NominalSplitterClassif``), information gain with the min-branch-fraction
-rule, the null split as a candidate (pre-pruning), ``max_share_to_split`` and lazily created
-branches for nominal values unseen when a multiway split was made.
+``HoeffdingTreeClassifier`` (itself a port of MOA's ``HoeffdingTree``): Gaussian numeric
+attribute observers (``GaussianSplitter``), nominal observers offering a multiway split and one
+binary ``x == v`` split per value (``NominalSplitterClassif``), information gain with the
+min-branch-fraction rule, the null split as a candidate (pre-pruning), ``max_share_to_split`` and
+lazily created branches for nominal values unseen when a multiway split was made. When the null
+split wins, River (like MOA) deactivates the leaf and, its memory manager finding the tree under
+its size limit, reactivates it at once with empty attribute observers; the kernels do that reset
+directly.
 
 Layout. Tree ``i``'s nodes live in row ``i`` of the node arrays, node 0 being the root. An internal
 node stores its kind, split feature (a position in the learner's feature subset), split value and
 the index of its first child; its children are consecutive (2 for a binary split, one per category
 for a multiway split, of which those not yet created have kind ``EMPTY``). A leaf stores the slot of
 its statistics in the leaf pool, shared by all trees; a slot is freed when its leaf splits, so the
-pool holds one slot per live leaf. Per slot: class weights (``leaf_class``), class weights seen by
-the attribute observers since the leaf was created (``leaf_obs``; it differs from ``leaf_class`` by
-the initial statistics a leaf inherits from its parent's split, and is shared by every numeric
-attribute since no value is ever missing), per (feature, class) Gaussian statistics (``leaf_gauss``:
-mean, sum of squared deviations, min, max), and per (nominal category, class) weights
-(``leaf_nom``).
+pool holds one slot per live leaf. Per slot: class weights, class weights seen by the attribute
+observers (they differ by the weights a leaf inherits from its parent's split and are shared by all
+attributes since no value is ever missing), and for each class the index of its observer block.
+A block, allocated the first time a leaf's observers see a class, holds that class's statistics
+for every attribute of the learner: a weighted Gaussian (mean, sum of squared deviations, min, max)
+per numeric attribute and a weight per category of each nominal attribute. A leaf typically sees a
+few of the ``k`` classes, so blocks keep memory proportional to the (leaf, class) pairs seen.
 
-Every kernel is deterministic and sequential over trees and examples, so results are bit-identical
-whatever the capacities and whether or not the state went through pickle.
+Each tree is trained sequentially in a deterministic order and touches only its own nodes, slots
+and blocks, so results are bit-identical whatever the capacities, the number of threads, and
+whether or not the state went through pickle.
 """
 
 from __future__ import annotations
@@ -38,12 +43,20 @@ NOMINAL_MULTIWAY = 3  # branch x[f]
 EMPTY = 4  # a multiway branch whose category was unseen at split time; no leaf yet
 NO_SPLIT = -1  # the null split (or a splitter with no valid candidate)
 
-# Fields of leaf_gauss[slot, feature, class].
+# Fields of gauss[block, feature].
 G_MEAN = 0
 G_SSD = 1  # Welford's running sum of squared deviations
 G_MIN = 2
 G_MAX = 3
 N_GAUSS_FIELDS = 4
+
+# Scratch rows at the end of ``work`` (the first rows hold branch class weights).
+W_MU = -1
+W_SIGMA = -2
+W_LO = -3
+W_HI = -4
+W_NLOGN = -5
+N_WORK_ROWS = 5
 
 _SQRT2 = math.sqrt(2.0)
 
@@ -62,27 +75,66 @@ def nominal_codes_valid(x, nominal_columns, nominal_cardinality):
 
 
 @numba.njit(cache=True)
-def learn_demand(weights, n_nodes, max_branches):
-    """Validate ``weights`` and bound the storage one ``learn`` call may need.
+def learn_demand(weights, n_nodes, max_branches, counts):
+    """Validate ``weights`` and bound the node storage one ``learn`` call may need.
 
-    Returns ``(ok, nodes, slots)``: ``ok`` is False if a weight is negative or not finite; ``nodes``
-    is the largest node count a tree may reach and ``slots`` the number of free leaf slots needed,
-    each positive weight being one learned example that can split one leaf into ``max_branches``.
+    Returns ``(ok, nodes)``: ``ok`` is False, and nothing is written, if a weight is negative or
+    not finite; ``nodes`` is the largest node count a tree may reach, each positive weight being
+    one learned example that can split one leaf into ``max_branches``. ``counts[i]`` receives the
+    number of examples tree ``i`` will learn.
     """
     n, k = weights.shape
-    nodes = 0
-    slots = 0
     for i in range(n):
-        count = 0
         for c in range(k):
             w = weights[i, c]
             if not (w >= 0.0 and w < np.inf):
-                return False, 0, 0
-            if w > 0.0:
+                return False, 0
+    nodes = 0
+    for i in range(n):
+        count = 0
+        for c in range(k):
+            if weights[i, c] > 0.0:
                 count += 1
         nodes = max(nodes, n_nodes[i] + count * max_branches)
-        slots += count * (max_branches - 1)
-    return True, nodes, slots
+        counts[i] = count
+    return True, nodes
+
+
+LEND_OK = 0
+LEND_NO_SPARE = 1  # grow the pool
+LEND_STACK_FULL = 2  # widen the per-tree stacks
+
+
+@numba.njit(cache=True)
+def lend(counts, takes, gives, stacks, n_free, spare, n_spare):
+    """Before a ``learn`` call, move items (leaf slots or observer blocks) from the shared
+    ``spare`` stack to each tree's own stack: ``counts[i] * takes`` of them, with room for the
+    ``counts[i] * gives`` a tree may hand back during the call. Per-tree stacks let the trees
+    learn in parallel; :func:`give_back` empties them afterwards.
+
+    Returns a ``LEND_*`` code; on failure the caller grows storage and calls again (items already
+    lent stay valid)."""
+    for i in range(counts.shape[0]):
+        needed = counts[i] * takes
+        if needed + counts[i] * gives > stacks.shape[1]:
+            return LEND_STACK_FULL
+        while n_free[i] < needed:
+            if n_spare[0] == 0:
+                return LEND_NO_SPARE
+            n_spare[0] -= 1
+            stacks[i, n_free[i]] = spare[n_spare[0]]
+            n_free[i] += 1
+    return LEND_OK
+
+
+@numba.njit(cache=True)
+def give_back(stacks, n_free, spare, n_spare):
+    """Return every tree's free items to the shared ``spare`` stack."""
+    for i in range(n_free.shape[0]):
+        while n_free[i] > 0:
+            n_free[i] -= 1
+            spare[n_spare[0]] = stacks[i, n_free[i]]
+            n_spare[0] += 1
 
 
 # ------------------------------------------------------------------------------ split criterion
@@ -124,68 +176,120 @@ def _merit(pre_entropy, post, n_branches, min_branch_fraction):
 
 
 # ------------------------------------------------------------------------------ split candidates
+#
+# A leaf's attribute observers for class c live in block ``blocks[c]`` (-1 if the leaf has not
+# seen class c since its observers were last reset): ``gauss[block, j]`` holds the Gaussian of
+# numeric feature j and ``nominal[block, offset_j + v]`` the weight of category v of nominal
+# feature j. ``observed[c]`` is the weight of class c seen by the observers.
 
 
 @numba.njit(cache=True)
-def _gaussian_params(leaf_obs, leaf_gauss, slot, j, mu, sigma):
-    """Per-class mean and standard deviation (``ddof=1``, 0 below two units of weight), as River's
-    ``proba.Gaussian``."""
-    for c in range(leaf_obs.shape[1]):
-        n = leaf_obs[slot, c]
-        mu[c] = leaf_gauss[slot, j, c, G_MEAN]
-        sigma[c] = math.sqrt(leaf_gauss[slot, j, c, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+def _gaussian_params(observed, blocks, gauss, j, work):
+    """Per-class mean, standard deviation (``ddof=1``, 0 below two units of weight, as River's
+    ``proba.Gaussian``), min and max of feature ``j`` into ``work[MU]`` .. ``work[HI]``."""
+    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    for c in range(observed.shape[0]):
+        n = observed[c]
+        if n > 0.0:
+            g = gauss[blocks[c], j]
+            mu[c] = g[G_MEAN]
+            sigma[c] = math.sqrt(g[G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+            lo[c] = g[G_MIN]
+            hi[c] = g[G_MAX]
 
 
 @numba.njit(cache=True)
-def _numeric_partition(leaf_obs, leaf_gauss, slot, j, threshold, mu, sigma, post):
+def _cdf(threshold, mu, sigma):
+    if sigma > 0.0:
+        return 0.5 * (1.0 + math.erf(((threshold - mu) / sigma) / _SQRT2))
+    return 0.0  # River catches the ZeroDivisionError of a zero deviation and returns 0
+
+
+@numba.njit(cache=True)
+def _numeric_partition(observed, threshold, work, post):
     """Estimated class weights left (``x <= threshold``) and right of a threshold, from each
     class's Gaussian, as River's ``GaussianSplitter._class_dists_from_binary_split``."""
-    for c in range(leaf_obs.shape[1]):
-        n = leaf_obs[slot, c]
+    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    for c in range(observed.shape[0]):
+        n = observed[c]
         post[0, c] = 0.0
         post[1, c] = 0.0
         if n <= 0.0:
             continue
-        if threshold < leaf_gauss[slot, j, c, G_MIN]:
+        if threshold < lo[c]:
             post[1, c] = n
-        elif threshold >= leaf_gauss[slot, j, c, G_MAX]:
+        elif threshold >= hi[c]:
             post[0, c] = n
         else:
-            cdf = 0.0
-            if sigma[c] > 0.0:
-                cdf = 0.5 * (1.0 + math.erf(((threshold - mu[c]) / sigma[c]) / _SQRT2))
-            post[0, c] = cdf * n
+            post[0, c] = _cdf(threshold, mu[c], sigma[c]) * n
             post[1, c] = n - post[0, c]
 
 
 @numba.njit(cache=True)
-def _best_numeric(leaf_obs, leaf_gauss, slot, j, pre_entropy, n_split_points,
-                  min_branch_fraction, work):
+def _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction):
+    """:func:`_merit` of the partition of :func:`_numeric_partition`, fused into one pass.
+
+    Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
+    class's ``n log2 n`` (``work[W_NLOGN]``) when the class falls wholly on one side."""
+    mu, sigma, lo, hi, n_log_n = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI], work[W_NLOGN]
+    left = 0.0
+    right = 0.0
+    h_left = 0.0
+    h_right = 0.0
+    for c in range(observed.shape[0]):
+        n = observed[c]
+        if n <= 0.0:
+            continue
+        if threshold < lo[c]:
+            right += n
+            h_right -= n_log_n[c]
+        elif threshold >= hi[c]:
+            left += n
+            h_left -= n_log_n[c]
+        else:
+            lw = _cdf(threshold, mu[c], sigma[c]) * n
+            rw = n - lw
+            left += lw
+            right += rw
+            if lw > 0.0:
+                h_left -= lw * math.log2(lw)
+            if rw > 0.0:
+                h_right -= rw * math.log2(rw)
+    total = left + right
+    if not total > 0.0:
+        return -np.inf
+    if (left / total > min_branch_fraction) + (right / total > min_branch_fraction) < 2:
+        return -np.inf
+    e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
+    e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
+    return pre_entropy - (left * e_left + right * e_right) / total
+
+
+@numba.njit(cache=True)
+def _best_numeric(
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
+):
     """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none.
 
     Thresholds are spread evenly strictly inside the range observed over all classes; the first
     best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``)."""
-    k = leaf_obs.shape[1]
+    _gaussian_params(observed, blocks, gauss, j, work)
     lo = np.inf
     hi = -np.inf
-    for c in range(k):
-        if leaf_obs[slot, c] > 0.0:
-            lo = min(lo, leaf_gauss[slot, j, c, G_MIN])
-            hi = max(hi, leaf_gauss[slot, j, c, G_MAX])
+    for c in range(observed.shape[0]):
+        if observed[c] > 0.0:
+            lo = min(lo, work[W_LO, c])
+            hi = max(hi, work[W_HI, c])
     best = -np.inf
     best_threshold = 0.0
     if lo == np.inf:
         return best, best_threshold
-    mu = work[-2]
-    sigma = work[-1]
-    _gaussian_params(leaf_obs, leaf_gauss, slot, j, mu, sigma)
     step = (hi - lo) / (n_split_points + 1.0)
     for t in range(n_split_points):
         threshold = lo + step * (t + 1)
         if not (lo < threshold < hi):
             continue
-        _numeric_partition(leaf_obs, leaf_gauss, slot, j, threshold, mu, sigma, work)
-        merit = _merit(pre_entropy, work, 2, min_branch_fraction)
+        merit = _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction)
         if merit > best:
             best = merit
             best_threshold = threshold
@@ -193,43 +297,50 @@ def _best_numeric(leaf_obs, leaf_gauss, slot, j, pre_entropy, n_split_points,
 
 
 @numba.njit(cache=True)
-def _nominal_multiway(leaf_nom, slot, offset, n_categories, post):
+def _category_weights(blocks, nominal, cell, out):
+    """Class weights of one category (``nominal`` column ``cell``) into ``out``; whether any."""
+    seen = False
+    for c in range(blocks.shape[0]):
+        out[c] = nominal[blocks[c], cell] if blocks[c] >= 0 else 0.0
+        seen = seen or out[c] > 0.0
+    return seen
+
+
+@numba.njit(cache=True)
+def _nominal_multiway(blocks, nominal, offset, n_categories, post):
     """Class weights of each observed category of a nominal feature, written to ``post`` in
     increasing category order; returns how many categories were observed."""
     n_obs = 0
     for v in range(n_categories):
-        row = leaf_nom[slot, offset + v]
-        if np.sum(row) > 0.0:
-            post[n_obs, :] = row
+        if _category_weights(blocks, nominal, offset + v, post[n_obs]):
             n_obs += 1
     return n_obs
 
 
 @numba.njit(cache=True)
-def _nominal_binary(leaf_nom, slot, offset, n_categories, value, post):
+def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
     """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1)."""
     post[0, :] = 0.0
     post[1, :] = 0.0
     for v in range(n_categories):
-        row = leaf_nom[slot, offset + v]
-        if np.sum(row) > 0.0:
-            b = 0 if v == value else 1
-            for c in range(row.shape[0]):
-                post[b, c] += row[c]
+        b = 0 if v == value else 1
+        for c in range(blocks.shape[0]):
+            if blocks[c] >= 0:
+                post[b, c] += nominal[blocks[c], offset + v]
 
 
 @numba.njit(cache=True)
-def _best_nominal(leaf_nom, slot, offset, n_categories, pre_entropy, min_branch_fraction, work):
+def _best_nominal(blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, work):
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
     default (even at merit ``-inf``, as in River); a binary ``x == v`` split replaces it only if
     strictly better, the first best ``v`` winning ties."""
-    n_obs = _nominal_multiway(leaf_nom, slot, offset, n_categories, work)
+    n_obs = _nominal_multiway(blocks, nominal, offset, n_categories, work)
     best = _merit(pre_entropy, work, n_obs, min_branch_fraction)
     kind = NOMINAL_MULTIWAY
     value = 0.0
     for v in range(n_categories):
-        if np.sum(leaf_nom[slot, offset + v]) > 0.0:
-            _nominal_binary(leaf_nom, slot, offset, n_categories, v, work)
+        if _category_weights(blocks, nominal, offset + v, work[W_MU]):
+            _nominal_binary(blocks, nominal, offset, n_categories, v, work)
             merit = _merit(pre_entropy, work, 2, min_branch_fraction)
             if merit > best:
                 best = merit
@@ -239,41 +350,70 @@ def _best_nominal(leaf_nom, slot, offset, n_categories, pre_entropy, min_branch_
 
 
 # ------------------------------------------------------------------------------ leaves
+#
+# The kernels below take the committee's arrays in four tuples:
+#   learners = (features, n_categories, nominal_offset, weight_multiplier, grace_period,
+#               split_confidence, tie_threshold)   per-learner setup, fixed after start
+#   options  = (n_split_points, min_branch_fraction, max_share_to_split)
+#   nodes    = (kind, feature, value, child, slot, n_nodes)   node arrays, (N, capacity)
+#   leaves   = (last_attempt, class_weight, observed, blocks, gauss, nominal,
+#               free_slots, n_free_slots, free_blocks, n_free_blocks)
+# where leaf arrays are indexed by slot, gauss and nominal by block, and free_slots[i] /
+# free_blocks[i] are the stacks lent to tree i for the current call (see lend).
 
 
 @numba.njit(cache=True)
-def _new_leaf(i, node, initial, node_kind, node_slot, leaf_active, leaf_last, leaf_class,
-              leaf_obs, leaf_gauss, leaf_nom, free_slots, n_free):
-    """Turn ``node`` of tree ``i`` into a fresh active leaf with class weights ``initial``."""
-    n_free[0] -= 1
-    slot = free_slots[n_free[0]]
-    leaf_class[slot, :] = initial
-    leaf_obs[slot, :] = 0.0
-    leaf_gauss[slot] = 0.0
-    leaf_nom[slot] = 0.0
-    leaf_active[slot] = True
+def _reset_observers(i, slot, leaves):
+    """Give the leaf's observer blocks back to tree ``i``'s stack."""
+    observed, blocks = leaves[2], leaves[3]
+    free_blocks, n_free_blocks = leaves[8], leaves[9]
+    for c in range(blocks.shape[1]):
+        if blocks[slot, c] >= 0:
+            free_blocks[i, n_free_blocks[i]] = blocks[slot, c]
+            n_free_blocks[i] += 1
+            blocks[slot, c] = -1
+        observed[slot, c] = 0.0
+
+
+@numba.njit(cache=True)
+def _new_leaf(i, node, initial, nodes, leaves):
+    """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``."""
+    kind, node_slot = nodes[0], nodes[4]
+    last_attempt, class_weight, observed, blocks = leaves[0], leaves[1], leaves[2], leaves[3]
+    free_slots, n_free_slots = leaves[6], leaves[7]
+    n_free_slots[i] -= 1
+    slot = free_slots[i, n_free_slots[i]]
+    class_weight[slot, :] = initial
+    observed[slot, :] = 0.0
+    blocks[slot, :] = -1
     # River starts a leaf's grace period from the weight it inherits.
-    leaf_last[slot] = np.sum(initial)
-    node_kind[i, node] = LEAF
+    last_attempt[slot] = np.sum(initial)
+    kind[i, node] = LEAF
     node_slot[i, node] = slot
 
 
 @numba.njit(cache=True)
-def _update_leaf(i, slot, x, label, w, features, n_categories, nominal_offset, leaf_active,
-                 leaf_class, leaf_obs, leaf_gauss, leaf_nom):
+def _update_leaf(i, slot, x, label, w, learners, leaves):
     """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford)."""
-    leaf_class[slot, label] += w
-    if not leaf_active[slot]:
-        return
-    n_before = leaf_obs[slot, label]
+    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
+    _, class_weight, observed, blocks, gauss, nominal, _, _, free_blocks, n_free_blocks = leaves
+    class_weight[slot, label] += w
+    block = blocks[slot, label]
+    if block < 0:
+        n_free_blocks[i] -= 1
+        block = free_blocks[i, n_free_blocks[i]]
+        blocks[slot, label] = block
+        gauss[block] = 0.0
+        nominal[block] = 0.0
+    n_before = observed[slot, label]
     n = n_before + w
-    leaf_obs[slot, label] = n
+    observed[slot, label] = n
     for j in range(features.shape[1]):
         v = x[features[i, j]]
         if n_categories[i, j] > 0:
-            leaf_nom[slot, nominal_offset[i, j] + int(v), label] += w
+            nominal[block, nominal_offset[i, j] + int(v)] += w
             continue
-        g = leaf_gauss[slot, j, label]
+        g = gauss[block, j]
         if n_before > 0.0:
             g[G_MIN] = min(g[G_MIN], v)
             g[G_MAX] = max(g[G_MAX], v)
@@ -286,31 +426,39 @@ def _update_leaf(i, slot, x, label, w, features, n_categories, nominal_offset, l
 
 
 @numba.njit(cache=True)
-def _attempt_split(i, node, weight_seen, split_confidence, tie_threshold, features,
-                   n_categories, nominal_offset, n_split_points, min_branch_fraction,
-                   max_share_to_split, node_kind, node_feature, node_value, node_child,
-                   node_slot, n_nodes, leaf_active, leaf_last, leaf_class, leaf_obs, leaf_gauss,
-                   leaf_nom, free_slots, n_free, work):
+def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
+    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
+    split_confidence, tie_threshold = learners[5][i], learners[6][i]
+    n_split_points, min_branch_fraction, max_share_to_split = options
+    kind, feature, value, child, node_slot, n_nodes = nodes
+    _, class_weight, observed_all, blocks_all, gauss, nominal = leaves[:6]
+    free_slots, n_free_slots = leaves[6], leaves[7]
+
     slot = node_slot[i, node]
-    stats = leaf_class[slot]
-    k = stats.shape[0]
+    stats = class_weight[slot]
+    observed = observed_all[slot]
+    blocks = blocks_all[slot]
     n_classes = 0
     majority = 0.0
-    for c in range(k):
+    for c in range(stats.shape[0]):
         if stats[c] != 0.0:
             n_classes += 1
         majority = max(majority, stats[c])
     if n_classes < 2:
         return
     if majority > 0.0 and majority / weight_seen > max_share_to_split:
-        # River offers only the null split here, which wins: the leaf is deactivated.
-        leaf_active[slot] = False
+        # River offers only the null split here, which wins (see below).
+        _reset_observers(i, slot, leaves)
         return
 
     # Candidates in River's order (null split, then features in subset order); River sorts them
     # stably by merit and takes the last two, so the last of equal best merits wins.
     pre_entropy = _entropy(stats)
+    n_log_n = work[W_NLOGN]
+    for c in range(stats.shape[0]):
+        n = observed[c]
+        n_log_n[c] = n * math.log2(n) if n > 0.0 else 0.0
     best = -np.inf  # the null split's merit under the min-branch-fraction rule
     second = -np.inf
     best_kind = NO_SPLIT
@@ -318,155 +466,142 @@ def _attempt_split(i, node, weight_seen, split_confidence, tie_threshold, featur
     best_value = 0.0
     for j in range(features.shape[1]):
         if n_categories[i, j] > 0:
-            merit, kind, value = _best_nominal(leaf_nom, slot, nominal_offset[i, j],
-                                               n_categories[i, j], pre_entropy,
-                                               min_branch_fraction, work)
+            merit, candidate_kind, candidate_value = _best_nominal(
+                blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
+                min_branch_fraction, work,
+            )  # fmt: skip
         else:
-            merit, value = _best_numeric(leaf_obs, leaf_gauss, slot, j, pre_entropy,
-                                         n_split_points, min_branch_fraction, work)
-            kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
+            merit, candidate_value = _best_numeric(
+                observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
+            )
+            candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
         if merit >= best:
             second = best
             best = merit
-            best_kind = kind
+            best_kind = candidate_kind
             best_feature = j
-            best_value = value
+            best_value = candidate_value
         elif merit > second:
             second = merit
 
     value_range = math.log2(max(n_classes, 2))
-    bound = math.sqrt(value_range * value_range * math.log(1.0 / split_confidence)
-                      / (2.0 * weight_seen))
+    bound = math.sqrt(
+        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
+    )
     if not (best - second > bound or bound < tie_threshold):
         return
     if best_kind == NO_SPLIT:
-        leaf_active[slot] = False
+        # Pre-pruning: River deactivates the leaf, then its memory manager, the tree being under
+        # its size limit, reactivates it with empty observers (MOA's enforceTrackerLimit does
+        # the same).
+        _reset_observers(i, slot, leaves)
         return
 
     # Branch statistics of the winning split, computed before the slot is recycled.
     j = best_feature
     if best_kind == NUMERIC_LE:
-        _gaussian_params(leaf_obs, leaf_gauss, slot, j, work[-2], work[-1])
-        _numeric_partition(leaf_obs, leaf_gauss, slot, j, best_value, work[-2], work[-1], work)
+        _gaussian_params(observed, blocks, gauss, j, work)
+        _numeric_partition(observed, best_value, work, work)
         n_branches = 2
     elif best_kind == NOMINAL_EQ:
-        _nominal_binary(leaf_nom, slot, nominal_offset[i, j], n_categories[i, j],
-                        int(best_value), work)
+        n_cat = n_categories[i, j]
+        _nominal_binary(blocks, nominal, nominal_offset[i, j], n_cat, int(best_value), work)
         n_branches = 2
     else:
         n_branches = n_categories[i, j]
-        offset = nominal_offset[i, j]
         for v in range(n_branches):
-            work[v, :] = leaf_nom[slot, offset + v]
+            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work[v])
 
     first = n_nodes[i]
     n_nodes[i] += n_branches
-    node_kind[i, node] = best_kind
-    node_feature[i, node] = j
-    node_value[i, node] = best_value
-    node_child[i, node] = first
-    free_slots[n_free[0]] = slot
-    n_free[0] += 1
+    kind[i, node] = best_kind
+    feature[i, node] = j
+    value[i, node] = best_value
+    child[i, node] = first
+    _reset_observers(i, slot, leaves)
+    free_slots[i, n_free_slots[i]] = slot
+    n_free_slots[i] += 1
     for b in range(n_branches):
         if best_kind == NOMINAL_MULTIWAY and not np.sum(work[b]) > 0.0:
-            node_kind[i, first + b] = EMPTY
+            kind[i, first + b] = EMPTY
         else:
-            _new_leaf(i, first + b, work[b], node_kind, node_slot, leaf_active, leaf_last,
-                      leaf_class, leaf_obs, leaf_gauss, leaf_nom, free_slots, n_free)
+            _new_leaf(i, first + b, work[b], nodes, leaves)
 
 
 @numba.njit(cache=True)
-def _branch(i, node, x, features, node_kind, node_feature, node_value, node_child):
+def _branch(i, node, x, features, nodes):
     """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``)."""
-    kind = node_kind[i, node]
-    v = x[features[i, node_feature[i, node]]]
-    first = node_child[i, node]
-    if kind == NUMERIC_LE:
-        return first if v <= node_value[i, node] else first + 1
-    if kind == NOMINAL_EQ:
-        return first if v == node_value[i, node] else first + 1
+    kind, feature, value, child, _, _ = nodes
+    v = x[features[i, feature[i, node]]]
+    first = child[i, node]
+    if kind[i, node] == NUMERIC_LE:
+        return first if v <= value[i, node] else first + 1
+    if kind[i, node] == NOMINAL_EQ:
+        return first if v == value[i, node] else first + 1
     return first + int(v)
 
 
 @numba.njit(cache=True)
-def _learn_one(i, x, label, w, grace_period, split_confidence, tie_threshold, features,
-               n_categories, nominal_offset, n_split_points, min_branch_fraction,
-               max_share_to_split, node_kind, node_feature, node_value, node_child, node_slot,
-               n_nodes, leaf_active, leaf_last, leaf_class, leaf_obs, leaf_gauss, leaf_nom,
-               free_slots, n_free, work):
+def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``."""
+    kind, node_slot = nodes[0], nodes[4]
+    last_attempt, class_weight = leaves[0], leaves[1]
     node = 0
-    while node_kind[i, node] != LEAF:
-        child = _branch(i, node, x, features, node_kind, node_feature, node_value, node_child)
-        if node_kind[i, child] == EMPTY:
+    while kind[i, node] != LEAF:
+        child = _branch(i, node, x, learners[0], nodes)
+        if kind[i, child] == EMPTY:
             # A category unseen when the multiway split was made: River grows the branch and
             # trains the new leaf without attempting to split it.
             work[0, :] = 0.0
-            _new_leaf(i, child, work[0], node_kind, node_slot, leaf_active, leaf_last,
-                      leaf_class, leaf_obs, leaf_gauss, leaf_nom, free_slots, n_free)
-            slot = node_slot[i, child]
-            _update_leaf(i, slot, x, label, w, features, n_categories, nominal_offset,
-                         leaf_active, leaf_class, leaf_obs, leaf_gauss, leaf_nom)
+            _new_leaf(i, child, work[0], nodes, leaves)
+            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves)
             return
         node = child
     slot = node_slot[i, node]
-    _update_leaf(i, slot, x, label, w, features, n_categories, nominal_offset, leaf_active,
-                 leaf_class, leaf_obs, leaf_gauss, leaf_nom)
-    if not leaf_active[slot]:
-        return
-    weight_seen = np.sum(leaf_class[slot])
-    if weight_seen - leaf_last[slot] >= grace_period[i]:
-        leaf_last[slot] = weight_seen
-        _attempt_split(i, node, weight_seen, split_confidence[i], tie_threshold[i],
-                       features, n_categories, nominal_offset, n_split_points,
-                       min_branch_fraction, max_share_to_split, node_kind, node_feature,
-                       node_value, node_child, node_slot, n_nodes, leaf_active, leaf_last,
-                       leaf_class, leaf_obs, leaf_gauss, leaf_nom, free_slots, n_free, work)
+    _update_leaf(i, slot, x, label, w, learners, leaves)
+    weight_seen = np.sum(class_weight[slot])
+    if weight_seen - last_attempt[slot] >= learners[4][i]:
+        last_attempt[slot] = weight_seen
+        _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
 
 # ------------------------------------------------------------------------------ committee calls
 
 
-@numba.njit(cache=True)
-def learn(x, weights, weight_multiplier, grace_period, split_confidence, tie_threshold,
-          features, n_categories, nominal_offset, n_split_points, min_branch_fraction,
-          max_share_to_split, node_kind, node_feature, node_value, node_child, node_slot,
-          n_nodes, leaf_active, leaf_last, leaf_class, leaf_obs, leaf_gauss, leaf_nom,
-          free_slots, n_free, work):
+@numba.njit(cache=True, parallel=True)
+def learn(x, weights, learners, options, nodes, leaves, work):
     """Train every tree: tree ``i`` learns ``(x, l)`` with weight ``weights[i, l]`` times its
     multiplier, for each label ``l`` in increasing order with a positive weight.
 
-    The caller guarantees the node and slot capacity given by :func:`learn_demand`."""
+    Trees touch disjoint state (their own node rows, leaf slots, free stack and ``work[i]``), so
+    they are trained in parallel with identical results. The caller guarantees the node and slot
+    capacity given by :func:`learn_demand` and :func:`top_up_free_slots`."""
+    weight_multiplier = learners[3]
     n, k = weights.shape
-    for i in range(n):
+    for i in numba.prange(n):
         for label in range(k):
             w = weights[i, label] * weight_multiplier[i]
             if w > 0.0:
-                _learn_one(i, x, label, w, grace_period, split_confidence, tie_threshold,
-                           features, n_categories, nominal_offset, n_split_points,
-                           min_branch_fraction, max_share_to_split, node_kind, node_feature,
-                           node_value, node_child, node_slot, n_nodes, leaf_active, leaf_last,
-                           leaf_class, leaf_obs, leaf_gauss, leaf_nom, free_slots, n_free, work)
+                _learn_one(i, x, label, w, learners, options, nodes, leaves, work[i])
 
 
 @numba.njit(cache=True)
-def _subtree_weights(i, lowest, n_categories, node_kind, node_feature, node_child, node_slot,
-                     n_nodes, leaf_class, totals):
+def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
     """``totals[node]`` = weight of the leaves under ``node`` for every node of tree ``i`` from
     ``lowest`` on, summed child by child as River's recursive ``DTBranch.total_weight``.
 
     Children always come after their parent, so one backward sweep suffices."""
+    kind, feature, _, child, node_slot, n_nodes = nodes
     for node in range(n_nodes[i] - 1, lowest - 1, -1):
-        kind = node_kind[i, node]
-        if kind == LEAF:
-            totals[node] = np.sum(leaf_class[node_slot[i, node]])
-        elif kind == EMPTY:
+        if kind[i, node] == LEAF:
+            totals[node] = np.sum(class_weight[node_slot[i, node]])
+        elif kind[i, node] == EMPTY:
             totals[node] = 0.0
         else:
             n_branches = 2
-            if kind == NOMINAL_MULTIWAY:
-                n_branches = n_categories[i, node_feature[i, node]]
-            first = node_child[i, node]
+            if kind[i, node] == NOMINAL_MULTIWAY:
+                n_branches = n_categories[i, feature[i, node]]
+            first = child[i, node]
             total = 0.0
             for b in range(n_branches):
                 total += totals[first + b]
@@ -474,36 +609,36 @@ def _subtree_weights(i, lowest, n_categories, node_kind, node_feature, node_chil
 
 
 @numba.njit(cache=True)
-def _most_common_child(i, node, n_categories, node_kind, node_feature, node_child, node_slot,
-                       n_nodes, leaf_class, totals):
+def _most_common_child(i, node, n_categories, nodes, class_weight):
     """River's ``NominalMultiwayBranch.most_common_path``: the existing child with the most
     weight below it (first one on ties), used to predict for an unseen category."""
-    first = node_child[i, node]
-    _subtree_weights(i, first, n_categories, node_kind, node_feature, node_child, node_slot,
-                     n_nodes, leaf_class, totals)
+    kind, feature, _, child, _, n_nodes = nodes
+    first = child[i, node]
+    # Scratch on this rare path only, so that predicting never writes to the committee's state.
+    totals = np.empty(n_nodes[i])
+    _subtree_weights(i, first, n_categories, nodes, class_weight, totals)
     best = -1
-    for b in range(n_categories[i, node_feature[i, node]]):
-        child = first + b
-        if node_kind[i, child] != EMPTY and (best < 0 or totals[child] > totals[best]):
-            best = child
+    for b in range(n_categories[i, feature[i, node]]):
+        candidate = first + b
+        if kind[i, candidate] != EMPTY and (best < 0 or totals[candidate] > totals[best]):
+            best = candidate
     return best
 
 
 @numba.njit(cache=True)
-def predict(x, features, n_categories, leaf_prior, node_kind, node_feature, node_value,
-            node_child, node_slot, n_nodes, leaf_class, totals, out):
+def predict(x, features, n_categories, leaf_prior, nodes, class_weight, out):
     """Write in ``out[i]`` the smoothed class distribution of the leaf of tree ``i`` that ``x``
     reaches: ``(w[c] + leaf_prior) / (W + k * leaf_prior)``, uniform if that is 0/0."""
+    kind, node_slot = nodes[0], nodes[4]
     n, k = out.shape
     for i in range(n):
         node = 0
-        while node_kind[i, node] != LEAF:
-            child = _branch(i, node, x, features, node_kind, node_feature, node_value, node_child)
-            if node_kind[i, child] == EMPTY:
-                child = _most_common_child(i, node, n_categories, node_kind, node_feature,
-                                           node_child, node_slot, n_nodes, leaf_class, totals)
+        while kind[i, node] != LEAF:
+            child = _branch(i, node, x, features, nodes)
+            if kind[i, child] == EMPTY:
+                child = _most_common_child(i, node, n_categories, nodes, class_weight)
             node = child
-        stats = leaf_class[node_slot[i, node]]
+        stats = class_weight[node_slot[i, node]]
         denominator = np.sum(stats) + k * leaf_prior
         for c in range(k):
             if denominator > 0.0:

@@ -53,8 +53,10 @@ class VFDTCommittee(Committee):
       ``sqrt(R^2 ln(1/delta) / (2 n))``, ``R = log2(max(c, 2))`` with ``c`` the number of classes
       seen at the leaf and ``n`` its weight, or when the bound is below the tie threshold. If the
       null split wins, or the majority class holds more than ``max_share_to_split`` of the leaf's
-      weight, the leaf is deactivated: it keeps counting classes but never splits again. New leaves
-      start with the class weights their branch was estimated to receive and empty observers;
+      weight, the leaf restarts its attribute observers (River and MOA deactivate the leaf, then
+      their memory manager reactivates it with fresh observers while the tree is under its size
+      limit). New leaves start with the class weights their branch was estimated to receive and
+      empty observers;
     * a leaf predicts its class weights smoothed by ``leaf_prior``:
       ``(w[c] + leaf_prior) / (W + k * leaf_prior)``.
 
@@ -100,7 +102,8 @@ class VFDTCommittee(Committee):
 
     Examples
     --------
-    Three trees learn that the label is 1 when attribute 0 exceeds 0.5:
+    Three trees learn, from labels with 10% noise, that the label is 1 when attribute 0 exceeds
+    0.5 (each tree draws its own split confidence and tie threshold):
 
     >>> import numpy as np
     >>> from olboost.weak import VFDTCommittee
@@ -112,17 +115,18 @@ class VFDTCommittee(Committee):
            [0.5, 0.5],
            [0.5, 0.5]])
     >>> rng = np.random.default_rng(0)
-    >>> for _ in range(500):
+    >>> for _ in range(1000):
     ...     x = rng.uniform(size=2)
+    ...     label = int(x[0] > 0.5) if rng.uniform() < 0.9 else int(rng.integers(2))
     ...     weights = np.zeros((3, 2))
-    ...     weights[:, int(x[0] > 0.5)] = 1.0
+    ...     weights[:, label] = 1.0
     ...     committee.learn(x, weights)
     >>> committee.predict(np.array([0.9, 0.5])).round(2)
-    array([[0.01, 0.99],
-           [0.01, 0.99],
-           [0.01, 0.99]])
+    array([[0.11, 0.89],
+           [0.47, 0.53],
+           [0.07, 0.93]])
     >>> committee.leaf_counts()
-    array([...])
+    array([23, 30,  7])
     """
 
     _param_constraints = {
@@ -167,7 +171,7 @@ class VFDTCommittee(Committee):
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"n_features": 3, "grace_period": (1.0, 3.0), "capacity": 1}
-        yield {"nominal_attributes": {0: 3}, "grace_period": (1.0, 3.0)}
+        # No nominal attributes: the shared checks feed real-valued streams.
 
     # -------------------------------------------------------------------------- setup
 
@@ -204,20 +208,28 @@ class VFDTCommittee(Committee):
         self.node_slot_[:, 0] = np.arange(n)  # each root is a leaf with slot i
 
         m = features.shape[1]
-        self.leaf_active_ = np.zeros(n_slots, dtype=np.bool_)
-        self.leaf_active_[:n] = True
         self.leaf_last_ = np.zeros(n_slots)
         self.leaf_class_ = np.zeros((n_slots, k))
         self.leaf_obs_ = np.zeros((n_slots, k))
-        self.leaf_gauss_ = np.zeros((n_slots, m, k, K.N_GAUSS_FIELDS))
-        self.leaf_nom_ = np.zeros((n_slots, n_nominal_cells, k))
-        # A stack of free slots (top at n_free_ - 1); the roots took slots 0 .. n-1.
-        self.free_slots_ = np.zeros(n_slots, dtype=np.int64)
-        self.free_slots_[: n_slots - n] = np.arange(n_slots - 1, n - 1, -1)
-        self.n_free_ = np.array([n_slots - n], dtype=np.int64)
+        self.leaf_blocks_ = np.full((n_slots, k), -1, dtype=np.int64)
+        n_blocks = 2 * n_slots
+        self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
+        self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
+        # Free slots and blocks wait in shared spare stacks; each learn call lends every tree its
+        # own share, so that trees can learn in parallel, and takes back the rest. Roots took
+        # slots 0 .. n-1.
+        self.spare_slots_ = np.arange(n_slots - 1, n - 1, -1, dtype=np.int64)
+        self.spare_slots_ = np.concatenate([self.spare_slots_, np.zeros(n, dtype=np.int64)])
+        self.n_spare_slots_ = np.array([n_slots - n], dtype=np.int64)
+        self.spare_blocks_ = np.arange(n_blocks - 1, -1, -1, dtype=np.int64)
+        self.n_spare_blocks_ = np.array([n_blocks], dtype=np.int64)
+        self.free_slots_ = np.zeros((n, 4), dtype=np.int64)
+        self.n_free_slots_ = np.zeros(n, dtype=np.int64)
+        self.free_blocks_ = np.zeros((n, 4), dtype=np.int64)
+        self.n_free_blocks_ = np.zeros(n, dtype=np.int64)
+        self.counts_ = np.zeros(n, dtype=np.int64)
 
-        self.work_ = np.zeros((self.max_branches_ + 2, k))
-        self.totals_ = np.zeros(self.capacity)
+        self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
 
     def _grow_nodes(self, needed: int) -> None:
         size = self.node_kind_.shape[1]
@@ -228,26 +240,47 @@ class VFDTCommittee(Committee):
             new = np.zeros((old.shape[0], size), dtype=old.dtype)
             new[:, : old.shape[1]] = old
             setattr(self, name, new)
-        self.totals_ = np.zeros(size)
 
-    def _grow_pool(self, needed: int) -> None:
-        n_slots = self.leaf_class_.shape[0]
-        new_slots = n_slots
-        while self.n_free_[0] + new_slots - n_slots < needed:
-            new_slots *= 2
-        for name in ("leaf_active_", "leaf_last_", "leaf_class_", "leaf_obs_", "leaf_gauss_",
-                     "leaf_nom_"):
+    def _grow_pool(self, arrays: tuple[str, ...], spare: str) -> None:
+        """Grow a pool (leaf slots or observer blocks) by half, the new items becoming spare."""
+        size = getattr(self, arrays[0]).shape[0]
+        new_size = size + max(size // 2, 1)
+        for name in arrays:
             old = getattr(self, name)
-            new = np.zeros((new_slots,) + old.shape[1:], dtype=old.dtype)
-            new[:n_slots] = old
+            new = np.zeros((new_size,) + old.shape[1:], dtype=old.dtype)
+            new[:size] = old
             setattr(self, name, new)
-        n_free = int(self.n_free_[0])
-        free = np.zeros(new_slots, dtype=np.int64)
-        added = np.arange(new_slots - 1, n_slots - 1, -1, dtype=np.int64)
-        free[: added.size] = added
-        free[added.size : added.size + n_free] = self.free_slots_[:n_free]
-        self.free_slots_ = free
-        self.n_free_[0] = n_free + added.size
+        n_spare = getattr(self, "n_" + spare)
+        stack = np.zeros(new_size, dtype=np.int64)
+        stack[: new_size - size] = np.arange(new_size - 1, size - 1, -1)
+        stack[new_size - size : new_size - size + n_spare[0]] = getattr(self, spare)[: n_spare[0]]
+        setattr(self, spare, stack)
+        n_spare[0] += new_size - size
+
+    def _lend(self, takes: int, gives: int, kind: str) -> None:
+        pools = {
+            "slots": ("leaf_last_", "leaf_class_", "leaf_obs_", "leaf_blocks_"),
+            "blocks": ("block_gauss_", "block_nominal_"),
+        }
+        while True:
+            status = K.lend(
+                self.counts_,
+                takes,
+                gives,
+                getattr(self, f"free_{kind}_"),
+                getattr(self, f"n_free_{kind}_"),
+                getattr(self, f"spare_{kind}_"),
+                getattr(self, f"n_spare_{kind}_"),
+            )
+            if status == K.LEND_OK:
+                return
+            if status == K.LEND_NO_SPARE:
+                self._grow_pool(pools[kind], f"spare_{kind}_")
+            else:
+                old = getattr(self, f"free_{kind}_")
+                new = np.zeros((old.shape[0], 2 * old.shape[1]), dtype=np.int64)
+                new[:, : old.shape[1]] = old
+                setattr(self, f"free_{kind}_", new)
 
     # -------------------------------------------------------------------------- contract
 
@@ -275,14 +308,8 @@ class VFDTCommittee(Committee):
             self.setup_.features,
             self.n_categories_,
             self.leaf_prior,
-            self.node_kind_,
-            self.node_feature_,
-            self.node_value_,
-            self.node_child_,
-            self.node_slot_,
-            self.n_nodes_,
+            self._nodes(),
             self.leaf_class_,
-            self.totals_,
             out,
         )
         return out
@@ -296,45 +323,59 @@ class VFDTCommittee(Committee):
         weights = np.asarray(weights, dtype=np.float64)
         if weights.shape != (self.n_learners_, self.n_labels_):
             raise ValueError(
-                f"weights must have shape {(self.n_learners_, self.n_labels_)}, "
-                f"got {weights.shape}"
+                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
             )
-        ok, nodes, slots = K.learn_demand(weights, self.n_nodes_, self.max_branches_)
+        ok, nodes = K.learn_demand(weights, self.n_nodes_, self.max_branches_, self.counts_)
         if not ok:
             raise ValueError("weights must be finite and non-negative")
         if nodes > self.node_kind_.shape[1]:
             self._grow_nodes(nodes)
-        if slots > self.n_free_[0]:
-            self._grow_pool(slots)
+        # Per example learned, a tree takes at most max_branches - 1 net slots (a split) and one
+        # block, and gives back at most one slot and k blocks (a leaf's observers).
+        self._lend(self.max_branches_ - 1, 1, "slots")
+        self._lend(1, self.n_labels_, "blocks")
+        options = (self.n_split_points, self.min_branch_fraction, self.max_share_to_split)
+        K.learn(x, weights, self._learners(), options, self._nodes(), self._leaves(), self.work_)
+        K.give_back(self.free_slots_, self.n_free_slots_, self.spare_slots_, self.n_spare_slots_)
+        K.give_back(
+            self.free_blocks_, self.n_free_blocks_, self.spare_blocks_, self.n_spare_blocks_
+        )
+        self.counts_.fill(0)
+
+    def _learners(self) -> tuple:
         setup = self.setup_
-        K.learn(
-            x,
-            weights,
+        return (
+            setup.features,
+            self.n_categories_,
+            self.nominal_offset_,
             setup.weight_multiplier,
             setup.grace_period,
             setup.split_confidence,
             setup.tie_threshold,
-            setup.features,
-            self.n_categories_,
-            self.nominal_offset_,
-            self.n_split_points,
-            self.min_branch_fraction,
-            self.max_share_to_split,
+        )
+
+    def _nodes(self) -> tuple:
+        return (
             self.node_kind_,
             self.node_feature_,
             self.node_value_,
             self.node_child_,
             self.node_slot_,
             self.n_nodes_,
-            self.leaf_active_,
+        )
+
+    def _leaves(self) -> tuple:
+        return (
             self.leaf_last_,
             self.leaf_class_,
             self.leaf_obs_,
-            self.leaf_gauss_,
-            self.leaf_nom_,
+            self.leaf_blocks_,
+            self.block_gauss_,
+            self.block_nominal_,
             self.free_slots_,
-            self.n_free_,
-            self.work_,
+            self.n_free_slots_,
+            self.free_blocks_,
+            self.n_free_blocks_,
         )
 
     # -------------------------------------------------------------------------- inspection
