@@ -60,9 +60,11 @@ class VFDTCommittee(Committee):
     * a leaf predicts its class weights smoothed by ``leaf_prior``:
       ``(w[c] + leaf_prior) / (W + k * leaf_prior)``.
 
-    All learners live in flat arrays (nodes per tree, and a pool of leaf statistics whose slot is
-    recycled when a leaf splits), so memory grows with the number of leaves. Storage doubles
-    whenever a ``learn`` call could exceed it.
+    All learners live in flat arrays: nodes per tree, a pool of leaf slots (recycled when a leaf
+    splits) and a pool of per-(leaf, class) observer blocks, allocated only for the classes a leaf
+    actually sees, so memory grows with the number of leaves and of classes per leaf. Storage
+    grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. Trees
+    learn in parallel (Numba threads) with results that do not depend on the number of threads.
 
     Parameters
     ----------
@@ -88,7 +90,7 @@ class VFDTCommittee(Committee):
     leaf_prior
         Additive prior of the leaf class distributions.
     capacity
-        Initial node slots per tree (storage grows by doubling when needed).
+        Initial node slots per tree (storage grows automatically when needed).
 
     References
     ----------
