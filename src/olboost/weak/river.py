@@ -164,6 +164,7 @@ class RiverCommittee(Committee):
         self.tie_threshold = tie_threshold
         self.weight_multiplier = weight_multiplier
         self.hyperparameter_names = hyperparameter_names
+        self._validate_params()
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

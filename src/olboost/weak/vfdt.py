@@ -168,6 +168,7 @@ class VFDTCommittee(Committee):
         self.max_share_to_split = max_share_to_split
         self.leaf_prior = leaf_prior
         self.capacity = capacity
+        self._validate_params()
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
