@@ -146,9 +146,7 @@ def main() -> int:
             met=r["seconds"] <= 60.0 and r["peak_rss_mb"] <= 1024.0,
         )
         cases["tmc2007-500-vfdt"] = r
-        print(
-            f"tmc2007-500 vfdt: {r['seconds']:.1f} s, peak {r['peak_rss_mb']:.0f} MB", flush=True
-        )
+        print(f"tmc2007-500 vfdt: {r['seconds']:.1f} s, peak {r['peak_rss_mb']:.0f} MB", flush=True)
     else:
         cases["tmc2007-500-vfdt"] = {"skipped": f"{SHARED / 'tmc2007-500'} not found"}
         print("tmc2007-500: skipped (no ../shared/datasets)")

@@ -126,8 +126,14 @@ def test_counter_uniform_is_uniform_and_deterministic():
 class ScriptedCommittee(Committee):
     """Predicts from a fixed table and records what the booster asks it to learn."""
 
-    def __init__(self, n_features=None, grace_period=(1.0, 1.0), split_confidence=(0.5, 0.5),
-                 tie_threshold=(0.5, 0.5), weight_multiplier=(1.0, 1.0)):
+    def __init__(
+        self,
+        n_features=None,
+        grace_period=(1.0, 1.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.5, 0.5),
+        weight_multiplier=(1.0, 1.0),
+    ):
         self.n_features = n_features
         self.grace_period = grace_period
         self.split_confidence = split_confidence
@@ -226,8 +232,13 @@ def test_bad_arrays_leave_model_unchanged():
     before = pickle.dumps(model)
     Xnan = X[20:30].copy()
     Xnan[3, 2] = np.nan
-    for bad_X, bad_Y in [(Xnan, Y[20:30]), (X[20:30, :5], Y[20:30]), (X[20:30], Y[20:30, :3]),
-                         (X[20:30], Y[20:30] * 2), (X[20:30], Y[20:29])]:
+    for bad_X, bad_Y in [
+        (Xnan, Y[20:30]),
+        (X[20:30, :5], Y[20:30]),
+        (X[20:30], Y[20:30, :3]),
+        (X[20:30], Y[20:30] * 2),
+        (X[20:30], Y[20:29]),
+    ]:
         with pytest.raises(ValueError):
             model.learn(bad_X, bad_Y)
         assert pickle.dumps(model) == before
@@ -245,8 +256,10 @@ def test_empty_and_full_label_sets_are_allowed_and_carry_no_update():
 
 def test_learns_a_ranking_better_than_chance():
     X, Y = small_data(n=600)
-    result = prequential(AdaOLMR(VFDTCommittee(n_features=4), learners=10, seed=0, labels=4),
-                         zip(X, [set(np.flatnonzero(y).tolist()) for y in Y], strict=True))
+    result = prequential(
+        AdaOLMR(VFDTCommittee(n_features=4), learners=10, seed=0, labels=4),
+        zip(X, [set(np.flatnonzero(y).tolist()) for y in Y], strict=True),
+    )
     # untrained scores tie every pair (loss 0.5); the first 4 features decide the labels, so a
     # boosted ranker must do far better than that over 600 examples
     assert result.rank_loss < 0.3
@@ -266,9 +279,9 @@ ACCURACY_TARGETS = {"emotions": 0.170, "scene": 0.095, "yeast": 0.192, "mediamil
 def test_paper_accuracy_over_ten_seeds(name):
     data = load(name)
     losses = [
-        train_test(AdaOLMR(VFDTCommittee(), learners=100, seed=seed), data.train, data.test)
-        .rank_loss
+        train_test(
+            AdaOLMR(VFDTCommittee(), learners=100, seed=seed), data.train, data.test
+        ).rank_loss
         for seed in range(1, 11)
     ]
     assert np.mean(losses) <= ACCURACY_TARGETS[name], losses
-

@@ -57,12 +57,36 @@ def test_losses_are_those_of_the_scores_made_before_learning():
 
 def test_cli_run_writes_the_json_record(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code = main(["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--learners", "5",
-                 "--seed", "1", "--output", str(out), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--algorithm",
+            "ada-olmr",
+            "--dataset",
+            "emotions",
+            "--learners",
+            "5",
+            "--seed",
+            "1",
+            "--output",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     record = json.loads(out.read_text())
-    for key in ["algorithm", "dataset", "seed", "learners", "rank_loss", "rank_loss_skip",
-                "n_train", "n_test", "seconds", "olboost_version"]:
+    for key in [
+        "algorithm",
+        "dataset",
+        "seed",
+        "learners",
+        "rank_loss",
+        "rank_loss_skip",
+        "n_train",
+        "n_test",
+        "seconds",
+        "olboost_version",
+    ]:
         assert key in record
     assert record["n_train"] == 391 and record["n_test"] == 202
     assert 0 < record["rank_loss"] < 0.5
@@ -96,8 +120,20 @@ def test_cli_prequential_on_a_path(tmp_path):
     (tmp_path / "t.arff").write_text(ARFF + "\n".join(rows) + "\n")
     (tmp_path / "t.xml").write_text(XML)
     out = tmp_path / "r.json"
-    code = main(["run", "--dataset", str(tmp_path / "t.arff"), "--labels", str(tmp_path / "t.xml"),
-                 "--learners", "3", "--output", str(out), "--no-progress"])
+    code = main(
+        [
+            "run",
+            "--dataset",
+            str(tmp_path / "t.arff"),
+            "--labels",
+            str(tmp_path / "t.xml"),
+            "--learners",
+            "3",
+            "--output",
+            str(out),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     record = json.loads(out.read_text())
     assert record["protocol"] == "prequential" and record["n_test"] == 50

@@ -276,7 +276,6 @@ def test_unit_test_params_start():
         check_distributions(c.predict(np.zeros(6)), 4, 3)
 
 
-
 def test_vfdt_and_river_committees_boost_alike():
     """Issue #2: both committees give equivalent accuracy with equal hyperparameters.
 
@@ -303,8 +302,9 @@ def test_vfdt_and_river_committees_boost_alike():
 
     diffs = []
     for seed in (1, 2, 3):
-        f = train_test(AdaOLMR(VFDTCommittee(leaf_prior=0.0), learners=10, seed=seed),
-                       data.train, data.test)
+        f = train_test(
+            AdaOLMR(VFDTCommittee(leaf_prior=0.0), learners=10, seed=seed), data.train, data.test
+        )
         r = train_test(AdaOLMR(RiverCommittee(), learners=10, seed=seed), data.train, data.test)
         diffs.append(f.rank_loss - r.rank_loss)
     # Across seeds the test rank loss of this 10-learner booster spreads by about 0.035 (sd);

@@ -1,9 +1,10 @@
 """Base classes shared by every olboost estimator.
 
-An estimator's parameters are exactly the arguments of its ``__init__``; ``__init__`` stores them and
-nothing else. Learned state lives in attributes whose names end with ``_`` and is created lazily, on
-the first example. ``clone()`` rebuilds an estimator from its parameters, as River's ``clone`` and
-scikit-learn's ``sklearn.base.clone`` do.
+An estimator's parameters are exactly the arguments of its ``__init__``; ``__init__`` stores them
+as given and validates them (a bad parameter fails at construction, not at the first example), and
+does nothing else. Learned state lives in attributes whose names end with ``_`` and is created
+lazily, on the first example. ``clone()`` rebuilds an estimator from its parameters, as River's
+``clone`` and scikit-learn's ``sklearn.base.clone`` do.
 
 Parameter validation is declared, not written inline: each class lists its constraints in
 ``_param_constraints`` (name -> checker), and :meth:`Estimator._validate_params` runs them all with

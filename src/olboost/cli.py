@@ -119,6 +119,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.suite != "mlr":
         raise SystemExit(f"unknown suite {args.suite!r}")
+    print(
+        f"Ada.OLMR, {args.learners} learners, {args.committee} committee, "
+        f"{args.features} features each; mean test rank loss over seeds 1..{args.seeds} "
+        "(published: Jung & Tewari 2018, Table 3)"
+    )
+    print(f"{'data':<18}{'seeds':>6}{'Ada.OLMR':>10}{'± sd':>8}{'published':>11}{'s/run':>8}")
     rows = []
     for name in args.datasets:
         data = load(name)
@@ -128,26 +134,21 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             record = run_one(ns, data)
             losses.append(record["rank_loss"])
             seconds.append(record["seconds"])
-        rows.append(
-            {
-                "dataset": name,
-                "seeds": args.seeds,
-                "rank_loss_mean": float(np.mean(losses)),
-                "rank_loss_std": float(np.std(losses, ddof=1)) if len(losses) > 1 else 0.0,
-                "rank_loss_per_seed": losses,
-                "published": PUBLISHED_MLR.get(name),
-                "seconds_mean": float(np.mean(seconds)),
-            }
-        )
-    header = f"{'data':<18}{'seeds':>6}{'Ada.OLMR':>10}{'± sd':>8}{'published':>11}{'s/run':>8}"
-    print(f"Ada.OLMR, {args.learners} learners, {args.committee} committee, "
-          f"{args.features} features each (Jung & Tewari 2018, Table 3)")
-    print(header)
-    for r in rows:
+        r = {
+            "dataset": name,
+            "seeds": args.seeds,
+            "rank_loss_mean": float(np.mean(losses)),
+            "rank_loss_std": float(np.std(losses, ddof=1)) if len(losses) > 1 else 0.0,
+            "rank_loss_per_seed": losses,
+            "published": PUBLISHED_MLR.get(name),
+            "seconds_mean": float(np.mean(seconds)),
+        }
+        rows.append(r)
         pub = f"{r['published']:.4f}" if r["published"] is not None else "-"
         print(
-            f"{r['dataset']:<18}{r['seeds']:>6}{r['rank_loss_mean']:>10.4f}"
-            f"{r['rank_loss_std']:>8.4f}{pub:>11}{r['seconds_mean']:>8.2f}"
+            f"{name:<18}{args.seeds:>6}{r['rank_loss_mean']:>10.4f}"
+            f"{r['rank_loss_std']:>8.4f}{pub:>11}{r['seconds_mean']:>8.2f}",
+            flush=True,
         )
     if args.output:
         with open(args.output, "w") as f:
@@ -158,12 +159,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--learners", type=int, default=100, help="number N of weak learners")
     p.add_argument(
-        "--committee", choices=sorted(COMMITTEES), default="vfdt",
+        "--committee",
+        choices=sorted(COMMITTEES),
+        default="vfdt",
         help="vfdt: compiled Hoeffding trees (fast); river: River HoeffdingTreeClassifier",
     )
     p.add_argument("--features", type=int, default=20, help="random features per weak learner")
     p.add_argument(
-        "--predict-with", choices=["sampled", "best"], default="sampled",
+        "--predict-with",
+        choices=["sampled", "best"],
+        default="sampled",
         help="expert chosen by a Hedge draw (paper) or the best Hedge weight",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

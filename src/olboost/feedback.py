@@ -1,9 +1,9 @@
 """What a booster learns from after it has made its prediction.
 
 Under *full feedback* the whole relevant set ``Y_t`` is revealed (Jung & Tewari 2018). Under *top-k
-feedback* (Raman, Zhang, Jung & Tewari 2020) only the relevance of the ``k`` labels the learner showed
-on top is revealed, and the booster must build unbiased estimates from them. Boosters receive their
-feedback as one of these objects, so a new feedback model plugs in without changing their API:
+feedback* (Raman, Zhang, Jung & Tewari 2020) only the relevance of the ``k`` labels the learner
+showed on top is revealed, and the booster must build unbiased estimates from them. Boosters receive
+their feedback as one of these objects, so a new feedback model plugs in without changing their API:
 ``learn_one(x, y)`` wraps a label set into :class:`FullFeedback`.
 """
 

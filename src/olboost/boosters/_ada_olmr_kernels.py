@@ -1,9 +1,10 @@
 """Compiled steps of Ada.OLMR (Jung & Tewari 2018, Algorithm 1 with the details of Algorithm 3).
 
 Notation follows the paper: ``H[i]`` is weak prediction ``h^i_t``, ``alpha[i]`` the learner weight
-``alpha^i_t``, ``s^i = sum_{j <= i} alpha[j] H[j]`` the prediction of expert ``i``, ``cost`` the cost
-vector ``c^i_t`` (eq. 8), and ``log_v[i] = log v^i_t`` the Hedge weight of expert ``i`` (kept in log
-space: ``v`` shrinks by up to ``e^{-1}`` per round and would underflow within a few thousand rounds).
+``alpha^i_t``, ``s^i = sum_{j <= i} alpha[j] H[j]`` the prediction of expert ``i``, ``cost`` the
+cost vector ``c^i_t`` (eq. 8), and ``log_v[i] = log v^i_t`` the Hedge weight of expert ``i`` (kept
+in log space: ``v`` shrinks by up to ``e^{-1}`` per round and would underflow within a few thousand
+rounds).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["expert_scores", "choose_expert", "ada_olmr_update"]
 
 @numba.njit(cache=True)
 def expert_scores(H: np.ndarray, alpha: np.ndarray, expert: int, out: np.ndarray) -> None:
-    """Prediction of expert ``expert`` (0-based): ``s^{expert+1} = sum_{j <= expert} alpha_j h_j``."""
+    """Prediction of expert ``expert`` (0-based): ``s = sum_{j <= expert} alpha_j h_j``."""
     k = H.shape[1]
     for c in range(k):
         out[c] = 0.0

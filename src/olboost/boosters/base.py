@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost.base import Estimator, Interval, InstanceOf
+from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
 from olboost.weak.base import Committee
 
@@ -340,4 +340,3 @@ class _Rows:
         lo, hi = indptr[i], indptr[i + 1]
         buf[indices[lo:hi]] = data[lo:hi]
         return buf
-

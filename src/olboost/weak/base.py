@@ -1,15 +1,17 @@
 """The committee contract: how a booster drives its N weak learners.
 
 A booster never talks to individual weak learners. At each round it asks its committee for all weak
-predictions at once, an ``(N, k)`` array whose row ``i`` is learner ``i``'s distribution over the ``k``
-labels (Jung & Tewari 2018, Sec. 2.1: single-label, multi-label and binary predictions all encode as a
-distribution), and trains the committee with one ``(N, k)`` array of non-negative label weights: row
-``i`` says how much learner ``i`` should learn each label on this example, zero meaning skip.
+predictions at once, an ``(N, k)`` array whose row ``i`` is learner ``i``'s distribution over the
+``k`` labels (Jung & Tewari 2018, Sec. 2.1: single-label, multi-label and binary predictions all
+encode as a distribution), and trains the committee with one ``(N, k)`` array of non-negative label
+weights: row ``i`` says how much learner ``i`` should learn each label on this example, zero meaning
+skip.
 
 Every committee draws, from its seed, the per-learner randomness the papers' experiments used: a
 random subset of ``n_features`` attributes per learner (to decorrelate the learners), a weight
-multiplier, and the learner's own tree hyperparameters. :func:`draw_learner_setup` is that draw, shared
-by all committees so that two committees built with the same seed and ranges get identical learners.
+multiplier, and the learner's own tree hyperparameters. :func:`draw_learner_setup` is that draw,
+shared by all committees so that two committees built with the same seed and ranges get identical
+learners.
 """
 
 from __future__ import annotations
