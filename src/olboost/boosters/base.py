@@ -221,19 +221,13 @@ class RankingBooster(Estimator):
                         f"(missing {missing[:5]}, unexpected {extra[:5]})"
                     )
                 values = [x[key] for key in known]
-            try:
-                xv = np.array(values, dtype=np.float64)
-            except (TypeError, ValueError) as err:
-                raise TypeError(f"{name}: feature values must be numbers ({err})") from None
+            xv = _floats(values, f"{name}: feature values")
         else:
             if self.__dict__.get("feature_names_in_") is not None:
                 raise TypeError(f"{name}: x must be a dict, as in the first example")
             if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
                 raise TypeError(f"{name}: x must be a dict or a 1-D vector, got {type(x).__name__}")
-            try:
-                xv = np.array(x, dtype=np.float64)
-            except (TypeError, ValueError) as err:
-                raise TypeError(f"{name}: feature values must be numbers ({err})") from None
+            xv = _floats(x, f"{name}: feature values")
             if xv.ndim != 1:
                 raise ValueError(f"{name}: x must be 1-D, got shape {xv.shape}")
         if self._started and xv.shape[0] != self.n_features_in_:
@@ -299,6 +293,14 @@ class RankingBooster(Estimator):
         return Y
 
 
+def _floats(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{what} must be numbers ({err})") from None
+
+
 def _default_committee() -> Committee:
     from olboost.weak.vfdt import VFDTCommittee
 
@@ -319,10 +321,7 @@ class _Rows:
             if not np.isfinite(data).all():
                 raise ValueError(f"{name}: X has non-finite values")
             return cls((data, X.indices, X.indptr), X.shape[0], X.shape[1], True)
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{name}: X must be a numeric matrix ({err})") from None
+        X = _floats(X, f"{name}: X")
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
         if X.shape[1] == 0:
