@@ -285,3 +285,21 @@ def test_paper_accuracy_over_ten_seeds(name):
         for seed in range(1, 11)
     ]
     assert np.mean(losses) <= ACCURACY_TARGETS[name], losses
+
+
+def test_learn_one_takes_an_explicit_feedback_object():
+    from olboost import FullFeedback
+
+    X, Y = small_data(n=40)
+    a = AdaOLMR(VFDTCommittee(n_features=4), learners=4, seed=2, labels=4)
+    b = a.clone()
+    for x, y in zip(X, Y, strict=True):
+        a.learn_one(x, set(np.flatnonzero(y).tolist()))
+        b.learn_one(x, FullFeedback(y.copy()))
+    np.testing.assert_array_equal(a.score(X), b.score(X))
+    before = pickle.dumps(b)
+    with pytest.raises(ValueError, match="feedback covers 3 labels"):
+        b.learn_one(X[0], FullFeedback(np.zeros(3, dtype=bool)))
+    with pytest.raises(TypeError):
+        FullFeedback([1, 0, 1])
+    assert pickle.dumps(b) == before

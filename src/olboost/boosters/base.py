@@ -72,12 +72,22 @@ class RankingBooster(Estimator):
 
     # ------------------------------------------------------------------ public, one example
 
-    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset) -> None:
-        """Learn from one example: features ``x`` (a dict or a 1-D vector) and the set ``y`` of
-        its relevant labels (possibly empty)."""
+    def learn_one(
+        self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback
+    ) -> None:
+        """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
+        of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
+        over the booster's labels, in their order."""
         xv, names = self._check_x(x)
-        mask = self._check_y(y)
-        self._learn_vector(xv, FullFeedback(mask), names)
+        feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
+        if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != len(
+            self._known_labels()
+        ):
+            raise ValueError(
+                f"{type(self).__name__}: the feedback covers {feedback.relevant.shape[0]} labels, "
+                f"the model ranks {len(self._known_labels())}"
+            )
+        self._learn_vector(xv, feedback, names)
 
     def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
         """Score of every label for ``x``; higher means more relevant. Does not change the model."""
