@@ -102,7 +102,7 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     names = list(stream.label_names)
     if getattr(model, "labels", None) is None and not hasattr(model, "labels_"):
         model.labels_ = names
-    known = list(model._known_labels())
+    known = list(model._outputs())
     if known == names or known == list(range(len(names))):
         return np.arange(len(names))
     if set(known) != set(names):

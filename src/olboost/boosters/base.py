@@ -1,10 +1,11 @@
-"""What every multi-label ranking booster shares: input checks, label bookkeeping, the River-style
-one-example API and the array API built on it.
+"""What every booster shares: input checks, committee start-up, the River-style one-example API and
+the array API built on it, for multi-label ranking (:class:`RankingBooster`) and multiclass
+classification (:class:`MulticlassBooster`).
 
-A booster implements three hooks: :meth:`RankingBooster._init_state` (allocate learned state),
-:meth:`RankingBooster._scores` (its prediction from the committee's ``(N, k)`` weak predictions) and
-:meth:`RankingBooster._update` (learn from one example's feedback and return the ``(N, k)`` label
-weights to train the committee with). Everything else, and every check, lives here once.
+A booster implements three hooks: ``_init_state`` (allocate learned state), ``_scores`` (its score
+vector from the committee's ``(N, k)`` weak predictions) and ``_update`` (learn from one example's
+target and return the ``(N, k)`` label weights to train the committee with). Everything else, and
+every check, lives here once.
 
 Inputs are checked completely before anything changes: an example that is rejected with a
 ``ValueError`` or ``TypeError`` leaves the model exactly as it was.
@@ -22,38 +23,38 @@ from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
 from olboost.weak.base import Committee
 
-__all__ = ["RankingBooster"]
+__all__ = ["Booster", "MulticlassBooster", "RankingBooster"]
 
 #: Stream keys of the model seed: one per independent use of randomness.
 _COMMITTEE_STREAM, _HEDGE_STREAM = 1, 2
 
 
-def _check_labels(value: Any) -> str | None:
+def _check_outputs(value: Any) -> str | None:
     if isinstance(value, bool):
-        return "must be None, an int >= 2 or a sequence of at least 2 distinct labels"
+        return "must be None, an int >= 2 or a sequence of at least 2 distinct values"
     if isinstance(value, numbers.Integral):
         return None if value >= 2 else f"must be >= 2 when an int, got {value}"
     if isinstance(value, str) or not isinstance(value, Sequence):
-        return f"must be None, an int >= 2 or a sequence of labels, got {value!r}"
+        return f"must be None, an int >= 2 or a sequence, got {value!r}"
     if len(value) < 2:
-        return "must hold at least 2 labels: a ranking needs pairs"
+        return "must hold at least 2 values"
     try:
         distinct = len(set(value)) == len(value)
     except TypeError:
-        return "must hold hashable labels"
-    return None if distinct else "must not repeat a label"
+        return "must hold hashable values"
+    return None if distinct else "must not repeat a value"
 
 
-class RankingBooster(Estimator):
-    """Base class of online boosters for multi-label ranking (see the module docstring).
+class Booster(Estimator):
+    """Base class of all boosters: a committee of ``learners`` weak learners over ``k`` outputs
+    (the labels to rank, or the classes), started on the first example."""
 
-    Subclasses take at least the parameters ``committee``, ``learners``, ``labels`` and ``seed``.
-    """
+    #: Name of the parameter (and, with ``_``, of the learned attribute) holding the outputs.
+    _outputs_param = "labels"
 
     _param_constraints = {
         "committee": InstanceOf(Committee, allow_none=True),
         "learners": Interval(1, None, integer=True),
-        "labels": InstanceOf(object, allow_none=True, predicate=_check_labels),
         "seed": Interval(None, None, integer=True, allow_none=True),
     }
 
@@ -66,85 +67,9 @@ class RankingBooster(Estimator):
         """The booster's score vector (length ``k``) given weak predictions ``H``, ``(N, k)``."""
         raise NotImplementedError
 
-    def _update(self, H: np.ndarray, feedback: Feedback) -> np.ndarray:
+    def _update(self, H: np.ndarray, target: Any) -> np.ndarray:
         """Learn from one example; return ``(N, k)`` label weights for the committee."""
         raise NotImplementedError
-
-    # ------------------------------------------------------------------ public, one example
-
-    def learn_one(
-        self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback
-    ) -> None:
-        """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
-        of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
-        over the booster's labels, in their order."""
-        xv, names = self._check_x(x)
-        feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
-        if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != len(
-            self._known_labels()
-        ):
-            raise ValueError(
-                f"{type(self).__name__}: the feedback covers {feedback.relevant.shape[0]} labels, "
-                f"the model ranks {len(self._known_labels())}"
-            )
-        self._learn_vector(xv, feedback, names)
-
-    def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
-        """Score of every label for ``x``; higher means more relevant. Does not change the model."""
-        labels = self._known_labels()
-        xv, _ = self._check_x(x)
-        if not self._started:
-            return dict.fromkeys(labels, 0.0)
-        s = self._scores(self._predictions(xv))
-        return {label: float(v) for label, v in zip(labels, s, strict=True)}
-
-    def rank_one(self, x: Mapping | Sequence | np.ndarray) -> list[Hashable]:
-        """The labels ordered from most to least relevant for ``x`` (ties keep label order)."""
-        scores = self.score_one(x)
-        order = np.argsort(-np.fromiter(scores.values(), float, len(scores)), kind="stable")
-        labels = list(scores)
-        return [labels[i] for i in order]
-
-    # ------------------------------------------------------------------ public, arrays
-
-    def learn(self, X: Any, Y: Any) -> RankingBooster:
-        """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
-        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels."""
-        self.score_then_learn(X, Y, return_scores=False)
-        return self
-
-    def score(self, X: Any) -> np.ndarray:
-        """Scores ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
-        rows = self._check_X(X)
-        k = len(self._known_labels())
-        out = np.zeros((rows.n, k))
-        if self._started:
-            for i in range(rows.n):
-                out[i] = self._scores(self.committee_.predict(rows.row(i)))
-        return out
-
-    def score_then_learn(self, X: Any, Y: Any, *, return_scores: bool = True) -> np.ndarray | None:
-        """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
-
-        This is the prequential primitive the evaluation protocols use; returns the ``(n, k)``
-        scores made before each row was learned.
-        """
-        rows = self._check_X(X)
-        Ymask = self._check_Y(Y, rows.n)
-        if rows.n == 0:
-            return np.zeros((0, Ymask.shape[1])) if return_scores else None
-        if self.labels is None and not hasattr(self, "labels_"):
-            self.labels_ = list(range(Ymask.shape[1]))
-        out = np.empty(Ymask.shape) if return_scores else None
-        for i in range(rows.n):
-            xv = rows.row(i)
-            if not self._started:
-                self._start(rows.d, None)
-            H = self.committee_.predict(xv)
-            if out is not None:
-                out[i] = self._scores(H)
-            self._learn_predicted(xv, H, FullFeedback(Ymask[i]))
-        return out
 
     # ------------------------------------------------------------------ learned-state helpers
 
@@ -152,22 +77,35 @@ class RankingBooster(Estimator):
     def _started(self) -> bool:
         return hasattr(self, "committee_")
 
-    def _known_labels(self) -> list[Hashable]:
-        if hasattr(self, "labels_"):
-            return self.labels_
-        if self.labels is None:
+    def _outputs(self) -> list[Hashable]:
+        """The ``k`` outputs (labels or classes) in the order of score vectors."""
+        attr = self._outputs_param + "_"
+        if attr in self.__dict__:
+            return self.__dict__[attr]
+        value = getattr(self, self._outputs_param)
+        if value is None:
             raise ValueError(
-                f"{type(self).__name__}: the labels to rank are unknown: pass labels=k or "
-                "labels=[...] to the constructor, or learn from arrays first"
+                f"{type(self).__name__}: the {self._outputs_param} are unknown: pass "
+                f"{self._outputs_param}=k or {self._outputs_param}=[...] to the constructor, "
+                "or learn from arrays first"
             )
-        if isinstance(self.labels, numbers.Integral):
-            return list(range(int(self.labels)))
-        return list(self.labels)
+        if isinstance(value, numbers.Integral):
+            return list(range(int(value)))
+        return list(value)
+
+    def _set_outputs(self, outputs: list[Hashable]) -> None:
+        setattr(self, self._outputs_param + "_", list(outputs))
+
+    def _output_index(self) -> dict[Hashable, int]:
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {value: i for i, value in enumerate(self._outputs())}
+        return index
 
     def _start(self, n_features: int, feature_names: list[Hashable] | None) -> None:
-        labels = self._known_labels()
-        self.labels_ = labels
-        self._label_index = {label: i for i, label in enumerate(labels)}
+        outputs = self._outputs()
+        self._set_outputs(outputs)
+        self._index = {value: i for i, value in enumerate(outputs)}
         seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy)
         self.seed_ = seed
         self.n_features_in_ = n_features
@@ -175,12 +113,12 @@ class RankingBooster(Estimator):
         committee = self.committee if self.committee is not None else _default_committee()
         self.committee_ = committee.clone()
         committee_seed = int(np.random.SeedSequence([seed, _COMMITTEE_STREAM]).generate_state(1)[0])
-        self.committee_.start(self.learners, len(labels), n_features, committee_seed)
+        self.committee_.start(self.learners, len(outputs), n_features, committee_seed)
         self.t_ = 0
         self._init_state()
 
     def _predictions(self, xv: np.ndarray) -> np.ndarray:
-        # score_one then learn_one on the same x (the usual test-then-train loop) asks the
+        # predicting then learning the same x (the usual test-then-train loop) asks the
         # committee once: the predictions are cached until the model next changes.
         cached = self.__dict__.get("_cache")
         if cached is not None and cached[0] == self.t_ and np.array_equal(cached[1], xv):
@@ -189,18 +127,45 @@ class RankingBooster(Estimator):
         self._cache = (self.t_, xv.copy(), H)
         return H
 
-    def _learn_vector(
-        self, xv: np.ndarray, feedback: Feedback, names: list[Hashable] | None
-    ) -> None:
+    def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
         if not self._started:
             self._start(xv.shape[0], names)
-        self._learn_predicted(xv, self._predictions(xv), feedback)
+        self._learn_predicted(xv, self._predictions(xv), target)
 
-    def _learn_predicted(self, xv: np.ndarray, H: np.ndarray, feedback: Feedback) -> None:
+    def _learn_predicted(self, xv: np.ndarray, H: np.ndarray, target: Any) -> None:
         self.t_ += 1
-        weights = self._update(H, feedback)
+        weights = self._update(H, target)
         self.committee_.learn(xv, weights)
         self._cache = None
+
+    def _scores_one(self, x: Any) -> np.ndarray:
+        """Scores of ``x`` (zeros before the first example). Does not change the model."""
+        k = len(self._outputs())
+        xv, _ = self._check_x(x)
+        if not self._started:
+            return np.zeros(k)
+        return self._scores(self._predictions(xv))
+
+    def _scores_many(self, X: Any) -> np.ndarray:
+        rows = self._check_X(X)
+        out = np.zeros((rows.n, len(self._outputs())))
+        if self._started:
+            for i in range(rows.n):
+                out[i] = self._scores(self.committee_.predict(rows.row(i)))
+        return out
+
+    def _stream(self, rows: _Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
+        """Score then learn each row; ``targets[i]`` is what ``_update`` receives for row ``i``."""
+        out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
+        for i in range(rows.n):
+            xv = rows.row(i)
+            if not self._started:
+                self._start(rows.d, None)
+            H = self.committee_.predict(xv)
+            if out is not None:
+                out[i] = self._scores(H)
+            self._learn_predicted(xv, H, targets[i])
+        return out
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -254,6 +219,78 @@ class RankingBooster(Estimator):
             raise ValueError(f"{name}: x has a non-finite value ({xv[j]}) at feature {key!r}")
         return xv, names
 
+    def _check_X(self, X: Any) -> _Rows:
+        rows = _Rows.of(X, type(self).__name__)
+        if self._started and rows.d != self.n_features_in_:
+            raise ValueError(
+                f"{type(self).__name__}: X has {rows.d} features, the model was started with "
+                f"{self.n_features_in_}"
+            )
+        return rows
+
+
+
+class RankingBooster(Booster):
+    """Base class of online boosters for multi-label ranking (see the module docstring).
+
+    Subclasses take at least the parameters ``committee``, ``learners``, ``labels`` and ``seed``.
+    """
+
+    _outputs_param = "labels"
+    _param_constraints = {
+        **Booster._param_constraints,
+        "labels": InstanceOf(object, allow_none=True, predicate=_check_outputs),
+    }
+
+    def learn_one(
+        self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback
+    ) -> None:
+        """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
+        of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
+        over the booster's labels, in their order."""
+        xv, names = self._check_x(x)
+        feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
+        k = len(self._outputs())
+        if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != k:
+            raise ValueError(
+                f"{type(self).__name__}: the feedback covers {feedback.relevant.shape[0]} labels, "
+                f"the model ranks {k}"
+            )
+        self._learn_vector(xv, feedback, names)
+
+    def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
+        """Score of every label for ``x``; higher means more relevant. Does not change the model."""
+        s = self._scores_one(x)
+        return {label: float(v) for label, v in zip(self._outputs(), s, strict=True)}
+
+    def rank_one(self, x: Mapping | Sequence | np.ndarray) -> list[Hashable]:
+        """The labels ordered from most to least relevant for ``x`` (ties keep label order)."""
+        s = self._scores_one(x)
+        labels = self._outputs()
+        return [labels[i] for i in np.argsort(-s, kind="stable")]
+
+    def learn(self, X: Any, Y: Any) -> RankingBooster:
+        """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
+        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels."""
+        self.score_then_learn(X, Y, return_scores=False)
+        return self
+
+    def score(self, X: Any) -> np.ndarray:
+        """Scores ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
+        return self._scores_many(X)
+
+    def score_then_learn(self, X: Any, Y: Any, *, return_scores: bool = True) -> np.ndarray | None:
+        """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
+
+        This is the prequential primitive the evaluation protocols use; returns the ``(n, k)``
+        scores made before each row was learned.
+        """
+        rows = self._check_X(X)
+        Ymask = self._check_Y(Y, rows.n)
+        if self.labels is None and "labels_" not in self.__dict__:
+            self._set_outputs(list(range(Ymask.shape[1])))
+        return self._stream(rows, [FullFeedback(row) for row in Ymask], return_scores)
+
     def _check_y(self, y: Any) -> np.ndarray:
         name = type(self).__name__
         if not isinstance(y, set | frozenset):
@@ -261,8 +298,8 @@ class RankingBooster(Estimator):
                 f"{name}: y must be a set of relevant labels (possibly empty), "
                 f"got {type(y).__name__}"
             )
-        labels = self._known_labels()
-        index = self.__dict__.get("_label_index") or {lab: i for i, lab in enumerate(labels)}
+        labels = self._outputs()
+        index = self._output_index()
         mask = np.zeros(len(labels), dtype=np.bool_)
         for label in y:
             try:
@@ -273,15 +310,6 @@ class RankingBooster(Estimator):
                     + (" ..." if len(labels) > 10 else "")
                 ) from None
         return mask
-
-    def _check_X(self, X: Any) -> _Rows:
-        rows = _Rows.of(X, type(self).__name__)
-        if self._started and rows.d != self.n_features_in_:
-            raise ValueError(
-                f"{type(self).__name__}: X has {rows.d} features, the model was started with "
-                f"{self.n_features_in_}"
-            )
-        return rows
 
     def _check_Y(self, Y: Any, n: int) -> np.ndarray:
         name = type(self).__name__
@@ -295,13 +323,87 @@ class RankingBooster(Estimator):
         k = Y.shape[1]
         known = self.__dict__.get("labels_")
         if known is None and self.labels is not None:
-            known = self._known_labels()
+            known = self._outputs()
         if known is not None and k != len(known):
             raise ValueError(f"{name}: Y has {k} label columns, the model ranks {len(known)}")
         if known is None and k < 2:
             raise ValueError(f"{name}: Y must have at least 2 label columns")
         return Y
 
+
+class MulticlassBooster(Booster):
+    """Base class of online boosters for multiclass classification (River's classifier API).
+
+    Subclasses take at least the parameters ``committee``, ``learners``, ``classes`` and ``seed``;
+    ``classes`` is an int ``k`` (classes ``0..k-1``) or a sequence of class labels, fixed for the
+    whole stream (the papers' ``k`` is known); it may be left ``None`` when learning from arrays,
+    whose sorted distinct values then become the classes.
+    """
+
+    _outputs_param = "classes"
+    _param_constraints = {
+        **Booster._param_constraints,
+        "classes": InstanceOf(object, allow_none=True, predicate=_check_outputs),
+    }
+
+    def _class_code(self, y: Any) -> int:
+        try:
+            return self._output_index()[y]
+        except (KeyError, TypeError):
+            classes = self._outputs()
+            raise ValueError(
+                f"{type(self).__name__}: unknown class {y!r}; the classes are {classes[:10]}"
+                + (" ..." if len(classes) > 10 else "")
+            ) from None
+
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Hashable) -> None:
+        """Learn from one example with features ``x`` and class ``y``."""
+        xv, names = self._check_x(x)
+        code = self._class_code(y)
+        self._learn_vector(xv, code, names)
+
+    def predict_proba_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
+        """Class probabilities: a softmax of the booster's votes. Does not change the model."""
+        s = self._scores_one(x)
+        p = np.exp(s - s.max())
+        p /= p.sum()
+        return {c: float(v) for c, v in zip(self._outputs(), p, strict=True)}
+
+    def predict_one(self, x: Mapping | Sequence | np.ndarray) -> Hashable:
+        """The class with the largest vote (the lowest class index on ties)."""
+        return self._outputs()[int(np.argmax(self._scores_one(x)))]
+
+    def learn(self, X: Any, y: Any) -> MulticlassBooster:
+        """Learn from arrays, row by row: ``X`` is ``(n, d)``, ``y`` the ``n`` classes."""
+        self.predict_then_learn(X, y, return_scores=False)
+        return self
+
+    def votes(self, X: Any) -> np.ndarray:
+        """Votes ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
+        return self._scores_many(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The predicted class of every row of ``X`` (no learning)."""
+        classes = np.asarray(self._outputs(), dtype=object)
+        return classes[np.argmax(self._scores_many(X), axis=1)]
+
+    def predict_then_learn(
+        self, X: Any, y: Any, *, return_scores: bool = True
+    ) -> np.ndarray | None:
+        """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row."""
+        rows = self._check_X(X)
+        y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+        if y.ndim != 1 or y.shape[0] != rows.n:
+            raise ValueError(
+                f"{type(self).__name__}: y must be 1-D with {rows.n} entries, got shape {y.shape}"
+            )
+        if self.classes is None and "classes_" not in self.__dict__:
+            values = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+            if len(values) < 2:
+                raise ValueError(f"{type(self).__name__}: y must hold at least 2 classes")
+            self._set_outputs(values)
+        codes = [self._class_code(v) for v in y.tolist()]
+        return self._stream(rows, codes, return_scores)
 
 def _floats(values: Any, what: str) -> np.ndarray:
     """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers."""

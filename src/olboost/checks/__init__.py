@@ -136,7 +136,7 @@ def check_repr(model: Estimator) -> None:
 
 def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list[set]]:
     X, Y = synthetic_multilabel(n=n, k=_n_labels(model))
-    labels = model._known_labels()
+    labels = model._outputs()
     return X, [{labels[j] for j in np.flatnonzero(row)} for row in Y]
 
 
@@ -210,7 +210,7 @@ def check_booster_bad_input(model: Estimator) -> None:
     X, ys = _stream(model, 10)
     for x, y in zip(X, ys, strict=True):
         model.learn_one(x, y)
-    labels = model._known_labels()
+    labels = model._outputs()
     before = pickle.dumps(model)
     nan = X[0].copy()
     nan[1] = np.nan
