@@ -25,7 +25,7 @@ import numpy as np
 
 from olboost.metrics import rank_loss
 
-__all__ = ["Evaluation", "train_test", "prequential"]
+__all__ = ["ClassificationEvaluation", "Evaluation", "prequential", "train_test"]
 
 #: Rows handed to the model per call on the array path; sets the progress bar's granularity only.
 _CHUNK = 256
@@ -88,6 +88,86 @@ class Evaluation:
         return out
 
 
+@dataclass
+class ClassificationEvaluation:
+    """Outcome of prequential evaluation of a multiclass classifier.
+
+    Attributes
+    ----------
+    correct
+        Whether each example was predicted correctly before it was learned.
+    seconds
+        Wall-clock time of the pass.
+    """
+
+    correct: np.ndarray
+    seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_test(self) -> int:
+        return int(self.correct.size)
+
+    @property
+    def accuracy(self) -> float:
+        """Accuracy over the whole stream."""
+        return float(self.correct.mean()) if self.correct.size else float("nan")
+
+    @property
+    def accuracy_last20(self) -> float:
+        """Accuracy over the final 20% of the stream (from index ``floor(0.8 n)`` on), the
+        figure Jung, Goetz & Tewari (2017) report besides whole-stream accuracy."""
+        tail = self.correct[int(0.8 * self.correct.size) :]
+        return float(tail.mean()) if tail.size else float("nan")
+
+    def summary(self) -> dict[str, Any]:
+        """Scalars only, ready for JSON."""
+        return {
+            "n_test": self.n_test,
+            "accuracy": self.accuracy,
+            "accuracy_last20": self.accuracy_last20,
+            "seconds": self.seconds,
+            **self.extra,
+        }
+
+
+def _class_codes(model: Any, stream: Any) -> np.ndarray:
+    """``stream.y`` as the model's class codes (a model without classes takes the data's)."""
+    names = list(stream.class_names)
+    if getattr(model, "classes", None) is None and not hasattr(model, "classes_"):
+        model._set_outputs(names)
+    known = list(model._outputs())
+    if known == names or known == list(range(len(names))):
+        return np.asarray(stream.y)
+    if not set(names) <= set(known):
+        raise ValueError(f"the data set has classes {names} the model does not know ({known})")
+    where = {c: j for j, c in enumerate(known)}
+    return np.array([where[c] for c in names])[np.asarray(stream.y)]
+
+
+def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
+    """Prequential pass of a multiclass booster; returns which examples were predicted right."""
+    if hasattr(stream, "X") and hasattr(stream, "class_names"):
+        codes = _class_codes(model, stream)
+        outputs = np.asarray(model._outputs(), dtype=object)
+        n = len(codes)
+        correct = np.empty(n, dtype=bool)
+        for lo in range(0, n, _CHUNK):
+            hi = min(n, lo + _CHUNK)
+            votes = model.predict_then_learn(stream.X[lo:hi], outputs[codes[lo:hi]])
+            correct[lo:hi] = np.argmax(votes, axis=1) == codes[lo:hi]
+            if progress is not None:
+                progress.update(hi - lo)
+        return correct
+    out = []
+    for x, y in stream:
+        out.append(model.predict_one(x) == y)
+        model.learn_one(x, y)
+        if progress is not None:
+            progress.update(1)
+    return np.asarray(out, dtype=bool)
+
+
 def _is_dataset(stream: Any) -> bool:
     return hasattr(stream, "X") and hasattr(stream, "Y") and hasattr(stream, "label_names")
 
@@ -101,7 +181,7 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     """
     names = list(stream.label_names)
     if getattr(model, "labels", None) is None and not hasattr(model, "labels_"):
-        model.labels_ = names
+        model._set_outputs(names)
     known = list(model._outputs())
     if known == names or known == list(range(len(names))):
         return np.arange(len(names))
@@ -193,9 +273,25 @@ def train_test(
     return Evaluation(losses, skip, n_train, n_test, t1 - t0, t2 - t1)
 
 
-def prequential(model: Any, stream: Iterable, *, progress: bool = False) -> Evaluation:
-    """Test-then-train over one stream: each example is scored, its loss recorded, then learned."""
+def prequential(
+    model: Any, stream: Iterable, *, progress: bool = False
+) -> Evaluation | ClassificationEvaluation:
+    """Test-then-train over one stream: each example is predicted, its loss recorded, then learned.
+
+    A multi-label ranker gets an :class:`Evaluation` (rank losses); a multiclass classifier
+    (:class:`olboost.boosters.MulticlassBooster`) gets a :class:`ClassificationEvaluation`
+    (accuracy over the stream and over its final 20%).
+    """
+    from olboost.boosters.base import MulticlassBooster
+
     bar = _progress(_length(stream), progress, "prequential")
+    if isinstance(model, MulticlassBooster):
+        t0 = time.perf_counter()
+        correct = _run_classification(model, stream, bar)
+        seconds = time.perf_counter() - t0
+        if bar is not None:
+            bar.close()
+        return ClassificationEvaluation(correct, seconds)
     t0 = time.perf_counter()
     n, losses, skip = _run(model, stream, True, bar)
     t1 = time.perf_counter()

@@ -66,12 +66,12 @@ def all_estimators() -> list[type[Estimator]]:
 
 
 def _is_concrete(cls: type) -> bool:
-    from olboost.boosters.base import RankingBooster
+    from olboost.boosters.base import Booster, MulticlassBooster, RankingBooster
     from olboost.weak.base import Committee
 
-    if cls in (Estimator, RankingBooster, Committee):
+    if cls in (Estimator, Booster, RankingBooster, MulticlassBooster, Committee):
         return False
-    if issubclass(cls, RankingBooster):
+    if issubclass(cls, Booster):
         return "_update" in _defined(cls)
     if issubclass(cls, Committee):
         return "learn" in _defined(cls)
@@ -82,7 +82,9 @@ def _defined(cls: type) -> set[str]:
     names: set[str] = set()
     for klass in cls.__mro__:
         if klass.__module__.startswith("olboost.") and klass.__name__ not in (
+            "Booster",
             "RankingBooster",
+            "MulticlassBooster",
             "Committee",
             "Estimator",
         ):
@@ -92,12 +94,12 @@ def _defined(cls: type) -> set[str]:
 
 def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
     """The checks that apply to ``model``."""
-    from olboost.boosters.base import RankingBooster
+    from olboost.boosters.base import Booster
     from olboost.weak.base import Committee
 
     yield check_clone_params
     yield check_repr
-    if isinstance(model, RankingBooster):
+    if isinstance(model, Booster):
         yield check_booster_scores
         yield check_booster_purity
         yield check_booster_pickling
@@ -134,27 +136,46 @@ def check_repr(model: Estimator) -> None:
 # ------------------------------------------------------------------------------ boosters
 
 
-def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list[set]]:
-    X, Y = synthetic_multilabel(n=n, k=_n_labels(model))
-    labels = model._outputs()
-    return X, [{labels[j] for j in np.flatnonzero(row)} for row in Y]
+def _is_ranker(model: Estimator) -> bool:
+    from olboost.boosters.base import RankingBooster
+
+    return isinstance(model, RankingBooster)
 
 
-def _n_labels(model: Estimator) -> int:
-    labels = getattr(model, "labels", None)
-    if labels is None:
+def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list]:
+    """A seeded stream of targets the booster understands: label sets for a ranker, classes
+    (the most relevant synthetic label of each row) for a multiclass booster."""
+    X, Y = synthetic_multilabel(n=n, k=_n_outputs(model))
+    outputs = model._outputs()
+    if _is_ranker(model):
+        return X, [{outputs[j] for j in np.flatnonzero(row)} for row in Y]
+    rng = np.random.default_rng(1)
+    W = rng.normal(size=(X.shape[1], len(outputs)))
+    return X, [outputs[j] for j in np.argmax(X @ W, axis=1)]
+
+
+def _n_outputs(model: Estimator) -> int:
+    value = getattr(model, model._outputs_param)
+    if value is None:
         return 4
-    return labels if isinstance(labels, int) else len(labels)
+    return value if isinstance(value, int) else len(value)
 
 
 def _with_labels(model: Estimator) -> Estimator:
-    return model if model.labels is not None else model.clone({"labels": 4})
+    param = model._outputs_param
+    return model if getattr(model, param) is not None else model.clone({param: 4})
 
 
-def _scores_after(model: Estimator, X: np.ndarray, ys: list[set]) -> np.ndarray:
+def _predict_vector(model: Estimator, x: object) -> list[float]:
+    if _is_ranker(model):
+        return list(model.score_one(x).values())
+    return list(model.predict_proba_one(x).values())
+
+
+def _scores_after(model: Estimator, X: np.ndarray, ys: list) -> np.ndarray:
     out = []
     for x, y in zip(X, ys, strict=True):
-        out.append(list(model.score_one(x).values()))
+        out.append(_predict_vector(model, x))
         model.learn_one(x, y)
     return np.asarray(out)
 
@@ -164,24 +185,34 @@ def check_booster_scores(model: Estimator) -> None:
     X, ys = _stream(model)
     scores = _scores_after(model, X, ys)
     assert np.isfinite(scores).all()
-    assert not np.all(scores == 0), "a booster that learned 60 examples must produce scores"
-    ranking = model.rank_one(X[0])
-    s = model.score_one(X[0])
-    assert sorted(ranking, key=str) == sorted(s, key=str)
-    assert all(s[a] >= s[b] for a, b in zip(ranking, ranking[1:], strict=False))
+    if _is_ranker(model):
+        assert not np.all(scores == 0), "a booster that learned 60 examples must produce scores"
+        ranking = model.rank_one(X[0])
+        s = model.score_one(X[0])
+        assert sorted(ranking, key=str) == sorted(s, key=str)
+        assert all(s[a] >= s[b] for a, b in zip(ranking, ranking[1:], strict=False))
+    else:
+        assert (scores >= 0).all() and np.allclose(scores.sum(axis=1), 1.0), (
+            "predict_proba_one must give a distribution over the classes"
+        )
+        proba = model.predict_proba_one(X[0])
+        assert model.predict_one(X[0]) == max(proba, key=proba.get)
 
 
 def check_booster_purity(model: Estimator) -> None:
     model = _with_labels(model)
     X, ys = _stream(model, 20)
     x = {f"f{j}": float(v) for j, v in enumerate(X[0])}
-    x_copy, y_copy = dict(x), set(ys[0])
+    x_copy, y_copy = dict(x), copy.deepcopy(ys[0])
     model.learn_one(x, ys[0])
     assert x == x_copy and ys[0] == y_copy, "learn_one must not modify its inputs"
     before = pickle.dumps(model)
-    model.score_one(x)
-    model.rank_one(x)
-    assert pickle.dumps(model) == before, "scoring must not change the model"
+    _predict_vector(model, x)
+    if _is_ranker(model):
+        model.rank_one(x)
+    else:
+        model.predict_one(x)
+    assert pickle.dumps(model) == before, "predicting must not change the model"
 
 
 def check_booster_pickling(model: Estimator) -> None:
@@ -210,7 +241,7 @@ def check_booster_bad_input(model: Estimator) -> None:
     X, ys = _stream(model, 10)
     for x, y in zip(X, ys, strict=True):
         model.learn_one(x, y)
-    labels = model._outputs()
+    outputs = model._outputs()
     before = pickle.dumps(model)
     nan = X[0].copy()
     nan[1] = np.nan
@@ -218,11 +249,16 @@ def check_booster_bad_input(model: Estimator) -> None:
         (X[0][:-1], ys[0], ValueError),  # wrong length
         (np.append(X[0], 1.0), ys[0], ValueError),
         (nan, ys[0], ValueError),
-        (X[0], {"no such label"}, ValueError),
-        (X[0], list(ys[0]), TypeError),  # y must be a set
-        (X[0], labels[0], TypeError),
         ("abc", ys[0], TypeError),
     ]
+    if _is_ranker(model):
+        bad_cases += [
+            (X[0], {"no such label"}, ValueError),
+            (X[0], list(ys[0]), TypeError),  # y must be a set
+            (X[0], outputs[0], TypeError),
+        ]
+    else:
+        bad_cases += [(X[0], "no such class", ValueError), (X[0], [outputs[0]], ValueError)]
     for x, y, err in bad_cases:
         try:
             model.learn_one(x, y)
@@ -251,7 +287,7 @@ def check_booster_feature_order(model: Estimator) -> None:
         b.learn_one({names[j]: x[j] for j in order}, y)
     xq = dict(zip(names, X[0], strict=True))
     shuffled = {k: xq[k] for k in reversed(names)}
-    assert a.score_one(xq) == b.score_one(shuffled), "dict key order must not matter"
+    assert _predict_vector(a, xq) == _predict_vector(b, shuffled), "dict key order must not matter"
 
 
 def check_booster_clone_learns_alike(model: Estimator) -> None:

@@ -10,14 +10,18 @@ and sparse files, plain or gzip-compressed. Sources and citations of the bundled
 from olboost.datasets.arff import ArffAttribute, ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset
 from olboost.datasets.mulan import BUNDLED, load, load_mulan, read_mulan_labels
+from olboost.datasets.uci import BUNDLED_UCI, MulticlassDataset, load_uci
 
 __all__ = [
     "BUNDLED",
+    "BUNDLED_UCI",
     "ArffAttribute",
     "ArffFile",
     "MultiLabelDataset",
+    "MulticlassDataset",
     "load",
     "load_mulan",
+    "load_uci",
     "read_arff",
     "read_mulan_labels",
 ]

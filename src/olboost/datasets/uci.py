@@ -1,0 +1,599 @@
+"""UCI multiclass data sets of the online multiclass boosting experiments.
+
+Jung, Goetz & Tewari, "Online Multiclass Boosting", NIPS 2017, Sec. 5 and Appendix E (Table 2)
+run their boosters on Balance, Mice, Cars, Mushroom, Nursery, ISOLET and Movement (the PUC-Rio
+wearable HAR data). ``load_uci(name)`` reads the five small sets from files bundled in
+``olboost/datasets/data/uci`` (byte-for-byte copies, gzip-compressed); ``load_uci(path)`` reads
+the same UCI files, and the HAR file, which is too large to bundle, from disk. ISOLET is not
+provided. Sources and citations are in ``olboost/datasets/data/CITATION.md``.
+
+Conventions of every loader here:
+
+* ``class_names`` and the categories of every nominal feature are listed **in order of first
+  appearance in the file** (a stable order: the same file always gives the same codes).
+  Categories that never occur in the file (``veil-type=u`` of mushroom) are not listed.
+* Category names and class names are the raw strings of the file (``"vhigh"``, ``"5more"``, not
+  the spellings of the ``.names`` files).
+* ``missing="paper"`` handles missing values as the paper did; ``missing="nan"`` keeps them as
+  NaN. What happened is recorded in the data set's ``missing`` and ``notes`` fields.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from olboost.datasets.arff import _decode, _error, read_bytes
+
+__all__ = ["BUNDLED_UCI", "MISSING_MODES", "MulticlassDataset", "load_uci"]
+
+#: Data sets shipped in ``olboost/datasets/data/uci`` (see ``data/CITATION.md``).
+BUNDLED_UCI: tuple[str, ...] = ("balance", "car", "mushroom", "nursery", "mice")
+
+#: Accepted values of ``load_uci(..., missing=...)``.
+MISSING_MODES: tuple[str, ...] = ("paper", "nan")
+
+# Field values that mean "missing" in the UCI files: "?" (mushroom) and an empty field (mice).
+_MISSING_TOKENS = frozenset({"", "?"})
+
+
+@dataclass(eq=False, repr=False)
+class MulticlassDataset:
+    """A multiclass data set: a feature matrix, integer class codes and their names.
+
+    Rows are instances in stream order.
+
+    Parameters
+    ----------
+    name : str
+        Short name of the data set.
+    X : numpy.ndarray
+        float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
+        ``nominal``); missing values, if kept, are NaN.
+    y : numpy.ndarray
+        int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]``.
+    feature_names : list of str
+        The d feature names.
+    class_names : list of str
+        The k class names. The loaders list them in order of first appearance in the file.
+    nominal : dict of int to list of str
+        Feature column -> category names of the nominal features (code ``c`` is
+        ``categories[c]``); the loaders list categories in order of first appearance.
+    missing : str
+        How missing values were handled (``"none"`` when the data have none).
+    notes : list of str
+        Anything else a user should know about how the file was read (a dropped row, a
+        reordering).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ds = MulticlassDataset("toy", np.array([[0.0, 1.5], [1.0, 2.5], [0.0, 0.5]]),
+    ...                        np.array([1, 0, 1]), ["colour", "size"], ["big", "small"],
+    ...                        nominal={0: ["red", "blue"]})
+    >>> [(x.tolist(), y) for x, y in ds]
+    [([0.0, 1.5], 'small'), ([1.0, 2.5], 'big'), ([0.0, 0.5], 'small')]
+    >>> ds.class_counts()
+    {'big': 1, 'small': 2}
+    >>> ds.shuffled(0).y.tolist()
+    [1, 1, 0]
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list[str]
+    class_names: list[str]
+    nominal: dict[int, list[str]] = field(default_factory=dict)
+    missing: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Check once here so every consumer can rely on shapes and codes.
+        self.X = np.asarray(self.X, dtype=np.float64)
+        self.y = np.asarray(self.y, dtype=np.int64)
+        if self.X.ndim != 2 or self.y.ndim != 1:
+            raise ValueError(f"X must be 2-D and y 1-D, got {self.X.ndim}-D and {self.y.ndim}-D")
+        if self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}")
+        if len(self.feature_names) != self.X.shape[1]:
+            raise ValueError(
+                f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns"
+            )
+        if len(self.y) and (self.y.min() < 0 or self.y.max() >= len(self.class_names)):
+            raise ValueError(f"class codes must lie in [0, {len(self.class_names)})")
+        for col, cats in self.nominal.items():
+            if not 0 <= col < self.X.shape[1]:
+                raise ValueError(f"nominal column {col} outside [0, {self.X.shape[1]})")
+            codes = self.X[:, col]
+            codes = codes[~np.isnan(codes)]
+            if len(codes) and (codes.min() < 0 or codes.max() >= len(cats)):
+                raise ValueError(f"codes of nominal column {col} outside [0, {len(cats)})")
+
+    def __repr__(self) -> str:
+        return (
+            f"MulticlassDataset(name={self.name!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, n_classes={self.n_classes}, "
+            f"n_nominal={len(self.nominal)})"
+        )
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of feature columns."""
+        return int(self.X.shape[1])
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes k (including classes with no row)."""
+        return len(self.class_names)
+
+    @property
+    def nominal_cardinalities(self) -> dict[int, int]:
+        """Feature column -> number of categories, for the nominal features."""
+        return {col: len(cats) for col, cats in self.nominal.items()}
+
+    def class_counts(self) -> dict[str, int]:
+        """Number of rows of each class, in the order of ``class_names``."""
+        counts = np.bincount(self.y, minlength=self.n_classes)
+        return {name: int(c) for name, c in zip(self.class_names, counts, strict=True)}
+
+    def __len__(self) -> int:
+        return self.n_samples
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, str]]:
+        """Yield ``(x, label)`` per row: a float64 feature vector (a copy) and the class name."""
+        names = self.class_names
+        for i in range(self.n_samples):
+            # A copy, so a consumer that mutates x cannot corrupt the data set.
+            yield self.X[i].copy(), names[self.y[i]]
+
+    def _take(self, rows: np.ndarray | slice, note: str | None) -> MulticlassDataset:
+        return MulticlassDataset(
+            name=self.name,
+            X=self.X[rows].copy(),
+            y=self.y[rows].copy(),
+            feature_names=list(self.feature_names),
+            class_names=list(self.class_names),
+            nominal={col: list(cats) for col, cats in self.nominal.items()},
+            missing=self.missing,
+            notes=[*self.notes, note] if note else list(self.notes),
+        )
+
+    def shuffled(self, seed: int) -> MulticlassDataset:
+        """The rows in a seeded random order (the paper averages over 27 such reorderings).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of ``numpy.random.default_rng``; the same seed always gives the same order.
+
+        Returns
+        -------
+        MulticlassDataset
+            A copy with rows permuted; names, codes and ``class_names`` are unchanged.
+        """
+        order = np.random.default_rng(seed).permutation(self.n_samples)
+        return self._take(order, f"rows shuffled with numpy.random.default_rng({seed})")
+
+    def head(self, n: int) -> MulticlassDataset:
+        """A copy holding the first ``n`` rows (all rows if ``n`` exceeds ``n_samples``)."""
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        return self._take(slice(0, n), None)
+
+    def merge_classes(self, mapping: dict[str, str]) -> MulticlassDataset:
+        """A copy in which each class ``old`` of ``mapping`` is relabelled ``mapping[old]``.
+
+        The merged-away classes are removed from ``class_names`` and the codes renumbered, other
+        classes keeping their relative order. The paper's Nursery has 4 classes: use
+        ``merge_classes({"recommend": "very_recom"})`` (2 rows) to match it.
+
+        Parameters
+        ----------
+        mapping : dict of str to str
+            Old class name -> existing class name to merge it into.
+
+        Returns
+        -------
+        MulticlassDataset
+            The relabelled copy.
+
+        Raises
+        ------
+        ValueError
+            If a name of ``mapping`` is not a class or a target is itself merged away.
+        """
+        for old, new in mapping.items():
+            for cls in (old, new):
+                if cls not in self.class_names:
+                    raise ValueError(f"{cls!r} is not a class of {self.name!r}: {self.class_names}")
+            if new in mapping:
+                raise ValueError(f"cannot merge {old!r} into {new!r}, which is merged away too")
+        kept = [c for c in self.class_names if c not in mapping]
+        code = {c: kept.index(mapping.get(c, c)) for c in self.class_names}
+        table = np.array([code[c] for c in self.class_names], dtype=np.int64)
+        merged = self._take(slice(None), f"classes merged: {mapping}")
+        merged.y = table[self.y]
+        merged.class_names = kept
+        return merged
+
+
+# --------------------------------------------------------------------------------------------------
+# File formats
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How to read one UCI file: its layout, which columns to drop, and its known defects."""
+
+    name: str
+    delimiter: str
+    header: bool
+    # Column names of a headerless file (class column included).
+    columns: tuple[str, ...] = ()
+    class_column: str = "class"
+    drop: tuple[str, ...] = ()
+    nominal: bool = False
+    decimal_comma: bool = False
+    # (column, exact raw value) pairs known to be malformed in the published file: such a value
+    # is reported with a warning and its row dropped ("paper") or the value set NaN ("nan").
+    # Any other unparseable value is an error.
+    known_defects: tuple[tuple[str, str], ...] = ()
+    paper_note: str = ""
+
+
+_MUSHROOM_ATTRIBUTES = (
+    "cap-shape", "cap-surface", "cap-color", "bruises?", "odor", "gill-attachment",
+    "gill-spacing", "gill-size", "gill-color", "stalk-shape", "stalk-root",
+    "stalk-surface-above-ring", "stalk-surface-below-ring", "stalk-color-above-ring",
+    "stalk-color-below-ring", "veil-type", "veil-color", "ring-number", "ring-type",
+    "spore-print-color", "population", "habitat",
+)  # fmt: skip
+
+_FORMATS = {
+    "balance": _Format(
+        "balance",
+        ",",
+        header=False,
+        columns=("class", "left-weight", "left-distance", "right-weight", "right-distance"),
+    ),
+    "car": _Format(
+        "car",
+        ",",
+        header=False,
+        columns=("buying", "maint", "doors", "persons", "lug_boot", "safety", "class"),
+        nominal=True,
+    ),
+    "mushroom": _Format(
+        "mushroom", ",", header=False, columns=("class", *_MUSHROOM_ATTRIBUTES), nominal=True
+    ),
+    "nursery": _Format(
+        "nursery",
+        ",",
+        header=False,
+        columns=(
+            "parents", "has_nurs", "form", "children", "housing", "finance", "social", "health",
+            "class",
+        ),  # fmt: skip
+        nominal=True,
+    ),
+    "mice": _Format(
+        "mice",
+        ",",
+        header=True,
+        # Genotype, Treatment and Behavior together determine the class; MouseID names the mouse.
+        drop=("MouseID", "Genotype", "Treatment", "Behavior"),
+        paper_note="as in Jung, Goetz & Tewari (2017), Table 2",
+    ),
+    "har": _Format(
+        "har",
+        ";",
+        header=True,
+        # "User information was removed, leaving only sensor position predictors" (Table 2).
+        drop=("user", "gender", "age", "how_tall_in_meters", "weight", "body_mass_index"),
+        decimal_comma=True,
+        known_defects=(("z4", "-14420-11-2011 04:50:23.713"),),
+        paper_note=(
+            "the paper's Table 2: 'Single data point with missing value removed' (it reports "
+            "165631 rows; the file has 165633, so 165632 remain)"
+        ),
+    ),
+}
+
+# File name (without .gz) -> format name. Paths are recognised by their file name.
+_FILE_NAMES = {
+    "balance-scale.data": "balance",
+    "car.data": "car",
+    "agaricus-lepiota.data": "mushroom",
+    "nursery.data": "nursery",
+    "Data_Cortex_Nuclear.derived.csv": "mice",
+    "dataset-har-PUC-Rio-ugulino.csv": "har",
+}
+_BUNDLED_FILES = {fmt: f"{file}.gz" for file, fmt in _FILE_NAMES.items() if fmt in BUNDLED_UCI}
+_ALIASES = {"balance-scale": "balance", "cars": "car", "nurse": "nursery", "mice-protein": "mice"}
+
+
+def _split_rows(text: str, fmt: _Format, path: str) -> tuple[list[str], list[list[str]], list[int]]:
+    """Split the text into the column names, the columns of raw fields, and each row's file line.
+
+    Line endings may be LF or CRLF; blank lines (nursery.data ends with one) carry no row.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    delimiter = fmt.delimiter
+    if fmt.header:
+        if not lines[0].strip():
+            raise _error(path, 1, "missing header line")
+        columns = [c.strip() for c in lines[0].split(delimiter)]
+        first = 1
+    else:
+        columns = list(fmt.columns)
+        first = 0
+    for col in (*fmt.drop, fmt.class_column):
+        if col not in columns:
+            raise _error(path, 1, f"no column {col!r}; the columns are {columns}")
+    width = len(columns)
+    data = [i for i in range(first, len(lines)) if lines[i] and not lines[i].isspace()]
+    if not data:
+        raise _error(path, len(lines), "no data rows")
+    # Count delimiters per line (cheap), then split all rows in one call and slice columns out.
+    for i in data:
+        if lines[i].count(delimiter) != width - 1:
+            n = lines[i].count(delimiter) + 1
+            raise _error(path, i + 1, f"{n} fields, expected {width}")
+    fields = delimiter.join([lines[i] for i in data]).split(delimiter)
+    return columns, [fields[j::width] for j in range(width)], [i + 1 for i in data]
+
+
+def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of ``values`` and the distinct values in order of first appearance."""
+    index: dict[str, int] = {}
+    for v in values:
+        if v not in index:
+            index[v] = len(index)
+    return np.fromiter((index[v] for v in values), np.int64, len(values)), list(index)
+
+
+def _numeric(
+    values: list[str], column: str, fmt: _Format, path: str, row_lines: list[int]
+) -> tuple[np.ndarray, list[int]]:
+    """Parse one numeric column; missing tokens become NaN.
+
+    Returns the float64 column and the row indices whose value is a known defect of the file
+    (those are NaN too).
+    """
+    if fmt.decimal_comma:
+        joined = "\n".join(values)  # one replace over the column beats one per value
+        if "," in joined:
+            values = joined.replace(",", ".").split("\n")
+    try:
+        # numpy parses the strings itself, which is much faster than float() per value.
+        return np.array(values, dtype=np.float64), []
+    except ValueError:
+        pass
+    out = np.empty(len(values), dtype=np.float64)
+    defects: list[int] = []
+    known = {value for col, value in fmt.known_defects if col == column}
+    for i, v in enumerate(values):
+        if v.strip() in _MISSING_TOKENS:
+            out[i] = np.nan
+            continue
+        try:
+            out[i] = float(v)
+        except ValueError:
+            if v not in known:
+                raise _error(path, row_lines[i], f"{column}: {v!r} is not a number") from None
+            out[i] = np.nan
+            defects.append(i)
+    return out, defects
+
+
+def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDataset:
+    columns, fields, row_lines = _split_rows(_decode(raw), fmt, path)
+    by_column = dict(zip(columns, fields, strict=True))
+    if len(by_column) != len(columns):
+        raise _error(path, 1, f"repeated column names in {columns}")
+    n_rows = len(row_lines)
+
+    labels = by_column[fmt.class_column]
+    y, class_names = _codes(labels)
+    for token in _MISSING_TOKENS.intersection(name.strip() for name in class_names):
+        i = next(i for i, label in enumerate(labels) if label.strip() == token)
+        raise _error(path, row_lines[i], f"missing class value {labels[i]!r}")
+
+    feature_names = [c for c in columns if c != fmt.class_column and c not in fmt.drop]
+    X = np.empty((n_rows, len(feature_names)), dtype=np.float64)
+    nominal: dict[int, list[str]] = {}
+    defects: list[tuple[int, str]] = []  # (row index, column)
+    n_missing: dict[str, int] = {}
+    for j, col in enumerate(feature_names):
+        values = by_column[col]
+        if fmt.nominal:
+            codes, cats = _codes(values)
+            X[:, j] = codes
+            if "?" in cats:
+                n_missing[col] = int(np.count_nonzero(codes == cats.index("?")))
+                if missing == "nan":
+                    # Drop "?" from the categories and renumber the codes after it.
+                    q = cats.index("?")
+                    column = codes.astype(np.float64)
+                    column[codes == q] = np.nan
+                    column[codes > q] -= 1
+                    X[:, j] = column
+                    cats = cats[:q] + cats[q + 1 :]
+            nominal[j] = cats
+        else:
+            X[:, j], bad = _numeric(values, col, fmt, path, row_lines)
+            defects.extend((i, col) for i in bad)
+            n = int(np.count_nonzero(np.isnan(X[:, j]))) - len(bad)
+            if n:
+                n_missing[col] = n
+
+    notes: list[str] = []
+    described: list[str] = []
+    total = sum(n_missing.values())
+    if total:
+        where = ", ".join(f"{c}: {n}" for c, n in n_missing.items())
+        if missing == "nan":
+            described.append(f"{total} missing values kept as NaN ({where})")
+        elif fmt.nominal:
+            described.append(
+                f"{total} missing values '?' kept as the category '?' ({where}); a nominal "
+                "multiway split thus gives missing values their own branch"
+            )
+        else:
+            X[np.isnan(X)] = 0.0
+            described.append(
+                f"{total} missing values replaced by 0 ({where})"
+                + (f", {fmt.paper_note}" if fmt.paper_note else "")
+            )
+
+    if defects:
+        keep = np.ones(n_rows, dtype=bool)
+        for i, col in defects:
+            value = by_column[col][i]
+            line = row_lines[i]
+            if missing == "paper":
+                keep[i] = False
+                action = "row dropped"
+                if fmt.paper_note:
+                    action += f", as in {fmt.paper_note}"
+            else:
+                action = "value set to NaN"
+            message = (
+                f"{path}, line {line} (data row {line - int(fmt.header)}): malformed {col} value "
+                f"{value!r}; {action}"
+            )
+            warnings.warn(message, UserWarning, stacklevel=3)
+            notes.append(message)
+            described.append(f"malformed {col} value at line {line}: {action}")
+        X, y = X[keep], y[keep]
+
+    return MulticlassDataset(
+        name=fmt.name,
+        X=X,
+        y=y,
+        feature_names=feature_names,
+        class_names=class_names,
+        nominal=nominal,
+        missing="; ".join(described) if described else "none",
+        notes=notes,
+    )
+
+
+def _bundled_name(name: str) -> str | None:
+    key = name.lower()
+    key = _ALIASES.get(key, key)
+    return key if key in BUNDLED_UCI else None
+
+
+def _format_of(path: Path) -> _Format | None:
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    fmt = _FILE_NAMES.get(name)
+    return None if fmt is None else _FORMATS[fmt]
+
+
+def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") -> MulticlassDataset:
+    """Load a bundled UCI multiclass data set, or one of the known UCI files from disk.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        A bundled name (see ``BUNDLED_UCI``; aliases ``"balance-scale"``, ``"cars"``,
+        ``"mice-protein"``), read offline from the package, or the path of one of these files,
+        plain or gzip-compressed (gzip is recognised by its content), recognised by its file
+        name:
+
+        ========================================  ==========  ==============================
+        file                                      data set    layout
+        ========================================  ==========  ==============================
+        ``balance-scale.data``                    balance     class first, 4 numeric
+        ``car.data``                              car         6 nominal, class last
+        ``agaricus-lepiota.data``                 mushroom    class first, 22 nominal
+        ``nursery.data``                          nursery     8 nominal, class last
+        ``Data_Cortex_Nuclear.derived.csv``       mice        header; 77 numeric, class last
+        ``dataset-har-PUC-Rio-ugulino.csv[.gz]``  har         ``;``, decimal comma, header
+        ========================================  ==========  ==============================
+
+        Mice drops ``MouseID`` and the ``Genotype``, ``Treatment`` and ``Behavior`` columns,
+        which together determine the class. HAR (PUC-Rio wearable body postures, the paper's
+        "Movement", not bundled) drops the user columns (user, gender, age,
+        how_tall_in_meters, weight, body_mass_index), keeping the 12 accelerometer readings
+        ``x1``..``z4``, as the paper did.
+    missing : {"paper", "nan"}
+        ``"paper"`` (default): as in Jung, Goetz & Tewari (2017): empty numeric cells (mice,
+        1396) become 0; a ``?`` of a nominal feature (mushroom stalk-root, 2480) stays a category
+        of its own, named ``"?"``, so a multiway split gives missing values their own branch; the
+        row of a known malformed value (HAR, line 122078) is dropped, with a warning.
+        ``"nan"``: missing values and the known malformed value are NaN (nominal ``?`` is not a
+        category); no row is dropped.
+
+    Returns
+    -------
+    MulticlassDataset
+        Rows in file order. ``class_names`` and nominal categories are in order of first
+        appearance in the file; ``missing`` and ``notes`` say how missing values and malformed
+        values were handled.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name that is not an existing file (the message lists the bundled names),
+        a file name that is not one of the known UCI files, an unknown ``missing``, or a
+        malformed file (wrong number of fields, an unparseable number, a missing class): the
+        message names the file and line.
+    FileNotFoundError
+        If a recognised path does not exist.
+
+    Warns
+    -----
+    UserWarning
+        For each known malformed value of the published file (HAR z4 at line 122078), naming the
+        file and line.
+
+    Examples
+    --------
+    >>> ds = load_uci("car")
+    >>> ds.X.shape, ds.class_names
+    ((1728, 6), ['unacc', 'acc', 'vgood', 'good'])
+    >>> ds.nominal[0], ds.class_counts()["good"]
+    (['vhigh', 'high', 'med', 'low'], 69)
+    >>> x, label = next(iter(ds))
+    >>> [ds.nominal[j][int(v)] for j, v in enumerate(x)], label
+    (['vhigh', 'vhigh', '2', '2', 'small', 'low'], 'unacc')
+    >>> load_uci("mice").n_features, load_uci("mice", missing="nan").missing[:40]
+    (77, '1396 missing values kept as NaN (DYRK1A_N')
+    """
+    if missing not in MISSING_MODES:
+        raise ValueError(f"missing must be one of {MISSING_MODES}, got {missing!r}")
+    bundled = _bundled_name(name_or_path) if isinstance(name_or_path, str) else None
+    if bundled is not None:
+        resource = resources.files("olboost.datasets") / "data" / "uci" / _BUNDLED_FILES[bundled]
+        with resources.as_file(resource) as path:
+            return _read(read_bytes(path), _FORMATS[bundled], str(path), missing)
+
+    path = Path(name_or_path)
+    fmt = _format_of(path)
+    if fmt is None:
+        if not path.exists():
+            raise ValueError(
+                f"{str(name_or_path)!r} is neither a bundled UCI data set "
+                f"({', '.join(BUNDLED_UCI)}) nor an existing file"
+            )
+        raise ValueError(
+            f"{str(path)!r} is not a known UCI file; the loader recognises "
+            f"{', '.join(_FILE_NAMES)} (optionally .gz); bundled names: {', '.join(BUNDLED_UCI)}"
+        )
+    return _read(read_bytes(path), fmt, str(path), missing)
