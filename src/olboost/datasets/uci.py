@@ -283,9 +283,16 @@ _FORMATS = {
         ",",
         header=False,
         columns=(
-            "parents", "has_nurs", "form", "children", "housing", "finance", "social", "health",
+            "parents",
+            "has_nurs",
+            "form",
+            "children",
+            "housing",
+            "finance",
+            "social",
+            "health",
             "class",
-        ),  # fmt: skip
+        ),
         nominal=True,
     ),
     "mice": _Format(
@@ -416,21 +423,25 @@ def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDatase
     nominal: dict[int, list[str]] = {}
     defects: list[tuple[int, str]] = []  # (row index, column)
     n_missing: dict[str, int] = {}
+    markers: set[str] = set()  # missing markers of nominal columns kept as categories
     for j, col in enumerate(feature_names):
         values = by_column[col]
         if fmt.nominal:
             codes, cats = _codes(values)
-            X[:, j] = codes
-            if "?" in cats:
-                n_missing[col] = int(np.count_nonzero(codes == cats.index("?")))
-                if missing == "nan":
-                    # Drop "?" from the categories and renumber the codes after it.
-                    q = cats.index("?")
-                    column = codes.astype(np.float64)
-                    column[codes == q] = np.nan
-                    column[codes > q] -= 1
-                    X[:, j] = column
-                    cats = cats[:q] + cats[q + 1 :]
+            absent = [c for c, cat in enumerate(cats) if cat.strip() in _MISSING_TOKENS]
+            is_missing = np.isin(codes, absent)
+            if absent:
+                n_missing[col] = int(np.count_nonzero(is_missing))
+                markers.update(cats[c] for c in absent)
+            if absent and missing == "nan":
+                # Drop the missing markers from the categories and renumber the other codes.
+                kept = [c for c in range(len(cats)) if c not in absent]
+                table = np.full(len(cats), np.nan)
+                table[kept] = np.arange(len(kept))
+                X[:, j] = table[codes]
+                cats = [cats[c] for c in kept]
+            else:
+                X[:, j] = codes
             nominal[j] = cats
         else:
             X[:, j], bad = _numeric(values, col, fmt, path, row_lines)
@@ -448,8 +459,9 @@ def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDatase
             described.append(f"{total} missing values kept as NaN ({where})")
         elif fmt.nominal:
             described.append(
-                f"{total} missing values '?' kept as the category '?' ({where}); a nominal "
-                "multiway split thus gives missing values their own branch"
+                f"{total} missing values kept as a category of their own, named "
+                f"{', '.join(repr(m) for m in sorted(markers))} ({where}); a nominal multiway "
+                "split thus gives missing values their own branch"
             )
         else:
             X[np.isnan(X)] = 0.0
@@ -471,8 +483,7 @@ def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDatase
             else:
                 action = "value set to NaN"
             message = (
-                f"{path}, line {line} (data row {line - int(fmt.header)}): malformed {col} value "
-                f"{value!r}; {action}"
+                f"{path}, line {line} (data row {i + 1}): malformed {col} value {value!r}; {action}"
             )
             warnings.warn(message, UserWarning, stacklevel=3)
             notes.append(message)
@@ -573,8 +584,9 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
     >>> x, label = next(iter(ds))
     >>> [ds.nominal[j][int(v)] for j, v in enumerate(x)], label
     (['vhigh', 'vhigh', '2', '2', 'small', 'low'], 'unacc')
-    >>> load_uci("mice").n_features, load_uci("mice", missing="nan").missing[:40]
-    (77, '1396 missing values kept as NaN (DYRK1A_N')
+    >>> mice = load_uci("mice", missing="nan")
+    >>> mice.n_features, int(np.isnan(mice.X).sum()), mice.missing.split(" (")[0]
+    (77, 1396, '1396 missing values kept as NaN')
     """
     if missing not in MISSING_MODES:
         raise ValueError(f"missing must be one of {MISSING_MODES}, got {missing!r}")

@@ -1,0 +1,229 @@
+"""Compiled steps of Adaboost.OLM (Jung, Goetz & Tewari 2017, Algorithm 2 and Appendix D).
+
+Notation follows the paper: ``H[i]`` is the committee's distribution for weak learner ``i`` at
+round ``t``, ``h^i`` the weak prediction the booster takes from it (the one-hot ``e_{l^i}`` of
+Algorithm 2, or the distribution itself), ``alpha[i]`` the learner weight ``alpha^i_t``,
+``s^i = s^{i-1} + alpha^i h^i`` the cumulative votes of expert ``i``, ``C^i`` the cost matrix at
+``s^{i-1}`` (row = true label, column = prediction) and ``log_v[i] = log v^i_t`` the Hedge weight of
+expert ``i`` (kept in log space so that it does not underflow).
+
+Each surrogate loss has the form ``L^r(s) = sum_{l != r} phi(s(l) - s(r))``:
+
+* ``LOGISTIC`` (eq. 8): ``phi(z) = log(1 + e^z)``;
+* ``EXPONENTIAL`` (eq. 36): ``phi(z) = e^z``;
+* ``SQUARE_HINGE`` (eq. 39): ``phi(z) = (z + 1)_+^2 / 2``;
+
+and its cost matrix is the gradient, row by row: ``C(r, l) = phi'(s(l) - s(r))`` for ``l != r``
+and ``C(r, r) = -sum_{l != r} C(r, l)`` (eq. 9, 37, 40).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.losses.logistic import _log1pexp, _sigmoid
+
+__all__ = [
+    "LOGISTIC",
+    "EXPONENTIAL",
+    "SQUARE_HINGE",
+    "VOTE_ARGMAX",
+    "VOTE_PROBA",
+    "VOTE_EXPECTED_COST",
+    "olm_loss",
+    "olm_cost_row",
+    "olm_cost_matrix",
+    "olm_weak_vote",
+    "olm_scores",
+    "olm_update",
+]
+
+#: Surrogate-loss codes (the ``loss`` argument of the kernels).
+LOGISTIC, EXPONENTIAL, SQUARE_HINGE = 0, 1, 2
+#: Codes of the ways a committee row becomes the weak prediction ``h^i``.
+VOTE_ARGMAX, VOTE_PROBA, VOTE_EXPECTED_COST = 0, 1, 2
+
+
+@numba.njit(cache=True)
+def _phi(z: float, loss: int) -> float:
+    if loss == LOGISTIC:
+        return _log1pexp(z)
+    if loss == EXPONENTIAL:
+        return math.exp(z)
+    m = z + 1.0
+    return 0.5 * m * m if m > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _dphi(z: float, loss: int) -> float:
+    if loss == LOGISTIC:
+        return _sigmoid(z)
+    if loss == EXPONENTIAL:
+        return math.exp(z)
+    m = z + 1.0
+    return m if m > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def olm_loss(s: np.ndarray, r: int, loss: int) -> float:
+    """Surrogate loss ``L^r(s)`` of votes ``s`` for true class ``r`` (eq. 8, 36, 39)."""
+    total = 0.0
+    for l in range(s.shape[0]):
+        if l != r:
+            total += _phi(s[l] - s[r], loss)
+    return total
+
+
+@numba.njit(cache=True)
+def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
+    """Row ``r`` of the cost matrix at ``s``, ``C(r, .) = grad L^r(s)`` (eq. 9, 37, 40)."""
+    diag = 0.0
+    for l in range(s.shape[0]):
+        if l != r:
+            c = _dphi(s[l] - s[r], loss)
+            out[l] = c
+            diag += c
+    out[r] = -diag
+
+
+@numba.njit(cache=True)
+def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
+    """The full ``k x k`` cost matrix at ``s``: row ``r`` is :func:`olm_cost_row` for class ``r``."""
+    for r in range(s.shape[0]):
+        olm_cost_row(s, r, loss, out[r])
+
+
+@numba.njit(cache=True)
+def olm_weak_vote(
+    p: np.ndarray, s_prev: np.ndarray, vote: int, loss: int, out: np.ndarray, work: np.ndarray
+) -> None:
+    """The weak prediction ``h^i`` from the committee's distribution ``p`` for learner ``i``.
+
+    ``VOTE_ARGMAX``: ``e_l`` with ``l`` the most probable label; ``VOTE_PROBA``: ``p`` itself;
+    ``VOTE_EXPECTED_COST``: ``e_l`` with ``l = argmin_l sum_r p[r] C^i(r, l)``, the label of least
+    expected cost under ``p`` with ``C^i`` the cost matrix at ``s_prev = s^{i-1}``. Ties go to the
+    lowest label. ``work`` is ``(k + 1, k)`` scratch space (used by ``VOTE_EXPECTED_COST`` only).
+    """
+    k = p.shape[0]
+    if vote == VOTE_PROBA:
+        for c in range(k):
+            out[c] = p[c]
+        return
+    best = 0
+    if vote == VOTE_ARGMAX:
+        for c in range(1, k):
+            if p[c] > p[best]:
+                best = c
+    else:
+        C = work[:k]
+        expected = work[k]
+        olm_cost_matrix(s_prev, loss, C)
+        for l in range(k):
+            acc = 0.0
+            for r in range(k):
+                acc += p[r] * C[r, l]
+            expected[l] = acc
+        for l in range(1, k):
+            if expected[l] < expected[best]:
+                best = l
+    for c in range(k):
+        out[c] = 0.0
+    out[best] = 1.0
+
+
+@numba.njit(cache=True)
+def _argmax(s: np.ndarray) -> int:
+    best = 0
+    for c in range(1, s.shape[0]):
+        if s[c] > s[best]:
+            best = c
+    return best
+
+
+@numba.njit(cache=True)
+def olm_scores(
+    H: np.ndarray, alpha: np.ndarray, expert: int, vote: int, loss: int, out: np.ndarray
+) -> None:
+    """Votes of expert ``expert`` (0-based): ``s^expert = sum_{j <= expert} alpha^j h^j``
+    (Algorithm 2, line 7), written into ``out``."""
+    k = H.shape[1]
+    h = np.empty(k)
+    work = np.empty((k + 1, k))
+    for c in range(k):
+        out[c] = 0.0
+    for j in range(expert + 1):
+        a = alpha[j]
+        # with an argmax or proba vote a zero weight adds nothing; an expected-cost vote depends
+        # on s^{j-1} only, which a zero weight leaves unchanged as well
+        if a != 0.0:
+            olm_weak_vote(H[j], out, vote, loss, h, work)
+            for c in range(k):
+                out[c] += a * h[c]
+
+
+@numba.njit(cache=True)
+def olm_update(
+    H: np.ndarray,
+    y: int,
+    alpha: np.ndarray,
+    log_v: np.ndarray,
+    t: int,
+    vote: int,
+    loss: int,
+    step: float,
+    bound: float,
+    hedge_rate: float,
+    weights_out: np.ndarray,
+    edge_num: np.ndarray,
+    edge_den: np.ndarray,
+) -> None:
+    """One learning round of Adaboost.OLM once the true class ``y`` is revealed; in place.
+
+    For ``i = 1..N`` (0-based ``i`` below), with ``s^0 = 0``:
+
+    * ``C^i(y, .) = grad L^y(s^{i-1})`` (eq. 9 / 37 / 40) and the weak prediction ``h^i``;
+    * weak learner ``i`` learns the true class with weight ``-C^i(y, y) / (k - 1)`` (Sec. 4.2),
+      written to ``weights_out[i, y]`` (every other entry of row ``i`` is 0);
+    * ``s^i = s^{i-1} + alpha^i_t h^i`` (line 7) with the weight used to predict;
+    * projected online gradient descent (line 13): ``alpha^i_{t+1} = Pi(alpha^i_t - eta f'(alpha^i_t))``
+      with ``f'(alpha) = grad L^y(s^{i-1} + alpha h^i) . h^i`` (eq. 10 / 38 / 41 for one-hot
+      ``h^i``), ``eta = step / sqrt(t)``, times ``e^{-(i+1)}`` for the exponential loss (App. D.1),
+      ``Pi`` the projection on ``[-bound, bound]``;
+    * Hedge (line 15): ``v^i <- v^i exp(-hedge_rate 1[y != argmax s^i])`` (ties: lowest class);
+    * the sums of the empirical edge ``gamma_i = sum_t C^i(y, .) . h^i / sum_t C^i(y, y)``
+      (Sec. 4.2): ``edge_num[i] += C^i(y, .) . h^i`` and ``edge_den[i] += C^i(y, y)``.
+    """
+    n, k = H.shape
+    s = np.zeros(k)
+    cost = np.empty(k)
+    h = np.empty(k)
+    work = np.empty((k + 1, k))
+    olm_cost_row(s, y, loss, cost)
+    eta = step / math.sqrt(t)
+    for i in range(n):
+        olm_weak_vote(H[i], s, vote, loss, h, work)
+        own = 0.0
+        for c in range(k):
+            own += cost[c] * h[c]
+            weights_out[i, c] = 0.0
+        edge_num[i] += own
+        edge_den[i] += cost[y]
+        weights_out[i, y] = -cost[y] / (k - 1)
+        a = alpha[i]
+        for c in range(k):
+            s[c] += a * h[c]
+        olm_cost_row(s, y, loss, cost)  # C^{i+1}(y, .) = grad L^y(s^i), also f''s gradient
+        grad = 0.0
+        for c in range(k):
+            grad += cost[c] * h[c]
+        eta_i = eta * math.exp(-(i + 1.0)) if loss == EXPONENTIAL else eta
+        alpha[i] = min(bound, max(-bound, a - eta_i * grad))
+        if _argmax(s) != y:
+            log_v[i] -= hedge_rate
+    # Renormalise so the largest log-weight is 0: sampling is unchanged and values stay bounded.
+    m = log_v.max()
+    for i in range(n):
+        log_v[i] -= m
