@@ -35,7 +35,7 @@ Examples
 True
 >>> d, w = normalize_costs(c)
 >>> d.round(6).tolist(), round(w, 6)
-([0.0, 1.0, 1.0, 1.0], 0.409667)
+([0.0, 1.0, 1.0, 1.0], 0.828703)
 >>> from olboost.potentials import multiclass_potential
 >>> round(multiclass_potential([0, 0, 0], 0, n=1, gamma=0.4), 6)        # 1 - u_r
 0.4
@@ -418,7 +418,7 @@ def pairwise_potential(
     Examples
     --------
     >>> round(pairwise_potential([0.0, 0.0, 0.0], [0], 2, 0.2, loss="hinge"), 6)
-    0.6
+    0.817778
     """
     s, k, y, n, gamma, code, draws, n_rel = _pairwise_setup(
         s, relevant, n, gamma, loss, method, draws
@@ -456,7 +456,7 @@ def pairwise_costs(
     Examples
     --------
     >>> pairwise_costs([0.0, 0.0, 0.0], [0], 1, 0.2, loss="hinge").round(6).tolist()
-    [0.466667, 0.8, 0.8]
+    [0.266667, 1.3, 1.3]
     """
     s, k, y, n, gamma, code, draws, n_rel = _pairwise_setup(
         s, relevant, n, gamma, loss, method, draws
@@ -611,8 +611,8 @@ def multiclass_costs(
 
     Examples
     --------
-    >>> multiclass_costs([0, 0, 0], 0, 1, 0.4).round(6).tolist()
-    [0.0, 1.0, 1.0]
+    >>> multiclass_costs([0, 0, 0], 0, 1, 0.4).round(6).tolist()   # a tie is an error
+    [0.4, 1.0, 1.0]
     """
     s, k, r, n, gamma, draws = _mbbm_setup(s, true_label, n, gamma, method, draws)
     if method == "monte_carlo":
@@ -670,7 +670,7 @@ def multiclass_weight(
     Examples
     --------
     >>> round(multiclass_weight([0, 0, 0], 0, 1, 0.4), 6)
-    2.0
+    1.2
     """
     c = multiclass_costs(s, true_label, n, gamma, method, draws, seed)
     return normalize_multiclass_costs(c, true_label)[1]
@@ -701,8 +701,12 @@ def mbbm_weight_bound(
     --------
     >>> mbbm_weight_bound(1, 10, 3, 0.1, form="trivial")
     3.0
-    >>> round(mbbm_weight_bound(1, 10, 3, 0.1), 3)   # eq. 20 exceeds k here
+    >>> mbbm_weight_bound(1, 10, 3, 0.1)               # eq. 20 exceeds k here
     3.0
+    >>> round(mbbm_weight_bound(1, 1000, 3, 0.1), 4)
+    2.2669
+    >>> round(mbbm_weight_bound(1, 1000, 3, 0.1, form="exact_law"), 4)
+    0.1215
     """
     i = _check_n(i, "i")
     N = _check_n(N, "N")

@@ -1,0 +1,566 @@
+"""Potentials of the boost-by-majority boosters against brute-force enumeration of every draw."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from olboost.potentials import (
+    difference_law,
+    difference_law_stack,
+    difference_law_table,
+    mbbm_weight_bound,
+    multiclass_costs,
+    multiclass_potential,
+    multiclass_weight,
+    normalize_costs,
+    normalize_multiclass_costs,
+    pairwise_costs,
+    pairwise_potential,
+    topk_costs,
+    topk_potential,
+)
+from olboost.potentials import _kernels as K
+from olboost.potentials import (
+    _bmr_mc,
+    _mbbm_mc_samples,
+    _topk_mc,
+)
+
+LOSSES = ["rank", "hinge", "hinge_no_margin"]
+TOL = 1e-12
+
+
+# --------------------------------------------------------------------------------------------------
+# Brute force: every multinomial outcome with its exact probability
+# --------------------------------------------------------------------------------------------------
+
+
+def compositions(n: int, k: int):
+    """Every ``x`` in N^k with ``sum x = n``."""
+    for bars in itertools.combinations(range(n + k - 1), k - 1):
+        prev = -1
+        x = []
+        for b in bars:
+            x.append(b - prev - 1)
+            prev = b
+        x.append(n + k - 1 - prev - 1)
+        yield np.array(x)
+
+
+def multinomial_pmf(x: np.ndarray, u: np.ndarray) -> float:
+    n = int(x.sum())
+    coef = math.factorial(n)
+    for xi in x:
+        coef //= math.factorial(int(xi))
+    return coef * float(np.prod(u**x))
+
+
+def f_pair(x: float, loss: str) -> float:
+    if loss == "rank":
+        return 1.0 if x > 0 else (0.5 if x == 0 else 0.0)
+    if loss == "hinge":
+        return max(1.0 + x, 0.0)
+    return max(x, 0.0)
+
+
+def bmr_loss(s, y, loss):
+    rel = [l for l in range(len(s)) if y[l]]
+    irr = [r for r in range(len(s)) if not y[r]]
+    if not rel or not irr:
+        return 0.0
+    return sum(f_pair(s[r] - s[l], loss) for l in rel for r in irr) / (len(rel) * len(irr))
+
+
+def brute_bmr(s, y, n, gamma, loss):
+    k = len(s)
+    n_rel = int(np.sum(y))
+    a = (1.0 - gamma * n_rel) / k
+    u = np.where(y, a + gamma, a)
+    return sum(
+        multinomial_pmf(x, u) * bmr_loss(np.asarray(s, float) + x, y, loss)
+        for x in compositions(n, k)
+    )
+
+
+def brute_topk(s, y, n, gamma, loss, pw=None):
+    k = len(s)
+    pw = np.ones((k, k)) if pw is None else pw
+    total = 0.0
+    for a in range(k):
+        if not y[a]:
+            continue
+        u = np.full(k, (1.0 - gamma) / k)
+        u[a] += gamma
+        for x in compositions(n, k):
+            p = multinomial_pmf(x, u)
+            v = np.asarray(s, float) + x
+            total += p * sum(pw[a, b] * f_pair(v[b] - v[a], loss) for b in range(k) if not y[b])
+    return total
+
+
+def brute_mbbm(s, r, n, gamma):
+    k = len(s)
+    u = np.full(k, (1.0 - gamma) / k)
+    u[r] += gamma
+    total = 0.0
+    for x in compositions(n, k):
+        v = np.asarray(s) + x
+        if max(v[l] for l in range(k) if l != r) >= v[r]:
+            total += multinomial_pmf(x, u)
+    return total
+
+
+def unit(k, l):
+    e = np.zeros(k)
+    e[l] = 1.0
+    return e
+
+
+def masks(k):
+    """Relevant sets of several sizes, empty and full included."""
+    out = [np.zeros(k, bool), np.ones(k, bool)]
+    for size in (1, 2, k - 1):
+        m = np.zeros(k, bool)
+        m[list(range(0, 2 * size, 2))[:size] if 2 * size <= k else list(range(size))] = True
+        out.append(m)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Difference law
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_difference_law_matches_enumeration(n):
+    k, n_rel, gamma = 4, 2, 0.15
+    d_min, probs = difference_law(n, n_rel, k, gamma)
+    a = (1 - gamma * n_rel) / k
+    law = {}
+    for steps in itertools.product((1, -1, 0), repeat=n):
+        p = math.prod(a if t == 1 else (a + gamma if t == -1 else 1 - 2 * a - gamma) for t in steps)
+        law[sum(steps)] = law.get(sum(steps), 0.0) + p
+    assert d_min == -n
+    for j, p in enumerate(probs):
+        assert p == pytest.approx(law.get(d_min + j, 0.0), abs=TOL)
+    assert probs.sum() == pytest.approx(1.0, abs=TOL)
+    assert not probs.flags.writeable
+
+
+def test_law_stack_matches_single_tables():
+    n_max = 7
+    d_min, stack = difference_law_stack(n_max, 2, 5, 0.1)
+    assert d_min == -n_max
+    s = np.array([0.3, -1.25, 2.0, 0.0, 0.5])
+    y = np.array([True, False, True, False, False])
+    for n in range(n_max + 1):
+        dn, table = difference_law_table(n, 2, 5, 0.1)
+        for code in (K.RANK, K.HINGE, K.HINGE_NO_MARGIN):
+            out1 = np.empty(5)
+            out2 = np.empty(5)
+            K.bmr_costs(s, y, table, dn, code, out1)
+            K.bmr_costs(s, y, stack[n], d_min, code, out2)
+            np.testing.assert_allclose(out1, out2, atol=TOL)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_expected_pair_loss_for_real_shifts(loss):
+    code = {"rank": K.RANK, "hinge": K.HINGE, "hinge_no_margin": K.HINGE_NO_MARGIN}[loss]
+    n = 6
+    d_min, probs = difference_law(n, 1, 3, 0.2)
+    _, table = difference_law_table(n, 1, 3, 0.2)
+    for z in [-100.0, -7.0, -6.0, -3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 5.0, 6.0, 6.75, 1e9]:
+        expect = sum(p * f_pair(z + d_min + j, loss) for j, p in enumerate(probs))
+        assert K.expected_pair_loss(z, table, d_min, code) == pytest.approx(
+            expect, abs=TOL, rel=TOL
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# OnlineBMR potentials and costs
+# --------------------------------------------------------------------------------------------------
+
+
+SCORES = {
+    "zero": np.zeros(4),
+    "int": np.array([2.0, -1.0, 0.0, 1.0]),
+    "dyadic": np.array([0.5, -0.25, 1.75, 0.5]),  # real, with exact ties after shifts
+    "real": np.array([0.31, -0.77, 1.13, 0.05]),
+}
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name", list(SCORES))
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_pairwise_potential_and_costs_match_brute_force(loss, name, n):
+    s = SCORES[name]
+    k = s.shape[0]
+    gamma = 0.2
+    for y in masks(k):
+        if 0 < y.sum() < k and gamma * y.sum() >= 1:
+            continue
+        expect = brute_bmr(s, y, n, gamma, loss)
+        assert pairwise_potential(s, y, n, gamma, loss) == pytest.approx(expect, abs=TOL)
+        c = pairwise_costs(s, y, n, gamma, loss)
+        for l in range(k):
+            assert c[l] == pytest.approx(brute_bmr(s + unit(k, l), y, n, gamma, loss), abs=TOL)
+
+
+def test_pairwise_costs_equal_k_full_evaluations():
+    rng = np.random.default_rng(0)
+    k = 9
+    for _ in range(5):
+        s = rng.normal(size=k) * 3
+        y = rng.random(k) < 0.4
+        for loss in LOSSES:
+            c = pairwise_costs(s, y, 12, 0.05, loss)
+            full = [pairwise_potential(s + unit(k, l), y, 12, 0.05, loss) for l in range(k)]
+            np.testing.assert_allclose(c, full, atol=TOL)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_pairwise_recursion_eq1(loss):
+    """``phi^{n+1}(s) = E_{l ~ u} phi^n(s + e_l) = u . c`` (eq. 1)."""
+    s = np.array([0.4, -1.0, 2.5, 0.0, 1.0, -0.5])
+    y = np.array([True, False, False, True, False, False])
+    gamma = 0.1
+    a = (1 - gamma * 2) / 6
+    u = np.where(y, a + gamma, a)
+    for n in range(6):
+        c = pairwise_costs(s, y, n, gamma, loss)
+        assert u @ c == pytest.approx(pairwise_potential(s, y, n + 1, gamma, loss), abs=TOL)
+
+
+def test_relevant_label_formats_agree():
+    s = np.array([0.5, 0.1, -0.2, 0.0])
+    ref = pairwise_costs(s, np.array([True, False, True, False]), 4, 0.1)
+    np.testing.assert_allclose(pairwise_costs(s, [0, 2], 4, 0.1), ref)
+    np.testing.assert_allclose(pairwise_costs(s, {0, 2}, 4, 0.1), ref)
+    np.testing.assert_allclose(pairwise_costs(s, np.array([2, 0]), 4, 0.1), ref)
+
+
+def test_empty_and_full_relevant_sets_give_zero():
+    s = np.array([1.0, 0.0, 2.0])
+    for y in ([], [0, 1, 2]):
+        assert pairwise_potential(s, y, 5, 0.3) == 0.0
+        np.testing.assert_array_equal(pairwise_costs(s, y, 5, 0.3), 0.0)
+        assert topk_potential(s, y, 5, 0.3) == 0.0
+        np.testing.assert_array_equal(topk_costs(s, y, 5, 0.3), 0.0)
+    # full Y: the baseline is uniform whatever gamma, so a large gamma is fine
+    assert pairwise_potential(s, [0, 1, 2], 5, 0.9) == 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Bounds of Jung & Tewari (2018): Table 1, Lemmas 6, 8, 9
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k,n_rel", [(6, 2), (14, 4), (5, 1)])
+@pytest.mark.parametrize("gamma", [0.05, 0.15])
+def test_lemma6_and_lemma8_bounds(k, n_rel, gamma):
+    if gamma * n_rel >= 1:
+        pytest.skip("baseline not a distribution")
+    y = np.zeros(k, bool)
+    y[:n_rel] = True
+    s = np.zeros(k)
+    for N in [1, 5, 20, 60, 150]:
+        bound = math.exp(-(gamma**2) * N / 2)
+        assert pairwise_potential(s, y, N, gamma, "rank") <= bound + TOL
+        assert pairwise_potential(s, y, N, gamma, "hinge") <= (N + 1) * bound + TOL
+
+
+def test_lemma9_hinge_weights_at_most_two_and_properness():
+    rng = np.random.default_rng(1)
+    k, N, gamma = 7, 15, 0.1
+    for _ in range(20):
+        y = rng.random(k) < 0.4
+        if not 0 < y.sum() < k or gamma * y.sum() >= 1:
+            continue
+        # a state reachable by the booster: N - n weak distributions summed
+        n = int(rng.integers(0, N))
+        s = rng.dirichlet(np.ones(k), size=N - n).sum(axis=0)
+        for loss in LOSSES:
+            c = pairwise_costs(s, y, n, gamma, loss)
+            _, w = normalize_costs(c)
+            if loss != "rank":
+                assert w <= 2.0 + TOL
+            assert c[y].max() <= c[~y].min() + TOL  # proper: relevant never cost more
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_potential_monotone_in_scores(loss):
+    """Proper: decreasing in relevant scores, increasing in irrelevant ones (both paper)."""
+    s = np.array([0.2, 1.0, -0.5, 0.0, 0.7])
+    y = np.array([True, False, True, False, False])
+    for n in (0, 3, 8):
+        base = pairwise_potential(s, y, n, 0.1, loss)
+        base_tk = topk_potential(s, y, n, 0.1, loss)
+        for l in range(5):
+            step = unit(5, l) * 0.3
+            up = pairwise_potential(s + step, y, n, 0.1, loss)
+            up_tk = topk_potential(s + step, y, n, 0.1, loss)
+            if y[l]:
+                assert up <= base + TOL and up_tk <= base_tk + TOL
+            else:
+                assert up >= base - TOL and up_tk >= base_tk - TOL
+
+
+def test_rank_potential_at_zero_decreases_with_n():
+    """Lemma 6: phi^N(0) decays like exp(-gamma^2 N / 2); on these cases it is monotone."""
+    for k, n_rel, gamma in [(6, 2, 0.1), (14, 4, 0.05), (3, 1, 0.3)]:
+        y = np.zeros(k, bool)
+        y[:n_rel] = True
+        vals = [pairwise_potential(np.zeros(k), y, N, gamma, "rank") for N in range(60)]
+        assert np.all(np.diff(vals) <= TOL)
+
+
+# --------------------------------------------------------------------------------------------------
+# Top-k BBM (Raman et al. 2020)
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("n", [0, 2, 3])
+def test_topk_matches_brute_force(loss, n):
+    s = np.array([0.5, -0.25, 1.0, 0.5])
+    rng = np.random.default_rng(2)
+    pw = rng.random((4, 4))
+    for y in masks(4):
+        for weights in (None, pw):
+            expect = brute_topk(s, y, n, 0.3, loss, weights)
+            assert topk_potential(s, y, n, 0.3, loss, weights) == pytest.approx(expect, abs=TOL)
+            c = topk_costs(s, y, n, 0.3, loss, weights)
+            for l in range(4):
+                assert c[l] == pytest.approx(
+                    brute_topk(s + unit(4, l), y, n, 0.3, loss, weights), abs=TOL
+                )
+
+
+def test_topk_upper_bounds_ground_truth_potential():
+    """Proposition 1: Upsilon <= Phi (Upsilon is the unweighted pairwise potential)."""
+    s = np.array([0.0, 1.0, -1.0, 0.5, 0.0])
+    y = np.array([True, True, False, False, False])
+    for n in (0, 2, 6, 12):
+        upsilon = 6 * pairwise_potential(s, y, n, 0.1, "hinge")  # w_Y = 1/6
+        assert upsilon <= topk_potential(s, y, n, 0.1, "hinge") + TOL
+
+
+# --------------------------------------------------------------------------------------------------
+# OnlineMBBM (Jung, Goetz & Tewari 2017)
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("n", [0, 1, 2, 4, 6])
+def test_multiclass_matches_brute_force(k, n):
+    rng = np.random.default_rng(k * 10 + n)
+    states = [np.zeros(k, int)] + [rng.integers(-2, 3, size=k) for _ in range(3)]
+    for s in states:
+        for r in range(k):
+            for gamma in (0.1, 0.45):
+                expect = brute_mbbm(s, r, n, gamma)
+                assert multiclass_potential(s, r, n, gamma) == pytest.approx(expect, abs=TOL)
+                c = multiclass_costs(s, r, n, gamma)
+                for l in range(k):
+                    assert c[l] == pytest.approx(brute_mbbm(s + unit(k, l), r, n, gamma), abs=TOL)
+
+
+def test_multiclass_kernel_row_matches_memoised_row():
+    s = np.array([3, 1, 1, 0, 2], dtype=np.int64)
+    out = np.empty(5)
+    for r in range(5):
+        K.mbbm_costs(s, r, 9, 0.2, out)
+        np.testing.assert_allclose(out, multiclass_costs(s, r, 9, 0.2), atol=TOL)
+
+
+def test_multiclass_recursion_eq3():
+    s = np.array([1, 0, 2, 0])
+    gamma = 0.2
+    u = np.full(4, 0.8 / 4)
+    u[2] += gamma
+    for n in range(8):
+        c = multiclass_costs(s, 2, n, gamma)
+        assert u @ c == pytest.approx(multiclass_potential(s, 2, n + 1, gamma), abs=TOL)
+
+
+def test_lemma9_multiclass_bound():
+    for k in (2, 3, 5, 8):
+        for gamma in (0.1, 0.3):
+            for N in (1, 10, 40, 100):
+                phi = multiclass_potential(np.zeros(k, int), 0, N, gamma)
+                assert phi <= (k - 1) * math.exp(-(gamma**2) * N / 2) + TOL
+
+
+def test_multiclass_properness_and_weight_bounds():
+    """The true label never costs more; w^i(t) obeys the trivial bound, Lemma 10 and eq. 21-22."""
+    rng = np.random.default_rng(3)
+    for k in (3, 4, 6):
+        N, gamma = 12, 0.2
+        for _ in range(8):
+            i = int(rng.integers(1, N + 1))
+            s = np.bincount(rng.integers(0, k, size=i - 1), minlength=k)  # i - 1 votes so far
+            r = int(rng.integers(0, k))
+            c = multiclass_costs(s, r, N - i, gamma)
+            assert np.all(c >= c[r] - TOL)
+            w = multiclass_weight(s, r, N - i, gamma)
+            assert w == pytest.approx(np.sum(c - c[r]), abs=TOL)
+            assert w <= mbbm_weight_bound(i, N, k, gamma, form="trivial") + TOL
+            assert w <= mbbm_weight_bound(i, N, k, gamma) + TOL
+            assert w <= mbbm_weight_bound(i, N, k, gamma, form="exact_law") + TOL
+
+
+def test_normalized_rows_are_in_c1_eor():
+    c = multiclass_costs([2, 0, 1, 1], 1, 5, 0.2)
+    d, w = normalize_multiclass_costs(c, 1)
+    assert d[1] == 0.0 and np.all(d >= 0) and d.sum() == pytest.approx(1.0)
+    assert w > 0
+    d0, w0 = normalize_multiclass_costs(np.full(3, 0.7), 0)
+    assert w0 == 0.0 and np.all(d0 == 0)
+    d, w = normalize_costs(np.array([0.2, 0.9, 0.5]))
+    assert d.min() == 0.0 and d.max() == 1.0 and w == pytest.approx(0.7)
+
+
+def test_mbbm_weight_bound_values():
+    assert mbbm_weight_bound(5, 5, 4, 0.1) == 4.0  # no draws left: trivial bound
+    c = 2 * (1 / math.sqrt(2 * math.pi) + 4 * 0.4748)
+    assert mbbm_weight_bound(1, 10001, 3, 0.1) == pytest.approx(c * 3**2.5 / 100)
+    assert mbbm_weight_bound(1, 101, 3, 0.1, constant=1.0) == pytest.approx(3**2.5 / 10)
+    assert mbbm_weight_bound(1, 50, 3, 0.6) == 3.0  # Lemma 10 needs gamma < 1/2
+    assert mbbm_weight_bound(1, 400, 3, 0.1, form="exact_law") < 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Monte Carlo twins: within 4 empirical standard errors, reproducible with a seed
+# --------------------------------------------------------------------------------------------------
+
+
+def _within(samples, exact):
+    mean = samples.mean(axis=0)
+    se = samples.std(axis=0, ddof=1) / math.sqrt(samples.shape[0])
+    assert np.all(np.abs(mean - exact) <= 4 * se + 1e-12)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_pairwise_monte_carlo(loss):
+    s = np.array([0.3, -0.5, 1.2, 0.0, 0.8, -1.0])
+    y = np.array([True, False, False, True, False, False])
+    n, gamma, M = 10, 0.1, 2000
+    pot, cost = _bmr_mc(s, y, n, gamma, {"rank": 0, "hinge": 1, "hinge_no_margin": 2}[loss], M, 7)
+    _within(pot[:, None], pairwise_potential(s, y, n, gamma, loss))
+    _within(cost, pairwise_costs(s, y, n, gamma, loss))
+    mc = pairwise_costs(s, y, n, gamma, loss, method="monte_carlo", draws=M, seed=7)
+    np.testing.assert_allclose(mc, cost.mean(axis=0))
+    assert pairwise_potential(s, y, n, gamma, loss, "monte_carlo", M, 7) == pytest.approx(
+        pot.mean()
+    )
+
+
+def test_topk_monte_carlo():
+    s = np.array([0.3, -0.5, 1.2, 0.0, 0.8])
+    y = np.array([True, False, True, False, False])
+    pw = np.random.default_rng(4).random((5, 5))
+    pot, cost = _topk_mc(s, y, 8, 0.2, K.HINGE, pw, 2000, 11)
+    _within(pot[:, None], topk_potential(s, y, 8, 0.2, "hinge", pw))
+    _within(cost, topk_costs(s, y, 8, 0.2, "hinge", pw))
+    mc = topk_costs(s, y, 8, 0.2, "hinge", pw, method="monte_carlo", draws=2000, seed=11)
+    np.testing.assert_allclose(mc, cost.mean(axis=0))
+
+
+def test_multiclass_monte_carlo():
+    s = np.array([1, 0, 2, 1], dtype=np.int64)
+    samples = _mbbm_mc_samples(s, 0, 10, 0.2, 4000, 5)
+    _within(samples, multiclass_costs(s, 0, 10, 0.2))
+    mc = multiclass_costs(s, 0, 10, 0.2, method="monte_carlo", draws=4000, seed=5)
+    np.testing.assert_allclose(mc, samples.mean(axis=0))
+    p = multiclass_potential(s, 0, 10, 0.2, method="monte_carlo", draws=4000, seed=5)
+    assert abs(p - multiclass_potential(s, 0, 10, 0.2)) < 4 * 0.5 / math.sqrt(4000)
+
+
+def test_monte_carlo_seed_reproducible():
+    s = np.array([0.0, 1.0, 0.5])
+    a = pairwise_costs(s, [0], 20, 0.1, method="monte_carlo", seed=3)
+    b = pairwise_costs(s, [0], 20, 0.1, method="monte_carlo", seed=3)
+    np.testing.assert_array_equal(a, b)
+    c = multiclass_costs([0, 1, 0], 1, 20, 0.1, method="monte_carlo", seed=np.random.default_rng(3))
+    assert c.shape == (3,)
+
+
+# --------------------------------------------------------------------------------------------------
+# Bad input
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"gamma": 0.0}, ValueError, "gamma"),
+        ({"gamma": 1.0}, ValueError, "gamma"),
+        ({"gamma": -0.1}, ValueError, "gamma"),
+        ({"gamma": "0.1"}, TypeError, "gamma"),
+        ({"gamma": 0.6}, ValueError, "gamma \\* \\|Y\\|"),  # |Y| = 2
+        ({"n": -1}, ValueError, "n must be >= 0"),
+        ({"n": 2.5}, TypeError, "n must be an integer"),
+        ({"n": True}, TypeError, "n must be an integer"),
+        ({"s": [0.0, np.nan, 1.0, 0.0]}, ValueError, "finite"),
+        ({"s": [0.0, np.inf, 1.0, 0.0]}, ValueError, "finite"),
+        ({"s": [[0.0, 1.0]]}, ValueError, "1-D"),
+        ({"s": ["a", "b"]}, TypeError, "s must"),
+        ({"relevant": [0, 4]}, ValueError, "relevant labels"),
+        ({"relevant": [-1]}, ValueError, "relevant labels"),
+        ({"relevant": np.array([True, False])}, ValueError, "length of s"),
+        ({"relevant": [0.5]}, TypeError, "relevant"),
+        ({"loss": "square"}, ValueError, "loss"),
+        ({"method": "mc"}, ValueError, "method"),
+        ({"method": "monte_carlo", "draws": 0}, ValueError, "draws"),
+    ],
+)
+def test_pairwise_bad_input(kwargs, exc, match):
+    args = {"s": np.zeros(4), "relevant": [0, 1], "n": 3, "gamma": 0.1} | kwargs
+    with pytest.raises(exc, match=match):
+        pairwise_potential(**args)
+    with pytest.raises(exc, match=match):
+        pairwise_costs(**args)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"s": [0.0, 0.5, 1.0]}, ValueError, "integer scores"),
+        ({"s": [0, 1, np.nan]}, ValueError, "finite"),
+        ({"true_label": 3}, ValueError, "true_label"),
+        ({"true_label": -1}, ValueError, "true_label"),
+        ({"true_label": 1.0}, TypeError, "true_label"),
+        ({"n": -2}, ValueError, "n must be >= 0"),
+        ({"n": 1.5}, TypeError, "n must be an integer"),
+        ({"gamma": 1.5}, ValueError, "gamma"),
+        ({"method": "sampling"}, ValueError, "method"),
+    ],
+)
+def test_multiclass_bad_input(kwargs, exc, match):
+    args = {"s": [0, 1, 0], "true_label": 0, "n": 3, "gamma": 0.1} | kwargs
+    for fn in (multiclass_potential, multiclass_costs, multiclass_weight):
+        with pytest.raises(exc, match=match):
+            fn(**args)
+
+
+def test_other_bad_input():
+    with pytest.raises(ValueError, match="n_relevant"):
+        difference_law(3, 0, 4, 0.1)
+    with pytest.raises(ValueError, match="k must be >= 2"):
+        difference_law(3, 1, 1, 0.1)
+    with pytest.raises(ValueError, match="gamma \\* \\|Y\\|"):
+        difference_law(3, 3, 5, 0.4)
+    with pytest.raises(ValueError, match="i must be in"):
+        mbbm_weight_bound(0, 5, 3, 0.1)
+    with pytest.raises(ValueError, match="form"):
+        mbbm_weight_bound(1, 5, 3, 0.1, form="tight")
+    with pytest.raises(ValueError, match="pair_weights"):
+        topk_costs(np.zeros(3), [0], 2, 0.1, pair_weights=np.ones((2, 2)))
+    with pytest.raises(ValueError, match="c must"):
+        normalize_costs(np.array([]))
+    with pytest.raises(ValueError, match="true_label"):
+        normalize_multiclass_costs([0.1, 0.2], 2)
