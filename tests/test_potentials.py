@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 
 from olboost.potentials import (
+    _bmr_mc,
+    _mbbm_mc_samples,
+    _topk_mc,
+    bmr_weight_bound,
     difference_law,
     difference_law_stack,
     difference_law_table,
@@ -24,11 +28,6 @@ from olboost.potentials import (
     topk_potential,
 )
 from olboost.potentials import _kernels as K
-from olboost.potentials import (
-    _bmr_mc,
-    _mbbm_mc_samples,
-    _topk_mc,
-)
 
 LOSSES = ["rank", "hinge", "hinge_no_margin"]
 TOL = 1e-12
@@ -564,3 +563,19 @@ def test_other_bad_input():
         normalize_costs(np.array([]))
     with pytest.raises(ValueError, match="true_label"):
         normalize_multiclass_costs([0.1, 0.2], 2)
+
+
+def test_bmr_weight_bound_rank_and_hinge():
+    """Lemma 7 (exact form before Berry-Esseen) for the rank loss, Lemma 9 for the hinge."""
+    rng = np.random.default_rng(6)
+    k, N, gamma = 6, 20, 0.1
+    for _ in range(15):
+        y = rng.random(k) < 0.5
+        if not 0 < y.sum() < k:
+            continue
+        n = int(rng.integers(0, N))
+        s = np.bincount(rng.integers(0, k, size=N - n), minlength=k).astype(float)
+        _, w = normalize_costs(pairwise_costs(s, y, n, gamma, "rank"))
+        assert w <= bmr_weight_bound(n, int(y.sum()), k, gamma, "rank") + TOL
+    assert bmr_weight_bound(5, 2, 6, 0.1, "hinge") == 2.0
+    assert bmr_weight_bound(400, 2, 6, 0.1, "rank") < 0.2

@@ -493,9 +493,7 @@ def normalize_costs(c: ArrayLike) -> tuple[np.ndarray, float]:
     return out, float(w)
 
 
-def bmr_weight_bound(
-    n: int, n_relevant: int, k: int, gamma: float, loss: str = "hinge"
-) -> float:
+def bmr_weight_bound(n: int, n_relevant: int, k: int, gamma: float, loss: str = "hinge") -> float:
     """A bound on the OnlineBMR weight ``w^i[t] = max c - min c`` with ``n = N - i`` draws left.
 
     Hinge losses: 2 (Jung & Tewari 2018, Lemma 9; ``f`` is 1-Lipschitz and ``s + e_l`` and ``s +
@@ -515,9 +513,17 @@ def bmr_weight_bound(
 # --------------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=16)
+def _binomial_table(n: int, k: int) -> np.ndarray:
+    tab = K.binomial_table(n, k - 1)
+    tab.flags.writeable = False
+    return tab
+
+
 @lru_cache(maxsize=MULTICLASS_MEMO_SIZE)
 def _mbbm_memo(key: tuple[int, ...], n: int, k: int, gamma: float) -> float:
-    return float(K.mbbm_potential_diffs(np.array(key, dtype=np.int64), n, k, gamma))
+    d = np.array(key, dtype=np.int64)
+    return float(K.mbbm_potential_table(d, n, k, gamma, _binomial_table(n, k)))
 
 
 def _mbbm_exact(s: np.ndarray, r: int, n: int, gamma: float) -> float:

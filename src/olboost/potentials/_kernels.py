@@ -37,6 +37,8 @@ Multiclass 0-1 potential (Jung, Goetz & Tewari 2017, eq. 2, 3, 16)
 -------------------------------------------------------------------
 * ``mbbm_potential_diffs(d, n, k, gamma) -> phi^r_n`` where ``d[j] = s[r] - s[l_j]`` over the
   ``k - 1`` labels ``l_j != r`` (int64[:], any order);
+* ``mbbm_potential_table(d, n, k, gamma, tab)``: the same with ``tab = binomial_table(n, k - 1)``
+  precomputed (shared by every evaluation of one ``(n, k)``);
 * ``mbbm_costs(s, r, n, gamma, out) -> None`` fills the cost row ``out[l] = phi^r_n(s + e_l)``
   (eq. 4) for integer scores ``s`` (int64[:]);
 * ``mbbm_normalize(c, r, out) -> weight``: eq. 5 and the weight of Algorithm 1, line 11.
@@ -68,7 +70,9 @@ __all__ = [
     "topk_costs",
     "normalize_costs_kernel",
     "binomial_pmf",
+    "binomial_table",
     "mbbm_potential_diffs",
+    "mbbm_potential_table",
     "mbbm_costs",
     "mbbm_normalize",
     "mbbm_draw_losses",
@@ -111,7 +115,7 @@ def difference_law_probs(n: int, p_plus: float, p_minus: float) -> np.ndarray:
 
 @numba.njit(cache=True)
 def law_table(probs: np.ndarray, d_min: int) -> np.ndarray:
-    """Law table ``(3, L + 1)`` of the law ``probs`` (length ``L``) on ``d_min .. d_min + L - 1``."""
+    """Law table ``(3, L + 1)`` of ``probs`` (length ``L``) on ``d_min .. d_min + L - 1``."""
     L = probs.shape[0]
     table = np.zeros((3, L + 1), dtype=np.float64)
     t0 = 0.0
@@ -393,9 +397,37 @@ def binomial_pmf(m: int, p: float, out: np.ndarray) -> None:
         )
 
 
+#: Largest binomial table (floats) built for the multiclass kernels: (k - 1) (n + 1)^2 <= this.
+MAX_BINOMIAL_TABLE = 1 << 22
+
+
+@numba.njit(cache=True)
+def binomial_table(n: int, n_labels: int) -> np.ndarray:
+    """``tab[kr, m, v] = P(Binomial(m, 1 / kr) = v)`` for ``kr = 2..n_labels``, ``m, v <= n``.
+
+    The shares of a label among ``kr`` remaining ones; shared by every evaluation of one
+    ``(n, k)``. Shape ``(n_labels + 1, n + 1, n + 1)`` (rows ``kr < 2`` unused); returns an empty
+    ``(0, 0, 0)`` table when that exceeds :data:`MAX_BINOMIAL_TABLE` floats (the kernels then
+    compute each row on the fly).
+    """
+    if (n_labels + 1) * (n + 1) * (n + 1) > MAX_BINOMIAL_TABLE:
+        return np.zeros((0, 0, 0), dtype=np.float64)
+    tab = np.zeros((n_labels + 1, n + 1, n + 1), dtype=np.float64)
+    for kr in range(2, n_labels + 1):
+        for m in range(n + 1):
+            binomial_pmf(m, 1.0 / kr, tab[kr, m])
+    return tab
+
+
 @numba.njit(cache=True)
 def _all_below(
-    d_sorted: np.ndarray, x: int, m: int, prob: np.ndarray, nxt: np.ndarray, pmf: np.ndarray
+    d_sorted: np.ndarray,
+    x: int,
+    m: int,
+    tab: np.ndarray,
+    prob: np.ndarray,
+    nxt: np.ndarray,
+    pmf: np.ndarray,
 ) -> float:
     """``P(X_j <= d_sorted[j] + x - 1 for all j)`` when ``m`` draws fall uniformly on the
     ``K = len(d_sorted)`` labels: allocate labels one at a time (label ``j`` takes a
@@ -403,6 +435,7 @@ def _all_below(
     K = d_sorted.shape[0]
     if d_sorted[0] + x - 1 < 0:
         return 0.0
+    use_tab = tab.shape[0] > 0
     for u in range(m + 1):
         prob[u] = 0.0
     prob[0] = 1.0
@@ -418,22 +451,25 @@ def _all_below(
         if k_rem == 1:
             # the last label takes every remaining draw
             total = 0.0
-            lo = m - cap
-            for u in range(lo, m + 1):
+            for u in range(m - cap, m + 1):
                 total += prob[u]
             return total
         for u in range(m + 1):
             nxt[u] = 0.0
-        p = 1.0 / k_rem
         for u in range(m + 1):
             pu = prob[u]
             if pu == 0.0:
                 continue
             rem = m - u
-            binomial_pmf(rem, p, pmf)
             top = cap if cap < rem else rem
-            for v in range(top + 1):
-                nxt[u + v] += pu * pmf[v]
+            if use_tab:
+                row = tab[k_rem, rem]
+                for v in range(top + 1):
+                    nxt[u + v] += pu * row[v]
+            else:
+                binomial_pmf(rem, 1.0 / k_rem, pmf)
+                for v in range(top + 1):
+                    nxt[u + v] += pu * pmf[v]
         for u in range(m + 1):
             prob[u] = nxt[u]
     total = 0.0
@@ -443,14 +479,8 @@ def _all_below(
 
 
 @numba.njit(cache=True)
-def mbbm_potential_diffs(d: np.ndarray, n: int, k: int, gamma: float) -> float:
-    """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
-
-    ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
-    ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
-    ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
-    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
-    """
+def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.ndarray) -> float:
+    """:func:`mbbm_potential_diffs` with a precomputed ``tab = binomial_table(n, k - 1)``."""
     if k == 1:
         return 0.0
     d_sorted = np.sort(d)
@@ -464,18 +494,31 @@ def mbbm_potential_diffs(d: np.ndarray, n: int, k: int, gamma: float) -> float:
     for x in range(n + 1):
         if px[x] == 0.0:
             continue
-        win += px[x] * _all_below(d_sorted, x, n - x, prob, nxt, pmf)
+        win += px[x] * _all_below(d_sorted, x, n - x, tab, prob, nxt, pmf)
     loss = 1.0 - win
     return loss if loss > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def mbbm_potential_diffs(d: np.ndarray, n: int, k: int, gamma: float) -> float:
+    """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
+
+    ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
+    ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
+    ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
+    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
+    """
+    return mbbm_potential_table(d, n, k, gamma, binomial_table(n, k - 1))
 
 
 @numba.njit(cache=True)
 def mbbm_costs(s: np.ndarray, r: int, n: int, gamma: float, out: np.ndarray) -> None:
     """OnlineMBBM cost row, eq. 4: ``out[l] = phi^r_n(s + e_l)`` for integer scores ``s``.
 
-    Labels ``l != r`` with equal scores share one evaluation.
+    Labels ``l != r`` with equal scores share one evaluation; one binomial table serves the row.
     """
     k = s.shape[0]
+    tab = binomial_table(n, k - 1)
     d = np.empty(k - 1, dtype=np.int64)
     for l in range(k):
         shared = -1
@@ -495,7 +538,7 @@ def mbbm_costs(s: np.ndarray, r: int, n: int, gamma: float, out: np.ndarray) -> 
             sr = s[r] + 1 if l == r else s[r]
             d[i] = sr - sj
             i += 1
-        out[l] = mbbm_potential_diffs(d, n, k, gamma)
+        out[l] = mbbm_potential_table(d, n, k, gamma, tab)
 
 
 @numba.njit(cache=True)
