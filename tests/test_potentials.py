@@ -579,3 +579,21 @@ def test_bmr_weight_bound_rank_and_hinge():
         assert w <= bmr_weight_bound(n, int(y.sum()), k, gamma, "rank") + TOL
     assert bmr_weight_bound(5, 2, 6, 0.1, "hinge") == 2.0
     assert bmr_weight_bound(400, 2, 6, 0.1, "rank") < 0.2
+
+
+def test_multiclass_kernel_without_binomial_table():
+    """The on-the-fly path (used when the binomial table would be too large) agrees."""
+    d = np.array([0, 1, -1, 2], dtype=np.int64)
+    for n in (0, 3, 9):
+        with_tab = K.mbbm_potential_table(d, n, 5, 0.2, K.binomial_table(n, 4))
+        without = K.mbbm_potential_table(d, n, 5, 0.2, np.zeros((0, 0, 0)))
+        assert with_tab == pytest.approx(without, abs=TOL)
+
+
+@pytest.mark.parametrize("m,p", [(10, 0.3), (2000, 0.5), (300, 1.0), (5, 0.0)])
+def test_binomial_pmf(m, p):
+    from scipy.stats import binom
+
+    out = np.empty(m + 1)
+    K.binomial_pmf(m, p, out)
+    np.testing.assert_allclose(out, binom.pmf(np.arange(m + 1), m, p), rtol=1e-9, atol=1e-300)

@@ -1,0 +1,198 @@
+"""OnlineBMR and OnlineMBBM: boosters against transcriptions of the papers' algorithm boxes."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from olboost import VFDTCommittee
+from olboost.boosters.online_bmr import OnlineBMR
+from olboost.boosters.online_mbbm import OnlineMBBM
+from olboost.datasets import load
+from olboost.evaluate import train_test
+from olboost.potentials import (
+    mbbm_weight_bound,
+    multiclass_costs,
+    normalize_multiclass_costs,
+    pairwise_costs,
+)
+from olboost.weak.base import Committee
+
+
+class ScriptedCommittee(Committee):
+    """Predicts a fixed pseudo-random table per x and records the weights it is taught."""
+
+    def __init__(
+        self,
+        n_features=None,
+        grace_period=(1.0, 1.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.5, 0.5),
+        weight_multiplier=(1.0, 1.0),
+    ):
+        self.n_features = n_features
+        self.grace_period = grace_period
+        self.split_confidence = split_confidence
+        self.tie_threshold = tie_threshold
+        self.weight_multiplier = weight_multiplier
+
+    def _allocate(self, seed):
+        self.learned_ = []
+
+    def predict(self, x):
+        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
+        return rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
+
+    def learn(self, x, weights):
+        self.learned_.append(weights.copy())
+
+
+def bmr_reference(H, y, gamma, loss):
+    """Algorithm 2 of Jung & Tewari 2018 with the cost vectors of eq. 2 (via the public potential
+    functions) and the importance weights of Sec. 4."""
+    n, k = H.shape
+    s = np.zeros(k)
+    out = np.zeros((n, k))
+    for i in range(n):
+        c = pairwise_costs(s, y, n - 1 - i, gamma, loss)
+        out[i] = np.where(y, c.max() - c, 0.0)
+        s = s + H[i]
+    return out
+
+
+@pytest.mark.parametrize("loss", ["hinge", "rank", "hinge_no_margin"])
+def test_bmr_weights_follow_algorithm_2(loss):
+    model = OnlineBMR(ScriptedCommittee(), learners=6, seed=0, labels=5, gamma=0.15, loss=loss)
+    rng = np.random.default_rng(3)
+    for _ in range(15):
+        x = rng.normal(size=2)
+        y = rng.random(5) < 0.4
+        model.learn_one(x, {int(j) for j in np.flatnonzero(y)})
+        H = model.committee_.predict(x)
+        np.testing.assert_allclose(
+            model.committee_.learned_[-1], bmr_reference(H, y, 0.15, loss), rtol=1e-12, atol=1e-14
+        )
+        np.testing.assert_array_equal(model.score(x[None, :])[0], H.sum(axis=0))
+
+
+def test_bmr_caps_large_edges_and_counts_them():
+    model = OnlineBMR(ScriptedCommittee(), learners=4, seed=0, labels=6, gamma=0.4)
+    assert model.edge_for(2) == 0.4
+    assert model.edge_for(3) == pytest.approx(0.9 / 3)  # 0.4 * 3 >= 1: capped at gamma_cap / |Y|
+    model.learn_one([0.1, 0.2], {0, 1})
+    model.learn_one([0.3, 0.2], {0, 1, 2})
+    model.learn_one([0.5, 0.2], {0, 1, 2, 3})
+    assert model.n_gamma_capped_ == 2
+    H = model.committee_.predict(np.array([0.5, 0.2]))
+    y = np.array([True] * 4 + [False] * 2)
+    np.testing.assert_allclose(
+        model.committee_.learned_[-1], bmr_reference(H, y, 0.9 / 4, "hinge"), atol=1e-14
+    )
+
+
+def test_bmr_monte_carlo_path_estimates_the_exact_weights():
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    exact = OnlineBMR(ScriptedCommittee(), learners=5, seed=1, labels=4, gamma=0.1)
+    mc = exact.clone({"method": "monte_carlo", "draws": 20_000})
+    for x in X:
+        exact.learn_one(x, {0, 2})
+        mc.learn_one(x, {0, 2})
+    # hinge potentials of 4 draws are bounded by 5, so 20,000 draws give a standard error below
+    # 5 / sqrt(20,000) ~ 0.035 on each cost and twice that on a difference of costs
+    diff = np.abs(np.asarray(exact.committee_.learned_) - np.asarray(mc.committee_.learned_))
+    assert diff.max() < 0.15
+    assert not np.array_equal(exact.committee_.learned_, mc.committee_.learned_)
+
+
+def test_bmr_bad_parameters():
+    for params in (
+        {"gamma": 0.0},
+        {"gamma": 1.0},
+        {"gamma": -0.1},
+        {"loss": "logistic"},
+        {"method": "approx"},
+        {"gamma_cap": 1.0},
+        {"draws": 0},
+    ):
+        with pytest.raises(ValueError):
+            OnlineBMR(**params)
+
+
+def mbbm_reference(H, y, gamma, w_star):
+    """Algorithm 1 of Jung, Goetz & Tewari 2017: eq. 4 costs, line 11 weight, line 12 example."""
+    n, k = H.shape
+    s = np.zeros(k, dtype=np.int64)
+    out = np.zeros((n, k))
+    for i in range(n):
+        c = multiclass_costs(s, y, n - 1 - i, gamma)
+        w = sum(c[l] - c[y] for l in range(k))
+        out[i, y] = w / w_star[i]
+        s[np.argmax(H[i])] += 1
+    return out
+
+
+@pytest.mark.parametrize("bound", ["lemma10", "trivial"])
+def test_mbbm_weights_follow_algorithm_1(bound):
+    model = OnlineMBBM(
+        ScriptedCommittee(), learners=7, seed=0, classes=4, gamma=0.2, weight_bound=bound
+    )
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        x = rng.normal(size=3)
+        y = int(rng.integers(4))
+        model.learn_one(x, y)
+        H = model.committee_.predict(x)
+        np.testing.assert_allclose(
+            model.committee_.learned_[-1], mbbm_reference(H, y, 0.2, model.w_star_), rtol=1e-12
+        )
+        votes = np.bincount(np.argmax(H, axis=1), minlength=4)
+        assert model.predict_one(x) == int(np.argmax(votes))
+    expected = 4.0 if bound == "trivial" else [mbbm_weight_bound(i, 7, 4, 0.2) for i in range(1, 8)]
+    np.testing.assert_allclose(model.w_star_, expected)
+
+
+def test_mbbm_normalised_cost_rows_are_in_the_eor_set():
+    c = multiclass_costs([2, 0, 1, 0], 0, 5, 0.1)
+    d, w = normalize_multiclass_costs(c, 0)
+    assert d[0] == 0 and (d >= 0).all() and d.sum() == pytest.approx(1.0)
+    assert w == pytest.approx(sum(c - c[0]))
+
+
+def test_mbbm_learns_and_resumes_from_pickle():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = np.argmax(X[:, :3], axis=1)
+    a = OnlineMBBM(VFDTCommittee(n_features=2), learners=8, seed=2, gamma=0.1)
+    full = a.clone().predict_then_learn(X, y)
+    first = a.predict_then_learn(X[:150], y[:150])
+    rest = pickle.loads(pickle.dumps(a)).predict_then_learn(X[150:], y[150:])
+    np.testing.assert_array_equal(np.vstack([first, rest]), full)
+    # chance is 1/3; over the last 200 examples its standard deviation is 0.033, so 0.5 is five
+    # standard deviations above chance
+    assert np.mean(np.argmax(full[200:], axis=1) == y[200:]) > 0.5
+
+
+# Issue #3 targets for the best OnlineBMR (paper: best of 4 edges): mean test rank loss over 10
+# seeds, 100 VFDT with 20 features each. The edge is the best one found by `olboost reproduce mlr`
+# for each data set; the bounds are the issue's.
+BMR_TARGETS = {
+    "emotions": (0.001, 0.170),
+    "scene": (0.01, 0.080),
+    "yeast": (0.001, 0.190),
+    "mediamill-reduced": (0.05, 0.066),
+}
+
+
+@pytest.mark.parametrize("name", list(BMR_TARGETS))
+def test_best_bmr_accuracy_over_ten_seeds(name):
+    gamma, target = BMR_TARGETS[name]
+    data = load(name)
+    losses = [
+        train_test(
+            OnlineBMR(VFDTCommittee(), learners=100, seed=seed, gamma=gamma), data.train, data.test
+        ).rank_loss
+        for seed in range(1, 11)
+    ]
+    assert np.mean(losses) <= target, losses
