@@ -3,15 +3,17 @@
 A booster combines ``N`` online weak learners, driven together as a *committee*, into a strong
 online learner, one example at a time. The public API is small:
 
-* boosters: :class:`AdaOLMR` (Jung & Tewari 2018);
+* boosters for multi-label ranking: :class:`AdaOLMR` and :class:`OnlineBMR` (Jung & Tewari 2018);
+  for multiclass classification: :class:`OnlineMBBM` (Jung, Goetz & Tewari 2017);
 * committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees) and
   :class:`RiverCommittee` (any River classifiers);
-* :mod:`olboost.datasets`, :mod:`olboost.metrics`, :mod:`olboost.evaluate`.
+* :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
+  :mod:`olboost.metrics`, :mod:`olboost.evaluate`.
 """
 
-from olboost import datasets, evaluate, metrics
+from olboost import datasets, evaluate, metrics, potentials
 from olboost._version import __version__
-from olboost.boosters import AdaOLMR
+from olboost.boosters import AdaOLMR, OnlineBMR, OnlineMBBM
 from olboost.feedback import FullFeedback
 from olboost.weak import RiverCommittee, VFDTCommittee
 
@@ -19,9 +21,12 @@ __all__ = [
     "__version__",
     "AdaOLMR",
     "FullFeedback",
+    "OnlineBMR",
+    "OnlineMBBM",
     "RiverCommittee",
     "VFDTCommittee",
     "datasets",
     "evaluate",
     "metrics",
+    "potentials",
 ]
