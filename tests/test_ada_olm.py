@@ -11,7 +11,6 @@ import pytest
 from olboost import VFDTCommittee
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
-from olboost.evaluate import prequential
 from olboost.weak.base import Committee
 
 LOSSES = ["logistic", "exponential", "square_hinge"]
@@ -71,9 +70,9 @@ def ref_fprime(s_prev, y, l, a, loss):
 
 
 def fd_fprime(s_prev, h, y, a, loss, eps=1e-6):
-    return (ref_loss(s_prev + (a + eps) * h, y, loss) - ref_loss(s_prev + (a - eps) * h, y, loss)) / (
-        2 * eps
-    )
+    return (
+        ref_loss(s_prev + (a + eps) * h, y, loss) - ref_loss(s_prev + (a - eps) * h, y, loss)
+    ) / (2 * eps)
 
 
 def ref_vote(p, C, vote):

@@ -4,7 +4,8 @@ A booster combines ``N`` online weak learners, driven together as a *committee*,
 online learner, one example at a time. The public API is small:
 
 * boosters for multi-label ranking: :class:`AdaOLMR` and :class:`OnlineBMR` (Jung & Tewari 2018);
-  for multiclass classification: :class:`OnlineMBBM` (Jung, Goetz & Tewari 2017);
+  for multiclass classification: :class:`OnlineMBBM` and :class:`AdaBoostOLM` (Jung, Goetz &
+  Tewari 2017), with that paper's baselines in :mod:`olboost.boosters`;
 * committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees) and
   :class:`RiverCommittee` (any River classifiers);
 * :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
@@ -13,12 +14,13 @@ online learner, one example at a time. The public API is small:
 
 from olboost import datasets, evaluate, metrics, potentials
 from olboost._version import __version__
-from olboost.boosters import AdaOLMR, OnlineBMR, OnlineMBBM
+from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM
 from olboost.feedback import FullFeedback
 from olboost.weak import RiverCommittee, VFDTCommittee
 
 __all__ = [
     "__version__",
+    "AdaBoostOLM",
     "AdaOLMR",
     "FullFeedback",
     "OnlineBMR",

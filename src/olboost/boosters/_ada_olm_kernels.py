@@ -91,7 +91,7 @@ def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
-    """The full ``k x k`` cost matrix at ``s``: row ``r`` is :func:`olm_cost_row` for class ``r``."""
+    """The full ``k x k`` cost matrix at ``s``; row ``r`` is :func:`olm_cost_row` for ``r``."""
     for r in range(s.shape[0]):
         olm_cost_row(s, r, loss, out[r])
 
@@ -188,10 +188,11 @@ def olm_update(
     * weak learner ``i`` learns the true class with weight ``-C^i(y, y) / (k - 1)`` (Sec. 4.2),
       written to ``weights_out[i, y]`` (every other entry of row ``i`` is 0);
     * ``s^i = s^{i-1} + alpha^i_t h^i`` (line 7) with the weight used to predict;
-    * projected online gradient descent (line 13): ``alpha^i_{t+1} = Pi(alpha^i_t - eta f'(alpha^i_t))``
-      with ``f'(alpha) = grad L^y(s^{i-1} + alpha h^i) . h^i`` (eq. 10 / 38 / 41 for one-hot
-      ``h^i``), ``eta = step / sqrt(t)``, times ``e^{-(i+1)}`` for the exponential loss (App. D.1),
-      ``Pi`` the projection on ``[-bound, bound]``;
+    * projected online gradient descent (line 13):
+      ``alpha^i_{t+1} = Pi(alpha^i_t - eta f'(alpha^i_t))`` with
+      ``f'(alpha) = grad L^y(s^{i-1} + alpha h^i) . h^i`` (eq. 10 / 38 / 41 for one-hot ``h^i``),
+      ``eta = step / sqrt(t)``, times ``e^{-(i+1)}`` for the exponential loss (App. D.1), ``Pi``
+      the projection on ``[-bound, bound]``;
     * Hedge (line 15): ``v^i <- v^i exp(-hedge_rate 1[y != argmax s^i])`` (ties: lowest class);
     * the sums of the empirical edge ``gamma_i = sum_t C^i(y, .) . h^i / sum_t C^i(y, y)``
       (Sec. 4.2): ``edge_num[i] += C^i(y, .) . h^i`` and ``edge_den[i] += C^i(y, y)``.

@@ -77,6 +77,10 @@ class Booster(Estimator):
     def _started(self) -> bool:
         return hasattr(self, "committee_")
 
+    def _committee_shape(self) -> tuple[int, int]:
+        """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""
+        return self.learners, len(self._outputs())
+
     def _outputs(self) -> list[Hashable]:
         """The ``k`` outputs (labels or classes) in the order of score vectors."""
         attr = self._outputs_param + "_"
@@ -113,7 +117,8 @@ class Booster(Estimator):
         committee = self.committee if self.committee is not None else _default_committee()
         self.committee_ = committee.clone()
         committee_seed = int(np.random.SeedSequence([seed, _COMMITTEE_STREAM]).generate_state(1)[0])
-        self.committee_.start(self.learners, len(outputs), n_features, committee_seed)
+        n_learners, n_labels = self._committee_shape()
+        self.committee_.start(n_learners, n_labels, n_features, committee_seed)
         self.t_ = 0
         self._init_state()
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from olboost.base import OneOf
 from olboost.boosters.ada_olm import AdaBoostOLM
-from olboost.boosters.base import _COMMITTEE_STREAM, MulticlassBooster
+from olboost.boosters.base import MulticlassBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOVA", "BestTree", "OvaAdaBoostOL", "OzaBoost", "oza_lambda_step"]
@@ -274,22 +274,10 @@ class OzaBoost(MulticlassBooster):
 
 
 class _BinaryCommittee:
-    """Mixin: the committee holds ``learners * k`` binary learners (labels 0 = rest, 1 = class).
-
-    ``_committee_shape`` says so; until ``Booster._start`` asks for it, ``_start`` restarts the
-    committee it was given with that shape, from the same committee seed.
-    """
+    """Mixin: the committee holds ``learners * k`` binary learners (labels 0 = rest, 1 = class)."""
 
     def _committee_shape(self) -> tuple[int, int]:
         return self.learners * len(self._outputs()), 2
-
-    def _start(self, n_features: int, feature_names: list[Hashable] | None) -> None:
-        super()._start(n_features, feature_names)
-        n, labels = self._committee_shape()
-        committee = self.committee_
-        if (committee.n_learners_, committee.n_labels_) != (n, labels):
-            seed = np.random.SeedSequence([self.seed_, _COMMITTEE_STREAM]).generate_state(1)[0]
-            committee.start(n, labels, n_features, int(seed))
 
 
 class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):
