@@ -163,8 +163,9 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
     progress = not args.no_progress
     extra: dict[str, Any] = {}
     if algorithm.task == "multiclass":
-        result, protocol = prequential(model, data.shuffled(args.seed), progress=progress), (
-            "prequential, stream reordered with the seed"
+        result, protocol = (
+            prequential(model, data.shuffled(args.seed), progress=progress),
+            ("prequential, stream reordered with the seed"),
         )
     elif data.n_train is None:
         result, protocol = prequential(model, data, progress=progress), "prequential"
@@ -283,6 +284,74 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
+    from olboost import experiments as ex
+
+    columns = args.columns or list(ex.COLUMNS)
+    unknown = [c for c in columns if c not in ex.COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown columns {unknown}; choose from {list(ex.COLUMNS)}")
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.datasets:
+        data = ex.load_experiment_data(name, args.har)
+        if data is None:
+            why = "not available here" if name == "isolet" else "pass --har PATH to include it"
+            results[name] = {"missing": why}
+            print(f"{name}: skipped ({why})", flush=True)
+            continue
+        n_reorder = min(args.reorderings, ex.PAPER_REORDERINGS.get(name, args.reorderings))
+        results[name] = {}
+        for column in columns:
+            runs = [
+                ex.run_column(column, data, r, learners=args.learners, n_features=args.features)
+                for r in range(1, n_reorder + 1)
+            ]
+            results[name][column] = ex.summarize(runs)
+            got = results[name][column]
+            print(
+                f"{name:<9} {column:<8} final 20% {got['accuracy_last20']:.3f} "
+                f"(paper {ex.PUBLISHED['final20'][name][column]:.3f})  full "
+                f"{got['accuracy']:.3f} (paper {ex.PUBLISHED['full'][name][column]:.3f})  "
+                f"{got["seconds"]:.2f} s (paper {ex.PUBLISHED['seconds'][name][column]:g} s)  "
+                f"[{n_reorder} reorderings]",
+                flush=True,
+            )
+    for table, key, title in [
+        ("final20", "accuracy_last20", "Table 3: accuracy on the final 20% (ours / paper)"),
+        ("full", "accuracy", "Table 4: accuracy on the whole stream (ours / paper)"),
+        ("seconds", "seconds", "Table 5: run time in seconds (ours / paper)"),
+    ]:
+        print(f"\n{title}")
+        print(f"{'data':<10}" + "".join(f"{c:>15}" for c in columns))
+        for name in args.datasets:
+            got = results[name]
+            cells = []
+            for c in columns:
+                pub = ex.PUBLISHED[table][name][c]
+                mine = (
+                    "n/a"
+                    if "missing" in got
+                    else (f"{got[c][key]:.2f}" if table == "seconds" else f"{got[c][key]:.3f}")
+                )
+                cells.append(
+                    f"{mine + ' / ' + (f'{pub:g}' if table == 'seconds' else f'{pub:.3f}'):>15}"
+                )
+            print(f"{name:<10}" + "".join(cells))
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(
+                {
+                    "suite": "multiclass",
+                    "results": results,
+                    "published": ex.PUBLISHED,
+                    **_environment(),
+                },
+                f,
+                indent=2,
+            )
+    return 0
+
+
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
@@ -340,14 +409,26 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_cmd_run)
 
     rep = sub.add_parser("reproduce", help="re-run a table of the papers")
-    rep.add_argument("suite", choices=["mlr"], help="mlr: Jung & Tewari 2018, Table 3")
-    rep.add_argument("--seeds", type=int, default=10, help="seeds 1..N per data set")
-    rep.add_argument(
+    rep_sub = rep.add_subparsers(dest="suite", required=True)
+    mlr = rep_sub.add_parser("mlr", help="Jung & Tewari 2018, Table 3 (MULAN sets)")
+    mlr.add_argument("--seeds", type=int, default=10, help="seeds 1..N per data set")
+    mlr.add_argument(
         "--datasets", nargs="+", default=list(PUBLISHED_MLR), help="bundled data sets to run"
     )
-    rep.add_argument("--no-bmr", action="store_true", help="skip the best-BMR column")
-    _add_model_options(rep)
-    rep.set_defaults(func=_cmd_reproduce, algorithm="ada-olmr", labels=None, test=None)
+    mlr.add_argument("--no-bmr", action="store_true", help="skip the best-BMR column")
+    _add_model_options(mlr)
+    mlr.set_defaults(func=_cmd_reproduce, algorithm="ada-olmr", labels=None, test=None)
+    mc = rep_sub.add_parser("multiclass", help="Jung, Goetz & Tewari 2017, Tables 3-5 (UCI sets)")
+    mc.add_argument("--reorderings", type=int, default=27, help="reorderings per data set")
+    mc.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["balance", "mice", "car", "mushroom", "nursery", "isolet", "movement"],
+    )
+    mc.add_argument("--columns", nargs="+", help="table columns to run (default: all)")
+    mc.add_argument("--har", help="path to dataset-har-PUC-Rio-ugulino.csv(.gz) (Movement)")
+    _add_model_options(mc)
+    mc.set_defaults(func=_cmd_reproduce_multiclass)
     return parser
 
 
