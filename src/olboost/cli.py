@@ -312,7 +312,7 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
                 f"{name:<9} {column:<8} final 20% {got['accuracy_last20']:.3f} "
                 f"(paper {ex.PUBLISHED['final20'][name][column]:.3f})  full "
                 f"{got['accuracy']:.3f} (paper {ex.PUBLISHED['full'][name][column]:.3f})  "
-                f"{got["seconds"]:.2f} s (paper {ex.PUBLISHED['seconds'][name][column]:g} s)  "
+                f"{got['seconds']:.2f} s (paper {ex.PUBLISHED['seconds'][name][column]:g} s)  "
                 f"[{n_reorder} reorderings]",
                 flush=True,
             )
