@@ -1,0 +1,110 @@
+"""The multiclass experiments of Jung, Goetz & Tewari 2017 (Tables 3-5) and their targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from olboost import experiments as ex
+from olboost.boosters import BestTree
+from olboost.cli import main
+from olboost.datasets import load_uci
+from olboost.evaluate import prequential
+from olboost.weak import VFDTCommittee
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+HAR = SHARED / "puc_rio_har" / "dataset-har-PUC-Rio-ugulino.csv.gz"
+
+
+def test_published_tables_are_complete():
+    for table in ("final20", "full", "seconds"):
+        assert set(ex.PUBLISHED[table]) == {
+            "balance",
+            "mice",
+            "car",
+            "mushroom",
+            "nursery",
+            "isolet",
+            "movement",
+        }
+        for row in ex.PUBLISHED[table].values():
+            assert list(row) == list(ex.COLUMNS)
+    assert ex.PUBLISHED["final20"]["nursery"]["AdaOLM"] == 0.966
+    assert ex.PUBLISHED["full"]["movement"]["MB .05"] == 0.973
+
+
+def test_nursery_has_the_papers_four_classes():
+    data = ex.load_experiment_data("nursery")
+    assert data.n_classes == 4 and data.n_samples == 12960
+    assert ex.load_experiment_data("isolet") is None
+    assert ex.load_experiment_data("movement") is None  # no path given
+
+
+def test_best_tree_columns_are_hindsight_oracles():
+    data = load_uci("balance")
+    run = ex.run_column("DT", data, 3, learners=8)
+    # the whole-stream figure is the best tree's prequential accuracy on reordering 3
+    model = BestTree(VFDTCommittee(n_features=20), learners=8, seed=3)
+    prequential(model, data.shuffled(3))
+    assert run.accuracy == pytest.approx(model.best_accuracy_in_hindsight_)
+    assert run.accuracy == pytest.approx(model.accuracies_.max())
+    # the final-20% figure maximises over trees separately, so it is at least that tree's
+    cut = int(0.8 * data.n_samples)
+    stream = data.shuffled(3)
+    again = BestTree(VFDTCommittee(n_features=20), learners=8, seed=3)
+    votes = again.predict_then_learn(stream.X, np.asarray(stream.class_names)[stream.y])
+    assert run.accuracy_last20 >= np.mean(np.argmax(votes[cut:], axis=1) == stream.y[cut:]) - 1e-12
+
+
+def test_reproduce_multiclass_cli(tmp_path, capsys):
+    out = tmp_path / "mc.json"
+    code = main(
+        [
+            "reproduce",
+            "multiclass",
+            "--reorderings",
+            "2",
+            "--datasets",
+            "balance",
+            "isolet",
+            "--columns",
+            "AdaOLM",
+            "MB .1",
+            "--learners",
+            "5",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Table 3" in text and "Table 5" in text and "isolet: skipped" in text
+    record = json.loads(out.read_text())
+    got = record["results"]["balance"]["AdaOLM"]
+    assert got["reorderings"] == 2 and 0.3 < got["accuracy_last20"] <= 1.0
+    assert record["results"]["isolet"] == {"missing": "not available here"}
+
+
+# Issue #4 targets: Adaboost.OLM with 100 VFDT, accuracy on the final 20% of the stream, mean over
+# the paper's 27 reorderings, within 0.02 of the published value or better (Table 3).
+OLM_TARGETS = {"balance": 0.754, "car": 0.930, "mice": 0.561, "mushroom": 1.000, "nursery": 0.966}
+
+
+@pytest.mark.parametrize("name", list(OLM_TARGETS))
+def test_adaboost_olm_accuracy_over_27_reorderings(name):
+    data = ex.load_experiment_data(name)
+    runs = [ex.run_column("AdaOLM", data, r) for r in range(1, 28)]
+    assert ex.summarize(runs)["accuracy_last20"] >= OLM_TARGETS[name] - 0.02
+
+
+def test_adaboost_olm_accuracy_on_movement():
+    if not HAR.exists():
+        pytest.skip(f"{HAR} not found: the PUC-Rio HAR file is only in the dev tree")
+    data = ex.load_experiment_data("movement", str(HAR))
+    # One reordering (the paper used 9): the final 20% holds 33,127 examples, so the accuracy of a
+    # single pass has a standard error below 0.002, far inside the 0.02 tolerance.
+    run = ex.run_column("AdaOLM", data, 1)
+    assert run.accuracy_last20 >= 0.962 - 0.02
