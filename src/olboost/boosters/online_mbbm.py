@@ -8,14 +8,16 @@ from typing import Any
 import numpy as np
 
 from olboost.base import Interval, OneOf
+from olboost.boosters import _mbbm_kernels as MK
 from olboost.boosters.base import MulticlassBooster
 from olboost.potentials import mbbm_weight_bound, multiclass_costs, normalize_multiclass_costs
 from olboost.weak.base import Committee
 
 __all__ = ["OnlineMBBM"]
 
-#: Stream key of the Monte Carlo draws (see ``olboost.boosters.base``).
-_MONTE_CARLO_STREAM = 3
+#: Stream keys of the Monte Carlo draws (see ``olboost.boosters.base``): the learning step, and
+#: the expected-cost votes of ``vote="expected_cost"`` with ``method="monte_carlo"``.
+_MONTE_CARLO_STREAM, _MONTE_CARLO_VOTE_STREAM = 3, 4
 
 
 class OnlineMBBM(MulticlassBooster):
@@ -29,8 +31,20 @@ class OnlineMBBM(MulticlassBooster):
     ``w^i(t) = sum_l [phi^y_{N-i}(s^{i-1} + e_l) - phi^y_{N-i}(s^{i-1} + e_y)]`` (line 11) is built
     from the cost row of eq. 4, and ``phi`` is the 0-1 loss potential of eq. 16: the probability
     that ``y`` does not win the vote after ``N - i`` more draws from the baseline ``u_gamma^y``.
-    Potentials are computed **exactly** (:func:`olboost.potentials.multiclass_costs`, memoised on
-    the vote state); ``method="monte_carlo"`` keeps the authors' estimate.
+    Potentials are computed **exactly**, equal to :func:`olboost.potentials.multiclass_costs`: one
+    compiled call per example (:mod:`olboost.boosters._mbbm_kernels`) with a per-model memo of the
+    potentials keyed by ``n`` and the sorted clipped differences ``s[r] - s[l]``. The memo is a
+    cache, not learned state: it is left out of pickles and rebuilt on demand. (When the state
+    codes of ``learners`` and ``k`` would not fit in 63 bits, e.g. ``k > 12`` with 100 learners,
+    the booster falls back to the memoised Python path.) ``method="monte_carlo"`` keeps the
+    authors' estimate, on the Python path.
+
+    ``vote="expected_cost"`` replaces the ``argmax`` vote by what the authors' code did: learner
+    ``i``, whose committee row is the distribution ``p_i``, votes for ``l^i = argmin_l sum_r
+    p_i(r) C^i(r, l)``, the cost it expects to pay under the full cost matrix of eq. 4,
+    ``C^i(r, l) = phi^r_{N-i}(s^{i-1} + e_l)`` for every possible true class ``r`` at the votes
+    ``s^{i-1}`` of the learners before it (lowest ``l`` on ties). The votes are then sequential;
+    predicting stays a pure function of the model (only the memo fills).
 
     Parameters
     ----------
@@ -51,6 +65,9 @@ class OnlineMBBM(MulticlassBooster):
         ``"exact"`` or ``"monte_carlo"`` (``draws`` samples per potential).
     draws
         Monte Carlo sample size.
+    vote
+        How a weak learner's committee row becomes its vote: ``"argmax"`` (Algorithm 1, line 7) or
+        ``"expected_cost"`` (minimum expected cost under eq. 4, as in the authors' code).
 
     Examples
     --------
@@ -71,6 +88,7 @@ class OnlineMBBM(MulticlassBooster):
         "weight_bound": OneOf("lemma10", "trivial"),
         "method": OneOf("exact", "monte_carlo"),
         "draws": Interval(1, None, integer=True),
+        "vote": OneOf("argmax", "expected_cost"),
     }
 
     def __init__(
@@ -83,6 +101,7 @@ class OnlineMBBM(MulticlassBooster):
         weight_bound: str = "lemma10",
         method: str = "exact",
         draws: int = 100,
+        vote: str = "argmax",
     ):
         self.committee = committee
         self.learners = learners
@@ -92,6 +111,7 @@ class OnlineMBBM(MulticlassBooster):
         self.weight_bound = weight_bound
         self.method = method
         self.draws = draws
+        self.vote = vote
         self._validate_params()
 
     def _init_state(self) -> None:
@@ -104,17 +124,74 @@ class OnlineMBBM(MulticlassBooster):
             )
         self.weight_max_ = np.zeros(n)
 
-    @staticmethod
-    def _votes(H: np.ndarray) -> np.ndarray:
-        return np.argmax(H, axis=1)
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_memo", None)  # a cache of exact potentials, rebuilt on demand
+        return state
+
+    def _kernel_args(self) -> tuple | None:
+        """``(gamma, tab, offsets, comb, memo, max_entries)`` for the compiled kernels, built on
+        first use; ``None`` when the Python path must be used (Monte Carlo, or state codes that do
+        not fit in 63 bits)."""
+        if self.method != "exact":
+            return None
+        args = self.__dict__.get("_memo")
+        if args is None:
+            n_max, k = self.learners - 1, len(self._outputs())
+            layout = MK.memo_layout(n_max, k)
+            if layout is None:
+                args = ()
+            else:
+                tab = MK.binomial_table(n_max, k - 1)
+                args = (float(self.gamma), tab, *layout, MK.new_memo(), MK.MEMO_SIZE)
+            self._memo = args
+        return args or None
+
+    def _votes(self, H: np.ndarray, t: int) -> np.ndarray:
+        """Each learner's vote on an example whose committee rows are ``H``; ``t`` examples were
+        learned before it (it seeds the Monte Carlo draws of expected-cost votes)."""
+        if self.vote == "argmax":
+            return np.argmax(H, axis=1)
+        args = self._kernel_args()
+        votes = np.empty(H.shape[0], dtype=np.int64)
+        if args is not None:
+            MK.mbbm_expected_cost_votes(np.ascontiguousarray(H, dtype=np.float64), *args, votes)
+            return votes
+        n, k = H.shape
+        rng = (
+            np.random.default_rng([self.seed_, _MONTE_CARLO_VOTE_STREAM, t])
+            if self.method == "monte_carlo"
+            else None
+        )
+        s = np.zeros(k, dtype=np.int64)
+        for i in range(n):
+            C = [
+                multiclass_costs(s, r, n - 1 - i, self.gamma, self.method, self.draws, rng)
+                for r in range(k)
+            ]
+            best, best_v = 0, np.inf
+            for l in range(k):
+                e = 0.0
+                for r in range(k):
+                    e += H[i, r] * C[r][l]
+                if e < best_v:
+                    best, best_v = l, e
+            votes[i] = best
+            s[best] += 1
+        return votes
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
-        return np.bincount(self._votes(H), minlength=H.shape[1]).astype(np.float64)
+        votes = self._votes(H, self.t_)
+        return np.bincount(votes, minlength=H.shape[1]).astype(np.float64)
 
     def _update(self, H: np.ndarray, y: int) -> np.ndarray:
         n, k = H.shape
-        votes = self._votes(H)
+        votes = self._votes(H, self.t_ - 1)  # t_ already counts this example
         weights = np.zeros_like(H)
+        args = self._kernel_args()
+        if args is not None:
+            MK.mbbm_update(votes, y, *args, self.w_star_, weights, self.weight_max_)
+            return weights
         s = np.zeros(k, dtype=np.int64)
         rng = (
             np.random.default_rng([self.seed_, _MONTE_CARLO_STREAM, self.t_])
@@ -135,3 +212,12 @@ class OnlineMBBM(MulticlassBooster):
 
         yield {"committee": VFDTCommittee(n_features=3), "learners": 5, "seed": 3}
         yield {"learners": 4, "seed": 7, "gamma": 0.3, "weight_bound": "trivial"}
+        yield {"learners": 6, "seed": 5, "gamma": 0.2, "vote": "expected_cost"}
+        yield {
+            "committee": VFDTCommittee(n_features=3),
+            "learners": 3,
+            "seed": 2,
+            "vote": "expected_cost",
+            "method": "monte_carlo",
+            "draws": 20,
+        }
