@@ -18,8 +18,8 @@ coefficients, or returns ``None`` when the codes of ``n <= n_max`` would not fit
 the kernels evaluate every potential directly, unmemoised, if given empty ``offsets``). The memo is
 a pure cache: it is emptied when it holds ``max_entries`` values, which changes no result.
 
-Signatures (``tab = binomial_table(n_max, k - 1)``, ``offsets``/``comb`` from
-:func:`memo_layout`, ``memo`` from :func:`new_memo`):
+Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._kernels`,
+``offsets`` and ``comb`` from :func:`memo_layout`, ``memo`` from :func:`new_memo`):
 
 * ``mbbm_potential_memo(d, n, k, gamma, tab, offsets, comb, memo, max_entries) -> phi^r_n`` for a
   canonical state ``d`` (int64[:], clipped and sorted);
@@ -40,7 +40,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from olboost.potentials._kernels import binomial_table, mbbm_potential_table
+from olboost.potentials._kernels import mbbm_potential_table
 
 __all__ = [
     "MEMO_SIZE",
@@ -54,7 +54,7 @@ __all__ = [
     "mbbm_expected_cost_votes",
 ]
 
-#: Largest number of memoised potentials per model before the memo is emptied (about 40 bytes
+#: Largest number of memoised potentials in one memo before it is emptied (a few tens of bytes
 #: each).
 MEMO_SIZE = 1 << 21
 

@@ -1,0 +1,354 @@
+"""OnlineMBBM's compiled path: kernels against the public potentials, whole streams against
+transcriptions of Algorithm 1, expected-cost votes, and the memo kept out of the learned state."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from olboost import VFDTCommittee
+from olboost.boosters import _mbbm_kernels as MK
+from olboost.boosters import online_mbbm
+from olboost.boosters.online_mbbm import OnlineMBBM
+from olboost.potentials import multiclass_costs, multiclass_potential
+from olboost.potentials._kernels import binomial_table
+from olboost.weak.base import Committee
+
+
+class ScriptedCommittee(Committee):
+    """Predicts a fixed pseudo-random table per x (each learner leaning towards ``x``'s class
+    ``int(x[1]) % k`` with probability ``lean``) and records the weights it is taught."""
+
+    def __init__(
+        self,
+        n_features=None,
+        grace_period=(1.0, 1.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.5, 0.5),
+        weight_multiplier=(1.0, 1.0),
+        lean=0.5,
+    ):
+        self.n_features = n_features
+        self.grace_period = grace_period
+        self.split_confidence = split_confidence
+        self.tie_threshold = tie_threshold
+        self.weight_multiplier = weight_multiplier
+        self.lean = lean
+
+    def _allocate(self, seed):
+        self.learned_ = []
+
+    def predict(self, x):
+        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
+        H = rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
+        lean = rng.random(self.n_learners_) < self.lean
+        H[lean, int(abs(x[1])) % self.n_labels_] += 1.0
+        return H / H.sum(axis=1, keepdims=True)
+
+    def learn(self, x, weights):
+        self.learned_.append(weights.copy())
+
+
+def mbbm_reference(votes, y, k, gamma, w_star):
+    """Algorithm 1, lines 10-13 (eq. 4 costs, line 11 weight, line 12 example) from the public
+    potential functions, for given votes."""
+    n = len(votes)
+    s = np.zeros(k, dtype=np.int64)
+    out = np.zeros((n, k))
+    for i in range(n):
+        c = multiclass_costs(s, y, n - 1 - i, gamma)
+        w = sum(max(c[l] - c[y], 0.0) for l in range(k))
+        out[i, y] = w / w_star[i]
+        s[votes[i]] += 1
+    return out
+
+
+def expected_cost_reference(H, gamma):
+    """Votes ``argmin_l sum_r H[i, r] phi^r_{N-i}(s^{i-1} + e_l)``, lowest ``l`` on ties, by brute
+    force from :func:`multiclass_potential` (every entry of every cost matrix evaluated)."""
+    n, k = H.shape
+    s = np.zeros(k, dtype=np.int64)
+    votes = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        expected = []
+        for l in range(k):
+            t = s.copy()
+            t[l] += 1
+            e = 0.0
+            for r in range(k):
+                e += H[i, r] * multiclass_potential(t, r, n - 1 - i, gamma)
+            expected.append(e)
+        votes[i] = min(range(k), key=lambda l: (expected[l], l))
+        s[votes[i]] += 1
+    return votes
+
+
+def _kernel_args(n_max, k, gamma, max_entries=MK.MEMO_SIZE, memoised=True):
+    tab = binomial_table(n_max, k - 1)
+    if memoised:
+        offsets, comb = MK.memo_layout(n_max, k)
+    else:
+        offsets, comb = np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.int64)
+    return (gamma, tab, offsets, comb, MK.new_memo(), max_entries)
+
+
+# ------------------------------------------------------------------------------ kernels
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+def test_state_codes_are_a_bijection(k):
+    n_max = 6
+    offsets, comb = MK.memo_layout(n_max, k)
+    for n in range(n_max + 1):
+        codes = set()
+        for d in itertools.combinations_with_replacement(range(-n, n + 2), k - 1):
+            code = MK.state_code(np.array(d, dtype=np.int64), n, offsets, comb)
+            assert offsets[n] <= code < offsets[n + 1]
+            codes.add(code)
+        assert len(codes) == math.comb(2 * n + 1 + k - 1, k - 1) == offsets[n + 1] - offsets[n]
+
+
+def test_memo_layout_fits_63_bits_or_declines():
+    assert MK.memo_layout(99, 12) is not None
+    assert MK.memo_layout(99, 13) is None
+    offsets, comb = MK.memo_layout(99, 12)
+    assert 0 < offsets[-1] < 2**63
+    assert comb[20, 3] == math.comb(20, 3) and comb[5, 0] == 1
+
+
+def test_canonical_state_is_the_public_memo_key():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        k = int(rng.integers(2, 8))
+        n = int(rng.integers(0, 12))
+        s = rng.integers(0, 15, size=k)
+        r, l = int(rng.integers(k)), int(rng.integers(-1, k))
+        t = s.copy()
+        if l >= 0:
+            t[l] += 1
+        d = np.empty(k - 1, dtype=np.int64)
+        MK.canonical_state(s, r, l, n, d)
+        expected = np.sort(np.clip(np.delete(t[r] - t, r), -n, n + 1))
+        np.testing.assert_array_equal(d, expected)
+
+
+@pytest.mark.parametrize("k", range(2, 9))
+def test_cost_rows_equal_the_public_function(k):
+    rng = np.random.default_rng(k)
+    n_max = 99
+    memoised = _kernel_args(n_max, k, 0.1)
+    direct = _kernel_args(n_max, k, 0.1, memoised=False)
+    tiny = _kernel_args(n_max, k, 0.1, max_entries=3)  # emptied over and over
+    d = np.empty(k - 1, dtype=np.int64)
+    out = np.empty(k)
+    for j in range(12):
+        n = int(rng.integers(0, n_max + 1)) if j % 2 else int(rng.integers(0, 8))
+        s = rng.multinomial(n_max - n, rng.dirichlet(np.ones(k))).astype(np.int64)
+        r = int(rng.integers(k))
+        expected = multiclass_costs(s, r, n, 0.1)
+        for args in (memoised, memoised, direct, tiny):  # the second pass reads the memo
+            g, tab, offsets, comb, memo, size = args
+            MK.mbbm_cost_row_memo(s, r, n, g, tab, offsets, comb, memo, size, d, out)
+            np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12)
+    assert 0 < len(memoised[4]) and len(direct[4]) == 0 and len(tiny[4]) <= 3
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_update_kernel_equals_algorithm_1(k):
+    rng = np.random.default_rng(10 + k)
+    N, gamma = 30, 0.15
+    w_star = rng.uniform(0.5, k, size=N)
+    args = _kernel_args(N - 1, k, gamma)
+    for _ in range(4):
+        y = int(rng.integers(k))
+        votes = np.where(rng.random(N) < 0.5, y, rng.integers(k, size=N)).astype(np.int64)
+        weights = np.full((N, k), np.nan)
+        wmax = np.zeros(N)
+        MK.mbbm_update(votes, y, *args, w_star, weights, wmax)
+        expected = mbbm_reference(votes, y, k, gamma, w_star)
+        np.testing.assert_allclose(weights, expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(wmax, expected[:, y] * w_star, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
+def test_expected_cost_votes_equal_brute_force(k):
+    rng = np.random.default_rng(20 + k)
+    N, gamma = 12, 0.2
+    args = _kernel_args(N - 1, k, gamma)
+    for j in range(4):
+        H = rng.dirichlet(np.ones(k), size=N)
+        if j == 0:
+            H[:] = 1.0 / k  # uniform rows: ties everywhere, lowest label wins
+        votes = np.empty(N, dtype=np.int64)
+        MK.mbbm_expected_cost_votes(H, *args, votes)
+        np.testing.assert_array_equal(votes, expected_cost_reference(H, gamma))
+
+
+# ------------------------------------------------------------------------------ whole streams
+
+
+def _stream(k, n, seed):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.random(n), rng.integers(k, size=n), rng.normal(size=n)])
+    return X, X[:, 1].astype(int)
+
+
+@pytest.mark.parametrize(
+    ("k", "learners", "examples"),
+    [(2, 100, 4), (3, 100, 4), (4, 60, 5), (5, 100, 3), (6, 20, 10), (7, 10, 10), (8, 100, 2)],
+)
+@pytest.mark.parametrize("bound", ["lemma10", "trivial"])
+def test_stream_equals_algorithm_1(k, learners, examples, bound):
+    model = OnlineMBBM(
+        ScriptedCommittee(), learners=learners, seed=0, classes=k, gamma=0.1, weight_bound=bound
+    )
+    X, y = _stream(k, examples, k)
+    for x, c in zip(X, y, strict=True):
+        model.learn_one(x, c)
+        H = model.committee_.predict(x)
+        votes = np.argmax(H, axis=1)
+        np.testing.assert_allclose(
+            model.committee_.learned_[-1],
+            mbbm_reference(votes, c, k, 0.1, model.w_star_),
+            rtol=0,
+            atol=1e-12,
+        )
+        np.testing.assert_array_equal(model.votes(x[None, :])[0], np.bincount(votes, minlength=k))
+    assert len(model._memo[4]) > 0
+
+
+@pytest.mark.parametrize("vote", ["argmax", "expected_cost"])
+@pytest.mark.parametrize("k", [3, 5])
+def test_compiled_path_equals_the_python_path(vote, k):
+    X, y = _stream(k, 8, 30 + k)
+    fast = OnlineMBBM(ScriptedCommittee(), learners=15, seed=1, classes=k, gamma=0.2, vote=vote)
+    slow = fast.clone()
+    slow._memo = ()  # forces the Python path (what a too-large k falls back to)
+    a = fast.predict_then_learn(X, y)
+    b = slow.predict_then_learn(X, y)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(
+        fast.committee_.learned_, slow.committee_.learned_, rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(fast.weight_max_, slow.weight_max_, rtol=0, atol=1e-12)
+    assert slow._kernel_args() is None and fast._kernel_args() is not None
+
+
+def test_falls_back_to_python_when_codes_do_not_fit(monkeypatch):
+    X, y = _stream(4, 6, 3)
+    fast = OnlineMBBM(ScriptedCommittee(), learners=9, seed=1, classes=4, gamma=0.2)
+    a = fast.predict_then_learn(X, y)
+    monkeypatch.setattr(MK, "memo_layout", lambda n_max, k: None)
+    monkeypatch.setattr(online_mbbm, "_SHARED_KERNEL_ARGS", OrderedDict())
+    slow = fast.clone()
+    b = slow.predict_then_learn(X, y)
+    assert slow._kernel_args() is None
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_allclose(fast.committee_.learned_, slow.committee_.learned_, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [3, 4])
+def test_expected_cost_stream_follows_its_definition(k):
+    gamma = 0.25
+    model = OnlineMBBM(
+        ScriptedCommittee(lean=0.3),
+        learners=10,
+        seed=0,
+        classes=k,
+        gamma=gamma,
+        vote="expected_cost",
+    )
+    X, y = _stream(k, 8, 40 + k)
+    differs = False
+    for x, c in zip(X, y, strict=True):
+        model.learn_one(x, c)
+        H = model.committee_.predict(x)
+        votes = expected_cost_reference(H, gamma)
+        differs |= not np.array_equal(votes, np.argmax(H, axis=1))
+        np.testing.assert_allclose(
+            model.committee_.learned_[-1],
+            mbbm_reference(votes, c, k, gamma, model.w_star_),
+            rtol=0,
+            atol=1e-12,
+        )
+        np.testing.assert_array_equal(model.votes(x[None, :])[0], np.bincount(votes, minlength=k))
+        assert model.predict_one(x) == int(np.argmax(np.bincount(votes, minlength=k)))
+    assert differs, "the expected-cost votes should differ from argmax somewhere in this stream"
+
+
+# ------------------------------------------------------------------------------ memo and state
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"vote": "argmax"},
+        {"vote": "expected_cost"},
+        {"vote": "expected_cost", "method": "monte_carlo", "draws": 10, "learners": 4},
+    ],
+)
+def test_memo_is_not_learned_state(params):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = np.argmax(X[:, :3], axis=1)
+    kwargs = {"learners": 12, "seed": 2, "gamma": 0.1, **params}
+    model = OnlineMBBM(VFDTCommittee(n_features=2), **kwargs)
+    full = model.clone().predict_then_learn(X, y)
+    first = model.predict_then_learn(X[:60], y[:60])
+    if params.get("method") != "monte_carlo":
+        assert len(model._memo[4]) > 0
+    blob = pickle.dumps(model)
+    assert "_memo" not in pickle.loads(blob).__dict__
+    assert "_memo" not in copy.deepcopy(model).__dict__
+    # predicting and rejected examples leave the pickle unchanged, though the memo may grow
+    model.votes(rng.normal(size=(5, 4)))
+    model.predict_one(rng.normal(size=4))
+    for bad_x, bad_y in ((X[0][:-1], 0), (X[0], 7), (np.full(4, np.nan), 0)):
+        with pytest.raises(ValueError):
+            model.learn_one(bad_x, bad_y)
+    assert pickle.dumps(model) == blob
+    # a fresh memo (after unpickling) or a filled one resume identically
+    rest = pickle.loads(blob).predict_then_learn(X[60:], y[60:])
+    np.testing.assert_array_equal(np.vstack([first, rest]), full)
+    np.testing.assert_array_equal(model.predict_then_learn(X[60:], y[60:]), rest)
+
+
+def test_models_of_one_configuration_share_the_memo():
+    X, y = _stream(3, 5, 7)
+    a = OnlineMBBM(ScriptedCommittee(), learners=11, seed=1, classes=3, gamma=0.123)
+    b = a.clone({"seed": 2})
+    c = a.clone({"gamma": 0.124})
+    for model in (a, b, c):
+        model.predict_then_learn(X, y)
+    assert a._memo[4] is b._memo[4] and a._memo[4] is not c._memo[4]
+    # a model run alone on a fresh memo learns the same
+    fresh = b.clone()
+    fresh._memo = online_mbbm._build_kernel_args(11, 3, 0.123)
+    np.testing.assert_array_equal(
+        fresh.predict_then_learn(X, y), b.clone().predict_then_learn(X, y)
+    )
+    np.testing.assert_array_equal(fresh.committee_.learned_, b.committee_.learned_)
+
+
+def test_monte_carlo_estimates_the_exact_weights():
+    X, y = _stream(3, 4, 5)
+    exact = OnlineMBBM(ScriptedCommittee(), learners=5, seed=1, classes=3, gamma=0.2)
+    mc = exact.clone({"method": "monte_carlo", "draws": 20_000})
+    exact.predict_then_learn(X, y)
+    mc.predict_then_learn(X, y)
+    assert mc._kernel_args() is None
+    # each cost is a mean of 20,000 indicators (standard error <= 0.0036); a weight sums k of them
+    diff = np.abs(np.asarray(exact.committee_.learned_) - np.asarray(mc.committee_.learned_))
+    assert diff.max() < 0.05
+    assert not np.array_equal(exact.committee_.learned_, mc.committee_.learned_)
+
+
+def test_bad_vote_parameter():
+    with pytest.raises(ValueError):
+        OnlineMBBM(vote="softmax")
