@@ -80,7 +80,12 @@ def _online_mbbm(committee: Any, args: argparse.Namespace) -> Any:
     from olboost.boosters.online_mbbm import OnlineMBBM
 
     return OnlineMBBM(
-        committee, learners=args.learners, seed=args.seed, gamma=args.gamma, method=args.method
+        committee,
+        learners=args.learners,
+        seed=args.seed,
+        gamma=args.gamma,
+        method=args.method,
+        vote=args.vote or "argmax",
     )
 
 
@@ -90,7 +95,11 @@ def _multiclass(name: str, **options: Any) -> Callable[[Any, argparse.Namespace]
     def build(committee: Any, args: argparse.Namespace) -> Any:
         import olboost.boosters as boosters
 
-        extra = {key: getattr(args, attr) for key, attr in options.items()}
+        extra = {
+            key: getattr(args, attr)
+            for key, attr in options.items()
+            if getattr(args, attr) is not None
+        }
         return getattr(boosters, name)(committee, learners=args.learners, seed=args.seed, **extra)
 
     return build
@@ -101,7 +110,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "ada-olmr": Algorithm("ranking", _ada_olmr),
     "online-bmr": Algorithm("ranking", _online_bmr),
     "online-mbbm": Algorithm("multiclass", _online_mbbm),
-    "adaboost-olm": Algorithm("multiclass", _multiclass("AdaBoostOLM", loss="olm_loss")),
+    "adaboost-olm": Algorithm(
+        "multiclass", _multiclass("AdaBoostOLM", loss="olm_loss", vote="vote")
+    ),
     "best-tree": Algorithm("multiclass", _multiclass("BestTree")),
     "oza-boost": Algorithm("multiclass", _multiclass("OzaBoost")),
     "ova-adaboost-ol": Algorithm("multiclass", _multiclass("OvaAdaBoostOL", loss="olm_loss")),
@@ -389,6 +400,13 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         choices=["logistic", "exponential", "square_hinge"],
         default="logistic",
         help="surrogate loss of adaboost-olm and the one-vs-all boosters (App. D)",
+    )
+    p.add_argument(
+        "--vote",
+        choices=["argmax", "expected_cost", "proba"],
+        help="weak predictions of online-mbbm/adaboost-olm: argmax of the learner's distribution "
+        "(default), class of least expected cost (the authors' code), or the distribution "
+        "(adaboost-olm only)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--output", help="write the results as JSON to this path")
