@@ -506,3 +506,218 @@ def test_bad_parameters():
         VFDTCommittee(nominal_attributes=[0]).start(2, 2, 3, seed=0)
     with pytest.raises(ValueError, match="only 3 attributes"):
         VFDTCommittee(nominal_attributes={3: 2}).start(2, 2, 3, seed=0)
+
+
+# ------------------------------------------------------------------------------ naive Bayes leaves
+
+
+def _side_effect_free_cond_proba(self, att_val, target_val):
+    """River's ``NominalSplitterClassif.cond_proba`` without inserting an empty dict for a class
+    the observer has not seen (its ``defaultdict`` lookup does): same values returned."""
+    class_dist = self._att_dist_per_class.get(target_val, {})
+    if att_val not in class_dist:
+        return 0.0
+    value = class_dist[att_val]
+    try:
+        return value / sum(class_dist.values())
+    except ZeroDivisionError:
+        return 0.0
+
+
+def kernel_correct(c: VFDTCommittee, i: int, node: int = 0) -> list:
+    """The (majority class, naive Bayes) correct weights of tree ``i``'s leaves, depth first."""
+    kind = int(c.node_kind_[i, node])
+    if kind == K.EMPTY:
+        return []
+    if kind == K.LEAF:
+        return [tuple(c.leaf_correct_[c.node_slot_[i, node]].tolist())]
+    j = int(c.node_feature_[i, node])
+    n_branches = int(c.n_categories_[i, j]) if kind == K.NOMINAL_MULTIWAY else 2
+    first = int(c.node_child_[i, node])
+    return [w for b in range(n_branches) for w in kernel_correct(c, i, first + b)]
+
+
+def river_correct(node, k: int) -> list:
+    from river.tree.nodes.branch import NominalMultiwayBranch
+    from river.tree.nodes.leaf import HTLeaf
+
+    if isinstance(node, HTLeaf):
+        return [(node._mc_correct_weight, node._nb_correct_weight)]
+    children = list(node.children)
+    if isinstance(node, NominalMultiwayBranch):  # in category order, as the kernels
+        by_code = {int(node._r_mapping[p]): child for p, child in enumerate(children)}
+        children = [by_code[code] for code in sorted(by_code)]
+    return [w for child in children for w in river_correct(child, k)]
+
+
+def listed_zero_classes(c: VFDTCommittee) -> int:
+    """Live leaves' classes listed with zero weight (a numeric split gave them none)."""
+    total = 0
+    for i in range(c.n_learners_):
+        live = c.node_slot_[i, : c.n_nodes_[i]][c.node_kind_[i, : c.n_nodes_[i]] == K.LEAF]
+        total += int((c.leaf_listed_[live] & (c.leaf_class_[live] == 0.0)).sum())
+    return total
+
+
+@pytest.mark.parametrize("mode, nb_threshold", [("nb", 0.0), ("nb", 6.0), ("nba", 0.0)])
+def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshold):
+    """With ``leaf_prior=0`` each tree is River's HoeffdingTreeClassifier with naive Bayes or
+    adaptive naive Bayes leaves: same splits and leaf weights bit for bit, same adaptive
+    correctness weights bit for bit, and the same probabilities before every example to 1e-12.
+
+    Probabilities are not always bit-identical because River sums floats in dict insertion order
+    where the kernels sum in class or category order: the leaf weight in the class prior, a
+    class's weight in a nominal likelihood (categories in first-seen order) and the log-sum-exp
+    (most rows are bit-identical; the largest gap is a few ulps). For the same reason
+    River's ``NominalSplitterClassif.cond_proba``, whose ``defaultdict`` lookup inserts an empty
+    dict for every class it is asked about, reorders the sums of later split merits; when two
+    candidates are mathematically tied (a multiway split whose extra branches are pure in the same
+    class, against the binary split that merges them), that rounding can pick the other one. The
+    test replaces ``cond_proba`` with the same function minus that insertion. Such ties are
+    broken by rounding in majority-class trees too (``mixed_stream(1000)`` already splits
+    differently from River at example 141 with ``leaf_prediction="mc"``), so the stream is the one
+    of :func:`test_matches_river_hoeffding_tree`."""
+    river_tree = pytest.importorskip("river.tree")
+    from river.tree.splitter.nominal_splitter_classif import NominalSplitterClassif
+
+    monkeypatch.setattr(NominalSplitterClassif, "cond_proba", _side_effect_free_cond_proba)
+    X, W = mixed_stream(1500)
+    c = committee(leaf_prediction=mode, nb_threshold=nb_threshold, leaf_prior=0.0)
+    s = c.setup_
+    columns = [[int(f) for f in s.features[i]] for i in range(5)]
+    rivers = [
+        river_tree.HoeffdingTreeClassifier(
+            grace_period=float(s.grace_period[i]),
+            delta=float(s.split_confidence[i]),
+            tau=float(s.tie_threshold[i]),
+            leaf_prediction=mode,
+            nb_threshold=nb_threshold,
+            nominal_attributes=[f for f in columns[i] if f in NOMINAL],
+        )
+        for i in range(5)
+    ]
+    gap = 0.0
+    zero_listed = 0
+    for t, (x, w) in enumerate(zip(X, W, strict=True)):
+        got = c.predict(x)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            proba = tree.predict_proba_one(xi)
+            want = np.array([proba.get(label, 0.0) for label in range(4)])
+            if not want.sum() > 0.0:  # River has no votes yet: the committee is uniform
+                want[:] = 0.25
+            gap = max(gap, float(np.abs(got[i] - want).max()))
+        c.learn(x, w)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            for label in range(4):
+                if w[i, label] > 0:
+                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        if t % 10 == 0:
+            zero_listed += listed_zero_classes(c)
+    assert gap < 1e-12
+    for i, tree in enumerate(rivers):
+        assert kernel_structure(c, i) == river_structure(tree._root, columns[i], 4), i
+        if mode == "nba":
+            assert kernel_correct(c, i) == river_correct(tree._root, 4), i
+    # River's zero-weight classes (which vote log 1 in naive Bayes) must have been exercised.
+    assert zero_listed > 0
+    if mode == "nba":
+        weights = c.leaf_correct_[: c.leaf_class_.shape[0]]
+        assert (weights[:, 0] > weights[:, 1]).any() and (weights[:, 1] > weights[:, 0]).any()
+
+
+def test_naive_bayes_leaf_prior_mixes_with_uniform():
+    """``leaf_prior`` smooths a naive Bayes posterior ``q`` as ``(W q + prior) / (W + k prior)``;
+    learning does not depend on it."""
+    X, W = mixed_stream(300)
+    plain = committee(leaf_prediction="nba", leaf_prior=0.0)
+    smooth = committee(leaf_prediction="nba", leaf_prior=0.5)
+    for x, w in zip(X, W, strict=True):
+        q, p = plain.predict(x), smooth.predict(x)
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+        for i in range(5):
+            node = 0
+            while plain.node_kind_[i, node] != K.LEAF:
+                node = K._branch(i, node, x, plain.setup_.features, plain._nodes())
+                if plain.node_kind_[i, node] == K.EMPTY:
+                    break
+            if plain.node_kind_[i, node] != K.LEAF:
+                continue
+            total = plain.leaf_class_[plain.node_slot_[i, node]].sum()
+            if total > 0.0:
+                np.testing.assert_allclose(
+                    p[i], (total * q[i] + 0.5) / (total + 4 * 0.5), rtol=0, atol=1e-12
+                )
+        plain.learn(x, w)
+        smooth.learn(x, w)
+    for i in range(5):
+        assert kernel_structure(plain, i) == kernel_structure(smooth, i)
+    assert np.array_equal(plain.leaf_correct_, smooth.leaf_correct_)
+
+
+@pytest.mark.parametrize("mode", ["nb", "nba"])
+def test_naive_bayes_uniform_before_any_data_and_predict_is_read_only(mode):
+    c = committee(leaf_prediction=mode)
+    assert np.array_equal(c.predict(np.zeros(8)), np.full((5, 4), 0.25))
+    X, W = mixed_stream(200)
+    run(c, X[:150], W[:150])
+    before = pickle.dumps(c)
+    for x in X[150:]:
+        out = c.predict(x)
+        np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+        assert (out >= 0.0).all()
+    assert pickle.dumps(c) == before
+
+
+def test_naive_bayes_differs_from_majority_class():
+    X, W = mixed_stream(300)
+    mc, nb, nba = (committee(leaf_prediction=m) for m in ("mc", "nb", "nba"))
+    p_mc, p_nb, p_nba = run(mc, X, W), run(nb, X, W), run(nba, X, W)
+    for other in (nb, nba):  # the trees themselves do not depend on the leaf prediction
+        for i in range(5):
+            assert kernel_structure(other, i) == kernel_structure(mc, i)
+    assert not np.allclose(p_mc, p_nb) and not np.allclose(p_nb, p_nba)
+    assert not mc.leaf_correct_.any() and not nb.leaf_correct_.any() and nba.leaf_correct_.any()
+    # A threshold no leaf reaches makes "nb" the majority class.
+    never = committee(leaf_prediction="nb", nb_threshold=np.inf)
+    assert np.array_equal(run(never, X, W), p_mc)
+
+
+def test_naive_bayes_adaptive_capacity_growth_is_invisible():
+    X, W = mixed_stream(400)
+    tiny = committee(capacity=1, leaf_prediction="nba")
+    big = committee(capacity=512, leaf_prediction="nba")
+    assert np.array_equal(run(tiny, X, W), run(big, X, W))
+    assert tiny.leaf_correct_.shape[0] > 5 and tiny.leaf_listed_.shape == tiny.leaf_class_.shape
+    for i in range(5):
+        assert kernel_structure(tiny, i) == kernel_structure(big, i)
+        assert kernel_correct(tiny, i) == kernel_correct(big, i)
+
+
+def test_naive_bayes_adaptive_pickling_mid_stream_resumes_identically():
+    X, W = mixed_stream(400)
+    straight = committee(capacity=2, leaf_prediction="nba")
+    full = run(straight, X, W)
+    c = committee(capacity=2, leaf_prediction="nba")
+    first = run(c, X[:150], W[:150])
+    c = pickle.loads(pickle.dumps(c))
+    rest = run(c, X[150:], W[150:])
+    assert np.array_equal(np.concatenate([first, rest]), full)
+    for name, value in vars(c).items():
+        assert pickle.dumps(value) == pickle.dumps(vars(straight)[name]), name
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"leaf_prediction": "bayes"},
+        {"leaf_prediction": "NB"},
+        {"leaf_prediction": None},
+        {"nb_threshold": -1.0},
+        {"nb_threshold": float("nan")},
+    ],
+)
+def test_bad_leaf_prediction_parameters(params):
+    with pytest.raises(ValueError):
+        VFDTCommittee(**params)

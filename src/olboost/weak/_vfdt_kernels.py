@@ -10,6 +10,11 @@ split wins, River (like MOA) deactivates the leaf and, its memory manager findin
 its size limit, reactivates it at once with empty attribute observers; the kernels do that reset
 directly.
 
+Leaves predict as River's ``leaf_prediction`` options (see :func:`predict`): majority class
+(``MC``), naive Bayes (``NB``, River's ``do_naive_bayes_prediction`` over the leaf's attribute
+observers) or adaptive naive Bayes (``NBA``: a leaf keeps the weight of the training examples that
+each of the two would have predicted right and predicts with the better one).
+
 Layout. Tree ``i``'s nodes live in row ``i`` of the node arrays, node 0 being the root. An internal
 node stores its kind, split feature (a position in the learner's feature subset), split value and
 the index of its first child; its children are consecutive (2 for a binary split, one per category
@@ -17,7 +22,10 @@ for a multiway split, of which those not yet created have kind ``EMPTY``). A lea
 its statistics in the leaf pool, shared by all trees; a slot is freed when its leaf splits, so the
 pool holds one slot per live leaf. Per slot: class weights, class weights seen by the attribute
 observers (they differ by the weights a leaf inherits from its parent's split and are shared by all
-attributes since no value is ever missing), and for each class the index of its observer block.
+attributes since no value is ever missing), for each class the index of its observer block and
+whether the class is listed in the leaf (River's class dict: a class is listed once the leaf learns
+it, or when a split gives it to the leaf, even with zero weight, which matters to naive Bayes), and
+the weights the majority class and naive Bayes predicted right (adaptive naive Bayes).
 A block, allocated the first time a leaf's observers see a class, holds that class's statistics
 for every attribute of the learner: a weighted Gaussian (mean, sum of squared deviations, min, max)
 per numeric attribute and a weight per category of each nominal attribute. A leaf typically sees a
@@ -58,7 +66,17 @@ W_HI = -4
 W_NLOGN = -5
 N_WORK_ROWS = 5
 
+# Leaf prediction modes.
+MC = 0  # majority class
+NB = 1  # naive Bayes
+NBA = 2  # adaptive naive Bayes
+
+# Columns of the per-slot correctness weights (adaptive naive Bayes).
+C_MC = 0
+C_NB = 1
+
 _SQRT2 = math.sqrt(2.0)
+_HALF_LOG_TAU = 0.5 * math.log(math.tau)
 
 
 # ------------------------------------------------------------------------------ input checks
@@ -354,10 +372,10 @@ def _best_nominal(blocks, nominal, offset, n_categories, pre_entropy, min_branch
 # The kernels below take the committee's arrays in four tuples:
 #   learners = (features, n_categories, nominal_offset, weight_multiplier, grace_period,
 #               split_confidence, tie_threshold)   per-learner setup, fixed after start
-#   options  = (n_split_points, min_branch_fraction, max_share_to_split)
+#   options  = (n_split_points, min_branch_fraction, max_share_to_split, leaf_prediction)
 #   nodes    = (kind, feature, value, child, slot, n_nodes)   node arrays, (N, capacity)
 #   leaves   = (last_attempt, class_weight, observed, blocks, gauss, nominal,
-#               free_slots, n_free_slots, free_blocks, n_free_blocks)
+#               free_slots, n_free_slots, free_blocks, n_free_blocks, listed, correct)
 # where leaf arrays are indexed by slot, gauss and nominal by block, and free_slots[i] /
 # free_blocks[i] are the stacks lent to tree i for the current call (see lend).
 
@@ -376,14 +394,20 @@ def _reset_observers(i, slot, leaves):
 
 
 @numba.njit(cache=True)
-def _new_leaf(i, node, initial, nodes, leaves):
-    """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``."""
+def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
+    """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
+    classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
+    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``)."""
     kind, node_slot = nodes[0], nodes[4]
     last_attempt, class_weight, observed, blocks = leaves[0], leaves[1], leaves[2], leaves[3]
     free_slots, n_free_slots = leaves[6], leaves[7]
+    listed, correct = leaves[10], leaves[11]
     n_free_slots[i] -= 1
     slot = free_slots[i, n_free_slots[i]]
     class_weight[slot, :] = initial
+    for c in range(initial.shape[0]):
+        listed[slot, c] = listed_initial[c] > 0.0
+    correct[slot, :] = 0.0
     observed[slot, :] = 0.0
     blocks[slot, :] = -1
     # River starts a leaf's grace period from the weight it inherits.
@@ -396,8 +420,10 @@ def _new_leaf(i, node, initial, nodes, leaves):
 def _update_leaf(i, slot, x, label, w, learners, leaves):
     """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford)."""
     features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
-    _, class_weight, observed, blocks, gauss, nominal, _, _, free_blocks, n_free_blocks = leaves
+    class_weight, observed, blocks, gauss, nominal = leaves[1:6]
+    free_blocks, n_free_blocks, listed = leaves[8], leaves[9], leaves[10]
     class_weight[slot, label] += w
+    listed[slot, label] = True
     block = blocks[slot, label]
     if block < 0:
         n_free_blocks[i] -= 1
@@ -426,11 +452,113 @@ def _update_leaf(i, slot, x, label, w, learners, leaves):
 
 
 @numba.njit(cache=True)
+def _naive_bayes(i, slot, x, learners, leaves, out):
+    """River's ``do_naive_bayes_prediction`` at a leaf: write its posterior into ``out``.
+
+    Each listed class ``c`` of weight ``w[c] > 0`` votes ``log(w[c] / W)`` plus, per attribute in
+    subset order, the log-likelihood of ``x``: the Gaussian log-density for a numeric attribute
+    (skipped, as River does for ``-inf``, while the class has at most one unit of weight or zero
+    variance, or has not been seen by the observers), ``log(weight of the category / weight of the
+    class)`` for a nominal one (skipped when the category was not seen with the class). A listed
+    class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
+    log-sum-exp; unlisted classes get 0. Returns ``False``, leaving ``out`` undefined, when River
+    returns no votes (no listed class or zero total weight)."""
+    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
+    class_weight, observed, blocks, gauss, nominal = leaves[1:6]
+    listed = leaves[10][slot]
+    stats = class_weight[slot]
+    k = stats.shape[0]
+    total = 0.0
+    any_listed = False
+    for c in range(k):
+        total += stats[c]
+        any_listed = any_listed or listed[c]
+    if not any_listed or total == 0.0:
+        return False
+    best = -np.inf
+    for c in range(k):
+        if not listed[c]:
+            continue
+        if not stats[c] > 0.0:
+            out[c] = 0.0
+            best = max(best, 0.0)
+            continue
+        vote = math.log(stats[c] / total)
+        block = blocks[slot, c]
+        if block >= 0:
+            n = observed[slot, c]
+            for j in range(features.shape[1]):
+                v = x[features[i, j]]
+                if n_categories[i, j] > 0:
+                    offset = nominal_offset[i, j]
+                    count = nominal[block, offset + int(v)]
+                    if count > 0.0:
+                        class_total = 0.0
+                        for u in range(n_categories[i, j]):
+                            class_total += nominal[block, offset + u]
+                        vote += math.log(count / class_total)
+                elif n > 1.0:
+                    g = gauss[block, j]
+                    variance = g[G_SSD] / (n - 1.0)
+                    if variance > 0.0:
+                        d = v - g[G_MEAN]
+                        log_p = d * d / (-2.0 * variance) - _HALF_LOG_TAU - 0.5 * math.log(variance)
+                        if log_p > -np.inf:
+                            vote += log_p
+        out[c] = vote
+        best = max(best, vote)
+    acc = 0.0
+    for c in range(k):
+        if listed[c]:
+            acc += math.exp(out[c] - best)
+    lse = best + math.log(acc)
+    for c in range(k):
+        out[c] = math.exp(out[c] - lse) if listed[c] else 0.0
+    return True
+
+
+@numba.njit(cache=True)
+def _listed_argmax(listed, values):
+    """First listed class of largest value (River: first in its class dict), -1 if none."""
+    best = -1
+    for c in range(values.shape[0]):
+        if listed[c] and (best < 0 or values[c] > values[best]):
+            best = c
+    return best
+
+
+@numba.njit(cache=True)
+def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
+    """River's ``LeafNaiveBayesAdaptive.learn_one`` bookkeeping, before the leaf learns
+    ``(x, label)``: add ``w`` to the majority-class correct weight if the leaf lists no class or
+    its majority class is ``label``, and to the naive Bayes correct weight if naive Bayes has votes
+    and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
+    class_weight, listed, correct = leaves[1][slot], leaves[10][slot], leaves[11]
+    total = 0.0
+    any_listed = False
+    for c in range(class_weight.shape[0]):
+        total += class_weight[c]
+        any_listed = any_listed or listed[c]
+    if not any_listed:
+        correct[slot, C_MC] += w
+    else:
+        # River compares the normalised weights (scaled by 1 / total unless total is 0).
+        scale = 1.0 / total if total != 0.0 else 1.0
+        for c in range(class_weight.shape[0]):
+            scratch[c] = class_weight[c] * scale
+        if _listed_argmax(listed, scratch) == label:
+            correct[slot, C_MC] += w
+    if _naive_bayes(i, slot, x, learners, leaves, scratch):
+        if _listed_argmax(listed, scratch) == label:
+            correct[slot, C_NB] += w
+
+
+@numba.njit(cache=True)
 def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
     features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
     split_confidence, tie_threshold = learners[5][i], learners[6][i]
-    n_split_points, min_branch_fraction, max_share_to_split = options
+    n_split_points, min_branch_fraction, max_share_to_split = options[0], options[1], options[2]
     kind, feature, value, child, node_slot, n_nodes = nodes
     _, class_weight, observed_all, blocks_all, gauss, nominal = leaves[:6]
     free_slots, n_free_slots = leaves[6], leaves[7]
@@ -502,6 +630,12 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     if best_kind == NUMERIC_LE:
         _gaussian_params(observed, blocks, gauss, j, work)
         _numeric_partition(observed, best_value, work, work)
+        # River lists in a branch every class seen by the observers whose range reaches that side,
+        # even when the Gaussian gives it zero weight there (the mean and deviation rows are free).
+        for c in range(observed.shape[0]):
+            seen = observed[c] > 0.0
+            work[W_MU, c] = 1.0 if seen and best_value >= work[W_LO, c] else 0.0
+            work[W_SIGMA, c] = 1.0 if seen and best_value < work[W_HI, c] else 0.0
         n_branches = 2
     elif best_kind == NOMINAL_EQ:
         n_cat = n_categories[i, j]
@@ -524,8 +658,10 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     for b in range(n_branches):
         if best_kind == NOMINAL_MULTIWAY and not np.sum(work[b]) > 0.0:
             kind[i, first + b] = EMPTY
+        elif best_kind == NUMERIC_LE:
+            _new_leaf(i, first + b, work[b], work[W_MU if b == 0 else W_SIGMA], nodes, leaves)
         else:
-            _new_leaf(i, first + b, work[b], nodes, leaves)
+            _new_leaf(i, first + b, work[b], work[b], nodes, leaves)
 
 
 @numba.njit(cache=True)
@@ -553,11 +689,15 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
             # A category unseen when the multiway split was made: River grows the branch and
             # trains the new leaf without attempting to split it.
             work[0, :] = 0.0
-            _new_leaf(i, child, work[0], nodes, leaves)
+            _new_leaf(i, child, work[0], work[0], nodes, leaves)
+            if options[3] == NBA:
+                _score_predictors(i, node_slot[i, child], x, label, w, learners, leaves, work[W_MU])
             _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves)
             return
         node = child
     slot = node_slot[i, node]
+    if options[3] == NBA:
+        _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
     _update_leaf(i, slot, x, label, w, learners, leaves)
     weight_seen = np.sum(class_weight[slot])
     if weight_seen - last_attempt[slot] >= learners[4][i]:
@@ -626,10 +766,19 @@ def _most_common_child(i, node, n_categories, nodes, class_weight):
 
 
 @numba.njit(cache=True)
-def predict(x, features, n_categories, leaf_prior, nodes, class_weight, out):
-    """Write in ``out[i]`` the smoothed class distribution of the leaf of tree ``i`` that ``x``
-    reaches: ``(w[c] + leaf_prior) / (W + k * leaf_prior)``, uniform if that is 0/0."""
+def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leaves, out):
+    """Write in ``out[i]`` the class distribution of the leaf of tree ``i`` that ``x`` reaches.
+
+    The leaf predicts with naive Bayes (:func:`_naive_bayes`) when ``leaf_prediction`` is ``NB``
+    and its weight ``W`` is at least ``nb_threshold``, or when it is ``NBA`` and naive Bayes has
+    been right at least as much as the majority class (River's ties go to naive Bayes); a naive
+    Bayes posterior ``q`` is smoothed as ``(W q[c] + leaf_prior) / (W + k leaf_prior)``, which is
+    ``q`` itself for ``leaf_prior = 0``. Otherwise, or when naive Bayes has no votes, the leaf
+    predicts its smoothed class weights ``(w[c] + leaf_prior) / (W + k leaf_prior)``, uniform if
+    that is 0/0. Nothing is written to the committee's state."""
+    features, n_categories = learners[0], learners[1]
     kind, node_slot = nodes[0], nodes[4]
+    class_weight, correct = leaves[1], leaves[11]
     n, k = out.shape
     for i in range(n):
         node = 0
@@ -638,8 +787,23 @@ def predict(x, features, n_categories, leaf_prior, nodes, class_weight, out):
             if kind[i, child] == EMPTY:
                 child = _most_common_child(i, node, n_categories, nodes, class_weight)
             node = child
-        stats = class_weight[node_slot[i, node]]
-        denominator = np.sum(stats) + k * leaf_prior
+        slot = node_slot[i, node]
+        stats = class_weight[slot]
+        total = np.sum(stats)
+        if leaf_prediction == NB:
+            naive_bayes = total >= nb_threshold
+        elif leaf_prediction == NBA:
+            naive_bayes = correct[slot, C_NB] >= correct[slot, C_MC]
+        else:
+            naive_bayes = False
+        if naive_bayes and _naive_bayes(i, slot, x, learners, leaves, out[i]):
+            if leaf_prior > 0.0:
+                evidence = total / (total + k * leaf_prior)
+                floor = leaf_prior / (total + k * leaf_prior)
+                for c in range(k):
+                    out[i, c] = evidence * out[i, c] + floor
+            continue
+        denominator = total + k * leaf_prior
         for c in range(k):
             if denominator > 0.0:
                 out[i, c] = (stats[c] + leaf_prior) / denominator

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from olboost.base import InstanceOf, Interval
+from olboost.base import InstanceOf, Interval, OneOf
 from olboost.weak import _vfdt_kernels as K
 from olboost.weak.base import Committee
 
 __all__ = ["VFDTCommittee"]
+
+_MODES = {"mc": K.MC, "nb": K.NB, "nba": K.NBA}
 
 
 def _check_nominal_attributes(value: Mapping) -> str | None:
@@ -57,8 +59,28 @@ class VFDTCommittee(Committee):
       their memory manager reactivates it with fresh observers while the tree is under its size
       limit). New leaves start with the class weights their branch was estimated to receive and
       empty observers;
-    * a leaf predicts its class weights smoothed by ``leaf_prior``:
-      ``(w[c] + leaf_prior) / (W + k * leaf_prior)``.
+    * a leaf predicts as River's ``leaf_prediction`` option says. ``"mc"`` (majority class): its
+      class weights smoothed by ``leaf_prior``, ``(w[c] + leaf_prior) / (W + k * leaf_prior)``.
+      ``"nb"`` (naive Bayes, River's ``do_naive_bayes_prediction``), once the leaf's weight ``W``
+      reaches ``nb_threshold`` (before, as ``"mc"``): each class the leaf lists votes the log of
+      its share of ``W`` plus the log-likelihood of each attribute under its observer (Gaussian
+      log-density; share of the class's weight in the category), an attribute being skipped
+      where River skips it (a numeric one while the class has at most one unit of weight or zero
+      variance, a category not seen with the class); the votes are normalised by log-sum-exp.
+      As in River, a class that a split listed in the leaf with zero weight votes ``0.0``, and
+      classes the leaf does not list get probability 0. ``"nba"`` (adaptive naive Bayes): a
+      leaf also keeps the weight of the training examples, counted before it learns each of them,
+      whose label its majority class (or, while it lists no class, any prediction) and its naive
+      Bayes prediction would have matched, and predicts with naive Bayes unless the majority
+      class has been right strictly more (ties go to naive Bayes, as in River and MOA). New leaves
+      start from zero correctness weights; restarting a leaf's observers keeps them (River
+      breaks exact ties between classes by its dict order, the committee by the lowest index;
+      sums are taken in class order, so probabilities may differ from River's by a few ulps).
+      A naive Bayes posterior ``q`` is smoothed like the class weights,
+      ``(W * q[c] + leaf_prior) / (W + k * leaf_prior)``, i.e. mixed with the uniform
+      distribution as if ``k * leaf_prior`` examples were spread over the labels; with
+      ``leaf_prior=0`` it is ``q``, as River returns it. Whatever the mode, a leaf without
+      votes (no weight yet) predicts the uniform distribution.
 
     All learners live in flat arrays: nodes per tree, a pool of leaf slots (recycled when a leaf
     splits) and a pool of per-(leaf, class) observer blocks, allocated only for the classes a leaf
@@ -88,7 +110,13 @@ class VFDTCommittee(Committee):
     max_share_to_split
         A leaf whose majority class holds more than this share of its weight stops growing.
     leaf_prior
-        Additive prior of the leaf class distributions.
+        Additive prior of the leaf class distributions (all modes, see above; ``0`` is River).
+    leaf_prediction
+        ``"mc"`` (majority class), ``"nb"`` (naive Bayes) or ``"nba"`` (adaptive naive Bayes), as
+        River's ``HoeffdingTreeClassifier``.
+    nb_threshold
+        Weight a leaf must have seen before it predicts with naive Bayes (``"nb"`` only, as in
+        River).
     capacity
         Initial node slots per tree (storage grows automatically when needed).
 
@@ -140,6 +168,8 @@ class VFDTCommittee(Committee):
         "min_branch_fraction": Interval(0, 1, closed="left"),
         "max_share_to_split": Interval(0, 1, closed="right"),
         "leaf_prior": Interval(0, None),
+        "leaf_prediction": OneOf("mc", "nb", "nba"),
+        "nb_threshold": Interval(0, None),
         "capacity": Interval(1, None, integer=True),
     }
 
@@ -156,6 +186,8 @@ class VFDTCommittee(Committee):
         max_share_to_split: float = 0.99,
         leaf_prior: float = 1.0,
         capacity: int = 32,
+        leaf_prediction: str = "mc",
+        nb_threshold: float = 0.0,
     ):
         self.n_features = n_features
         self.grace_period = grace_period
@@ -168,12 +200,16 @@ class VFDTCommittee(Committee):
         self.max_share_to_split = max_share_to_split
         self.leaf_prior = leaf_prior
         self.capacity = capacity
+        self.leaf_prediction = leaf_prediction
+        self.nb_threshold = nb_threshold
         self._validate_params()
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
         yield {}
         yield {"n_features": 3, "grace_period": (1.0, 3.0), "capacity": 1}
+        yield {"grace_period": (1.0, 3.0), "leaf_prediction": "nba", "leaf_prior": 0.0}
+        yield {"leaf_prediction": "nb", "nb_threshold": 2.0}
         # No nominal attributes: the shared checks feed real-valued streams.
 
     # -------------------------------------------------------------------------- setup
@@ -215,6 +251,9 @@ class VFDTCommittee(Committee):
         self.leaf_class_ = np.zeros((n_slots, k))
         self.leaf_obs_ = np.zeros((n_slots, k))
         self.leaf_blocks_ = np.full((n_slots, k), -1, dtype=np.int64)
+        self.leaf_listed_ = np.zeros((n_slots, k), dtype=np.bool_)
+        # Weight the majority class and naive Bayes predicted right ("nba"; zero otherwise).
+        self.leaf_correct_ = np.zeros((n_slots, 2))
         n_blocks = 2 * n_slots
         self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
         self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
@@ -262,7 +301,14 @@ class VFDTCommittee(Committee):
 
     def _lend(self, takes: int, gives: int, kind: str) -> None:
         pools = {
-            "slots": ("leaf_last_", "leaf_class_", "leaf_obs_", "leaf_blocks_"),
+            "slots": (
+                "leaf_last_",
+                "leaf_class_",
+                "leaf_obs_",
+                "leaf_blocks_",
+                "leaf_listed_",
+                "leaf_correct_",
+            ),
             "blocks": ("block_gauss_", "block_nominal_"),
         }
         while True:
@@ -308,11 +354,12 @@ class VFDTCommittee(Committee):
         out = np.empty((self.n_learners_, self.n_labels_))
         K.predict(
             x,
-            self.setup_.features,
-            self.n_categories_,
+            self._learners(),
+            _MODES[self.leaf_prediction],
             self.leaf_prior,
+            self.nb_threshold,
             self._nodes(),
-            self.leaf_class_,
+            self._leaves(),
             out,
         )
         return out
@@ -337,7 +384,12 @@ class VFDTCommittee(Committee):
         # block, and gives back at most one slot and k blocks (a leaf's observers).
         self._lend(self.max_branches_ - 1, 1, "slots")
         self._lend(1, self.n_labels_, "blocks")
-        options = (self.n_split_points, self.min_branch_fraction, self.max_share_to_split)
+        options = (
+            self.n_split_points,
+            self.min_branch_fraction,
+            self.max_share_to_split,
+            _MODES[self.leaf_prediction],
+        )
         K.learn(x, weights, self._learners(), options, self._nodes(), self._leaves(), self.work_)
         K.give_back(self.free_slots_, self.n_free_slots_, self.spare_slots_, self.n_spare_slots_)
         K.give_back(
@@ -379,6 +431,8 @@ class VFDTCommittee(Committee):
             self.n_free_slots_,
             self.free_blocks_,
             self.n_free_blocks_,
+            self.leaf_listed_,
+            self.leaf_correct_,
         )
 
     # -------------------------------------------------------------------------- inspection
