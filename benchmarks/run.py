@@ -51,7 +51,13 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
     from olboost.evaluate import train_test
 
     data = _load(name)
-    make = VFDTCommittee if committee == "vfdt" else RiverCommittee
+    threads = int(os.environ.get("OLBOOST_BENCH_THREADS", "1"))
+    if committee == "vfdt":
+
+        def make():
+            return VFDTCommittee(n_threads=threads)
+    else:
+        make = RiverCommittee
     compile_s = 0.0
     if warm:
         # Compile every kernel on a few examples first, so the timed run measures steady state.
@@ -70,6 +76,8 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
         "warmup_seconds": compile_s,
         "rank_loss": result.rank_loss,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "vfdt_threads": threads if committee == "vfdt" else None,
+        "loadavg": os.getloadavg(),
     }
 
 
@@ -96,6 +104,7 @@ def _machine() -> dict:
         "numpy": numpy.__version__,
         "numba": numba.__version__,
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "loadavg_at_start": os.getloadavg(),
     }
     try:
         with open("/proc/cpuinfo") as f:
@@ -129,12 +138,11 @@ def main() -> int:
         r.update(target_seconds=target, met=r["seconds"] <= target)
         cases[f"{name}-vfdt"] = r
         print(f"{name} vfdt: {r['seconds']:.3f} s (target {target} s)", flush=True)
-    # The trees learn in parallel (one Numba thread per core); the single-thread time shows how
-    # much of the speed comes from compilation alone.
-    r = _subprocess(["emotions", "vfdt", "1", "warm"], {"NUMBA_NUM_THREADS": "1"})
-    r.update(numba_threads=1)
-    cases["emotions-vfdt-1thread"] = r
-    print(f"emotions vfdt, 1 thread: {r['seconds']:.3f} s", flush=True)
+    # VFDTCommittee learns on one thread by default; with n_threads=2 the trees learn in parallel,
+    # which pays on an idle 2-core machine (and costs on a busy one: see its docstring).
+    r = _subprocess(["emotions", "vfdt", "1", "warm"], {"OLBOOST_BENCH_THREADS": "2"})
+    cases["emotions-vfdt-2threads"] = r
+    print(f"emotions vfdt, n_threads=2: {r['seconds']:.3f} s", flush=True)
     cases["compile"]["seconds_warm_same_run"] = cases["emotions-vfdt"]["seconds"]
     cases["compile"]["compile_seconds_estimate"] = (
         cold["seconds"] - cases["emotions-vfdt"]["seconds"]
@@ -142,17 +150,18 @@ def main() -> int:
     if not args.skip_river:
         r = _subprocess(["emotions", "river", "1", "warm"])
         ratio = r["seconds"] / cases["emotions-vfdt"]["seconds"]
-        ratio_1 = r["seconds"] / cases["emotions-vfdt-1thread"]["seconds"]
+        ratio_2 = r["seconds"] / cases["emotions-vfdt-2threads"]["seconds"]
         r.update(
             speedup_vfdt_over_river=ratio,
-            speedup_vfdt_1thread_over_river=ratio_1,
+            speedup_vfdt_2threads_over_river=ratio_2,
             target_speedup=100.0,
-            met=ratio >= 100.0,
+            met_default_one_thread=ratio >= 100.0,
+            met_two_threads=ratio_2 >= 100.0,
         )
         cases["emotions-river"] = r
         print(
-            f"emotions river: {r['seconds']:.1f} s, vfdt is {ratio:.0f}x faster "
-            f"({ratio_1:.0f}x on one thread)",
+            f"emotions river: {r['seconds']:.1f} s, vfdt is {ratio:.0f}x faster on one thread, "
+            f"{ratio_2:.0f}x with n_threads=2",
             flush=True,
         )
     if (SHARED / "tmc2007-500").is_dir():
