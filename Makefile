@@ -24,6 +24,9 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/potentials.py
+	$(BIN)/python benchmarks/online_bmr.py
+	$(BIN)/python benchmarks/multiclass.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks
