@@ -36,16 +36,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _common import SHARED, loadavg, machine_info, run_one, threading_layer
+
 HERE = Path(__file__).resolve().parent
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 HAR = SHARED / "puc_rio_har" / "dataset-har-PUC-Rio-ugulino.csv.gz"
 RESULTS = HERE / "results"
 
@@ -62,22 +61,6 @@ VARIANTS = {
 }
 #: VFDT runs per small case (their median is used for the River ratio).
 SMALL_REPEATS = 5
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
-        return None
-
-
-def _threading_layer() -> str | None:
-    import numba
-
-    try:
-        return numba.threading_layer()
-    except ValueError:  # no parallel region has run yet
-        return None
 
 
 def _committee(data, kind: str):
@@ -103,7 +86,7 @@ def _case(name: str, kind: str, repeats: int, quick: bool) -> dict:
     from olboost.datasets import load_uci
     from olboost.evaluate import prequential
 
-    load_start = _loadavg()
+    load_start = loadavg()
     t0 = time.perf_counter()
     data = load_uci(HAR) if name == "har" else load_uci(name)
     load_seconds = time.perf_counter() - t0
@@ -139,53 +122,10 @@ def _case(name: str, kind: str, repeats: int, quick: bool) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
-        "threading_layer": _threading_layer(),
+        "threading_layer": threading_layer(),
         "loadavg_start": load_start,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
     }
-
-
-def _subprocess(args: list[str], env: dict | None = None) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"case {args} failed ({out.returncode}):\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> dict:
-    import numba
-    import numpy
-
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "NUMBA_NUM_THREADS_env": os.environ.get("NUMBA_NUM_THREADS"),
-        "OMP_WAIT_POLICY_env": os.environ.get("OMP_WAIT_POLICY"),
-        "loadavg": _loadavg(),
-    }
-    try:
-        import river
-
-        info["river"] = river.__version__
-    except ImportError:
-        info["river"] = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return info
 
 
 def _row(label: str, r: dict) -> str:
@@ -212,7 +152,7 @@ def main() -> int:
 
     quick = "quick" if args.quick else "full"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    machine = _machine()
+    machine = machine_info(env=("NUMBA_NUM_THREADS", "OMP_WAIT_POLICY"), packages=("river",))
     print(
         f"{'case':<28} {'rows':>7} {'seconds':>9} {'target':>7} {'met':>4} {'acc':>6} "
         f"{'last20':>6} {'MB':>6} {'thr':>3} {'load':>5}",
@@ -221,7 +161,7 @@ def main() -> int:
     cases: dict[str, dict] = {}
 
     def run(label, name, kind, repeats=1, target=None, env=None) -> dict:
-        r = _subprocess([name, kind, str(repeats), quick], env)
+        r = run_one(__file__, [name, kind, str(repeats), quick], env)
         if target is not None:
             r["target_seconds"] = target
             r["met"] = None if args.quick else r["seconds"] <= target
@@ -282,7 +222,7 @@ def main() -> int:
         "benchmark": "multiclass",
         "quick": args.quick,
         "machine": machine,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
         "setup": "AdaBoostOLM(committee, learners=100, seed=1), logistic loss, prequential on "
         "data.shuffled(1), one subprocess per case, timed after a warm-up compile; small VFDT "
         f"cases: median of {SMALL_REPEATS} runs",

@@ -25,15 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _common import SHARED, loadavg, machine_info, run_one, threading_layer
+
 HERE = Path(__file__).resolve().parent
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 RESULTS = HERE / "results"
 
 #: Seconds the authors' code needed for OnlineBMR on emotions (the issue's reference).
@@ -49,13 +48,6 @@ VARIANTS = {
 }
 #: Rows kept of each split by ``--quick``.
 QUICK_ROWS = 150
-
-
-def _loadavg() -> list[float] | None:
-    try:
-        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
-        return None
 
 
 def _load(name: str):
@@ -78,7 +70,7 @@ def _case(name: str, method: str, quick: bool) -> dict:
     from olboost import OnlineBMR, VFDTCommittee
     from olboost.evaluate import train_test
 
-    load_start = _loadavg()
+    load_start = loadavg()
     data = _load(name)
     train, test = data.train, data.test
     if quick:
@@ -114,56 +106,10 @@ def _case(name: str, method: str, quick: bool) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "numba_threads": numba.config.NUMBA_NUM_THREADS,
         "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
-        "threading_layer": _threading_layer(),
+        "threading_layer": threading_layer(),
         "loadavg_start": load_start,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
     }
-
-
-def _threading_layer() -> str | None:
-    import numba
-
-    try:
-        return numba.threading_layer()
-    except ValueError:  # no parallel region has run yet
-        return None
-
-
-def _subprocess(args: list[str], env: dict | None = None) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"case {args} failed ({out.returncode}):\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> dict:
-    import numba
-    import numpy
-
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "NUMBA_NUM_THREADS_env": os.environ.get("NUMBA_NUM_THREADS"),
-        "OMP_WAIT_POLICY_env": os.environ.get("OMP_WAIT_POLICY"),
-        "loadavg": _loadavg(),
-    }
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return info
 
 
 def _row(label: str, r: dict) -> str:
@@ -191,7 +137,7 @@ def main() -> int:
 
     quick = "quick" if args.quick else "full"
     RESULTS.mkdir(parents=True, exist_ok=True)
-    machine = _machine()
+    machine = machine_info(env=("NUMBA_NUM_THREADS", "OMP_WAIT_POLICY"))
     print(
         f"{'case':<30} {'rows':>7} {'seconds':>9} {'target':>7} {'met':>4} {'rank loss':>9} "
         f"{'MB':>7} {'thr':>3} {'load':>5}",
@@ -209,7 +155,7 @@ def main() -> int:
             cases[label] = {"skipped": f"{SHARED / 'tmc2007-500'} not found"}
             print(f"{label:<30} skipped: {cases[label]['skipped']}", flush=True)
             continue
-        r = _subprocess([name, method, quick], env)
+        r = run_one(__file__, [name, method, quick], env)
         if target is not None:
             r["target_seconds"] = target
             r["met"] = None if args.quick else r["seconds"] <= target
@@ -236,7 +182,7 @@ def main() -> int:
         "benchmark": "online_bmr",
         "quick": args.quick,
         "machine": machine,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
         "setup": "OnlineBMR(VFDTCommittee(), learners=100, seed=1, gamma=0.1), hinge loss, "
         "train_test protocol, one subprocess per case, timed after a warm-up compile",
         "cases": cases,

@@ -35,16 +35,15 @@ import argparse
 import itertools
 import json
 import math
-import os
-import platform
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from _common import loadavg, machine_info, run_one
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -181,19 +180,12 @@ def _time(fn, repeats: int) -> dict:
     return {"best_seconds": min(times), "median_seconds": statistics.median(times)}
 
 
-def _loadavg() -> list[float] | None:
-    try:
-        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
-        return None
-
-
 def _case(k: int, N: int, n_states: int) -> dict:
     from olboost import potentials as P
     from olboost.boosters._bmr_kernels import online_bmr_update
     from olboost.potentials import _kernels as K
 
-    load_start = _loadavg()
+    load_start = loadavg()
     examples = make_examples(k, N, max(1, n_states // N))
     todo = states(examples)
     code = {"rank": K.RANK, "hinge": K.HINGE, "hinge_no_margin": K.HINGE_NO_MARGIN}[LOSS]
@@ -302,7 +294,7 @@ def _case(k: int, N: int, n_states: int) -> dict:
         "target": "exact faster than monte_carlo",
         "met": ratio > 1.0,
         "loadavg_start": load_start,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
@@ -310,38 +302,6 @@ def _case(k: int, N: int, n_states: int) -> dict:
 # --------------------------------------------------------------------------------------------------
 # Driver
 # --------------------------------------------------------------------------------------------------
-
-
-def _subprocess(args: list[str]) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", *args], check=False, capture_output=True, text=True
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"case {args} failed ({out.returncode}):\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> dict:
-    import numba
-    import numpy
-
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "NUMBA_NUM_THREADS_env": os.environ.get("NUMBA_NUM_THREADS"),
-        "loadavg": _loadavg(),
-    }
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return info
 
 
 def main() -> int:
@@ -356,7 +316,7 @@ def main() -> int:
 
     n_states = 200 if args.quick else 2000
     RESULTS.mkdir(parents=True, exist_ok=True)
-    machine = _machine()
+    machine = machine_info()
     brute = brute_force_check()
     print(
         f"brute force: {brute['cost_vectors_compared']} cost vectors, max |exact - brute| = "
@@ -370,7 +330,7 @@ def main() -> int:
     print(f"cost vectors per second (best of repeats), {n_states} per case\n{head}", flush=True)
     cases = {}
     for k, N in CASES:
-        r = _subprocess([str(k), str(N), str(n_states)])
+        r = run_one(__file__, [str(k), str(N), str(n_states)])
         cases[f"k{k}-N{N}"] = r
         t = r["timings"]
         print(
@@ -393,7 +353,7 @@ def main() -> int:
         "benchmark": "potentials",
         "quick": args.quick,
         "machine": machine,
-        "loadavg_end": _loadavg(),
+        "loadavg_end": loadavg(),
         "setup": {
             "states": "per example N Dirichlet(0.5) weak distributions h^1..h^N and a relevant "
             "set Y; learner i gets s = h^1 + ... + h^{i-1} and n = N - i",

@@ -19,16 +19,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _common import SHARED, machine_info, run_one
+
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared" / "datasets"
 RESULTS = HERE / "results"
 
 
@@ -81,39 +80,6 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
     }
 
 
-def _subprocess(args: list[str], env: dict | None = None) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _machine() -> dict:
-    import numba
-    import numpy
-
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "loadavg_at_start": os.getloadavg(),
-    }
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    return info
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--one", nargs=4, metavar=("DATASET", "COMMITTEE", "SEED", "WARM"))
@@ -127,20 +93,20 @@ def main() -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     cases: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as cache:
-        cold = _subprocess(["emotions", "vfdt", "1", "cold"], {"NUMBA_CACHE_DIR": cache})
+        cold = run_one(__file__, ["emotions", "vfdt", "1", "cold"], {"NUMBA_CACHE_DIR": cache})
     cases["compile"] = {
         "what": "emotions, 100 trees, first run on an empty Numba cache (compile + run)",
         "seconds_cold_total": cold["seconds"],
     }
     print(f"cold cache: emotions first run {cold['seconds']:.2f} s", flush=True)
     for name, target in [("emotions", 1.0), ("yeast", 5.0)]:
-        r = _subprocess([name, "vfdt", "1", "warm"])
+        r = run_one(__file__, [name, "vfdt", "1", "warm"])
         r.update(target_seconds=target, met=r["seconds"] <= target)
         cases[f"{name}-vfdt"] = r
         print(f"{name} vfdt: {r['seconds']:.3f} s (target {target} s)", flush=True)
     # VFDTCommittee learns on one thread by default; with n_threads=2 the trees learn in parallel,
     # which pays on an idle 2-core machine (and costs on a busy one: see its docstring).
-    r = _subprocess(["emotions", "vfdt", "1", "warm"], {"OLBOOST_BENCH_THREADS": "2"})
+    r = run_one(__file__, ["emotions", "vfdt", "1", "warm"], {"OLBOOST_BENCH_THREADS": "2"})
     cases["emotions-vfdt-2threads"] = r
     print(f"emotions vfdt, n_threads=2: {r['seconds']:.3f} s", flush=True)
     cases["compile"]["seconds_warm_same_run"] = cases["emotions-vfdt"]["seconds"]
@@ -148,7 +114,7 @@ def main() -> int:
         cold["seconds"] - cases["emotions-vfdt"]["seconds"]
     )
     if not args.skip_river:
-        r = _subprocess(["emotions", "river", "1", "warm"])
+        r = run_one(__file__, ["emotions", "river", "1", "warm"])
         ratio = r["seconds"] / cases["emotions-vfdt"]["seconds"]
         ratio_2 = r["seconds"] / cases["emotions-vfdt-2threads"]["seconds"]
         r.update(
@@ -165,7 +131,7 @@ def main() -> int:
             flush=True,
         )
     if (SHARED / "tmc2007-500").is_dir():
-        r = _subprocess(["tmc2007-500", "vfdt", "1", "warm"])
+        r = run_one(__file__, ["tmc2007-500", "vfdt", "1", "warm"])
         r.update(
             target_seconds=60.0,
             target_peak_rss_mb=1024.0,
@@ -176,7 +142,11 @@ def main() -> int:
     else:
         cases["tmc2007-500-vfdt"] = {"skipped": f"{SHARED / 'tmc2007-500'} not found"}
         print("tmc2007-500: skipped (no ../shared/datasets)")
-    out = {"benchmark": "ada_olmr", "machine": _machine(), "cases": cases}
+    out = {
+        "benchmark": "ada_olmr",
+        "machine": machine_info(env=(), loadavg_key="loadavg_at_start"),
+        "cases": cases,
+    }
     path = RESULTS / "ada_olmr.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path}")

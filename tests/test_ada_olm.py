@@ -8,10 +8,10 @@ import pickle
 import numpy as np
 import pytest
 
+from helpers import ScriptedCommittee
 from olboost import VFDTCommittee
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
-from olboost.weak.base import Committee
 
 LOSSES = ["logistic", "exponential", "square_hinge"]
 CODE = {"logistic": K.LOGISTIC, "exponential": K.EXPONENTIAL, "square_hinge": K.SQUARE_HINGE}
@@ -224,34 +224,6 @@ def test_edges_of_always_right_and_always_wrong_learners():
 
 
 # ----------------------------------------------------------------------------- a scripted committee
-
-
-class ScriptedCommittee(Committee):
-    """Predicts from a table seeded by ``x`` and records what the booster asks it to learn."""
-
-    def __init__(
-        self,
-        n_features=None,
-        grace_period=(1.0, 1.0),
-        split_confidence=(0.5, 0.5),
-        tie_threshold=(0.5, 0.5),
-        weight_multiplier=(1.0, 1.0),
-    ):
-        self.n_features = n_features
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.weight_multiplier = weight_multiplier
-
-    def _allocate(self, seed):
-        self.learned_ = []
-
-    def predict(self, x):
-        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
-        return rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
-
-    def learn(self, x, weights):
-        self.learned_.append(weights.copy())
 
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -8,13 +8,13 @@ import pickle
 import numpy as np
 import pytest
 
+from helpers import ScriptedCommittee
 from olboost import AdaOLMR, VFDTCommittee
 from olboost._random import counter_uniform
 from olboost.boosters._ada_olmr_kernels import ada_olmr_update, choose_expert
 from olboost.datasets import load
 from olboost.evaluate import prequential, train_test
 from olboost.losses import logistic_cost, logistic_loss
-from olboost.weak.base import Committee
 
 # ----------------------------------------------------------------------------- reference
 
@@ -121,34 +121,6 @@ def test_counter_uniform_is_uniform_and_deterministic():
 
 
 # ----------------------------------------------------------------------------- a scripted committee
-
-
-class ScriptedCommittee(Committee):
-    """Predicts from a fixed table and records what the booster asks it to learn."""
-
-    def __init__(
-        self,
-        n_features=None,
-        grace_period=(1.0, 1.0),
-        split_confidence=(0.5, 0.5),
-        tie_threshold=(0.5, 0.5),
-        weight_multiplier=(1.0, 1.0),
-    ):
-        self.n_features = n_features
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.weight_multiplier = weight_multiplier
-
-    def _allocate(self, seed):
-        self.learned_ = []
-
-    def predict(self, x):
-        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
-        return rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
-
-    def learn(self, x, weights):
-        self.learned_.append(weights.copy())
 
 
 def test_booster_drives_the_committee_with_paper_weights():

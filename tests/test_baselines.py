@@ -8,40 +8,15 @@ import pickle
 import numpy as np
 import pytest
 
+from helpers import RecordingCommittee, ScriptedCommittee
 from olboost import VFDTCommittee
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
 from olboost.boosters.base import _COMMITTEE_STREAM
 from olboost.boosters.baselines import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost, oza_lambda_step
-from olboost.weak.base import Committee
 
 
-class _Scripted(Committee):
-    """Base of the test committees: fixed hyperparameters, records every learn call."""
-
-    def __init__(
-        self,
-        n_features=None,
-        grace_period=(1.0, 1.0),
-        split_confidence=(0.5, 0.5),
-        tie_threshold=(0.5, 0.5),
-        weight_multiplier=(1.0, 1.0),
-    ):
-        self.n_features = n_features
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.weight_multiplier = weight_multiplier
-
-    def _allocate(self, seed):
-        self.learned_ = []
-        self.n_predict_ = 0
-
-    def learn(self, x, weights):
-        self.learned_.append(weights.copy())
-
-
-class TableCommittee(_Scripted):
+class TableCommittee(RecordingCommittee):
     """Learner ``i`` predicts class ``TABLE[int(x[0])][i]`` (one-hot), whatever it learned."""
 
     TABLE = {0: [0, 1, 0], 1: [0, 1, 1], 2: [2, 2, 0]}
@@ -51,7 +26,7 @@ class TableCommittee(_Scripted):
         return np.eye(self.n_labels_)[self.TABLE[int(x[0])]]
 
 
-class MemoryCommittee(_Scripted):
+class MemoryCommittee(RecordingCommittee):
     """Learner ``i`` predicts the last class it learned with a positive weight (uniform before)."""
 
     def _allocate(self, seed):
@@ -69,14 +44,6 @@ class MemoryCommittee(_Scripted):
         super().learn(x, weights)
         rows = weights.max(axis=1) > 0
         self.last_[rows] = np.argmax(weights[rows], axis=1)
-
-
-class RandomCommittee(_Scripted):
-    """Distributions drawn from a generator seeded by ``x``."""
-
-    def predict(self, x):
-        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
-        return rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
 
 
 def blobs(n=450, k=3, d=4, seed=0, spread=0.3):
@@ -160,7 +127,7 @@ def test_oza_judges_after_learning_like_river_or_before_in_one_call():
 
 
 def test_best_tree_counts_prequential_hits():
-    model = BestTree(RandomCommittee(), learners=6, seed=0, classes=4)
+    model = BestTree(ScriptedCommittee(), learners=6, seed=0, classes=4)
     rng = np.random.default_rng(1)
     hits, t = np.zeros(6), 0
     for _ in range(50):
@@ -199,7 +166,7 @@ def test_best_tree_hindsight_accuracy_is_a_direct_count_with_trees():
 
 def test_ova_adaboost_ol_shapes_and_wiring():
     N, k = 4, 3
-    model = OvaAdaBoostOL(RandomCommittee(), learners=N, seed=0, classes=k)
+    model = OvaAdaBoostOL(ScriptedCommittee(), learners=N, seed=0, classes=k)
     rng = np.random.default_rng(2)
     step, bound = paper_step_and_bound("logistic", 2, N)
     alpha, log_v = np.zeros((k, N)), np.zeros((k, N))
@@ -227,7 +194,7 @@ def test_ova_adaboost_ol_shapes_and_wiring():
 
 def test_ada_ova_shapes_and_wiring():
     N, k = 4, 3
-    model = AdaOVA(RandomCommittee(), learners=N, seed=0, classes=k)
+    model = AdaOVA(ScriptedCommittee(), learners=N, seed=0, classes=k)
     rng = np.random.default_rng(3)
     step, bound = paper_step_and_bound("logistic", k, N)
     alpha, log_v = np.zeros(N), np.zeros(N)

@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
+from helpers import ScriptedCommittee
 from olboost import VFDTCommittee
 from olboost.boosters.online_bmr import OnlineBMR
 from olboost.boosters.online_mbbm import OnlineMBBM
@@ -18,35 +19,6 @@ from olboost.potentials import (
     normalize_multiclass_costs,
     pairwise_costs,
 )
-from olboost.weak.base import Committee
-
-
-class ScriptedCommittee(Committee):
-    """Predicts a fixed pseudo-random table per x and records the weights it is taught."""
-
-    def __init__(
-        self,
-        n_features=None,
-        grace_period=(1.0, 1.0),
-        split_confidence=(0.5, 0.5),
-        tie_threshold=(0.5, 0.5),
-        weight_multiplier=(1.0, 1.0),
-    ):
-        self.n_features = n_features
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.weight_multiplier = weight_multiplier
-
-    def _allocate(self, seed):
-        self.learned_ = []
-
-    def predict(self, x):
-        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
-        return rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
-
-    def learn(self, x, weights):
-        self.learned_.append(weights.copy())
 
 
 def bmr_reference(H, y, gamma, loss):

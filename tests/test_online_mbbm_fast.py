@@ -12,47 +12,13 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+from helpers import ScriptedCommittee
 from olboost import VFDTCommittee
 from olboost.boosters import _mbbm_kernels as MK
 from olboost.boosters import online_mbbm
 from olboost.boosters.online_mbbm import OnlineMBBM
 from olboost.potentials import multiclass_costs, multiclass_potential
 from olboost.potentials._kernels import binomial_table
-from olboost.weak.base import Committee
-
-
-class ScriptedCommittee(Committee):
-    """Predicts a fixed pseudo-random table per x (each learner leaning towards ``x``'s class
-    ``int(x[1]) % k`` with probability ``lean``) and records the weights it is taught."""
-
-    def __init__(
-        self,
-        n_features=None,
-        grace_period=(1.0, 1.0),
-        split_confidence=(0.5, 0.5),
-        tie_threshold=(0.5, 0.5),
-        weight_multiplier=(1.0, 1.0),
-        lean=0.5,
-    ):
-        self.n_features = n_features
-        self.grace_period = grace_period
-        self.split_confidence = split_confidence
-        self.tie_threshold = tie_threshold
-        self.weight_multiplier = weight_multiplier
-        self.lean = lean
-
-    def _allocate(self, seed):
-        self.learned_ = []
-
-    def predict(self, x):
-        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
-        H = rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
-        lean = rng.random(self.n_learners_) < self.lean
-        H[lean, int(abs(x[1])) % self.n_labels_] += 1.0
-        return H / H.sum(axis=1, keepdims=True)
-
-    def learn(self, x, weights):
-        self.learned_.append(weights.copy())
 
 
 def mbbm_reference(votes, y, k, gamma, w_star):
@@ -206,7 +172,12 @@ def _stream(k, n, seed):
 @pytest.mark.parametrize("bound", ["lemma10", "trivial"])
 def test_stream_equals_algorithm_1(k, learners, examples, bound):
     model = OnlineMBBM(
-        ScriptedCommittee(), learners=learners, seed=0, classes=k, gamma=0.1, weight_bound=bound
+        ScriptedCommittee(lean=0.5),
+        learners=learners,
+        seed=0,
+        classes=k,
+        gamma=0.1,
+        weight_bound=bound,
     )
     X, y = _stream(k, examples, k)
     for x, c in zip(X, y, strict=True):
@@ -227,7 +198,9 @@ def test_stream_equals_algorithm_1(k, learners, examples, bound):
 @pytest.mark.parametrize("k", [3, 5])
 def test_compiled_path_equals_the_python_path(vote, k):
     X, y = _stream(k, 8, 30 + k)
-    fast = OnlineMBBM(ScriptedCommittee(), learners=15, seed=1, classes=k, gamma=0.2, vote=vote)
+    fast = OnlineMBBM(
+        ScriptedCommittee(lean=0.5), learners=15, seed=1, classes=k, gamma=0.2, vote=vote
+    )
     slow = fast.clone()
     slow._memo = ()  # forces the Python path (what a too-large k falls back to)
     a = fast.predict_then_learn(X, y)
@@ -242,7 +215,7 @@ def test_compiled_path_equals_the_python_path(vote, k):
 
 def test_falls_back_to_python_when_codes_do_not_fit(monkeypatch):
     X, y = _stream(4, 6, 3)
-    fast = OnlineMBBM(ScriptedCommittee(), learners=9, seed=1, classes=4, gamma=0.2)
+    fast = OnlineMBBM(ScriptedCommittee(lean=0.5), learners=9, seed=1, classes=4, gamma=0.2)
     a = fast.predict_then_learn(X, y)
     monkeypatch.setattr(MK, "memo_layout", lambda n_max, k: None)
     monkeypatch.setattr(online_mbbm, "_SHARED_KERNEL_ARGS", OrderedDict())
@@ -321,7 +294,7 @@ def test_memo_is_not_learned_state(params):
 
 def test_models_of_one_configuration_share_the_memo():
     X, y = _stream(3, 5, 7)
-    a = OnlineMBBM(ScriptedCommittee(), learners=11, seed=1, classes=3, gamma=0.123)
+    a = OnlineMBBM(ScriptedCommittee(lean=0.5), learners=11, seed=1, classes=3, gamma=0.123)
     b = a.clone({"seed": 2})
     c = a.clone({"gamma": 0.124})
     for model in (a, b, c):
@@ -338,7 +311,7 @@ def test_models_of_one_configuration_share_the_memo():
 
 def test_monte_carlo_estimates_the_exact_weights():
     X, y = _stream(3, 4, 5)
-    exact = OnlineMBBM(ScriptedCommittee(), learners=5, seed=1, classes=3, gamma=0.2)
+    exact = OnlineMBBM(ScriptedCommittee(lean=0.5), learners=5, seed=1, classes=3, gamma=0.2)
     mc = exact.clone({"method": "monte_carlo", "draws": 20_000})
     exact.predict_then_learn(X, y)
     mc.predict_then_learn(X, y)

@@ -1,0 +1,95 @@
+"""Pieces shared by the benchmark scripts: machine information, the per-case subprocess runner and
+where the shared data sets live.
+
+The scripts run as ``python benchmarks/<name>.py``, so this directory is on ``sys.path`` and they
+import it as ``from _common import ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+#: Data sets shared between checkouts (``../shared/datasets`` next to the repository).
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def loadavg() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or ``None`` where ``/proc/loadavg`` is unreadable."""
+    try:
+        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        return None
+
+
+def threading_layer() -> str | None:
+    """Numba's threading layer, or ``None`` before any parallel region has run."""
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:  # no parallel region has run yet
+        return None
+
+
+def machine_info(
+    env: Iterable[str] = ("NUMBA_NUM_THREADS",),
+    packages: Iterable[str] = (),
+    loadavg_key: str = "loadavg",
+) -> dict:
+    """Python, platform, CPU count and model, numpy/numba versions, numba threads, load average.
+
+    Each name in ``env`` adds ``"<name>_env"``: that environment variable, or ``None``. Each name
+    in ``packages`` adds its ``__version__`` (``None`` if it is not installed). The load average is
+    stored under ``loadavg_key``; ``"cpu"`` (the model name) is added where ``/proc/cpuinfo``
+    has it.
+    """
+    import numba
+    import numpy
+
+    info = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+    }
+    for name in env:
+        info[f"{name}_env"] = os.environ.get(name)
+    info[loadavg_key] = loadavg()
+    for name in packages:
+        try:
+            info[name] = __import__(name).__version__
+        except ImportError:
+            info[name] = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    return info
+
+
+def run_one(script: str | Path, args: list[str], env: dict | None = None) -> dict:
+    """Run ``script --one *args`` in a fresh interpreter and parse its last stdout line as JSON.
+
+    ``env`` is added to this process's environment. A non-zero exit raises ``RuntimeError`` with
+    the end of the case's stderr.
+    """
+    out = subprocess.run(
+        [sys.executable, str(script), "--one", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"case {args} failed ({out.returncode}):\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])

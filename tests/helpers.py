@@ -1,0 +1,74 @@
+"""Test doubles shared by the booster tests (``from helpers import ScriptedCommittee``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from olboost.weak.base import Committee
+
+
+class RecordingCommittee(Committee):
+    """Base of the test committees: fixed hyperparameters, records every learn call.
+
+    ``learned_`` holds a copy of every ``(N, k)`` weight array the booster taught, in order, and
+    ``n_predict_`` counts predict calls (subclasses' ``predict`` increments it).
+    """
+
+    def __init__(
+        self,
+        n_features=None,
+        grace_period=(1.0, 1.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.5, 0.5),
+        weight_multiplier=(1.0, 1.0),
+    ):
+        self.n_features = n_features
+        self.grace_period = grace_period
+        self.split_confidence = split_confidence
+        self.tie_threshold = tie_threshold
+        self.weight_multiplier = weight_multiplier
+
+    def _allocate(self, seed):
+        self.learned_ = []
+        self.n_predict_ = 0
+
+    def learn(self, x, weights):
+        self.learned_.append(weights.copy())
+
+
+class ScriptedCommittee(RecordingCommittee):
+    """Predicts a fixed pseudo-random table per x and records the weights it is taught.
+
+    Row ``i`` is a Dirichlet(1) draw from a generator seeded by ``x[0]``, whatever was learned.
+    With ``lean`` set, each learner additionally leans, with probability ``lean``, towards ``x``'s
+    class ``int(abs(x[1])) % k`` (that label gets +1, then the row is renormalised); ``lean=None``
+    (the default) leaves the Dirichlet rows untouched.
+    """
+
+    def __init__(
+        self,
+        n_features=None,
+        grace_period=(1.0, 1.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.5, 0.5),
+        weight_multiplier=(1.0, 1.0),
+        lean=None,
+    ):
+        super().__init__(
+            n_features=n_features,
+            grace_period=grace_period,
+            split_confidence=split_confidence,
+            tie_threshold=tie_threshold,
+            weight_multiplier=weight_multiplier,
+        )
+        self.lean = lean
+
+    def predict(self, x):
+        self.n_predict_ += 1
+        rng = np.random.default_rng(int(abs(x[0]) * 1e6))
+        H = rng.dirichlet(np.ones(self.n_labels_), size=self.n_learners_)
+        if self.lean is None:
+            return H
+        lean = rng.random(self.n_learners_) < self.lean
+        H[lean, int(abs(x[1])) % self.n_labels_] += 1.0
+        return H / H.sum(axis=1, keepdims=True)
