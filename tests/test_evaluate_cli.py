@@ -146,3 +146,33 @@ def test_cli_reports_bad_input_clearly(capsys, tmp_path):
     assert "missing.arff" in capsys.readouterr().err
     assert main(["run", "--dataset", "emotions", "--learners", "0", "--no-progress"]) == 2
     assert "learners" in capsys.readouterr().err
+
+
+def test_cli_reproduce_mlr_has_the_best_bmr_column(tmp_path, capsys):
+    out = tmp_path / "mlr.json"
+    code = main(
+        [
+            "reproduce",
+            "mlr",
+            "--seeds",
+            "2",
+            "--datasets",
+            "emotions",
+            "--learners",
+            "3",
+            "--no-progress",
+            "--output",
+            str(out),
+        ]
+    )
+    assert code == 0
+    assert "best BMR" in capsys.readouterr().out
+    row = json.loads(out.read_text())["rows"][0]
+    assert row["dataset"] == "emotions" and row["published_ada_olmr"] == 0.1600
+    by_gamma = row["online_bmr_by_gamma"]
+    assert set(by_gamma) == {"0.2", "0.1", "0.01", "0.001"}
+    best = row["best_bmr_gamma"]
+    assert by_gamma[str(best)]["rank_loss_mean"] == min(
+        r["rank_loss_mean"] for r in by_gamma.values()
+    )
+    assert len(row["ada_olmr"]["rank_loss_per_seed"]) == 2
