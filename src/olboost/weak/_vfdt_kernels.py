@@ -3,7 +3,8 @@
 The trees follow VFDT (Domingos & Hulten 2000) with the semantics of River's
 ``HoeffdingTreeClassifier`` (itself a port of MOA's ``HoeffdingTree``): Gaussian numeric
 attribute observers (``GaussianSplitter``), nominal observers offering a multiway split and one
-binary ``x == v`` split per value (``NominalSplitterClassif``), information gain with the
+binary ``x == v`` split per value (``NominalSplitterClassif``; or, as MOA's and Weka's default
+``binarySplits=false``, the multiway split only), information gain with the
 min-branch-fraction rule, the null split as a candidate (pre-pruning), ``max_share_to_split`` and
 lazily created branches for nominal values unseen when a multiway split was made. When the null
 split wins, River (like MOA) deactivates the leaf and, its memory manager finding the tree under
@@ -348,14 +349,19 @@ def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
 
 
 @numba.njit(cache=True)
-def _best_nominal(blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, work):
+def _best_nominal(
+    blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work
+):
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
-    default (even at merit ``-inf``, as in River); a binary ``x == v`` split replaces it only if
-    strictly better, the first best ``v`` winning ties."""
+    default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
+    replaces it only if strictly better, the first best ``v`` winning ties (River); otherwise the
+    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``)."""
     n_obs = _nominal_multiway(blocks, nominal, offset, n_categories, work)
     best = _merit(pre_entropy, work, n_obs, min_branch_fraction)
     kind = NOMINAL_MULTIWAY
     value = 0.0
+    if not binary:
+        return best, kind, value
     for v in range(n_categories):
         if _category_weights(blocks, nominal, offset + v, work[W_MU]):
             _nominal_binary(blocks, nominal, offset, n_categories, v, work)
@@ -372,7 +378,8 @@ def _best_nominal(blocks, nominal, offset, n_categories, pre_entropy, min_branch
 # The kernels below take the committee's arrays in four tuples:
 #   learners = (features, n_categories, nominal_offset, weight_multiplier, grace_period,
 #               split_confidence, tie_threshold)   per-learner setup, fixed after start
-#   options  = (n_split_points, min_branch_fraction, max_share_to_split, leaf_prediction)
+#   options  = (n_split_points, min_branch_fraction, max_share_to_split, leaf_prediction,
+#               nominal_binary)   nominal_binary: whether binary ``x == v`` splits are candidates
 #   nodes    = (kind, feature, value, child, slot, n_nodes)   node arrays, (N, capacity)
 #   leaves   = (last_attempt, class_weight, observed, blocks, gauss, nominal,
 #               free_slots, n_free_slots, free_blocks, n_free_blocks, listed, correct)
@@ -596,7 +603,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         if n_categories[i, j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
-                min_branch_fraction, work,
+                min_branch_fraction, options[4], work,
             )  # fmt: skip
         else:
             merit, candidate_value = _best_numeric(

@@ -49,7 +49,8 @@ class VFDTCommittee(Committee):
       ``n_split_points`` thresholds evenly spaced strictly inside the observed range, the class
       weights on each side being estimated from the Gaussians (River's ``GaussianSplitter``);
       nominal candidates are the multiway split and each binary ``x == v`` split (River's
-      ``NominalSplitterClassif``). Merit is information gain, ``-inf`` unless two branches hold
+      ``NominalSplitterClassif``), or the multiway split only with ``nominal_splits="multiway"``.
+      Merit is information gain, ``-inf`` unless two branches hold
       more than ``min_branch_fraction`` of the weight; the null split (pre-pruning) is a candidate
       and, under that rule, has merit ``-inf``;
     * the best candidate is applied when it beats the second best by more than the Hoeffding bound
@@ -120,6 +121,13 @@ class VFDTCommittee(Committee):
         River).
     capacity
         Initial node slots per tree (storage grows automatically when needed).
+    nominal_splits
+        Split candidates of a nominal attribute. ``"both"``: the multiway split and one binary
+        ``x == v`` split per observed category, the best of them competing with the other
+        attributes (River's ``HoeffdingTreeClassifier``). ``"multiway"``: the multiway split only,
+        as MOA's ``HoeffdingTree`` and Weka's ``HoeffdingTree`` do by default
+        (``binarySplits=false``, ``NominalAttributeClassObserver``); the experiments of the
+        online boosting papers used a Weka port.
     n_threads
         Numba threads the trees learn on (capped by ``NUMBA_NUM_THREADS``); results do not depend
         on it. The default, 1, is the safe choice: on a machine whose cores are busy with other
@@ -175,6 +183,7 @@ class VFDTCommittee(Committee):
         "max_share_to_split": Interval(0, 1, closed="right"),
         "leaf_prior": Interval(0, None),
         "leaf_prediction": OneOf("mc", "nb", "nba"),
+        "nominal_splits": OneOf("both", "multiway"),
         "nb_threshold": Interval(0, None),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
@@ -196,6 +205,7 @@ class VFDTCommittee(Committee):
         leaf_prediction: str = "mc",
         nb_threshold: float = 0.0,
         n_threads: int = 1,
+        nominal_splits: str = "both",
     ):
         self.n_features = n_features
         self.grace_period = grace_period
@@ -211,6 +221,7 @@ class VFDTCommittee(Committee):
         self.leaf_prediction = leaf_prediction
         self.nb_threshold = nb_threshold
         self.n_threads = n_threads
+        self.nominal_splits = nominal_splits
         self._validate_params()
 
     @classmethod
@@ -398,6 +409,7 @@ class VFDTCommittee(Committee):
             self.min_branch_fraction,
             self.max_share_to_split,
             _MODES[self.leaf_prediction],
+            self.nominal_splits == "both",
         )
         # set_num_threads applies to this thread only; restore it so other code is unaffected
         previous = numba.get_num_threads()
