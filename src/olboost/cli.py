@@ -55,42 +55,9 @@ class Algorithm:
     build: Callable[[Any, argparse.Namespace], Any]
 
 
-def _ada_olmr(committee: Any, args: argparse.Namespace) -> Any:
-    from olboost.boosters.ada_olmr import AdaOLMR
-
-    return AdaOLMR(
-        committee, learners=args.learners, seed=args.seed, predict_with=args.predict_with
-    )
-
-
-def _online_bmr(committee: Any, args: argparse.Namespace) -> Any:
-    from olboost.boosters.online_bmr import OnlineBMR
-
-    return OnlineBMR(
-        committee,
-        learners=args.learners,
-        seed=args.seed,
-        gamma=args.gamma,
-        loss=args.bmr_loss,
-        method=args.method,
-    )
-
-
-def _online_mbbm(committee: Any, args: argparse.Namespace) -> Any:
-    from olboost.boosters.online_mbbm import OnlineMBBM
-
-    return OnlineMBBM(
-        committee,
-        learners=args.learners,
-        seed=args.seed,
-        gamma=args.gamma,
-        method=args.method,
-        vote=args.vote or "argmax",
-    )
-
-
-def _multiclass(name: str, **options: Any) -> Callable[[Any, argparse.Namespace], Any]:
-    """Factory of the multiclass booster ``olboost.boosters.<name>``."""
+def _booster(name: str, **options: str) -> Callable[[Any, argparse.Namespace], Any]:
+    """Factory of the booster ``olboost.boosters.<name>``: each ``options`` item maps one of its
+    parameters to the CLI option holding the value (options left unset keep the default)."""
 
     def build(committee: Any, args: argparse.Namespace) -> Any:
         import olboost.boosters as boosters
@@ -107,16 +74,18 @@ def _multiclass(name: str, **options: Any) -> Callable[[Any, argparse.Namespace]
 
 #: CLI algorithm name -> what it solves and how to build it from a committee and the options.
 ALGORITHMS: dict[str, Algorithm] = {
-    "ada-olmr": Algorithm("ranking", _ada_olmr),
-    "online-bmr": Algorithm("ranking", _online_bmr),
-    "online-mbbm": Algorithm("multiclass", _online_mbbm),
-    "adaboost-olm": Algorithm(
-        "multiclass", _multiclass("AdaBoostOLM", loss="olm_loss", vote="vote")
+    "ada-olmr": Algorithm("ranking", _booster("AdaOLMR", predict_with="predict_with")),
+    "online-bmr": Algorithm(
+        "ranking", _booster("OnlineBMR", gamma="gamma", loss="bmr_loss", method="method")
     ),
-    "best-tree": Algorithm("multiclass", _multiclass("BestTree")),
-    "oza-boost": Algorithm("multiclass", _multiclass("OzaBoost")),
-    "ova-adaboost-ol": Algorithm("multiclass", _multiclass("OvaAdaBoostOL", loss="olm_loss")),
-    "ada-ova": Algorithm("multiclass", _multiclass("AdaOVA", loss="olm_loss")),
+    "online-mbbm": Algorithm(
+        "multiclass", _booster("OnlineMBBM", gamma="gamma", method="method", vote="vote")
+    ),
+    "adaboost-olm": Algorithm("multiclass", _booster("AdaBoostOLM", loss="olm_loss", vote="vote")),
+    "best-tree": Algorithm("multiclass", _booster("BestTree")),
+    "oza-boost": Algorithm("multiclass", _booster("OzaBoost")),
+    "ova-adaboost-ol": Algorithm("multiclass", _booster("OvaAdaBoostOL", loss="olm_loss")),
+    "ada-ova": Algorithm("multiclass", _booster("AdaOVA", loss="olm_loss")),
 }
 
 
