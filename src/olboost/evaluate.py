@@ -202,33 +202,34 @@ def _run(
         n = stream.n_samples
         Y = stream.Y[:, _label_columns(model, stream)]
         losses = np.empty(n if evaluate else 0)
-        skip = np.empty_like(losses)
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
             if evaluate:
                 scores = model.score_then_learn(stream.X[lo:hi], Y[lo:hi])
                 losses[lo:hi] = rank_loss(scores, Y[lo:hi], empty="paper")
-                skip[lo:hi] = rank_loss(scores, Y[lo:hi], empty="skip")
             else:
                 model.learn(stream.X[lo:hi], Y[lo:hi])
             if progress is not None:
                 progress.update(hi - lo)
-        return n, losses, skip
-    losses_l, skip_l = [], []
-    n = 0
-    for x, y in stream:
-        n += 1
-        if evaluate:
-            scores = model.score_one(x)
-            labels = list(scores)
-            s = np.fromiter(scores.values(), float, len(scores))
-            mask = np.array([label in y for label in labels])
-            losses_l.append(rank_loss(s, mask, empty="paper"))
-            skip_l.append(rank_loss(s, mask, empty="skip"))
-        model.learn_one(x, y)
-        if progress is not None:
-            progress.update(1)
-    return n, np.asarray(losses_l, dtype=float), np.asarray(skip_l, dtype=float)
+        masks = Y if evaluate else Y[:0]
+    else:
+        n, losses_l, masks_l = 0, [], []
+        for x, y in stream:
+            n += 1
+            if evaluate:
+                scores = model.score_one(x)
+                s = np.fromiter(scores.values(), float, len(scores))
+                mask = np.array([label in y for label in scores])
+                losses_l.append(rank_loss(s, mask, empty="paper"))
+                masks_l.append(mask)
+            model.learn_one(x, y)
+            if progress is not None:
+                progress.update(1)
+        losses = np.asarray(losses_l, dtype=float)
+        masks = np.asarray(masks_l, dtype=bool) if masks_l else np.zeros((0, 0), dtype=bool)
+    # the "skip" convention differs from the paper's only on examples without a pair
+    pairless = ~masks.any(axis=1) | masks.all(axis=1)
+    return n, losses, np.where(pairless, np.nan, losses)
 
 
 def _progress(total: int | None, show: bool, desc: str) -> Any:
