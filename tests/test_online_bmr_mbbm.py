@@ -9,6 +9,7 @@ import pytest
 
 from helpers import ScriptedCommittee
 from olboost import VFDTCommittee
+from olboost.boosters import _mbbm_kernels as MK
 from olboost.boosters.online_bmr import OnlineBMR
 from olboost.boosters.online_mbbm import OnlineMBBM
 from olboost.datasets import load
@@ -105,7 +106,7 @@ def mbbm_reference(H, y, gamma, w_star):
     return out
 
 
-@pytest.mark.parametrize("bound", ["lemma10", "trivial"])
+@pytest.mark.parametrize("bound", ["lemma10", "trivial", "authors"])
 def test_mbbm_weights_follow_algorithm_1(bound):
     model = OnlineMBBM(
         ScriptedCommittee(), learners=7, seed=0, classes=4, gamma=0.2, weight_bound=bound
@@ -121,7 +122,11 @@ def test_mbbm_weights_follow_algorithm_1(bound):
         )
         votes = np.bincount(np.argmax(H, axis=1), minlength=4)
         assert model.predict_one(x) == int(np.argmax(votes))
-    expected = 4.0 if bound == "trivial" else [mbbm_weight_bound(i, 7, 4, 0.2) for i in range(1, 8)]
+    expected = {
+        "trivial": 4.0,
+        "authors": 30.0,  # the authors' code teaches 0.1 w^i / (k - 1), k = 4
+        "lemma10": [mbbm_weight_bound(i, 7, 4, 0.2) for i in range(1, 8)],
+    }[bound]
     np.testing.assert_allclose(model.w_star_, expected)
 
 
@@ -170,3 +175,45 @@ def test_best_bmr_accuracy_over_ten_seeds(name):
         for seed in range(1, 11)
     ]
     assert np.mean(losses) <= target, losses
+
+
+class TiedCommittee(ScriptedCommittee):
+    """Rows of ``ScriptedCommittee`` where learners 0..3 are uniform (every class tied) and
+    learner 4 ties classes 1 and 2."""
+
+    def predict(self, x):
+        H = super().predict(x)
+        H[:4] = 1.0 / H.shape[1]
+        H[4] = [0.1, 0.4, 0.4, 0.1]
+        return H
+
+
+def test_pick_min_lowest_or_uniform_over_exact_ties():
+    values = np.array([3.0, 1.0, 2.0, 1.0, 1.0])
+    assert MK.pick_min(values, -1.0) == 1
+    picks = [MK.pick_min(values, u) for u in (np.arange(300) + 0.5) / 300]
+    assert {p: picks.count(p) for p in set(picks)} == {1: 100, 3: 100, 4: 100}
+    assert MK.pick_min(np.array([2.0, 0.5]), 0.99) == 1  # a unique minimum whatever u
+
+
+@pytest.mark.parametrize("vote", ["argmax", "expected_cost"])
+def test_mbbm_random_tie_break_changes_only_tied_votes(vote):
+    kwargs = {"learners": 7, "seed": 3, "classes": 4, "gamma": 0.2, "vote": vote}
+    lowest = OnlineMBBM(TiedCommittee(), **kwargs)
+    drawn = OnlineMBBM(TiedCommittee(), tie_break="random", **kwargs)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    for model in (lowest, drawn):
+        model.learn_one(X[0], 0)
+    seen = set()
+    for t, x in enumerate(X[1:], start=1):
+        H = drawn.committee_.predict(x)
+        a, b = lowest._votes(H, t), drawn._votes(H, t)
+        np.testing.assert_array_equal(b, drawn._votes(H, t))  # a pure function of (seed, t)
+        if vote == "argmax":
+            # untied learners vote as before; tied ones vote for one of their tied classes
+            np.testing.assert_array_equal(a[5:], b[5:])
+            assert a[0] == 0 and b[4] in (1, 2)
+        seen.update(b[:4].tolist())
+    # over 39 rounds the uniform learners' votes are spread over the classes, not all on 0
+    assert len(seen) >= 3

@@ -152,7 +152,7 @@ def test_expected_cost_votes_equal_brute_force(k):
         if j == 0:
             H[:] = 1.0 / k  # uniform rows: ties everywhere, lowest label wins
         votes = np.empty(N, dtype=np.int64)
-        MK.mbbm_expected_cost_votes(H, *args, votes)
+        MK.mbbm_expected_cost_votes(H, *args, votes, np.uint64(0), -1)
         np.testing.assert_array_equal(votes, expected_cost_reference(H, gamma))
 
 

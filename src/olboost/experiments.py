@@ -22,22 +22,26 @@ import numpy as np
 
 __all__ = ["COLUMNS", "PUBLISHED", "MulticlassRun", "run_column", "load_experiment_data"]
 
-#: OnlineMBBM's weak learners vote for the class of least expected cost under the cost matrix of
-#: eq. 4, as the authors' code did (Algorithm 1 leaves the weak learner's rule open).
-_MB_VOTE = "expected_cost"
+#: OnlineMBBM as the authors' code ran it (Algorithm 1 leaves these choices open): weak learners
+#: vote for the class of least expected cost under the cost matrix of eq. 4, ties broken at random,
+#: and learner ``i`` is taught with weight ``0.1 c_i w^i / (k - 1)``, ``c_i`` uniform on [10, 200]
+#: per learner (``weight_bound="authors"`` with the committee's weight multipliers on [10, 200]).
+_MB = {"vote": "expected_cost", "weight_bound": "authors", "tie_break": "random"}
+_MB_COMMITTEE = {"weight_multiplier": (10.0, 200.0)}
 
-#: Table columns of the paper (Tables 3-5) -> (booster class name in ``olboost.boosters``, params).
-COLUMNS: dict[str, tuple[str, dict[str, Any]]] = {
-    "DT": ("BestTree", {}),
-    "OLB": ("OzaBoost", {}),
-    "AdaOLM": ("AdaBoostOLM", {}),
-    "MB .3": ("OnlineMBBM", {"gamma": 0.3, "vote": _MB_VOTE}),
-    "MB .1": ("OnlineMBBM", {"gamma": 0.1, "vote": _MB_VOTE}),
-    "MB .05": ("OnlineMBBM", {"gamma": 0.05, "vote": _MB_VOTE}),
-    "MB .01": ("OnlineMBBM", {"gamma": 0.01, "vote": _MB_VOTE}),
-    "MB .001": ("OnlineMBBM", {"gamma": 0.001, "vote": _MB_VOTE}),
-    "OvA": ("OvaAdaBoostOL", {}),
-    "AdaOVA": ("AdaOVA", {}),
+#: Table columns of the paper (Tables 3-5) -> (booster class name in ``olboost.boosters``, its
+#: params, params of its ``VFDTCommittee`` beyond the defaults).
+COLUMNS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "DT": ("BestTree", {}, {}),
+    "OLB": ("OzaBoost", {}, {}),
+    "AdaOLM": ("AdaBoostOLM", {}, {}),
+    "MB .3": ("OnlineMBBM", {"gamma": 0.3, **_MB}, _MB_COMMITTEE),
+    "MB .1": ("OnlineMBBM", {"gamma": 0.1, **_MB}, _MB_COMMITTEE),
+    "MB .05": ("OnlineMBBM", {"gamma": 0.05, **_MB}, _MB_COMMITTEE),
+    "MB .01": ("OnlineMBBM", {"gamma": 0.01, **_MB}, _MB_COMMITTEE),
+    "MB .001": ("OnlineMBBM", {"gamma": 0.001, **_MB}, _MB_COMMITTEE),
+    "OvA": ("OvaAdaBoostOL", {}, {}),
+    "AdaOVA": ("AdaOVA", {}, {}),
 }
 
 _NAMES = list(COLUMNS)
@@ -113,11 +117,11 @@ class MulticlassRun:
     seconds: float
 
 
-def _committee(data: Any, n_features: int) -> Any:
+def _committee(data: Any, n_features: int, **params: Any) -> Any:
     from olboost.weak.vfdt import VFDTCommittee
 
     return VFDTCommittee(
-        n_features=n_features, nominal_attributes=data.nominal_cardinalities or None
+        n_features=n_features, nominal_attributes=data.nominal_cardinalities or None, **params
     )
 
 
@@ -138,12 +142,14 @@ def run_column(
     import olboost.boosters as boosters
     from olboost.evaluate import prequential
 
-    name, params = COLUMNS[column]
+    name, params, committee_params = COLUMNS[column]
     stream = data.shuffled(reordering)
-    make_committee = committee or _committee
-    model = getattr(boosters, name)(
-        make_committee(stream, n_features), learners=learners, seed=reordering, **params
+    weak = (
+        committee(stream, n_features)
+        if committee is not None
+        else _committee(stream, n_features, **committee_params)
     )
+    model = getattr(boosters, name)(weak, learners=learners, seed=reordering, **params)
     if column != "DT":
         result = prequential(model, stream)
         return MulticlassRun(result.accuracy, result.accuracy_last20, result.seconds)

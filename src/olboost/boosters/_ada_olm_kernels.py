@@ -47,7 +47,7 @@ LOGISTIC, EXPONENTIAL, SQUARE_HINGE = 0, 1, 2
 VOTE_ARGMAX, VOTE_PROBA, VOTE_EXPECTED_COST = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _phi(z: float, loss: int) -> float:
     if loss == LOGISTIC:
         return _log1pexp(z)
@@ -57,7 +57,7 @@ def _phi(z: float, loss: int) -> float:
     return 0.5 * m * m if m > 0.0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _dphi(z: float, loss: int) -> float:
     if loss == LOGISTIC:
         return _sigmoid(z)
@@ -77,7 +77,7 @@ def olm_loss(s: np.ndarray, r: int, loss: int) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
     """Row ``r`` of the cost matrix at ``s``, ``C(r, .) = grad L^r(s)`` (eq. 9, 37, 40)."""
     diag = 0.0
@@ -89,14 +89,14 @@ def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
     out[r] = -diag
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
     """The full ``k x k`` cost matrix at ``s``; row ``r`` is :func:`olm_cost_row` for ``r``."""
     for r in range(s.shape[0]):
         olm_cost_row(s, r, loss, out[r])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def olm_weak_vote(
     p: np.ndarray, s_prev: np.ndarray, vote: int, loss: int, out: np.ndarray, work: np.ndarray
 ) -> None:
@@ -134,7 +134,7 @@ def olm_weak_vote(
     out[best] = 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _argmax(s: np.ndarray) -> int:
     best = 0
     for c in range(1, s.shape[0]):

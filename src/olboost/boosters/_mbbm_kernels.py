@@ -27,7 +27,8 @@ Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._
   ``out[l] = phi^r_n(s + e_l)``, the row ``r`` of the cost matrix of eq. 4;
 * ``mbbm_update(votes, y, gamma, tab, offsets, comb, memo, max_entries, w_star, weights_out,
   weight_max)``: the learning step (Algorithm 1, lines 10-13) of one example;
-* ``mbbm_expected_cost_votes(H, gamma, tab, offsets, comb, memo, max_entries, votes_out)``: the
+* ``mbbm_expected_cost_votes(H, gamma, tab, offsets, comb, memo, max_entries, votes_out,
+  tie_key, tie_counter)``: the
   votes ``argmin_l sum_r H[i, r] C^i(r, l)`` of the authors' code.
 """
 
@@ -40,6 +41,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from olboost._random import counter_uniform
 from olboost.potentials._kernels import mbbm_potential_table
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "mbbm_cost_row_memo",
     "mbbm_update",
     "mbbm_expected_cost_votes",
+    "pick_min",
 ]
 
 #: Largest number of memoised potentials in one memo before it is emptied (a few tens of bytes
@@ -241,26 +244,53 @@ def mbbm_expected_cost_votes(
     memo: Dict,
     max_entries: int,
     votes_out: np.ndarray,
+    tie_key: np.uint64,
+    tie_counter: int,
 ) -> None:
-    """Expected-cost votes: learner ``i`` votes ``argmin_l sum_r H[i, r] C^i(r, l)`` (lowest
-    ``l`` on ties, the sum taken over ``r = 0..k-1`` in order), ``C^i(r, l) = phi^r_{N-i}(s^{i-1}
-    + e_l)`` the full cost matrix of eq. 4 at the votes ``s^{i-1}`` of the learners before it."""
+    """Expected-cost votes: learner ``i`` votes ``argmin_l sum_r H[i, r] C^i(r, l)`` (the sum
+    taken over ``r = 0..k-1`` in order), ``C^i(r, l) = phi^r_{N-i}(s^{i-1} + e_l)`` the full cost
+    matrix of eq. 4 at the votes ``s^{i-1}`` of the learners before it. Ties go to the lowest
+    ``l`` when ``tie_counter < 0``, else to a tied ``l`` drawn by :func:`pick_min` with the
+    uniform ``counter_uniform(tie_key, tie_counter + i)``."""
     N, k = H.shape
     s = np.zeros(k, dtype=np.int64)
     d = np.empty(k - 1, dtype=np.int64)
     C = np.empty((k, k), dtype=np.float64)
+    e = np.empty(k, dtype=np.float64)
     for i in range(N):
         n = N - 1 - i
         for r in range(k):
             mbbm_cost_row_memo(s, r, n, gamma, tab, offsets, comb, memo, max_entries, d, C[r])
-        best = 0
-        best_v = np.inf
         for l in range(k):
-            e = 0.0
+            acc = 0.0
             for r in range(k):
-                e += H[i, r] * C[r, l]
-            if e < best_v:
-                best_v = e
-                best = l
+                acc += H[i, r] * C[r, l]
+            e[l] = acc
+        u = counter_uniform(tie_key, tie_counter + i) if tie_counter >= 0 else -1.0
+        best = pick_min(e, u)
         votes_out[i] = best
         s[best] += 1
+
+
+@numba.njit(cache=True)
+def pick_min(values: np.ndarray, u: float) -> int:
+    """Index of the minimum of ``values``: the lowest one if ``u < 0``; otherwise, among the
+    ``m`` indices of exactly equal minimal value, the ``floor(u m)``-th (``u`` uniform on
+    [0, 1)), a uniform draw as the authors' ``np.random.choice`` over the ties."""
+    best = 0
+    for l in range(1, values.shape[0]):
+        if values[l] < values[best]:
+            best = l
+    if u < 0.0:
+        return best
+    m = 0
+    for l in range(values.shape[0]):
+        if values[l] == values[best]:
+            m += 1
+    j = int(u * m)
+    for l in range(values.shape[0]):
+        if values[l] == values[best]:
+            if j == 0:
+                return l
+            j -= 1
+    return best

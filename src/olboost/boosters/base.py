@@ -234,7 +234,6 @@ class Booster(Estimator):
         return rows
 
 
-
 class RankingBooster(Booster):
     """Base class of online boosters for multi-label ranking (see the module docstring).
 
@@ -247,9 +246,7 @@ class RankingBooster(Booster):
         "labels": InstanceOf(object, allow_none=True, predicate=_check_outputs),
     }
 
-    def learn_one(
-        self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback
-    ) -> None:
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback) -> None:
         """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
         of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
         over the booster's labels, in their order."""
@@ -409,6 +406,7 @@ class MulticlassBooster(Booster):
             self._set_outputs(values)
         codes = [self._class_code(v) for v in y.tolist()]
         return self._stream(rows, codes, return_scores)
+
 
 def _floats(values: Any, what: str) -> np.ndarray:
     """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost._random import counter_uniform, seed_key
 from olboost.base import Interval, OneOf
 from olboost.boosters import _mbbm_kernels as MK
 from olboost.boosters.base import MulticlassBooster
@@ -20,6 +21,8 @@ __all__ = ["OnlineMBBM"]
 #: Stream keys of the Monte Carlo draws (see ``olboost.boosters.base``): the learning step, and
 #: the expected-cost votes of ``vote="expected_cost"`` with ``method="monte_carlo"``.
 _MONTE_CARLO_STREAM, _MONTE_CARLO_VOTE_STREAM = 3, 4
+#: Stream key of the draws that break ties between weak votes (``tie_break="random"``).
+_TIE_STREAM = 5
 
 #: Kernel arguments (binomial table, code layout and memo of exact potentials) shared by the models
 #: with the same ``(learners, k, gamma)``, e.g. the reorderings of one experiment: a pure cache,
@@ -71,8 +74,13 @@ class OnlineMBBM(MulticlassBooster):
     gamma
         The assumed edge in (0, 1).
     weight_bound
-        Estimate of ``w^{i*}`` (line 1): ``"lemma10"`` (Lemma 10 of the paper, capped by ``k``;
-        it requires ``gamma < 1/2`` and falls back to ``k`` otherwise) or ``"trivial"`` (``k``).
+        The divisor ``w^{i*}`` of line 12: an estimate of ``max_t w^i(t)`` (line 1),
+        ``"lemma10"`` (Lemma 10 of the paper, capped by ``k``; it requires ``gamma < 1/2`` and
+        falls back to ``k`` otherwise) or ``"trivial"`` (``k``); or ``"authors"``, the
+        normalisation of the authors' code, ``10 (k - 1)``: their learner ``i`` is taught with
+        weight ``0.1 c_i w^i(t) / (k - 1)``, ``c_i`` being a per-learner constant (uniform on
+        ``[10, 200]`` there), which is the committee's weight multiplier here. The weights are
+        then no longer in ``[0, 1]``. Kept in ``w_star_``.
     method
         ``"exact"`` or ``"monte_carlo"`` (``draws`` samples per potential).
     draws
@@ -80,6 +88,11 @@ class OnlineMBBM(MulticlassBooster):
     vote
         How a weak learner's committee row becomes its vote: ``"argmax"`` (Algorithm 1, line 7) or
         ``"expected_cost"`` (minimum expected cost under eq. 4, as in the authors' code).
+    tie_break
+        Which class a weak learner votes for when several are tied: ``"lowest"`` or
+        ``"random"``, one of them uniformly (as the authors' code did), drawn with a counter-based
+        number that depends only on the seed, the round and the learner, so that scoring an
+        example never changes the model.
 
     Examples
     --------
@@ -97,10 +110,11 @@ class OnlineMBBM(MulticlassBooster):
     _param_constraints = {
         **MulticlassBooster._param_constraints,
         "gamma": Interval(0, 1, closed="neither"),
-        "weight_bound": OneOf("lemma10", "trivial"),
+        "weight_bound": OneOf("lemma10", "trivial", "authors"),
         "method": OneOf("exact", "monte_carlo"),
         "draws": Interval(1, None, integer=True),
         "vote": OneOf("argmax", "expected_cost"),
+        "tie_break": OneOf("lowest", "random"),
     }
 
     def __init__(
@@ -114,6 +128,7 @@ class OnlineMBBM(MulticlassBooster):
         method: str = "exact",
         draws: int = 100,
         vote: str = "argmax",
+        tie_break: str = "lowest",
     ):
         self.committee = committee
         self.learners = learners
@@ -124,17 +139,21 @@ class OnlineMBBM(MulticlassBooster):
         self.method = method
         self.draws = draws
         self.vote = vote
+        self.tie_break = tie_break
         self._validate_params()
 
     def _init_state(self) -> None:
         n, k = self.learners, len(self._outputs())
         if self.weight_bound == "trivial":
             self.w_star_ = np.full(n, float(k))
+        elif self.weight_bound == "authors":
+            self.w_star_ = np.full(n, 10.0 * (k - 1))
         else:
             self.w_star_ = np.array(
                 [mbbm_weight_bound(i, n, k, self.gamma) for i in range(1, n + 1)]
             )
         self.weight_max_ = np.zeros(n)
+        self._tie_key = seed_key(self.seed_, _TIE_STREAM)
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -166,7 +185,10 @@ class OnlineMBBM(MulticlassBooster):
         """Each learner's vote on an example whose committee rows are ``H``; ``t`` examples were
         learned before it (it seeds the Monte Carlo draws of expected-cost votes)."""
         if self.vote == "argmax":
-            return np.argmax(H, axis=1)
+            if self.tie_break == "lowest":
+                return np.argmax(H, axis=1)
+            n = H.shape[0]
+            return np.array([MK.pick_min(-H[i], self._tie_u(t, i)) for i in range(n)])
         # scoring then learning one example asks for the same votes twice: keep the last ones
         cached = self.__dict__.get("_vote_cache")
         if cached is not None and cached[0] == t and np.array_equal(cached[1], H):
@@ -179,7 +201,10 @@ class OnlineMBBM(MulticlassBooster):
         args = self._kernel_args()
         votes = np.empty(H.shape[0], dtype=np.int64)
         if args is not None:
-            MK.mbbm_expected_cost_votes(np.ascontiguousarray(H, dtype=np.float64), *args, votes)
+            counter = t * H.shape[0] if self.tie_break == "random" else -1
+            MK.mbbm_expected_cost_votes(
+                np.ascontiguousarray(H, dtype=np.float64), *args, votes, self._tie_key, counter
+            )
             return votes
         n, k = H.shape
         rng = (
@@ -193,16 +218,20 @@ class OnlineMBBM(MulticlassBooster):
                 multiclass_costs(s, r, n - 1 - i, self.gamma, self.method, self.draws, rng)
                 for r in range(k)
             ]
-            best, best_v = 0, np.inf
+            e = np.zeros(k)
             for l in range(k):
-                e = 0.0
                 for r in range(k):
-                    e += H[i, r] * C[r][l]
-                if e < best_v:
-                    best, best_v = l, e
+                    e[l] += H[i, r] * C[r][l]
+            best = MK.pick_min(e, self._tie_u(t, i))
             votes[i] = best
             s[best] += 1
         return votes
+
+    def _tie_u(self, t: int, i: int) -> float:
+        """The uniform that breaks ties in learner ``i``'s vote at round ``t`` (-1: lowest)."""
+        if self.tie_break == "lowest":
+            return -1.0
+        return counter_uniform(self._tie_key, t * self.learners + i)
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
         votes = self._votes(H, self.t_)
@@ -236,7 +265,16 @@ class OnlineMBBM(MulticlassBooster):
 
         yield {"committee": VFDTCommittee(n_features=3), "learners": 5, "seed": 3}
         yield {"learners": 4, "seed": 7, "gamma": 0.3, "weight_bound": "trivial"}
+        yield {
+            "committee": VFDTCommittee(n_features=3, weight_multiplier=(10.0, 200.0)),
+            "learners": 4,
+            "seed": 8,
+            "gamma": 0.1,
+            "weight_bound": "authors",
+        }
         yield {"learners": 6, "seed": 5, "gamma": 0.2, "vote": "expected_cost"}
+        yield {"learners": 5, "seed": 4, "vote": "expected_cost", "tie_break": "random"}
+        yield {"learners": 5, "seed": 4, "tie_break": "random"}
         yield {
             "committee": VFDTCommittee(n_features=3),
             "learners": 3,

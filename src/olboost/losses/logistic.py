@@ -16,7 +16,7 @@ import numpy as np
 __all__ = ["logistic_loss", "logistic_cost"]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _log1pexp(z: float) -> float:
     # log(1 + e^z) without overflow for large z and without losing precision for very negative z
     if z > 0.0:
@@ -24,7 +24,7 @@ def _log1pexp(z: float) -> float:
     return math.log1p(math.exp(z))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _sigmoid(z: float) -> float:
     if z >= 0.0:
         return 1.0 / (1.0 + math.exp(-z))

@@ -159,7 +159,7 @@ def give_back(stacks, n_free, spare, n_spare):
 # ------------------------------------------------------------------------------ split criterion
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _entropy(dist):
     """Entropy (bits) of a weight vector, computed as River's ``InfoGainSplitCriterion`` does."""
     entropy = 0.0
@@ -173,7 +173,7 @@ def _entropy(dist):
     return 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _merit(pre_entropy, post, n_branches, min_branch_fraction):
     """Information gain of a split with branch class weights ``post[:n_branches]``; ``-inf`` unless
     at least two branches hold more than ``min_branch_fraction`` of the weight (MOA's rule)."""
@@ -202,7 +202,7 @@ def _merit(pre_entropy, post, n_branches, min_branch_fraction):
 # feature j. ``observed[c]`` is the weight of class c seen by the observers.
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _gaussian_params(observed, blocks, gauss, j, work):
     """Per-class mean, standard deviation (``ddof=1``, 0 below two units of weight, as River's
     ``proba.Gaussian``), min and max of feature ``j`` into ``work[MU]`` .. ``work[HI]``."""
@@ -217,14 +217,14 @@ def _gaussian_params(observed, blocks, gauss, j, work):
             hi[c] = g[G_MAX]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _cdf(threshold, mu, sigma):
     if sigma > 0.0:
         return 0.5 * (1.0 + math.erf(((threshold - mu) / sigma) / _SQRT2))
     return 0.0  # River catches the ZeroDivisionError of a zero deviation and returns 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _numeric_partition(observed, threshold, work, post):
     """Estimated class weights left (``x <= threshold``) and right of a threshold, from each
     class's Gaussian, as River's ``GaussianSplitter._class_dists_from_binary_split``."""
@@ -244,7 +244,7 @@ def _numeric_partition(observed, threshold, work, post):
             post[1, c] = n - post[0, c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction):
     """:func:`_merit` of the partition of :func:`_numeric_partition`, fused into one pass.
 
@@ -284,7 +284,7 @@ def _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction):
     return pre_entropy - (left * e_left + right * e_right) / total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _best_numeric(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
 ):
@@ -315,7 +315,7 @@ def _best_numeric(
     return best, best_threshold
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _category_weights(blocks, nominal, cell, out):
     """Class weights of one category (``nominal`` column ``cell``) into ``out``; whether any."""
     seen = False
@@ -325,7 +325,7 @@ def _category_weights(blocks, nominal, cell, out):
     return seen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _nominal_multiway(blocks, nominal, offset, n_categories, post):
     """Class weights of each observed category of a nominal feature, written to ``post`` in
     increasing category order; returns how many categories were observed."""
@@ -336,7 +336,7 @@ def _nominal_multiway(blocks, nominal, offset, n_categories, post):
     return n_obs
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
     """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1)."""
     post[0, :] = 0.0
@@ -348,7 +348,7 @@ def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
                 post[b, c] += nominal[blocks[c], offset + v]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _best_nominal(
     blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work
 ):
@@ -387,7 +387,7 @@ def _best_nominal(
 # free_blocks[i] are the stacks lent to tree i for the current call (see lend).
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _reset_observers(i, slot, leaves):
     """Give the leaf's observer blocks back to tree ``i``'s stack."""
     observed, blocks = leaves[2], leaves[3]
@@ -400,7 +400,7 @@ def _reset_observers(i, slot, leaves):
         observed[slot, c] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
     """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
     classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
@@ -423,7 +423,7 @@ def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
     node_slot[i, node] = slot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _update_leaf(i, slot, x, label, w, learners, leaves):
     """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford)."""
     features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
@@ -524,7 +524,7 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _listed_argmax(listed, values):
     """First listed class of largest value (River: first in its class dict), -1 if none."""
     best = -1
@@ -671,7 +671,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
             _new_leaf(i, first + b, work[b], work[b], nodes, leaves)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _branch(i, node, x, features, nodes):
     """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``)."""
     kind, feature, value, child, _, _ = nodes
@@ -684,7 +684,7 @@ def _branch(i, node, x, features, nodes):
     return first + int(v)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``."""
     kind, node_slot = nodes[0], nodes[4]
@@ -715,21 +715,60 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
 # ------------------------------------------------------------------------------ committee calls
 
 
+LEARN_OK = 0
+LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
+LEARN_GROW_NODES = 2  # the node arrays need ``demand[0]`` columns
+LEARN_GROW_SLOTS = 3  # grow the leaf-slot pool (``demand[1]``: a LEND_* code)
+LEARN_GROW_BLOCKS = 4  # grow the observer-block pool (``demand[1]``: a LEND_* code)
+
+
 @numba.njit(cache=True, parallel=True)
-def learn(x, weights, learners, options, nodes, leaves, work):
+def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
     """Train every tree: tree ``i`` learns ``(x, l)`` with weight ``weights[i, l]`` times its
     multiplier, for each label ``l`` in increasing order with a positive weight.
 
-    Trees touch disjoint state (their own node rows, leaf slots, free stack and ``work[i]``), so
-    they are trained in parallel with identical results. The caller guarantees the node and slot
-    capacity given by :func:`learn_demand` and :func:`top_up_free_slots`."""
+    One call does what one example needs, so that the per-example cost is one dispatch: it
+    validates ``weights`` (:func:`learn_demand`), checks the node capacity, lends every tree the
+    leaf slots and observer blocks it may take (:func:`lend`), trains the trees and takes the
+    unused items back (:func:`give_back`). ``pools`` is ``(spare_slots, n_spare_slots,
+    spare_blocks, n_spare_blocks, counts, max_branches)``. Returns a ``LEARN_*`` code: on anything
+    but ``LEARN_OK`` no tree has learned; the caller grows what ``demand`` names and calls again
+    (items already lent stay valid).
+
+    Trees touch disjoint state (their own node rows, leaf slots, free stacks and ``work[i]``), so
+    they are trained in parallel (on the calling thread's ``numba.get_num_threads()``) with
+    identical results."""
+    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
+    free_slots, n_free_slots, free_blocks, n_free_blocks = leaves[6:10]
+    ok, needed = learn_demand(weights, nodes[5], max_branches, counts)
+    if not ok:
+        return LEARN_BAD_WEIGHTS
+    if needed > nodes[0].shape[1]:
+        demand[0] = needed
+        return LEARN_GROW_NODES
+    # Per example learned, a tree takes at most max_branches - 1 net slots (a split) and one
+    # block, and gives back at most one slot and k blocks (a leaf's observers).
+    k = weights.shape[1]
+    status = lend(counts, max_branches - 1, 1, free_slots, n_free_slots, spare_slots, n_spare_slots)
+    if status != LEND_OK:
+        demand[1] = status
+        return LEARN_GROW_SLOTS
+    status = lend(counts, 1, k, free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
+    if status != LEND_OK:
+        demand[1] = status
+        return LEARN_GROW_BLOCKS
+
     weight_multiplier = learners[3]
-    n, k = weights.shape
-    for i in numba.prange(n):
+    for i in numba.prange(weights.shape[0]):
         for label in range(k):
             w = weights[i, label] * weight_multiplier[i]
             if w > 0.0:
                 _learn_one(i, x, label, w, learners, options, nodes, leaves, work[i])
+
+    give_back(free_slots, n_free_slots, spare_slots, n_spare_slots)
+    give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
+    counts[:] = 0
+    return LEARN_OK
 
 
 @numba.njit(cache=True)

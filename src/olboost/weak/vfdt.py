@@ -319,37 +319,27 @@ class VFDTCommittee(Committee):
         setattr(self, spare, stack)
         n_spare[0] += new_size - size
 
-    def _lend(self, takes: int, gives: int, kind: str) -> None:
-        pools = {
-            "slots": (
-                "leaf_last_",
-                "leaf_class_",
-                "leaf_obs_",
-                "leaf_blocks_",
-                "leaf_listed_",
-                "leaf_correct_",
-            ),
-            "blocks": ("block_gauss_", "block_nominal_"),
-        }
-        while True:
-            status = K.lend(
-                self.counts_,
-                takes,
-                gives,
-                getattr(self, f"free_{kind}_"),
-                getattr(self, f"n_free_{kind}_"),
-                getattr(self, f"spare_{kind}_"),
-                getattr(self, f"n_spare_{kind}_"),
-            )
-            if status == K.LEND_OK:
-                return
-            if status == K.LEND_NO_SPARE:
-                self._grow_pool(pools[kind], f"spare_{kind}_")
-            else:
-                old = getattr(self, f"free_{kind}_")
-                new = np.zeros((old.shape[0], 2 * old.shape[1]), dtype=np.int64)
-                new[:, : old.shape[1]] = old
-                setattr(self, f"free_{kind}_", new)
+    _POOLS = {
+        "slots": (
+            "leaf_last_",
+            "leaf_class_",
+            "leaf_obs_",
+            "leaf_blocks_",
+            "leaf_listed_",
+            "leaf_correct_",
+        ),
+        "blocks": ("block_gauss_", "block_nominal_"),
+    }
+
+    def _grow_for(self, kind: str, status: int) -> None:
+        """Make room after :func:`K.lend` failed with ``status`` on pool ``kind``."""
+        if status == K.LEND_NO_SPARE:
+            self._grow_pool(self._POOLS[kind], f"spare_{kind}_")
+            return
+        old = getattr(self, f"free_{kind}_")
+        new = np.zeros((old.shape[0], 2 * old.shape[1]), dtype=np.int64)
+        new[:, : old.shape[1]] = old
+        setattr(self, f"free_{kind}_", new)
 
     # -------------------------------------------------------------------------- contract
 
@@ -395,15 +385,6 @@ class VFDTCommittee(Committee):
             raise ValueError(
                 f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
             )
-        ok, nodes = K.learn_demand(weights, self.n_nodes_, self.max_branches_, self.counts_)
-        if not ok:
-            raise ValueError("weights must be finite and non-negative")
-        if nodes > self.node_kind_.shape[1]:
-            self._grow_nodes(nodes)
-        # Per example learned, a tree takes at most max_branches - 1 net slots (a split) and one
-        # block, and gives back at most one slot and k blocks (a leaf's observers).
-        self._lend(self.max_branches_ - 1, 1, "slots")
-        self._lend(1, self.n_labels_, "blocks")
         options = (
             self.n_split_points,
             self.min_branch_fraction,
@@ -413,18 +394,38 @@ class VFDTCommittee(Committee):
         )
         # set_num_threads applies to this thread only; restore it so other code is unaffected
         previous = numba.get_num_threads()
-        numba.set_num_threads(min(self.n_threads, numba.config.NUMBA_NUM_THREADS))
+        n_threads = min(self.n_threads, numba.config.NUMBA_NUM_THREADS)
+        if n_threads != previous:
+            numba.set_num_threads(n_threads)
         try:
-            K.learn(
-                x, weights, self._learners(), options, self._nodes(), self._leaves(), self.work_
-            )
+            self._learn_valid(x, weights, options)
         finally:
-            numba.set_num_threads(previous)
-        K.give_back(self.free_slots_, self.n_free_slots_, self.spare_slots_, self.n_spare_slots_)
-        K.give_back(
-            self.free_blocks_, self.n_free_blocks_, self.spare_blocks_, self.n_spare_blocks_
-        )
-        self.counts_.fill(0)
+            if n_threads != previous:
+                numba.set_num_threads(previous)
+
+    def _learn_valid(self, x: np.ndarray, weights: np.ndarray, options: tuple) -> None:
+        demand = np.zeros(2, dtype=np.int64)
+        while True:
+            status = K.learn(
+                x,
+                weights,
+                self._learners(),
+                options,
+                self._nodes(),
+                self._leaves(),
+                self._pools(),
+                self.work_,
+                demand,
+            )
+            if status == K.LEARN_OK:
+                return
+            if status == K.LEARN_BAD_WEIGHTS:
+                raise ValueError("weights must be finite and non-negative")
+            if status == K.LEARN_GROW_NODES:
+                self._grow_nodes(int(demand[0]))
+            else:
+                kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
+                self._grow_for(kind, int(demand[1]))
 
     def _learners(self) -> tuple:
         setup = self.setup_
@@ -436,6 +437,16 @@ class VFDTCommittee(Committee):
             setup.grace_period,
             setup.split_confidence,
             setup.tie_threshold,
+        )
+
+    def _pools(self) -> tuple:
+        return (
+            self.spare_slots_,
+            self.n_spare_slots_,
+            self.spare_blocks_,
+            self.n_spare_blocks_,
+            self.counts_,
+            self.max_branches_,
         )
 
     def _nodes(self) -> tuple:
