@@ -110,9 +110,38 @@ def test_adaboost_olm_accuracy_on_movement():
     assert run.accuracy_last20 >= 0.962 - 0.02
 
 
-def test_online_mbbm_accuracy_on_balance_over_27_reorderings():
-    # Issue #4: the best OnlineMBBM over the paper's edges within 0.02 of the published best on the
-    # final 20% (balance: 0.821 at gamma = .1). Any one edge meeting it shows the best does.
-    data = ex.load_experiment_data("balance")
-    runs = [ex.run_column("MB .1", data, r) for r in range(1, 28)]
-    assert ex.summarize(runs)["accuracy_last20"] >= 0.821 - 0.02
+# Issue #4 targets for OnlineMBBM: the best over the paper's edges within 0.02 of the published
+# best on the final 20% (Table 3), mean over 27 reorderings. Any one edge meeting it shows that the
+# best does; the edge tested is the one we found best: (edge, published best).
+MBBM_TARGETS = {
+    "balance": ("MB .1", 0.821),
+    "mushroom": ("MB .3", 1.000),
+    "mice": ("MB .1", 0.695),
+    "nursery": ("MB .3", 0.969),
+    "car": ("MB .3", 0.914),
+}
+# Not met yet (0.885 at MB .3, 0.879 at MB .1 over 27 reorderings; the whole-stream accuracy,
+# 0.838, matches the paper's 0.842). Strict: the test fails the day the target is met.
+_CAR_GAP = pytest.mark.xfail(
+    strict=True, reason="issue #4 open: OnlineMBBM on car misses 0.914 - 0.02 (see the note)"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=_CAR_GAP) if n == "car" else n for n in MBBM_TARGETS],
+)
+def test_online_mbbm_accuracy_over_27_reorderings(name):
+    column, published = MBBM_TARGETS[name]
+    data = ex.load_experiment_data(name)
+    runs = [ex.run_column(column, data, r) for r in range(1, 28)]
+    assert ex.summarize(runs)["accuracy_last20"] >= published - 0.02
+
+
+def test_online_mbbm_accuracy_on_movement():
+    if not HAR.exists():
+        pytest.skip(f"{HAR} not found: the PUC-Rio HAR file is only in the dev tree")
+    data = ex.load_experiment_data("movement", str(HAR))
+    # One reordering, as for Adaboost.OLM above; the published best is 0.988 (MB .05).
+    run = ex.run_column("MB .1", data, 1)
+    assert run.accuracy_last20 >= 0.988 - 0.02

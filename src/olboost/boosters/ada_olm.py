@@ -11,6 +11,7 @@ import numpy as np
 from olboost._random import counter_uniform, seed_key
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
+from olboost.boosters import _stream_kernels as _SK
 from olboost.boosters._ada_olmr_kernels import choose_expert
 from olboost.boosters.base import _HEDGE_STREAM, MulticlassBooster
 from olboost.weak.base import Committee
@@ -228,6 +229,65 @@ class AdaBoostOLM(MulticlassBooster):
 
     def _update(self, H: np.ndarray, y: int) -> np.ndarray:
         return self._olm_update(H, y)
+
+    def _compiled_stream(
+        self, rows: Any, targets: Sequence, out: np.ndarray | None, start: int
+    ) -> int:
+        from olboost.weak.vfdt import VFDTCommittee
+
+        committee = self.committee_
+        cls = type(self)
+        if (
+            rows.sparse
+            or not isinstance(committee, VFDTCommittee)
+            or cls._scores is not AdaBoostOLM._scores  # the one-vs-all designs
+            or cls._update is not AdaBoostOLM._update
+        ):
+            return start
+        X = np.ascontiguousarray(rows.X)
+        stop = start + committee._first_bad_row(X[start:])  # that row is left to predict's checks
+        y = np.asarray(targets, dtype=np.int64)
+        n, k = self.learners, len(self._outputs())
+        H = np.empty((n, k))
+        weights = np.empty((n, k))
+        demand = np.zeros(2, dtype=np.int64)
+        scores = out if out is not None else np.empty((0, k))
+        i = start
+        with committee._threads():
+            while i < stop:
+                j = _SK.olm_vfdt_stream(
+                    X,
+                    y,
+                    i,
+                    stop,
+                    self.t_,
+                    scores,
+                    out is not None,
+                    committee._kernel_args(),
+                    demand,
+                    H,
+                    weights,
+                    self.alpha_,
+                    self.log_v_,
+                    self._hedge_keys[0],
+                    self.predict_with == "sampled",
+                    _VOTES[self.vote],
+                    _LOSSES[self.loss],
+                    self.step_scale_,
+                    self.alpha_bound_,
+                    self.hedge_rate,
+                    self.edge_num_,
+                    self.edge_den_,
+                )
+                if j == stop:
+                    self.t_ += stop - i
+                    break
+                # the booster learned rows i..j; row j's trees need more storage to learn
+                self.t_ += j + 1 - i
+                committee._learn_valid(X[j], weights)
+                i = j + 1
+        self._cache = None
+        return stop
 
     # ------------------------------------------------------------------ learned quantities
 

@@ -162,15 +162,29 @@ class Booster(Estimator):
     def _stream(self, rows: _Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
         """Score then learn each row; ``targets[i]`` is what ``_update`` receives for row ``i``."""
         out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
-        for i in range(rows.n):
-            xv = rows.row(i)
+        i = 0
+        while i < rows.n:
             if not self._started:
                 self._start(rows.d, None)
+            i = self._compiled_stream(rows, targets, out, i)
+            if i == rows.n:
+                break
+            xv = rows.row(i)
             H = self.committee_.predict(xv)
             if out is not None:
                 out[i] = self._scores(H)
             self._learn_predicted(xv, H, targets[i])
+            i += 1
         return out
+
+    def _compiled_stream(
+        self, rows: _Rows, targets: Sequence, out: np.ndarray | None, start: int
+    ) -> int:
+        """Score then learn rows ``start, start + 1, ...`` in one compiled loop, with the same
+        results as the row-by-row path of :meth:`_stream`, where the booster and its committee
+        have one (:mod:`olboost.boosters._stream_kernels`); return the first row left to that
+        path (``start``: none done)."""
+        return start
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

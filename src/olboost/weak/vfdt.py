@@ -7,6 +7,7 @@ The trees are VFDT (Domingos & Hulten 2000) with the semantics of River's
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -358,6 +359,32 @@ class VFDTCommittee(Committee):
             )
         return x
 
+    def _first_bad_row(self, X: np.ndarray) -> int:
+        """Index of the first row of ``X`` (float64, ``(n, n_attributes)``) whose nominal codes
+        :meth:`_check_x` would reject, ``n`` if none."""
+        if not self.nominal_columns_.size:
+            return X.shape[0]
+        codes = X[:, self.nominal_columns_]
+        ok = (codes >= 0) & (codes < self.nominal_cardinality_) & (codes == np.floor(codes))
+        bad = np.flatnonzero(~ok.all(axis=1))
+        return int(bad[0]) if bad.size else X.shape[0]
+
+    def _kernel_args(self) -> tuple:
+        """What compiled loops over a stream (:mod:`olboost.boosters._stream_kernels`) pass to
+        :func:`K.predict` and :func:`K.learn`: ``(learners, leaf_prediction, leaf_prior,
+        nb_threshold, options, nodes, leaves, pools, work)``. Valid until storage grows."""
+        return (
+            self._learners(),
+            _MODES[self.leaf_prediction],
+            self.leaf_prior,
+            self.nb_threshold,
+            self._options(),
+            self._nodes(),
+            self._leaves(),
+            self._pools(),
+            self.work_,
+        )
+
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Each tree's smoothed leaf distribution for ``x``: ``(N, k)`` float64."""
         x = self._check_x(x)
@@ -385,32 +412,42 @@ class VFDTCommittee(Committee):
             raise ValueError(
                 f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
             )
-        options = (
+        with self._threads():
+            self._learn_valid(x, weights)
+
+    def _options(self) -> tuple:
+        return (
             self.n_split_points,
             self.min_branch_fraction,
             self.max_share_to_split,
             _MODES[self.leaf_prediction],
             self.nominal_splits == "both",
         )
+
+    @contextlib.contextmanager
+    def _threads(self) -> Iterator[None]:
+        """Run the trees on ``n_threads`` Numba threads inside the block."""
         # set_num_threads applies to this thread only; restore it so other code is unaffected
         previous = numba.get_num_threads()
         n_threads = min(self.n_threads, numba.config.NUMBA_NUM_THREADS)
         if n_threads != previous:
             numba.set_num_threads(n_threads)
         try:
-            self._learn_valid(x, weights, options)
+            yield
         finally:
             if n_threads != previous:
                 numba.set_num_threads(previous)
 
-    def _learn_valid(self, x: np.ndarray, weights: np.ndarray, options: tuple) -> None:
+    def _learn_valid(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """:meth:`learn` once ``x`` and the shape of ``weights`` are checked, on the current
+        threads, growing storage as needed."""
         demand = np.zeros(2, dtype=np.int64)
         while True:
             status = K.learn(
                 x,
                 weights,
                 self._learners(),
-                options,
+                self._options(),
                 self._nodes(),
                 self._leaves(),
                 self._pools(),
