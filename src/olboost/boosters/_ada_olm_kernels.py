@@ -214,9 +214,22 @@ def olm_update(
         edge_den[i] += cost[y]
         weights_out[i, y] = -cost[y] / (k - 1)
         a = alpha[i]
-        for c in range(k):
-            s[c] += a * h[c]
-        olm_cost_row(s, y, loss, cost)  # C^{i+1}(y, .) = grad L^y(s^i), also f''s gradient
+        if a != 0.0:
+            for c in range(k):
+                s[c] += a * h[c]
+            # C^{i+1}(y, .) = grad L^y(s^i), also f''s gradient. A one-hot vote for l != y moves
+            # s(l) only: only C(y, l) and the diagonal change (the others would be recomputed
+            # from the same inputs, so skipping them changes no bit).
+            l = _argmax(h)
+            if vote != VOTE_PROBA and l != y:
+                cost[l] = _dphi(s[l] - s[y], loss)
+                diag = 0.0
+                for c in range(k):
+                    if c != y:
+                        diag += cost[c]
+                cost[y] = -diag
+            else:
+                olm_cost_row(s, y, loss, cost)
         grad = 0.0
         for c in range(k):
             grad += cost[c] * h[c]

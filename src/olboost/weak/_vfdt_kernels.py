@@ -32,6 +32,10 @@ for every attribute of the learner: a weighted Gaussian (mean, sum of squared de
 per numeric attribute and a weight per category of each nominal attribute. A leaf typically sees a
 few of the ``k`` classes, so blocks keep memory proportional to the (leaf, class) pairs seen.
 
+Helpers on the learning path are compiled inline (``inline="always"``): a call between compiled
+functions that passes tuples of arrays pays reference-count updates for each array, which cost
+more than the helpers' work. One call of :func:`learn` does everything one example needs.
+
 Each tree is trained sequentially in a deterministic order and touches only its own nodes, slots
 and blocks, so results are bit-identical whatever the capacities, the number of threads, and
 whether or not the state went through pickle.
@@ -174,23 +178,31 @@ def _entropy(dist):
 
 
 @numba.njit(cache=True, inline="always")
-def _merit(pre_entropy, post, n_branches, min_branch_fraction):
-    """Information gain of a split with branch class weights ``post[:n_branches]``; ``-inf`` unless
-    at least two branches hold more than ``min_branch_fraction`` of the weight (MOA's rule)."""
+def _merit(pre_entropy, sums, entropies, post, n_branches, min_branch_fraction):
+    """Information gain of a split whose branch ``b`` has total weight ``sums[b]`` and class
+    weights ``post[b]``; ``-inf`` unless at least two branches hold more than
+    ``min_branch_fraction`` of the weight (MOA's rule).
+
+    ``entropies[b]`` is the entropy of branch ``b`` if already known, NaN otherwise; it is
+    computed (and stored) only once the split passes the rule, as River does. Sums and entropies
+    are taken in the same order as River's ``InfoGainSplitCriterion``, so a stored value is the
+    one a recomputation would give."""
     total = 0.0
     for b in range(n_branches):
-        total += np.sum(post[b])
+        total += sums[b]
     if not total > 0.0:
         return -np.inf
     big = 0
     for b in range(n_branches):
-        if np.sum(post[b]) / total > min_branch_fraction:
+        if sums[b] / total > min_branch_fraction:
             big += 1
     if big < 2:
         return -np.inf
     post_entropy = 0.0
     for b in range(n_branches):
-        post_entropy += np.sum(post[b]) * _entropy(post[b])
+        if np.isnan(entropies[b]):
+            entropies[b] = _entropy(post[b])
+        post_entropy += sums[b] * entropies[b]
     return pre_entropy - post_entropy / total
 
 
@@ -355,21 +367,50 @@ def _best_nominal(
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
     default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
     replaces it only if strictly better, the first best ``v`` winning ties (River); otherwise the
-    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``)."""
+    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``).
+
+    Branch ``x == v`` of a binary split holds exactly the class weights of category ``v``'s
+    multiway branch, so its weight and entropy are reused; only the ``x != v`` branch, summed
+    over the other categories in increasing order as River does, is new."""
     n_obs = _nominal_multiway(blocks, nominal, offset, n_categories, work)
-    best = _merit(pre_entropy, work, n_obs, min_branch_fraction)
+    sums = np.empty(n_obs)
+    entropies = np.full(n_obs, np.nan)
+    for o in range(n_obs):
+        sums[o] = np.sum(work[o])
+    best = _merit(pre_entropy, sums, entropies, work, n_obs, min_branch_fraction)
     kind = NOMINAL_MULTIWAY
     value = 0.0
     if not binary:
         return best, kind, value
+    rest = work[W_LO]
+    k = blocks.shape[0]
+    o = -1
     for v in range(n_categories):
-        if _category_weights(blocks, nominal, offset + v, work[W_MU]):
-            _nominal_binary(blocks, nominal, offset, n_categories, v, work)
-            merit = _merit(pre_entropy, work, 2, min_branch_fraction)
-            if merit > best:
-                best = merit
-                kind = NOMINAL_EQ
-                value = float(v)
+        if not _category_weights(blocks, nominal, offset + v, work[W_MU]):
+            continue
+        o += 1
+        rest[:] = 0.0
+        for u in range(n_categories):
+            if u != v:
+                for c in range(k):
+                    if blocks[c] >= 0:
+                        rest[c] += nominal[blocks[c], offset + u]
+        # _merit of the branches (work[o], rest), term by term in the same order
+        rest_sum = np.sum(rest)
+        total = 0.0 + sums[o] + rest_sum
+        if not total > 0.0:
+            continue
+        if (sums[o] / total > min_branch_fraction) + (rest_sum / total > min_branch_fraction) < 2:
+            continue
+        if np.isnan(entropies[o]):
+            entropies[o] = _entropy(work[o])
+        post_entropy = 0.0 + sums[o] * entropies[o]
+        post_entropy += rest_sum * _entropy(rest)
+        merit = pre_entropy - post_entropy / total
+        if merit > best:
+            best = merit
+            kind = NOMINAL_EQ
+            value = float(v)
     return best, kind, value
 
 
@@ -400,7 +441,9 @@ def _reset_observers(i, slot, leaves):
         observed[slot, c] = 0.0
 
 
-@numba.njit(cache=True, inline="always")
+# Not inlined (unlike the other helpers of learn): inlining it changed the trees grown (Numba
+# 0.68; the reference tests in tests/test_vfdt.py catch it), and it only runs when a leaf is made.
+@numba.njit(cache=True)
 def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
     """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
     classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
@@ -767,7 +810,8 @@ def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
 
     give_back(free_slots, n_free_slots, spare_slots, n_spare_slots)
     give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
-    counts[:] = 0
+    for i in range(counts.shape[0]):
+        counts[i] = 0
     return LEARN_OK
 
 
