@@ -2,7 +2,10 @@
 
 ``AdaBoostOLM(committee, learners=100, seed=1)`` (logistic loss, the paper's algorithm) under
 prequential evaluation (:func:`olboost.evaluate.prequential`) of ``data.shuffled(1)``, each case
-in its own subprocess, timed after a warm-up that compiles every kernel on a few examples:
+in its own subprocess, timed after a warm-up that compiles every kernel on a few examples. With
+``VFDTCommittee`` the booster runs the stream in one compiled loop
+(:mod:`olboost.boosters._stream_kernels`, bit-identical to the row-by-row path); with
+``RiverCommittee`` it goes row by row, River's trees being Python objects:
 
 * ``nursery-vfdt``: ``VFDTCommittee(nominal_attributes=data.nominal_cardinalities)`` on nursery
   (12,960 examples; published run time of the authors' code: 735 s); ``nursery-vfdt-1thread``

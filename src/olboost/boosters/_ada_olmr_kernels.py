@@ -48,13 +48,15 @@ def choose_expert(log_v: np.ndarray, u: float, sampled: bool) -> int:
     if not sampled:
         return best
     m = log_v[best]
+    v = np.empty(n)
     total = 0.0
     for i in range(n):
-        total += math.exp(log_v[i] - m)
+        v[i] = math.exp(log_v[i] - m)
+        total += v[i]
     target = u * total
     acc = 0.0
     for i in range(n):
-        acc += math.exp(log_v[i] - m)
+        acc += v[i]
         if target < acc:
             return i
     return n - 1

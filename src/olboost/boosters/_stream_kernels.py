@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from olboost._random import counter_uniform
-from olboost.boosters._ada_olm_kernels import olm_scores, olm_update
+from olboost.boosters._ada_olm_kernels import olm_scores_update, olm_update
 from olboost.boosters._ada_olmr_kernels import choose_expert
 from olboost.weak import _vfdt_kernels as K
 
@@ -57,22 +57,27 @@ def olm_vfdt_stream(
 
     Per row: the committee's predictions ``H`` (:func:`K.predict`); if ``return_scores``, the
     votes of the expert drawn with ``counter_uniform(hedge_key, t + 1)`` into ``scores_out[i]``
-    (:func:`olm_scores`, as ``AdaBoostOLM._scores``); the booster's update
-    (:func:`olm_update`) and the committee's learning (:func:`K.learn`). Returns ``stop``, or the
-    first row whose learning needs more storage (see the module docstring)."""
+    (as ``AdaBoostOLM._scores``), computed in the update's pass (:func:`olm_scores_update`);
+    the booster's update (:func:`olm_update`) and the committee's learning (:func:`K.learn`).
+    Returns ``stop``, or the first row whose learning needs more storage (see the module
+    docstring)."""
     learners, leaf_prediction, leaf_prior, nb_threshold = committee[:4]
     options, nodes, leaves, pools, work = committee[4:]
     for i in range(start, stop):
         x = X[i]
         K.predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leaves, H)
-        if return_scores:
-            expert = choose_expert(log_v, counter_uniform(hedge_key, t + 1), sampled)
-            olm_scores(H, alpha, expert, vote, loss, scores_out[i])
         t += 1
-        olm_update(
-            H, y[i], alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights, edge_num,
-            edge_den,
-        )  # fmt: skip
+        if return_scores:
+            expert = choose_expert(log_v, counter_uniform(hedge_key, t), sampled)
+            olm_scores_update(
+                H, y[i], alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights,
+                edge_num, edge_den, expert, scores_out[i],
+            )  # fmt: skip
+        else:
+            olm_update(
+                H, y[i], alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights,
+                edge_num, edge_den,
+            )  # fmt: skip
         status = K.learn(x, weights, learners, options, nodes, leaves, pools, work, demand)
         if status != K.LEARN_OK:
             return i

@@ -59,6 +59,11 @@ class AdaBoostOLM(MulticlassBooster):
     The empirical edges of Sec. 4.2, ``gamma_i = sum_t C^i(y, l^i) / sum_t C^i(y, y)``, are tracked
     in :attr:`empirical_edges`.
 
+    With a :class:`~olboost.weak.vfdt.VFDTCommittee`, ``learn`` and ``predict_then_learn`` on
+    dense arrays run the whole stream in one compiled loop
+    (:func:`olboost.boosters._stream_kernels.olm_vfdt_stream`), with results bit-identical to
+    learning row by row.
+
     Parameters
     ----------
     committee
