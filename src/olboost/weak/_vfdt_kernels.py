@@ -178,31 +178,23 @@ def _entropy(dist):
 
 
 @numba.njit(cache=True, inline="always")
-def _merit(pre_entropy, sums, entropies, post, n_branches, min_branch_fraction):
-    """Information gain of a split whose branch ``b`` has total weight ``sums[b]`` and class
-    weights ``post[b]``; ``-inf`` unless at least two branches hold more than
-    ``min_branch_fraction`` of the weight (MOA's rule).
-
-    ``entropies[b]`` is the entropy of branch ``b`` if already known, NaN otherwise; it is
-    computed (and stored) only once the split passes the rule, as River does. Sums and entropies
-    are taken in the same order as River's ``InfoGainSplitCriterion``, so a stored value is the
-    one a recomputation would give."""
+def _merit(pre_entropy, post, n_branches, min_branch_fraction):
+    """Information gain of a split with branch class weights ``post[:n_branches]``; ``-inf`` unless
+    at least two branches hold more than ``min_branch_fraction`` of the weight (MOA's rule)."""
     total = 0.0
     for b in range(n_branches):
-        total += sums[b]
+        total += np.sum(post[b])
     if not total > 0.0:
         return -np.inf
     big = 0
     for b in range(n_branches):
-        if sums[b] / total > min_branch_fraction:
+        if np.sum(post[b]) / total > min_branch_fraction:
             big += 1
     if big < 2:
         return -np.inf
     post_entropy = 0.0
     for b in range(n_branches):
-        if np.isnan(entropies[b]):
-            entropies[b] = _entropy(post[b])
-        post_entropy += sums[b] * entropies[b]
+        post_entropy += np.sum(post[b]) * _entropy(post[b])
     return pre_entropy - post_entropy / total
 
 
@@ -360,36 +352,6 @@ def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
                 post[b, c] += nominal[blocks[c], offset + v]
 
 
-#: Information gain lost by merging categories, in bits times weight, above which a binary split is
-#: skipped as provably worse than the multiway split (see :func:`_binary_gap_bound`). The computed
-#: merits are within ~1e-13 of the exact ones, far below it.
-_MERIT_MARGIN = 1e-9
-_TWO_LN2 = 2.0 * math.log(2.0)
-
-
-@numba.njit(cache=True, inline="always")
-def _binary_gap_bound(work, sums, n_obs, o, rest, rest_sum):
-    """A lower bound, times the leaf's weight, of how much less information a binary split
-    ``x == v`` gains than the multiway split of the same nominal attribute, ``v`` being observed
-    category ``o`` (branch rows ``work[:n_obs]`` of weights ``sums``, the other branch ``rest``).
-
-    Merging the categories ``u != v`` into ``rest`` loses ``sum_u S_u KL(p_u || p_rest)`` (the
-    Jensen gap of the entropy; ``S_u`` a category's weight, ``p`` class distributions), and
-    Pinsker's inequality bounds each KL below by ``||p_u - p_rest||_1^2 / (2 ln 2)`` bits. No
-    logarithm is needed, so the binary split's entropy is computed only when the bound cannot
-    rule it out."""
-    k = rest.shape[0]
-    gap = 0.0
-    for r in range(n_obs):
-        if r == o or not sums[r] > 0.0:
-            continue
-        l1 = 0.0
-        for c in range(k):
-            l1 += abs(work[r, c] / sums[r] - rest[c] / rest_sum)
-        gap += sums[r] * l1 * l1
-    return gap / _TWO_LN2
-
-
 @numba.njit(cache=True, inline="always")
 def _best_nominal(
     blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work
@@ -397,55 +359,21 @@ def _best_nominal(
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
     default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
     replaces it only if strictly better, the first best ``v`` winning ties (River); otherwise the
-    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``).
-
-    Branch ``x == v`` of a binary split holds exactly the class weights of category ``v``'s
-    multiway branch, so its weight and entropy are reused; only the ``x != v`` branch, summed
-    over the other categories in increasing order as River does, is new."""
+    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``)."""
     n_obs = _nominal_multiway(blocks, nominal, offset, n_categories, work)
-    sums = np.empty(n_obs)
-    entropies = np.full(n_obs, np.nan)
-    for o in range(n_obs):
-        sums[o] = np.sum(work[o])
-    best = _merit(pre_entropy, sums, entropies, work, n_obs, min_branch_fraction)
-    multiway_valid = best > -np.inf
+    best = _merit(pre_entropy, work, n_obs, min_branch_fraction)
     kind = NOMINAL_MULTIWAY
     value = 0.0
     if not binary:
         return best, kind, value
-    rest = work[W_LO]
-    k = blocks.shape[0]
-    o = -1
     for v in range(n_categories):
-        if not _category_weights(blocks, nominal, offset + v, work[W_MU]):
-            continue
-        o += 1
-        rest[:] = 0.0
-        for u in range(n_categories):
-            if u != v:
-                for c in range(k):
-                    if blocks[c] >= 0:
-                        rest[c] += nominal[blocks[c], offset + u]
-        # _merit of the branches (work[o], rest), term by term in the same order
-        rest_sum = np.sum(rest)
-        total = 0.0 + sums[o] + rest_sum
-        if not total > 0.0:
-            continue
-        if (sums[o] / total > min_branch_fraction) + (rest_sum / total > min_branch_fraction) < 2:
-            continue
-        if multiway_valid and _binary_gap_bound(work, sums, n_obs, o, rest, rest_sum) > (
-            _MERIT_MARGIN * total
-        ):
-            continue  # provably below the multiway merit, hence not strictly better than best
-        if np.isnan(entropies[o]):
-            entropies[o] = _entropy(work[o])
-        post_entropy = 0.0 + sums[o] * entropies[o]
-        post_entropy += rest_sum * _entropy(rest)
-        merit = pre_entropy - post_entropy / total
-        if merit > best:
-            best = merit
-            kind = NOMINAL_EQ
-            value = float(v)
+        if _category_weights(blocks, nominal, offset + v, work[W_MU]):
+            _nominal_binary(blocks, nominal, offset, n_categories, v, work)
+            merit = _merit(pre_entropy, work, 2, min_branch_fraction)
+            if merit > best:
+                best = merit
+                kind = NOMINAL_EQ
+                value = float(v)
     return best, kind, value
 
 
@@ -845,6 +773,7 @@ def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
 
     give_back(free_slots, n_free_slots, spare_slots, n_spare_slots)
     give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
+    # an explicit loop: in this parallel function, ``counts[:] = 0`` left the array unchanged
     for i in range(counts.shape[0]):
         counts[i] = 0
     return LEARN_OK
