@@ -39,7 +39,6 @@ __all__ = [
     "olm_weak_vote",
     "olm_scores",
     "olm_update",
-    "olm_scores_update",
 ]
 
 #: Surrogate-loss codes (the ``loss`` argument of the kernels).
@@ -180,6 +179,8 @@ def olm_update(
     weights_out: np.ndarray,
     edge_num: np.ndarray,
     edge_den: np.ndarray,
+    expert: int = -1,
+    scores_out: np.ndarray | None = None,
 ) -> None:
     """One learning round of Adaboost.OLM once the true class ``y`` is revealed; in place.
 
@@ -197,46 +198,12 @@ def olm_update(
     * Hedge (line 15): ``v^i <- v^i exp(-hedge_rate 1[y != argmax s^i])`` (ties: lowest class);
     * the sums of the empirical edge ``gamma_i = sum_t C^i(y, .) . h^i / sum_t C^i(y, y)``
       (Sec. 4.2): ``edge_num[i] += C^i(y, .) . h^i`` and ``edge_den[i] += C^i(y, y)``.
+
+    With ``scores_out``, the votes ``s^expert`` of expert ``expert`` before the update are also
+    written there: the round builds ``s^i`` from this round's ``alpha^j`` before changing them,
+    adding the same terms in the same order as :func:`olm_scores`, so they are bit for bit its
+    result, without a second pass.
     """
-    _olm_round(
-        H, y, alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights_out, edge_num,
-        edge_den, -1, weights_out[0],
-    )  # fmt: skip
-
-
-@numba.njit(cache=True)
-def olm_scores_update(
-    H: np.ndarray,
-    y: int,
-    alpha: np.ndarray,
-    log_v: np.ndarray,
-    t: int,
-    vote: int,
-    loss: int,
-    step: float,
-    bound: float,
-    hedge_rate: float,
-    weights_out: np.ndarray,
-    edge_num: np.ndarray,
-    edge_den: np.ndarray,
-    expert: int,
-    scores_out: np.ndarray,
-) -> None:
-    """:func:`olm_scores` of expert ``expert`` into ``scores_out``, then :func:`olm_update`, in one
-    pass: the update builds ``s^i`` from this round's ``alpha^j`` before changing them, adding
-    the same terms in the same order as :func:`olm_scores`, so ``s^expert`` is bit for bit the
-    expert's votes."""
-    _olm_round(
-        H, y, alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights_out, edge_num,
-        edge_den, expert, scores_out,
-    )  # fmt: skip
-
-
-@numba.njit(cache=True, inline="always")
-def _olm_round(
-    H, y, alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights_out, edge_num, edge_den,
-    expert, scores_out,
-):  # fmt: skip
     n, k = H.shape
     s = np.zeros(k)
     cost = np.empty(k)
@@ -275,9 +242,10 @@ def _olm_round(
             grad += cost[c] * h[c]
         eta_i = eta * math.exp(-(i + 1.0)) if loss == EXPONENTIAL else eta
         alpha[i] = min(bound, max(-bound, a - eta_i * grad))
-        if i == expert:
-            for c in range(k):
-                scores_out[c] = s[c]
+        if scores_out is not None:
+            if i == expert:
+                for c in range(k):
+                    scores_out[c] = s[c]
         if _argmax(s) != y:
             log_v[i] -= hedge_rate
     # Renormalise so the largest log-weight is 0: sampling is unchanged and values stay bounded.

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from olboost._random import counter_uniform
-from olboost.boosters._ada_olm_kernels import olm_scores_update, olm_update
+from olboost.boosters._ada_olm_kernels import olm_update
 from olboost.boosters._ada_olmr_kernels import choose_expert
 from olboost.weak import _vfdt_kernels as K
 
@@ -57,7 +57,7 @@ def olm_vfdt_stream(
 
     Per row: the committee's predictions ``H`` (:func:`K.predict`); if ``return_scores``, the
     votes of the expert drawn with ``counter_uniform(hedge_key, t + 1)`` into ``scores_out[i]``
-    (as ``AdaBoostOLM._scores``), computed in the update's pass (:func:`olm_scores_update`);
+    (as ``AdaBoostOLM._scores``), computed in the update's pass (:func:`olm_update`);
     the booster's update (:func:`olm_update`) and the committee's learning (:func:`K.learn`).
     Returns ``stop``, or the first row whose learning needs more storage (see the module
     docstring)."""
@@ -69,7 +69,7 @@ def olm_vfdt_stream(
         t += 1
         if return_scores:
             expert = choose_expert(log_v, counter_uniform(hedge_key, t), sampled)
-            olm_scores_update(
+            olm_update(
                 H, y[i], alpha, log_v, t, vote, loss, step, bound, hedge_rate, weights,
                 edge_num, edge_den, expert, scores_out[i],
             )  # fmt: skip
