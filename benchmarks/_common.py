@@ -19,6 +19,23 @@ from pathlib import Path
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
 
+def warm_up(make, train, test, n: int = 30) -> float:
+    """Seconds to compile every kernel that ``train_test(make(), train, test)`` runs, by running
+    it on the first ``n`` examples of each (the same calls and argument types), with 3 learners.
+    """
+    import dataclasses
+    import time
+
+    from olboost.evaluate import train_test
+
+    def head(data):
+        return dataclasses.replace(data, X=data.X[:n], Y=data.Y[:n])
+
+    t0 = time.perf_counter()
+    train_test(make(3), head(train), head(test))
+    return time.perf_counter() - t0
+
+
 def loadavg() -> list[float] | None:
     """The 1, 5 and 15 minute load averages, or ``None`` where ``/proc/loadavg`` is unreadable."""
     try:

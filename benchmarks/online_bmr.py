@@ -27,10 +27,9 @@ import json
 import os
 import resource
 import sys
-import time
 from pathlib import Path
 
-from _common import SHARED, loadavg, machine_info, run_one, threading_layer
+from _common import SHARED, loadavg, machine_info, run_one, threading_layer, warm_up
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -81,13 +80,8 @@ def _case(name: str, method: str, quick: bool) -> dict:
     def make(learners: int) -> OnlineBMR:
         return OnlineBMR(VFDTCommittee(), learners=learners, seed=1, gamma=0.1, method=method)
 
-    # Compile every kernel (learning and scoring) on a few examples first, so the timed run
-    # measures steady state.
-    t0 = time.perf_counter()
-    warm = make(3)
-    warm.learn(train.X[:30], train.Y[:30])
-    warm.score(test.X[:5])
-    warmup = time.perf_counter() - t0
+    # Compile every kernel on a few examples first, so the timed run measures steady state.
+    warmup = warm_up(make, train, test)
     model = make(100)
     result = train_test(model, train, test)
     return {

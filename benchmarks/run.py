@@ -22,10 +22,9 @@ import os
 import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import SHARED, machine_info, run_one
+from _common import SHARED, machine_info, run_one, warm_up
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -60,10 +59,7 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
     compile_s = 0.0
     if warm:
         # Compile every kernel on a few examples first, so the timed run measures steady state.
-        t0 = time.perf_counter()
-        tiny = data.train
-        AdaOLMR(make(), learners=3, seed=seed).learn(tiny.X[:30], tiny.Y[:30])
-        compile_s = time.perf_counter() - t0
+        compile_s = warm_up(lambda n: AdaOLMR(make(), learners=n, seed=seed), data.train, data.test)
     model = AdaOLMR(make(), learners=100, seed=seed)
     result = train_test(model, data.train, data.test)
     return {
