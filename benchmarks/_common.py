@@ -36,6 +36,37 @@ def warm_up(make, train, test, n: int = 30) -> float:
     return time.perf_counter() - t0
 
 
+def load_mulan(name: str):
+    """A bundled MULAN set by name, or ``"tmc2007-500"`` from the shared data (train and test)."""
+    from olboost.datasets import load
+
+    if name == "tmc2007-500":
+        base = SHARED / "tmc2007-500"
+        return load(
+            base / "tmc2007-500-train.arff",
+            base / "tmc2007-500.xml",
+            test=base / "tmc2007-500-test.arff",
+        )
+    return load(name)
+
+
+def process_facts(load_start: list[float] | None) -> dict:
+    """What each case records about the process that ran it, at its end: peak memory, Numba's
+    threads and threading layer, ``OMP_WAIT_POLICY``, and the load averages at start and end."""
+    import resource
+
+    import numba
+
+    return {
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
+        "threading_layer": threading_layer(),
+        "loadavg_start": load_start,
+        "loadavg_end": loadavg(),
+    }
+
+
 def loadavg() -> list[float] | None:
     """The 1, 5 and 15 minute load averages, or ``None`` where ``/proc/loadavg`` is unreadable."""
     try:

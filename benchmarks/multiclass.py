@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from _common import SHARED, loadavg, machine_info, run_one, threading_layer
+from _common import SHARED, loadavg, machine_info, process_facts, run_one
 
 HERE = Path(__file__).resolve().parent
 HAR = SHARED / "puc_rio_har" / "dataset-har-PUC-Rio-ugulino.csv.gz"
@@ -83,7 +81,6 @@ def _committee(data, kind: str):
 
 def _case(name: str, kind: str, repeats: int, quick: bool) -> dict:
     """Run one evaluation (``repeats`` times) in this process and return its measurements."""
-    import numba
 
     from olboost import AdaBoostOLM
     from olboost.datasets import load_uci
@@ -122,12 +119,7 @@ def _case(name: str, kind: str, repeats: int, quick: bool) -> dict:
         "accuracy": runs[0].accuracy,
         "accuracy_last20": runs[0].accuracy_last20,
         "deterministic": all(r.correct.tolist() == runs[0].correct.tolist() for r in runs),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
-        "threading_layer": threading_layer(),
-        "loadavg_start": load_start,
-        "loadavg_end": loadavg(),
+        **process_facts(load_start),
     }
 
 

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import sys
 from pathlib import Path
 
-from _common import SHARED, loadavg, machine_info, run_one, threading_layer, warm_up
+from _common import SHARED, load_mulan, loadavg, machine_info, process_facts, run_one, warm_up
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -49,28 +47,14 @@ VARIANTS = {
 QUICK_ROWS = 150
 
 
-def _load(name: str):
-    from olboost.datasets import load
-
-    if name == "tmc2007-500":
-        base = SHARED / "tmc2007-500"
-        return load(
-            base / "tmc2007-500-train.arff",
-            base / "tmc2007-500.xml",
-            test=base / "tmc2007-500-test.arff",
-        )
-    return load(name)
-
-
 def _case(name: str, method: str, quick: bool) -> dict:
     """Run one evaluation in this process and return its measurements."""
-    import numba
 
     from olboost import OnlineBMR, VFDTCommittee
     from olboost.evaluate import train_test
 
     load_start = loadavg()
-    data = _load(name)
+    data = load_mulan(name)
     train, test = data.train, data.test
     if quick:
         # MultiLabelDataset has no public head(); _rows is the slicing behind train/test.
@@ -97,12 +81,7 @@ def _case(name: str, method: str, quick: bool) -> dict:
         "warmup_seconds": warmup,
         "rank_loss": result.rank_loss,
         "n_gamma_capped": int(model.n_gamma_capped_),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
-        "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY"),
-        "threading_layer": threading_layer(),
-        "loadavg_start": load_start,
-        "loadavg_end": loadavg(),
+        **process_facts(load_start),
     }
 
 

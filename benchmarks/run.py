@@ -24,23 +24,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _common import SHARED, machine_info, run_one, warm_up
+from _common import SHARED, load_mulan, machine_info, run_one, warm_up
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-
-
-def _load(name: str):
-    from olboost.datasets import load
-
-    if name == "tmc2007-500":
-        base = SHARED / "tmc2007-500"
-        return load(
-            base / "tmc2007-500-train.arff",
-            base / "tmc2007-500.xml",
-            test=base / "tmc2007-500-test.arff",
-        )
-    return load(name)
 
 
 def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
@@ -48,7 +35,7 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
     from olboost import AdaOLMR, RiverCommittee, VFDTCommittee
     from olboost.evaluate import train_test
 
-    data = _load(name)
+    data = load_mulan(name)
     threads = int(os.environ.get("OLBOOST_BENCH_THREADS", "1"))
     if committee == "vfdt":
 
