@@ -369,10 +369,18 @@ def test_multiclass_matches_brute_force(k, n):
 
 
 def test_multiclass_kernel_row_matches_memoised_row():
+    from olboost.boosters import _mbbm_kernels as MK
+
     s = np.array([3, 1, 1, 0, 2], dtype=np.int64)
     out = np.empty(5)
+    d = np.empty(4, dtype=np.int64)
+    tab = K.binomial_table(9, 4)
+    empty = np.empty(0, dtype=np.int64)
     for r in range(5):
-        K.mbbm_costs(s, r, 9, 0.2, out)
+        # empty offsets: every potential evaluated directly, unmemoised
+        MK.mbbm_cost_row_memo(
+            s, r, 9, 0.2, tab, empty, empty.reshape(0, 0), MK.new_memo(), 0, d, out
+        )
         np.testing.assert_allclose(out, multiclass_costs(s, r, 9, 0.2), atol=TOL)
 
 

@@ -35,12 +35,10 @@ Signatures (``s`` float64[:], ``y_mask`` bool[:], ``out`` float64[:] of length `
 
 Multiclass 0-1 potential (Jung, Goetz & Tewari 2017, eq. 2, 3, 16)
 -------------------------------------------------------------------
-* ``mbbm_potential_diffs(d, n, k, gamma) -> phi^r_n`` where ``d[j] = s[r] - s[l_j]`` over the
-  ``k - 1`` labels ``l_j != r`` (int64[:], any order);
-* ``mbbm_potential_table(d, n, k, gamma, tab)``: the same with ``tab = binomial_table(n, k - 1)``
-  precomputed (shared by every evaluation of one ``(n, k)``);
-* ``mbbm_costs(s, r, n, gamma, out) -> None`` fills the cost row ``out[l] = phi^r_n(s + e_l)``
-  (eq. 4) for integer scores ``s`` (int64[:]);
+* ``mbbm_potential_table(d, n, k, gamma, tab) -> phi^r_n`` where ``d[j] = s[r] - s[l_j]`` over
+  the ``k - 1`` labels ``l_j != r`` (int64[:], any order) and ``tab = binomial_table(n, k - 1)``
+  (shared by every evaluation of one ``(n, k)``); cost rows of eq. 4 are built from it by
+  :func:`olboost.boosters._mbbm_kernels.mbbm_cost_row_memo`;
 * ``mbbm_normalize(c, r, out) -> weight``: eq. 5 and the weight of Algorithm 1, line 11.
 """
 
@@ -71,9 +69,7 @@ __all__ = [
     "normalize_costs_kernel",
     "binomial_pmf",
     "binomial_table",
-    "mbbm_potential_diffs",
     "mbbm_potential_table",
-    "mbbm_costs",
     "mbbm_normalize",
     "mbbm_draw_losses",
 ]
@@ -480,7 +476,16 @@ def _all_below(
 
 @numba.njit(cache=True)
 def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.ndarray) -> float:
-    """:func:`mbbm_potential_diffs` with a precomputed ``tab = binomial_table(n, k - 1)``."""
+    """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
+
+    ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
+    ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
+    ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
+    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
+
+    ``tab`` is ``binomial_table(n', k - 1)`` for any ``n' >= n``, shared by every evaluation of
+    one ``(n, k)``; ``d`` may be in any order.
+    """
     if k == 1:
         return 0.0
     d_sorted = np.sort(d)
@@ -497,48 +502,6 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
         win += px[x] * _all_below(d_sorted, x, n - x, tab, prob, nxt, pmf)
     loss = 1.0 - win
     return loss if loss > 0.0 else 0.0
-
-
-@numba.njit(cache=True)
-def mbbm_potential_diffs(d: np.ndarray, n: int, k: int, gamma: float) -> float:
-    """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
-
-    ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
-    ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
-    ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
-    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
-    """
-    return mbbm_potential_table(d, n, k, gamma, binomial_table(n, k - 1))
-
-
-@numba.njit(cache=True)
-def mbbm_costs(s: np.ndarray, r: int, n: int, gamma: float, out: np.ndarray) -> None:
-    """OnlineMBBM cost row, eq. 4: ``out[l] = phi^r_n(s + e_l)`` for integer scores ``s``.
-
-    Labels ``l != r`` with equal scores share one evaluation; one binomial table serves the row.
-    """
-    k = s.shape[0]
-    tab = binomial_table(n, k - 1)
-    d = np.empty(k - 1, dtype=np.int64)
-    for l in range(k):
-        shared = -1
-        if l != r:
-            for j in range(l):
-                if j != r and s[j] == s[l]:
-                    shared = j
-                    break
-        if shared >= 0:
-            out[l] = out[shared]
-            continue
-        i = 0
-        for j in range(k):
-            if j == r:
-                continue
-            sj = s[j] + 1 if j == l else s[j]
-            sr = s[r] + 1 if l == r else s[r]
-            d[i] = sr - sj
-            i += 1
-        out[l] = mbbm_potential_table(d, n, k, gamma, tab)
 
 
 @numba.njit(cache=True)
