@@ -11,8 +11,24 @@ import scipy.sparse as sp
 __all__ = ["MultiLabelDataset"]
 
 
+class _Table:
+    """Row and column counts of a data set's feature matrix ``X`` (dense or sparse)."""
+
+    X: np.ndarray | sp.csr_array
+
+    @property
+    def n_samples(self) -> int:
+        """Number of rows."""
+        return int(self.X.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        """Number of feature columns."""
+        return int(self.X.shape[1])
+
+
 @dataclass(eq=False, repr=False)
-class MultiLabelDataset:
+class MultiLabelDataset(_Table):
     """A multi-label data set: a feature matrix, a boolean label matrix and their names.
 
     Rows are instances in stream order. When the data come with a train/test split, the first
@@ -79,16 +95,6 @@ class MultiLabelDataset:
             f"n_features={self.n_features}, n_labels={self.n_labels}, "
             f"sparse={self.is_sparse}, n_train={self.n_train})"
         )
-
-    @property
-    def n_samples(self) -> int:
-        """Number of rows."""
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        """Number of feature columns."""
-        return int(self.X.shape[1])
 
     @property
     def n_labels(self) -> int:

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from olboost.datasets.arff import _decode, _error, read_bytes
+from olboost.datasets.base import _Table
 
 __all__ = ["BUNDLED_UCI", "MISSING_MODES", "MulticlassDataset", "load_uci"]
 
@@ -44,7 +45,7 @@ _MISSING_TOKENS = frozenset({"", "?"})
 
 
 @dataclass(eq=False, repr=False)
-class MulticlassDataset:
+class MulticlassDataset(_Table):
     """A multiclass data set: a feature matrix, integer class codes and their names.
 
     Rows are instances in stream order.
@@ -122,16 +123,6 @@ class MulticlassDataset:
             f"n_features={self.n_features}, n_classes={self.n_classes}, "
             f"n_nominal={len(self.nominal)})"
         )
-
-    @property
-    def n_samples(self) -> int:
-        """Number of rows."""
-        return int(self.X.shape[0])
-
-    @property
-    def n_features(self) -> int:
-        """Number of feature columns."""
-        return int(self.X.shape[1])
 
     @property
     def n_classes(self) -> int:
