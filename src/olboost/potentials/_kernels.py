@@ -94,36 +94,47 @@ def difference_law_probs(n: int, p_plus: float, p_minus: float) -> np.ndarray:
     nxt = np.zeros(width, dtype=np.float64)
     cur[n] = 1.0
     for step in range(n):
-        lo = n - step
-        hi = n + step
-        for j in range(lo - 1, hi + 2):
-            nxt[j] = 0.0
-        for j in range(lo, hi + 1):
-            v = cur[j]
-            if v != 0.0:
-                nxt[j] += p_zero * v
-                nxt[j + 1] += p_plus * v
-                nxt[j - 1] += p_minus * v
-        for j in range(lo - 1, hi + 2):
-            cur[j] = nxt[j]
+        _step(cur, nxt, n - step, n + step, p_zero, p_plus, p_minus)
     return cur
+
+
+@numba.njit(cache=True, inline="always")
+def _step(cur, nxt, lo, hi, p_zero, p_plus, p_minus):
+    """One more step of the walk: ``cur`` (non-zero on ``lo..hi``) convolved with the step law,
+    in place; ``nxt`` is scratch of the same length."""
+    for j in range(lo - 1, hi + 2):
+        nxt[j] = 0.0
+    for j in range(lo, hi + 1):
+        v = cur[j]
+        if v != 0.0:
+            nxt[j] += p_zero * v
+            nxt[j + 1] += p_plus * v
+            nxt[j - 1] += p_minus * v
+    for j in range(lo - 1, hi + 2):
+        cur[j] = nxt[j]
 
 
 @numba.njit(cache=True)
 def law_table(probs: np.ndarray, d_min: int) -> np.ndarray:
     """Law table ``(3, L + 1)`` of ``probs`` (length ``L``) on ``d_min .. d_min + L - 1``."""
-    L = probs.shape[0]
-    table = np.zeros((3, L + 1), dtype=np.float64)
+    table = np.zeros((3, probs.shape[0] + 1), dtype=np.float64)
+    _fill_law_table(probs, d_min, table)
+    return table
+
+
+@numba.njit(cache=True, inline="always")
+def _fill_law_table(probs, d_min, table):
+    """Rows of :func:`law_table` written into ``table`` (its last column left as it is):
+    ``P(D = d)``, ``P(D >= d)`` and ``E[D; D >= d]``."""
     t0 = 0.0
     t1 = 0.0
-    for j in range(L - 1, -1, -1):
+    for j in range(probs.shape[0] - 1, -1, -1):
         p = probs[j]
         table[0, j] = p
         t0 += p
         t1 += (d_min + j) * p
         table[1, j] = t0
         table[2, j] = t1
-    return table
 
 
 @numba.njit(cache=True)
@@ -142,29 +153,10 @@ def law_table_stack(n_max: int, p_plus: float, p_minus: float) -> np.ndarray:
     nxt = np.zeros(width, dtype=np.float64)
     cur[n_max] = 1.0
     for n in range(n_max + 1):
-        t0 = 0.0
-        t1 = 0.0
-        for j in range(width - 1, -1, -1):
-            p = cur[j]
-            out[n, 0, j] = p
-            t0 += p
-            t1 += (j - n_max) * p
-            out[n, 1, j] = t0
-            out[n, 2, j] = t1
+        _fill_law_table(cur, -n_max, out[n])
         if n == n_max:
             break
-        lo = n_max - n
-        hi = n_max + n
-        for j in range(lo - 1, hi + 2):
-            nxt[j] = 0.0
-        for j in range(lo, hi + 1):
-            v = cur[j]
-            if v != 0.0:
-                nxt[j] += p_zero * v
-                nxt[j + 1] += p_plus * v
-                nxt[j - 1] += p_minus * v
-        for j in range(lo - 1, hi + 2):
-            cur[j] = nxt[j]
+        _step(cur, nxt, n_max - n, n_max + n, p_zero, p_plus, p_minus)
     return out
 
 
