@@ -128,7 +128,10 @@ def _as_mask_1d(relevant: object, k: int) -> np.ndarray:
     arr = np.asarray(relevant)
     if arr.dtype == np.bool_:
         if arr.shape != (k,):
-            raise ValueError(f"a boolean relevant mask must have shape ({k},), got {arr.shape}")
+            raise ValueError(
+                f"relevant as a boolean mask must have the length of s, the scores ({k},), "
+                f"got {arr.shape}"
+            )
         return np.ascontiguousarray(arr)
     if arr.size == 0 and arr.ndim == 1:
         return np.zeros(k, dtype=np.bool_)
@@ -141,7 +144,7 @@ def _as_mask_1d(relevant: object, k: int) -> np.ndarray:
     arr = arr.reshape(-1)
     bad = (arr < 0) | (arr >= k)
     if np.any(bad):
-        raise ValueError(f"relevant label indices must be in [0, {k - 1}], got {arr[bad].tolist()}")
+        raise ValueError(f"relevant labels must be in [0, {k - 1}], got {arr[bad].tolist()}")
     mask = np.zeros(k, dtype=np.bool_)
     mask[arr] = True
     return mask

@@ -44,13 +44,14 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Set
+from collections.abc import Collection
 from functools import lru_cache
 from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from olboost.metrics._rank import _as_mask_1d
 from olboost.potentials import _kernels as K
 
 __all__ = [
@@ -147,32 +148,6 @@ def _check_int_scores(s: object) -> np.ndarray:
     if np.max(np.abs(arr)) > 2.0**52:
         raise ValueError("s must hold integer scores of magnitude below 2**52")
     return arr.astype(np.int64)
-
-
-def _check_relevant(relevant: object, k: int) -> np.ndarray:
-    """A boolean mask of length ``k`` from a mask or a collection of label indices."""
-    if isinstance(relevant, bool | np.bool_):
-        raise TypeError("relevant must be a boolean mask or label indices, got a single bool")
-    if isinstance(relevant, Set):
-        relevant = list(relevant)
-    arr = np.asarray(relevant)
-    if arr.dtype == np.bool_:
-        if arr.shape != (k,):
-            raise ValueError(
-                f"relevant as a boolean mask must have the length of s ({k},), got {arr.shape}"
-            )
-        return np.ascontiguousarray(arr)
-    if arr.size == 0:
-        return np.zeros(k, dtype=np.bool_)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"relevant must be a boolean mask or label indices, got dtype {arr.dtype}")
-    arr = arr.reshape(-1)
-    bad = (arr < 0) | (arr >= k)
-    if np.any(bad):
-        raise ValueError(f"relevant labels must be in [0, {k - 1}], got {arr[bad].tolist()}")
-    mask = np.zeros(k, dtype=np.bool_)
-    mask[arr] = True
-    return mask
 
 
 def _check_label(label: object, k: int, name: str = "true_label") -> int:
@@ -356,7 +331,7 @@ def _pairwise_samples(
 def _pairwise_setup(s, relevant, n, gamma, loss, method, draws):
     s = _check_scores(s)
     k = s.shape[0]
-    y = _check_relevant(relevant, k)
+    y = _as_mask_1d(relevant, k)
     n = _check_n(n)
     gamma = _check_gamma(gamma)
     code = _loss_code(loss)
@@ -747,7 +722,7 @@ def mbbm_weight_bound(
 def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
     s = _check_scores(s)
     k = s.shape[0]
-    y = _check_relevant(relevant, k)
+    y = _as_mask_1d(relevant, k)
     n = _check_n(n)
     gamma = _check_gamma(gamma)
     code = _loss_code(loss)
