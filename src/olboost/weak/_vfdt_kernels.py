@@ -98,6 +98,16 @@ def nominal_codes_valid(x, nominal_columns, nominal_cardinality):
 
 
 @numba.njit(cache=True)
+def first_bad_row(X, nominal_columns, nominal_cardinality):
+    """Index of the first row of ``X`` failing :func:`nominal_codes_valid`, ``X.shape[0]`` if
+    none."""
+    for i in range(X.shape[0]):
+        if not nominal_codes_valid(X[i], nominal_columns, nominal_cardinality):
+            return i
+    return X.shape[0]
+
+
+@numba.njit(cache=True)
 def learn_demand(weights, n_nodes, max_branches, counts):
     """Validate ``weights`` and bound the node storage one ``learn`` call may need.
 

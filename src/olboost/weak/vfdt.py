@@ -364,10 +364,7 @@ class VFDTCommittee(Committee):
         :meth:`_check_x` would reject, ``n`` if none."""
         if not self.nominal_columns_.size:
             return X.shape[0]
-        codes = X[:, self.nominal_columns_]
-        ok = (codes >= 0) & (codes < self.nominal_cardinality_) & (codes == np.floor(codes))
-        bad = np.flatnonzero(~ok.all(axis=1))
-        return int(bad[0]) if bad.size else X.shape[0]
+        return int(K.first_bad_row(X, self.nominal_columns_, self.nominal_cardinality_))
 
     def _kernel_args(self) -> tuple:
         """What compiled loops over a stream (:mod:`olboost.boosters._stream_kernels`) pass to
