@@ -97,6 +97,31 @@ def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
 
 
 @numba.njit(cache=True, inline="always")
+def _weak_label(p: np.ndarray, s_prev: np.ndarray, vote: int, loss: int, work: np.ndarray) -> int:
+    """The label ``l`` of a one-hot weak prediction ``h^i = e_l`` (``VOTE_ARGMAX`` or
+    ``VOTE_EXPECTED_COST``, see :func:`olm_weak_vote`)."""
+    k = p.shape[0]
+    best = 0
+    if vote == VOTE_ARGMAX:
+        for c in range(1, k):
+            if p[c] > p[best]:
+                best = c
+        return best
+    C = work[:k]
+    expected = work[k]
+    olm_cost_matrix(s_prev, loss, C)
+    for l in range(k):
+        acc = 0.0
+        for r in range(k):
+            acc += p[r] * C[r, l]
+        expected[l] = acc
+    for l in range(1, k):
+        if expected[l] < expected[best]:
+            best = l
+    return best
+
+
+@numba.njit(cache=True, inline="always")
 def olm_weak_vote(
     p: np.ndarray, s_prev: np.ndarray, vote: int, loss: int, out: np.ndarray, work: np.ndarray
 ) -> None:
@@ -112,23 +137,7 @@ def olm_weak_vote(
         for c in range(k):
             out[c] = p[c]
         return
-    best = 0
-    if vote == VOTE_ARGMAX:
-        for c in range(1, k):
-            if p[c] > p[best]:
-                best = c
-    else:
-        C = work[:k]
-        expected = work[k]
-        olm_cost_matrix(s_prev, loss, C)
-        for l in range(k):
-            acc = 0.0
-            for r in range(k):
-                acc += p[r] * C[r, l]
-            expected[l] = acc
-        for l in range(1, k):
-            if expected[l] < expected[best]:
-                best = l
+    best = _weak_label(p, s_prev, vote, loss, work)
     for c in range(k):
         out[c] = 0.0
     out[best] = 1.0
@@ -211,24 +220,35 @@ def olm_update(
     work = np.empty((k + 1, k))
     olm_cost_row(s, y, loss, cost)
     eta = step / math.sqrt(t)
+    one_hot = vote != VOTE_PROBA
+    l = 0
     for i in range(n):
-        olm_weak_vote(H[i], s, vote, loss, h, work)
-        own = 0.0
+        if one_hot:
+            # h^i = e_l: a dot product with h^i is one entry of the other vector (its other terms
+            # are exact zeros for finite costs), and s^i differs from s^{i-1} in s(l) only.
+            l = _weak_label(H[i], s, vote, loss, work)
+            own = cost[l]
+        else:
+            olm_weak_vote(H[i], s, vote, loss, h, work)
+            own = 0.0
+            for c in range(k):
+                own += cost[c] * h[c]
         for c in range(k):
-            own += cost[c] * h[c]
             weights_out[i, c] = 0.0
         edge_num[i] += own
         edge_den[i] += cost[y]
         weights_out[i, y] = -cost[y] / (k - 1)
         a = alpha[i]
         if a != 0.0:
-            for c in range(k):
-                s[c] += a * h[c]
             # C^{i+1}(y, .) = grad L^y(s^i), also f''s gradient. A one-hot vote for l != y moves
             # s(l) only: only C(y, l) and the diagonal change (the others would be recomputed
             # from the same inputs, so skipping them changes no bit).
-            l = _argmax(h)
-            if vote != VOTE_PROBA and l != y:
+            if one_hot:
+                s[l] += a
+            else:
+                for c in range(k):
+                    s[c] += a * h[c]
+            if one_hot and l != y:
                 cost[l] = _dphi(s[l] - s[y], loss)
                 diag = 0.0
                 for c in range(k):
@@ -237,9 +257,12 @@ def olm_update(
                 cost[y] = -diag
             else:
                 olm_cost_row(s, y, loss, cost)
-        grad = 0.0
-        for c in range(k):
-            grad += cost[c] * h[c]
+        if one_hot:
+            grad = cost[l]
+        else:
+            grad = 0.0
+            for c in range(k):
+                grad += cost[c] * h[c]
         eta_i = eta * math.exp(-(i + 1.0)) if loss == EXPONENTIAL else eta
         alpha[i] = min(bound, max(-bound, a - eta_i * grad))
         if scores_out is not None:
