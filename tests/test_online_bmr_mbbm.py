@@ -93,15 +93,16 @@ def test_bmr_bad_parameters():
             OnlineBMR(**params)
 
 
-def mbbm_reference(H, y, gamma, w_star):
-    """Algorithm 1 of Jung, Goetz & Tewari 2017: eq. 4 costs, line 11 weight, line 12 example."""
+def mbbm_reference(H, y, gamma, w_star, floor=0.0):
+    """Algorithm 1 of Jung, Goetz & Tewari 2017: eq. 4 costs, line 11 weight, line 12 example
+    (at least ``floor``, as the authors' code)."""
     n, k = H.shape
     s = np.zeros(k, dtype=np.int64)
     out = np.zeros((n, k))
     for i in range(n):
         c = multiclass_costs(s, y, n - 1 - i, gamma)
         w = sum(c[l] - c[y] for l in range(k))
-        out[i, y] = w / w_star[i]
+        out[i, y] = max(w / w_star[i], floor)
         s[np.argmax(H[i])] += 1
     return out
 
@@ -112,16 +113,23 @@ def test_mbbm_weights_follow_algorithm_1(bound):
         ScriptedCommittee(), learners=7, seed=0, classes=4, gamma=0.2, weight_bound=bound
     )
     rng = np.random.default_rng(5)
+    floor = 1e-10 if bound == "authors" else 0.0  # the authors' get_weight: max(1e-10, weight)
+    floored = 0
     for _ in range(12):
         x = rng.normal(size=3)
         y = int(rng.integers(4))
         model.learn_one(x, y)
         H = model.committee_.predict(x)
         np.testing.assert_allclose(
-            model.committee_.learned_[-1], mbbm_reference(H, y, 0.2, model.w_star_), rtol=1e-12
+            model.committee_.learned_[-1],
+            mbbm_reference(H, y, 0.2, model.w_star_, floor),
+            rtol=1e-12,
         )
+        floored += int(np.sum(model.committee_.learned_[-1][:, y] == 1e-10))
         votes = np.bincount(np.argmax(H, axis=1), minlength=4)
         assert model.predict_one(x) == int(np.argmax(votes))
+    # the last learners often face a decided vote (weight 0): the floor is exercised
+    assert (floored > 0) == (bound == "authors")
     expected = {
         "trivial": 4.0,
         "authors": 30.0,  # the authors' code teaches 0.1 w^i / (k - 1), k = 4

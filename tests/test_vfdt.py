@@ -18,6 +18,9 @@ class RefLeaf:
     def __init__(self, stats):
         self.stats = list(stats)
         self.last_attempt = sum(self.stats)
+        # the Weka port's class dict and deactivation (semantics="weka_port")
+        self.listed = {c for c, s in enumerate(self.stats) if s > 0.0}
+        self.inactive = False
         # feature position -> {class: [n, mean, ssd, min, max]}
         self.observers: dict[int, dict] = {}
         # feature position -> {(value, class): weight}
@@ -63,8 +66,12 @@ class RefTree:
         max_share=0.99,
         prior=1.0,
         binary=True,
+        weka=False,
     ):
-        self.binary = binary
+        """``weka``: the rules of the Python port of Weka's HoeffdingTree (vitords), as its
+        ``HNode.update_distribution``, ``ValueDistribution.add``, ``HoeffdingTree.try_split`` and
+        ``HNode.get_distribution`` write them."""
+        self.binary, self.weka = binary, weka
         self.k, self.columns, self.n_categories = k, list(columns), list(n_categories)
         self.grace, self.delta, self.tau = grace, delta, tau
         self.n_split_points, self.min_frac, self.max_share, self.prior = (
@@ -98,6 +105,9 @@ class RefTree:
                 weights = [self._weight(c) if c is not None else -1.0 for c in node.children]
                 child = node.children[int(np.argmax(weights))]
             node = child
+        if self.weka:
+            dist = [s if c in node.listed else 1.0 for c, s in enumerate(node.stats)]
+            return [d / sum(dist) for d in dist]
         total = sum(node.stats) + self.k * self.prior
         if total == 0.0:
             return [1.0 / self.k] * self.k
@@ -114,7 +124,10 @@ class RefTree:
                 return
         self._update(node, x, label, w)
         seen = sum(node.stats)
-        if seen - node.last_attempt >= self.grace:
+        if node.inactive:
+            return
+        since = seen - node.last_attempt
+        if since > self.grace if self.weka else since >= self.grace:
             node.last_attempt = seen
             new = self._attempt(node, seen)
             if new is not None:
@@ -124,12 +137,18 @@ class RefTree:
                     parent.children[branch] = new
 
     def _update(self, leaf, x, label, w):
+        if self.weka and label not in leaf.listed:
+            leaf.stats[label] = 1.0  # the port's WeightMass starts at 1
+        leaf.listed.add(label)
         leaf.stats[label] += w
+        if leaf.inactive:
+            return
         for j, col in enumerate(self.columns):
             v = x[col]
             if self.n_categories[j]:
                 cell = leaf.nominal.setdefault(j, {})
-                cell[(int(v), label)] = cell.get((int(v), label), 0.0) + w
+                start = 1.0 if self.weka else 0.0  # ValueDistribution.add starts at 1
+                cell[(int(v), label)] = cell.get((int(v), label), start) + w
                 continue
             g = leaf.observers.setdefault(j, {})
             if label not in g:
@@ -173,9 +192,9 @@ class RefTree:
         return cands
 
     def _attempt(self, leaf, seen):
-        if sum(s != 0.0 for s in leaf.stats) < 2:
+        if (len(leaf.listed) if self.weka else sum(s != 0.0 for s in leaf.stats)) < 2:
             return None
-        if max(leaf.stats) / seen > self.max_share:
+        if not self.weka and max(leaf.stats) / seen > self.max_share:
             leaf.observers, leaf.nominal = {}, {}
             return None
         # (merit, kind, feature, value, branch stats); the null split comes first.
@@ -201,14 +220,15 @@ class RefTree:
                             best = (m, K.NUMERIC_LE, j, thr, post)
             suggestions.append(best)
         suggestions.sort(key=lambda s: s[0])  # stable, as River's list.sort
-        n_classes = sum(s != 0.0 for s in leaf.stats)
+        n_classes = len(leaf.listed) if self.weka else sum(s != 0.0 for s in leaf.stats)
         r = math.log2(max(n_classes, 2))
         eps = math.sqrt(r * r * math.log(1.0 / self.delta) / (2.0 * seen))
         best, second = suggestions[-1], suggestions[-2]
         if not (best[0] - second[0] > eps or eps < self.tau):
             return None
-        if best[1] is None:  # pre-pruning: the leaf restarts its observers
+        if best[1] is None:  # pre-pruning: the leaf restarts its observers (Weka port: for good)
             leaf.observers, leaf.nominal = {}, {}
+            leaf.inactive = self.weka
             return None
         _, kind, j, value, post = best
         if kind == K.NOMINAL_MULTIWAY:
@@ -218,6 +238,11 @@ class RefTree:
                 children[v] = RefLeaf(stats)
         else:
             children = [RefLeaf(p) for p in post]
+            if kind == K.NUMERIC_LE:
+                # a class seen whose range reaches a side is listed there, even at zero weight
+                g = leaf.observers[j]
+                children[0].listed = {c for c, o in g.items() if value >= o[3]}
+                children[1].listed = {c for c, o in g.items() if value < o[4]}
         return RefBranch(kind, j, value, children)
 
     def structure(self, node=None):
@@ -267,6 +292,7 @@ def reference_trees(c: VFDTCommittee) -> list[RefTree]:
             c.max_share_to_split,
             c.leaf_prior,
             c.nominal_splits == "both",
+            c.semantics == "weka_port",
         )
         for i in range(c.n_learners_)
     ]
@@ -805,3 +831,110 @@ def test_multiway_pickling_mid_stream_resumes_identically():
 def test_bad_nominal_splits(value):
     with pytest.raises(ValueError):
         VFDTCommittee(nominal_splits=value)
+
+
+# ------------------------------------------------------------------------------ Weka port
+
+
+@pytest.mark.parametrize("nominal_splits", ["multiway", "both"])
+def test_weka_port_matches_reference_exactly(nominal_splits):
+    X, W = mixed_stream()
+    c = committee(semantics="weka_port", nominal_splits=nominal_splits)
+    refs = reference_trees(c)
+    mult = c.setup_.weight_multiplier
+    for t, (x, w) in enumerate(zip(X, W, strict=True)):
+        got = c.predict(x)
+        for i, ref in enumerate(refs):
+            assert got[i].tolist() == ref.predict(x), (t, i)
+        c.learn(x, w)
+        for i, ref in enumerate(refs):
+            for label in range(4):
+                if w[i, label] > 0:
+                    ref.learn(x, label, w[i, label] * mult[i])
+    for i, ref in enumerate(refs):
+        assert kernel_structure(c, i) == ref.structure(), i
+    # the trees differ from River's semantics on the same stream
+    river = committee(nominal_splits=nominal_splits)
+    run(river, X, W)
+    assert any(kernel_structure(c, i) != kernel_structure(river, i) for i in range(5))
+
+
+def test_weka_port_laplace_counts_and_prediction():
+    c = VFDTCommittee(
+        nominal_attributes={0: 3},
+        grace_period=(100.0, 100.0),
+        weight_multiplier=(1.0, 1.0),
+        semantics="weka_port",
+    )
+    c.start(1, 3, 2, seed=0)
+    w = np.zeros((1, 3))
+    w[0, 1] = 0.25
+    c.learn(np.array([2.0, 0.5]), w)
+    c.learn(np.array([2.0, 0.7]), w)
+    w[0, 1], w[0, 2] = 0.0, 0.5
+    c.learn(np.array([0.0, 0.1]), w)
+    slot = c.node_slot_[0, 0]
+    # a class starts at 1 the first time the leaf learns it; so does a (class, category) cell
+    assert c.leaf_class_[slot].tolist() == [0.0, 1.5, 1.5]
+    block_1, block_2 = c.leaf_blocks_[slot, 1], c.leaf_blocks_[slot, 2]
+    assert c.block_nominal_[block_1].tolist() == [0.0, 0.0, 1.5]
+    assert c.block_nominal_[block_2].tolist() == [1.5, 0.0, 0.0]
+    # listed classes predict their weight, the others 1 (leaf_prior is not used)
+    assert c.predict(np.array([1.0, 0.0]))[0].tolist() == pytest.approx([1 / 4, 1.5 / 4, 1.5 / 4])
+
+
+def _constant_feature_committee(semantics):
+    c = VFDTCommittee(
+        grace_period=(4.0, 4.0),
+        split_confidence=(0.5, 0.5),
+        tie_threshold=(0.9, 0.9),
+        weight_multiplier=(1.0, 1.0),
+        semantics=semantics,
+    )
+    c.start(1, 2, 1, seed=0)
+    return c
+
+
+@pytest.mark.parametrize("semantics", ["river", "weka_port"])
+def test_weka_port_grace_is_strict_and_pruned_leaves_stay_inactive(semantics):
+    # One constant attribute: no threshold lies inside its range, so once a leaf with two classes
+    # tries to split, the null split wins (the bound is below the tie threshold).
+    c = _constant_feature_committee(semantics)
+    x = np.array([1.0])
+    weka = semantics == "weka_port"
+    for t in range(4):
+        w = np.zeros((1, 2))
+        w[0, t % 2] = 1.0
+        c.learn(x, w)
+    slot = c.node_slot_[0, 0]
+    # River tries once the weight seen reaches the grace period: at 4 = 1 + 1 + 1 + 1. The port
+    # starts each class at 1 and tries once the weight exceeds it: at 5 = 2 + 2 + 1 (not at 4).
+    assert c.leaf_class_[slot].tolist() == ([3.0, 3.0] if weka else [2.0, 2.0])
+    assert c.leaf_last_[slot] == (np.inf if weka else 4.0)
+    for _ in range(11):
+        c.learn(x, np.array([[1.0, 0.0]]))
+    if weka:
+        # deactivated for good: the class weights keep growing, the observers stay empty
+        assert c.leaf_class_[slot].tolist() == [14.0, 3.0]
+        assert (c.leaf_blocks_[slot] == -1).all() and c.leaf_last_[slot] == np.inf
+    else:
+        # River restarts the observers and keeps trying (last at 12; 13-15 were observed)
+        assert c.leaf_class_[slot].tolist() == [13.0, 2.0]
+        assert c.leaf_blocks_[slot, 0] >= 0 and c.leaf_last_[slot] == 12.0
+
+
+def test_weka_port_bad_parameters():
+    with pytest.raises(ValueError, match="semantics"):
+        VFDTCommittee(semantics="weka")
+    with pytest.raises(ValueError, match="leaf_prediction"):
+        VFDTCommittee(semantics="weka_port", leaf_prediction="nb")
+
+
+def test_weka_port_pickling_mid_stream_resumes_identically():
+    X, W = mixed_stream(400)
+    full = run(committee(capacity=2, semantics="weka_port"), X, W)
+    c = committee(capacity=2, semantics="weka_port")
+    first = run(c, X[:150], W[:150])
+    c = pickle.loads(pickle.dumps(c))
+    rest = run(c, X[150:], W[150:])
+    assert np.array_equal(np.concatenate([first, rest]), full)

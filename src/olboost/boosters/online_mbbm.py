@@ -21,6 +21,8 @@ __all__ = ["OnlineMBBM"]
 #: Stream keys of the Monte Carlo draws (see ``olboost.boosters.base``): the learning step, and
 #: the expected-cost votes of ``vote="expected_cost"`` with ``method="monte_carlo"``.
 _MONTE_CARLO_STREAM, _MONTE_CARLO_VOTE_STREAM = 3, 4
+#: Smallest weight ``weight_bound="authors"`` teaches a learner (as the authors' code did).
+_AUTHORS_WEIGHT_FLOOR = 1e-10
 #: Stream key of the draws that break ties between weak votes (``tie_break="random"``).
 _TIE_STREAM = 5
 
@@ -79,8 +81,9 @@ class OnlineMBBM(MulticlassBooster):
         falls back to ``k`` otherwise) or ``"trivial"`` (``k``); or ``"authors"``, the
         normalisation of the authors' code, ``10 (k - 1)``: their learner ``i`` is taught with
         weight ``0.1 c_i w^i(t) / (k - 1)``, ``c_i`` being a per-learner constant (uniform on
-        ``[10, 200]`` there), which is the committee's weight multiplier here. The weights are
-        then no longer in ``[0, 1]``. Kept in ``w_star_``.
+        ``[10, 200]`` there), which is the committee's weight multiplier here, and at least
+        ``1e-10`` (their ``max(1e-10, .)``), so that every learner learns every example. The
+        weights are then no longer in ``[0, 1]``. Kept in ``w_star_``.
     method
         ``"exact"`` or ``"monte_carlo"`` (``draws`` samples per potential).
     draws
@@ -244,7 +247,7 @@ class OnlineMBBM(MulticlassBooster):
         args = self._kernel_args()
         if args is not None:
             MK.mbbm_update(votes, y, *args, self.w_star_, weights, self.weight_max_)
-            return weights
+            return self._floored(weights, y)
         s = np.zeros(k, dtype=np.int64)
         rng = (
             np.random.default_rng([self.seed_, _MONTE_CARLO_STREAM, self.t_])
@@ -257,6 +260,14 @@ class OnlineMBBM(MulticlassBooster):
             self.weight_max_[i] = max(self.weight_max_[i], w)
             weights[i, y] = w / self.w_star_[i]  # line 12
             s[votes[i]] += 1
+        return self._floored(weights, y)
+
+    def _floored(self, weights: np.ndarray, y: int) -> np.ndarray:
+        if self.weight_bound == "authors":
+            # The authors' get_weight returns max(1e-10, weight): every learner learns every
+            # example, which matters to trees that count a class's first sight (VFDTCommittee's
+            # semantics="weka_port").
+            weights[:, y] = np.maximum(weights[:, y], _AUTHORS_WEIGHT_FLOOR)
         return weights
 
     @classmethod

@@ -11,6 +11,14 @@ split wins, River (like MOA) deactivates the leaf and, its memory manager findin
 its size limit, reactivates it at once with empty attribute observers; the kernels do that reset
 directly.
 
+With the ``weka`` option the trees follow instead the rules of the Python port of Weka's
+``HoeffdingTree`` used by the online boosting papers' code (see ``VFDTCommittee``): Laplace counts
+(a leaf's class weight starts at 1 when the leaf first learns the class, a nominal observer's
+cell at 1 when it first sees the (class, category) pair), a strict grace test, no
+``max_share_to_split``, classes counted by the leaf's list, permanent deactivation of a pre-pruned
+leaf (``last_attempt`` set to infinity; it then learns its class weights only) and ``MC_WEKA``
+predictions.
+
 Leaves predict as River's ``leaf_prediction`` options (see :func:`predict`): majority class
 (``MC``), naive Bayes (``NB``, River's ``do_naive_bayes_prediction`` over the leaf's attribute
 observers) or adaptive naive Bayes (``NBA``: a leaf keeps the weight of the training examples that
@@ -75,6 +83,7 @@ N_WORK_ROWS = 5
 MC = 0  # majority class
 NB = 1  # naive Bayes
 NBA = 2  # adaptive naive Bayes
+MC_WEKA = 3  # majority class as the Weka port predicts: listed classes' weights, 1 for the others
 
 # Columns of the per-slot correctness weights (adaptive naive Bayes).
 C_MC = 0
@@ -393,7 +402,8 @@ def _best_nominal(
 #   learners = (features, n_categories, nominal_offset, weight_multiplier, grace_period,
 #               split_confidence, tie_threshold)   per-learner setup, fixed after start
 #   options  = (n_split_points, min_branch_fraction, max_share_to_split, leaf_prediction,
-#               nominal_binary)   nominal_binary: whether binary ``x == v`` splits are candidates
+#               nominal_binary, weka)   nominal_binary: whether binary ``x == v`` splits are
+#               candidates; weka: the Weka port's rules (see the module docstring)
 #   nodes    = (kind, feature, value, child, slot, n_nodes)   node arrays, (N, capacity)
 #   leaves   = (last_attempt, class_weight, observed, blocks, gauss, nominal,
 #               free_slots, n_free_slots, free_blocks, n_free_blocks, listed, correct)
@@ -440,13 +450,21 @@ def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
 
 
 @numba.njit(cache=True, inline="always")
-def _update_leaf(i, slot, x, label, w, learners, leaves):
-    """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford)."""
+def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
+    """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford).
+
+    With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1 the
+    first time the leaf sees it, so does a category's weight the first time the class's observer
+    sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights only."""
     features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
-    class_weight, observed, blocks, gauss, nominal = leaves[1:6]
+    last_attempt, class_weight, observed, blocks, gauss, nominal = leaves[:6]
     free_blocks, n_free_blocks, listed = leaves[8], leaves[9], leaves[10]
+    if weka and not listed[slot, label]:
+        class_weight[slot, label] = 1.0
     class_weight[slot, label] += w
     listed[slot, label] = True
+    if weka and last_attempt[slot] == np.inf:
+        return
     block = blocks[slot, label]
     if block < 0:
         n_free_blocks[i] -= 1
@@ -460,7 +478,10 @@ def _update_leaf(i, slot, x, label, w, learners, leaves):
     for j in range(features.shape[1]):
         v = x[features[i, j]]
         if n_categories[i, j] > 0:
-            nominal[block, nominal_offset[i, j] + int(v)] += w
+            cell = nominal_offset[i, j] + int(v)
+            if weka and nominal[block, cell] == 0.0:
+                nominal[block, cell] = 1.0
+            nominal[block, cell] += w
             continue
         g = gauss[block, j]
         if n_before > 0.0:
@@ -590,15 +611,17 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     stats = class_weight[slot]
     observed = observed_all[slot]
     blocks = blocks_all[slot]
+    listed = leaves[10][slot]
     n_classes = 0
     majority = 0.0
     for c in range(stats.shape[0]):
-        if stats[c] != 0.0:
+        # the Weka port counts the classes in its class dict, even at zero weight
+        if stats[c] != 0.0 or (options[5] and listed[c]):
             n_classes += 1
         majority = max(majority, stats[c])
     if n_classes < 2:
         return
-    if majority > 0.0 and majority / weight_seen > max_share_to_split:
+    if not options[5] and majority > 0.0 and majority / weight_seen > max_share_to_split:
         # River offers only the null split here, which wins (see below).
         _reset_observers(i, slot, leaves)
         return
@@ -644,8 +667,10 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     if best_kind == NO_SPLIT:
         # Pre-pruning: River deactivates the leaf, then its memory manager, the tree being under
         # its size limit, reactivates it with empty observers (MOA's enforceTrackerLimit does
-        # the same).
+        # the same). The Weka port deactivates it for good.
         _reset_observers(i, slot, leaves)
+        if options[5]:
+            leaves[0][slot] = np.inf
         return
 
     # Branch statistics of the winning split, computed before the slot is recycled.
@@ -715,15 +740,16 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
             _new_leaf(i, child, work[0], work[0], nodes, leaves)
             if options[3] == NBA:
                 _score_predictors(i, node_slot[i, child], x, label, w, learners, leaves, work[W_MU])
-            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves)
+            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves, options[5])
             return
         node = child
     slot = node_slot[i, node]
     if options[3] == NBA:
         _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
-    _update_leaf(i, slot, x, label, w, learners, leaves)
+    _update_leaf(i, slot, x, label, w, learners, leaves, options[5])
     weight_seen = np.sum(class_weight[slot])
-    if weight_seen - last_attempt[slot] >= learners[4][i]:
+    since = weight_seen - last_attempt[slot]
+    if since > learners[4][i] or (since == learners[4][i] and not options[5]):
         last_attempt[slot] = weight_seen
         _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
@@ -839,10 +865,12 @@ def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leave
     Bayes posterior ``q`` is smoothed as ``(W q[c] + leaf_prior) / (W + k leaf_prior)``, which is
     ``q`` itself for ``leaf_prior = 0``. Otherwise, or when naive Bayes has no votes, the leaf
     predicts its smoothed class weights ``(w[c] + leaf_prior) / (W + k leaf_prior)``, uniform if
-    that is 0/0. Nothing is written to the committee's state."""
+    that is 0/0. With ``MC_WEKA`` it predicts the weights of its listed classes and 1 for the
+    others, normalised (the Weka port's ``HNode.get_distribution``). Nothing is written to the
+    committee's state."""
     features, n_categories = learners[0], learners[1]
     kind, node_slot = nodes[0], nodes[4]
-    class_weight, correct = leaves[1], leaves[11]
+    class_weight, listed, correct = leaves[1], leaves[10], leaves[11]
     n, k = out.shape
     for i in range(n):
         node = 0
@@ -853,6 +881,14 @@ def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leave
             node = child
         slot = node_slot[i, node]
         stats = class_weight[slot]
+        if leaf_prediction == MC_WEKA:
+            total = 0.0
+            for c in range(k):
+                out[i, c] = stats[c] if listed[slot, c] else 1.0
+                total += out[i, c]
+            for c in range(k):
+                out[i, c] /= total
+            continue
         total = np.sum(stats)
         if leaf_prediction == NB:
             naive_bayes = total >= nb_threshold

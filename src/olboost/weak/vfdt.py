@@ -85,6 +85,30 @@ class VFDTCommittee(Committee):
       ``leaf_prior=0`` it is ``q``, as River returns it. Whatever the mode, a leaf without
       votes (no weight yet) predicts the uniform distribution.
 
+    ``semantics="weka_port"`` follows instead the Python port of Weka's ``HoeffdingTree`` that the
+    online boosting papers' code used (vitords/HoeffdingTree, as in
+    YoungHJung/OnlineBoostingWithVFDT), where it differs from River:
+
+    * Laplace counts: a leaf's weight for a class starts at 1 the first time the leaf learns the
+      class, and a nominal observer's weight for a (class, category) pair starts at 1 the first
+      time it sees the pair (``update_distribution``, ``ValueDistribution.add``); the grace
+      period, the pre-split entropy and the branch weights of a multiway split count them;
+    * a leaf tries to split once the weight seen since its last attempt *exceeds* the grace
+      period (River: reaches it), and ``max_share_to_split`` does not apply;
+    * a leaf whose null split wins is deactivated for good (``InactiveHNode``): it keeps
+      learning its class weights but never tries to split again;
+    * a leaf predicts the weights of the classes it lists and 1 for the others, normalised
+      (``HNode.get_distribution``); only ``leaf_prediction="mc"`` exists there, and
+      ``leaf_prior`` is not used.
+
+    Numeric observers, the split candidates (use ``nominal_splits="multiway"`` for the port's
+    multiway-only nominal splits) and the Hoeffding bound are as above. The port's other quirks
+    are not reproduced: its attributes are tried in dictionary order, a leaf of a multiway split
+    starts from the class weights of the *i*-th category observed rather than of category *i*
+    when some category was not observed, and an example whose category has no branch is
+    predicted from the split node's class weights at split time (here: the branch with the most
+    weight, as River).
+
     All learners live in flat arrays: nodes per tree, a pool of leaf slots (recycled when a leaf
     splits) and a pool of per-(leaf, class) observer blocks, allocated only for the classes a leaf
     actually sees, so memory grows with the number of leaves and of classes per leaf. Storage
@@ -129,6 +153,9 @@ class VFDTCommittee(Committee):
         as MOA's ``HoeffdingTree`` and Weka's ``HoeffdingTree`` do by default
         (``binarySplits=false``, ``NominalAttributeClassObserver``); the experiments of the
         online boosting papers used a Weka port.
+    semantics
+        ``"river"`` (River's ``HoeffdingTreeClassifier``) or ``"weka_port"`` (the Weka port used by
+        the online boosting papers' code; see above).
     n_threads
         Numba threads the trees learn on (capped by ``NUMBA_NUM_THREADS``); results do not depend
         on it. The default, 1, is the safe choice: on a machine whose cores are busy with other
@@ -185,6 +212,7 @@ class VFDTCommittee(Committee):
         "leaf_prior": Interval(0, None),
         "leaf_prediction": OneOf("mc", "nb", "nba"),
         "nominal_splits": OneOf("both", "multiway"),
+        "semantics": OneOf("river", "weka_port"),
         "nb_threshold": Interval(0, None),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
@@ -207,6 +235,7 @@ class VFDTCommittee(Committee):
         nb_threshold: float = 0.0,
         n_threads: int = 1,
         nominal_splits: str = "both",
+        semantics: str = "river",
     ):
         self.n_features = n_features
         self.grace_period = grace_period
@@ -223,7 +252,17 @@ class VFDTCommittee(Committee):
         self.nb_threshold = nb_threshold
         self.n_threads = n_threads
         self.nominal_splits = nominal_splits
+        self.semantics = semantics
         self._validate_params()
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.semantics == "weka_port" and self.leaf_prediction != "mc":
+            raise ValueError(
+                f"{type(self).__name__}.semantics='weka_port' predicts with the majority class "
+                f"only (the port has no naive Bayes leaves), got leaf_prediction="
+                f"{self.leaf_prediction!r}"
+            )
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
@@ -231,6 +270,7 @@ class VFDTCommittee(Committee):
         yield {"n_features": 3, "grace_period": (1.0, 3.0), "capacity": 1}
         yield {"grace_period": (1.0, 3.0), "leaf_prediction": "nba", "leaf_prior": 0.0}
         yield {"leaf_prediction": "nb", "nb_threshold": 2.0}
+        yield {"grace_period": (1.0, 3.0), "semantics": "weka_port"}
         # No nominal attributes: the shared checks feed real-valued streams.
 
     # -------------------------------------------------------------------------- setup
@@ -372,7 +412,7 @@ class VFDTCommittee(Committee):
         nb_threshold, options, nodes, leaves, pools, work)``. Valid until storage grows."""
         return (
             self._learners(),
-            _MODES[self.leaf_prediction],
+            self._leaf_mode(),
             self.leaf_prior,
             self.nb_threshold,
             self._options(),
@@ -389,7 +429,7 @@ class VFDTCommittee(Committee):
         K.predict(
             x,
             self._learners(),
-            _MODES[self.leaf_prediction],
+            self._leaf_mode(),
             self.leaf_prior,
             self.nb_threshold,
             self._nodes(),
@@ -412,13 +452,19 @@ class VFDTCommittee(Committee):
         with self._threads():
             self._learn_valid(x, weights)
 
+    def _leaf_mode(self) -> int:
+        if self.semantics == "weka_port":
+            return K.MC_WEKA
+        return _MODES[self.leaf_prediction]
+
     def _options(self) -> tuple:
         return (
             self.n_split_points,
             self.min_branch_fraction,
             self.max_share_to_split,
-            _MODES[self.leaf_prediction],
+            self._leaf_mode(),
             self.nominal_splits == "both",
+            self.semantics == "weka_port",
         )
 
     @contextlib.contextmanager
