@@ -453,9 +453,10 @@ def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
 def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford).
 
-    With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1 the
-    first time the leaf sees it, so does a category's weight the first time the class's observer
-    sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights only."""
+    With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1
+    the first time the leaf sees it, so does a category's weight the first time the class's
+    observer sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
+    only."""
     features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
     last_attempt, class_weight, observed, blocks, gauss, nominal = leaves[:6]
     free_blocks, n_free_blocks, listed = leaves[8], leaves[9], leaves[10]
