@@ -473,16 +473,20 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
         blocks[slot, label] = block
         gauss[block] = 0.0
         nominal[block] = 0.0
+    if weka:
+        # a separate pass keeps the loop below as it is without the Weka rules
+        for j in range(features.shape[1]):
+            if n_categories[i, j] > 0:
+                cell = nominal_offset[i, j] + int(x[features[i, j]])
+                if nominal[block, cell] == 0.0:
+                    nominal[block, cell] = 1.0
     n_before = observed[slot, label]
     n = n_before + w
     observed[slot, label] = n
     for j in range(features.shape[1]):
         v = x[features[i, j]]
         if n_categories[i, j] > 0:
-            cell = nominal_offset[i, j] + int(v)
-            if weka and nominal[block, cell] == 0.0:
-                nominal[block, cell] = 1.0
-            nominal[block, cell] += w
+            nominal[block, nominal_offset[i, j] + int(v)] += w
             continue
         g = gauss[block, j]
         if n_before > 0.0:
@@ -750,7 +754,7 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     _update_leaf(i, slot, x, label, w, learners, leaves, options[5])
     weight_seen = np.sum(class_weight[slot])
     since = weight_seen - last_attempt[slot]
-    if since > learners[4][i] or (since == learners[4][i] and not options[5]):
+    if (since > learners[4][i]) if options[5] else (since >= learners[4][i]):
         last_attempt[slot] = weight_seen
         _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
