@@ -350,12 +350,9 @@ def run(c, X, W):
     return np.array(out)
 
 
-# ------------------------------------------------------------------------------ tests
-
-
-def test_matches_reference_exactly():
-    X, W = mixed_stream()
-    c = committee()
+def assert_matches_reference(c, X, W):
+    """Run ``c`` and its reference trees over the stream: same predictions before each example,
+    same trees at the end. Returns the reference trees."""
     refs = reference_trees(c)
     mult = c.setup_.weight_multiplier
     for t, (x, w) in enumerate(zip(X, W, strict=True)):
@@ -364,11 +361,21 @@ def test_matches_reference_exactly():
             assert got[i].tolist() == ref.predict(x), (t, i)
         c.learn(x, w)
         for i, ref in enumerate(refs):
-            for label in range(4):
+            for label in range(w.shape[1]):
                 if w[i, label] > 0:
                     ref.learn(x, label, w[i, label] * mult[i])
     for i, ref in enumerate(refs):
         assert kernel_structure(c, i) == ref.structure(), i
+    return refs
+
+
+# ------------------------------------------------------------------------------ tests
+
+
+def test_matches_reference_exactly():
+    X, W = mixed_stream()
+    c = committee()
+    refs = assert_matches_reference(c, X, W)
     # The stream must exercise every kind of split and the lazily created multiway branches.
     kinds = set(np.unique(np.concatenate([c.node_kind_[i, : c.n_nodes_[i]] for i in range(5)])))
     assert kinds == {K.LEAF, K.NUMERIC_LE, K.NOMINAL_EQ, K.NOMINAL_MULTIWAY, K.EMPTY}
@@ -758,19 +765,7 @@ def test_bad_leaf_prediction_parameters(params):
 def test_multiway_matches_reference_exactly():
     X, W = mixed_stream()
     c = committee(nominal_splits="multiway")
-    refs = reference_trees(c)
-    mult = c.setup_.weight_multiplier
-    for t, (x, w) in enumerate(zip(X, W, strict=True)):
-        got = c.predict(x)
-        for i, ref in enumerate(refs):
-            assert got[i].tolist() == ref.predict(x), (t, i)
-        c.learn(x, w)
-        for i, ref in enumerate(refs):
-            for label in range(4):
-                if w[i, label] > 0:
-                    ref.learn(x, label, w[i, label] * mult[i])
-    for i, ref in enumerate(refs):
-        assert kernel_structure(c, i) == ref.structure(), i
+    assert_matches_reference(c, X, W)
     kinds = set(np.unique(np.concatenate([c.node_kind_[i, : c.n_nodes_[i]] for i in range(5)])))
     assert K.NOMINAL_EQ not in kinds and K.NOMINAL_MULTIWAY in kinds
 
@@ -840,19 +835,7 @@ def test_bad_nominal_splits(value):
 def test_weka_port_matches_reference_exactly(nominal_splits):
     X, W = mixed_stream()
     c = committee(semantics="weka_port", nominal_splits=nominal_splits)
-    refs = reference_trees(c)
-    mult = c.setup_.weight_multiplier
-    for t, (x, w) in enumerate(zip(X, W, strict=True)):
-        got = c.predict(x)
-        for i, ref in enumerate(refs):
-            assert got[i].tolist() == ref.predict(x), (t, i)
-        c.learn(x, w)
-        for i, ref in enumerate(refs):
-            for label in range(4):
-                if w[i, label] > 0:
-                    ref.learn(x, label, w[i, label] * mult[i])
-    for i, ref in enumerate(refs):
-        assert kernel_structure(c, i) == ref.structure(), i
+    assert_matches_reference(c, X, W)
     # the trees differ from River's semantics on the same stream
     river = committee(nominal_splits=nominal_splits)
     run(river, X, W)
