@@ -110,18 +110,9 @@ MBBM_TARGETS = {
     "nursery": ("MB .3", 0.969),
     "car": ("MB .3", 0.914),
 }
-# Not met yet on mice: 0.666 at MB .3 and 0.668 at MB .1 over 27 reorderings, with the authors'
-# trees (VFDTCommittee(semantics="weka_port")) and weights; River's trees reached 0.690 at MB .1
-# but 0.885 on car. Strict: the test fails the day the target is met.
-_MICE_GAP = pytest.mark.xfail(
-    strict=True, reason="issue #4 open: OnlineMBBM on mice misses 0.695 - 0.02 (see the note)"
-)
 
 
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=_MICE_GAP) if n == "mice" else n for n in MBBM_TARGETS],
-)
+@pytest.mark.parametrize("name", list(MBBM_TARGETS))
 def test_online_mbbm_accuracy_over_27_reorderings(name):
     column, published = MBBM_TARGETS[name]
     data = ex.load_experiment_data(name)
