@@ -149,10 +149,11 @@ LEND_STACK_FULL = 2  # widen the per-tree stacks
 
 @numba.njit(cache=True)
 def lend(counts, takes, gives, stacks, n_free, spare, n_spare):
-    """Before a ``learn`` call, move items (leaf slots or observer blocks) from the shared
-    ``spare`` stack to each tree's own stack: ``counts[i] * takes`` of them, with room for the
+    """Before a ``learn`` call, top up each tree's own stack of items (leaf slots or observer
+    blocks) from the shared ``spare`` stack to ``counts[i] * takes``, with room for the
     ``counts[i] * gives`` a tree may hand back during the call. Per-tree stacks let the trees
-    learn in parallel; :func:`give_back` empties them afterwards.
+    learn in parallel; :func:`give_back` returns the excess afterwards. A tree's stack never
+    holds more than ``takes`` items between calls, so the room check holds.
 
     Returns a ``LEND_*`` code; on failure the caller grows storage and calls again (items already
     lent stay valid)."""
@@ -170,10 +171,10 @@ def lend(counts, takes, gives, stacks, n_free, spare, n_spare):
 
 
 @numba.njit(cache=True)
-def give_back(stacks, n_free, spare, n_spare):
-    """Return every tree's free items to the shared ``spare`` stack."""
+def give_back(stacks, n_free, spare, n_spare, keep):
+    """Return every tree's free items beyond ``keep`` to the shared ``spare`` stack."""
     for i in range(n_free.shape[0]):
-        while n_free[i] > 0:
+        while n_free[i] > keep:
             n_free[i] -= 1
             spare[n_spare[0]] = stacks[i, n_free[i]]
             n_spare[0] += 1
@@ -776,11 +777,11 @@ def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
 
     One call does what one example needs, so that the per-example cost is one dispatch: it
     validates ``weights`` (:func:`learn_demand`), checks the node capacity, lends every tree the
-    leaf slots and observer blocks it may take (:func:`lend`), trains the trees and takes the
-    unused items back (:func:`give_back`). ``pools`` is ``(spare_slots, n_spare_slots,
-    spare_blocks, n_spare_blocks, counts, max_branches)``. Returns a ``LEARN_*`` code: on anything
-    but ``LEARN_OK`` no tree has learned; the caller grows what ``demand`` names and calls again
-    (items already lent stay valid).
+    leaf slots and observer blocks it may take (:func:`lend`), trains the trees and takes back
+    what a tree holds beyond one example's needs (:func:`give_back`). ``pools`` is
+    ``(spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches)``.
+    Returns a ``LEARN_*`` code: on anything but ``LEARN_OK`` no tree has learned; the caller
+    grows what ``demand`` names and calls again (items already lent stay valid).
 
     Trees touch disjoint state (their own node rows, leaf slots, free stacks and ``work[i]``), so
     they are trained in parallel (on the calling thread's ``numba.get_num_threads()``) with
@@ -812,8 +813,10 @@ def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
             if w > 0.0:
                 _learn_one(i, x, label, w, learners, options, nodes, leaves, work[i])
 
-    give_back(free_slots, n_free_slots, spare_slots, n_spare_slots)
-    give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
+    # Each tree keeps what one more example may take, so that the next call lends nothing when
+    # every tree learns one example (the boosters' usual case).
+    give_back(free_slots, n_free_slots, spare_slots, n_spare_slots, max_branches - 1)
+    give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks, 1)
     # an explicit loop: in this parallel function, ``counts[:] = 0`` left the array unchanged
     for i in range(counts.shape[0]):
         counts[i] = 0
