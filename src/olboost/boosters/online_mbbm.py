@@ -81,9 +81,11 @@ class OnlineMBBM(MulticlassBooster):
         falls back to ``k`` otherwise) or ``"trivial"`` (``k``); or ``"authors"``, the
         normalisation of the authors' code, ``10 (k - 1)``: their learner ``i`` is taught with
         weight ``0.1 c_i w^i(t) / (k - 1)``, ``c_i`` being a per-learner constant (uniform on
-        ``[10, 200]`` there), which is the committee's weight multiplier here, and at least
-        ``1e-10`` (their ``max(1e-10, .)``), so that every learner learns every example. The
-        weights are then no longer in ``[0, 1]``. Kept in ``w_star_``.
+        ``[10, 200]`` there), which is the committee's weight multiplier here. The weight the
+        booster passes is at least ``1e-10``, so that every learner learns every example, as
+        their ``max(1e-10, .)`` does (they floor after multiplying by ``c_i``, here the floor
+        comes before the multiplier: only the size of a negligible weight differs). The weights
+        are then no longer in ``[0, 1]``. Kept in ``w_star_``.
     method
         ``"exact"`` or ``"monte_carlo"`` (``draws`` samples per potential).
     draws
