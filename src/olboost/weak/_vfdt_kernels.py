@@ -184,38 +184,28 @@ def give_back(stacks, n_free, spare, n_spare, keep):
 
 
 @numba.njit(cache=True, inline="always")
-def _entropy(dist):
-    """Entropy (bits) of a weight vector, computed as River's ``InfoGainSplitCriterion`` does."""
+def _row_sum(a, r):
+    """``np.sum(a[r])`` (same additions in the same order) without making a view of the row."""
+    total = 0.0
+    for c in range(a.shape[1]):
+        total += a[r, c]
+    return total
+
+
+@numba.njit(cache=True, inline="always")
+def _row_entropy(a, r):
+    """Entropy (bits) of the weight vector ``a[r]``, computed as River's
+    ``InfoGainSplitCriterion`` does."""
     entropy = 0.0
     total = 0.0
-    for d in dist:
+    for c in range(a.shape[1]):
+        d = a[r, c]
         if d > 0.0:
             entropy -= d * math.log2(d)
             total += d
     if total > 0.0:
         return (entropy + total * math.log2(total)) / total
     return 0.0
-
-
-@numba.njit(cache=True, inline="always")
-def _merit(pre_entropy, post, n_branches, min_branch_fraction):
-    """Information gain of a split with branch class weights ``post[:n_branches]``; ``-inf`` unless
-    at least two branches hold more than ``min_branch_fraction`` of the weight (MOA's rule)."""
-    total = 0.0
-    for b in range(n_branches):
-        total += np.sum(post[b])
-    if not total > 0.0:
-        return -np.inf
-    big = 0
-    for b in range(n_branches):
-        if np.sum(post[b]) / total > min_branch_fraction:
-            big += 1
-    if big < 2:
-        return -np.inf
-    post_entropy = 0.0
-    for b in range(n_branches):
-        post_entropy += np.sum(post[b]) * _entropy(post[b])
-    return pre_entropy - post_entropy / total
 
 
 # ------------------------------------------------------------------------------ split candidates
@@ -350,17 +340,6 @@ def _category_weights(blocks, nominal, cell, out):
 
 
 @numba.njit(cache=True, inline="always")
-def _nominal_multiway(blocks, nominal, offset, n_categories, post):
-    """Class weights of each observed category of a nominal feature, written to ``post`` in
-    increasing category order; returns how many categories were observed."""
-    n_obs = 0
-    for v in range(n_categories):
-        if _category_weights(blocks, nominal, offset + v, post[n_obs]):
-            n_obs += 1
-    return n_obs
-
-
-@numba.njit(cache=True, inline="always")
 def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
     """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1)."""
     post[0, :] = 0.0
@@ -379,22 +358,69 @@ def _best_nominal(
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
     default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
     replaces it only if strictly better, the first best ``v`` winning ties (River); otherwise the
-    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``)."""
-    n_obs = _nominal_multiway(blocks, nominal, offset, n_categories, work)
-    best = _merit(pre_entropy, work, n_obs, min_branch_fraction)
-    kind = NOMINAL_MULTIWAY
-    value = 0.0
-    if not binary:
-        return best, kind, value
+    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``).
+
+    Merit is information gain, ``-inf`` unless two branches hold more than
+    ``min_branch_fraction`` of the weight (MOA's rule). The class weights of the observed
+    categories go to ``work[0], work[1], ...`` in increasing category order. A binary split's
+    ``x == v`` branch is category ``v``'s multiway branch, so its weight and entropy are computed
+    once for both; every sum is taken in the order of River's computation (the ``x != v`` branch
+    adds the other categories in increasing order; unobserved ones add exact zeros), so the
+    merits are River's bit for bit."""
+    k = blocks.shape[0]
+    n_obs = 0
     for v in range(n_categories):
-        if _category_weights(blocks, nominal, offset + v, work[W_MU]):
-            _nominal_binary(blocks, nominal, offset, n_categories, v, work)
-            merit = _merit(pre_entropy, work, 2, min_branch_fraction)
-            if merit > best:
-                best = merit
-                kind = NOMINAL_EQ
-                value = float(v)
-    return best, kind, value
+        seen = False
+        for c in range(k):
+            d = nominal[blocks[c], offset + v] if blocks[c] >= 0 else 0.0
+            work[n_obs, c] = d
+            seen = seen or d > 0.0
+        n_obs += seen
+    rest = work.shape[0] + W_MU
+    total = 0.0
+    post_entropy = 0.0
+    best_binary = -np.inf
+    best_branch = -1
+    for b in range(n_obs):
+        weight = _row_sum(work, b)
+        entropy = _row_entropy(work, b)
+        total += weight
+        post_entropy += weight * entropy
+        if not binary:
+            continue
+        for c in range(k):
+            others = 0.0
+            for q in range(n_obs):
+                if q != b:
+                    others += work[q, c]
+            work[rest, c] = others
+        rest_weight = _row_sum(work, rest)
+        both = 0.0 + weight + rest_weight
+        if (weight / both > min_branch_fraction) + (rest_weight / both > min_branch_fraction) < 2:
+            continue
+        split_entropy = 0.0 + weight * entropy + rest_weight * _row_entropy(work, rest)
+        merit = pre_entropy - split_entropy / both
+        if merit > best_binary:
+            best_binary = merit
+            best_branch = b
+    best = -np.inf
+    if total > 0.0:
+        big = 0
+        for b in range(n_obs):
+            big += _row_sum(work, b) / total > min_branch_fraction
+        if big >= 2:
+            best = pre_entropy - post_entropy / total
+    if not best_binary > best:
+        return best, NOMINAL_MULTIWAY, 0.0
+    b = -1
+    for v in range(n_categories):
+        for c in range(k):
+            if blocks[c] >= 0 and nominal[blocks[c], offset + v] > 0.0:
+                b += 1
+                break
+        if b == best_branch:
+            return best_binary, NOMINAL_EQ, float(v)
+    return best, NOMINAL_MULTIWAY, 0.0  # not reached: best_branch is an observed category
 
 
 # ------------------------------------------------------------------------------ leaves
@@ -634,7 +660,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
     # Candidates in River's order (null split, then features in subset order); River sorts them
     # stably by merit and takes the last two, so the last of equal best merits wins.
-    pre_entropy = _entropy(stats)
+    pre_entropy = _row_entropy(class_weight, slot)
     n_log_n = work[W_NLOGN]
     for c in range(stats.shape[0]):
         n = observed[c]
@@ -710,7 +736,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     free_slots[i, n_free_slots[i]] = slot
     n_free_slots[i] += 1
     for b in range(n_branches):
-        if best_kind == NOMINAL_MULTIWAY and not np.sum(work[b]) > 0.0:
+        if best_kind == NOMINAL_MULTIWAY and not _row_sum(work, b) > 0.0:
             kind[i, first + b] = EMPTY
         elif best_kind == NUMERIC_LE:
             _new_leaf(i, first + b, work[b], work[W_MU if b == 0 else W_SIGMA], nodes, leaves)
