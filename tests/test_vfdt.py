@@ -762,6 +762,84 @@ def test_bad_leaf_prediction_parameters(params):
 # ------------------------------------------------------------------------------ nominal splits
 
 
+def _seq_sum(values):
+    """Left-to-right sum, as the kernels add (Python 3.12's ``sum`` compensates)."""
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+def _seq_merit(pre_entropy, post, min_frac):
+    sums = [_seq_sum(b) for b in post]
+    total = _seq_sum(sums)
+    if not total > 0.0 or sum(s / total > min_frac for s in sums) < 2:
+        return -math.inf
+    return pre_entropy - _seq_sum(s * entropy(b) for s, b in zip(sums, post, strict=True)) / total
+
+
+def _brute_best_nominal(blocks, nominal, offset, n_cat, pre_entropy, min_frac, binary):
+    """River's ``NominalSplitterClassif`` candidates written out: the multiway split over the
+    observed categories, then each ``x == v`` split, the ``x != v`` branch adding the other
+    categories in increasing order; a binary split wins only if strictly better, the first of
+    equal ones winning."""
+    k = len(blocks)
+    rows = [[nominal[b, offset + v] if b >= 0 else 0.0 for b in blocks] for v in range(n_cat)]
+    observed = [v for v in range(n_cat) if any(d > 0.0 for d in rows[v])]
+    best = (_seq_merit(pre_entropy, [rows[v] for v in observed], min_frac), K.NOMINAL_MULTIWAY, 0.0)
+    for v in observed if binary else ():
+        rest = [_seq_sum(rows[u][c] for u in range(n_cat) if u != v) for c in range(k)]
+        m = _seq_merit(pre_entropy, [rows[v], rest], min_frac)
+        if m > best[0]:
+            best = (m, K.NOMINAL_EQ, float(v))
+    return best
+
+
+def _nominal_case(rng, k, n_cat, integer):
+    blocks = np.where(rng.uniform(size=k) < 0.8, np.arange(k), -1).astype(np.int64)
+    cells = (
+        rng.integers(0, 4, size=(k, 2 + n_cat)) if integer else rng.exponential(size=(k, 2 + n_cat))
+    )
+    cells = np.where(rng.uniform(size=cells.shape) < 0.3, 0.0, cells).astype(np.float64)
+    return blocks, cells
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_best_nominal_matches_the_candidates_written_out(binary):
+    """The kernel's nominal candidates (the multiway split's branches reused by the binary
+    splits) give River's merits bit for bit, a binary split replacing the multiway one only if
+    strictly better, on random cells with absent classes, unobserved categories and integer
+    weights (with which a binary split often ties the multiway one)."""
+    rng = np.random.default_rng(5)
+    checked = {K.NOMINAL_MULTIWAY: 0, K.NOMINAL_EQ: 0, "-inf": 0}
+    for case in range(600):
+        k, n_cat = int(rng.integers(2, 6)), int(rng.integers(1, 7))
+        blocks, nominal = _nominal_case(rng, k, n_cat, integer=case % 2 == 0)
+        offset = int(rng.integers(0, 3))
+        pre = entropy(rng.exponential(size=k))
+        min_frac = float(rng.choice([0.0, 0.01, 0.2]))
+        work = np.zeros((max(2, n_cat) + K.N_WORK_ROWS, k))
+        got = K._best_nominal(blocks, nominal, offset, n_cat, pre, min_frac, binary, work)
+        want = _brute_best_nominal(blocks, nominal, offset, n_cat, pre, min_frac, binary)
+        assert (got[1], got[2]) == (want[1], want[2])
+        assert got[0] == want[0] or (math.isinf(got[0]) and math.isinf(want[0])), (got, want)
+        checked["-inf" if math.isinf(want[0]) else want[1]] += 1
+    assert min(checked.values()) > 0 if binary else checked[K.NOMINAL_EQ] == 0
+
+
+def test_binary_split_can_beat_an_invalid_multiway_split():
+    """Five rare categories each hold less than ``min_branch_fraction`` of the weight, so the
+    multiway split has a single big branch (merit ``-inf``), while ``x == 0`` against the rest
+    has two: the binary split is chosen."""
+    blocks = np.array([0, 1], dtype=np.int64)
+    nominal = np.array([[90.0, 0.3, 0.3, 0.3, 0.3, 0.3], [8.0, 0.0, 0.0, 0.0, 0.0, 0.5]])
+    work = np.zeros((6 + K.N_WORK_ROWS, 2))
+    merit_, kind, value = K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, True, work)
+    assert (kind, value) == (K.NOMINAL_EQ, 0.0) and merit_ > -math.inf
+    assert _brute_best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, True) == (merit_, kind, value)
+    assert K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, False, work)[0] == -math.inf
+
+
 def test_multiway_matches_reference_exactly():
     X, W = mixed_stream()
     c = committee(nominal_splits="multiway")
