@@ -330,13 +330,10 @@ def _best_numeric(
 
 
 @numba.njit(cache=True, inline="always")
-def _category_weights(blocks, nominal, cell, out):
-    """Class weights of one category (``nominal`` column ``cell``) into ``out``; whether any."""
-    seen = False
+def _category_weights(blocks, nominal, cell, out, r):
+    """Class weights of one category (``nominal`` column ``cell``) into row ``r`` of ``out``."""
     for c in range(blocks.shape[0]):
-        out[c] = nominal[blocks[c], cell] if blocks[c] >= 0 else 0.0
-        seen = seen or out[c] > 0.0
-    return seen
+        out[r, c] = nominal[blocks[c], cell] if blocks[c] >= 0 else 0.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -361,38 +358,33 @@ def _best_nominal(
     multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``).
 
     Merit is information gain, ``-inf`` unless two branches hold more than
-    ``min_branch_fraction`` of the weight (MOA's rule). The class weights of the observed
-    categories go to ``work[0], work[1], ...`` in increasing category order. A binary split's
-    ``x == v`` branch is category ``v``'s multiway branch, so its weight and entropy are computed
-    once for both; every sum is taken in the order of River's computation (the ``x != v`` branch
-    adds the other categories in increasing order; unobserved ones add exact zeros), so the
-    merits are River's bit for bit."""
-    k = blocks.shape[0]
-    n_obs = 0
+    ``min_branch_fraction`` of the weight (MOA's rule). Category ``v``'s class weights go to
+    ``work[v]``; a category is observed when its weight is positive. A binary split's ``x == v``
+    branch is category ``v``'s multiway branch, so its weight and entropy are computed once for
+    both; every sum is taken in the order of River's computation (the ``x != v`` branch adds the
+    other categories in increasing order; unobserved ones add exact zeros, as they add nothing to
+    the multiway sums), so the merits are River's bit for bit."""
     for v in range(n_categories):
-        seen = False
-        for c in range(k):
-            d = nominal[blocks[c], offset + v] if blocks[c] >= 0 else 0.0
-            work[n_obs, c] = d
-            seen = seen or d > 0.0
-        n_obs += seen
+        _category_weights(blocks, nominal, offset + v, work, v)
     rest = work.shape[0] + W_MU
     total = 0.0
     post_entropy = 0.0
     best_binary = -np.inf
-    best_branch = -1
-    for b in range(n_obs):
-        weight = _row_sum(work, b)
-        entropy = _row_entropy(work, b)
+    best_value = 0.0
+    for v in range(n_categories):
+        weight = _row_sum(work, v)
+        if not weight > 0.0:
+            continue
+        entropy = _row_entropy(work, v)
         total += weight
         post_entropy += weight * entropy
         if not binary:
             continue
-        for c in range(k):
+        for c in range(blocks.shape[0]):
             others = 0.0
-            for q in range(n_obs):
-                if q != b:
-                    others += work[q, c]
+            for u in range(n_categories):
+                if u != v:
+                    others += work[u, c]
             work[rest, c] = others
         rest_weight = _row_sum(work, rest)
         both = 0.0 + weight + rest_weight
@@ -402,25 +394,17 @@ def _best_nominal(
         merit = pre_entropy - split_entropy / both
         if merit > best_binary:
             best_binary = merit
-            best_branch = b
+            best_value = float(v)
     best = -np.inf
     if total > 0.0:
         big = 0
-        for b in range(n_obs):
-            big += _row_sum(work, b) / total > min_branch_fraction
+        for v in range(n_categories):
+            big += _row_sum(work, v) / total > min_branch_fraction
         if big >= 2:
             best = pre_entropy - post_entropy / total
-    if not best_binary > best:
-        return best, NOMINAL_MULTIWAY, 0.0
-    b = -1
-    for v in range(n_categories):
-        for c in range(k):
-            if blocks[c] >= 0 and nominal[blocks[c], offset + v] > 0.0:
-                b += 1
-                break
-        if b == best_branch:
-            return best_binary, NOMINAL_EQ, float(v)
-    return best, NOMINAL_MULTIWAY, 0.0  # not reached: best_branch is an observed category
+    if best_binary > best:
+        return best_binary, NOMINAL_EQ, best_value
+    return best, NOMINAL_MULTIWAY, 0.0
 
 
 # ------------------------------------------------------------------------------ leaves
@@ -724,7 +708,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     else:
         n_branches = n_categories[i, j]
         for v in range(n_branches):
-            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work[v])
+            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work, v)
 
     first = n_nodes[i]
     n_nodes[i] += n_branches
