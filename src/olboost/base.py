@@ -41,14 +41,24 @@ class Estimator:
         """The constructor arguments of this estimator, as given."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def clone(self, new_params: dict[str, Any] | None = None) -> Estimator:
-        """A fresh, unfitted copy built from the parameters (deep-copied), optionally overridden."""
+    def clone(
+        self, new_params: dict[str, Any] | None = None, include_attributes: bool = False
+    ) -> Estimator:
+        """A fresh, unfitted copy built from the parameters (deep-copied), optionally overridden.
+
+        ``include_attributes=True`` also deep-copies every attribute that is not a parameter (the
+        learned state), as River's ``clone`` does (River's pipelines pass it along)."""
         params = {k: copy.deepcopy(v) for k, v in self._get_params().items()}
         unknown = set(new_params or {}) - set(params)
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
         params.update(new_params or {})
-        return type(self)(**params)
+        clone = type(self)(**params)
+        if include_attributes:
+            for name, value in self.__dict__.items():
+                if name not in params:
+                    setattr(clone, name, copy.deepcopy(value))
+        return clone
 
     def _validate_params(self) -> None:
         """Check every declared constraint; raise naming the first offending parameter."""
@@ -67,6 +77,11 @@ class Estimator:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._get_params().items())
         return f"{type(self).__name__}({args})"
+
+    def __str__(self) -> str:
+        # as without River: River's ``Base.__str__`` (the class name) must not win in subclasses
+        # that are also River estimators
+        return repr(self)
 
 
 # --------------------------------------------------------------------------------------------------
