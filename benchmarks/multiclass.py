@@ -3,8 +3,8 @@
 ``AdaBoostOLM(committee, learners=100, seed=1)`` (logistic loss, the paper's algorithm) under
 prequential evaluation (:func:`olboost.evaluate.prequential`) of ``data.shuffled(1)``, each case
 in its own subprocess, timed after a warm-up that compiles every kernel on a few examples. With
-``VFDTCommittee`` the booster runs the stream in one compiled loop
-(:mod:`olboost.boosters._stream_kernels`, bit-identical to the row-by-row path); with
+``VFDTCommittee`` the booster runs the stream in the compiled driver
+(:mod:`olboost.boosters._driver`, bit-identical to the row-by-row path); with
 ``RiverCommittee`` it goes row by row, River's trees being Python objects:
 
 * ``nursery-vfdt``: ``VFDTCommittee(nominal_attributes=data.nominal_cardinalities)`` on nursery

@@ -18,7 +18,7 @@ as the best of several timed passes (the median is recorded too):
 * ``exact``: ``pairwise_costs(..., method="exact")`` through the public, validating API, laws
   cached; ``exact_cold_cache``: one pass after clearing the law cache (every law recomputed);
 * ``monte_carlo``: ``pairwise_costs(..., method="monte_carlo", draws=100)``;
-* ``kernel_call``: :func:`olboost.potentials._kernels.bmr_costs` called from Python on a
+* ``kernel_call``: :func:`olboost.potentials._pairwise_kernels.bmr_costs` called from Python on a
   precomputed :func:`olboost.potentials.difference_law_stack`;
 * ``booster_update``: :func:`olboost.boosters._bmr_kernels.online_bmr_update`, the compiled loop
   OnlineBMR runs per example (``N`` cost vectors per call), i.e. what the booster actually uses.
@@ -181,14 +181,15 @@ def _time(fn, repeats: int) -> dict:
 
 
 def _case(k: int, N: int, n_states: int) -> dict:
-    from olboost import potentials as P
     from olboost.boosters._bmr_kernels import online_bmr_update
-    from olboost.potentials import _kernels as K
+    from olboost.losses import pairwise as L
+    from olboost.potentials import _pairwise_kernels as K
+    from olboost.potentials import pairwise as P
 
     load_start = loadavg()
     examples = make_examples(k, N, max(1, n_states // N))
     todo = states(examples)
-    code = {"rank": K.RANK, "hinge": K.HINGE, "hinge_no_margin": K.HINGE_NO_MARGIN}[LOSS]
+    code = {"rank": L.RANK, "hinge": L.HINGE, "hinge_no_margin": L.HINGE_NO_MARGIN}[LOSS]
     seeds = [np.random.SeedSequence([SEED, k, N, j]) for j in range(len(todo))]
 
     def exact() -> list[np.ndarray]:

@@ -3,8 +3,14 @@
 Each case runs in its own subprocess so that its peak memory (``ru_maxrss``) and compile time are
 its own. Measured for Ada.OLMR with 100 trees and 20 features per tree, the paper's setup:
 
-* ``compile``: first run on a cold Numba cache (a fresh, empty cache directory);
-* ``emotions-vfdt``, ``yeast-vfdt``: train/test protocol after compilation;
+* ``cold_start``: per booster path (``olboost run --algorithm`` names) and for all of them in one
+  process (``all``, the full set of kernels), the compile time on an empty Numba cache
+  (``NUMBA_CACHE_DIR`` a fresh directory, in a fresh interpreter), the warm start that loads the
+  cache it filled, and where the cold compile goes (per kernel and per compiler pass): see
+  ``benchmarks/cold_start.py``. Issue #10's target: halve the Ada.OLMR path's (about 30 s then);
+* ``emotions-vfdt``, ``yeast-vfdt``: train/test protocol after compilation
+  (:func:`olboost.evaluate.warm_up` first, as ``olboost run`` does; its time is
+  ``warmup_seconds``);
 * ``emotions-river``: the same model on ``RiverCommittee`` (River ``HoeffdingTreeClassifier``,
   same hyperparameters); the speed ratio is reported;
 * ``tmc2007-vfdt``: tmc2007-500 (28,596 sparse examples, 22 labels) from ``../shared/datasets``,
@@ -21,10 +27,10 @@ import json
 import os
 import resource
 import sys
-import tempfile
 from pathlib import Path
 
-from _common import SHARED, load_mulan, machine_info, run_one, warm_up
+import cold_start
+from _common import SHARED, load_mulan, machine_info, run_one
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -33,7 +39,7 @@ RESULTS = HERE / "results"
 def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
     """Run one evaluation in this process and return its measurements."""
     from olboost import AdaOLMR, RiverCommittee, VFDTCommittee
-    from olboost.evaluate import train_test
+    from olboost.evaluate import train_test, warm_up
 
     data = load_mulan(name)
     threads = int(os.environ.get("OLBOOST_BENCH_THREADS", "1"))
@@ -43,11 +49,9 @@ def _case(name: str, committee: str, seed: int, warm: bool) -> dict:
             return VFDTCommittee(n_threads=threads)
     else:
         make = RiverCommittee
-    compile_s = 0.0
-    if warm:
-        # Compile every kernel on a few examples first, so the timed run measures steady state.
-        compile_s = warm_up(lambda n: AdaOLMR(make(), learners=n, seed=seed), data.train, data.test)
     model = AdaOLMR(make(), learners=100, seed=seed)
+    # Compile every kernel on a clone first (as `olboost run`), so the run measures steady state.
+    compile_s = warm_up(model, data.train, data.test) if warm else 0.0
     result = train_test(model, data.train, data.test)
     return {
         "dataset": name,
@@ -67,6 +71,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--one", nargs=4, metavar=("DATASET", "COMMITTEE", "SEED", "WARM"))
     parser.add_argument("--skip-river", action="store_true", help="skip the slow River case")
+    parser.add_argument(
+        "--cold-paths",
+        nargs="*",
+        default=["all", *cold_start.PATHS],
+        choices=["all", *cold_start.PATHS],
+        help="booster paths whose cold start is measured (none: skip; about 1 min each)",
+    )
     args = parser.parse_args()
     if args.one:
         name, committee, seed, warm = args.one
@@ -75,13 +86,19 @@ def main() -> int:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     cases: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as cache:
-        cold = run_one(__file__, ["emotions", "vfdt", "1", "cold"], {"NUMBA_CACHE_DIR": cache})
-    cases["compile"] = {
-        "what": "emotions, 100 trees, first run on an empty Numba cache (compile + run)",
-        "seconds_cold_total": cold["seconds"],
+    # Cold start first, each path in fresh interpreters on its own empty cache (one at a time,
+    # so that they do not compete for the cores).
+    cases["cold_start"] = {
+        "what": (
+            "per booster path (CLI defaults: 100 trees, 20 features; emotions or balance), "
+            "Numba compile time on an empty cache (fresh NUMBA_CACHE_DIR, fresh interpreter), "
+            "then the warm start that loads that cache; 'all': every path in one interpreter, "
+            "the full set of kernels. kernels: per compiled function, seconds inclusive of the "
+            "callees compiled on the way, self_seconds without them, llvm_seconds holding "
+            "LLVM's lock; passes: per Numba compiler pass, callees included"
+        ),
+        **cold_start.measure(args.cold_paths),
     }
-    print(f"cold cache: emotions first run {cold['seconds']:.2f} s", flush=True)
     # VFDTCommittee learns on one thread by default; with n_threads=2 the trees learn in parallel,
     # which pays on an idle 2-core machine (and costs on a busy one: see its docstring). Both are
     # measured, each against the issue's target.
@@ -94,10 +111,6 @@ def main() -> int:
                 f"{name} vfdt{suffix or ' (1 thread)'}: {r['seconds']:.3f} s (target {target} s)",
                 flush=True,
             )
-    cases["compile"]["seconds_warm_same_run"] = cases["emotions-vfdt"]["seconds"]
-    cases["compile"]["compile_seconds_estimate"] = (
-        cold["seconds"] - cases["emotions-vfdt"]["seconds"]
-    )
     if not args.skip_river:
         r = run_one(__file__, ["emotions", "river", "1", "warm"])
         ratio = r["seconds"] / cases["emotions-vfdt"]["seconds"]

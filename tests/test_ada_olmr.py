@@ -11,7 +11,8 @@ import pytest
 from helpers import ScriptedCommittee
 from olboost import AdaOLMR, VFDTCommittee
 from olboost._random import counter_uniform
-from olboost.boosters._ada_olmr_kernels import ada_olmr_update, choose_expert
+from olboost.boosters._ada_olmr_kernels import ada_olmr_update
+from olboost.boosters._adaptive_kernels import choose_expert
 from olboost.datasets import load
 from olboost.evaluate import prequential, train_test
 from olboost.losses import logistic_cost, logistic_loss

@@ -10,10 +10,12 @@ import pytest
 
 from helpers import RecordingCommittee, ScriptedCommittee
 from olboost import VFDTCommittee
+from olboost._random import STREAMS
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
-from olboost.boosters.base import _COMMITTEE_STREAM
 from olboost.boosters.baselines import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost, oza_lambda_step
+
+_COMMITTEE_STREAM = STREAMS["committee"]
 
 
 class TableCommittee(RecordingCommittee):

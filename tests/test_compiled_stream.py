@@ -1,4 +1,4 @@
-"""The compiled test-then-train loops give exactly the row-by-row results."""
+"""The compiled driver gives exactly the row-by-row results, for every booster that has a step."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from olboost import AdaBoostOLM, VFDTCommittee
-from olboost.boosters import _stream_kernels
+from olboost.boosters import _driver
 from olboost.datasets import load_uci
 
 
@@ -24,7 +24,13 @@ def _state(model):
         for name, value in vars(c).items()
         if name.endswith("_") and isinstance(value, np.ndarray)
     }
-    arrays.update(alpha=model.alpha_, log_v=model.log_v_, num=model.edge_num_, den=model.edge_den_)
+    arrays.update(
+        {
+            name: value
+            for name, value in vars(model).items()
+            if name.endswith("_") and isinstance(value, np.ndarray)
+        }
+    )
     return model.t_, arrays
 
 
@@ -66,17 +72,27 @@ def test_compiled_loop_is_bit_identical_to_row_by_row(name, params, committee):
     _assert_same(fast, slow)
 
 
+def _spy_on_driver(monkeypatch):
+    calls = []
+    entry = _driver._entry
+
+    def spying_entry(*args):
+        compiled = entry(*args)
+
+        def call(*a):
+            stopped = compiled(*a)
+            calls.append((a[2], stopped))
+            return stopped
+
+        return call
+
+    monkeypatch.setattr(_driver, "_entry", spying_entry)
+    return calls
+
+
 def test_compiled_loop_is_used_and_stops_where_storage_must_grow(monkeypatch):
     data = load_uci("car").shuffled(1).head(300)
-    calls = []
-    kernel = _stream_kernels.olm_vfdt_stream
-
-    def spy(*args):
-        stopped = kernel(*args)
-        calls.append((args[2], stopped))
-        return stopped
-
-    monkeypatch.setattr(_stream_kernels, "olm_vfdt_stream", spy)
+    calls = _spy_on_driver(monkeypatch)
     committee = VFDTCommittee(nominal_attributes=data.nominal_cardinalities, capacity=1)
     model = AdaBoostOLM(committee, learners=8, seed=1)
     model.learn(data.X, data.y)
@@ -100,12 +116,43 @@ def test_bad_nominal_row_mid_stream_is_rejected_after_the_rows_before_it():
     _assert_same(fast, slow)
 
 
-def test_one_vs_all_designs_keep_the_row_by_row_path(monkeypatch):
-    from olboost.boosters.baselines import AdaOVA
+def _every_compiled_booster():
+    from olboost.boosters.base import Booster
+    from olboost.checks import all_estimators
 
-    def fail(*args):
-        raise AssertionError("the one-vs-all designs have no compiled loop")
+    for cls in all_estimators():
+        if not issubclass(cls, Booster):
+            continue
+        for i, params in enumerate(cls._unit_test_params()):
+            committee = params.get("committee")
+            if committee is not None and not isinstance(committee, VFDTCommittee):
+                continue
+            yield pytest.param(cls, params, id=f"{cls.__name__}[{i}]")
 
-    monkeypatch.setattr(_stream_kernels, "olm_vfdt_stream", fail)
-    data = load_uci("balance").head(40)
-    AdaOVA(VFDTCommittee(), learners=3, seed=1).learn(data.X, data.y)
+
+@pytest.mark.parametrize(("cls", "params"), list(_every_compiled_booster()))
+def test_every_booster_with_a_step_runs_the_driver_bit_identically(cls, params, monkeypatch):
+    from olboost.checks import synthetic_multilabel
+
+    X, Y = synthetic_multilabel(n=150, d=6, k=4, seed=5)
+    ranking = hasattr(cls, "rank_one")
+    params = {**params, ("labels" if ranking else "classes"): 4}
+    targets = Y if ranking else Y.argmax(1)
+
+    def stream(model, part):
+        if ranking:
+            return model.score_then_learn(X[part], targets[part])
+        return model.predict_then_learn(X[part], targets[part])
+
+    slow = cls(**params)
+    slow._compiled_stream = lambda rows, targets, out, start: start
+    fast = cls(**params)
+    calls = _spy_on_driver(monkeypatch)
+    for part in (slice(0, 70), slice(70, 150)):
+        np.testing.assert_array_equal(stream(fast, part), stream(slow, part))
+    _assert_same(fast, slow)
+    # every exact configuration has a compiled step; Monte Carlo potentials learn in Python
+    has_step = fast._step_kernels() is not None
+    assert bool(calls) == has_step
+    if params.get("method") != "monte_carlo" and cls.__name__ != "BestTree":
+        assert has_step or cls.__name__ == "OzaBoost"

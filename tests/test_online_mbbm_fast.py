@@ -18,7 +18,7 @@ from olboost.boosters import _mbbm_kernels as MK
 from olboost.boosters import online_mbbm
 from olboost.boosters.online_mbbm import OnlineMBBM
 from olboost.potentials import multiclass_costs, multiclass_potential
-from olboost.potentials._kernels import binomial_table
+from olboost.potentials._multiclass_kernels import binomial_table
 
 
 def mbbm_reference(votes, y, k, gamma, w_star):

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.potentials import _multiclass_kernels as MCK
+from olboost.potentials import _pairwise_kernels as PK
 from olboost.potentials import (
-    _bmr_mc,
-    _mbbm_mc_samples,
-    _topk_mc,
     bmr_weight_bound,
     difference_law,
     difference_law_stack,
@@ -27,7 +27,9 @@ from olboost.potentials import (
     topk_costs,
     topk_potential,
 )
-from olboost.potentials import _kernels as K
+from olboost.potentials.multiclass import _mbbm_mc_samples
+from olboost.potentials.pairwise import _bmr_mc
+from olboost.potentials.topk import _topk_mc
 
 LOSSES = ["rank", "hinge", "hinge_no_margin"]
 TOL = 1e-12
@@ -158,23 +160,23 @@ def test_law_stack_matches_single_tables():
     y = np.array([True, False, True, False, False])
     for n in range(n_max + 1):
         dn, table = difference_law_table(n, 2, 5, 0.1)
-        for code in (K.RANK, K.HINGE, K.HINGE_NO_MARGIN):
+        for code in (RANK, HINGE, HINGE_NO_MARGIN):
             out1 = np.empty(5)
             out2 = np.empty(5)
-            K.bmr_costs(s, y, table, dn, code, out1)
-            K.bmr_costs(s, y, stack[n], d_min, code, out2)
+            PK.bmr_costs(s, y, table, dn, code, out1)
+            PK.bmr_costs(s, y, stack[n], d_min, code, out2)
             np.testing.assert_allclose(out1, out2, atol=TOL)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
 def test_expected_pair_loss_for_real_shifts(loss):
-    code = {"rank": K.RANK, "hinge": K.HINGE, "hinge_no_margin": K.HINGE_NO_MARGIN}[loss]
+    code = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}[loss]
     n = 6
     d_min, probs = difference_law(n, 1, 3, 0.2)
     _, table = difference_law_table(n, 1, 3, 0.2)
     for z in [-100.0, -7.0, -6.0, -3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 5.0, 6.0, 6.75, 1e9]:
         expect = sum(p * f_pair(z + d_min + j, loss) for j, p in enumerate(probs))
-        assert K.expected_pair_loss(z, table, d_min, code) == pytest.approx(
+        assert PK.expected_pair_loss(z, table, d_min, code) == pytest.approx(
             expect, abs=TOL, rel=TOL
         )
 
@@ -374,7 +376,7 @@ def test_multiclass_kernel_row_matches_memoised_row():
     s = np.array([3, 1, 1, 0, 2], dtype=np.int64)
     out = np.empty(5)
     d = np.empty(4, dtype=np.int64)
-    tab = K.binomial_table(9, 4)
+    tab = MCK.binomial_table(9, 4)
     empty = np.empty(0, dtype=np.int64)
     for r in range(5):
         # empty offsets: every potential evaluated directly, unmemoised
@@ -470,7 +472,7 @@ def test_topk_monte_carlo():
     s = np.array([0.3, -0.5, 1.2, 0.0, 0.8])
     y = np.array([True, False, True, False, False])
     pw = np.random.default_rng(4).random((5, 5))
-    pot, cost = _topk_mc(s, y, 8, 0.2, K.HINGE, pw, 2000, 11)
+    pot, cost = _topk_mc(s, y, 8, 0.2, HINGE, pw, 2000, 11)
     _within(pot[:, None], topk_potential(s, y, 8, 0.2, "hinge", pw))
     _within(cost, topk_costs(s, y, 8, 0.2, "hinge", pw))
     mc = topk_costs(s, y, 8, 0.2, "hinge", pw, method="monte_carlo", draws=2000, seed=11)
@@ -593,8 +595,8 @@ def test_multiclass_kernel_without_binomial_table():
     """The on-the-fly path (used when the binomial table would be too large) agrees."""
     d = np.array([0, 1, -1, 2], dtype=np.int64)
     for n in (0, 3, 9):
-        with_tab = K.mbbm_potential_table(d, n, 5, 0.2, K.binomial_table(n, 4))
-        without = K.mbbm_potential_table(d, n, 5, 0.2, np.zeros((0, 0, 0)))
+        with_tab = MCK.mbbm_potential_table(d, n, 5, 0.2, MCK.binomial_table(n, 4))
+        without = MCK.mbbm_potential_table(d, n, 5, 0.2, np.zeros((0, 0, 0)))
         assert with_tab == pytest.approx(without, abs=TOL)
 
 
@@ -603,5 +605,5 @@ def test_binomial_pmf(m, p):
     from scipy.stats import binom
 
     out = np.empty(m + 1)
-    K.binomial_pmf(m, p, out)
+    MCK.binomial_pmf(m, p, out)
     np.testing.assert_allclose(out, binom.pmf(np.arange(m + 1), m, p), rtol=1e-9, atol=1e-300)

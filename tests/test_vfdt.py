@@ -675,7 +675,7 @@ def test_naive_bayes_leaf_prior_mixes_with_uniform():
         for i in range(5):
             node = 0
             while plain.node_kind_[i, node] != K.LEAF:
-                node = K._branch(i, node, x, plain.setup_.features, plain._nodes())
+                node = K._branch(i, node, x, plain.setup_.features, plain._state().nodes)
                 if plain.node_kind_[i, node] == K.EMPTY:
                     break
             if plain.node_kind_[i, node] != K.LEAF:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["counter_uniform", "seed_key"]
+__all__ = ["STREAMS", "counter_uniform", "seed_int", "seed_key", "stream_rng"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -32,7 +32,31 @@ def counter_uniform(key: np.uint64, counter: np.int64) -> float:
     return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-def seed_key(seed: int, stream: int) -> np.uint64:
-    """A 64-bit key for one named random stream of a model seeded with ``seed``."""
-    ss = np.random.SeedSequence([seed, stream])
+def seed_key(seed: int, *path: int) -> np.uint64:
+    """A 64-bit key for one named random stream of a model seeded with ``seed``: ``path`` names the
+    stream (a stream key of :data:`STREAMS`, then sub-stream indices, e.g. one per booster)."""
+    ss = np.random.SeedSequence([seed, *path])
     return np.uint64(ss.generate_state(1, dtype=np.uint64)[0])
+
+
+def seed_int(seed: int, *path: int) -> int:
+    """A 32-bit seed for the stream ``path`` of ``seed`` (for seeding a generator or a
+    committee)."""
+    return int(np.random.SeedSequence([seed, *path]).generate_state(1)[0])
+
+
+def stream_rng(seed: int, *path: int) -> np.random.Generator:
+    """A NumPy generator for the stream ``path`` of ``seed`` (e.g. the Monte Carlo draws of
+    round ``t``: ``stream_rng(seed, STREAMS["monte_carlo"], t)``)."""
+    return np.random.default_rng([seed, *path])
+
+
+#: The stream keys of a model seed, one per independent use of randomness; every model derives
+#: its random streams from its seed through these, so that no two uses share draws.
+STREAMS = {
+    "committee": 1,
+    "hedge": 2,
+    "monte_carlo": 3,
+    "monte_carlo_vote": 4,
+    "tie": 5,
+}

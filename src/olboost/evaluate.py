@@ -11,24 +11,42 @@ example whose relevant set is empty or full (no relevant/irrelevant pair): ``pap
 example counts, as the paper and its authors' code) and ``skip`` (the example is excluded; NaN in
 the per-example array). Streams are :class:`olboost.datasets.MultiLabelDataset` objects, which use
 the model's array path, or any iterable of ``(x, y)`` pairs, which uses ``score_one``/``learn_one``.
+
+Compilation is kept out of the clock on request: with ``warm_up=True`` both protocols first run
+:func:`warm_up` (a clone of the model on the first rows of the same data, through the same calls),
+which compiles every Numba kernel the run needs or loads it from Numba's on-disk cache, and report
+its duration as ``compile_seconds``, apart from ``seconds``. The command line always does this.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+from numba.core import event as numba_event
 
 from olboost.metrics import rank_loss
 
-__all__ = ["ClassificationEvaluation", "Evaluation", "prequential", "train_test"]
+__all__ = ["ClassificationEvaluation", "Evaluation", "prequential", "train_test", "warm_up"]
 
 #: Rows handed to the model per call on the array path; sets the progress bar's granularity only.
 _CHUNK = 256
+
+#: Rows of each stream that :func:`warm_up` runs through a clone of the model.
+WARM_UP_ROWS = 32
+
+#: :func:`warm_up` says on stderr that it is compiling once Numba has compiled for this long.
+COMPILE_NOTICE_AFTER = 1.0
+
+#: What the notice announces: compile time of one booster path on an empty cache, 2-core machine
+#: (``make bench``, ``benchmarks/results/ada_olmr.json``, ``cold_start``).
+TYPICAL_COMPILE_SECONDS = "30-60"
 
 
 @dataclass
@@ -45,6 +63,9 @@ class Evaluation:
         Examples learned without evaluation, and evaluated examples.
     seconds_train, seconds_test
         Wall-clock time of each phase (the test phase includes learning from test examples).
+    compile_seconds
+        Wall-clock time of the :func:`warm_up` run before the clock started (compiling the
+        kernels or loading them from Numba's cache), or ``None`` when there was none.
     """
 
     losses: np.ndarray
@@ -54,6 +75,7 @@ class Evaluation:
     seconds_train: float
     seconds_test: float
     extra: dict[str, Any] = field(default_factory=dict)
+    compile_seconds: float | None = None
 
     @property
     def rank_loss(self) -> float:
@@ -73,6 +95,7 @@ class Evaluation:
 
     @property
     def seconds(self) -> float:
+        """Wall-clock time of both phases; never includes ``compile_seconds``."""
         return self.seconds_train + self.seconds_test
 
     def summary(self) -> dict[str, Any]:
@@ -98,11 +121,14 @@ class ClassificationEvaluation:
         Whether each example was predicted correctly before it was learned.
     seconds
         Wall-clock time of the pass.
+    compile_seconds
+        Wall-clock time of the :func:`warm_up` run before the clock started, or ``None``.
     """
 
     correct: np.ndarray
     seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
+    compile_seconds: float | None = None
 
     @property
     def n_test(self) -> int:
@@ -127,6 +153,7 @@ class ClassificationEvaluation:
             "accuracy": self.accuracy,
             "accuracy_last20": self.accuracy_last20,
             "seconds": self.seconds,
+            "compile_seconds": self.compile_seconds,
             **self.extra,
         }
 
@@ -247,8 +274,158 @@ def _length(stream: Any) -> int | None:
         return None
 
 
+def _head(stream: Any, n: int) -> Any:
+    """The first ``n`` rows of ``stream`` as the same kind of stream (same array types and layouts),
+    or ``None`` for a one-pass iterator, which cannot be read twice."""
+    if hasattr(stream, "head"):  # MulticlassDataset
+        return stream.head(n)
+    if _is_dataset(stream):  # MultiLabelDataset (dense or sparse X)
+        return stream._rows(0, min(n, stream.n_samples), stream.name)
+    if isinstance(stream, Sequence):
+        return stream[:n]
+    return None
+
+
+def _peel(stream: Any, n: int) -> tuple[Any, Any]:
+    """``(head, stream)``: the first ``n`` rows of ``stream`` and a stream still holding every
+    row (an iterator's head is read into a list and chained back in front of the rest)."""
+    head = _head(stream, n)
+    if head is not None:
+        return head, stream
+    rest: Iterator = iter(stream)
+    head = list(itertools.islice(rest, n))
+    return head, itertools.chain(head, rest)
+
+
+class _CompileNotice(numba_event.Listener):
+    """Says on stderr that kernels are being compiled, and how long it took when it is done.
+
+    Whether Numba compiles or loads its on-disk cache is observed, not guessed: Numba announces
+    every compilation (a cache miss) with a ``numba:compile`` event, and the notice is printed when
+    compiling has gone on for ``after`` seconds. Loading a cached path (about a second) and
+    recompiling one small kernel stay silent.
+    """
+
+    def __init__(self, enabled: bool, after: float | None = None):
+        self.enabled = enabled
+        self.after = COMPILE_NOTICE_AFTER if after is None else after
+        self.compiled = 0  # kernel specialisations compiled (cache misses), callees included
+        self.shown = False
+        self._timer: threading.Timer | None = None
+
+    def on_start(self, event: Any) -> None:
+        self.compiled += 1
+        if self.enabled and self._timer is None:
+            self._timer = threading.Timer(self.after, self._show)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+    def _show(self) -> None:
+        self.shown = True
+        print(
+            f"olboost: compiling kernels (first run after install or upgrade, about "
+            f"{TYPICAL_COMPILE_SECONDS} s; Numba caches them on disk for later runs) ...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def __enter__(self) -> _CompileNotice:
+        self.t0 = time.perf_counter()
+        numba_event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.t0
+        numba_event.unregister("numba:compile", self)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer.join()
+        if self.shown:
+            print(
+                f"olboost: {self.compiled} kernels compiled in {self.seconds:.1f} s "
+                "(not counted in the run's seconds)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def warm_up(
+    model: Any,
+    stream: Any,
+    test: Any = None,
+    *,
+    rows: int = WARM_UP_ROWS,
+    notice: bool = False,
+) -> float:
+    """Compile every Numba kernel that evaluating ``model`` on the data runs (or load it from
+    Numba's on-disk cache), without changing ``model``; return the seconds it took.
+
+    A clone of ``model`` (same class, parameters and committee, fresh state) runs the first ``rows``
+    rows of the data through the protocol the evaluation will use: ``warm_up(model, stream)``
+    through :func:`prequential`, ``warm_up(model, train, test)`` through :func:`train_test`. Numba
+    compiles a kernel for the types of its first call's arguments; the clone makes the same calls
+    on arrays of the same dtypes and layouts, so every specialisation the full run needs exists
+    afterwards, and timing that run measures the algorithm, not the compiler. The first run after
+    an install (or after an upgrade of olboost or Numba) compiles, about 30-60 s per booster on a
+    2-core machine; later runs load the kernels from Numba's cache in about a second.
+
+    ``model`` and the data are left exactly as they were, so results are the same with or without
+    a warm-up. A one-pass iterator cannot be read twice: warm up on a list of its first rows, or
+    pass ``warm_up=True`` to :func:`train_test` or :func:`prequential`, which peel them off and
+    chain them back.
+
+    Parameters
+    ----------
+    model
+        An unfitted or fitted booster; only its parameters are used.
+    stream, test
+        The data the evaluation will stream: one stream (prequential), or the train and test
+        splits (train/test). Data sets, sequences of ``(x, y)`` pairs, or lists.
+    rows
+        Rows of each stream to run; a few suffice.
+    notice
+        Print a line on stderr if this takes longer than ``COMPILE_NOTICE_AFTER`` seconds (it is
+        then compiling, not loading the cache), and another when it is done.
+
+    Examples
+    --------
+    >>> from olboost import AdaOLMR, VFDTCommittee
+    >>> from olboost.datasets import load
+    >>> from olboost.evaluate import train_test, warm_up
+    >>> data = load("emotions")
+    >>> model = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=1)
+    >>> compile_s = warm_up(model, data.train, data.test)
+    >>> hasattr(model, "committee_")  # untouched: the clone learned
+    False
+    >>> result = train_test(model, data.train, data.test)  # result.seconds: no compiling inside
+    """
+    if rows < 1:
+        raise ValueError(f"rows must be >= 1, got {rows}")
+    heads = [_head(s, rows) for s in ((stream,) if test is None else (stream, test))]
+    if any(h is None for h in heads):
+        raise TypeError(
+            "warm_up needs data sets or sequences; a one-pass iterator cannot be read twice "
+            "(pass warm_up=True to train_test or prequential instead)"
+        )
+    with _CompileNotice(notice) as timer:
+        clone = model.clone()
+        if test is None:
+            _prequential(clone, heads[0], None)
+        else:
+            _train_test(clone, heads[0], heads[1], None)
+    return timer.seconds
+
+
 def train_test(
-    model: Any, train: Iterable, test: Iterable, *, progress: bool = False
+    model: Any,
+    train: Iterable,
+    test: Iterable,
+    *,
+    progress: bool = False,
+    warm_up: bool = False,
 ) -> Evaluation:
     """The paper's protocol: learn from ``train``, then predict-record-learn over ``test``.
 
@@ -260,42 +437,69 @@ def train_test(
         Data sets (``MultiLabelDataset``) or iterables of ``(x, y)`` with ``y`` a set of labels.
     progress
         Show a progress bar on stderr.
+    warm_up
+        Run :func:`warm_up` first (saying on stderr when it compiles), so that ``seconds``
+        excludes compilation; its duration is ``compile_seconds``. Results are the same.
     """
+    compile_s = None
+    if warm_up:
+        train_head, train = _peel(train, WARM_UP_ROWS)
+        test_head, test = _peel(test, WARM_UP_ROWS)
+        compile_s = _warm_up(model, train_head, test_head, notice=True)
     n_train, n_test = _length(train), _length(test)
     total = None if n_train is None or n_test is None else n_train + n_test
     bar = _progress(total, progress, "train+test")
+    result = _train_test(model, train, test, bar)
+    if bar is not None:
+        bar.close()
+    result.compile_seconds = compile_s
+    return result
+
+
+def _train_test(model: Any, train: Iterable, test: Iterable, bar: Any) -> Evaluation:
     t0 = time.perf_counter()
     n_train, _, _ = _run(model, train, False, bar)
     t1 = time.perf_counter()
     n_test, losses, skip = _run(model, test, True, bar)
     t2 = time.perf_counter()
-    if bar is not None:
-        bar.close()
     return Evaluation(losses, skip, n_train, n_test, t1 - t0, t2 - t1)
 
 
 def prequential(
-    model: Any, stream: Iterable, *, progress: bool = False
+    model: Any, stream: Iterable, *, progress: bool = False, warm_up: bool = False
 ) -> Evaluation | ClassificationEvaluation:
     """Test-then-train over one stream: each example is predicted, its loss recorded, then learned.
 
     A multi-label ranker gets an :class:`Evaluation` (rank losses); a multiclass classifier
     (:class:`olboost.boosters.MulticlassBooster`) gets a :class:`ClassificationEvaluation`
-    (accuracy over the stream and over its final 20%).
+    (accuracy over the stream and over its final 20%). With ``warm_up=True``, :func:`warm_up`
+    runs first and its duration is the result's ``compile_seconds``, kept out of ``seconds``.
     """
+    compile_s = None
+    n = _length(stream)
+    if warm_up:
+        head, stream = _peel(stream, WARM_UP_ROWS)
+        compile_s = _warm_up(model, head, notice=True)
+    bar = _progress(n, progress, "prequential")
+    result = _prequential(model, stream, bar)
+    if bar is not None:
+        bar.close()
+    result.compile_seconds = compile_s
+    return result
+
+
+def _prequential(model: Any, stream: Iterable, bar: Any) -> Evaluation | ClassificationEvaluation:
     from olboost.boosters.base import MulticlassBooster
 
-    bar = _progress(_length(stream), progress, "prequential")
     if isinstance(model, MulticlassBooster):
         t0 = time.perf_counter()
         correct = _run_classification(model, stream, bar)
-        seconds = time.perf_counter() - t0
-        if bar is not None:
-            bar.close()
-        return ClassificationEvaluation(correct, seconds)
+        return ClassificationEvaluation(correct, time.perf_counter() - t0)
     t0 = time.perf_counter()
     n, losses, skip = _run(model, stream, True, bar)
     t1 = time.perf_counter()
-    if bar is not None:
-        bar.close()
     return Evaluation(losses, skip, 0, n, 0.0, t1 - t0)
+
+
+#: :func:`warm_up` under another name, for the functions whose ``warm_up`` argument shadows it.
+_warm_up = warm_up

@@ -20,13 +20,30 @@ and ``C(r, r) = -sum_{l != r} C(r, l)`` (eq. 9, 37, 40).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
 
-from olboost.losses.logistic import _log1pexp, _sigmoid
+from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
+from olboost.losses.multiclass import (
+    EXPONENTIAL,
+    LOGISTIC,
+    SQUARE_HINGE,
+    olm_cost_matrix,
+    olm_cost_row,
+    olm_loss,
+)
+from olboost.losses.multiclass import dphi as _dphi
 
 __all__ = [
+    "State",
+    "olm_score",
+    "olm_step",
+    "ova_score",
+    "ova_step",
+    "ada_ova_score",
+    "ada_ova_step",
     "LOGISTIC",
     "EXPONENTIAL",
     "SQUARE_HINGE",
@@ -41,59 +58,8 @@ __all__ = [
     "olm_update",
 ]
 
-#: Surrogate-loss codes (the ``loss`` argument of the kernels).
-LOGISTIC, EXPONENTIAL, SQUARE_HINGE = 0, 1, 2
 #: Codes of the ways a committee row becomes the weak prediction ``h^i``.
 VOTE_ARGMAX, VOTE_PROBA, VOTE_EXPECTED_COST = 0, 1, 2
-
-
-@numba.njit(cache=True, inline="always")
-def _phi(z: float, loss: int) -> float:
-    if loss == LOGISTIC:
-        return _log1pexp(z)
-    if loss == EXPONENTIAL:
-        return math.exp(z)
-    m = z + 1.0
-    return 0.5 * m * m if m > 0.0 else 0.0
-
-
-@numba.njit(cache=True, inline="always")
-def _dphi(z: float, loss: int) -> float:
-    if loss == LOGISTIC:
-        return _sigmoid(z)
-    if loss == EXPONENTIAL:
-        return math.exp(z)
-    m = z + 1.0
-    return m if m > 0.0 else 0.0
-
-
-@numba.njit(cache=True)
-def olm_loss(s: np.ndarray, r: int, loss: int) -> float:
-    """Surrogate loss ``L^r(s)`` of votes ``s`` for true class ``r`` (eq. 8, 36, 39)."""
-    total = 0.0
-    for l in range(s.shape[0]):
-        if l != r:
-            total += _phi(s[l] - s[r], loss)
-    return total
-
-
-@numba.njit(cache=True, inline="always")
-def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
-    """Row ``r`` of the cost matrix at ``s``, ``C(r, .) = grad L^r(s)`` (eq. 9, 37, 40)."""
-    diag = 0.0
-    for l in range(s.shape[0]):
-        if l != r:
-            c = _dphi(s[l] - s[r], loss)
-            out[l] = c
-            diag += c
-    out[r] = -diag
-
-
-@numba.njit(cache=True, inline="always")
-def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
-    """The full ``k x k`` cost matrix at ``s``; row ``r`` is :func:`olm_cost_row` for ``r``."""
-    for r in range(s.shape[0]):
-        olm_cost_row(s, r, loss, out[r])
 
 
 @numba.njit(cache=True, inline="always")
@@ -264,14 +230,189 @@ def olm_update(
             for c in range(k):
                 grad += cost[c] * h[c]
         eta_i = eta * math.exp(-(i + 1.0)) if loss == EXPONENTIAL else eta
-        alpha[i] = min(bound, max(-bound, a - eta_i * grad))
+        alpha[i] = ogd_step(a, eta_i, grad, bound)
         if scores_out is not None:
             if i == expert:
                 for c in range(k):
                     scores_out[c] = s[c]
         if _argmax(s) != y:
             log_v[i] -= hedge_rate
-    # Renormalise so the largest log-weight is 0: sampling is unchanged and values stay bounded.
-    m = log_v.max()
+    hedge_renormalise(log_v)
+
+
+# --------------------------------------------------------------------------------------------------
+# Compiled steps for the driver (olboost.boosters._driver): Adaboost.OLM and its one-vs-all designs
+# --------------------------------------------------------------------------------------------------
+
+#: What the compiled steps of Adaboost.OLM read and update. One booster has ``(N,)`` arrays; the
+#: one-vs-all design (:class:`~olboost.boosters.baselines.OvaAdaBoostOL`) runs ``B`` of them,
+#: ``(B, N)``, booster ``b`` drawing its experts with ``hedge_keys[b]``.
+State = namedtuple(
+    "State",
+    [
+        "alpha",
+        "log_v",
+        "edge_num",
+        "edge_den",
+        "hedge_keys",  # (B,) uint64
+        "sampled",
+        "vote",
+        "loss",
+        "step_scale",
+        "alpha_bound",
+        "hedge_rate",
+    ],
+)
+
+
+@numba.njit(cache=True)
+def olm_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """Votes of round ``t``: those of the expert Hedge draws (Algorithm 2, lines 7-11)."""
+    expert = hedge_draw(state.log_v, state.hedge_keys[0], t, state.sampled)
+    olm_scores(H, state.alpha, expert, state.vote, state.loss, out)
+
+
+@numba.njit(cache=True)
+def _olm_round(H, y, t, alpha, log_v, edge_num, edge_den, key, state, weights, scores, want):
+    if want:
+        expert = hedge_draw(log_v, key, t, state.sampled)
+        olm_update(
+            H, y, alpha, log_v, t, state.vote, state.loss, state.step_scale, state.alpha_bound,
+            state.hedge_rate, weights, edge_num, edge_den, expert, scores,
+        )  # fmt: skip
+    else:
+        olm_update(
+            H, y, alpha, log_v, t, state.vote, state.loss, state.step_scale, state.alpha_bound,
+            state.hedge_rate, weights, edge_num, edge_den,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def olm_step(
+    H: np.ndarray,
+    y: int,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of Adaboost.OLM for true class ``y``: the votes of the drawn expert (if
+    asked; computed in the update's pass, see :func:`olm_update`), then the update."""
+    _olm_round(
+        H, y, t, state.alpha, state.log_v, state.edge_num, state.edge_den, state.hedge_keys[0],
+        state, weights, scores, return_scores,
+    )  # fmt: skip
+    return 0
+
+
+@numba.njit(cache=True)
+def ova_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """One-vs-all votes: booster ``c`` (rows ``c N .. (c + 1) N - 1`` of ``H``, binary) gives the
+    margin ``s_c(1) - s_c(0)`` of its expert of round ``t``."""
+    n = state.alpha.shape[1]
+    s = np.empty(2)
+    for c in range(out.shape[0]):
+        expert = hedge_draw(state.log_v[c], state.hedge_keys[c], t, state.sampled)
+        olm_scores(H[c * n : (c + 1) * n], state.alpha[c], expert, state.vote, state.loss, s)
+        out[c] = s[1] - s[0]
+
+
+@numba.njit(cache=True)
+def ova_step(
+    H: np.ndarray,
+    y: int,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of the ``B`` binary boosters, booster ``c`` learning label ``1[c == y]``."""
+    n = state.alpha.shape[1]
+    s = np.empty(2)
+    for c in range(state.alpha.shape[0]):
+        block = slice(c * n, (c + 1) * n)
+        _olm_round(
+            H[block], 1 if c == y else 0, t, state.alpha[c], state.log_v[c], state.edge_num[c],
+            state.edge_den[c], state.hedge_keys[c], state, weights[block], s, return_scores,
+        )  # fmt: skip
+        if return_scores:
+            scores[c] = s[1] - s[0]
+    return 0
+
+
+@numba.njit(cache=True)
+def numpy_sum(a: np.ndarray) -> float:
+    """``a.sum()`` of a contiguous float64 vector with NumPy's own summation order (pairwise, 8
+    partial sums per block of at most 128), so that compiled code matches NumPy to the bit."""
+    n = a.shape[0]
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r = np.empty(8)
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return numpy_sum(a[:n2]) + numpy_sum(a[n2:])
+
+
+@numba.njit(cache=True)
+def ova_groups(H: np.ndarray, k: int) -> np.ndarray:
+    """``(N, k)`` class distributions of AdaOVA's weak learners: group ``i`` (rows ``i k .. i k +
+    k - 1`` of the binary ``H``) gives its learners' probabilities of label 1, normalised
+    (uniform when they are all 0)."""
+    n = H.shape[0] // k
+    P = np.empty((n, k))
     for i in range(n):
-        log_v[i] -= m
+        for c in range(k):
+            P[i, c] = H[i * k + c, 1]
+        total = numpy_sum(P[i])
+        for c in range(k):
+            P[i, c] = P[i, c] / total if total > 0.0 else 1.0 / k
+    return P
+
+
+@numba.njit(cache=True)
+def ada_ova_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """AdaOVA's votes: Adaboost.OLM's over the groups' distributions (:func:`ova_groups`)."""
+    olm_score(ova_groups(H, out.shape[0]), t, state, out)
+
+
+@numba.njit(cache=True)
+def ada_ova_step(
+    H: np.ndarray,
+    y: int,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of AdaOVA: Adaboost.OLM on the groups; when it gives weak learner ``i``
+    weight ``w`` on ``y``, each binary learner ``(i, c)`` learns label ``1[c == y]`` with
+    weight ``w``."""
+    k = scores.shape[0]
+    P = ova_groups(H, k)
+    group_weights = np.empty_like(P)
+    olm_step(P, y, t, state, group_weights, scores, return_scores)
+    for i in range(P.shape[0]):
+        w = group_weights[i, y]
+        for c in range(k):
+            weights[i * k + c, 0] = 0.0 if c == y else w
+            weights[i * k + c, 1] = w if c == y else 0.0
+    return 0

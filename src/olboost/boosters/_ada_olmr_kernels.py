@@ -2,22 +2,39 @@
 
 Notation follows the paper: ``H[i]`` is weak prediction ``h^i_t``, ``alpha[i]`` the learner weight
 ``alpha^i_t``, ``s^i = sum_{j <= i} alpha[j] H[j]`` the prediction of expert ``i``, ``cost`` the
-cost vector ``c^i_t`` (eq. 8), and ``log_v[i] = log v^i_t`` the Hedge weight of expert ``i`` (kept
-in log space: ``v`` shrinks by up to ``e^{-1}`` per round and would underflow within a few thousand
-rounds).
+cost vector ``c^i_t`` (eq. 8), and ``log_v[i] = log v^i_t`` the Hedge weight of expert ``i``
+(:mod:`olboost.boosters._adaptive_kernels`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
 
+from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
 from olboost.losses.logistic import logistic_cost
-from olboost.metrics._rank import rank_loss_mask
+from olboost.losses.pairwise import rank_loss_mask
 
-__all__ = ["expert_scores", "choose_expert", "ada_olmr_update"]
+__all__ = ["State", "expert_scores", "ada_olmr_score", "ada_olmr_step", "ada_olmr_update"]
+
+#: What the compiled step of Ada.OLMR reads and updates (``olboost.boosters._driver``).
+State = namedtuple(
+    "State",
+    [
+        "alpha",  # (N,) learner weights
+        "log_v",  # (N,) Hedge log-weights
+        "edge_num",  # (N,) sums behind the empirical edges of eq. 10
+        "edge_den",  # (N,)
+        "hedge_key",  # uint64 key of Hedge's draws
+        "sampled",  # draw the expert (the paper) or take the heaviest one
+        "step_scale",
+        "alpha_bound",
+        "hedge_rate",
+    ],
+)
 
 
 @numba.njit(cache=True)
@@ -34,32 +51,31 @@ def expert_scores(H: np.ndarray, alpha: np.ndarray, expert: int, out: np.ndarray
 
 
 @numba.njit(cache=True)
-def choose_expert(log_v: np.ndarray, u: float, sampled: bool) -> int:
-    """Algorithm 3, line 6: draw ``i_t`` with ``P(i_t = i) ∝ v_i`` by inversion of ``u`` in [0, 1).
+def ada_olmr_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """Scores of round ``t``: those of the expert Hedge draws for it (Algorithm 3, lines 6-7)."""
+    expert = hedge_draw(state.log_v, state.hedge_key, t, state.sampled)
+    expert_scores(H, state.alpha, expert, out)
 
-    With ``sampled=False`` the expert of largest Hedge weight (lowest index on ties) is returned,
-    a deterministic variant the paper does not analyse.
-    """
-    n = log_v.shape[0]
-    best = 0
-    for i in range(1, n):
-        if log_v[i] > log_v[best]:
-            best = i
-    if not sampled:
-        return best
-    m = log_v[best]
-    v = np.empty(n)
-    total = 0.0
-    for i in range(n):
-        v[i] = math.exp(log_v[i] - m)
-        total += v[i]
-    target = u * total
-    acc = 0.0
-    for i in range(n):
-        acc += v[i]
-        if target < acc:
-            return i
-    return n - 1
+
+@numba.njit(cache=True)
+def ada_olmr_step(
+    H: np.ndarray,
+    y: np.ndarray,
+    t: int,
+    state: State,
+    weights_out: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of Ada.OLMR for the driver: the scores (if asked), then the update of
+    :func:`ada_olmr_update` for the relevant-label mask ``y``."""
+    if return_scores:
+        ada_olmr_score(H, t, state, scores)
+    ada_olmr_update(
+        H, y, state.alpha, state.log_v, t, state.step_scale, state.alpha_bound,
+        state.hedge_rate, weights_out, state.edge_num, state.edge_den,
+    )  # fmt: skip
+    return 0
 
 
 @numba.njit(cache=True)
@@ -115,10 +131,6 @@ def ada_olmr_update(
         grad = 0.0
         for c in range(k):
             grad += cost[c] * H[i, c]
-        a_new = a - eta * grad
-        alpha[i] = min(alpha_bound, max(-alpha_bound, a_new))
+        alpha[i] = ogd_step(a, eta, grad, alpha_bound)
         log_v[i] -= hedge_rate * rank_loss_mask(s, y)
-    # Renormalise so the largest log-weight is 0: sampling is unchanged and values stay bounded.
-    m = log_v.max()
-    for i in range(n):
-        log_v[i] -= m
+    hedge_renormalise(log_v)

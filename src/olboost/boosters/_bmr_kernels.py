@@ -2,17 +2,21 @@
 
 ``H[i]`` is weak prediction ``h^i_t``; with ``alpha = 1`` the expert predictions are
 ``s^i = h^1 + ... + h^i``; ``tables[n]`` is the law table of ``D = X_r - X_l`` after ``n`` draws
-from the baseline ``u_gamma^Y`` (:func:`olboost.potentials._kernels.law_table_stack`).
+from the baseline ``u_gamma^Y`` (:func:`olboost.potentials._pairwise_kernels.law_table_stack`).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
-from olboost.potentials._kernels import bmr_costs
+from olboost.potentials._pairwise_kernels import bmr_costs, law_table_stack
 
-__all__ = ["online_bmr_update"]
+__all__ = ["State", "bmr_score", "bmr_step", "new_stacks", "online_bmr_update"]
 
 
 @numba.njit(cache=True)
@@ -47,3 +51,72 @@ def online_bmr_update(
             weights_out[i, c] = (c_max - cost[c]) if y[c] else 0.0
         for c in range(k):
             s[c] += H[i, c]
+
+
+#: What the compiled step of OnlineBMR reads and updates (``olboost.boosters._driver``).
+State = namedtuple(
+    "State",
+    [
+        "weight_max",  # (N,) largest w^i[t] seen
+        "n_capped",  # (1,) int64: examples whose edge was capped
+        "stacks",  # typed dict |Y| -> law tables of D for N - 1 draws (filled on first need)
+        "gamma",
+        "gamma_cap",
+        "loss_code",
+    ],
+)
+
+
+@numba.njit(cache=True)
+def bmr_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """The last expert's scores ``s^N = h^1 + ... + h^N`` (Algorithm 2, line 6: ``alpha = 1``),
+    summed learner by learner as NumPy's ``H.sum(axis=0)``."""
+    n, k = H.shape
+    for c in range(k):
+        out[c] = H[0, c]
+    for i in range(1, n):
+        for c in range(k):
+            out[c] += H[i, c]
+
+
+@numba.njit(cache=True)
+def bmr_step(
+    H: np.ndarray,
+    y: np.ndarray,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of OnlineBMR with exact potentials: the scores (if asked), then, unless ``Y``
+    is empty or full (no pair, every potential 0), :func:`online_bmr_update` with the law tables
+    of the example's edge ``gamma`` (``gamma_cap / |Y|`` when ``gamma |Y| >= 1``) and
+    ``u_gamma^Y``'s steps ``P(+1) = (1 - gamma |Y|) / k``, ``P(-1) = P(+1) + gamma``."""
+    if return_scores:
+        bmr_score(H, t, state, scores)
+    n, k = H.shape
+    n_rel = 0
+    for c in range(k):
+        if y[c]:
+            n_rel += 1
+    if n_rel == 0 or n_rel == k:
+        weights[:, :] = 0.0
+        return 0
+    gamma = state.gamma
+    if gamma * n_rel >= 1.0:
+        gamma = state.gamma_cap / n_rel
+    if gamma != state.gamma:
+        state.n_capped[0] += 1
+    if n_rel not in state.stacks:
+        p_plus = (1.0 - gamma * n_rel) / k
+        state.stacks[n_rel] = law_table_stack(n - 1, p_plus, p_plus + gamma)
+    online_bmr_update(
+        H, y, state.stacks[n_rel], -(n - 1), state.loss_code, weights, state.weight_max
+    )
+    return 0
+
+
+def new_stacks() -> Dict:
+    """An empty ``|Y| -> law tables`` dict for :class:`State`."""
+    return Dict.empty(key_type=types.int64, value_type=types.float64[:, :, ::1])

@@ -3,9 +3,10 @@
 The exact 0-1 potential ``phi^r_n(s)`` of eq. 16 depends on the vote ``s`` only through ``n`` and
 the *canonical state*: the differences ``s[r] - s[l]`` over the ``k - 1`` labels ``l != r``,
 clipped to ``[-n, n + 1]`` (beyond, a label surely beats ``r`` or surely cannot) and sorted. This
-is the key of :func:`olboost.potentials._mbbm_exact`, and every value here is computed from the same
-key by the same kernel (:func:`olboost.potentials._kernels.mbbm_potential_table`), so the compiled
-path reproduces the public functions bit for bit.
+is the key of :func:`olboost.potentials.multiclass._mbbm_exact`, and every value here is computed
+from the same key by the same kernel
+(:func:`olboost.potentials._multiclass_kernels.mbbm_potential_table`), so the compiled path
+reproduces the public functions bit for bit.
 
 Memo
 ----
@@ -18,7 +19,7 @@ coefficients, or returns ``None`` when the codes of ``n <= n_max`` would not fit
 the kernels evaluate every potential directly, unmemoised, if given empty ``offsets``). The memo is
 a pure cache: it is emptied when it holds ``max_entries`` values, which changes no result.
 
-Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._kernels`,
+Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._multiclass_kernels`,
 ``offsets`` and ``comb`` from :func:`memo_layout`, ``memo`` from :func:`new_memo`):
 
 * ``mbbm_potential_memo(d, n, k, gamma, tab, offsets, comb, memo, max_entries) -> phi^r_n`` for a
@@ -35,6 +36,7 @@ Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
@@ -42,9 +44,13 @@ from numba import types
 from numba.typed import Dict
 
 from olboost._random import counter_uniform
-from olboost.potentials._kernels import mbbm_potential_table
+from olboost.potentials._multiclass_kernels import mbbm_potential_table
 
 __all__ = [
+    "State",
+    "mbbm_votes",
+    "mbbm_score",
+    "mbbm_step",
     "MEMO_SIZE",
     "memo_layout",
     "new_memo",
@@ -210,7 +216,7 @@ def mbbm_update(
 
     For every learner ``i`` (0-based; ``N - i - 1`` learners left after it) with ``s`` the votes of
     the learners before it: the cost row ``c[l] = phi^y(s + e_l)`` (eq. 4), the weight
-    ``w = sum_l max(c[l] - c[y], 0)`` (line 11, as :func:`~olboost.potentials._kernels.
+    ``w = sum_l max(c[l] - c[y], 0)`` (line 11, as :func:`~olboost.potentials._multiclass_kernels.
     mbbm_normalize`), ``weight_max[i] = max(weight_max[i], w)`` and ``weights_out[i, y] = w /
     w_star[i]`` (line 12; every other entry 0); then ``s[votes[i]] += 1``.
     """
@@ -294,3 +300,84 @@ def pick_min(values: np.ndarray, u: float) -> int:
                 return l
             j -= 1
     return best
+
+
+#: What the compiled step of OnlineMBBM (exact potentials) reads and updates.
+State = namedtuple(
+    "State",
+    [
+        "w_star",  # (N,) the weight bounds w^{i*} of Algorithm 1, line 12
+        "weight_max",  # (N,) largest w^i[t] seen
+        "gamma",
+        "tab",  # binomial table of the exact potentials
+        "offsets",  # state-code layout of the memo
+        "comb",
+        "memo",  # memo of exact potentials (a pure cache)
+        "max_entries",
+        "tie_key",  # uint64 key of the tie-breaking draws
+        "tie_random",  # break ties between tied votes at random (else: lowest label)
+        "expected_cost",  # expected-cost votes (else: argmax votes)
+        "floor",  # smallest weight on the true class (0: none)
+    ],
+)
+
+
+@numba.njit(cache=True)
+def mbbm_votes(H: np.ndarray, t: int, state: State, votes: np.ndarray) -> None:
+    """Each learner's vote in round ``t``: the argmax of its distribution (ties to the lowest
+    label, or drawn with ``counter_uniform(tie_key, (t - 1) N + i)``), or the expected-cost vote
+    of :func:`mbbm_expected_cost_votes`."""
+    n = H.shape[0]
+    before = t - 1  # rounds learned before this one
+    if state.expected_cost:
+        counter = before * n if state.tie_random else -1
+        mbbm_expected_cost_votes(
+            H, state.gamma, state.tab, state.offsets, state.comb, state.memo,
+            state.max_entries, votes, state.tie_key, counter,
+        )  # fmt: skip
+        return
+    neg = np.empty(H.shape[1])
+    for i in range(n):
+        u = counter_uniform(state.tie_key, before * n + i) if state.tie_random else -1.0
+        for c in range(H.shape[1]):
+            neg[c] = -H[i, c]
+        votes[i] = pick_min(neg, u)
+
+
+@numba.njit(cache=True)
+def mbbm_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
+    """Round ``t``'s votes per class (Algorithm 1, line 6: the unweighted majority)."""
+    votes = np.empty(H.shape[0], dtype=np.int64)
+    mbbm_votes(H, t, state, votes)
+    out[:] = 0.0
+    for i in range(votes.shape[0]):
+        out[votes[i]] += 1.0
+
+
+@numba.njit(cache=True)
+def mbbm_step(
+    H: np.ndarray,
+    y: int,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """Round ``t`` of OnlineMBBM for true class ``y``: the votes (and their counts, if asked),
+    then Algorithm 1, lines 10-13 (:func:`mbbm_update`), each weight on ``y`` floored at
+    ``floor``."""
+    votes = np.empty(H.shape[0], dtype=np.int64)
+    mbbm_votes(H, t, state, votes)
+    if return_scores:
+        scores[:] = 0.0
+        for i in range(votes.shape[0]):
+            scores[votes[i]] += 1.0
+    mbbm_update(
+        votes, y, state.gamma, state.tab, state.offsets, state.comb, state.memo,
+        state.max_entries, state.w_star, weights, state.weight_max,
+    )  # fmt: skip
+    if state.floor > 0.0:
+        for i in range(weights.shape[0]):
+            weights[i, y] = max(weights[i, y], state.floor)
+    return 0

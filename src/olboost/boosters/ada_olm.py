@@ -8,12 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from olboost._random import counter_uniform, seed_key
+from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
-from olboost.boosters import _stream_kernels as _SK
-from olboost.boosters._ada_olmr_kernels import choose_expert
-from olboost.boosters.base import _HEDGE_STREAM, MulticlassBooster
+from olboost.boosters.base import BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaBoostOLM", "paper_step_and_bound"]
@@ -59,10 +57,9 @@ class AdaBoostOLM(MulticlassBooster):
     The empirical edges of Sec. 4.2, ``gamma_i = sum_t C^i(y, l^i) / sum_t C^i(y, y)``, are tracked
     in :attr:`empirical_edges`.
 
-    With a :class:`~olboost.weak.vfdt.VFDTCommittee`, ``learn`` and ``predict_then_learn`` on
-    dense arrays run the whole stream in one compiled loop
-    (:func:`olboost.boosters._stream_kernels.olm_vfdt_stream`), with results bit-identical to
-    learning row by row.
+    With a compiled committee (:class:`~olboost.weak.vfdt.VFDTCommittee`), ``learn`` and
+    ``predict_then_learn`` run the whole stream in the compiled driver
+    (:mod:`olboost.boosters._driver`), with results bit-identical to learning row by row.
 
     Parameters
     ----------
@@ -178,121 +175,30 @@ class AdaBoostOLM(MulticlassBooster):
         self.edge_num_ = np.zeros(shape)
         self.edge_den_ = np.zeros(shape)
         # one counter-based stream of Hedge draws per booster
-        self._hedge_keys = [seed_key(self.seed_, _HEDGE_STREAM)] + [
-            np.uint64(
-                np.random.SeedSequence([self.seed_, _HEDGE_STREAM, b]).generate_state(
-                    1, dtype=np.uint64
-                )[0]
-            )
-            for b in range(1, shape[0] if len(shape) == 2 else 1)
-        ]
-
-    def _expert(self, log_v: np.ndarray, b: int = 0) -> int:
-        """Algorithm 2, line 10: the expert of this round for booster ``b``, drawn with a number
-        that depends only on the seed, ``b`` and the round."""
-        u = counter_uniform(self._hedge_keys[b], self.t_ + 1)
-        return int(choose_expert(log_v, u, self.predict_with == "sampled"))
-
-    def _olm_scores(
-        self, H: np.ndarray, alpha: np.ndarray, log_v: np.ndarray, b: int = 0
-    ) -> np.ndarray:
-        """Votes of the expert of this round of booster ``b`` (Algorithm 2, lines 7-11)."""
-        out = np.empty(H.shape[1])
-        K.olm_scores(
-            H,
-            alpha,
-            self._expert(log_v, b),
-            _VOTES[self.vote],
-            _LOSSES[self.loss],
-            out,
+        hedge = STREAMS["hedge"]
+        extra = range(1, 1 if n_boosters is None else n_boosters)
+        self._hedge_keys = np.array(
+            [seed_key(self.seed_, hedge)] + [seed_key(self.seed_, hedge, b) for b in extra],
+            dtype=np.uint64,
         )
-        return out
 
-    def _olm_update(self, H: np.ndarray, y: int, b: int | None = None) -> np.ndarray:
-        """One round of Algorithm 2 for booster ``b`` (the only one when ``None``)."""
-        pick = slice(None) if b is None else b
-        weights = np.empty_like(H)
-        K.olm_update(
-            H,
-            y,
-            self.alpha_[pick],
-            self.log_v_[pick],
-            self.t_,
+    def _step_kernels(self) -> BoosterKernels:
+        return BoosterKernels(K.olm_score, K.olm_step)
+
+    def _step_state(self) -> K.State:
+        return K.State(
+            self.alpha_,
+            self.log_v_,
+            self.edge_num_,
+            self.edge_den_,
+            np.asarray(self._hedge_keys, dtype=np.uint64),
+            self.predict_with == "sampled",
             _VOTES[self.vote],
             _LOSSES[self.loss],
             self.step_scale_,
             self.alpha_bound_,
-            self.hedge_rate,
-            weights,
-            self.edge_num_[pick],
-            self.edge_den_[pick],
+            float(self.hedge_rate),
         )
-        return weights
-
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        return self._olm_scores(H, self.alpha_, self.log_v_)
-
-    def _update(self, H: np.ndarray, y: int) -> np.ndarray:
-        return self._olm_update(H, y)
-
-    def _compiled_stream(
-        self, rows: Any, targets: Sequence, out: np.ndarray | None, start: int
-    ) -> int:
-        from olboost.weak.vfdt import VFDTCommittee
-
-        committee = self.committee_
-        cls = type(self)
-        if (
-            rows.sparse
-            or not isinstance(committee, VFDTCommittee)
-            or cls._scores is not AdaBoostOLM._scores  # the one-vs-all designs
-            or cls._update is not AdaBoostOLM._update
-        ):
-            return start
-        X = np.ascontiguousarray(rows.X)
-        stop = start + committee._first_bad_row(X[start:])  # that row is left to predict's checks
-        y = np.asarray(targets, dtype=np.int64)
-        n, k = self.learners, len(self._outputs())
-        H = np.empty((n, k))
-        weights = np.empty((n, k))
-        demand = np.zeros(2, dtype=np.int64)
-        scores = out if out is not None else np.empty((0, k))
-        i = start
-        with committee._threads():
-            while i < stop:
-                j = _SK.olm_vfdt_stream(
-                    X,
-                    y,
-                    i,
-                    stop,
-                    self.t_,
-                    scores,
-                    out is not None,
-                    committee._kernel_args(),
-                    demand,
-                    H,
-                    weights,
-                    self.alpha_,
-                    self.log_v_,
-                    self._hedge_keys[0],
-                    self.predict_with == "sampled",
-                    _VOTES[self.vote],
-                    _LOSSES[self.loss],
-                    self.step_scale_,
-                    self.alpha_bound_,
-                    self.hedge_rate,
-                    self.edge_num_,
-                    self.edge_den_,
-                )
-                if j == stop:
-                    self.t_ += stop - i
-                    break
-                # the booster learned rows i..j; row j's trees need more storage to learn
-                self.t_ += j + 1 - i
-                committee._learn_valid(X[j], weights)
-                i = j + 1
-        self._cache = None
-        return stop
 
     # ------------------------------------------------------------------ learned quantities
 

@@ -7,11 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from olboost._random import counter_uniform, seed_key
+from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
-from olboost.boosters._ada_olmr_kernels import ada_olmr_update, choose_expert, expert_scores
-from olboost.boosters.base import _HEDGE_STREAM, RankingBooster
-from olboost.feedback import Feedback
+from olboost.boosters import _ada_olmr_kernels as K
+from olboost.boosters.base import BoosterKernels, RankingBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOLMR"]
@@ -121,35 +120,23 @@ class AdaOLMR(RankingBooster):
         self.log_v_ = np.zeros(n)  # v^i_1 = 1
         self.edge_num_ = np.zeros(n)
         self.edge_den_ = np.zeros(n)
-        self._hedge_key = seed_key(self.seed_, _HEDGE_STREAM)
+        self._hedge_key = seed_key(self.seed_, STREAMS["hedge"])
 
-    def _expert(self) -> int:
-        u = counter_uniform(self._hedge_key, self.t_ + 1)
-        return int(choose_expert(self.log_v_, u, self.predict_with == "sampled"))
+    def _step_kernels(self) -> BoosterKernels:
+        return BoosterKernels(K.ada_olmr_score, K.ada_olmr_step)
 
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        out = np.empty(H.shape[1])
-        expert_scores(H, self.alpha_, self._expert(), out)
-        return out
-
-    def _update(self, H: np.ndarray, feedback: Feedback) -> np.ndarray:
-        if not feedback.full:
-            raise TypeError("AdaOLMR learns from full feedback only (FullFeedback)")
-        weights = np.empty_like(H)
-        ada_olmr_update(
-            H,
-            feedback.relevant,
+    def _step_state(self) -> K.State:
+        return K.State(
             self.alpha_,
             self.log_v_,
-            self.t_,
-            self.step_scale,
-            self.alpha_bound,
-            self.hedge_rate,
-            weights,
             self.edge_num_,
             self.edge_den_,
+            self._hedge_key,
+            self.predict_with == "sampled",
+            float(self.step_scale),
+            float(self.alpha_bound),
+            float(self.hedge_rate),
         )
-        return weights
 
     @property
     def expert_weights(self) -> np.ndarray:

@@ -15,18 +15,30 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from olboost._random import STREAMS, seed_int
+from olboost._river import RiverClassifier
 from olboost.base import Estimator, InstanceOf, Interval
+from olboost.boosters import _driver
 from olboost.feedback import Feedback, FullFeedback
 from olboost.weak.base import Committee
 
 __all__ = ["Booster", "MulticlassBooster", "RankingBooster"]
 
-#: Stream keys of the model seed: one per independent use of randomness.
-_COMMITTEE_STREAM, _HEDGE_STREAM = 1, 2
+#: Rows the compiled driver takes per call (a sparse stream is densified one block at a time).
+_BLOCK_ROWS = 4096
+
+
+class BoosterKernels(NamedTuple):
+    """A booster's compiled functions (:mod:`olboost.boosters._driver`): ``score(H, t, state,
+    out)`` writes the scores of round ``t``; ``step(H, target, t, state, weights, scores,
+    return_scores) -> int`` is one round of the algorithm for the driver."""
+
+    score: Any
+    step: Any
 
 
 def _check_outputs(value: Any) -> str | None:
@@ -61,14 +73,6 @@ class Booster(Estimator):
     # ------------------------------------------------------------------ hooks for subclasses
 
     def _init_state(self) -> None:
-        raise NotImplementedError
-
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        """The booster's score vector (length ``k``) given weak predictions ``H``, ``(N, k)``."""
-        raise NotImplementedError
-
-    def _update(self, H: np.ndarray, target: Any) -> np.ndarray:
-        """Learn from one example; return ``(N, k)`` label weights for the committee."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ learned-state helpers
@@ -116,7 +120,7 @@ class Booster(Estimator):
         self.feature_names_in_ = feature_names
         committee = self.committee if self.committee is not None else _default_committee()
         self.committee_ = committee.clone()
-        committee_seed = int(np.random.SeedSequence([seed, _COMMITTEE_STREAM]).generate_state(1)[0])
+        committee_seed = seed_int(seed, STREAMS["committee"])
         n_learners, n_labels = self._committee_shape()
         self.committee_.start(n_learners, n_labels, n_features, committee_seed)
         self.t_ = 0
@@ -160,7 +164,11 @@ class Booster(Estimator):
         return out
 
     def _stream(self, rows: _Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
-        """Score then learn each row; ``targets[i]`` is what ``_update`` receives for row ``i``."""
+        """Score then learn each row; ``targets[i]`` is what ``_update`` receives for row ``i``.
+
+        With a compiled committee and a booster step (:meth:`_step_kernels`) the rows run through
+        the compiled driver (:func:`olboost.boosters._driver.run`), a block at a time, with the
+        same results as the row-by-row path here."""
         out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
         i = 0
         while i < rows.n:
@@ -180,11 +188,69 @@ class Booster(Estimator):
     def _compiled_stream(
         self, rows: _Rows, targets: Sequence, out: np.ndarray | None, start: int
     ) -> int:
-        """Score then learn rows ``start, start + 1, ...`` in one compiled loop, with the same
-        results as the row-by-row path of :meth:`_stream`, where the booster and its committee
-        have one (:mod:`olboost.boosters._stream_kernels`); return the first row left to that
-        path (``start``: none done)."""
-        return start
+        """Score then learn rows ``start, start + 1, ...`` in the compiled driver when the
+        committee is compiled and the booster has a step; return the first row left to the
+        row-by-row path (``start``: none done). A row the committee's checks reject stops the
+        driver and is left to that path, which raises."""
+        kernels = self._step_kernels()
+        if kernels is None or self.committee_.compiled() is None:
+            return start
+        k = len(self._outputs())
+        scratch = np.empty((1, k))
+        state = self._step_state()
+        i = start
+        while i < rows.n:
+            X = rows.block(i, _BLOCK_ROWS)
+            stop = i + self.committee_.check_rows(X)
+            if stop > i:
+                _driver.run(
+                    X[: stop - i],
+                    self._step_targets(targets[i:stop]),
+                    self.t_,
+                    out[i:stop] if out is not None else scratch,
+                    out is not None,
+                    self.committee_,
+                    kernels.step,
+                    state,
+                )
+                self.t_ += stop - i
+                self._cache = None
+            if stop < i + X.shape[0]:
+                return stop
+            i = stop
+        return i
+
+    # ------------------------------------------------------------------ compiled step
+
+    def _step_kernels(self) -> BoosterKernels | None:
+        """The booster's compiled ``score`` and ``step`` (see :mod:`olboost.boosters._driver`),
+        or ``None`` when this configuration learns in Python (e.g. Monte Carlo potentials)."""
+        return None
+
+    def _step_state(self) -> Any:
+        """The record of learned state and parameters the compiled step reads and updates (its
+        arrays are the model's own, updated in place)."""
+        raise NotImplementedError
+
+    def _step_targets(self, targets: Sequence) -> np.ndarray:
+        """``targets`` (what ``_update`` receives) as the array the compiled step reads."""
+        raise NotImplementedError
+
+    def _scores(self, H: np.ndarray) -> np.ndarray:
+        """The booster's score vector (length ``k``) given weak predictions ``H``, ``(N, k)``:
+        its compiled ``score`` for round ``t_ + 1``."""
+        out = np.empty(len(self._outputs()))
+        self._step_kernels().score(H, self.t_ + 1, self._step_state(), out)
+        return out
+
+    def _update(self, H: np.ndarray, target: Any) -> np.ndarray:
+        """Learn from one example (round ``t_``); return ``(N, k)`` label weights for the
+        committee: the compiled step, as the driver runs it."""
+        weights = np.empty_like(H)
+        scratch = np.empty(len(self._outputs()))
+        target = self._step_targets([target])[0]
+        self._step_kernels().step(H, target, self.t_, self._step_state(), weights, scratch, False)
+        return weights
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -260,12 +326,21 @@ class RankingBooster(Booster):
         "labels": InstanceOf(object, allow_none=True, predicate=_check_outputs),
     }
 
+    #: The kinds of feedback the booster learns from (full-feedback boosters: full only).
+    _feedback_types: tuple[type[Feedback], ...] = (FullFeedback,)
+
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback) -> None:
         """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
         of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
         over the booster's labels, in their order."""
         xv, names = self._check_x(x)
         feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
+        if not isinstance(feedback, self._feedback_types):
+            raise TypeError(
+                f"{type(self).__name__} learns from "
+                + " or ".join(t.__name__ for t in self._feedback_types)
+                + f", got {type(feedback).__name__}"
+            )
         k = len(self._outputs())
         if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != k:
             raise ValueError(
@@ -305,7 +380,14 @@ class RankingBooster(Booster):
         Ymask = self._check_Y(Y, rows.n)
         if self.labels is None and "labels_" not in self.__dict__:
             self._set_outputs(list(range(Ymask.shape[1])))
-        return self._stream(rows, [FullFeedback(row) for row in Ymask], return_scores)
+        return self._stream(rows, _FeedbackRows(Ymask), return_scores)
+
+    def _step_targets(self, targets: Sequence) -> np.ndarray:
+        """Relevant-label masks ``(n, k)``, C-contiguous booleans."""
+        if isinstance(targets, _FeedbackRows):
+            return np.ascontiguousarray(targets.Y)
+        k = len(self._outputs())
+        return np.array([f.relevant for f in targets], dtype=np.bool_).reshape(len(targets), k)
 
     def _check_y(self, y: Any) -> np.ndarray:
         name = type(self).__name__
@@ -347,7 +429,7 @@ class RankingBooster(Booster):
         return Y
 
 
-class MulticlassBooster(Booster):
+class MulticlassBooster(Booster, RiverClassifier):
     """Base class of online boosters for multiclass classification (River's classifier API).
 
     Subclasses take at least the parameters ``committee``, ``learners``, ``classes`` and ``seed``;
@@ -421,6 +503,10 @@ class MulticlassBooster(Booster):
         codes = [self._class_code(v) for v in y.tolist()]
         return self._stream(rows, codes, return_scores)
 
+    def _step_targets(self, targets: Sequence) -> np.ndarray:
+        """Class codes, int64."""
+        return np.asarray(targets, dtype=np.int64).reshape(len(targets))
+
 
 def _floats(values: Any, what: str) -> np.ndarray:
     """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers."""
@@ -460,6 +546,19 @@ class _Rows:
             raise ValueError(f"{name}: X has a non-finite value at row {i}, feature {j}")
         return cls(X, X.shape[0], X.shape[1], False)
 
+    def block(self, start: int, size: int) -> np.ndarray:
+        """Rows ``start .. start + size - 1`` (fewer at the end) as a C-contiguous float64
+        matrix."""
+        stop = min(start + size, self.n)
+        if not self.sparse:
+            return np.ascontiguousarray(self.X[start:stop])
+        data, indices, indptr = self.X
+        out = np.zeros((stop - start, self.d))
+        for r in range(start, stop):
+            lo, hi = indptr[r], indptr[r + 1]
+            out[r - start, indices[lo:hi]] = data[lo:hi]
+        return out
+
     def row(self, i: int) -> np.ndarray:
         if not self.sparse:
             return self.X[i]
@@ -468,3 +567,18 @@ class _Rows:
         lo, hi = indptr[i], indptr[i + 1]
         buf[indices[lo:hi]] = data[lo:hi]
         return buf
+
+
+class _FeedbackRows(Sequence):
+    """Full feedback for each row of a relevant-label matrix, made only when a row is read."""
+
+    def __init__(self, Y: np.ndarray):
+        self.Y = Y
+
+    def __len__(self) -> int:
+        return self.Y.shape[0]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return _FeedbackRows(self.Y[i])
+        return FullFeedback(self.Y[i])

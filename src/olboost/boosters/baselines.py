@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from olboost.base import OneOf
+from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM
-from olboost.boosters.base import MulticlassBooster
+from olboost.boosters.base import BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOVA", "BestTree", "OvaAdaBoostOL", "OzaBoost", "oza_lambda_step"]
@@ -314,23 +315,8 @@ class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):
     def _init_state(self) -> None:
         self._init_olm(n_boosters=len(self._outputs()), k=2)
 
-    def _block(self, c: int) -> slice:
-        return slice(c * self.learners, (c + 1) * self.learners)
-
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        k = len(self._outputs())
-        margins = np.empty(k)
-        for c in range(k):
-            s = self._olm_scores(H[self._block(c)], self.alpha_[c], self.log_v_[c], c)
-            margins[c] = s[1] - s[0]
-        return margins
-
-    def _update(self, H: np.ndarray, y: int) -> np.ndarray:
-        weights = np.empty_like(H)
-        for c in range(len(self._outputs())):
-            block = self._block(c)
-            weights[block] = self._olm_update(H[block], int(c == y), c)
-        return weights
+    def _step_kernels(self) -> BoosterKernels:
+        return BoosterKernels(K.ova_score, K.ova_step)
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
@@ -361,23 +347,8 @@ class AdaOVA(_BinaryCommittee, AdaBoostOLM):
     0.7952
     """
 
-    def _groups(self, H: np.ndarray) -> np.ndarray:
-        """``(learners, k)`` class distributions of the weak learners from the binary ``H``."""
-        P = H[:, 1].reshape(self.learners, -1)
-        total = P.sum(axis=1, keepdims=True)
-        return np.divide(P, total, out=np.full_like(P, 1.0 / P.shape[1]), where=total > 0)
-
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        return super()._scores(self._groups(H))
-
-    def _update(self, H: np.ndarray, y: int) -> np.ndarray:
-        w = super()._update(self._groups(H), y)[:, y]
-        k = len(self._outputs())
-        weights = np.zeros((self.learners, k, 2))
-        weights[:, :, 0] = w[:, None]
-        weights[:, y, 0] = 0.0
-        weights[:, y, 1] = w
-        return weights.reshape(self.learners * k, 2)
+    def _step_kernels(self) -> BoosterKernels:
+        return BoosterKernels(K.ada_ova_score, K.ada_ova_step)
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

@@ -7,19 +7,18 @@ from typing import Any
 
 import numpy as np
 
+from olboost._random import STREAMS, stream_rng
 from olboost.base import Interval, OneOf
-from olboost.boosters._bmr_kernels import online_bmr_update
-from olboost.boosters.base import RankingBooster
+from olboost.boosters import _bmr_kernels as K
+from olboost.boosters.base import BoosterKernels, RankingBooster
 from olboost.feedback import Feedback
-from olboost.potentials import LOSSES, difference_law_stack, pairwise_costs
-from olboost.potentials._kernels import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.potentials import LOSSES, pairwise_costs
 from olboost.weak.base import Committee
 
 __all__ = ["OnlineBMR"]
 
 _LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
-#: Stream key of the Monte Carlo draws (see ``olboost.boosters.base``).
-_MONTE_CARLO_STREAM = 3
 
 
 class OnlineBMR(RankingBooster):
@@ -111,11 +110,39 @@ class OnlineBMR(RankingBooster):
         self._validate_params()
 
     def _init_state(self) -> None:
-        self.n_gamma_capped_ = 0
+        self._n_capped = np.zeros(1, dtype=np.int64)
         self.weight_max_ = np.zeros(self.learners)
 
+    @property
+    def n_gamma_capped_(self) -> int:
+        """How many examples had their edge capped (``gamma |Y| >= 1``)."""
+        return int(self._n_capped[0])
+
+    def _step_kernels(self) -> BoosterKernels | None:
+        return BoosterKernels(K.bmr_score, K.bmr_step) if self.method == "exact" else None
+
+    def _step_state(self) -> K.State:
+        stacks = self.__dict__.get("_stacks")
+        if stacks is None:  # a cache of law tables, dropped when pickled
+            stacks = self._stacks = K.new_stacks()
+        return K.State(
+            self.weight_max_,
+            self._n_capped,
+            stacks,
+            float(self.gamma),
+            float(self.gamma_cap),
+            _LOSS_CODES[self.loss],
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_stacks", None)
+        return state
+
     def _scores(self, H: np.ndarray) -> np.ndarray:
-        return H.sum(axis=0)  # Algorithm 2, line 6: follow the last expert, alpha = 1
+        out = np.empty(H.shape[1])
+        K.bmr_score(H, self.t_ + 1, None, out)
+        return out
 
     def edge_for(self, n_relevant: int) -> float:
         """The edge used for an example with ``n_relevant`` relevant labels (capped, see above)."""
@@ -124,8 +151,8 @@ class OnlineBMR(RankingBooster):
         return self.gamma
 
     def _update(self, H: np.ndarray, feedback: Feedback) -> np.ndarray:
-        if not feedback.full:
-            raise TypeError("OnlineBMR learns from full feedback only (FullFeedback)")
+        if self.method == "exact":
+            return super()._update(H, feedback)
         y = feedback.relevant
         n, k = H.shape
         n_rel = int(y.sum())
@@ -133,14 +160,8 @@ class OnlineBMR(RankingBooster):
         if n_rel in (0, k):
             return weights  # no relevant/irrelevant pair: every potential is 0
         gamma = self.edge_for(n_rel)
-        self.n_gamma_capped_ += int(gamma != self.gamma)
-        if self.method == "exact":
-            d_min, tables = difference_law_stack(n - 1, n_rel, k, gamma)
-            online_bmr_update(
-                H, y, tables, d_min, _LOSS_CODES[self.loss], weights, self.weight_max_
-            )
-            return weights
-        rng = np.random.default_rng([self.seed_, _MONTE_CARLO_STREAM, self.t_])
+        self._n_capped[0] += int(gamma != self.gamma)
+        rng = stream_rng(self.seed_, STREAMS["monte_carlo"], self.t_)
         s = np.zeros(k)
         for i in range(n):
             cost = pairwise_costs(s, y, n - 1 - i, gamma, self.loss, "monte_carlo", self.draws, rng)

@@ -8,23 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from olboost._random import counter_uniform, seed_key
+from olboost._random import STREAMS, counter_uniform, seed_key, stream_rng
 from olboost.base import Interval, OneOf
 from olboost.boosters import _mbbm_kernels as MK
-from olboost.boosters.base import MulticlassBooster
+from olboost.boosters.base import BoosterKernels, MulticlassBooster
 from olboost.potentials import mbbm_weight_bound, multiclass_costs, normalize_multiclass_costs
-from olboost.potentials._kernels import binomial_table
+from olboost.potentials._multiclass_kernels import binomial_table
 from olboost.weak.base import Committee
 
 __all__ = ["OnlineMBBM"]
 
-#: Stream keys of the Monte Carlo draws (see ``olboost.boosters.base``): the learning step, and
-#: the expected-cost votes of ``vote="expected_cost"`` with ``method="monte_carlo"``.
-_MONTE_CARLO_STREAM, _MONTE_CARLO_VOTE_STREAM = 3, 4
 #: Smallest weight ``weight_bound="authors"`` teaches a learner (as the authors' code did).
 _AUTHORS_WEIGHT_FLOOR = 1e-10
-#: Stream key of the draws that break ties between weak votes (``tie_break="random"``).
-_TIE_STREAM = 5
 
 #: Kernel arguments (binomial table, code layout and memo of exact potentials) shared by the models
 #: with the same ``(learners, k, gamma)``, e.g. the reorderings of one experiment: a pure cache,
@@ -158,7 +153,7 @@ class OnlineMBBM(MulticlassBooster):
                 [mbbm_weight_bound(i, n, k, self.gamma) for i in range(1, n + 1)]
             )
         self.weight_max_ = np.zeros(n)
-        self._tie_key = seed_key(self.seed_, _TIE_STREAM)
+        self._tie_key = seed_key(self.seed_, STREAMS["tie"])
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -186,6 +181,26 @@ class OnlineMBBM(MulticlassBooster):
             self._memo = args
         return args or None
 
+    def _step_kernels(self) -> BoosterKernels | None:
+        return None if self._kernel_args() is None else BoosterKernels(MK.mbbm_score, MK.mbbm_step)
+
+    def _step_state(self) -> MK.State:
+        gamma, tab, offsets, comb, memo, max_entries = self._kernel_args()
+        return MK.State(
+            self.w_star_,
+            self.weight_max_,
+            gamma,
+            tab,
+            offsets,
+            comb,
+            memo,
+            max_entries,
+            self._tie_key,
+            self.tie_break == "random",
+            self.vote == "expected_cost",
+            _AUTHORS_WEIGHT_FLOOR if self.weight_bound == "authors" else 0.0,
+        )
+
     def _votes(self, H: np.ndarray, t: int) -> np.ndarray:
         """Each learner's vote on an example whose committee rows are ``H``; ``t`` examples were
         learned before it (it seeds the Monte Carlo draws of expected-cost votes)."""
@@ -203,17 +218,10 @@ class OnlineMBBM(MulticlassBooster):
         return votes
 
     def _expected_cost_votes(self, H: np.ndarray, t: int) -> np.ndarray:
-        args = self._kernel_args()
         votes = np.empty(H.shape[0], dtype=np.int64)
-        if args is not None:
-            counter = t * H.shape[0] if self.tie_break == "random" else -1
-            MK.mbbm_expected_cost_votes(
-                np.ascontiguousarray(H, dtype=np.float64), *args, votes, self._tie_key, counter
-            )
-            return votes
         n, k = H.shape
         rng = (
-            np.random.default_rng([self.seed_, _MONTE_CARLO_VOTE_STREAM, t])
+            stream_rng(self.seed_, STREAMS["monte_carlo_vote"], t)
             if self.method == "monte_carlo"
             else None
         )
@@ -239,20 +247,20 @@ class OnlineMBBM(MulticlassBooster):
         return counter_uniform(self._tie_key, t * self.learners + i)
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
+        if self._step_kernels() is not None:
+            return super()._scores(H)
         votes = self._votes(H, self.t_)
         return np.bincount(votes, minlength=H.shape[1]).astype(np.float64)
 
     def _update(self, H: np.ndarray, y: int) -> np.ndarray:
+        if self._step_kernels() is not None:
+            return super()._update(H, y)
         n, k = H.shape
         votes = self._votes(H, self.t_ - 1)  # t_ already counts this example
         weights = np.zeros_like(H)
-        args = self._kernel_args()
-        if args is not None:
-            MK.mbbm_update(votes, y, *args, self.w_star_, weights, self.weight_max_)
-            return self._floored(weights, y)
         s = np.zeros(k, dtype=np.int64)
         rng = (
-            np.random.default_rng([self.seed_, _MONTE_CARLO_STREAM, self.t_])
+            stream_rng(self.seed_, STREAMS["monte_carlo"], self.t_)
             if self.method == "monte_carlo"
             else None
         )

@@ -72,7 +72,7 @@ def _is_concrete(cls: type) -> bool:
     if cls in (Estimator, Booster, RankingBooster, MulticlassBooster, Committee):
         return False
     if issubclass(cls, Booster):
-        return "_update" in _defined(cls)
+        return bool({"_update", "_step_kernels"} & _defined(cls))
     if issubclass(cls, Committee):
         return "learn" in _defined(cls)
     return False

@@ -1,4 +1,4 @@
-"""Numba kernels for the rank loss of Jung & Tewari (2018), Sec. 3.1.
+"""The rank loss of Jung & Tewari (2018), Sec. 3.1, for one score vector or a batch, validated.
 
 For a score vector ``s`` over ``k`` labels and a set ``Y`` of relevant labels,
 
@@ -7,13 +7,9 @@ For a score vector ``s`` over ``k`` labels and a set ``Y`` of relevant labels,
 with ``w_Y = 1 / (|Y| |Y^c|)`` (weighted) or ``w_Y = 1`` (unweighted: the number of mis-ordered
 relevant/irrelevant pairs, a tie counting one half).
 
-The kernels sort the scores once and sweep the tie groups from the highest score down, keeping the
-number of irrelevant labels seen so far (all scoring strictly higher than the current group). A
-relevant label in a group of ``g_irr`` irrelevant labels and below ``irr_above`` irrelevant labels
-is mis-ordered against ``irr_above`` of them and tied with ``g_irr``: O(k log k) in total.
-
-Every kernel is a plain module-level ``@numba.njit(cache=True)`` function so that boosters can call
-:func:`rank_loss_mask` from their own compiled code.
+The compiled O(k log k) kernels, :func:`rank_loss_mask` among them (the one boosters call from
+their own compiled code), live in :mod:`olboost.losses.pairwise`; this module adds the batch loop
+and the validated entry point :func:`rank_loss`.
 """
 
 from __future__ import annotations
@@ -24,56 +20,9 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
+from olboost.losses.pairwise import _rank_loss_one, rank_loss_mask
+
 __all__ = ["rank_loss", "rank_loss_mask"]
-
-
-@numba.njit(cache=True)
-def _misordered_twice(s: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
-    """``(2 * mis-ordered pairs, |Y|, |Y^c|)`` for one score vector; exact in integers.
-
-    Assumes no NaN in ``s`` (each NaN would form its own tie group, silently).
-    """
-    k = s.shape[0]
-    order = np.argsort(s, kind="mergesort")
-    twice = 0  # twice the loss count, so that the half-counted ties stay integers
-    irr_above = 0
-    n_rel = 0
-    i = k - 1
-    while i >= 0:
-        v = s[order[i]]
-        g_rel = 0
-        g_irr = 0
-        j = i
-        while True:  # one tie group, at least one element (so NaN cannot stall the sweep)
-            if y[order[j]]:
-                g_rel += 1
-            else:
-                g_irr += 1
-            j -= 1
-            if j < 0 or s[order[j]] != v:
-                break
-        twice += 2 * g_rel * irr_above + g_rel * g_irr
-        irr_above += g_irr
-        n_rel += g_rel
-        i = j
-    return twice, n_rel, irr_above
-
-
-@numba.njit(cache=True)
-def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: bool) -> float:
-    """Rank loss of one score vector; no pairs gives 0 (paper) or NaN (``skip_empty``).
-
-    Any NaN score gives NaN.
-    """
-    for v in s:
-        if np.isnan(v):
-            return np.nan
-    twice, n_rel, n_irr = _misordered_twice(s, y)
-    if n_rel == 0 or n_irr == 0:
-        return np.nan if skip_empty else 0.0
-    if weighted:
-        return 0.5 * twice / (n_rel * n_irr)
-    return 0.5 * twice
 
 
 @numba.njit(cache=True)
@@ -86,16 +35,6 @@ def _rank_loss_batch(
     for t in range(n):
         out[t] = _rank_loss_one(scores[t], masks[t], weighted, skip_empty)
     return out
-
-
-@numba.njit(cache=True)
-def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
-    """Weighted rank loss of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
-
-    The booster-facing kernel: no validation, paper convention (0.0 when ``y`` is empty or full),
-    NaN if any score is NaN. Ties count one half. O(k log k).
-    """
-    return _rank_loss_one(s, y, True, False)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ whether or not the state went through pickle.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
@@ -78,6 +79,57 @@ W_LO = -3
 W_HI = -4
 W_NLOGN = -5
 N_WORK_ROWS = 5
+
+# The committee's state, as the compiled kernels take it: named records of arrays (Numba types a
+# namedtuple by its field names and types, so each field is read by name, at no cost).
+Learners = namedtuple(
+    "Learners",
+    [
+        "features",  # (N, m) columns each tree sees
+        "n_categories",  # (N, m) categories of each seen column (0: numeric)
+        "nominal_offset",  # (N, m) first cell of each nominal column in an observer block
+        "weight_multiplier",  # (N,)
+        "grace_period",  # (N,)
+        "split_confidence",  # (N,)
+        "tie_threshold",  # (N,)
+    ],
+)
+Options = namedtuple(
+    "Options",
+    [
+        "n_split_points",
+        "min_branch_fraction",
+        "max_share_to_split",
+        "leaf_mode",  # MC, NB, NBA or MC_WEKA
+        "binary_nominal",  # binary x == v candidates besides the multiway split
+        "weka",  # the Weka port's rules
+        "leaf_prior",
+        "nb_threshold",
+    ],
+)
+Nodes = namedtuple("Nodes", ["kind", "feature", "value", "child", "slot", "n_nodes"])
+Leaves = namedtuple(
+    "Leaves",
+    [
+        "last_attempt",  # per slot: weight seen at the last split attempt
+        "class_weight",  # (slots, k)
+        "observed",  # (slots, k) weight seen by the observers
+        "blocks",  # (slots, k) observer block of each class, -1 if none
+        "gauss",  # (blocks, m, N_GAUSS_FIELDS)
+        "nominal",  # (blocks, nominal cells)
+        "free_slots",  # (N, .) slots lent to each tree
+        "n_free_slots",  # (N,)
+        "free_blocks",  # (N, .) blocks lent to each tree
+        "n_free_blocks",  # (N,)
+        "listed",  # (slots, k) classes a leaf lists
+        "correct",  # (slots, 2) correctness weights (adaptive naive Bayes)
+    ],
+)
+Pools = namedtuple(
+    "Pools",
+    ["spare_slots", "n_spare_slots", "spare_blocks", "n_spare_blocks", "counts", "max_branches"],
+)
+State = namedtuple("State", ["learners", "options", "nodes", "leaves", "pools", "work"])
 
 # Leaf prediction modes.
 MC = 0  # majority class
@@ -425,8 +477,8 @@ def _best_nominal(
 @numba.njit(cache=True, inline="always")
 def _reset_observers(i, slot, leaves):
     """Give the leaf's observer blocks back to tree ``i``'s stack."""
-    observed, blocks = leaves[2], leaves[3]
-    free_blocks, n_free_blocks = leaves[8], leaves[9]
+    observed, blocks = leaves.observed, leaves.blocks
+    free_blocks, n_free_blocks = leaves.free_blocks, leaves.n_free_blocks
     for c in range(blocks.shape[1]):
         if blocks[slot, c] >= 0:
             free_blocks[i, n_free_blocks[i]] = blocks[slot, c]
@@ -442,10 +494,11 @@ def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
     """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
     classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
     leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``)."""
-    kind, node_slot = nodes[0], nodes[4]
-    last_attempt, class_weight, observed, blocks = leaves[0], leaves[1], leaves[2], leaves[3]
-    free_slots, n_free_slots = leaves[6], leaves[7]
-    listed, correct = leaves[10], leaves[11]
+    kind, node_slot = nodes.kind, nodes.slot
+    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
+    observed, blocks = leaves.observed, leaves.blocks
+    free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
+    listed, correct = leaves.listed, leaves.correct
     n_free_slots[i] -= 1
     slot = free_slots[i, n_free_slots[i]]
     class_weight[slot, :] = initial
@@ -468,9 +521,11 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     the first time the leaf sees it, so does a category's weight the first time the class's
     observer sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
     only."""
-    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
-    last_attempt, class_weight, observed, blocks, gauss, nominal = leaves[:6]
-    free_blocks, n_free_blocks, listed = leaves[8], leaves[9], leaves[10]
+    features, n_categories = learners.features, learners.n_categories
+    nominal_offset = learners.nominal_offset
+    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
+    observed, blocks, gauss, nominal = leaves.observed, leaves.blocks, leaves.gauss, leaves.nominal
+    free_blocks, n_free_blocks, listed = leaves.free_blocks, leaves.n_free_blocks, leaves.listed
     if weka and not listed[slot, label]:
         class_weight[slot, label] = 1.0
     class_weight[slot, label] += w
@@ -523,9 +578,11 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
     log-sum-exp; unlisted classes get 0. Returns ``False``, leaving ``out`` undefined, when River
     returns no votes (no listed class or zero total weight)."""
-    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
-    class_weight, observed, blocks, gauss, nominal = leaves[1:6]
-    listed = leaves[10][slot]
+    features, n_categories = learners.features, learners.n_categories
+    nominal_offset = learners.nominal_offset
+    class_weight, observed, blocks = leaves.class_weight, leaves.observed, leaves.blocks
+    gauss, nominal = leaves.gauss, leaves.nominal
+    listed = leaves.listed[slot]
     stats = class_weight[slot]
     k = stats.shape[0]
     total = 0.0
@@ -593,7 +650,7 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
     ``(x, label)``: add ``w`` to the majority-class correct weight if the leaf lists no class or
     its majority class is ``label``, and to the naive Bayes correct weight if naive Bayes has votes
     and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
-    class_weight, listed, correct = leaves[1][slot], leaves[10][slot], leaves[11]
+    class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
     total = 0.0
     any_listed = False
     for c in range(class_weight.shape[0]):
@@ -616,28 +673,31 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
 @numba.njit(cache=True)
 def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
-    features, n_categories, nominal_offset = learners[0], learners[1], learners[2]
-    split_confidence, tie_threshold = learners[5][i], learners[6][i]
-    n_split_points, min_branch_fraction, max_share_to_split = options[0], options[1], options[2]
+    features, n_categories = learners.features, learners.n_categories
+    nominal_offset = learners.nominal_offset
+    split_confidence, tie_threshold = learners.split_confidence[i], learners.tie_threshold[i]
+    n_split_points, min_branch_fraction = options.n_split_points, options.min_branch_fraction
+    max_share_to_split = options.max_share_to_split
     kind, feature, value, child, node_slot, n_nodes = nodes
-    _, class_weight, observed_all, blocks_all, gauss, nominal = leaves[:6]
-    free_slots, n_free_slots = leaves[6], leaves[7]
+    class_weight, observed_all, blocks_all = leaves.class_weight, leaves.observed, leaves.blocks
+    gauss, nominal = leaves.gauss, leaves.nominal
+    free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
 
     slot = node_slot[i, node]
     stats = class_weight[slot]
     observed = observed_all[slot]
     blocks = blocks_all[slot]
-    listed = leaves[10][slot]
+    listed = leaves.listed[slot]
     n_classes = 0
     majority = 0.0
     for c in range(stats.shape[0]):
         # the Weka port counts the classes in its class dict, even at zero weight
-        if stats[c] != 0.0 or (options[5] and listed[c]):
+        if stats[c] != 0.0 or (options.weka and listed[c]):
             n_classes += 1
         majority = max(majority, stats[c])
     if n_classes < 2:
         return
-    if not options[5] and majority > 0.0 and majority / weight_seen > max_share_to_split:
+    if not options.weka and majority > 0.0 and majority / weight_seen > max_share_to_split:
         # River offers only the null split here, which wins (see below).
         _reset_observers(i, slot, leaves)
         return
@@ -658,7 +718,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         if n_categories[i, j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
-                min_branch_fraction, options[4], work,
+                min_branch_fraction, options.binary_nominal, work,
             )  # fmt: skip
         else:
             merit, candidate_value = _best_numeric(
@@ -685,8 +745,8 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         # its size limit, reactivates it with empty observers (MOA's enforceTrackerLimit does
         # the same). The Weka port deactivates it for good.
         _reset_observers(i, slot, leaves)
-        if options[5]:
-            leaves[0][slot] = np.inf
+        if options.weka:
+            leaves.last_attempt[slot] = np.inf
         return
 
     # Branch statistics of the winning split, computed before the slot is recycled.
@@ -744,28 +804,29 @@ def _branch(i, node, x, features, nodes):
 @numba.njit(cache=True, inline="always")
 def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``."""
-    kind, node_slot = nodes[0], nodes[4]
-    last_attempt, class_weight = leaves[0], leaves[1]
+    kind, node_slot = nodes.kind, nodes.slot
+    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
     node = 0
     while kind[i, node] != LEAF:
-        child = _branch(i, node, x, learners[0], nodes)
+        child = _branch(i, node, x, learners.features, nodes)
         if kind[i, child] == EMPTY:
             # A category unseen when the multiway split was made: River grows the branch and
             # trains the new leaf without attempting to split it.
             work[0, :] = 0.0
             _new_leaf(i, child, work[0], work[0], nodes, leaves)
-            if options[3] == NBA:
+            if options.leaf_mode == NBA:
                 _score_predictors(i, node_slot[i, child], x, label, w, learners, leaves, work[W_MU])
-            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves, options[5])
+            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves, options.weka)
             return
         node = child
     slot = node_slot[i, node]
-    if options[3] == NBA:
+    if options.leaf_mode == NBA:
         _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
-    _update_leaf(i, slot, x, label, w, learners, leaves, options[5])
+    _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
     weight_seen = np.sum(class_weight[slot])
     since = weight_seen - last_attempt[slot]
-    if (since > learners[4][i]) if options[5] else (since >= learners[4][i]):
+    grace_period = learners.grace_period[i]
+    if (since > grace_period) if options.weka else (since >= grace_period):
         last_attempt[slot] = weight_seen
         _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
@@ -780,8 +841,29 @@ LEARN_GROW_SLOTS = 3  # grow the leaf-slot pool (``demand[1]``: a LEND_* code)
 LEARN_GROW_BLOCKS = 4  # grow the observer-block pool (``demand[1]``: a LEND_* code)
 
 
+@numba.njit(cache=True)
+def learn(x, weights, state, demand):
+    """The committee's compiled ``learn`` (:class:`olboost.weak.base.CompiledKernels`): see
+    :func:`_learn`, to which the state's records are passed one by one (Numba's parallel
+    lowering reads records only from arguments)."""
+    return _learn(
+        x, weights, state.learners[:], state.options[:], state.nodes[:], state.leaves[:],
+        state.pools[:], state.work, demand,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _learn_one_of_tuples(i, x, label, w, learners, options, nodes, leaves, work):
+    # The parallel loop of _learn passes plain tuples (Numba's parfor lowering mishandles
+    # namedtuples, silently); the records are rebuilt here, outside the parallel region.
+    _learn_one(
+        i, x, label, w, Learners(*learners), Options(*options), Nodes(*nodes), Leaves(*leaves),
+        work,
+    )  # fmt: skip
+
+
 @numba.njit(cache=True, parallel=True)
-def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
+def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
     """Train every tree: tree ``i`` learns ``(x, l)`` with weight ``weights[i, l]`` times its
     multiplier, for each label ``l`` in increasing order with a positive weight.
 
@@ -821,7 +903,7 @@ def learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
         for label in range(k):
             w = weights[i, label] * weight_multiplier[i]
             if w > 0.0:
-                _learn_one(i, x, label, w, learners, options, nodes, leaves, work[i])
+                _learn_one_of_tuples(i, x, label, w, learners, options, nodes, leaves, work[i])
 
     # Each tree keeps what one more example may take, so that the next call lends nothing when
     # every tree learns one example (the boosters' usual case).
@@ -874,7 +956,7 @@ def _most_common_child(i, node, n_categories, nodes, class_weight):
 
 
 @numba.njit(cache=True)
-def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leaves, out):
+def predict(x, state, out):
     """Write in ``out[i]`` the class distribution of the leaf of tree ``i`` that ``x`` reaches.
 
     The leaf predicts with naive Bayes (:func:`_naive_bayes`) when ``leaf_prediction`` is ``NB``
@@ -885,10 +967,14 @@ def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leave
     predicts its smoothed class weights ``(w[c] + leaf_prior) / (W + k leaf_prior)``, uniform if
     that is 0/0. With ``MC_WEKA`` it predicts the weights of its listed classes and 1 for the
     others, normalised (the Weka port's ``HNode.get_distribution``). Nothing is written to the
-    committee's state."""
-    features, n_categories = learners[0], learners[1]
-    kind, node_slot = nodes[0], nodes[4]
-    class_weight, listed, correct = leaves[1], leaves[10], leaves[11]
+    committee's state. Returns 0 (the committee contract's compiled ``predict``, see
+    :class:`olboost.weak.base.CompiledCommittee`)."""
+    learners, nodes, leaves = state.learners, state.nodes, state.leaves
+    leaf_prediction = state.options.leaf_mode
+    leaf_prior, nb_threshold = state.options.leaf_prior, state.options.nb_threshold
+    features, n_categories = learners.features, learners.n_categories
+    kind, node_slot = nodes.kind, nodes.slot
+    class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
     n, k = out.shape
     for i in range(n):
         node = 0
@@ -927,3 +1013,4 @@ def predict(x, learners, leaf_prediction, leaf_prior, nb_threshold, nodes, leave
                 out[i, c] = (stats[c] + leaf_prior) / denominator
             else:
                 out[i, c] = 1.0 / k
+    return 0

@@ -12,17 +12,48 @@ random subset of ``n_features`` attributes per learner (to decorrelate the learn
 multiplier, and the learner's own tree hyperparameters. :func:`draw_learner_setup` is that draw,
 shared by all committees so that two committees built with the same seed and ranges get identical
 learners.
+
+**Compiled committees.** A committee whose learners are compiled (:class:`VFDTCommittee`) also
+exposes them to compiled code through :meth:`Committee.compiled`: a ``predict(x, state, H)`` and a
+``learn(x, weights, state, demand)`` kernel and the ``state`` record they take, so that one compiled
+loop (:mod:`olboost.boosters._driver`) can drive any booster over any compiled committee without a
+Python call per example. ``learn`` returns 0 once every learner has learned, or a status asking
+for more storage, which :meth:`Committee.make_room` provides before the loop resumes.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from olboost.base import Estimator, Interval, Range
 
-__all__ = ["Committee", "LearnerSetup", "draw_learner_setup"]
+__all__ = ["Committee", "CompiledKernels", "LearnerSetup", "draw_learner_setup"]
+
+
+class CompiledKernels(NamedTuple):
+    """A compiled committee's interface to compiled code (see the module docstring).
+
+    Attributes
+    ----------
+    predict
+        Numba function ``predict(x, state, H) -> int``: writes the ``(N, k)`` weak predictions
+        for the float64 vector ``x`` into ``H``, changes nothing else, returns 0.
+    learn
+        Numba function ``learn(x, weights, state, demand) -> int``: learner ``i`` learns label
+        ``l`` of ``x`` with importance ``weights[i, l]`` (times its multiplier); returns 0, or a
+        non-zero status (nothing learned) for :meth:`Committee.make_room`, ``demand`` (int64,
+        length 2) saying how much.
+    state
+        The record (a namedtuple of arrays) both kernels take; valid until ``make_room``.
+    """
+
+    predict: Any
+    learn: Any
+    state: Any
 
 
 @dataclass(frozen=True)
@@ -130,3 +161,23 @@ class Committee(Estimator):
         learner's weight multiplier; zero weights are skipped. ``weights`` is ``(N, k)`` float64,
         non-negative."""
         raise NotImplementedError
+
+    def compiled(self) -> CompiledKernels | None:
+        """The compiled interface of a started committee, or ``None`` when its learners are not
+        compiled (the booster then drives them from Python, example by example)."""
+        return None
+
+    def make_room(self, status: int, demand: np.ndarray) -> None:
+        """Act on a non-zero status of the compiled ``learn`` (grow storage, or raise
+        ``ValueError`` for bad weights), so that the same call succeeds when repeated."""
+        raise NotImplementedError(f"{type(self).__name__} has no compiled learn")
+
+    def running(self) -> contextlib.AbstractContextManager:
+        """A context the compiled kernels run in (e.g. the committee's thread count)."""
+        return contextlib.nullcontext()
+
+    def check_rows(self, X: np.ndarray) -> int:
+        """Index of the first row of the float64 matrix ``X`` that :meth:`predict` would reject
+        beyond the booster's own checks (``len(X)`` if none): the compiled loop stops there and
+        leaves that row to the checked path."""
+        return X.shape[0]

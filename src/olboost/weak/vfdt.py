@@ -17,7 +17,7 @@ import numpy as np
 
 from olboost.base import InstanceOf, Interval, OneOf
 from olboost.weak import _vfdt_kernels as K
-from olboost.weak.base import Committee
+from olboost.weak.base import Committee, CompiledKernels
 
 __all__ = ["VFDTCommittee"]
 
@@ -399,43 +399,23 @@ class VFDTCommittee(Committee):
             )
         return x
 
-    def _first_bad_row(self, X: np.ndarray) -> int:
+    def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` (float64, ``(n, n_attributes)``) whose nominal codes
         :meth:`_check_x` would reject, ``n`` if none."""
         if not self.nominal_columns_.size:
             return X.shape[0]
         return int(K.first_bad_row(X, self.nominal_columns_, self.nominal_cardinality_))
 
-    def _kernel_args(self) -> tuple:
-        """What compiled loops over a stream (:mod:`olboost.boosters._stream_kernels`) pass to
-        :func:`K.predict` and :func:`K.learn`: ``(learners, leaf_prediction, leaf_prior,
-        nb_threshold, options, nodes, leaves, pools, work)``. Valid until storage grows."""
-        return (
-            self._learners(),
-            self._leaf_mode(),
-            self.leaf_prior,
-            self.nb_threshold,
-            self._options(),
-            self._nodes(),
-            self._leaves(),
-            self._pools(),
-            self.work_,
-        )
+    def compiled(self) -> CompiledKernels:
+        """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`, :func:`K.learn`) and
+        their state; valid until storage grows (after a ``learn`` status other than 0)."""
+        return CompiledKernels(K.predict, K.learn, self._state())
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Each tree's smoothed leaf distribution for ``x``: ``(N, k)`` float64."""
         x = self._check_x(x)
         out = np.empty((self.n_learners_, self.n_labels_))
-        K.predict(
-            x,
-            self._learners(),
-            self._leaf_mode(),
-            self.leaf_prior,
-            self.nb_threshold,
-            self._nodes(),
-            self._leaves(),
-            out,
-        )
+        K.predict(x, self._state(), out)
         return out
 
     def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
@@ -449,7 +429,7 @@ class VFDTCommittee(Committee):
             raise ValueError(
                 f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
             )
-        with self._threads():
+        with self.running():
             self._learn_valid(x, weights)
 
     def _leaf_mode(self) -> int:
@@ -457,18 +437,63 @@ class VFDTCommittee(Committee):
             return K.MC_WEKA
         return _MODES[self.leaf_prediction]
 
-    def _options(self) -> tuple:
-        return (
-            self.n_split_points,
-            self.min_branch_fraction,
-            self.max_share_to_split,
-            self._leaf_mode(),
-            self.nominal_splits == "both",
-            self.semantics == "weka_port",
+    def _state(self) -> K.State:
+        setup = self.setup_
+        return K.State(
+            learners=K.Learners(
+                setup.features,
+                self.n_categories_,
+                self.nominal_offset_,
+                setup.weight_multiplier,
+                setup.grace_period,
+                setup.split_confidence,
+                setup.tie_threshold,
+            ),
+            options=K.Options(
+                self.n_split_points,
+                float(self.min_branch_fraction),
+                float(self.max_share_to_split),
+                self._leaf_mode(),
+                self.nominal_splits == "both",
+                self.semantics == "weka_port",
+                float(self.leaf_prior),
+                float(self.nb_threshold),
+            ),
+            nodes=K.Nodes(
+                self.node_kind_,
+                self.node_feature_,
+                self.node_value_,
+                self.node_child_,
+                self.node_slot_,
+                self.n_nodes_,
+            ),
+            leaves=K.Leaves(
+                self.leaf_last_,
+                self.leaf_class_,
+                self.leaf_obs_,
+                self.leaf_blocks_,
+                self.block_gauss_,
+                self.block_nominal_,
+                self.free_slots_,
+                self.n_free_slots_,
+                self.free_blocks_,
+                self.n_free_blocks_,
+                self.leaf_listed_,
+                self.leaf_correct_,
+            ),
+            pools=K.Pools(
+                self.spare_slots_,
+                self.n_spare_slots_,
+                self.spare_blocks_,
+                self.n_spare_blocks_,
+                self.counts_,
+                self.max_branches_,
+            ),
+            work=self.work_,
         )
 
     @contextlib.contextmanager
-    def _threads(self) -> Iterator[None]:
+    def running(self) -> Iterator[None]:
         """Run the trees on ``n_threads`` Numba threads inside the block."""
         # set_num_threads applies to this thread only; restore it so other code is unaffected
         previous = numba.get_num_threads()
@@ -486,74 +511,21 @@ class VFDTCommittee(Committee):
         threads, growing storage as needed."""
         demand = np.zeros(2, dtype=np.int64)
         while True:
-            status = K.learn(
-                x,
-                weights,
-                self._learners(),
-                self._options(),
-                self._nodes(),
-                self._leaves(),
-                self._pools(),
-                self.work_,
-                demand,
-            )
+            status = K.learn(x, weights, self._state(), demand)
             if status == K.LEARN_OK:
                 return
-            if status == K.LEARN_BAD_WEIGHTS:
-                raise ValueError("weights must be finite and non-negative")
-            if status == K.LEARN_GROW_NODES:
-                self._grow_nodes(int(demand[0]))
-            else:
-                kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
-                self._grow_for(kind, int(demand[1]))
+            self.make_room(status, demand)
 
-    def _learners(self) -> tuple:
-        setup = self.setup_
-        return (
-            setup.features,
-            self.n_categories_,
-            self.nominal_offset_,
-            setup.weight_multiplier,
-            setup.grace_period,
-            setup.split_confidence,
-            setup.tie_threshold,
-        )
-
-    def _pools(self) -> tuple:
-        return (
-            self.spare_slots_,
-            self.n_spare_slots_,
-            self.spare_blocks_,
-            self.n_spare_blocks_,
-            self.counts_,
-            self.max_branches_,
-        )
-
-    def _nodes(self) -> tuple:
-        return (
-            self.node_kind_,
-            self.node_feature_,
-            self.node_value_,
-            self.node_child_,
-            self.node_slot_,
-            self.n_nodes_,
-        )
-
-    def _leaves(self) -> tuple:
-        return (
-            self.leaf_last_,
-            self.leaf_class_,
-            self.leaf_obs_,
-            self.leaf_blocks_,
-            self.block_gauss_,
-            self.block_nominal_,
-            self.free_slots_,
-            self.n_free_slots_,
-            self.free_blocks_,
-            self.n_free_blocks_,
-            self.leaf_listed_,
-            self.leaf_correct_,
-        )
+    def make_room(self, status: int, demand: np.ndarray) -> None:
+        """Grow what :func:`K.learn` asked for with ``status`` and ``demand``; a ``ValueError`` on
+        bad weights (then nothing was learned)."""
+        if status == K.LEARN_BAD_WEIGHTS:
+            raise ValueError("weights must be finite and non-negative")
+        if status == K.LEARN_GROW_NODES:
+            self._grow_nodes(int(demand[0]))
+        else:
+            kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
+            self._grow_for(kind, int(demand[1]))
 
     # -------------------------------------------------------------------------- inspection
 

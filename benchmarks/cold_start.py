@@ -1,0 +1,257 @@
+"""Cold and warm start of every booster path: what the first ``olboost run`` after an install
+compiles, and where that time goes (``make bench`` runs it from ``benchmarks/run.py``; alone:
+``python benchmarks/cold_start.py [--paths ada-olmr ...]``, which prints the JSON).
+
+Each path is what ``olboost run --algorithm <path>`` compiles before its clock starts: the CLI's
+own model (100 learners, 20 features per tree, CLI defaults) warmed up by
+:func:`olboost.evaluate.warm_up` on its data set (emotions train/test for the rankers, balance
+prequential for the multiclass boosters). Per path, in fresh interpreters:
+
+* ``cold``: ``NUMBA_CACHE_DIR`` pointed at a new, empty directory; wall and CPU seconds of the
+  warm-up (compiling every kernel and saving it to the cache), and of ``import olboost``;
+* ``warm``: the same in a second interpreter on the cache the first one filled (loading only);
+* ``kernels``: where the cold compile goes, per compiled function (Numba's ``numba:compile``
+  events): ``seconds`` inclusive of the callees compiled on the way (non-inlined ``njit``
+  functions called from it), ``self_seconds`` without them, and ``llvm_seconds``, the part spent
+  holding LLVM's lock (IR optimisation and machine code) in that function's own compile;
+* ``passes``: the same total split by Numba compiler pass (type inference, parfor passes,
+  lowering, which includes LLVM), summed over every function compiled.
+
+``all`` compiles every path in one interpreter (the kernels they share compiled once): the full
+set of kernels of the library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import run_one
+
+#: Booster paths measured (``olboost run --algorithm`` names); "all" is every one in one process.
+PATHS = [
+    "ada-olmr",
+    "online-bmr",
+    "adaboost-olm",
+    "online-mbbm",
+    "best-tree",
+    "oza-boost",
+    "ova-adaboost-ol",
+    "ada-ova",
+]
+
+
+def _path_model(algorithm: str):
+    """The model and data ``olboost run --algorithm <algorithm>`` builds (CLI defaults)."""
+    import argparse as ap
+
+    from olboost import cli
+
+    args = cli.build_parser().parse_args(["run", "--algorithm", algorithm, "--dataset", "x"])
+    spec = cli.ALGORITHMS[algorithm]
+    name = "balance" if spec.task == "multiclass" else "emotions"
+    data = cli._load(ap.Namespace(**{**vars(args), "dataset": name}))
+    model = spec.build(cli.COMMITTEES["vfdt"](args, data.nominal_cardinalities), args)
+    if spec.task == "multiclass":
+        return model, (data.shuffled(args.seed),)
+    return model, (data.train, data.test)
+
+
+def _short(args) -> str:
+    """A compact signature: ``f8[:, ::1]`` style arrays, ``ro`` for read-only, tuples as ``(n)``."""
+    import numba
+
+    out = []
+    for a in args:
+        if isinstance(a, numba.types.Array):
+            layout = {"C": "C", "F": "F", "A": "A"}[a.layout]
+            out.append(f"{a.dtype}[{a.ndim}d,{layout}{',ro' if not a.mutable else ''}]")
+        elif isinstance(a, numba.types.BaseTuple):
+            out.append(f"tuple({len(a)})")
+        else:
+            out.append(str(a))
+    return "(" + ", ".join(out) + ")"
+
+
+class _Recorder:
+    """Per-function compile time from Numba's ``numba:compile`` events (nested: a callee compiled
+    on the way is timed inside its caller) and LLVM-lock time attributed to the innermost."""
+
+    def __init__(self):
+        from numba.core import event
+
+        recorder = self
+
+        class Compile(event.Listener):
+            def on_start(self, ev):
+                d = ev.data["dispatcher"]
+                name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
+                recorder.stack.append([name, time.perf_counter(), 0.0, 0.0])
+
+            def on_end(self, ev):
+                name, t0, children, llvm = recorder.stack.pop()
+                seconds = time.perf_counter() - t0
+                if recorder.stack:
+                    recorder.stack[-1][2] += seconds
+                row = recorder.kernels.setdefault(
+                    name,
+                    {
+                        "compiles": 0,
+                        "seconds": 0.0,
+                        "self_seconds": 0.0,
+                        "llvm_seconds": 0.0,
+                        "signatures": [],
+                    },
+                )
+                row["compiles"] += 1
+                row["seconds"] += seconds
+                row["self_seconds"] += seconds - children
+                row["llvm_seconds"] += llvm
+                if name.startswith("olboost"):
+                    row["signatures"].append(_short(ev.data["args"]))
+
+        class Llvm(event.Listener):
+            def on_start(self, ev):
+                recorder.llvm_t0 = time.perf_counter()
+
+            def on_end(self, ev):
+                if recorder.stack:
+                    recorder.stack[-1][3] += time.perf_counter() - recorder.llvm_t0
+
+        self.stack: list[list] = []
+        self.kernels: dict[str, dict] = {}
+        self.llvm_t0 = 0.0
+        self.listeners = [("numba:compile", Compile()), ("numba:llvm_lock", Llvm())]
+
+    def __enter__(self):
+        from numba.core import event
+
+        for kind, listener in self.listeners:
+            event.register(kind, listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        for kind, listener in self.listeners:
+            event.unregister(kind, listener)
+
+
+def _pass_times() -> dict[str, float]:
+    """Seconds per Numba compiler pass, summed over every compiled overload of olboost's
+    dispatchers (each overload's own pipeline; a callee's passes are counted once, as its own)."""
+    import numba
+
+    totals: dict[str, float] = {}
+    seen = set()
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("olboost"):
+            continue
+        for obj in vars(mod).values():
+            if not isinstance(obj, numba.core.dispatcher.Dispatcher) or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            for cres in obj.overloads.values():
+                for pipeline in (cres.metadata or {}).get("pipeline_times", {}).values():
+                    for pass_name, t in pipeline.items():
+                        key = pass_name.split("_", 1)[1] if pass_name[0].isdigit() else pass_name
+                        totals[key] = totals.get(key, 0.0) + t.init + t.run + t.finalize
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+def _measure(path: str) -> dict:
+    """Import olboost and warm up ``path`` (or every path) in this process; report the times."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    import olboost  # noqa: F401
+    from olboost.evaluate import warm_up
+
+    out = {"import_seconds": time.perf_counter() - t0}
+    t1, c1 = time.perf_counter(), time.process_time()
+    with _Recorder() as rec:
+        for algorithm in PATHS if path == "all" else [path]:
+            model, streams = _path_model(algorithm)
+            warm_up(model, *streams)
+    by_module: dict[str, float] = {}
+    for name, row in rec.kernels.items():
+        module = name.split(".<locals>")[0].rsplit(".", 1)[0]
+        module = module if module.startswith("olboost") else "numba (library overloads)"
+        by_module[module] = by_module.get(module, 0.0) + row["self_seconds"]
+    out.update(
+        warm_up_seconds=time.perf_counter() - t1,
+        self_seconds_by_module=dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
+        warm_up_cpu_seconds=time.process_time() - c1,
+        total_cpu_seconds=time.process_time() - c0,
+        compiled_functions=sum(k["compiles"] for k in rec.kernels.values()),
+        kernels=dict(sorted(rec.kernels.items(), key=lambda kv: -kv[1]["self_seconds"])),
+        passes=_pass_times(),
+    )
+    return out
+
+
+def measure(paths: list[str]) -> dict:
+    """Cold then warm start of each path, each in fresh interpreters (see the module doc)."""
+    from _common import loadavg
+
+    results = {}
+    for path in paths:
+        with tempfile.TemporaryDirectory(prefix="numba-cold-") as cache:
+            env = {"NUMBA_CACHE_DIR": cache}
+            load_start = loadavg()
+            cold = run_one(__file__, [path], env)
+            warm = run_one(__file__, [path], env)
+        results[path] = {
+            "cold_compile_seconds": cold["warm_up_seconds"],
+            "cold_compile_cpu_seconds": cold["warm_up_cpu_seconds"],
+            "warm_start_seconds": warm["warm_up_seconds"],
+            "import_seconds_cold": cold["import_seconds"],
+            "import_seconds_warm": warm["import_seconds"],
+            "compiled_functions": cold["compiled_functions"],
+            "self_seconds_by_module": {
+                k: round(v, 2) for k, v in cold["self_seconds_by_module"].items()
+            },
+            "loadavg_start": load_start,
+            "loadavg_end": loadavg(),
+            "kernels": {
+                k: {
+                    f: round(v, 3) if isinstance(v, float) else v
+                    for f, v in row.items()
+                    if f != "signatures" or row["compiles"] > 1
+                }
+                for k, row in cold["kernels"].items()
+                if row["self_seconds"] >= 0.1
+            },
+            "passes": {k: round(v, 3) for k, v in cold["passes"].items() if v >= 0.05},
+        }
+        print(
+            f"cold start {path}: compile {cold['warm_up_seconds']:.1f} s "
+            f"(CPU {cold['warm_up_cpu_seconds']:.1f} s, {cold['compiled_functions']} functions), "
+            f"warm start {warm['warm_up_seconds']:.2f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--one", nargs=1, metavar="PATH", help="measure in this process")
+    parser.add_argument("--paths", nargs="+", default=["all", *PATHS], choices=["all", *PATHS])
+    parser.add_argument("--output", type=Path, help="write the JSON here (default: stdout)")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(_measure(args.one[0])))
+        return 0
+    text = json.dumps(measure(args.paths), indent=2)
+    if args.output:
+        args.output.write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The one compiled test-then-train loop: any booster over any compiled committee.
+
+A booster on a compiled committee (:meth:`olboost.weak.base.Committee.compiled`) scores and learns
+a whole stream in one call of :func:`drive`, with no Python between examples. The loop knows
+neither the booster nor the committee: it receives their kernels as first-class functions,
+
+* the committee's ``predict(x, committee, H) -> int`` and ``learn(x, weights, committee, demand)
+  -> status``, and
+* the booster's step ``step(H, target, t, booster, weights, scores, return_scores) -> int``, which
+  writes the scores of round ``t`` into ``scores`` when ``return_scores`` (before learning), then
+  learns the example whose target is ``target`` and writes the committee's ``(N, k)`` label
+  weights into ``weights``,
+
+and their state records. A first-class function argument is typed by its signature, not by its
+identity, so Numba compiles (and caches on disk) one loop per combination of state types, and a new
+booster or committee needs no loop of its own. The booster's one-example path calls the same step,
+so the two paths give the same bits.
+
+The loop stops early, returning the row ``i`` it stopped at, when the committee needs more storage
+to learn row ``i``: the booster has then already learned from row ``i`` (its weights are in
+``weights``), and :func:`run` lets the committee make room and learn them before resuming.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+
+__all__ = ["drive", "run"]
+
+
+@numba.njit(cache=True)
+def drive(
+    X, targets, start, stop, t, scores, return_scores,
+    predict, learn, committee, step, booster, H, weights, demand,
+):  # fmt: skip
+    """Score then learn rows ``start .. stop - 1`` of ``X`` (``t`` rows learned before
+    ``start``); return ``stop`` or the row whose learning needs more storage."""
+    for i in range(start, stop):
+        x = X[i]
+        predict(x, committee, H)
+        t += 1
+        step(H, targets[i], t, booster, weights, scores[i if return_scores else 0], return_scores)
+        if learn(x, weights, committee, demand) != 0:
+            return i
+    return stop
+
+
+_compiled: dict[tuple, Any] = {}
+
+
+def _entry(X, targets, scores, committee_state, booster_state, H, weights, demand) -> Any:
+    """The compiled :func:`drive` for these argument types (compiled or loaded once per process)."""
+    t_x = numba.typeof(X)
+    t_row = t_x.dtype if t_x.ndim == 1 else types.Array(t_x.dtype, 1, "C")
+    t_targets = numba.typeof(targets)
+    t_target = t_targets.dtype if t_targets.ndim == 1 else types.Array(t_targets.dtype, 1, "C")
+    t_scores = numba.typeof(scores)
+    t_score_row = types.Array(t_scores.dtype, 1, "C")
+    t_committee = numba.typeof(committee_state)
+    t_booster = numba.typeof(booster_state)
+    t_H, t_w, t_demand = numba.typeof(H), numba.typeof(weights), numba.typeof(demand)
+    predict = types.FunctionType(types.int64(t_row, t_committee, t_H))
+    learn = types.FunctionType(types.int64(t_row, t_w, t_committee, t_demand))
+    step = types.FunctionType(
+        types.int64(t_H, t_target, types.int64, t_booster, t_w, t_score_row, types.boolean)
+    )
+    sig = (
+        t_x, t_targets, types.int64, types.int64, types.int64, t_scores, types.boolean,
+        predict, learn, t_committee, step, t_booster, t_H, t_w, t_demand,
+    )  # fmt: skip
+    entry = _compiled.get(sig)
+    if entry is None:
+        drive.compile(sig)
+        entry = _compiled[sig] = drive.overloads[sig].entry_point
+    return entry
+
+
+def run(
+    X: np.ndarray,
+    targets: np.ndarray,
+    t: int,
+    scores: np.ndarray,
+    return_scores: bool,
+    committee: Any,
+    step: Any,
+    booster_state: Any,
+) -> None:
+    """Score then learn every row of the C-contiguous float64 ``X`` with ``committee`` (a started
+    compiled committee) and the booster ``step`` over ``booster_state``, ``t`` rows having been
+    learned before. With ``return_scores`` the scores made before each row is learned go to
+    ``scores`` (``(n, n_outputs)``; otherwise any ``(1, n_outputs)`` scratch).
+
+    The rows must have passed the committee's own checks (:meth:`Committee.check_rows`)."""
+    n = X.shape[0]
+    kernels = committee.compiled()
+    shape = (committee.n_learners_, committee.n_labels_)
+    H, weights = np.empty(shape), np.empty(shape)
+    demand = np.zeros(2, dtype=np.int64)
+    entry = _entry(X, targets, scores, kernels.state, booster_state, H, weights, demand)
+    i = 0
+    with committee.running():
+        while i < n:
+            stop = entry(
+                X, targets, i, n, t + i, scores, return_scores,
+                kernels.predict, kernels.learn, kernels.state, step, booster_state,
+                H, weights, demand,
+            )  # fmt: skip
+            if stop == n:
+                return
+            # the booster learned row `stop`; the committee makes room, then learns it too
+            status = kernels.learn(X[stop], weights, kernels.state, demand)
+            while status != 0:
+                committee.make_room(status, demand)
+                kernels = committee.compiled()
+                status = kernels.learn(X[stop], weights, kernels.state, demand)
+            i = stop + 1

@@ -1,0 +1,140 @@
+"""Pairwise multi-label ranking losses (Jung & Tewari 2018, Sec. 3.1; Raman et al. 2020, Sec. 3).
+
+For scores ``s`` over ``k`` labels and a set ``Y`` of relevant labels, each loss sums a function
+``f`` of ``x = s[r] - s[l]`` over the relevant/irrelevant pairs ``(l in Y, r notin Y)``:
+
+    L^Y(s) = w_Y sum_{l in Y} sum_{r notin Y} f(s[r] - s[l]),
+
+with ``w_Y = 1 / (|Y| |Y^c|)`` (weighted) or ``w_Y = 1`` (unweighted). :func:`pair_loss` is ``f``,
+chosen by a code:
+
+* ``RANK`` (0): the rank loss ``1(x > 0) + 1/2 1(x = 0)`` (Jung & Tewari 2018, Sec. 3.1);
+* ``HINGE`` (1): the hinge ``(1 + x)_+`` (Sec. 3.1);
+* ``HINGE_NO_MARGIN`` (2): ``x_+``, used by the authors' code.
+
+:func:`rank_loss_mask` is the weighted rank loss of a whole score vector, computed without going
+through the pairs: the scores are sorted once and the tie groups swept from the highest score down,
+keeping the number of irrelevant labels seen so far (all scoring strictly higher than the current
+group). A relevant label in a group of ``g_irr`` irrelevant labels and below ``irr_above``
+irrelevant labels is mis-ordered against ``irr_above`` of them and tied with ``g_irr``: O(k log k)
+in total.
+
+The pairwise logistic loss lives in :mod:`olboost.losses.logistic`. Every function here is a
+module-level ``@numba.njit(cache=True)`` kernel, so that boosters, potentials and metrics call it
+from their own compiled code; none validates its input (:func:`olboost.metrics.rank_loss` does).
+
+Examples
+--------
+>>> import numpy as np
+>>> from olboost.losses import HINGE, RANK, pair_loss, rank_loss_mask
+>>> pair_loss(0.0, RANK), pair_loss(-0.5, HINGE)
+(0.5, 0.5)
+>>> rank_loss_mask(np.array([0.5, 0.2, 0.2, 0.1]), np.array([True, False, True, False]))
+0.125
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = [
+    "RANK",
+    "HINGE",
+    "HINGE_NO_MARGIN",
+    "pair_loss",
+    "pair_losses",
+    "rank_loss_mask",
+]
+
+#: Pair-loss codes (the ``loss_code`` argument of the kernels).
+RANK = 0
+HINGE = 1
+HINGE_NO_MARGIN = 2
+
+
+@numba.njit(cache=True)
+def pair_loss(x: float, loss_code: int) -> float:
+    """``f(x)`` of one pair, ``x = s[r] - s[l]``: rank, hinge ``(1 + x)_+`` or ``x_+``."""
+    if loss_code == RANK:
+        if x > 0.0:
+            return 1.0
+        if x == 0.0:
+            return 0.5
+        return 0.0
+    if loss_code == HINGE:
+        x = x + 1.0
+    return x if x > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def pair_losses(x: np.ndarray, loss_code: int) -> np.ndarray:
+    """:func:`pair_loss` of every entry of float64 ``x`` (any shape), as a new array.
+
+    The result keeps the memory layout of a C- or F-contiguous ``x``, as a NumPy ufunc would: a
+    matrix product taken on it afterwards sums in the same order, to the bit.
+    """
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape):
+        out[idx] = pair_loss(x[idx], loss_code)
+    return out
+
+
+@numba.njit(cache=True)
+def _misordered_twice(s: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
+    """``(2 * mis-ordered pairs, |Y|, |Y^c|)`` for one score vector; exact in integers.
+
+    Assumes no NaN in ``s`` (each NaN would form its own tie group, silently).
+    """
+    k = s.shape[0]
+    order = np.argsort(s, kind="mergesort")
+    twice = 0  # twice the loss count, so that the half-counted ties stay integers
+    irr_above = 0
+    n_rel = 0
+    i = k - 1
+    while i >= 0:
+        v = s[order[i]]
+        g_rel = 0
+        g_irr = 0
+        j = i
+        while True:  # one tie group, at least one element (so NaN cannot stall the sweep)
+            if y[order[j]]:
+                g_rel += 1
+            else:
+                g_irr += 1
+            j -= 1
+            if j < 0 or s[order[j]] != v:
+                break
+        twice += 2 * g_rel * irr_above + g_rel * g_irr
+        irr_above += g_irr
+        n_rel += g_rel
+        i = j
+    return twice, n_rel, irr_above
+
+
+@numba.njit(cache=True)
+def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: bool) -> float:
+    """Rank loss of one score vector; no pairs gives 0 (paper) or NaN (``skip_empty``).
+
+    Weighted (``w_Y = 1 / (|Y| |Y^c|)``) or not (the number of mis-ordered pairs, a tie counting
+    one half). Any NaN score gives NaN.
+    """
+    for v in s:
+        if np.isnan(v):
+            return np.nan
+    twice, n_rel, n_irr = _misordered_twice(s, y)
+    if n_rel == 0 or n_irr == 0:
+        return np.nan if skip_empty else 0.0
+    if weighted:
+        return 0.5 * twice / (n_rel * n_irr)
+    return 0.5 * twice
+
+
+@numba.njit(cache=True)
+def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
+    """Weighted rank loss of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
+
+    The booster-facing kernel: no validation, paper convention (0.0 when ``y`` is empty or full),
+    NaN if any score is NaN. Ties count one half. O(k log k).
+    """
+    return _rank_loss_one(s, y, True, False)

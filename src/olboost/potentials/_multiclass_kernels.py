@@ -1,0 +1,214 @@
+"""Compiled kernels of the multiclass 0-1 potential (:mod:`olboost.potentials.multiclass`).
+
+Jung, Goetz & Tewari 2017, eq. 2, 3, 5 and 16. Module-level ``@numba.njit(cache=True)`` functions
+that boosters call from their own compiled loops; none validates its input.
+
+* ``binomial_pmf(m, p, out)`` and ``binomial_table(n, n_labels) -> tab``, the binomial laws shared
+  by every evaluation of one ``(n, k)``;
+* ``mbbm_potential_table(d, n, k, gamma, tab) -> phi^r_n`` where ``d[j] = s[r] - s[l_j]`` over
+  the ``k - 1`` labels ``l_j != r`` (int64[:], any order) and ``tab = binomial_table(n, k - 1)``;
+  cost rows of eq. 4 are built from it by
+  :func:`olboost.boosters._mbbm_kernels.mbbm_cost_row_memo`;
+* ``mbbm_normalize(c, r, out) -> weight``: eq. 5 and the weight of Algorithm 1, line 11;
+* ``mbbm_draw_losses(s, r, X, out)``: Monte Carlo samples of the 0-1 loss of eq. 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = [
+    "MAX_BINOMIAL_TABLE",
+    "binomial_pmf",
+    "binomial_table",
+    "mbbm_potential_table",
+    "mbbm_normalize",
+    "mbbm_draw_losses",
+]
+
+#: Largest binomial table (floats) built for the multiclass kernels: (k - 1) (n + 1)^2 <= this.
+MAX_BINOMIAL_TABLE = 1 << 22
+
+
+@numba.njit(cache=True)
+def binomial_pmf(m: int, p: float, out: np.ndarray) -> None:
+    """``out[v] = P(Binomial(m, p) = v)`` for ``v = 0..m`` (``out`` has length >= m + 1)."""
+    if p >= 1.0:
+        for v in range(m + 1):
+            out[v] = 0.0
+        out[m] = 1.0
+        return
+    if p <= 0.0:
+        for v in range(m + 1):
+            out[v] = 0.0
+        out[0] = 1.0
+        return
+    lq = math.log1p(-p)
+    start = math.exp(m * lq)
+    if start > 1e-280:
+        ratio = p / (1.0 - p)
+        out[0] = start
+        for v in range(1, m + 1):
+            out[v] = out[v - 1] * ratio * (m - v + 1) / v
+        return
+    lp = math.log(p)
+    lgm = math.lgamma(m + 1.0)
+    for v in range(m + 1):
+        out[v] = math.exp(
+            lgm - math.lgamma(v + 1.0) - math.lgamma(m - v + 1.0) + v * lp + (m - v) * lq
+        )
+
+
+@numba.njit(cache=True)
+def binomial_table(n: int, n_labels: int) -> np.ndarray:
+    """``tab[kr, m, v] = P(Binomial(m, 1 / kr) = v)`` for ``kr = 2..n_labels``, ``m, v <= n``.
+
+    The shares of a label among ``kr`` remaining ones; shared by every evaluation of one
+    ``(n, k)``. Shape ``(n_labels + 1, n + 1, n + 1)`` (rows ``kr < 2`` unused); returns an empty
+    ``(0, 0, 0)`` table when that exceeds :data:`MAX_BINOMIAL_TABLE` floats (the kernels then
+    compute each row on the fly).
+    """
+    if (n_labels + 1) * (n + 1) * (n + 1) > MAX_BINOMIAL_TABLE:
+        return np.zeros((0, 0, 0), dtype=np.float64)
+    tab = np.zeros((n_labels + 1, n + 1, n + 1), dtype=np.float64)
+    for kr in range(2, n_labels + 1):
+        for m in range(n + 1):
+            binomial_pmf(m, 1.0 / kr, tab[kr, m])
+    return tab
+
+
+@numba.njit(cache=True)
+def _all_below(
+    d_sorted: np.ndarray,
+    x: int,
+    m: int,
+    tab: np.ndarray,
+    prob: np.ndarray,
+    nxt: np.ndarray,
+    pmf: np.ndarray,
+) -> float:
+    """``P(X_j <= d_sorted[j] + x - 1 for all j)`` when ``m`` draws fall uniformly on the
+    ``K = len(d_sorted)`` labels: allocate labels one at a time (label ``j`` takes a
+    Binomial(remaining, 1 / (K - j)) share), binding caps first."""
+    K = d_sorted.shape[0]
+    if d_sorted[0] + x - 1 < 0:
+        return 0.0
+    use_tab = tab.shape[0] > 0
+    for u in range(m + 1):
+        prob[u] = 0.0
+    prob[0] = 1.0
+    for j in range(K):
+        cap = d_sorted[j] + x - 1
+        if cap >= m:
+            # this label and every later one (larger caps) can absorb anything left
+            total = 0.0
+            for u in range(m + 1):
+                total += prob[u]
+            return total
+        k_rem = K - j
+        if k_rem == 1:
+            # the last label takes every remaining draw
+            total = 0.0
+            for u in range(m - cap, m + 1):
+                total += prob[u]
+            return total
+        for u in range(m + 1):
+            nxt[u] = 0.0
+        for u in range(m + 1):
+            pu = prob[u]
+            if pu == 0.0:
+                continue
+            rem = m - u
+            top = cap if cap < rem else rem
+            if use_tab:
+                row = tab[k_rem, rem]
+                for v in range(top + 1):
+                    nxt[u + v] += pu * row[v]
+            else:
+                binomial_pmf(rem, 1.0 / k_rem, pmf)
+                for v in range(top + 1):
+                    nxt[u + v] += pu * pmf[v]
+        for u in range(m + 1):
+            prob[u] = nxt[u]
+    total = 0.0
+    for u in range(m + 1):
+        total += prob[u]
+    return total
+
+
+@numba.njit(cache=True)
+def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.ndarray) -> float:
+    """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
+
+    ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
+    ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
+    ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
+    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
+
+    ``tab`` is ``binomial_table(n', k - 1)`` for any ``n' >= n``, shared by every evaluation of
+    one ``(n, k)``; ``d`` may be in any order.
+    """
+    if k == 1:
+        return 0.0
+    d_sorted = np.sort(d)
+    u_r = (1.0 - gamma) / k + gamma
+    px = np.empty(n + 1, dtype=np.float64)
+    binomial_pmf(n, u_r, px)
+    prob = np.empty(n + 1, dtype=np.float64)
+    nxt = np.empty(n + 1, dtype=np.float64)
+    pmf = np.empty(n + 1, dtype=np.float64)
+    win = 0.0
+    for x in range(n + 1):
+        if px[x] == 0.0:
+            continue
+        win += px[x] * _all_below(d_sorted, x, n - x, tab, prob, nxt, pmf)
+    loss = 1.0 - win
+    return loss if loss > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def mbbm_normalize(c: np.ndarray, r: int, out: np.ndarray) -> float:
+    """Eq. 5: ``out[l] = (c[l] - c[r]) / w`` with the weight of Algorithm 1, line 11,
+    ``w = sum_l (c[l] - c[r])``; a zero row stays zero (``w = 0``). Rounding below zero is
+    clipped (the exact differences are non-negative: the potential is proper)."""
+    k = c.shape[0]
+    w = 0.0
+    for l in range(k):
+        v = c[l] - c[r]
+        if v < 0.0:
+            v = 0.0
+        out[l] = v
+        w += v
+    for l in range(k):
+        out[l] = out[l] / w if w > 0.0 else 0.0
+    return w
+
+
+@numba.njit(cache=True)
+def mbbm_draw_losses(s: np.ndarray, r: int, X: np.ndarray, out: np.ndarray) -> None:
+    """Monte Carlo samples: ``out[m, l] = L^r(s + e_l + X[m])`` with the 0-1 loss of eq. 2."""
+    M, k = X.shape
+    for m in range(M):
+        best_other = -np.inf
+        arg_other = -1
+        for j in range(k):
+            if j == r:
+                continue
+            v = s[j] + X[m, j]
+            if v > best_other:
+                best_other = v
+                arg_other = j
+        vr = s[r] + X[m, r]
+        for l in range(k):
+            if l == r:
+                out[m, l] = 1.0 if best_other >= vr + 1 else 0.0
+            else:
+                top = best_other
+                if l == arg_other:
+                    top = best_other + 1
+                elif s[l] + X[m, l] + 1 > top:
+                    top = s[l] + X[m, l] + 1
+                out[m, l] = 1.0 if top >= vr else 0.0

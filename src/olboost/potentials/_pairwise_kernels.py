@@ -1,0 +1,284 @@
+"""Compiled kernels of the pairwise potentials (:mod:`olboost.potentials.pairwise`).
+
+Every kernel is a module-level ``@numba.njit(cache=True)`` function, so that boosters can call them
+from their own compiled loops. None of them validates its input: the public functions of
+:mod:`olboost.potentials` do that.
+
+Pairwise potentials (Jung & Tewari 2018, eq. 1; Raman et al. 2020, eq. 2-3)
+-----------------------------------------------------------------------------
+For a pair (relevant ``l``, irrelevant ``r``) only ``D = X_r - X_l`` matters, a sum of ``n`` i.i.d.
+steps: ``+1`` w.p. ``p_plus``, ``-1`` w.p. ``p_minus``, ``0`` otherwise. Its law is kept as a *law
+table* ``table`` of shape ``(3, L + 1)`` with support ``d = d_min + j`` for ``j < L``:
+
+* ``table[0, j] = P(D = d_min + j)`` (``table[0, L] = 0``),
+* ``table[1, j] = P(D >= d_min + j)`` (suffix sums; ``table[1, L] = 0``),
+* ``table[2, j] = E[D 1(D >= d_min + j)]`` (``table[2, L] = 0``),
+
+so that ``E f(z + D)`` is one lookup for any real ``z`` (:func:`expected_pair_loss`), ``f`` the
+pair loss of :func:`olboost.losses.pairwise.pair_loss`.
+
+Signatures (``s`` float64[:], ``y_mask`` bool[:], ``out`` float64[:] of length ``k``):
+
+* ``difference_law_probs(n, p_plus, p_minus) -> probs`` (``d_min = -n``), O(n^2);
+* ``law_table(probs, d_min) -> table``;
+* ``law_table_stack(n_max, p_plus, p_minus) -> tables`` of shape ``(n_max + 1, 3, 2 n_max + 2)``,
+  ``tables[n]`` the table of ``n`` steps, all with ``d_min = -n_max``, in one O(n_max^2) pass;
+* ``expected_pair_loss(z, table, d_min, loss_code) -> E f(z + D)``;
+* ``bmr_potential(s, y_mask, table, d_min, loss_code) -> phi^n(s)`` (weight ``1/(|Y||Y^c|)``);
+* ``bmr_costs(s, y_mask, table, d_min, loss_code, out) -> phi^n(s)``, fills
+  ``out[l] = phi^n(s + e_l)`` (eq. 2) in O(|Y||Y^c|);
+* ``normalize_costs_kernel(c, out) -> weight`` (eq. 3).
+
+``loss_code``: ``RANK`` (0), ``HINGE`` (1), ``HINGE_NO_MARGIN`` (2) of :mod:`olboost.losses`. The
+top-k surrogate kernels (:mod:`olboost.potentials._topk_kernels`) reuse :func:`_pairwise_core`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.losses.pairwise import HINGE, RANK
+
+__all__ = [
+    "difference_law_probs",
+    "law_table",
+    "law_table_stack",
+    "expected_pair_loss",
+    "bmr_potential",
+    "bmr_costs",
+    "normalize_costs_kernel",
+]
+
+
+# --------------------------------------------------------------------------------------------------
+# Law of D = X_r - X_l
+# --------------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def difference_law_probs(n: int, p_plus: float, p_minus: float) -> np.ndarray:
+    """``P(D = d)`` for ``d = -n..n`` (index ``d + n``): ``n`` steps of +1 / -1 / 0 by convolution.
+
+    Every term is a sum of non-negative products, so relative errors stay O(n * eps).
+    """
+    p_zero = 1.0 - p_plus - p_minus
+    if p_zero < 0.0:
+        p_zero = 0.0
+    width = 2 * n + 1
+    cur = np.zeros(width, dtype=np.float64)
+    nxt = np.zeros(width, dtype=np.float64)
+    cur[n] = 1.0
+    for step in range(n):
+        _step(cur, nxt, n - step, n + step, p_zero, p_plus, p_minus)
+    return cur
+
+
+@numba.njit(cache=True, inline="always")
+def _step(cur, nxt, lo, hi, p_zero, p_plus, p_minus):
+    """One more step of the walk: ``cur`` (non-zero on ``lo..hi``) convolved with the step law,
+    in place; ``nxt`` is scratch of the same length."""
+    for j in range(lo - 1, hi + 2):
+        nxt[j] = 0.0
+    for j in range(lo, hi + 1):
+        v = cur[j]
+        if v != 0.0:
+            nxt[j] += p_zero * v
+            nxt[j + 1] += p_plus * v
+            nxt[j - 1] += p_minus * v
+    for j in range(lo - 1, hi + 2):
+        cur[j] = nxt[j]
+
+
+@numba.njit(cache=True)
+def law_table(probs: np.ndarray, d_min: int) -> np.ndarray:
+    """Law table ``(3, L + 1)`` of ``probs`` (length ``L``) on ``d_min .. d_min + L - 1``."""
+    table = np.zeros((3, probs.shape[0] + 1), dtype=np.float64)
+    _fill_law_table(probs, d_min, table)
+    return table
+
+
+@numba.njit(cache=True, inline="always")
+def _fill_law_table(probs, d_min, table):
+    """Rows of :func:`law_table` written into ``table`` (its last column left as it is):
+    ``P(D = d)``, ``P(D >= d)`` and ``E[D; D >= d]``."""
+    t0 = 0.0
+    t1 = 0.0
+    for j in range(probs.shape[0] - 1, -1, -1):
+        p = probs[j]
+        table[0, j] = p
+        t0 += p
+        t1 += (d_min + j) * p
+        table[1, j] = t0
+        table[2, j] = t1
+
+
+@numba.njit(cache=True)
+def law_table_stack(n_max: int, p_plus: float, p_minus: float) -> np.ndarray:
+    """Law tables of ``n = 0..n_max`` steps, all on the support ``-n_max..n_max``.
+
+    ``out[n]`` is the table of ``n`` steps with ``d_min = -n_max``; computed in one O(n_max^2)
+    convolution pass, for boosters that need every ``phi^{N - i}``.
+    """
+    width = 2 * n_max + 1
+    out = np.zeros((n_max + 1, 3, width + 1), dtype=np.float64)
+    p_zero = 1.0 - p_plus - p_minus
+    if p_zero < 0.0:
+        p_zero = 0.0
+    cur = np.zeros(width, dtype=np.float64)
+    nxt = np.zeros(width, dtype=np.float64)
+    cur[n_max] = 1.0
+    for n in range(n_max + 1):
+        _fill_law_table(cur, -n_max, out[n])
+        if n == n_max:
+            break
+        _step(cur, nxt, n_max - n, n_max + n, p_zero, p_plus, p_minus)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Expected pair losses and the pairwise potential
+# --------------------------------------------------------------------------------------------------
+
+
+@numba.njit(cache=True)
+def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) -> float:
+    """``E f(z + D)`` for real ``z``, exact given the law table of ``D``; O(1).
+
+    With ``t`` the smallest integer such that ``z + t > 0``: rank gives ``P(D >= t)`` plus half of
+    ``P(D = -z)`` when ``-z`` is an integer; ``x_+`` gives ``z P(D >= t) + E[D 1(D >= t)]``; the
+    hinge ``(1 + x)_+`` is ``x_+`` at ``z + 1``.
+    """
+    L = table.shape[1] - 1
+    if loss_code == HINGE:
+        z = z + 1.0
+    neg = -z
+    fl = math.floor(neg)
+    # index of t = floor(-z) + 1, clamped to [0, L] before any integer conversion
+    tf = fl + 1.0 - d_min
+    if tf <= 0.0:
+        j = 0
+    elif tf >= L:
+        j = L
+    else:
+        j = int(tf)
+    if loss_code == RANK:
+        res = table[1, j]
+        if fl == neg:
+            idx_f = neg - d_min
+            if 0.0 <= idx_f < L:
+                res += 0.5 * table[0, int(idx_f)]
+        return res
+    return z * table[1, j] + table[2, j]
+
+
+@numba.njit(cache=True)
+def _pairwise_core(
+    s: np.ndarray,
+    y_mask: np.ndarray,
+    table: np.ndarray,
+    d_min: int,
+    loss_code: int,
+    pair_w: np.ndarray,
+    use_pair_w: bool,
+    scale: float,
+    want_costs: bool,
+    out: np.ndarray,
+) -> float:
+    """Shared loop: ``scale * sum_{l in Y, r notin Y} w_lr E f(s[r] - s[l] + D)`` and, if asked,
+    ``out[j] = potential at s + e_j`` from the change of the pairs involving ``j`` only."""
+    k = s.shape[0]
+    base = 0.0
+    if want_costs:
+        for j in range(k):
+            out[j] = 0.0
+    for l in range(k):
+        if not y_mask[l]:
+            continue
+        for r in range(k):
+            if y_mask[r]:
+                continue
+            w = scale * pair_w[l, r] if use_pair_w else scale
+            if w == 0.0:
+                continue
+            z = s[r] - s[l]
+            g0 = expected_pair_loss(z, table, d_min, loss_code)
+            base += w * g0
+            if want_costs:
+                # s + e_l lowers z by one; s + e_r raises it by one
+                out[l] += w * (expected_pair_loss(z - 1.0, table, d_min, loss_code) - g0)
+                out[r] += w * (expected_pair_loss(z + 1.0, table, d_min, loss_code) - g0)
+    if want_costs:
+        for j in range(k):
+            out[j] += base
+    return base
+
+
+@numba.njit(cache=True)
+def _bmr_scale(y_mask: np.ndarray) -> float:
+    k = y_mask.shape[0]
+    n_rel = 0
+    for j in range(k):
+        if y_mask[j]:
+            n_rel += 1
+    n_pairs = n_rel * (k - n_rel)
+    return 0.0 if n_pairs == 0 else 1.0 / n_pairs
+
+
+@numba.njit(cache=True)
+def bmr_potential(
+    s: np.ndarray, y_mask: np.ndarray, table: np.ndarray, d_min: int, loss_code: int
+) -> float:
+    """``phi^n(s) = w_Y sum_{l in Y, r notin Y} E f(s[r] - s[l] + D)`` (Jung & Tewari 2018, eq. 1).
+
+    ``table`` is the law table of ``D`` for ``n`` steps and the baseline ``u_gamma^Y``; 0.0 when
+    ``Y`` is empty or full.
+    """
+    dummy = np.empty((0, 0), dtype=np.float64)
+    scale = _bmr_scale(y_mask)
+    if scale == 0.0:
+        return 0.0
+    return _pairwise_core(s, y_mask, table, d_min, loss_code, dummy, False, scale, False, s)
+
+
+@numba.njit(cache=True)
+def bmr_costs(
+    s: np.ndarray,
+    y_mask: np.ndarray,
+    table: np.ndarray,
+    d_min: int,
+    loss_code: int,
+    out: np.ndarray,
+) -> float:
+    """OnlineBMR cost vector, eq. 2: ``out[l] = phi^n(s + e_l)``; returns ``phi^n(s)``.
+
+    O(|Y| |Y^c|): the base potential plus the change of the pairs that involve ``l``.
+    """
+    dummy = np.empty((0, 0), dtype=np.float64)
+    scale = _bmr_scale(y_mask)
+    if scale == 0.0:
+        for j in range(out.shape[0]):
+            out[j] = 0.0
+        return 0.0
+    return _pairwise_core(s, y_mask, table, d_min, loss_code, dummy, False, scale, True, out)
+
+
+@numba.njit(cache=True)
+def normalize_costs_kernel(c: np.ndarray, out: np.ndarray) -> float:
+    """Eq. 3 of Jung & Tewari (2018): ``out = (c - min c) / w`` with ``w = max c - min c``.
+
+    Returns ``w``; a constant ``c`` gives ``w = 0`` and ``out = 0``.
+    """
+    lo = c[0]
+    hi = c[0]
+    for j in range(1, c.shape[0]):
+        if c[j] < lo:
+            lo = c[j]
+        if c[j] > hi:
+            hi = c[j]
+    w = hi - lo
+    for j in range(c.shape[0]):
+        out[j] = (c[j] - lo) / w if w > 0.0 else 0.0
+    return w

@@ -1,0 +1,73 @@
+"""The loss kernels of :mod:`olboost.losses`: one home, the formulas written out in NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from olboost.losses import (
+    EXPONENTIAL,
+    HINGE,
+    HINGE_NO_MARGIN,
+    LOGISTIC,
+    RANK,
+    SQUARE_HINGE,
+    dphi,
+    olm_cost_matrix,
+    olm_loss,
+    pair_loss,
+    pair_losses,
+    phi,
+    rank_loss_mask,
+)
+
+
+def _pair_loss_np(x: np.ndarray, code: int) -> np.ndarray:
+    if code == RANK:
+        return (x > 0).astype(np.float64) + 0.5 * (x == 0)
+    if code == HINGE:
+        x = x + 1.0
+    return np.maximum(x, 0.0)
+
+
+@pytest.mark.parametrize("code", [RANK, HINGE, HINGE_NO_MARGIN])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_pair_losses_is_the_numpy_formula_with_its_layout(code, order):
+    rng = np.random.default_rng(3)
+    x = np.asarray(rng.integers(-3, 4, size=(7, 5)) + rng.choice([0.0, 0.5], (7, 5)), order=order)
+    got = pair_losses(x, code)
+    want = _pair_loss_np(x, code)
+    assert got.tobytes() == want.tobytes()
+    assert got.strides == want.strides  # a matrix product on it sums in the same order
+    w = rng.random(5)
+    assert (got @ w).tobytes() == (want @ w).tobytes()
+    assert [pair_loss(v, code) for v in x.ravel()] == want.ravel().tolist()
+
+
+def test_rank_loss_mask_counts_ties_half():
+    s = np.array([0.5, 0.2, 0.2, 0.1])
+    assert rank_loss_mask(s, np.array([True, False, True, False])) == 0.125
+    assert rank_loss_mask(s, np.zeros(4, dtype=np.bool_)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("code", "f", "df"),
+    [
+        (LOGISTIC, lambda z: np.log1p(np.exp(z)), lambda z: 1.0 / (1.0 + np.exp(-z))),
+        (EXPONENTIAL, np.exp, np.exp),
+        (SQUARE_HINGE, lambda z: 0.5 * max(z + 1.0, 0.0) ** 2, lambda z: max(z + 1.0, 0.0)),
+    ],
+)
+def test_multiclass_surrogates_and_their_cost_matrix(code, f, df):
+    s = np.array([0.3, -1.2, 0.0, 2.5])
+    for z in (-3.0, -1.0, -0.2, 0.0, 1.7):
+        assert phi(z, code) == pytest.approx(f(z), rel=1e-12)
+        assert dphi(z, code) == pytest.approx(df(z), rel=1e-12)
+    C = np.empty((4, 4))
+    olm_cost_matrix(s, code, C)
+    for r in range(4):
+        assert olm_loss(s, r, code) == pytest.approx(
+            sum(f(s[l] - s[r]) for l in range(4) if l != r)
+        )
+        assert C[r].sum() == pytest.approx(0.0, abs=1e-12)
+        assert C[r, r] <= 0.0

@@ -1,0 +1,227 @@
+"""Compile time is reported apart, not hidden (issue 10, item 4).
+
+`olboost run` and `olboost reproduce` run :func:`olboost.evaluate.warm_up` (a clone of the model on
+a few rows of the same data, through the same calls) before the clock starts, and report its
+duration as ``compile_seconds`` apart from ``seconds``. These tests fail if the warm-up moves inside
+the clock, stops being reported, changes a result, touches the timed model, or misses a kernel
+specialisation that the timed run then has to compile (or load from Numba's cache).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+import time
+
+import numba
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR, OnlineBMR, VFDTCommittee
+from olboost import evaluate as ev
+from olboost.boosters import OzaBoost
+from olboost.cli import main
+from olboost.datasets import load, load_uci
+from olboost.evaluate import prequential, train_test, warm_up
+
+SLOW = 0.5  # seconds added to the warm-up by `_slow_clones`
+
+
+def _ranker(seed: int = 1) -> AdaOLMR:
+    return AdaOLMR(VFDTCommittee(n_features=5), learners=6, seed=seed)
+
+
+@pytest.fixture
+def _slow_clones(monkeypatch):
+    """Make every booster's ``clone`` (called once, by the warm-up) take ``SLOW`` seconds more, so
+    the warm-up is measurably long whatever Numba's cache holds."""
+    from olboost.boosters.base import Booster
+
+    real = Booster.clone
+
+    def slow(self, new_params=None):
+        time.sleep(SLOW)
+        return real(self, new_params)
+
+    monkeypatch.setattr(Booster, "clone", slow)
+
+
+def _run(argv: list[str], tmp_path) -> dict:
+    out = tmp_path / "r.json"
+    assert main([*argv, "--no-progress", "--output", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.usefixtures("_slow_clones")
+def test_cli_run_reports_compile_seconds_apart_from_seconds(tmp_path, capsys):
+    record = _run(["run", "--dataset", "emotions", "--learners", "3", "--features", "5"], tmp_path)
+    assert record["compile_seconds"] >= SLOW
+    assert record["seconds"] < SLOW, "the warm-up ran inside the clock"
+    assert "compile before" in capsys.readouterr().out
+    multiclass = _run(
+        ["run", "--algorithm", "oza-boost", "--dataset", "balance", "--learners", "3"], tmp_path
+    )
+    assert multiclass["compile_seconds"] >= SLOW and multiclass["seconds"] < SLOW
+
+
+@pytest.mark.usefixtures("_slow_clones")
+def test_cli_reproduce_reports_compile_seconds(tmp_path):
+    mlr = _run(
+        ["reproduce", "mlr", "--seeds", "1", "--datasets", "emotions", "--learners", "2"],
+        tmp_path,
+    )
+    row = mlr["rows"][0]
+    assert row["ada_olmr"]["compile_seconds"] >= SLOW
+    assert row["ada_olmr"]["seconds_mean"] < SLOW
+    assert all(b["compile_seconds"] >= SLOW for b in row["online_bmr_by_gamma"].values())
+    assert mlr["compile_seconds"] >= 5 * SLOW
+    mc = _run(
+        [
+            "reproduce",
+            "multiclass",
+            "--datasets",
+            "balance",
+            "--columns",
+            "OLB",
+            "DT",
+            "--reorderings",
+            "2",
+            "--learners",
+            "2",
+        ],
+        tmp_path,
+    )
+    for cell in mc["results"]["balance"].values():
+        assert cell["compile_seconds"] >= 2 * SLOW  # one warm-up per reordering
+        assert cell["seconds"] < SLOW
+    assert mc["compile_seconds"] >= 4 * SLOW
+
+
+def test_warm_up_leaves_the_model_and_results_unchanged():
+    data = load("emotions")
+    model = _ranker()
+    before = pickle.dumps(model)
+    assert warm_up(model, data.train, data.test) >= 0
+    assert pickle.dumps(model) == before
+    warm = train_test(model, data.train, data.test, warm_up=True)
+    cold = train_test(_ranker(), data.train, data.test)
+    np.testing.assert_array_equal(warm.losses, cold.losses)
+    assert warm.compile_seconds is not None and cold.compile_seconds is None
+    assert warm.summary()["compile_seconds"] == warm.compile_seconds
+    # a fitted model too: the warm-up clones its parameters, not its state
+    fitted = pickle.dumps(model)
+    warm_up(model, data.test)
+    assert pickle.dumps(model) == fitted
+
+
+def test_warm_up_results_equal_on_every_protocol_and_stream_kind():
+    data = load("emotions")
+    pre = prequential(_ranker(), data.train, warm_up=True)
+    np.testing.assert_array_equal(pre.losses, prequential(_ranker(), data.train).losses)
+    # one-pass iterators: the warm-up's rows are peeled off and chained back in front
+    names = data.label_names
+    labelled = {"labels": names}
+    pairs = train_test(_ranker().clone(labelled), iter(data.train), iter(data.test), warm_up=True)
+    assert pairs.n_train == 391 and pairs.n_test == 202
+    np.testing.assert_array_equal(
+        pairs.losses,
+        train_test(_ranker().clone(labelled), iter(data.train), iter(data.test)).losses,
+    )
+    with pytest.raises(TypeError, match="iterator"):
+        warm_up(_ranker(), iter(data.train))
+    stream = load_uci("balance").shuffled(2)
+    a = prequential(OzaBoost(VFDTCommittee(), learners=4, seed=2), stream, warm_up=True)
+    b = prequential(OzaBoost(VFDTCommittee(), learners=4, seed=2), stream)
+    np.testing.assert_array_equal(a.correct, b.correct)
+    assert a.summary()["compile_seconds"] >= 0 and b.summary()["compile_seconds"] is None
+    bmr = OnlineBMR(VFDTCommittee(n_features=5), learners=4, gamma=0.1, seed=3)
+    np.testing.assert_array_equal(
+        train_test(bmr, data.train, data.test, warm_up=True).losses,
+        train_test(bmr.clone(), data.train, data.test).losses,
+    )
+
+
+def test_compile_notice_is_printed_only_while_numba_compiles(capsys):
+    with ev._CompileNotice(True, after=0.0) as notice:
+        time.sleep(0.05)  # slow but nothing compiled (a cache load): silent
+    assert notice.compiled == 0 and capsys.readouterr().err == ""
+
+    @numba.njit  # a fresh function: compiled on its first call
+    def fresh(x):
+        return x + 1
+
+    with ev._CompileNotice(True, after=0.0) as notice:
+        fresh(1)
+        time.sleep(0.05)
+    err = capsys.readouterr().err
+    assert notice.compiled >= 1
+    assert "compiling kernels" in err and "kernels compiled in" in err
+    with ev._CompileNotice(False, after=0.0):
+        fresh(1.5)  # a new specialisation, but the notice is off
+    assert capsys.readouterr().err == ""
+
+
+# The timed run after a warm-up must find every kernel specialisation it needs already in the
+# process: a fresh interpreter (kernels not yet loaded), every CLI algorithm, both protocols.
+_NO_NEW_KERNELS = textwrap.dedent(
+    """
+    import argparse, json, sys
+    import numba
+    from olboost import cli
+    from olboost.evaluate import prequential, train_test, warm_up
+
+    def overloads():
+        out = {}
+        for name, mod in list(sys.modules.items()):
+            if not name.startswith("olboost"):
+                continue
+            for attr, obj in vars(mod).items():
+                if isinstance(obj, numba.core.dispatcher.Dispatcher):
+                    out[f"{name}.{attr}"] = {str(sig) for sig in obj.overloads}
+        return out
+
+    missed = {}
+    for algorithm, spec in sorted(cli.ALGORITHMS.items()):
+        args = cli.build_parser().parse_args(
+            ["run", "--algorithm", algorithm, "--dataset", "x", "--learners", "4"]
+        )
+        if spec.task == "multiclass":
+            data = cli._load(argparse.Namespace(**{**vars(args), "dataset": "balance"}))
+            runs = [(data.shuffled(1).head(300),)]
+        else:
+            data = cli._load(argparse.Namespace(**{**vars(args), "dataset": "emotions"}))
+            runs = [(data.train, data.test), (data.test,)]
+        for streams in runs:
+            model = spec.build(cli.COMMITTEES["vfdt"](args, data.nominal_cardinalities), args)
+            warm_up(model, *streams)
+            before = overloads()
+            if len(streams) == 2:
+                train_test(model, *streams)
+            else:
+                prequential(model, *streams)
+            after = overloads()
+            new = {
+                k: sorted(v - before.get(k, set())) for k, v in after.items()
+                if v - before.get(k, set())
+            }
+            if new:
+                missed[f"{algorithm}/{len(streams)}"] = new
+    print(json.dumps(missed))
+    """
+)
+
+
+def test_timed_run_needs_no_kernel_the_warm_up_did_not_prepare():
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_NEW_KERNELS],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    missed = json.loads(out.stdout.strip().splitlines()[-1])
+    assert missed == {}, f"specialisations first met in the timed run: {missed}"
