@@ -11,11 +11,13 @@ prequential for the multiclass boosters). Per path, in fresh interpreters:
   warm-up (compiling every kernel and saving it to the cache), and of ``import olboost``;
 * ``warm``: the same in a second interpreter on the cache the first one filled (loading only);
 * ``kernels``: where the cold compile goes, per compiled function (Numba's ``numba:compile``
-  events): ``seconds`` inclusive of the callees compiled on the way (non-inlined ``njit``
+  events; CPU seconds of the compiling thread, so that a busy machine does not inflate them):
+  ``seconds`` inclusive of the callees compiled on the way (non-inlined ``njit``
   functions called from it), ``self_seconds`` without them, and ``llvm_seconds``, the part spent
   holding LLVM's lock (IR optimisation and machine code) in that function's own compile;
-* ``passes``: the same total split by Numba compiler pass (type inference, parfor passes,
-  lowering, which includes LLVM), summed over every function compiled.
+* ``passes``: wall seconds per Numba compiler pass (type inference, parfor passes, lowering,
+  which includes LLVM), summed over every function compiled; a caller's type inference includes
+  the callees it compiles, so passes overlap and their sum exceeds the total.
 
 ``all`` compiles every path in one interpreter (the kernels they share compiled once): the full
 set of kernels of the library.
@@ -90,11 +92,11 @@ class _Recorder:
             def on_start(self, ev):
                 d = ev.data["dispatcher"]
                 name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
-                recorder.stack.append([name, time.perf_counter(), 0.0, 0.0])
+                recorder.stack.append([name, time.thread_time(), 0.0, 0.0])
 
             def on_end(self, ev):
                 name, t0, children, llvm = recorder.stack.pop()
-                seconds = time.perf_counter() - t0
+                seconds = time.thread_time() - t0
                 if recorder.stack:
                     recorder.stack[-1][2] += seconds
                 row = recorder.kernels.setdefault(
@@ -116,11 +118,11 @@ class _Recorder:
 
         class Llvm(event.Listener):
             def on_start(self, ev):
-                recorder.llvm_t0 = time.perf_counter()
+                recorder.llvm_t0 = time.thread_time()
 
             def on_end(self, ev):
                 if recorder.stack:
-                    recorder.stack[-1][3] += time.perf_counter() - recorder.llvm_t0
+                    recorder.stack[-1][3] += time.thread_time() - recorder.llvm_t0
 
         self.stack: list[list] = []
         self.kernels: dict[str, dict] = {}

@@ -345,7 +345,7 @@ class _CompileNotice(numba_event.Listener):
             self._timer.join()
         if self.shown:
             print(
-                f"olboost: {self.compiled} kernels compiled in {self.seconds:.1f} s "
+                f"olboost: compiled {self.compiled} functions in {self.seconds:.1f} s "
                 "(not counted in the run's seconds)",
                 file=sys.stderr,
                 flush=True,
