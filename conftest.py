@@ -29,3 +29,33 @@ if _WORKER:
         from numba.core import config
 
         config.reload_config()
+
+
+#: The tests that take most of the suite's time (``--durations=30`` of a serial run: each of these
+#: took 35 s to 470 s on a busy 2-core machine; together about 80% of the total). Marked ``slow``
+#: so that they can be found and skipped while iterating (``pytest -m "not slow"``); ``make test``
+#: runs them all. Keyed by file and function name, so parameters may be added freely.
+SLOW_TESTS = {
+    "test_online_bmr_mbbm.py": ["test_best_bmr_accuracy_over_ten_seeds"],
+    "test_ada_olmr.py": ["test_paper_accuracy_over_ten_seeds"],
+    "test_multiclass_experiments.py": [
+        "test_online_mbbm_accuracy_over_27_reorderings",
+        "test_adaboost_olm_accuracy_over_27_reorderings",
+    ],
+    "test_river_committee.py": ["test_vfdt_and_river_committees_boost_alike"],
+    "test_ada_olm.py": ["test_parameter_overrides_are_used"],
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: one of the suite's longest tests (see SLOW_TESTS in conftest.py)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        if getattr(item, "originalname", item.name) in SLOW_TESTS.get(item.path.name, ()):
+            item.add_marker(pytest.mark.slow)
