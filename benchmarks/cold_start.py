@@ -75,7 +75,8 @@ def _short(args) -> str:
         elif isinstance(a, numba.types.BaseTuple):
             out.append(f"tuple({len(a)})")
         else:
-            out.append(str(a))
+            text = str(a)
+            out.append(text if len(text) <= 40 else text[:37] + "...")
     return "(" + ", ".join(out) + ")"
 
 
