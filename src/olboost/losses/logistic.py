@@ -13,6 +13,8 @@ import math
 import numba
 import numpy as np
 
+from olboost.losses.pairwise import pair_count
+
 __all__ = ["logistic_loss", "logistic_cost"]
 
 
@@ -36,11 +38,7 @@ def _sigmoid(z: float) -> float:
 def logistic_loss(s: np.ndarray, y: np.ndarray) -> float:
     """Pairwise logistic loss ``L_log^Y(s)`` of scores ``s`` for the relevant-label mask ``y``."""
     k = s.shape[0]
-    n_rel = 0
-    for j in range(k):
-        if y[j]:
-            n_rel += 1
-    n_pairs = n_rel * (k - n_rel)
+    n_pairs = pair_count(y)
     if n_pairs == 0:
         return 0.0
     total = 0.0

@@ -44,6 +44,7 @@ __all__ = [
     "HINGE_NO_MARGIN",
     "pair_loss",
     "pair_losses",
+    "pair_count",
     "rank_loss_mask",
 ]
 
@@ -78,6 +79,18 @@ def pair_losses(x: np.ndarray, loss_code: int) -> np.ndarray:
     for idx in np.ndindex(x.shape):
         out[idx] = pair_loss(x[idx], loss_code)
     return out
+
+
+@numba.njit(cache=True, inline="always")
+def pair_count(y: np.ndarray) -> int:
+    """``|Y| |Y^c|``, the number of relevant/irrelevant pairs of the mask ``y`` (the ``1 / w_Y`` of
+    the weighted losses)."""
+    k = y.shape[0]
+    n_rel = 0
+    for j in range(k):
+        if y[j]:
+            n_rel += 1
+    return n_rel * (k - n_rel)
 
 
 @numba.njit(cache=True)

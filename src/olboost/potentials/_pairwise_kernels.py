@@ -40,7 +40,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.losses.pairwise import HINGE, RANK
+from olboost.losses.pairwise import HINGE, RANK, pair_count
 
 __all__ = [
     "difference_law_probs",
@@ -218,12 +218,7 @@ def _pairwise_core(
 
 @numba.njit(cache=True)
 def _bmr_scale(y_mask: np.ndarray) -> float:
-    k = y_mask.shape[0]
-    n_rel = 0
-    for j in range(k):
-        if y_mask[j]:
-            n_rel += 1
-    n_pairs = n_rel * (k - n_rel)
+    n_pairs = pair_count(y_mask)
     return 0.0 if n_pairs == 0 else 1.0 / n_pairs
 
 
