@@ -489,9 +489,9 @@ def prequential(
 
 
 def _prequential(model: Any, stream: Iterable, bar: Any) -> Evaluation | ClassificationEvaluation:
-    from olboost.boosters.base import MulticlassBooster
+    from olboost.online import MulticlassLearner
 
-    if isinstance(model, MulticlassBooster):
+    if isinstance(model, MulticlassLearner):
         t0 = time.perf_counter()
         correct = _run_classification(model, stream, bar)
         return ClassificationEvaluation(correct, time.perf_counter() - t0)

@@ -137,9 +137,9 @@ def check_repr(model: Estimator) -> None:
 
 
 def _is_ranker(model: Estimator) -> bool:
-    from olboost.boosters.base import RankingBooster
+    from olboost.online import RankingLearner
 
-    return isinstance(model, RankingBooster)
+    return isinstance(model, RankingLearner)
 
 
 def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list]:

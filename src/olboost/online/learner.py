@@ -1,0 +1,398 @@
+"""The online-learner layer: the River-style API every olboost estimator shares.
+
+An :class:`OnlineLearner` owns what does not depend on how it learns: its ``k`` outputs (labels to
+rank or classes) and their bookkeeping, the input checks (done completely before any state
+changes, so a rejected example leaves the model exactly as it was), its seed and round counter,
+the start on the first example, and pickling. :class:`RankingLearner` adds the multi-label ranking
+API (``learn_one(x, y)`` with a set or a :class:`~olboost.feedback.Feedback`, ``score_one``,
+``rank_one`` and the array paths ``learn`` / ``score`` / ``score_then_learn``),
+:class:`MulticlassLearner` River's classifier API (``learn_one``, ``predict_proba_one``,
+``predict_one``; a ``river.base.Classifier`` when River is installed) and its array paths.
+
+A learner implements four hooks: ``_init_state()`` (allocate learned state once the outputs and
+the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64
+vector, without changing the model), ``_learn_row(xv, target)`` (learn one checked example) and,
+optionally, ``_stream(rows, targets, return_scores)`` (score then learn many rows; by default one
+at a time). Committee boosters (:mod:`olboost.boosters`) are learners; so can be any other online
+model.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from olboost._river import RiverClassifier
+from olboost.base import Estimator, InstanceOf, Interval
+from olboost.feedback import Feedback, FullFeedback
+from olboost.online.inputs import FeedbackRows, Rows, as_floats, check_outputs
+
+__all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
+
+
+class OnlineLearner(Estimator):
+    """Base class of every online learner (see the module docstring)."""
+
+    #: Name of the parameter (and, with ``_``, of the learned attribute) holding the outputs.
+    _outputs_param = "labels"
+
+    _param_constraints = {"seed": Interval(None, None, integer=True, allow_none=True)}
+
+    # ------------------------------------------------------------------ hooks for subclasses
+
+    def _init_state(self) -> None:
+        """Allocate the learned state (outputs, ``seed_`` and ``n_features_in_`` are set)."""
+        raise NotImplementedError
+
+    def _raw_scores(self, xv: np.ndarray) -> np.ndarray:
+        """Scores (length ``k``) of a checked vector under the current model; no change."""
+        raise NotImplementedError
+
+    def _learn_row(self, xv: np.ndarray, target: Any) -> None:
+        """Learn one checked example (``target``: a class code or a feedback); ``t_`` += 1."""
+        raise NotImplementedError
+
+    def _stream(self, rows: Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
+        """Score then learn each row, ``targets[i]`` being row ``i``'s target; the scores made
+        before each row is learned, ``(n, k)``, if asked."""
+        out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
+        for i in range(rows.n):
+            xv = rows.row(i)
+            if not self._started:
+                self._start(rows.d, None)
+            if out is not None:
+                out[i] = self._raw_scores(xv)
+            self._learn_row(xv, targets[i])
+        return out
+
+    # ------------------------------------------------------------------ learned-state helpers
+
+    @property
+    def _started(self) -> bool:
+        return "t_" in self.__dict__
+
+    def _outputs(self) -> list[Hashable]:
+        """The ``k`` outputs (labels or classes) in the order of score vectors."""
+        attr = self._outputs_param + "_"
+        if attr in self.__dict__:
+            return self.__dict__[attr]
+        value = getattr(self, self._outputs_param)
+        if value is None:
+            raise ValueError(
+                f"{type(self).__name__}: the {self._outputs_param} are unknown: pass "
+                f"{self._outputs_param}=k or {self._outputs_param}=[...] to the constructor, "
+                "or learn from arrays first"
+            )
+        if isinstance(value, numbers.Integral):
+            return list(range(int(value)))
+        return list(value)
+
+    def _set_outputs(self, outputs: list[Hashable]) -> None:
+        setattr(self, self._outputs_param + "_", list(outputs))
+
+    def _output_index(self) -> dict[Hashable, int]:
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {value: i for i, value in enumerate(self._outputs())}
+        return index
+
+    def _start(self, n_features: int, feature_names: list[Hashable] | None) -> None:
+        """Fix the outputs, the seed and the features on the first example; then
+        :meth:`_init_state`."""
+        before = dict(self.__dict__)
+        try:
+            outputs = self._outputs()
+            self._set_outputs(outputs)
+            self._index = {value: i for i, value in enumerate(outputs)}
+            seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy)
+            self.seed_ = seed
+            self.n_features_in_ = n_features
+            self.feature_names_in_ = feature_names
+            self._init_model()
+        except BaseException:
+            # a start that fails (e.g. a committee parameter that does not fit the data) leaves
+            # the learner as it was, not half started
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        self.t_ = 0
+
+    def _init_model(self) -> None:
+        """Create the model at start: :meth:`_init_state` here; committee boosters start their
+        committee first."""
+        self._init_state()
+
+    def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
+        if not self._started:
+            self._start(xv.shape[0], names)
+        self._learn_row(xv, target)
+
+    def _scores_one(self, x: Any) -> np.ndarray:
+        """Scores of ``x`` (zeros before the first example). Does not change the model."""
+        xv, _ = self._check_x(x)
+        if not self._started:
+            return np.zeros(len(self._outputs()))
+        return self._raw_scores(xv)
+
+    def _scores_many(self, X: Any) -> np.ndarray:
+        rows = self._check_X(X)
+        out = np.zeros((rows.n, len(self._outputs())))
+        if self._started:
+            for i in range(rows.n):
+                out[i] = self._raw_scores(rows.row(i))
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_cache", None)
+        return state
+
+    # ------------------------------------------------------------------ input checks
+
+    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
+        """Validate one feature vector; returns it as float64 and, for dicts, the key order."""
+        name = type(self).__name__
+        names: list[Hashable] | None = None
+        if isinstance(x, Mapping):
+            known = self.__dict__.get("feature_names_in_")
+            if self._started and known is None:
+                raise TypeError(f"{name}: x must be a vector, as in the first example, not a dict")
+            if known is None:
+                # Sorted, so that the first dict's key order does not decide which columns each
+                # weak learner sees.
+                names = sorted(x, key=lambda key: (str(key), type(key).__name__))
+                values = [x[key] for key in names]
+            else:
+                if len(x) != len(known) or any(key not in x for key in known):
+                    missing = [key for key in known if key not in x]
+                    extra = [key for key in x if key not in set(known)]
+                    raise ValueError(
+                        f"{name}: x has different features than the first example "
+                        f"(missing {missing[:5]}, unexpected {extra[:5]})"
+                    )
+                values = [x[key] for key in known]
+            xv = as_floats(values, f"{name}: feature values")
+        else:
+            if self.__dict__.get("feature_names_in_") is not None:
+                raise TypeError(f"{name}: x must be a dict, as in the first example")
+            if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
+                raise TypeError(f"{name}: x must be a dict or a 1-D vector, got {type(x).__name__}")
+            xv = as_floats(x, f"{name}: feature values")
+            if xv.ndim != 1:
+                raise ValueError(f"{name}: x must be 1-D, got shape {xv.shape}")
+        if self._started and xv.shape[0] != self.n_features_in_:
+            raise ValueError(
+                f"{name}: x has {xv.shape[0]} features, the model was started with "
+                f"{self.n_features_in_}"
+            )
+        if xv.shape[0] == 0:
+            raise ValueError(f"{name}: x has no features")
+        bad = ~np.isfinite(xv)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            key = names[j] if names is not None else j
+            raise ValueError(f"{name}: x has a non-finite value ({xv[j]}) at feature {key!r}")
+        return xv, names
+
+    def _check_X(self, X: Any) -> Rows:
+        rows = Rows.of(X, type(self).__name__)
+        if self._started and rows.d != self.n_features_in_:
+            raise ValueError(
+                f"{type(self).__name__}: X has {rows.d} features, the model was started with "
+                f"{self.n_features_in_}"
+            )
+        return rows
+
+
+class RankingLearner(OnlineLearner):
+    """Base class of online learners for multi-label ranking (see the module docstring)."""
+
+    _outputs_param = "labels"
+    _param_constraints = {
+        **OnlineLearner._param_constraints,
+        "labels": InstanceOf(object, allow_none=True, predicate=check_outputs),
+    }
+
+    #: The kinds of feedback the booster learns from (full-feedback boosters: full only).
+    _feedback_types: tuple[type[Feedback], ...] = (FullFeedback,)
+
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback) -> None:
+        """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
+        of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
+        over the booster's labels, in their order."""
+        xv, names = self._check_x(x)
+        feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
+        if not isinstance(feedback, self._feedback_types):
+            raise TypeError(
+                f"{type(self).__name__} learns from "
+                + " or ".join(t.__name__ for t in self._feedback_types)
+                + f", got {type(feedback).__name__}"
+            )
+        k = len(self._outputs())
+        if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != k:
+            raise ValueError(
+                f"{type(self).__name__}: the feedback covers {feedback.relevant.shape[0]} labels, "
+                f"the model ranks {k}"
+            )
+        self._learn_vector(xv, feedback, names)
+
+    def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
+        """Score of every label for ``x``; higher means more relevant. Does not change the model."""
+        s = self._scores_one(x)
+        return {label: float(v) for label, v in zip(self._outputs(), s, strict=True)}
+
+    def rank_one(self, x: Mapping | Sequence | np.ndarray) -> list[Hashable]:
+        """The labels ordered from most to least relevant for ``x`` (ties keep label order)."""
+        s = self._scores_one(x)
+        labels = self._outputs()
+        return [labels[i] for i in np.argsort(-s, kind="stable")]
+
+    def learn(self, X: Any, Y: Any) -> RankingLearner:
+        """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
+        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels."""
+        self.score_then_learn(X, Y, return_scores=False)
+        return self
+
+    def score(self, X: Any) -> np.ndarray:
+        """Scores ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
+        return self._scores_many(X)
+
+    def score_then_learn(self, X: Any, Y: Any, *, return_scores: bool = True) -> np.ndarray | None:
+        """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
+
+        This is the prequential primitive the evaluation protocols use; returns the ``(n, k)``
+        scores made before each row was learned.
+        """
+        rows = self._check_X(X)
+        Ymask = self._check_Y(Y, rows.n)
+        if self.labels is None and "labels_" not in self.__dict__:
+            self._set_outputs(list(range(Ymask.shape[1])))
+        return self._stream(rows, FeedbackRows(Ymask), return_scores)
+
+    def _step_targets(self, targets: Sequence) -> np.ndarray:
+        """Relevant-label masks ``(n, k)``, C-contiguous booleans."""
+        if isinstance(targets, FeedbackRows):
+            return np.ascontiguousarray(targets.Y)
+        k = len(self._outputs())
+        return np.array([f.relevant for f in targets], dtype=np.bool_).reshape(len(targets), k)
+
+    def _check_y(self, y: Any) -> np.ndarray:
+        name = type(self).__name__
+        if not isinstance(y, set | frozenset):
+            raise TypeError(
+                f"{name}: y must be a set of relevant labels (possibly empty), "
+                f"got {type(y).__name__}"
+            )
+        labels = self._outputs()
+        index = self._output_index()
+        mask = np.zeros(len(labels), dtype=np.bool_)
+        for label in y:
+            try:
+                mask[index[label]] = True
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"{name}: unknown label {label!r}; known labels are {labels[:10]}"
+                    + (" ..." if len(labels) > 10 else "")
+                ) from None
+        return mask
+
+    def _check_Y(self, Y: Any, n: int) -> np.ndarray:
+        name = type(self).__name__
+        Y = np.asarray(Y)
+        if Y.ndim != 2 or Y.shape[0] != n:
+            raise ValueError(f"{name}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
+        if Y.dtype != np.bool_:
+            if not np.isin(Y, (0, 1)).all():
+                raise ValueError(f"{name}: Y must hold only 0/1 or booleans")
+            Y = Y.astype(np.bool_)
+        k = Y.shape[1]
+        known = self.__dict__.get("labels_")
+        if known is None and self.labels is not None:
+            known = self._outputs()
+        if known is not None and k != len(known):
+            raise ValueError(f"{name}: Y has {k} label columns, the model ranks {len(known)}")
+        if known is None and k < 2:
+            raise ValueError(f"{name}: Y must have at least 2 label columns")
+        return Y
+
+
+class MulticlassLearner(OnlineLearner, RiverClassifier):
+    """Base class of online learners for multiclass classification (River's classifier API).
+
+    ``classes`` is an int ``k`` (classes ``0..k-1``) or a sequence of class labels, fixed for the
+    whole stream (the papers' ``k`` is known); it may be left ``None`` when learning from arrays,
+    whose sorted distinct values then become the classes.
+    """
+
+    _outputs_param = "classes"
+    _param_constraints = {
+        **OnlineLearner._param_constraints,
+        "classes": InstanceOf(object, allow_none=True, predicate=check_outputs),
+    }
+
+    def _class_code(self, y: Any) -> int:
+        try:
+            return self._output_index()[y]
+        except (KeyError, TypeError):
+            classes = self._outputs()
+            raise ValueError(
+                f"{type(self).__name__}: unknown class {y!r}; the classes are {classes[:10]}"
+                + (" ..." if len(classes) > 10 else "")
+            ) from None
+
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Hashable) -> None:
+        """Learn from one example with features ``x`` and class ``y``."""
+        xv, names = self._check_x(x)
+        code = self._class_code(y)
+        self._learn_vector(xv, code, names)
+
+    def predict_proba_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
+        """Class probabilities: a softmax of the booster's votes. Does not change the model."""
+        s = self._scores_one(x)
+        p = np.exp(s - s.max())
+        p /= p.sum()
+        return {c: float(v) for c, v in zip(self._outputs(), p, strict=True)}
+
+    def predict_one(self, x: Mapping | Sequence | np.ndarray) -> Hashable:
+        """The class with the largest vote (the lowest class index on ties)."""
+        return self._outputs()[int(np.argmax(self._scores_one(x)))]
+
+    def learn(self, X: Any, y: Any) -> MulticlassLearner:
+        """Learn from arrays, row by row: ``X`` is ``(n, d)``, ``y`` the ``n`` classes."""
+        self.predict_then_learn(X, y, return_scores=False)
+        return self
+
+    def votes(self, X: Any) -> np.ndarray:
+        """Votes ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
+        return self._scores_many(X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The predicted class of every row of ``X`` (no learning)."""
+        classes = np.asarray(self._outputs(), dtype=object)
+        return classes[np.argmax(self._scores_many(X), axis=1)]
+
+    def predict_then_learn(
+        self, X: Any, y: Any, *, return_scores: bool = True
+    ) -> np.ndarray | None:
+        """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row."""
+        rows = self._check_X(X)
+        y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+        if y.ndim != 1 or y.shape[0] != rows.n:
+            raise ValueError(
+                f"{type(self).__name__}: y must be 1-D with {rows.n} entries, got shape {y.shape}"
+            )
+        if self.classes is None and "classes_" not in self.__dict__:
+            values = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+            if len(values) < 2:
+                raise ValueError(f"{type(self).__name__}: y must hold at least 2 classes")
+            self._set_outputs(values)
+        codes = [self._class_code(v) for v in y.tolist()]
+        return self._stream(rows, codes, return_scores)
+
+    def _step_targets(self, targets: Sequence) -> np.ndarray:
+        """Class codes, int64."""
+        return np.asarray(targets, dtype=np.int64).reshape(len(targets))
+

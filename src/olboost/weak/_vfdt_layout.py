@@ -1,0 +1,95 @@
+"""The state layout of the compiled Hoeffding trees (:mod:`olboost.weak._vfdt_kernels`): node
+kinds, the fields of observer blocks and scratch rows, leaf prediction modes, and the named records
+the kernels take."""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+# Node kinds.
+LEAF = 0
+NUMERIC_LE = 1  # branch 0 when x[f] <= value, else branch 1
+NOMINAL_EQ = 2  # branch 0 when x[f] == value, else branch 1
+NOMINAL_MULTIWAY = 3  # branch x[f]
+EMPTY = 4  # a multiway branch whose category was unseen at split time; no leaf yet
+NO_SPLIT = -1  # the null split (or a splitter with no valid candidate)
+
+# Fields of gauss[block, feature].
+G_MEAN = 0
+G_SSD = 1  # Welford's running sum of squared deviations
+G_MIN = 2
+G_MAX = 3
+N_GAUSS_FIELDS = 4
+
+# Scratch rows at the end of ``work`` (the first rows hold branch class weights).
+W_MU = -1
+W_SIGMA = -2
+W_LO = -3
+W_HI = -4
+W_NLOGN = -5
+N_WORK_ROWS = 5
+
+# The committee's state, as the compiled kernels take it: named records of arrays (Numba types a
+# namedtuple by its field names and types, so each field is read by name, at no cost).
+Learners = namedtuple(
+    "Learners",
+    [
+        "features",  # (N, m) columns each tree sees
+        "n_categories",  # (N, m) categories of each seen column (0: numeric)
+        "nominal_offset",  # (N, m) first cell of each nominal column in an observer block
+        "weight_multiplier",  # (N,)
+        "grace_period",  # (N,)
+        "split_confidence",  # (N,)
+        "tie_threshold",  # (N,)
+    ],
+)
+Options = namedtuple(
+    "Options",
+    [
+        "n_split_points",
+        "min_branch_fraction",
+        "max_share_to_split",
+        "leaf_mode",  # MC, NB, NBA or MC_WEKA
+        "binary_nominal",  # binary x == v candidates besides the multiway split
+        "weka",  # the Weka port's rules
+        "leaf_prior",
+        "nb_threshold",
+    ],
+)
+Nodes = namedtuple("Nodes", ["kind", "feature", "value", "child", "slot", "n_nodes"])
+Leaves = namedtuple(
+    "Leaves",
+    [
+        "last_attempt",  # per slot: weight seen at the last split attempt
+        "class_weight",  # (slots, k)
+        "observed",  # (slots, k) weight seen by the observers
+        "blocks",  # (slots, k) observer block of each class, -1 if none
+        "gauss",  # (blocks, m, N_GAUSS_FIELDS)
+        "nominal",  # (blocks, nominal cells)
+        "free_slots",  # (N, .) slots lent to each tree
+        "n_free_slots",  # (N,)
+        "free_blocks",  # (N, .) blocks lent to each tree
+        "n_free_blocks",  # (N,)
+        "listed",  # (slots, k) classes a leaf lists
+        "correct",  # (slots, 2) correctness weights (adaptive naive Bayes)
+    ],
+)
+Pools = namedtuple(
+    "Pools",
+    ["spare_slots", "n_spare_slots", "spare_blocks", "n_spare_blocks", "counts", "max_branches"],
+)
+State = namedtuple("State", ["learners", "options", "nodes", "leaves", "pools", "work"])
+
+# Leaf prediction modes.
+MC = 0  # majority class
+NB = 1  # naive Bayes
+NBA = 2  # adaptive naive Bayes
+MC_WEKA = 3  # majority class as the Weka port predicts: listed classes' weights, 1 for the others
+
+# Columns of the per-slot correctness weights (adaptive naive Bayes).
+C_MC = 0
+C_NB = 1
+
+_SQRT2 = math.sqrt(2.0)
+_HALF_LOG_TAU = 0.5 * math.log(math.tau)

@@ -1,0 +1,207 @@
+"""Prediction kernels of the compiled Hoeffding trees: the descent to a leaf and the leaf's
+distribution (majority class, naive Bayes, adaptive naive Bayes, the Weka port's)."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.weak._vfdt_layout import (
+    _HALF_LOG_TAU,
+    C_MC,
+    C_NB,
+    EMPTY,
+    G_MEAN,
+    G_SSD,
+    LEAF,
+    MC_WEKA,
+    NB,
+    NBA,
+    NOMINAL_EQ,
+    NOMINAL_MULTIWAY,
+    NUMERIC_LE,
+)
+
+
+@numba.njit(cache=True)
+def _naive_bayes(i, slot, x, learners, leaves, out):
+    """River's ``do_naive_bayes_prediction`` at a leaf: write its posterior into ``out``.
+
+    Each listed class ``c`` of weight ``w[c] > 0`` votes ``log(w[c] / W)`` plus, per attribute in
+    subset order, the log-likelihood of ``x``: the Gaussian log-density for a numeric attribute
+    (skipped, as River does for ``-inf``, while the class has at most one unit of weight or zero
+    variance, or has not been seen by the observers), ``log(weight of the category / weight of the
+    class)`` for a nominal one (skipped when the category was not seen with the class). A listed
+    class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
+    log-sum-exp; unlisted classes get 0. Returns ``False``, leaving ``out`` undefined, when River
+    returns no votes (no listed class or zero total weight)."""
+    features, n_categories = learners.features, learners.n_categories
+    nominal_offset = learners.nominal_offset
+    class_weight, observed, blocks = leaves.class_weight, leaves.observed, leaves.blocks
+    gauss, nominal = leaves.gauss, leaves.nominal
+    listed = leaves.listed[slot]
+    stats = class_weight[slot]
+    k = stats.shape[0]
+    total = 0.0
+    any_listed = False
+    for c in range(k):
+        total += stats[c]
+        any_listed = any_listed or listed[c]
+    if not any_listed or total == 0.0:
+        return False
+    best = -np.inf
+    for c in range(k):
+        if not listed[c]:
+            continue
+        if not stats[c] > 0.0:
+            out[c] = 0.0
+            best = max(best, 0.0)
+            continue
+        vote = math.log(stats[c] / total)
+        block = blocks[slot, c]
+        if block >= 0:
+            n = observed[slot, c]
+            for j in range(features.shape[1]):
+                v = x[features[i, j]]
+                if n_categories[i, j] > 0:
+                    offset = nominal_offset[i, j]
+                    count = nominal[block, offset + int(v)]
+                    if count > 0.0:
+                        class_total = 0.0
+                        for u in range(n_categories[i, j]):
+                            class_total += nominal[block, offset + u]
+                        vote += math.log(count / class_total)
+                elif n > 1.0:
+                    g = gauss[block, j]
+                    variance = g[G_SSD] / (n - 1.0)
+                    if variance > 0.0:
+                        d = v - g[G_MEAN]
+                        log_p = d * d / (-2.0 * variance) - _HALF_LOG_TAU - 0.5 * math.log(variance)
+                        if log_p > -np.inf:
+                            vote += log_p
+        out[c] = vote
+        best = max(best, vote)
+    acc = 0.0
+    for c in range(k):
+        if listed[c]:
+            acc += math.exp(out[c] - best)
+    lse = best + math.log(acc)
+    for c in range(k):
+        out[c] = math.exp(out[c] - lse) if listed[c] else 0.0
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _branch(i, node, x, features, nodes):
+    """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``)."""
+    kind, feature, value, child, _, _ = nodes
+    v = x[features[i, feature[i, node]]]
+    first = child[i, node]
+    if kind[i, node] == NUMERIC_LE:
+        return first if v <= value[i, node] else first + 1
+    if kind[i, node] == NOMINAL_EQ:
+        return first if v == value[i, node] else first + 1
+    return first + int(v)
+
+
+@numba.njit(cache=True)
+def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
+    """``totals[node]`` = weight of the leaves under ``node`` for every node of tree ``i`` from
+    ``lowest`` on, summed child by child as River's recursive ``DTBranch.total_weight``.
+
+    Children always come after their parent, so one backward sweep suffices."""
+    kind, feature, _, child, node_slot, n_nodes = nodes
+    for node in range(n_nodes[i] - 1, lowest - 1, -1):
+        if kind[i, node] == LEAF:
+            totals[node] = np.sum(class_weight[node_slot[i, node]])
+        elif kind[i, node] == EMPTY:
+            totals[node] = 0.0
+        else:
+            n_branches = 2
+            if kind[i, node] == NOMINAL_MULTIWAY:
+                n_branches = n_categories[i, feature[i, node]]
+            first = child[i, node]
+            total = 0.0
+            for b in range(n_branches):
+                total += totals[first + b]
+            totals[node] = total
+
+
+@numba.njit(cache=True)
+def _most_common_child(i, node, n_categories, nodes, class_weight):
+    """River's ``NominalMultiwayBranch.most_common_path``: the existing child with the most
+    weight below it (first one on ties), used to predict for an unseen category."""
+    kind, feature, _, child, _, n_nodes = nodes
+    first = child[i, node]
+    # Scratch on this rare path only, so that predicting never writes to the committee's state.
+    totals = np.empty(n_nodes[i])
+    _subtree_weights(i, first, n_categories, nodes, class_weight, totals)
+    best = -1
+    for b in range(n_categories[i, feature[i, node]]):
+        candidate = first + b
+        if kind[i, candidate] != EMPTY and (best < 0 or totals[candidate] > totals[best]):
+            best = candidate
+    return best
+
+
+@numba.njit(cache=True)
+def predict(x, state, out):
+    """Write in ``out[i]`` the class distribution of the leaf of tree ``i`` that ``x`` reaches.
+
+    The leaf predicts with naive Bayes (:func:`_naive_bayes`) when ``leaf_prediction`` is ``NB``
+    and its weight ``W`` is at least ``nb_threshold``, or when it is ``NBA`` and naive Bayes has
+    been right at least as much as the majority class (River's ties go to naive Bayes); a naive
+    Bayes posterior ``q`` is smoothed as ``(W q[c] + leaf_prior) / (W + k leaf_prior)``, which is
+    ``q`` itself for ``leaf_prior = 0``. Otherwise, or when naive Bayes has no votes, the leaf
+    predicts its smoothed class weights ``(w[c] + leaf_prior) / (W + k leaf_prior)``, uniform if
+    that is 0/0. With ``MC_WEKA`` it predicts the weights of its listed classes and 1 for the
+    others, normalised (the Weka port's ``HNode.get_distribution``). Nothing is written to the
+    committee's state. Returns 0 (the committee contract's compiled ``predict``, see
+    :class:`olboost.weak.base.CompiledCommittee`)."""
+    learners, nodes, leaves = state.learners, state.nodes, state.leaves
+    leaf_prediction = state.options.leaf_mode
+    leaf_prior, nb_threshold = state.options.leaf_prior, state.options.nb_threshold
+    features, n_categories = learners.features, learners.n_categories
+    kind, node_slot = nodes.kind, nodes.slot
+    class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
+    n, k = out.shape
+    for i in range(n):
+        node = 0
+        while kind[i, node] != LEAF:
+            child = _branch(i, node, x, features, nodes)
+            if kind[i, child] == EMPTY:
+                child = _most_common_child(i, node, n_categories, nodes, class_weight)
+            node = child
+        slot = node_slot[i, node]
+        stats = class_weight[slot]
+        if leaf_prediction == MC_WEKA:
+            total = 0.0
+            for c in range(k):
+                out[i, c] = stats[c] if listed[slot, c] else 1.0
+                total += out[i, c]
+            for c in range(k):
+                out[i, c] /= total
+            continue
+        total = np.sum(stats)
+        if leaf_prediction == NB:
+            naive_bayes = total >= nb_threshold
+        elif leaf_prediction == NBA:
+            naive_bayes = correct[slot, C_NB] >= correct[slot, C_MC]
+        else:
+            naive_bayes = False
+        if naive_bayes and _naive_bayes(i, slot, x, learners, leaves, out[i]):
+            if leaf_prior > 0.0:
+                evidence = total / (total + k * leaf_prior)
+                floor = leaf_prior / (total + k * leaf_prior)
+                for c in range(k):
+                    out[i, c] = evidence * out[i, c] + floor
+            continue
+        denominator = total + k * leaf_prior
+        for c in range(k):
+            if denominator > 0.0:
+                out[i, c] = (stats[c] + leaf_prior) / denominator
+            else:
+                out[i, c] = 1.0 / k
+    return 0

@@ -1,0 +1,251 @@
+"""Split evaluation of the compiled Hoeffding trees: the entropy criterion and the best numeric
+(Gaussian, River's ``GaussianSplitter``) and nominal (multiway and binary, River's
+``NominalSplitterClassif``) split candidates of a leaf."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.weak._vfdt_layout import (
+    _SQRT2,
+    G_MAX,
+    G_MEAN,
+    G_MIN,
+    G_SSD,
+    NOMINAL_EQ,
+    NOMINAL_MULTIWAY,
+    W_HI,
+    W_LO,
+    W_MU,
+    W_NLOGN,
+    W_SIGMA,
+)
+
+# ------------------------------------------------------------------------------ split criterion
+
+
+@numba.njit(cache=True, inline="always")
+def _row_sum(a, r):
+    """``np.sum(a[r])`` (same additions in the same order) without making a view of the row."""
+    total = 0.0
+    for c in range(a.shape[1]):
+        total += a[r, c]
+    return total
+
+
+@numba.njit(cache=True, inline="always")
+def _row_entropy(a, r):
+    """Entropy (bits) of the weight vector ``a[r]``, computed as River's
+    ``InfoGainSplitCriterion`` does."""
+    entropy = 0.0
+    total = 0.0
+    for c in range(a.shape[1]):
+        d = a[r, c]
+        if d > 0.0:
+            entropy -= d * math.log2(d)
+            total += d
+    if total > 0.0:
+        return (entropy + total * math.log2(total)) / total
+    return 0.0
+
+
+# ------------------------------------------------------------------------------ split candidates
+#
+# A leaf's attribute observers for class c live in block ``blocks[c]`` (-1 if the leaf has not
+# seen class c since its observers were last reset): ``gauss[block, j]`` holds the Gaussian of
+# numeric feature j and ``nominal[block, offset_j + v]`` the weight of category v of nominal
+# feature j. ``observed[c]`` is the weight of class c seen by the observers.
+
+
+@numba.njit(cache=True, inline="always")
+def _gaussian_params(observed, blocks, gauss, j, work):
+    """Per-class mean, standard deviation (``ddof=1``, 0 below two units of weight, as River's
+    ``proba.Gaussian``), min and max of feature ``j`` into ``work[MU]`` .. ``work[HI]``."""
+    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    for c in range(observed.shape[0]):
+        n = observed[c]
+        if n > 0.0:
+            g = gauss[blocks[c], j]
+            mu[c] = g[G_MEAN]
+            sigma[c] = math.sqrt(g[G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+            lo[c] = g[G_MIN]
+            hi[c] = g[G_MAX]
+
+
+@numba.njit(cache=True, inline="always")
+def _cdf(threshold, mu, sigma):
+    if sigma > 0.0:
+        return 0.5 * (1.0 + math.erf(((threshold - mu) / sigma) / _SQRT2))
+    return 0.0  # River catches the ZeroDivisionError of a zero deviation and returns 0
+
+
+@numba.njit(cache=True, inline="always")
+def _numeric_partition(observed, threshold, work, post):
+    """Estimated class weights left (``x <= threshold``) and right of a threshold, from each
+    class's Gaussian, as River's ``GaussianSplitter._class_dists_from_binary_split``."""
+    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    for c in range(observed.shape[0]):
+        n = observed[c]
+        post[0, c] = 0.0
+        post[1, c] = 0.0
+        if n <= 0.0:
+            continue
+        if threshold < lo[c]:
+            post[1, c] = n
+        elif threshold >= hi[c]:
+            post[0, c] = n
+        else:
+            post[0, c] = _cdf(threshold, mu[c], sigma[c]) * n
+            post[1, c] = n - post[0, c]
+
+
+@numba.njit(cache=True, inline="always")
+def _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction):
+    """:func:`_merit` of the partition of :func:`_numeric_partition`, fused into one pass.
+
+    Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
+    class's ``n log2 n`` (``work[W_NLOGN]``) when the class falls wholly on one side."""
+    mu, sigma, lo, hi, n_log_n = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI], work[W_NLOGN]
+    left = 0.0
+    right = 0.0
+    h_left = 0.0
+    h_right = 0.0
+    for c in range(observed.shape[0]):
+        n = observed[c]
+        if n <= 0.0:
+            continue
+        if threshold < lo[c]:
+            right += n
+            h_right -= n_log_n[c]
+        elif threshold >= hi[c]:
+            left += n
+            h_left -= n_log_n[c]
+        else:
+            lw = _cdf(threshold, mu[c], sigma[c]) * n
+            rw = n - lw
+            left += lw
+            right += rw
+            if lw > 0.0:
+                h_left -= lw * math.log2(lw)
+            if rw > 0.0:
+                h_right -= rw * math.log2(rw)
+    total = left + right
+    if not total > 0.0:
+        return -np.inf
+    if (left / total > min_branch_fraction) + (right / total > min_branch_fraction) < 2:
+        return -np.inf
+    e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
+    e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
+    return pre_entropy - (left * e_left + right * e_right) / total
+
+
+@numba.njit(cache=True, inline="always")
+def _best_numeric(
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
+):
+    """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none.
+
+    Thresholds are spread evenly strictly inside the range observed over all classes; the first
+    best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``)."""
+    _gaussian_params(observed, blocks, gauss, j, work)
+    lo = np.inf
+    hi = -np.inf
+    for c in range(observed.shape[0]):
+        if observed[c] > 0.0:
+            lo = min(lo, work[W_LO, c])
+            hi = max(hi, work[W_HI, c])
+    best = -np.inf
+    best_threshold = 0.0
+    if lo == np.inf:
+        return best, best_threshold
+    step = (hi - lo) / (n_split_points + 1.0)
+    for t in range(n_split_points):
+        threshold = lo + step * (t + 1)
+        if not (lo < threshold < hi):
+            continue
+        merit = _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction)
+        if merit > best:
+            best = merit
+            best_threshold = threshold
+    return best, best_threshold
+
+
+@numba.njit(cache=True, inline="always")
+def _category_weights(blocks, nominal, cell, out, r):
+    """Class weights of one category (``nominal`` column ``cell``) into row ``r`` of ``out``."""
+    for c in range(blocks.shape[0]):
+        out[r, c] = nominal[blocks[c], cell] if blocks[c] >= 0 else 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
+    """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1)."""
+    post[0, :] = 0.0
+    post[1, :] = 0.0
+    for v in range(n_categories):
+        b = 0 if v == value else 1
+        for c in range(blocks.shape[0]):
+            if blocks[c] >= 0:
+                post[b, c] += nominal[blocks[c], offset + v]
+
+
+@numba.njit(cache=True, inline="always")
+def _best_nominal(
+    blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work
+):
+    """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
+    default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
+    replaces it only if strictly better, the first best ``v`` winning ties (River); otherwise the
+    multiway split is the only candidate (MOA's and Weka's ``binarySplits=false``).
+
+    Merit is information gain, ``-inf`` unless two branches hold more than
+    ``min_branch_fraction`` of the weight (MOA's rule). Category ``v``'s class weights go to
+    ``work[v]``; a category is observed when its weight is positive. A binary split's ``x == v``
+    branch is category ``v``'s multiway branch, so its weight and entropy are computed once for
+    both; every sum is taken in the order of River's computation (the ``x != v`` branch adds the
+    other categories in increasing order; unobserved ones add exact zeros, as they add nothing to
+    the multiway sums), so the merits are River's bit for bit."""
+    for v in range(n_categories):
+        _category_weights(blocks, nominal, offset + v, work, v)
+    rest = work.shape[0] + W_MU
+    total = 0.0
+    post_entropy = 0.0
+    best_binary = -np.inf
+    best_value = 0.0
+    for v in range(n_categories):
+        weight = _row_sum(work, v)
+        if not weight > 0.0:
+            continue
+        entropy = _row_entropy(work, v)
+        total += weight
+        post_entropy += weight * entropy
+        if not binary:
+            continue
+        for c in range(blocks.shape[0]):
+            others = 0.0
+            for u in range(n_categories):
+                if u != v:
+                    others += work[u, c]
+            work[rest, c] = others
+        rest_weight = _row_sum(work, rest)
+        both = 0.0 + weight + rest_weight
+        if (weight / both > min_branch_fraction) + (rest_weight / both > min_branch_fraction) < 2:
+            continue
+        split_entropy = 0.0 + weight * entropy + rest_weight * _row_entropy(work, rest)
+        merit = pre_entropy - split_entropy / both
+        if merit > best_binary:
+            best_binary = merit
+            best_value = float(v)
+    best = -np.inf
+    if total > 0.0:
+        big = 0
+        for v in range(n_categories):
+            big += _row_sum(work, v) / total > min_branch_fraction
+        if big >= 2:
+            best = pre_entropy - post_entropy / total
+    if best_binary > best:
+        return best_binary, NOMINAL_EQ, best_value
+    return best, NOMINAL_MULTIWAY, 0.0

@@ -1,0 +1,93 @@
+"""Storage kernels of the compiled Hoeffding trees: the checks of nominal codes, how much room one
+example may need, and the lending of leaf slots and observer blocks to the trees of one call."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def nominal_codes_valid(x, nominal_columns, nominal_cardinality):
+    """Whether every nominal column of ``x`` holds an integer code in ``[0, cardinality)``."""
+    for q in range(nominal_columns.shape[0]):
+        v = x[nominal_columns[q]]
+        if not (v >= 0.0 and v < nominal_cardinality[q] and v == math.floor(v)):
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def first_bad_row(X, nominal_columns, nominal_cardinality):
+    """Index of the first row of ``X`` failing :func:`nominal_codes_valid`, ``X.shape[0]`` if
+    none."""
+    for i in range(X.shape[0]):
+        if not nominal_codes_valid(X[i], nominal_columns, nominal_cardinality):
+            return i
+    return X.shape[0]
+
+
+@numba.njit(cache=True)
+def learn_demand(weights, n_nodes, max_branches, counts):
+    """Validate ``weights`` and bound the node storage one ``learn`` call may need.
+
+    Returns ``(ok, nodes)``: ``ok`` is False, and nothing is written, if a weight is negative or
+    not finite; ``nodes`` is the largest node count a tree may reach, each positive weight being
+    one learned example that can split one leaf into ``max_branches``. ``counts[i]`` receives the
+    number of examples tree ``i`` will learn.
+    """
+    n, k = weights.shape
+    for i in range(n):
+        for c in range(k):
+            w = weights[i, c]
+            if not (w >= 0.0 and w < np.inf):
+                return False, 0
+    nodes = 0
+    for i in range(n):
+        count = 0
+        for c in range(k):
+            if weights[i, c] > 0.0:
+                count += 1
+        nodes = max(nodes, n_nodes[i] + count * max_branches)
+        counts[i] = count
+    return True, nodes
+
+
+LEND_OK = 0
+LEND_NO_SPARE = 1  # grow the pool
+LEND_STACK_FULL = 2  # widen the per-tree stacks
+
+
+@numba.njit(cache=True)
+def lend(counts, takes, gives, stacks, n_free, spare, n_spare):
+    """Before a ``learn`` call, top up each tree's own stack of items (leaf slots or observer
+    blocks) from the shared ``spare`` stack to ``counts[i] * takes``, with room for the
+    ``counts[i] * gives`` a tree may hand back during the call. Per-tree stacks let the trees
+    learn in parallel; :func:`give_back` returns the excess afterwards. A tree's stack never
+    holds more than ``takes`` items between calls, so the room check holds.
+
+    Returns a ``LEND_*`` code; on failure the caller grows storage and calls again (items already
+    lent stay valid)."""
+    for i in range(counts.shape[0]):
+        needed = counts[i] * takes
+        if needed + counts[i] * gives > stacks.shape[1]:
+            return LEND_STACK_FULL
+        while n_free[i] < needed:
+            if n_spare[0] == 0:
+                return LEND_NO_SPARE
+            n_spare[0] -= 1
+            stacks[i, n_free[i]] = spare[n_spare[0]]
+            n_free[i] += 1
+    return LEND_OK
+
+
+@numba.njit(cache=True)
+def give_back(stacks, n_free, spare, n_spare, keep):
+    """Return every tree's free items beyond ``keep`` to the shared ``spare`` stack."""
+    for i in range(n_free.shape[0]):
+        while n_free[i] > keep:
+            n_free[i] -= 1
+            spare[n_spare[0]] = stacks[i, n_free[i]]
+            n_spare[0] += 1
