@@ -19,6 +19,8 @@ import numpy as np
 
 from olboost.base import OneOf
 from olboost.boosters import _ada_olm_kernels as K
+from olboost.boosters import _baseline_kernels as BK
+from olboost.boosters._baseline_kernels import oza_lambda_step
 from olboost.boosters.ada_olm import AdaBoostOLM
 from olboost.boosters.base import BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
@@ -92,14 +94,11 @@ class BestTree(MulticlassBooster):
     def _init_state(self) -> None:
         self.correct_ = np.zeros(self.learners, dtype=np.int64)
 
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        return H[int(np.argmax(self.correct_))].copy()
+    def _step_kernels(self) -> BoosterKernels:
+        return BoosterKernels(BK.best_score, BK.best_step)
 
-    def _update(self, H: np.ndarray, y: int) -> np.ndarray:
-        self.correct_ += np.argmax(H, axis=1) == y
-        weights = np.zeros_like(H)
-        weights[:, y] = 1.0
-        return weights
+    def _step_state(self) -> BK.BestState:
+        return BK.BestState(self.correct_)
 
     @property
     def best_accuracy_in_hindsight_(self) -> float:
@@ -119,24 +118,6 @@ class BestTree(MulticlassBooster):
 # --------------------------------------------------------------------------------------------------
 # Oza's online boosting
 # --------------------------------------------------------------------------------------------------
-
-
-def oza_lambda_step(
-    lam: float, correct: bool, i: int, lambda_sc: np.ndarray, lambda_sw: np.ndarray
-) -> float:
-    """One step of Oza's weight update (Oza 2005, Fig. 2; River's ``AdaBoostClassifier``).
-
-    If learner ``i`` classifies the example correctly, ``lambda_sc[i] += lam`` and the weight for
-    the next learner is ``lam (sc + sw) / (2 sc)``, i.e. ``lam / (2 (1 - eps_i))``; otherwise
-    ``lambda_sw[i] += lam`` and it is ``lam (sc + sw) / (2 sw)``, i.e. ``lam / (2 eps_i)``, with
-    ``eps_i = sw / (sc + sw)`` taken after the increment. Updates ``lambda_sc``/``lambda_sw`` in
-    place and returns the next ``lam``.
-    """
-    if correct:
-        lambda_sc[i] += lam
-        return lam * (lambda_sc[i] + lambda_sw[i]) / (2.0 * lambda_sc[i])
-    lambda_sw[i] += lam
-    return lam * (lambda_sc[i] + lambda_sw[i]) / (2.0 * lambda_sw[i])
 
 
 class OzaBoost(MulticlassBooster):
@@ -222,29 +203,21 @@ class OzaBoost(MulticlassBooster):
 
     def vote_weights(self) -> np.ndarray:
         """The weight of each learner's vote (see the class docstring for the edge cases)."""
-        eps = self.errors_
-        perfect = (eps == 0.0) & (self.lambda_sc_ > 0.0)
-        if perfect.any():
-            return perfect.astype(np.float64)
-        good = eps < 0.5  # False for NaN
-        out = np.zeros(self.learners)
-        out[good] = np.log((1.0 - eps[good]) / eps[good])
+        out = np.empty(self.learners)
+        BK.oza_vote_weights(self._step_state(), out)
         return out
 
-    def _scores(self, H: np.ndarray) -> np.ndarray:
-        votes = np.zeros(H.shape[1])
-        np.add.at(votes, np.argmax(H, axis=1), self.vote_weights())
-        return votes
+    def _step_kernels(self) -> BoosterKernels | None:
+        # Oza's order (judge="after") interleaves N committee calls per example: no step
+        return BoosterKernels(BK.oza_score, BK.oza_step) if self.judge == "before" else None
 
-    def _update(self, H: np.ndarray, y: int) -> np.ndarray:
-        """The ``"before"`` variant: judge every learner on ``H``; one committee call."""
-        weights = np.zeros_like(H)
-        lam = 1.0
-        predicted = np.argmax(H, axis=1)
-        for i in range(self.learners):
-            weights[i, y] = lam
-            lam = oza_lambda_step(lam, bool(predicted[i] == y), i, self.lambda_sc_, self.lambda_sw_)
-        return weights
+    def _step_state(self) -> BK.OzaState:
+        return BK.OzaState(self.lambda_sc_, self.lambda_sw_)
+
+    def _scores(self, H: np.ndarray) -> np.ndarray:
+        out = np.empty(H.shape[1])
+        BK.oza_score(H, self.t_ + 1, self._step_state(), out)
+        return out
 
     def _learn_predicted(self, xv: np.ndarray, H: np.ndarray, target: Any) -> None:
         if self.judge == "before":

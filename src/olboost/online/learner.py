@@ -395,4 +395,3 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
     def _step_targets(self, targets: Sequence) -> np.ndarray:
         """Class codes, int64."""
         return np.asarray(targets, dtype=np.int64).reshape(len(targets))
-
