@@ -31,6 +31,7 @@ bench: setup
 	$(BIN)/python benchmarks/potentials.py
 	$(BIN)/python benchmarks/online_bmr.py
 	$(BIN)/python benchmarks/multiclass.py
+	$(BIN)/python benchmarks/booster_share.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

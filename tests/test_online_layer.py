@@ -1,0 +1,84 @@
+"""The online-learner layer serves any estimator, committee booster or not."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR, VFDTCommittee
+from olboost.base import Interval
+from olboost.checks import synthetic_multilabel
+from olboost.feedback import Feedback
+from olboost.online import OnlineLearner, RankingLearner
+
+
+class FrequencyRanker(RankingLearner):
+    """Ranks labels by how often they were relevant so far: a learner with no committee."""
+
+    _param_constraints = {
+        **RankingLearner._param_constraints,
+        "prior": Interval(0, None),
+    }
+
+    def __init__(self, labels=None, seed=None, prior=0.0):
+        self.labels = labels
+        self.seed = seed
+        self.prior = prior
+        self._validate_params()
+
+    def _init_state(self):
+        self.counts_ = np.full(len(self._outputs()), float(self.prior))
+
+    def _raw_scores(self, xv):
+        return self.counts_.copy()
+
+    def _learn_row(self, xv, target):
+        self.t_ += 1
+        self.counts_ += target.relevant
+
+
+def test_a_learner_without_committee_gets_the_whole_api():
+    X, Y = synthetic_multilabel(n=50, k=4, seed=3)
+    one, many = FrequencyRanker(labels=4), FrequencyRanker()
+    for x, y in zip(X, Y, strict=True):
+        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    scores = many.score_then_learn(X, Y)
+    np.testing.assert_array_equal(one.counts_, Y.sum(axis=0))
+    np.testing.assert_array_equal(many.counts_, Y.sum(axis=0))
+    np.testing.assert_array_equal(scores[-1], Y[:-1].sum(axis=0))  # scored before learning
+    assert one.rank_one(X[0])[0] == int(np.argmax(Y.sum(axis=0)))
+    assert pickle.loads(pickle.dumps(one)).score_one(X[0]) == one.score_one(X[0])
+
+
+def test_bad_input_leaves_a_plain_learner_unchanged():
+    X, Y = synthetic_multilabel(n=10, k=4, seed=3)
+    model = FrequencyRanker(labels=4)
+    model.learn_one(X[0], {1})
+    before = pickle.dumps(model)
+    for x, y, error in [
+        (X[1][:3], {1}, ValueError),  # wrong length
+        (np.array([np.nan] * 6), {1}, ValueError),
+        (X[1], {7}, ValueError),  # unknown label
+        (X[1], [1], TypeError),  # not a set
+        (X[1], Feedback(), TypeError),  # a feedback this learner does not take
+    ]:
+        with pytest.raises(error):
+            model.learn_one(x, y)
+        assert pickle.dumps(model) == before
+
+
+def test_a_start_that_fails_leaves_the_model_unstarted():
+    # the committee names a nominal column the data does not have: the start fails, and the
+    # booster is not left half started (the same clear error again, not an AttributeError)
+    model = AdaOLMR(VFDTCommittee(nominal_attributes={9: 3}), learners=3, seed=1, labels=3)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="nominal_attributes names column"):
+            model.learn_one(np.zeros(4), {1})
+        assert not model._started
+        assert not any(name.endswith("_") for name in vars(model))
+
+
+def test_boosters_are_online_learners():
+    assert issubclass(AdaOLMR, OnlineLearner)
