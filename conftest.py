@@ -41,6 +41,9 @@ SLOW_TESTS = {
     "test_multiclass_experiments.py": [
         "test_online_mbbm_accuracy_over_27_reorderings",
         "test_adaboost_olm_accuracy_over_27_reorderings",
+        "test_accuracy_on_movement",  # runs only where ../shared/datasets has the HAR file
+        "test_best_tree_columns_are_hindsight_oracles",
+        "test_reproduce_multiclass_cli",
     ],
     "test_river_committee.py": ["test_vfdt_and_river_committees_boost_alike"],
     "test_ada_olm.py": ["test_parameter_overrides_are_used"],
