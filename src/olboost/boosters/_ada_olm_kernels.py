@@ -274,17 +274,12 @@ def olm_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def _olm_round(H, y, t, alpha, log_v, edge_num, edge_den, key, state, weights, scores, want):
-    if want:
-        expert = hedge_draw(log_v, key, t, state.sampled)
-        olm_update(
-            H, y, alpha, log_v, t, state.vote, state.loss, state.step_scale, state.alpha_bound,
-            state.hedge_rate, weights, edge_num, edge_den, expert, scores,
-        )  # fmt: skip
-    else:
-        olm_update(
-            H, y, alpha, log_v, t, state.vote, state.loss, state.step_scale, state.alpha_bound,
-            state.hedge_rate, weights, edge_num, edge_den,
-        )  # fmt: skip
+    # every argument passed (expert -1 writes no scores), so olm_update compiles once
+    expert = hedge_draw(log_v, key, t, state.sampled) if want else -1
+    olm_update(
+        H, y, alpha, log_v, t, state.vote, state.loss, state.step_scale, state.alpha_bound,
+        state.hedge_rate, weights, edge_num, edge_den, expert, scores,
+    )  # fmt: skip
 
 
 @numba.njit(cache=True)

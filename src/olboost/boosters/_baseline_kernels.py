@@ -9,6 +9,8 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from olboost.boosters._ada_olm_kernels import _argmax
+
 __all__ = [
     "BestState",
     "OzaState",
@@ -23,15 +25,6 @@ __all__ = [
 BestState = namedtuple("BestState", ["correct"])
 #: Oza's boosting: the weight of the examples each learner got right and wrong.
 OzaState = namedtuple("OzaState", ["lambda_sc", "lambda_sw"])
-
-
-@numba.njit(cache=True, inline="always")
-def _argmax(p: np.ndarray) -> int:
-    best = 0
-    for c in range(1, p.shape[0]):
-        if p[c] > p[best]:
-            best = c
-    return best
 
 
 @numba.njit(cache=True)

@@ -257,6 +257,18 @@ def check_booster_bad_input(model: Estimator) -> None:
             (X[0], list(ys[0]), TypeError),  # y must be a set
             (X[0], outputs[0], TypeError),
         ]
+        from olboost.feedback import Feedback, FullFeedback
+
+        if not issubclass(Feedback, model._feedback_types):
+            # a feedback kind the booster does not learn from (e.g. partial feedback given to a
+            # full-feedback booster), rejected before t_ moves or anything starts
+            class _OtherFeedback(Feedback):
+                pass
+
+            bad_cases.append((X[0], _OtherFeedback(), TypeError))
+        if FullFeedback in model._feedback_types:
+            wrong = FullFeedback(np.zeros(len(outputs) + 1, dtype=np.bool_))
+            bad_cases.append((X[0], wrong, ValueError))  # over another number of labels
     else:
         bad_cases += [(X[0], "no such class", ValueError), (X[0], [outputs[0]], ValueError)]
     for x, y, err in bad_cases:

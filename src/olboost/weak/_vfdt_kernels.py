@@ -470,10 +470,15 @@ def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
 
     weight_multiplier = learners[3]
     for i in numba.prange(weights.shape[0]):
+        # the parallel lowering types i as uint64 where the serial typing says int64: one type,
+        # so that the learning kernels below compile once, not twice
+        tree = np.int64(i)
         for label in range(k):
-            w = weights[i, label] * weight_multiplier[i]
+            w = weights[tree, label] * weight_multiplier[tree]
             if w > 0.0:
-                _learn_one_of_tuples(i, x, label, w, learners, options, nodes, leaves, work[i])
+                _learn_one_of_tuples(
+                    tree, x, label, w, learners, options, nodes, leaves, work[tree]
+                )
 
     # Each tree keeps what one more example may take, so that the next call lends nothing when
     # every tree learns one example (the boosters' usual case).
