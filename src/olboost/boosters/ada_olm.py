@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
+from olboost.boosters.adaptive import AdaptiveState
 from olboost.boosters.base import BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
 
@@ -34,7 +34,7 @@ def paper_step_and_bound(loss: str, k: int, n_learners: int) -> tuple[float, flo
     return 2.0 * math.sqrt(2.0) / (k - 1), 2.0
 
 
-class AdaBoostOLM(MulticlassBooster):
+class AdaBoostOLM(AdaptiveState, MulticlassBooster):
     """Adaboost.OLM, the adaptive online multiclass booster (Jung, Goetz & Tewari 2017, Alg. 2).
 
     At round ``t`` weak learner ``i`` gives a distribution over the ``k`` classes; the booster turns
@@ -169,18 +169,7 @@ class AdaBoostOLM(MulticlassBooster):
         step, bound = paper_step_and_bound(self.loss, k, n)
         self.step_scale_ = step if self.step_scale is None else float(self.step_scale)
         self.alpha_bound_ = bound if self.alpha_bound is None else float(self.alpha_bound)
-        shape = (n,) if n_boosters is None else (n_boosters, n)
-        self.alpha_ = np.zeros(shape)  # Algorithm 2, line 1: alpha^i_1 = 0
-        self.log_v_ = np.zeros(shape)  # v^i_1 = 1
-        self.edge_num_ = np.zeros(shape)
-        self.edge_den_ = np.zeros(shape)
-        # one counter-based stream of Hedge draws per booster
-        hedge = STREAMS["hedge"]
-        extra = range(1, 1 if n_boosters is None else n_boosters)
-        self._hedge_keys = np.array(
-            [seed_key(self.seed_, hedge)] + [seed_key(self.seed_, hedge, b) for b in extra],
-            dtype=np.uint64,
-        )
+        self._init_adaptive(n_boosters)
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(K.olm_score, K.olm_step)
@@ -199,21 +188,6 @@ class AdaBoostOLM(MulticlassBooster):
             self.alpha_bound_,
             float(self.hedge_rate),
         )
-
-    # ------------------------------------------------------------------ learned quantities
-
-    @property
-    def expert_weights(self) -> np.ndarray:
-        """Hedge's current distribution over the experts (``v^i / sum_j v^j``), per booster."""
-        w = np.exp(self.log_v_ - self.log_v_.max(axis=-1, keepdims=True))
-        return w / w.sum(axis=-1, keepdims=True)
-
-    @property
-    def empirical_edges(self) -> np.ndarray:
-        """Empirical edge ``gamma_i`` of each weak learner so far (Sec. 4.2), in [-1, 1]; NaN
-        while its denominator is 0 (before the first example)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.edge_num_ / self.edge_den_
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

@@ -5,18 +5,16 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
-from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olmr_kernels as K
+from olboost.boosters.adaptive import AdaptiveState
 from olboost.boosters.base import BoosterKernels, RankingBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOLMR"]
 
 
-class AdaOLMR(RankingBooster):
+class AdaOLMR(AdaptiveState, RankingBooster):
     """Ada.OLMR, the adaptive online boosting algorithm for multi-label ranking.
 
     Jung & Tewari (2018), "Online Boosting Algorithms for Multi-label Ranking", Algorithm 1 with the
@@ -115,12 +113,7 @@ class AdaOLMR(RankingBooster):
         self._validate_params()
 
     def _init_state(self) -> None:
-        n = self.learners
-        self.alpha_ = np.zeros(n)  # Algorithm 3, line 1: alpha^i_1 = 0
-        self.log_v_ = np.zeros(n)  # v^i_1 = 1
-        self.edge_num_ = np.zeros(n)
-        self.edge_den_ = np.zeros(n)
-        self._hedge_key = seed_key(self.seed_, STREAMS["hedge"])
+        self._init_adaptive()  # Algorithm 3, line 1: alpha^i_1 = 0, v^i_1 = 1
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(K.ada_olmr_score, K.ada_olmr_step)
@@ -131,24 +124,12 @@ class AdaOLMR(RankingBooster):
             self.log_v_,
             self.edge_num_,
             self.edge_den_,
-            self._hedge_key,
+            self._hedge_keys[0],
             self.predict_with == "sampled",
             float(self.step_scale),
             float(self.alpha_bound),
             float(self.hedge_rate),
         )
-
-    @property
-    def expert_weights(self) -> np.ndarray:
-        """Hedge's current distribution over the ``N`` experts (``v^i / sum_j v^j``)."""
-        w = np.exp(self.log_v_ - self.log_v_.max())
-        return w / w.sum()
-
-    @property
-    def empirical_edges(self) -> np.ndarray:
-        """Empirical edge of each weak learner so far, eq. 10 (NaN before any pairwise example)."""
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return self.edge_num_ / self.edge_den_
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

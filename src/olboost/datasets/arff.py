@@ -15,24 +15,28 @@ names the file and the 1-based line number.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
-import zlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from olboost.datasets._text import (
+    _at_comment_or_end,
+    _decode,
+    _error,
+    _skip_space,
+    _slow_row,
+    _split_values,
+    _take_token,
+    read_bytes,
+)
 
 __all__ = ["ArffAttribute", "ArffFile", "read_arff", "read_bytes"]
 
 _NUMERIC_TYPES = frozenset({"numeric", "real", "integer"})
 _UNSUPPORTED_TYPES = frozenset({"string", "date", "relational"})
-# Weka's escapes inside quoted tokens; any other escaped character stands for itself.
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
-_QUOTES = "'\""
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -103,158 +107,6 @@ class ArffFile:
     def error(self, line: int, message: str) -> ValueError:
         """Build a ``ValueError`` that names this file and ``line``."""
         return _error(self.path, line, message)
-
-
-def _error(path: str, line: int, message: str) -> ValueError:
-    return ValueError(f"{path}, line {line}: {message}")
-
-
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Read a file, decompressing it if it is gzip (recognised by its magic bytes, not its name).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file to read.
-
-    Returns
-    -------
-    bytes
-        The (decompressed) content.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        If the gzip stream is truncated or corrupt.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(2, "No such file", str(p))
-    raw = p.read_bytes()
-    if raw[:2] != _GZIP_MAGIC:
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (EOFError, OSError, zlib.error) as exc:
-        # A cut-off download must not parse as a shorter, valid-looking data set.
-        raise ValueError(f"{p}: corrupt or truncated gzip data ({exc})") from exc
-
-
-def _decode(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Old Weka files are often Latin-1; every byte string decodes as Latin-1.
-        return raw.decode("latin-1")
-
-
-# --------------------------------------------------------------------------------------------------
-# Tokenizing
-
-
-def _take_token(s: str, pos: int, stops: str, path: str, line: int) -> tuple[str, int, bool]:
-    """Read one token of ``s`` starting at ``pos`` (leading whitespace skipped).
-
-    A token is either quoted (single or double quotes, backslash escapes) or runs up to whitespace
-    or one of ``stops``. Returns ``(token, position after it, was_quoted)``.
-    """
-    n = len(s)
-    while pos < n and s[pos].isspace():
-        pos += 1
-    if pos < n and s[pos] in _QUOTES:
-        quote = s[pos]
-        pos += 1
-        out: list[str] = []
-        while pos < n:
-            c = s[pos]
-            if c == "\\" and pos + 1 < n:
-                out.append(_ESCAPES.get(s[pos + 1], s[pos + 1]))
-                pos += 2
-            elif c == quote:
-                return "".join(out), pos + 1, True
-            else:
-                out.append(c)
-                pos += 1
-        raise _error(path, line, f"unterminated quote {quote} in {s.strip()[:60]!r}")
-    start = pos
-    while pos < n and not s[pos].isspace() and s[pos] not in stops:
-        pos += 1
-    return s[start:pos], pos, False
-
-
-def _skip_space(s: str, pos: int) -> int:
-    while pos < len(s) and s[pos].isspace():
-        pos += 1
-    return pos
-
-
-def _at_comment_or_end(s: str, pos: int) -> bool:
-    pos = _skip_space(s, pos)
-    return pos >= len(s) or s[pos] == "%"
-
-
-def _split_values(s: str, pos: int, end_char: str, path: str, line: int) -> tuple[list[str], int]:
-    """Split a comma-separated list of possibly quoted tokens, from ``pos`` to ``end_char``.
-
-    ``end_char`` is ``"}"`` inside braces or ``""`` for a list that runs to the end of the line
-    (or a ``%`` comment). Returns the tokens (stripped) and the position after the list.
-    """
-    values: list[str] = []
-    n = len(s)
-    stops = ",%" + end_char
-    while True:
-        pos = _skip_space(s, pos)
-        if end_char and pos < n and s[pos] == end_char and not values:
-            return values, pos + 1  # empty list "{}"
-        token, pos, _ = _take_token(s, pos, stops, path, line)
-        values.append(token)
-        pos = _skip_space(s, pos)
-        if pos < n and s[pos] == ",":
-            pos += 1
-            continue
-        if end_char:
-            if pos < n and s[pos] == end_char:
-                return values, pos + 1
-            raise _error(path, line, f"expected ',' or {end_char!r} in {s.strip()[:60]!r}")
-        if pos >= n or s[pos] == "%":
-            return values, pos
-        raise _error(path, line, f"expected ',' after {token!r} in {s.strip()[:60]!r}")
-
-
-def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list[str]]:
-    """Tokenize a data row that contains quotes or ``%``: ``(sparse indices or None, values)``."""
-    pos = _skip_space(s, 0)
-    if pos < len(s) and s[pos] == "{":
-        # Sparse pieces are "index value"; split them with the quote-aware tokenizer.
-        idx: list[str] = []
-        vals: list[str] = []
-        pos += 1
-        while True:
-            pos = _skip_space(s, pos)
-            if pos < len(s) and s[pos] == "}" and not idx:
-                pos += 1
-                break
-            i, pos, _ = _take_token(s, pos, ",}%", path, line)
-            v, pos, _ = _take_token(s, pos, ",}%", path, line)
-            if not i or not v:
-                raise _error(path, line, f"bad sparse entry in {s.strip()[:60]!r}")
-            idx.append(i)
-            vals.append(v)
-            pos = _skip_space(s, pos)
-            if pos < len(s) and s[pos] == ",":
-                pos += 1
-            elif pos < len(s) and s[pos] == "}":
-                pos += 1
-                break
-            else:
-                raise _error(path, line, f"expected ',' or '}}' in sparse row {s.strip()[:60]!r}")
-        if not _at_comment_or_end(s, pos):
-            raise _error(path, line, "unexpected text after '}' in sparse row")
-        return idx, vals
-    vals, _ = _split_values(s, pos, "", path, line)
-    return None, vals
 
 
 # --------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MultiLabelDataset"]
+__all__ = ["MulticlassDataset", "MultiLabelDataset"]
 
 
 class _Table:
@@ -179,3 +179,179 @@ class MultiLabelDataset(_Table):
             "mean_labels": 0.0 if empty else float(per_row.mean()),
             "max_labels": 0 if empty else int(per_row.max()),
         }
+
+
+@dataclass(eq=False, repr=False)
+class MulticlassDataset(_Table):
+    """A multiclass data set: a feature matrix, integer class codes and their names.
+
+    Rows are instances in stream order.
+
+    Parameters
+    ----------
+    name : str
+        Short name of the data set.
+    X : numpy.ndarray
+        float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
+        ``nominal``); missing values, if kept, are NaN.
+    y : numpy.ndarray
+        int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]``.
+    feature_names : list of str
+        The d feature names.
+    class_names : list of str
+        The k class names. The loaders list them in order of first appearance in the file.
+    nominal : dict of int to list of str
+        Feature column -> category names of the nominal features (code ``c`` is
+        ``categories[c]``); the loaders list categories in order of first appearance.
+    missing : str
+        How missing values were handled (``"none"`` when the data have none).
+    notes : list of str
+        Anything else a user should know about how the file was read (a dropped row, a
+        reordering).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ds = MulticlassDataset("toy", np.array([[0.0, 1.5], [1.0, 2.5], [0.0, 0.5]]),
+    ...                        np.array([1, 0, 1]), ["colour", "size"], ["big", "small"],
+    ...                        nominal={0: ["red", "blue"]})
+    >>> [(x.tolist(), y) for x, y in ds]
+    [([0.0, 1.5], 'small'), ([1.0, 2.5], 'big'), ([0.0, 0.5], 'small')]
+    >>> ds.class_counts()
+    {'big': 1, 'small': 2}
+    >>> ds.shuffled(0).y.tolist()
+    [1, 1, 0]
+    """
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list[str]
+    class_names: list[str]
+    nominal: dict[int, list[str]] = field(default_factory=dict)
+    missing: str = "none"
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Check once here so every consumer can rely on shapes and codes.
+        self.X = np.asarray(self.X, dtype=np.float64)
+        self.y = np.asarray(self.y, dtype=np.int64)
+        if self.X.ndim != 2 or self.y.ndim != 1:
+            raise ValueError(f"X must be 2-D and y 1-D, got {self.X.ndim}-D and {self.y.ndim}-D")
+        if self.X.shape[0] != self.y.shape[0]:
+            raise ValueError(f"X has {self.X.shape[0]} rows but y has {self.y.shape[0]}")
+        if len(self.feature_names) != self.X.shape[1]:
+            raise ValueError(
+                f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns"
+            )
+        if len(self.y) and (self.y.min() < 0 or self.y.max() >= len(self.class_names)):
+            raise ValueError(f"class codes must lie in [0, {len(self.class_names)})")
+        for col, cats in self.nominal.items():
+            if not 0 <= col < self.X.shape[1]:
+                raise ValueError(f"nominal column {col} outside [0, {self.X.shape[1]})")
+            codes = self.X[:, col]
+            codes = codes[~np.isnan(codes)]
+            if len(codes) and (codes.min() < 0 or codes.max() >= len(cats)):
+                raise ValueError(f"codes of nominal column {col} outside [0, {len(cats)})")
+
+    def __repr__(self) -> str:
+        return (
+            f"MulticlassDataset(name={self.name!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features}, n_classes={self.n_classes}, "
+            f"n_nominal={len(self.nominal)})"
+        )
+
+    @property
+    def n_classes(self) -> int:
+        """Number of classes k (including classes with no row)."""
+        return len(self.class_names)
+
+    @property
+    def nominal_cardinalities(self) -> dict[int, int]:
+        """Feature column -> number of categories, for the nominal features."""
+        return {col: len(cats) for col, cats in self.nominal.items()}
+
+    def class_counts(self) -> dict[str, int]:
+        """Number of rows of each class, in the order of ``class_names``."""
+        counts = np.bincount(self.y, minlength=self.n_classes)
+        return {name: int(c) for name, c in zip(self.class_names, counts, strict=True)}
+
+    def __len__(self) -> int:
+        return self.n_samples
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, str]]:
+        """Yield ``(x, label)`` per row: a float64 feature vector (a copy) and the class name."""
+        names = self.class_names
+        for i in range(self.n_samples):
+            # A copy, so a consumer that mutates x cannot corrupt the data set.
+            yield self.X[i].copy(), names[self.y[i]]
+
+    def _take(self, rows: np.ndarray | slice, note: str | None) -> MulticlassDataset:
+        return MulticlassDataset(
+            name=self.name,
+            X=self.X[rows].copy(),
+            y=self.y[rows].copy(),
+            feature_names=list(self.feature_names),
+            class_names=list(self.class_names),
+            nominal={col: list(cats) for col, cats in self.nominal.items()},
+            missing=self.missing,
+            notes=[*self.notes, note] if note else list(self.notes),
+        )
+
+    def shuffled(self, seed: int) -> MulticlassDataset:
+        """The rows in a seeded random order (the paper averages over 27 such reorderings).
+
+        Parameters
+        ----------
+        seed : int
+            Seed of ``numpy.random.default_rng``; the same seed always gives the same order.
+
+        Returns
+        -------
+        MulticlassDataset
+            A copy with rows permuted; names, codes and ``class_names`` are unchanged.
+        """
+        order = np.random.default_rng(seed).permutation(self.n_samples)
+        return self._take(order, f"rows shuffled with numpy.random.default_rng({seed})")
+
+    def head(self, n: int) -> MulticlassDataset:
+        """A copy holding the first ``n`` rows (all rows if ``n`` exceeds ``n_samples``)."""
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        return self._take(slice(0, n), None)
+
+    def merge_classes(self, mapping: dict[str, str]) -> MulticlassDataset:
+        """A copy in which each class ``old`` of ``mapping`` is relabelled ``mapping[old]``.
+
+        The merged-away classes are removed from ``class_names`` and the codes renumbered, other
+        classes keeping their relative order. The paper's Nursery has 4 classes: use
+        ``merge_classes({"recommend": "very_recom"})`` (2 rows) to match it.
+
+        Parameters
+        ----------
+        mapping : dict of str to str
+            Old class name -> existing class name to merge it into.
+
+        Returns
+        -------
+        MulticlassDataset
+            The relabelled copy.
+
+        Raises
+        ------
+        ValueError
+            If a name of ``mapping`` is not a class or a target is itself merged away.
+        """
+        for old, new in mapping.items():
+            for cls in (old, new):
+                if cls not in self.class_names:
+                    raise ValueError(f"{cls!r} is not a class of {self.name!r}: {self.class_names}")
+            if new in mapping:
+                raise ValueError(f"cannot merge {old!r} into {new!r}, which is merged away too")
+        kept = [c for c in self.class_names if c not in mapping]
+        code = {c: kept.index(mapping.get(c, c)) for c in self.class_names}
+        table = np.array([code[c] for c in self.class_names], dtype=np.int64)
+        merged = self._take(slice(None), f"classes merged: {mapping}")
+        merged.y = table[self.y]
+        merged.class_names = kept
+        return merged

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.datasets.arff import ArffFile, _error, read_arff, read_bytes
+from olboost.datasets._text import _error, read_bytes
+from olboost.datasets.arff import ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset
 
 __all__ = ["BUNDLED", "load", "load_mulan", "read_mulan_labels"]
