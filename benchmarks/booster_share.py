@@ -65,12 +65,7 @@ def _trees_seconds(make, X, W):
             stop = _replay(X[i:], W[i:], kernels.predict, kernels.learn, kernels.state, H, demand)
             i += stop
             if i < X.shape[0]:
-                kernels = committee.compiled()
-                status = kernels.learn(X[i], W[i], kernels.state, demand)
-                while status != 0:
-                    committee.make_room(status, demand)
-                    kernels = committee.compiled()
-                    status = kernels.learn(X[i], W[i], kernels.state, demand)
+                committee.learn_compiled(X[i], W[i])
                 i += 1
     return time.perf_counter() - t0
 

@@ -11,7 +11,7 @@ from olboost import AdaOLMR, VFDTCommittee
 from olboost.base import Interval
 from olboost.checks import synthetic_multilabel
 from olboost.feedback import Feedback
-from olboost.online import OnlineLearner, RankingLearner
+from olboost.online import RankingLearner
 
 
 class FrequencyRanker(RankingLearner):
@@ -78,7 +78,3 @@ def test_a_start_that_fails_leaves_the_model_unstarted():
             model.learn_one(np.zeros(4), {1})
         assert not model._started
         assert not any(name.endswith("_") for name in vars(model))
-
-
-def test_boosters_are_online_learners():
-    assert issubclass(AdaOLMR, OnlineLearner)

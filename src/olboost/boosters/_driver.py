@@ -112,9 +112,6 @@ def run(
             if stop == n:
                 return
             # the booster learned row `stop`; the committee makes room, then learns it too
-            status = kernels.learn(X[stop], weights, kernels.state, demand)
-            while status != 0:
-                committee.make_room(status, demand)
-                kernels = committee.compiled()
-                status = kernels.learn(X[stop], weights, kernels.state, demand)
+            committee.learn_compiled(X[stop], weights)
+            kernels = committee.compiled()
             i = stop + 1

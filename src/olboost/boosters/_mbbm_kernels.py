@@ -48,6 +48,7 @@ from olboost.potentials._multiclass_kernels import mbbm_potential_table
 
 __all__ = [
     "State",
+    "argmax_votes",
     "mbbm_votes",
     "mbbm_score",
     "mbbm_step",
@@ -336,9 +337,20 @@ def mbbm_votes(H: np.ndarray, t: int, state: State, votes: np.ndarray) -> None:
             state.max_entries, votes, state.tie_key, counter,
         )  # fmt: skip
         return
+    argmax_votes(H, before, state.tie_key, state.tie_random, votes)
+
+
+@numba.njit(cache=True)
+def argmax_votes(
+    H: np.ndarray, before: int, tie_key: np.uint64, tie_random: bool, votes: np.ndarray
+) -> None:
+    """Learner ``i`` votes the argmax of ``H[i]``; ties go to the lowest label, or with
+    ``tie_random`` to a tied label drawn by :func:`pick_min` with
+    ``counter_uniform(tie_key, before N + i)``, ``before`` rounds having been learned."""
+    n = H.shape[0]
     neg = np.empty(H.shape[1])
     for i in range(n):
-        u = counter_uniform(state.tie_key, before * n + i) if state.tie_random else -1.0
+        u = counter_uniform(tie_key, before * n + i) if tie_random else -1.0
         for c in range(H.shape[1]):
             neg[c] = -H[i, c]
         votes[i] = pick_min(neg, u)

@@ -6,8 +6,6 @@ import math
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
-import numpy as np
-
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.adaptive import AdaptiveState
@@ -180,7 +178,7 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
             self.log_v_,
             self.edge_num_,
             self.edge_den_,
-            np.asarray(self._hedge_keys, dtype=np.uint64),
+            self._hedge_keys,
             self.predict_with == "sampled",
             _VOTES[self.vote],
             _LOSSES[self.loss],

@@ -84,43 +84,14 @@ class Booster(OnlineLearner):
         self.committee_.learn(xv, weights)
         self._cache = None
 
-    def _scores_many(self, X: Any) -> np.ndarray:
-        rows = self._check_X(X)
-        out = np.zeros((rows.n, len(self._outputs())))
-        if self._started:
-            for i in range(rows.n):
-                out[i] = self._scores(self.committee_.predict(rows.row(i)))
-        return out
-
-    def _stream(self, rows: Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
-        """Score then learn each row; ``targets[i]`` is what ``_update`` receives for row ``i``.
-
-        With a compiled committee and a booster step (:meth:`_step_kernels`) the rows run through
-        the compiled driver (:func:`olboost.boosters._driver.run`), a block at a time, with the
-        same results as the row-by-row path here."""
-        out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
-        i = 0
-        while i < rows.n:
-            if not self._started:
-                self._start(rows.d, None)
-            i = self._compiled_stream(rows, targets, out, i)
-            if i == rows.n:
-                break
-            xv = rows.row(i)
-            H = self.committee_.predict(xv)
-            if out is not None:
-                out[i] = self._scores(H)
-            self._learn_predicted(xv, H, targets[i])
-            i += 1
-        return out
-
     def _compiled_stream(
         self, rows: Rows, targets: Sequence, out: np.ndarray | None, start: int
     ) -> int:
-        """Score then learn rows ``start, start + 1, ...`` in the compiled driver when the
-        committee is compiled and the booster has a step; return the first row left to the
-        row-by-row path (``start``: none done). A row the committee's checks reject stops the
-        driver and is left to that path, which raises."""
+        """Score then learn rows ``start, start + 1, ...`` in the compiled driver
+        (:func:`olboost.boosters._driver.run`, a block at a time) when the committee is compiled
+        and the booster has a step; return the first row left to the row-by-row path
+        (``start``: none done). A row the committee's checks reject stops the driver and is left
+        to that path, which raises."""
         kernels = self._step_kernels()
         if kernels is None or self.committee_.compiled() is None:
             return start

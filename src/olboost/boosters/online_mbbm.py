@@ -205,10 +205,9 @@ class OnlineMBBM(MulticlassBooster):
         """Each learner's vote on an example whose committee rows are ``H``; ``t`` examples were
         learned before it (it seeds the Monte Carlo draws of expected-cost votes)."""
         if self.vote == "argmax":
-            if self.tie_break == "lowest":
-                return np.argmax(H, axis=1)
-            n = H.shape[0]
-            return np.array([MK.pick_min(-H[i], self._tie_u(t, i)) for i in range(n)])
+            votes = np.empty(H.shape[0], dtype=np.int64)
+            MK.argmax_votes(H, t, self._tie_key, self.tie_break == "random", votes)
+            return votes
         # scoring then learning one example asks for the same votes twice: keep the last ones
         cached = self.__dict__.get("_vote_cache")
         if cached is not None and cached[0] == t and np.array_equal(cached[1], H):

@@ -57,16 +57,27 @@ class OnlineLearner(Estimator):
 
     def _stream(self, rows: Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
         """Score then learn each row, ``targets[i]`` being row ``i``'s target; the scores made
-        before each row is learned, ``(n, k)``, if asked."""
+        before each row is learned, ``(n, k)``, if asked. Rows go first to
+        :meth:`_compiled_stream`, the rest one at a time."""
         out = np.empty((rows.n, len(self._outputs()))) if return_scores else None
-        for i in range(rows.n):
+        if rows.n == 0:
+            return out
+        if not self._started:
+            self._start(rows.d, None)
+        for i in range(self._compiled_stream(rows, targets, out, 0), rows.n):
             xv = rows.row(i)
-            if not self._started:
-                self._start(rows.d, None)
             if out is not None:
                 out[i] = self._raw_scores(xv)
             self._learn_row(xv, targets[i])
         return out
+
+    def _compiled_stream(
+        self, rows: Rows, targets: Sequence, out: np.ndarray | None, start: int
+    ) -> int:
+        """Score then learn rows ``start, start + 1, ...`` by a faster path with the same
+        results, if the learner has one; return the first row left to the one-at-a-time path
+        (``start``: none done)."""
+        return start
 
     # ------------------------------------------------------------------ learned-state helpers
 

@@ -172,6 +172,17 @@ class Committee(Estimator):
         ``ValueError`` for bad weights), so that the same call succeeds when repeated."""
         raise NotImplementedError(f"{type(self).__name__} has no compiled learn")
 
+    def learn_compiled(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """Train through the compiled ``learn`` (``x`` and ``weights`` already checked, inside
+        :meth:`running`), making room as often as it asks."""
+        demand = np.zeros(2, dtype=np.int64)
+        kernels = self.compiled()
+        status = kernels.learn(x, weights, kernels.state, demand)
+        while status != 0:
+            self.make_room(status, demand)
+            kernels = self.compiled()
+            status = kernels.learn(x, weights, kernels.state, demand)
+
     def running(self) -> contextlib.AbstractContextManager:
         """A context the compiled kernels run in (e.g. the committee's thread count)."""
         return contextlib.nullcontext()

@@ -430,7 +430,7 @@ class VFDTCommittee(Committee):
                 f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
             )
         with self.running():
-            self._learn_valid(x, weights)
+            self.learn_compiled(x, weights)
 
     def _leaf_mode(self) -> int:
         if self.semantics == "weka_port":
@@ -505,16 +505,6 @@ class VFDTCommittee(Committee):
         finally:
             if n_threads != previous:
                 numba.set_num_threads(previous)
-
-    def _learn_valid(self, x: np.ndarray, weights: np.ndarray) -> None:
-        """:meth:`learn` once ``x`` and the shape of ``weights`` are checked, on the current
-        threads, growing storage as needed."""
-        demand = np.zeros(2, dtype=np.int64)
-        while True:
-            status = K.learn(x, weights, self._state(), demand)
-            if status == K.LEARN_OK:
-                return
-            self.make_room(status, demand)
 
     def make_room(self, status: int, demand: np.ndarray) -> None:
         """Grow what :func:`K.learn` asked for with ``status`` and ``demand``; a ``ValueError`` on
