@@ -509,11 +509,14 @@ def test_zero_weights_change_nothing():
         ("nominal_not_integer", np.ones((5, 4))),
         ("nominal_negative", np.ones((5, 4))),
         ("nominal_nan", np.ones((5, 4))),
+        ("numeric_nan", np.ones((5, 4))),
+        ("numeric_inf", np.ones((5, 4))),
     ],
 )
 def test_bad_input_raises_and_changes_nothing(x_fix, weights):
     X, W = mixed_stream(60)
-    c = committee()
+    # missing="error": NaN is bad input (with "learn", the default, it is a missing value)
+    c = committee(missing="error")
     run(c, X, W)
     before = pickle.dumps(c)
     x = X[0].copy()
@@ -527,6 +530,10 @@ def test_bad_input_raises_and_changes_nothing(x_fix, weights):
         x[6] = -1.0
     elif x_fix == "nominal_nan":
         x[1] = np.nan
+    elif x_fix == "numeric_nan":
+        x[0] = np.nan
+    elif x_fix == "numeric_inf":
+        x[0] = -np.inf
     with pytest.raises(ValueError):
         c.learn(x, weights)
     if x_fix is not None:

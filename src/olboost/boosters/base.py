@@ -49,6 +49,12 @@ class Booster(OnlineLearner):
         "seed": Interval(None, None, integer=True, allow_none=True),
     }
 
+    def _missing_allowed(self) -> bool:
+        """Missing feature values pass the input checks when the committee learns from them
+        (:attr:`olboost.weak.base.Committee.handles_missing`)."""
+        committee = self.committee if self.committee is not None else _default_committee()
+        return committee.handles_missing
+
     def _committee_shape(self) -> tuple[int, int]:
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""
         return self.learners, len(self._outputs())

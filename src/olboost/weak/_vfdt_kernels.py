@@ -69,9 +69,11 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     G_MEAN,
     G_MIN,
     G_SSD,
+    G_WEIGHT,
     LEAF,
     MC,
     MC_WEKA,
+    MISSING,
     N_GAUSS_FIELDS,
     N_WORK_ROWS,
     NB,
@@ -83,6 +85,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     W_HI,
     W_LO,
     W_MU,
+    W_N,
     W_NLOGN,
     W_SIGMA,
     Learners,
@@ -94,6 +97,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
 )
 from olboost.weak._vfdt_predict import (  # noqa: F401
     _branch,
+    _most_common_child,
     _naive_bayes,
     predict,
 )
@@ -168,6 +172,10 @@ def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
 def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford).
 
+    A missing value (NaN) is skipped by its attribute's observer, as River's splitters skip
+    ``None``: each numeric observer keeps its own weight (``G_WEIGHT``), which equals the class's
+    observed weight bit for bit when nothing is missing.
+
     With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1
     the first time the leaf sees it, so does a category's weight the first time the class's
     observer sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
@@ -193,19 +201,23 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     if weka:
         # a separate pass keeps the loop below as it is without the Weka rules
         for j in range(features.shape[1]):
-            if n_categories[i, j] > 0:
-                cell = nominal_offset[i, j] + int(x[features[i, j]])
+            v = x[features[i, j]]
+            if n_categories[i, j] > 0 and v == v:
+                cell = nominal_offset[i, j] + int(v)
                 if nominal[block, cell] == 0.0:
                     nominal[block, cell] = 1.0
-    n_before = observed[slot, label]
-    n = n_before + w
-    observed[slot, label] = n
+    observed[slot, label] += w
     for j in range(features.shape[1]):
         v = x[features[i, j]]
+        if v != v:
+            continue  # missing: the attribute's observer skips the example (River, MOA)
         if n_categories[i, j] > 0:
             nominal[block, nominal_offset[i, j] + int(v)] += w
             continue
         g = gauss[block, j]
+        n_before = g[G_WEIGHT]
+        n = n_before + w
+        g[G_WEIGHT] = n
         if n_before > 0.0:
             g[G_MIN] = min(g[G_MIN], v)
             g[G_MAX] = max(g[G_MAX], v)
@@ -336,11 +348,11 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     j = best_feature
     if best_kind == NUMERIC_LE:
         _gaussian_params(observed, blocks, gauss, j, work)
-        _numeric_partition(observed, best_value, work, work)
-        # River lists in a branch every class seen by the observers whose range reaches that side,
+        _numeric_partition(best_value, work, work)
+        # River lists in a branch every class seen by the observer whose range reaches that side,
         # even when the Gaussian gives it zero weight there (the mean and deviation rows are free).
         for c in range(observed.shape[0]):
-            seen = observed[c] > 0.0
+            seen = work[W_N, c] > 0.0
             work[W_MU, c] = 1.0 if seen and best_value >= work[W_LO, c] else 0.0
             work[W_SIGMA, c] = 1.0 if seen and best_value < work[W_HI, c] else 0.0
         n_branches = 2
@@ -373,13 +385,21 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
 @numba.njit(cache=True, inline="always")
 def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
-    """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``."""
+    """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``.
+
+    At a split whose attribute is missing from ``x`` the example follows the child with the most
+    weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
+    attempting a split, as in River."""
     kind, node_slot = nodes.kind, nodes.slot
     last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
     node = 0
+    detour = False
     while kind[i, node] != LEAF:
         child = _branch(i, node, x, learners.features, nodes)
-        if kind[i, child] == EMPTY:
+        if child == MISSING:
+            child = _most_common_child(i, node, learners.n_categories, nodes, class_weight)
+            detour = True
+        elif kind[i, child] == EMPTY:
             # A category unseen when the multiway split was made: River grows the branch and
             # trains the new leaf without attempting to split it.
             work[0, :] = 0.0
@@ -393,6 +413,8 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     if options.leaf_mode == NBA:
         _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
     _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
+    if detour:
+        return
     weight_seen = np.sum(class_weight[slot])
     since = weight_seen - last_attempt[slot]
     grace_period = learners.grace_period[i]

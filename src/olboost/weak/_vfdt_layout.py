@@ -14,13 +14,15 @@ NOMINAL_EQ = 2  # branch 0 when x[f] == value, else branch 1
 NOMINAL_MULTIWAY = 3  # branch x[f]
 EMPTY = 4  # a multiway branch whose category was unseen at split time; no leaf yet
 NO_SPLIT = -1  # the null split (or a splitter with no valid candidate)
+MISSING = -1  # the child ``_branch`` returns when the split attribute's value is missing
 
 # Fields of gauss[block, feature].
 G_MEAN = 0
 G_SSD = 1  # Welford's running sum of squared deviations
 G_MIN = 2
 G_MAX = 3
-N_GAUSS_FIELDS = 4
+G_WEIGHT = 4  # weight of the examples whose value was present (the class's weight if none missed)
+N_GAUSS_FIELDS = 5
 
 # Scratch rows at the end of ``work`` (the first rows hold branch class weights).
 W_MU = -1
@@ -28,7 +30,9 @@ W_SIGMA = -2
 W_LO = -3
 W_HI = -4
 W_NLOGN = -5
-N_WORK_ROWS = 5
+W_N = -6  # per-class weight seen by one attribute's observer
+W_NLOGN_F = -7  # n log2 n of W_N
+N_WORK_ROWS = 7
 
 # The committee's state, as the compiled kernels take it: named records of arrays (Numba types a
 # namedtuple by its field names and types, so each field is read by name, at no cost).

@@ -15,8 +15,10 @@ from olboost.weak._vfdt_layout import (
     EMPTY,
     G_MEAN,
     G_SSD,
+    G_WEIGHT,
     LEAF,
     MC_WEKA,
+    MISSING,
     NB,
     NBA,
     NOMINAL_EQ,
@@ -33,13 +35,14 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     subset order, the log-likelihood of ``x``: the Gaussian log-density for a numeric attribute
     (skipped, as River does for ``-inf``, while the class has at most one unit of weight or zero
     variance, or has not been seen by the observers), ``log(weight of the category / weight of the
-    class)`` for a nominal one (skipped when the category was not seen with the class). A listed
+    class)`` for a nominal one (skipped when the category was not seen with the class); a missing
+    value (NaN) adds nothing, as River skips the attributes absent from ``x``. A listed
     class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
     log-sum-exp; unlisted classes get 0. Returns ``False``, leaving ``out`` undefined, when River
     returns no votes (no listed class or zero total weight)."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
-    class_weight, observed, blocks = leaves.class_weight, leaves.observed, leaves.blocks
+    class_weight, blocks = leaves.class_weight, leaves.blocks
     gauss, nominal = leaves.gauss, leaves.nominal
     listed = leaves.listed[slot]
     stats = class_weight[slot]
@@ -62,9 +65,10 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
         vote = math.log(stats[c] / total)
         block = blocks[slot, c]
         if block >= 0:
-            n = observed[slot, c]
             for j in range(features.shape[1]):
                 v = x[features[i, j]]
+                if v != v:
+                    continue  # missing: River skips the attributes absent from x
                 if n_categories[i, j] > 0:
                     offset = nominal_offset[i, j]
                     count = nominal[block, offset + int(v)]
@@ -73,9 +77,9 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
                         for u in range(n_categories[i, j]):
                             class_total += nominal[block, offset + u]
                         vote += math.log(count / class_total)
-                elif n > 1.0:
+                elif gauss[block, j, G_WEIGHT] > 1.0:
                     g = gauss[block, j]
-                    variance = g[G_SSD] / (n - 1.0)
+                    variance = g[G_SSD] / (g[G_WEIGHT] - 1.0)
                     if variance > 0.0:
                         d = v - g[G_MEAN]
                         log_p = d * d / (-2.0 * variance) - _HALF_LOG_TAU - 0.5 * math.log(variance)
@@ -95,9 +99,12 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
 
 @numba.njit(cache=True, inline="always")
 def _branch(i, node, x, features, nodes):
-    """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``)."""
+    """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``), or ``MISSING`` if
+    the split attribute's value is missing (NaN)."""
     kind, feature, value, child, _, _ = nodes
     v = x[features[i, feature[i, node]]]
+    if v != v:
+        return MISSING
     first = child[i, node]
     if kind[i, node] == NUMERIC_LE:
         return first if v <= value[i, node] else first + 1
@@ -131,15 +138,19 @@ def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
 
 @numba.njit(cache=True)
 def _most_common_child(i, node, n_categories, nodes, class_weight):
-    """River's ``NominalMultiwayBranch.most_common_path``: the existing child with the most
-    weight below it (first one on ties), used to predict for an unseen category."""
+    """River's ``most_common_path``: the existing child with the most weight below it (first one
+    on ties), where an example goes when its value of the split attribute is missing, or, to
+    predict, when its category was unseen at a multiway split."""
     kind, feature, _, child, _, n_nodes = nodes
     first = child[i, node]
+    n_branches = 2
+    if kind[i, node] == NOMINAL_MULTIWAY:
+        n_branches = n_categories[i, feature[i, node]]
     # Scratch on this rare path only, so that predicting never writes to the committee's state.
     totals = np.empty(n_nodes[i])
     _subtree_weights(i, first, n_categories, nodes, class_weight, totals)
     best = -1
-    for b in range(n_categories[i, feature[i, node]]):
+    for b in range(n_branches):
         candidate = first + b
         if kind[i, candidate] != EMPTY and (best < 0 or totals[candidate] > totals[best]):
             best = candidate
@@ -171,7 +182,7 @@ def predict(x, state, out):
         node = 0
         while kind[i, node] != LEAF:
             child = _branch(i, node, x, features, nodes)
-            if kind[i, child] == EMPTY:
+            if child == MISSING or kind[i, child] == EMPTY:
                 child = _most_common_child(i, node, n_categories, nodes, class_weight)
             node = child
         slot = node_slot[i, node]

@@ -15,12 +15,15 @@ from olboost.weak._vfdt_layout import (
     G_MEAN,
     G_MIN,
     G_SSD,
+    G_WEIGHT,
     NOMINAL_EQ,
     NOMINAL_MULTIWAY,
     W_HI,
     W_LO,
     W_MU,
+    W_N,
     W_NLOGN,
+    W_NLOGN_F,
     W_SIGMA,
 )
 
@@ -62,17 +65,28 @@ def _row_entropy(a, r):
 
 @numba.njit(cache=True, inline="always")
 def _gaussian_params(observed, blocks, gauss, j, work):
-    """Per-class mean, standard deviation (``ddof=1``, 0 below two units of weight, as River's
-    ``proba.Gaussian``), min and max of feature ``j`` into ``work[MU]`` .. ``work[HI]``."""
-    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    """Per-class weight, mean, standard deviation (``ddof=1``, 0 below two units of weight, as
+    River's ``proba.Gaussian``), min and max of feature ``j`` into ``work[W_N]``, ``work[W_MU]``
+    .. ``work[W_HI]``, and ``n log2 n`` of the weight into ``work[W_NLOGN_F]``.
+
+    The weight is the one feature ``j``'s observer saw (``G_WEIGHT``): a class's weight less its
+    examples whose value of ``j`` was missing. Without missing values it equals ``observed[c]``
+    bit for bit (the same additions), and the ``n log2 n`` computed once per split attempt
+    (``work[W_NLOGN]``) is reused."""
+    n_row, mu, sigma, lo, hi = work[W_N], work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    n_log_n, n_log_n_all = work[W_NLOGN_F], work[W_NLOGN]
     for c in range(observed.shape[0]):
-        n = observed[c]
+        n = gauss[blocks[c], j, G_WEIGHT] if observed[c] > 0.0 else 0.0
+        n_row[c] = n
         if n > 0.0:
             g = gauss[blocks[c], j]
             mu[c] = g[G_MEAN]
             sigma[c] = math.sqrt(g[G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
             lo[c] = g[G_MIN]
             hi[c] = g[G_MAX]
+            n_log_n[c] = n_log_n_all[c] if n == observed[c] else n * math.log2(n)
+        else:
+            n_log_n[c] = 0.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -83,10 +97,11 @@ def _cdf(threshold, mu, sigma):
 
 
 @numba.njit(cache=True, inline="always")
-def _numeric_partition(observed, threshold, work, post):
+def _numeric_partition(threshold, work, post):
     """Estimated class weights left (``x <= threshold``) and right of a threshold, from each
-    class's Gaussian, as River's ``GaussianSplitter._class_dists_from_binary_split``."""
-    mu, sigma, lo, hi = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
+    class's Gaussian (:func:`_gaussian_params`), as River's
+    ``GaussianSplitter._class_dists_from_binary_split``."""
+    observed, mu, sigma, lo, hi = work[W_N], work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
     for c in range(observed.shape[0]):
         n = observed[c]
         post[0, c] = 0.0
@@ -103,12 +118,13 @@ def _numeric_partition(observed, threshold, work, post):
 
 
 @numba.njit(cache=True, inline="always")
-def _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction):
-    """:func:`_merit` of the partition of :func:`_numeric_partition`, fused into one pass.
+def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction):
+    """Information gain of the partition of :func:`_numeric_partition`, fused into one pass.
 
     Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
-    class's ``n log2 n`` (``work[W_NLOGN]``) when the class falls wholly on one side."""
-    mu, sigma, lo, hi, n_log_n = work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI], work[W_NLOGN]
+    class's ``n log2 n`` (``work[W_NLOGN_F]``) when the class falls wholly on one side."""
+    observed, mu, sigma = work[W_N], work[W_MU], work[W_SIGMA]
+    lo, hi, n_log_n = work[W_LO], work[W_HI], work[W_NLOGN_F]
     left = 0.0
     right = 0.0
     h_left = 0.0
@@ -154,7 +170,7 @@ def _best_numeric(
     lo = np.inf
     hi = -np.inf
     for c in range(observed.shape[0]):
-        if observed[c] > 0.0:
+        if work[W_N, c] > 0.0:
             lo = min(lo, work[W_LO, c])
             hi = max(hi, work[W_HI, c])
     best = -np.inf
@@ -166,7 +182,7 @@ def _best_numeric(
         threshold = lo + step * (t + 1)
         if not (lo < threshold < hi):
             continue
-        merit = _numeric_merit(observed, threshold, work, pre_entropy, min_branch_fraction)
+        merit = _numeric_merit(threshold, work, pre_entropy, min_branch_fraction)
         if merit > best:
             best = merit
             best_threshold = threshold

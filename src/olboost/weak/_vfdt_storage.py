@@ -10,21 +10,24 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def nominal_codes_valid(x, nominal_columns, nominal_cardinality):
-    """Whether every nominal column of ``x`` holds an integer code in ``[0, cardinality)``."""
+def nominal_codes_valid(x, nominal_columns, nominal_cardinality, allow_missing):
+    """Whether every nominal column of ``x`` holds an integer code in ``[0, cardinality)``, or
+    NaN (missing) if ``allow_missing``."""
     for q in range(nominal_columns.shape[0]):
         v = x[nominal_columns[q]]
+        if v != v and allow_missing:
+            continue
         if not (v >= 0.0 and v < nominal_cardinality[q] and v == math.floor(v)):
             return False
     return True
 
 
 @numba.njit(cache=True)
-def first_bad_row(X, nominal_columns, nominal_cardinality):
+def first_bad_row(X, nominal_columns, nominal_cardinality, allow_missing):
     """Index of the first row of ``X`` failing :func:`nominal_codes_valid`, ``X.shape[0]`` if
     none."""
     for i in range(X.shape[0]):
-        if not nominal_codes_valid(X[i], nominal_columns, nominal_cardinality):
+        if not nominal_codes_valid(X[i], nominal_columns, nominal_cardinality, allow_missing):
             return i
     return X.shape[0]
 

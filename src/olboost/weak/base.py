@@ -187,6 +187,12 @@ class Committee(Estimator):
         """A context the compiled kernels run in (e.g. the committee's thread count)."""
         return contextlib.nullcontext()
 
+    @property
+    def handles_missing(self) -> bool:
+        """Whether the learners take missing attribute values (NaN) in ``predict`` and ``learn``;
+        the booster's input checks let NaN through only then."""
+        return False
+
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of the float64 matrix ``X`` that :meth:`predict` would reject
         beyond the booster's own checks (``len(X)`` if none): the compiled loop stops there and

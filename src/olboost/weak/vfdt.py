@@ -156,6 +156,14 @@ class VFDTCommittee(Committee):
     semantics
         ``"river"`` (River's ``HoeffdingTreeClassifier``) or ``"weka_port"`` (the Weka port used by
         the online boosting papers' code; see above).
+    missing
+        ``"learn"``: an attribute value may be missing (NaN; ``None`` or an absent key in a dict
+        given to a booster), as River's and MOA's trees allow. The attribute's observers skip the
+        example (each numeric observer keeps the weight it saw), naive Bayes leaves the attribute
+        out, and at a split on that attribute the example goes to the child with the most weight
+        below it (River's ``most_common_path``); an example that took such a detour is learned by
+        the leaf it reaches without a split attempt, as in River. ``"error"``: a missing value is
+        rejected with a ``ValueError``, before anything changes.
     n_threads
         Numba threads the trees learn on (capped by ``NUMBA_NUM_THREADS``); results do not depend
         on it. The default, 1, is the safe choice: on a machine whose cores are busy with other
@@ -213,6 +221,7 @@ class VFDTCommittee(Committee):
         "leaf_prediction": OneOf("mc", "nb", "nba"),
         "nominal_splits": OneOf("both", "multiway"),
         "semantics": OneOf("river", "weka_port"),
+        "missing": OneOf("learn", "error"),
         "nb_threshold": Interval(0, None),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
@@ -236,6 +245,7 @@ class VFDTCommittee(Committee):
         n_threads: int = 1,
         nominal_splits: str = "both",
         semantics: str = "river",
+        missing: str = "learn",
     ):
         self.n_features = n_features
         self.grace_period = grace_period
@@ -253,6 +263,7 @@ class VFDTCommittee(Committee):
         self.n_threads = n_threads
         self.nominal_splits = nominal_splits
         self.semantics = semantics
+        self.missing = missing
         self._validate_params()
 
     def _validate_params(self) -> None:
@@ -384,14 +395,27 @@ class VFDTCommittee(Committee):
 
     # -------------------------------------------------------------------------- contract
 
+    @property
+    def handles_missing(self) -> bool:
+        """Whether missing values (NaN) are learned from (``missing="learn"``)."""
+        return self.missing == "learn"
+
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
             raise ValueError(
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
             )
+        if np.isinf(x).any():
+            j = int(np.flatnonzero(np.isinf(x))[0])
+            raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
+        if not self.handles_missing and np.isnan(x).any():
+            j = int(np.flatnonzero(np.isnan(x))[0])
+            raise ValueError(
+                f"x has a missing value (NaN) at attribute {j}, and missing={self.missing!r}"
+            )
         if self.nominal_columns_.size and not K.nominal_codes_valid(
-            x, self.nominal_columns_, self.nominal_cardinality_
+            x, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
         ):
             raise ValueError(
                 "nominal attributes must hold integer codes in [0, number of categories), got "
@@ -404,7 +428,11 @@ class VFDTCommittee(Committee):
         :meth:`_check_x` would reject, ``n`` if none."""
         if not self.nominal_columns_.size:
             return X.shape[0]
-        return int(K.first_bad_row(X, self.nominal_columns_, self.nominal_cardinality_))
+        return int(
+            K.first_bad_row(
+                X, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
+            )
+        )
 
     def compiled(self) -> CompiledKernels:
         """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`, :func:`K.learn`) and
