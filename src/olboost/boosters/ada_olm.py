@@ -119,14 +119,16 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
     True
     """
 
+    # rates, scales and bounds must be finite: an infinite one turns Hedge's log-weights or the
+    # learner weights alpha into inf and then NaN within a few rounds
     _param_constraints = {
         **MulticlassBooster._param_constraints,
         "loss": OneOf(*_LOSSES),
         "vote": OneOf(*_VOTES),
         "predict_with": OneOf("sampled", "best"),
-        "hedge_rate": Interval(0, None, closed="left"),
-        "alpha_bound": Interval(0, None, closed="neither", allow_none=True),
-        "step_scale": Interval(0, None, closed="neither", allow_none=True),
+        "hedge_rate": Interval(0, math.inf, closed="left"),
+        "alpha_bound": Interval(0, math.inf, closed="neither", allow_none=True),
+        "step_scale": Interval(0, math.inf, closed="neither", allow_none=True),
     }
 
     def __init__(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
@@ -83,12 +84,14 @@ class AdaOLMR(AdaptiveState, RankingBooster):
     True
     """
 
+    # rates, scales and bounds must be finite: an infinite one turns Hedge's log-weights or the
+    # learner weights alpha into inf and then NaN within a few rounds
     _param_constraints = {
         **RankingBooster._param_constraints,
         "predict_with": OneOf("sampled", "best"),
-        "step_scale": Interval(0, None, closed="neither"),
-        "alpha_bound": Interval(0, None, closed="neither"),
-        "hedge_rate": Interval(0, None, closed="left"),
+        "step_scale": Interval(0, math.inf, closed="neither"),
+        "alpha_bound": Interval(0, math.inf, closed="neither"),
+        "hedge_rate": Interval(0, math.inf, closed="left"),
     }
 
     def __init__(

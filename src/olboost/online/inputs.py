@@ -1,17 +1,37 @@
 """Input checks of the online-learner layer: feature vectors and matrices, checked completely
-before any state changes, and row access to dense or sparse streams."""
+before any state changes, and row access to dense or sparse streams.
+
+Every feature value must be a number of magnitude at most :data:`MAX_ABS_FEATURE`; a missing
+value (NaN, or ``None`` in a dict) is accepted only by learners that handle missing values (see
+``OnlineLearner._missing_allowed``), and infinities never are. Errors name the offending feature:
+its key for dict input, its column index otherwise.
+"""
 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from olboost.feedback import FullFeedback
 
-__all__ = ["Rows", "FeedbackRows", "as_floats", "check_outputs"]
+__all__ = [
+    "MAX_ABS_FEATURE",
+    "Rows",
+    "FeedbackRows",
+    "as_floats",
+    "check_outputs",
+    "check_values",
+    "dict_values",
+]
+
+#: Largest feature magnitude accepted. The trees keep Gaussian statistics of every attribute
+#: (running means and sums of squared deviations): a deviation of 1e160 squares to inf and a
+#: single such value would leave inf/NaN in those statistics for good. 1e100 squared is 1e200,
+#: far from float64's 1.8e308 even summed over billions of examples.
+MAX_ABS_FEATURE = 1e100
 
 
 def check_outputs(value: Any) -> str | None:
@@ -39,6 +59,76 @@ def as_floats(values: Any, what: str) -> np.ndarray:
         raise TypeError(f"{what} must be numbers ({err})") from None
 
 
+def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: str) -> np.ndarray:
+    """The values of ``x`` under ``keys`` as a float64 vector.
+
+    A key absent from ``x`` or holding ``None`` is a missing value: NaN when ``allow_missing``,
+    else a ``ValueError`` naming the key. A value that is not a number is a ``TypeError`` naming
+    the key.
+    """
+    out = np.empty(len(keys))
+    for j, key in enumerate(keys):
+        value = x.get(key)
+        if value is None:
+            if not allow_missing:
+                what = "None" if key in x else "absent"
+                raise ValueError(
+                    f"{who}: x has a missing value ({what}) under key {key!r}, and this model "
+                    "does not accept missing values"
+                )
+            out[j] = np.nan
+            continue
+        if isinstance(value, str | bytes):
+            raise TypeError(f"{who}: the value under key {key!r} must be a number, got {value!r}")
+        try:
+            out[j] = value
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{who}: the value under key {key!r} must be a number, got {value!r}"
+            ) from None
+    return out
+
+
+def _first_bad(values: np.ndarray, allow_missing: bool) -> int | None:
+    """Flat index of the first value that is not accepted (see :func:`check_values`)."""
+    # one pass: False for NaN, infinities and values beyond the limit alike
+    ok = np.abs(values) <= MAX_ABS_FEATURE
+    if allow_missing:
+        ok |= np.isnan(values)
+    if ok.all():
+        return None
+    return int(np.argmin(ok))
+
+
+def _problem(value: float, where: str, allow_missing: bool, subject: str = "x") -> str:
+    """What is wrong with the rejected ``value`` found at ``where`` of ``subject``."""
+    if np.isnan(value):
+        return (
+            f"{subject} has a missing value (NaN) at {where}, and this model does not accept "
+            "missing values"
+        )
+    if np.isinf(value):
+        why = " (a missing value is NaN, not an infinity)" if allow_missing else ""
+        return f"{subject} has an infinite value ({value}) at {where}{why}"
+    return (
+        f"{subject} has a value too large in magnitude ({value:g}) at {where}: feature values "
+        f"must lie within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE), as the trees' Gaussian "
+        "statistics square deviations from the mean, which would overflow"
+    )
+
+
+def check_values(
+    xv: np.ndarray, keys: Sequence[Hashable] | None, allow_missing: bool, who: str
+) -> None:
+    """Raise a ``ValueError`` naming the first unacceptable value of the vector ``xv`` (NaN
+    unless ``allow_missing``, an infinity, or a magnitude above :data:`MAX_ABS_FEATURE`): by its
+    key when ``keys`` is given, else by its index."""
+    j = _first_bad(xv, allow_missing)
+    if j is not None:
+        where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
+        raise ValueError(f"{who}: {_problem(float(xv[j]), where, allow_missing)}")
+
+
 class Rows:
     """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
 
@@ -46,21 +136,32 @@ class Rows:
         self.X, self.n, self.d, self.sparse = X, n, d, sparse
 
     @classmethod
-    def of(cls, X: Any, name: str) -> Rows:
+    def of(cls, X: Any, name: str, allow_missing: bool = False) -> Rows:
+        """Check ``X`` (dense or scipy sparse, 2-D, at least one feature, values as for
+        :func:`check_values`) and wrap it; errors name ``name``, the row and the column."""
         if hasattr(X, "tocsr") and hasattr(X, "nnz"):
             X = X.tocsr()
-            data = np.asarray(X.data, dtype=np.float64)
-            if not np.isfinite(data).all():
-                raise ValueError(f"{name}: X has non-finite values")
+            if len(X.shape) != 2:
+                raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
+            if X.shape[1] == 0:
+                raise ValueError(f"{name}: X has no features")
+            data = as_floats(X.data, f"{name}: X")
+            k = _first_bad(data, allow_missing)
+            if k is not None:
+                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
+                where = f"row {i}, feature {int(X.indices[k])}"
+                raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
             return cls((data, X.indices, X.indptr), X.shape[0], X.shape[1], True)
         X = as_floats(X, f"{name}: X")
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
         if X.shape[1] == 0:
             raise ValueError(f"{name}: X has no features")
-        if not np.isfinite(X).all():
-            i, j = np.argwhere(~np.isfinite(X))[0]
-            raise ValueError(f"{name}: X has a non-finite value at row {i}, feature {j}")
+        k = _first_bad(X.ravel(), allow_missing)
+        if k is not None:
+            i, j = divmod(k, X.shape[1])
+            where = f"row {i}, feature {j}"
+            raise ValueError(f"{name}: {_problem(float(X.flat[k]), where, allow_missing, 'X')}")
         return cls(X, X.shape[0], X.shape[1], False)
 
     def block(self, start: int, size: int) -> np.ndarray:

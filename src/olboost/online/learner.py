@@ -13,8 +13,19 @@ A learner implements four hooks: ``_init_state()`` (allocate learned state once 
 the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64
 vector, without changing the model), ``_learn_row(xv, target)`` (learn one checked example) and,
 optionally, ``_stream(rows, targets, return_scores)`` (score then learn many rows; by default one
-at a time). Committee boosters (:mod:`olboost.boosters`) are learners; so can be any other online
-model.
+at a time) and ``_missing_allowed()`` (whether it takes missing values; by default not).
+Committee boosters (:mod:`olboost.boosters`) are learners; so can be any other online model.
+
+Parameters are checked again when the model starts (they may have changed since construction,
+e.g. by River's ``mutate`` or by assignment), before anything is set, together with those of
+parameters that are themselves estimators (a booster's committee).
+
+**Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value,
+in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
+The features of dict input are fixed by the first example, as in River: a later dict may omit
+some of them (they are missing) and may hold keys not seen then, which are ignored. Any other
+learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
+and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 """
 
 from __future__ import annotations
@@ -28,7 +39,14 @@ import numpy as np
 from olboost._river import RiverClassifier
 from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
-from olboost.online.inputs import FeedbackRows, Rows, as_floats, check_outputs
+from olboost.online.inputs import (
+    FeedbackRows,
+    Rows,
+    as_floats,
+    check_outputs,
+    check_values,
+    dict_values,
+)
 
 __all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
 
@@ -39,7 +57,8 @@ class OnlineLearner(Estimator):
     #: Name of the parameter (and, with ``_``, of the learned attribute) holding the outputs.
     _outputs_param = "labels"
 
-    _param_constraints = {"seed": Interval(None, None, integer=True, allow_none=True)}
+    # NumPy's seed sequences, from which every random stream derives, take non-negative ints
+    _param_constraints = {"seed": Interval(0, None, integer=True, allow_none=True)}
 
     # ------------------------------------------------------------------ hooks for subclasses
 
@@ -54,6 +73,13 @@ class OnlineLearner(Estimator):
     def _learn_row(self, xv: np.ndarray, target: Any) -> None:
         """Learn one checked example (``target``: a class code or a feedback); ``t_`` += 1."""
         raise NotImplementedError
+
+    def _missing_allowed(self) -> bool:
+        """Whether the model takes missing values: NaN in vectors and matrices, ``None`` or an
+        absent key in dicts, and ignores dict keys not seen in the first example (River's
+        convention for emerging features: the features are fixed by the first example). When
+        false (the default), all of these are rejected, naming the key or column."""
+        return False
 
     def _stream(self, rows: Rows, targets: Sequence, return_scores: bool) -> np.ndarray | None:
         """Score then learn each row, ``targets[i]`` being row ``i``'s target; the scores made
@@ -110,12 +136,28 @@ class OnlineLearner(Estimator):
             index = {value: i for i, value in enumerate(self._outputs())}
         return index
 
-    def _start(self, n_features: int, feature_names: list[Hashable] | None) -> None:
-        """Fix the outputs, the seed and the features on the first example; then
-        :meth:`_init_state`."""
+    def _check_params(self) -> None:
+        """Validate every parameter, and the parameters of those that are estimators (a
+        booster's committee, which the booster starts): they may have changed since
+        construction. Raises naming the parameter; changes nothing."""
+        self._validate_params()
+        for value in self._get_params().values():
+            if isinstance(value, Estimator):
+                value._validate_params()
+
+    def _start(
+        self,
+        n_features: int,
+        feature_names: list[Hashable] | None,
+        outputs: list[Hashable] | None = None,
+    ) -> None:
+        """Fix the outputs (``outputs``, or those of :meth:`_outputs`), the seed and the
+        features on the first example; then :meth:`_init_state`. Parameters are checked first;
+        a start that fails leaves the learner as it was."""
+        self._check_params()
         before = dict(self.__dict__)
         try:
-            outputs = self._outputs()
+            outputs = self._outputs() if outputs is None else outputs
             self._set_outputs(outputs)
             self._index = {value: i for i, value in enumerate(outputs)}
             seed = self.seed if self.seed is not None else int(np.random.SeedSequence().entropy)
@@ -164,8 +206,10 @@ class OnlineLearner(Estimator):
     # ------------------------------------------------------------------ input checks
 
     def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
-        """Validate one feature vector; returns it as float64 and, for dicts, the key order."""
+        """Validate one feature vector; returns it as float64 and, for the first dict, the key
+        order (sorted) that fixes the features."""
         name = type(self).__name__
+        allow = self._missing_allowed()
         names: list[Hashable] | None = None
         if isinstance(x, Mapping):
             known = self.__dict__.get("feature_names_in_")
@@ -175,22 +219,24 @@ class OnlineLearner(Estimator):
                 # Sorted, so that the first dict's key order does not decide which columns each
                 # weak learner sees.
                 names = sorted(x, key=lambda key: (str(key), type(key).__name__))
-                values = [x[key] for key in names]
+                keys = names
             else:
-                if len(x) != len(known) or any(key not in x for key in known):
+                keys = known
+                if not allow and (len(x) != len(known) or any(key not in x for key in known)):
                     missing = [key for key in known if key not in x]
                     extra = [key for key in x if key not in set(known)]
                     raise ValueError(
                         f"{name}: x has different features than the first example "
-                        f"(missing {missing[:5]}, unexpected {extra[:5]})"
+                        f"(missing {missing[:5]}, unexpected {extra[:5]}), and this model does "
+                        "not accept missing values"
                     )
-                values = [x[key] for key in known]
-            xv = as_floats(values, f"{name}: feature values")
+            xv = dict_values(x, keys, allow, name)
         else:
             if self.__dict__.get("feature_names_in_") is not None:
                 raise TypeError(f"{name}: x must be a dict, as in the first example")
             if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
                 raise TypeError(f"{name}: x must be a dict or a 1-D vector, got {type(x).__name__}")
+            keys = None
             xv = as_floats(x, f"{name}: feature values")
             if xv.ndim != 1:
                 raise ValueError(f"{name}: x must be 1-D, got shape {xv.shape}")
@@ -201,15 +247,11 @@ class OnlineLearner(Estimator):
             )
         if xv.shape[0] == 0:
             raise ValueError(f"{name}: x has no features")
-        bad = ~np.isfinite(xv)
-        if bad.any():
-            j = int(np.flatnonzero(bad)[0])
-            key = names[j] if names is not None else j
-            raise ValueError(f"{name}: x has a non-finite value ({xv[j]}) at feature {key!r}")
+        check_values(xv, keys, allow, name)
         return xv, names
 
     def _check_X(self, X: Any) -> Rows:
-        rows = Rows.of(X, type(self).__name__)
+        rows = Rows.of(X, type(self).__name__, self._missing_allowed())
         if self._started and rows.d != self.n_features_in_:
             raise ValueError(
                 f"{type(self).__name__}: X has {rows.d} features, the model was started with "
@@ -279,8 +321,15 @@ class RankingLearner(OnlineLearner):
         """
         rows = self._check_X(X)
         Ymask = self._check_Y(Y, rows.n)
-        if self.labels is None and "labels_" not in self.__dict__:
-            self._set_outputs(list(range(Ymask.shape[1])))
+        if not self._started:
+            if rows.n == 0:
+                self._check_params()
+                return np.empty((0, Ymask.shape[1])) if return_scores else None
+            outputs = None
+            if self.labels is None and "labels_" not in self.__dict__:
+                outputs = list(range(Ymask.shape[1]))
+            # the outputs are fixed inside the start, so that a start that fails leaves none
+            self._start(rows.d, None, outputs)
         return self._stream(rows, FeedbackRows(Ymask), return_scores)
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:
@@ -395,12 +444,21 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
             raise ValueError(
                 f"{type(self).__name__}: y must be 1-D with {rows.n} entries, got shape {y.shape}"
             )
+        outputs = None
         if self.classes is None and "classes_" not in self.__dict__:
-            values = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
-            if len(values) < 2:
+            outputs = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+            if len(outputs) < 2:
                 raise ValueError(f"{type(self).__name__}: y must hold at least 2 classes")
-            self._set_outputs(values)
-        codes = [self._class_code(v) for v in y.tolist()]
+            index = {value: i for i, value in enumerate(outputs)}
+            codes = [index[v] for v in y.tolist()]
+        else:
+            codes = [self._class_code(v) for v in y.tolist()]
+        if not self._started:
+            if rows.n == 0:
+                self._check_params()
+                return np.empty((0, len(self._outputs()))) if return_scores else None
+            # the classes are fixed inside the start, so that a start that fails leaves none
+            self._start(rows.d, None, outputs)
         return self._stream(rows, codes, return_scores)
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:

@@ -1,0 +1,342 @@
+"""Bad input of every kind gets a clear error naming the parameter, key or column, raised before
+any state changes (issue 11): each rejection below pickles the model before and after and
+compares the bytes."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from olboost import AdaOLMR, VFDTCommittee
+from olboost.boosters import (
+    AdaBoostOLM,
+    AdaOVA,
+    BestTree,
+    OnlineBMR,
+    OnlineMBBM,
+    OvaAdaBoostOL,
+    OzaBoost,
+)
+from olboost.cli import main
+from olboost.online import MulticlassLearner, RankingLearner
+from olboost.online.inputs import MAX_ABS_FEATURE
+
+BOOSTERS = [AdaOLMR, OnlineBMR, AdaBoostOLM, OnlineMBBM, BestTree, OzaBoost, OvaAdaBoostOL, AdaOVA]
+
+
+def small(cls, **params):
+    outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+    return cls(VFDTCommittee(n_features=2), learners=2, seed=1, **{outputs: 3}, **params)
+
+
+def target(model, j=1):
+    return {j} if isinstance(model, RankingLearner) else j
+
+
+def Y_of(model, n):
+    if isinstance(model, RankingLearner):
+        return np.eye(3, dtype=bool)[np.arange(n) % 3]
+    return np.arange(n) % 3
+
+
+def rejects(model, call, error, match):
+    """``call()`` raises ``error`` matching ``match`` and leaves ``model`` byte-identical."""
+    before = pickle.dumps(model)
+    with pytest.raises(error, match=match):
+        call()
+    assert pickle.dumps(model) == before, "a rejected call changed the model"
+
+
+# ------------------------------------------------------------------------------ parameters
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_a_negative_seed_is_rejected_naming_it(cls):
+    with pytest.raises(ValueError, match=r"seed must be in \[0, inf\], got -1"):
+        small(cls).clone({"seed": -1})
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_a_seed_changed_after_construction_is_caught_at_start(cls):
+    # the issue: NumPy's "expected non-negative integer" at the first example, naming nothing;
+    # now the start checks the parameters first, every time, and the model stays unstarted
+    model = small(cls)
+    model.seed = -1
+    X = np.ones((4, 3))
+    for _ in range(2):
+        rejects(model, lambda: model.learn_one(X[0], target(model)), ValueError, r"\.seed must")
+        rejects(model, lambda: model.learn(X, Y_of(model, 4)), ValueError, r"\.seed must")
+    assert not model._started
+
+
+def test_a_committee_parameter_changed_after_construction_is_caught_at_start():
+    # the booster starts the committee: it checks the committee's parameters before its own start
+    model = small(AdaOLMR)
+    model.committee.grace_period = (-1.0, 5.0)
+    for _ in range(2):
+        rejects(
+            model,
+            lambda: model.learn_one(np.ones(3), {1}),
+            ValueError,
+            r"VFDTCommittee\.grace_period\[0\] must be",
+        )
+
+
+FLOAT_PARAMS = [
+    (AdaOLMR, "hedge_rate"),
+    (AdaOLMR, "step_scale"),
+    (AdaOLMR, "alpha_bound"),
+    (AdaBoostOLM, "hedge_rate"),
+    (AdaBoostOLM, "step_scale"),
+    (AdaBoostOLM, "alpha_bound"),
+    (OnlineBMR, "gamma"),
+    (OnlineBMR, "gamma_cap"),
+    (OnlineMBBM, "gamma"),
+]
+
+
+@pytest.mark.parametrize(("cls", "name"), FLOAT_PARAMS)
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_float_parameters_must_be_finite(cls, name, value):
+    with pytest.raises(ValueError, match=rf"{cls.__name__}\.{name} must"):
+        small(cls, **{name: value})
+
+
+def test_an_infinite_hedge_rate_no_longer_gives_nan_weights():
+    # the issue: hedge_rate=inf was accepted and after 50 rows the log-weights were NaN
+    with pytest.raises(ValueError, match=r"AdaOLMR\.hedge_rate must be in \[0, inf\), got inf"):
+        AdaOLMR(hedge_rate=float("inf"))
+    model = small(AdaOLMR)
+    model.hedge_rate = float("inf")
+    rejects(model, lambda: model.learn_one(np.ones(3), {1}), ValueError, "hedge_rate")
+
+
+@pytest.mark.parametrize(
+    ("cls", "params", "name"),
+    [
+        (AdaOLMR, {"learners": 0}, "learners"),
+        (AdaOLMR, {"learners": 2.5}, "learners"),
+        (OnlineBMR, {"draws": 0}, "draws"),
+        (OnlineMBBM, {"draws": 0}, "draws"),
+        (AdaOLMR, {"step_scale": 0.0}, "step_scale"),
+        (AdaOLMR, {"alpha_bound": -1.0}, "alpha_bound"),
+        (OnlineBMR, {"gamma": 1.0}, "gamma"),
+        (AdaOLMR, {"hedge_rate": "1"}, "hedge_rate"),
+    ],
+)
+def test_other_bad_parameters_name_the_parameter(cls, params, name):
+    with pytest.raises((ValueError, TypeError), match=rf"\.{name}"):
+        small(cls).clone(params)
+
+
+def test_the_cli_reports_a_bad_seed_without_a_traceback(capsys):
+    args = ["run", "--dataset", "emotions", "--seed", "-1", "--learners", "2", "--no-progress"]
+    code = main(args)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "AdaOLMR.seed must be in [0, inf], got -1" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------------------ feature values
+
+
+class RecordingRanker(RankingLearner):
+    """A test-only learner that records the vectors it learns and takes missing values, through
+    the hook the committee boosters override (with what their committee handles)."""
+
+    allow_missing = True
+
+    def __init__(self, labels=None, seed=None):
+        self.labels = labels
+        self.seed = seed
+        self._validate_params()
+
+    def _missing_allowed(self):
+        return self.allow_missing
+
+    def _init_state(self):
+        self.seen_ = []
+
+    def _raw_scores(self, xv):
+        return np.zeros(len(self._outputs()))
+
+    def _learn_row(self, xv, target):
+        self.t_ += 1
+        self.seen_.append(xv.copy())
+
+
+class RecordingClassifier(MulticlassLearner):
+    """The multiclass twin of :class:`RecordingRanker`."""
+
+    def __init__(self, classes=None, seed=None):
+        self.classes = classes
+        self.seed = seed
+        self._validate_params()
+
+    def _missing_allowed(self):
+        return True
+
+    def _init_state(self):
+        self.seen_ = []
+
+    def _raw_scores(self, xv):
+        return np.zeros(len(self._outputs()))
+
+    def _learn_row(self, xv, target):
+        self.t_ += 1
+        self.seen_.append(xv.copy())
+
+
+class StrictRanker(RecordingRanker):
+    """A learner that does not take missing values (the default of the hook)."""
+
+    allow_missing = False
+
+
+def started(cls=AdaOLMR, dicts=False):
+    model = small(cls)
+    for i in range(3):
+        x = np.array([i, 1.0 - i, 0.5])
+        model.learn_one(dict(zip("abc", x, strict=True)) if dicts else x, target(model, i))
+    return model
+
+
+@pytest.mark.parametrize("value", [1e101, -1e160, 1.7e308])
+def test_a_huge_finite_feature_is_rejected_naming_column_and_limit(value):
+    model = started()
+    x = np.array([0.0, value, 1.0])
+    limit = r"within \+/-1e\+100 \(MAX_ABS_FEATURE\), as the trees' Gaussian statistics"
+    rejects(model, lambda: model.learn_one(x, {1}), ValueError, rf"at feature 1: .*{limit}")
+    rejects(model, lambda: model.score_one(x), ValueError, "at feature 1")
+    X = np.zeros((4, 3))
+    X[2, 1] = value
+    rejects(model, lambda: model.learn(X, Y_of(model, 4)), ValueError, "row 2, feature 1:.*1e")
+    rejects(model, lambda: model.score(X), ValueError, "row 2, feature 1")
+    rejects(model, lambda: model.learn(sp.csr_array(X), Y_of(model, 4)), ValueError, "row 2, f")
+    assert MAX_ABS_FEATURE == 1e100
+    model.learn_one(np.array([0.0, MAX_ABS_FEATURE, -MAX_ABS_FEATURE]), {1})  # the limit itself
+
+
+def test_a_huge_feature_in_a_dict_is_named_by_its_key():
+    model = started(dicts=True)
+    x = {"a": 0.0, "b": 1e160, "c": 1.0}
+    rejects(model, lambda: model.learn_one(x, {1}), ValueError, "at key 'b': .*1e\\+100")
+    fresh = small(AdaOLMR)
+    rejects(fresh, lambda: fresh.learn_one(x, {1}), ValueError, "at key 'b'")
+
+
+def test_a_multiclass_booster_rejects_huge_values_on_every_path():
+    model = started(AdaBoostOLM)
+    x = np.array([1e200, 0.0, 0.0])
+    rejects(model, lambda: model.learn_one(x, 1), ValueError, "at feature 0")
+    rejects(model, lambda: model.predict_one(x), ValueError, "at feature 0")
+    rejects(model, lambda: model.predict_proba_one(x), ValueError, "at feature 0")
+    X = np.zeros((3, 3))
+    X[1, 2] = -1e200
+    rejects(model, lambda: model.predict_then_learn(X, [0, 1, 2]), ValueError, "row 1, feature 2")
+    rejects(model, lambda: model.predict(X), ValueError, "row 1, feature 2")
+
+
+def test_a_nan_under_a_known_key_is_named_by_the_key():
+    # the issue: "at feature 0" (the internal sorted position) instead of the key
+    model = StrictRanker(labels=3)
+    for i in range(3):
+        model.learn_one({"c": 0.5, "b": 1.0 - i, "a": float(i)}, {i})
+    for x, match in [
+        ({"a": np.nan, "b": 1.0, "c": 0.0}, r"missing value \(NaN\) at key 'a'"),
+        ({"a": 1.0, "b": 1.0, "c": float("inf")}, r"infinite value \(inf\) at key 'c'"),
+        ({"a": 1.0, "b": None, "c": 0.0}, r"missing value \(None\) under key 'b'"),
+        ({"a": 1.0, "c": 0.0}, r"missing \['b'\]"),
+        ({"a": 1.0, "b": 1.0, "c": 0.0, "d": 1.0}, r"unexpected \['d'\]"),
+    ]:
+        rejects(model, lambda x=x: model.learn_one(x, {1}), ValueError, match)
+        rejects(model, lambda x=x: model.score_one(x), ValueError, match)
+    rejects(model, lambda: model.learn_one({"a": 1, "b": "x", "c": 0}, {1}), TypeError, "key 'b'")
+
+
+def test_none_in_the_first_dict_is_reported_as_missing():
+    model = StrictRanker(labels=3)
+    rejects(model, lambda: model.learn_one({"a": 1.0, "b": None}, {1}), ValueError, r"\(None\)")
+
+
+def test_a_sparse_matrix_without_columns_starts_nothing():
+    for model in (small(AdaOLMR), small(AdaBoostOLM)):
+        empty = sp.csr_array((4, 0))
+        rejects(model, lambda m=model, e=empty: m.learn(e, Y_of(m, 4)), ValueError, "X has no f")
+        rejects(model, lambda m=model: m.learn(np.zeros((4, 0)), Y_of(m, 4)), ValueError, "no f")
+        assert not model._started
+
+
+def test_a_failed_start_on_arrays_leaves_no_outputs_behind():
+    # the outputs of a model built without them are fixed inside the start's rollback
+    for cls in (AdaOLMR, AdaBoostOLM):
+        outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+        model = cls(VFDTCommittee(nominal_attributes={9: 3}), learners=2, seed=1, **{outputs: None})
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match="nominal_attributes"):
+            model.learn(np.zeros((4, 3)), Y_of(model, 4))
+        assert pickle.dumps(model) == before
+
+
+# ------------------------------------------------------------------------------ missing values
+
+
+def test_the_missing_hook_lets_nan_none_and_absent_keys_through_as_nan():
+    model = RecordingRanker(labels=3)
+    model.learn_one({"b": 2.0, "a": None}, {1})  # features fixed: ['a', 'b']
+    model.learn_one({"a": np.nan, "b": 1.0}, {1})
+    model.learn_one({"b": 3.0}, {0})  # 'a' absent
+    model.learn_one({"a": 4.0, "b": 5.0, "z": 9.0}, {2})  # 'z' unseen at start: ignored
+    assert model.feature_names_in_ == ["a", "b"] and model.n_features_in_ == 2
+    np.testing.assert_array_equal(
+        np.array(model.seen_), [[np.nan, 2.0], [np.nan, 1.0], [np.nan, 3.0], [4.0, 5.0]]
+    )
+    assert model.score_one({"b": None}) == {0: 0.0, 1: 0.0, 2: 0.0}
+    # infinities and huge values are still rejected, naming the key
+    rejects(model, lambda: model.learn_one({"a": np.inf}, {1}), ValueError, "key 'a'.*not an inf")
+    rejects(model, lambda: model.learn_one({"b": -1e200}, {1}), ValueError, "too large.*key 'b'")
+    rejects(model, lambda: model.score_one({"a": -np.inf}), ValueError, "key 'a'")
+
+
+def test_the_missing_hook_covers_vectors_and_dense_and_sparse_arrays():
+    model = RecordingRanker()
+    X = np.array([[1.0, np.nan], [np.nan, 2.0], [3.0, 4.0]])
+    Y = np.eye(3, dtype=bool)
+    model.score_then_learn(X, Y)
+    model.learn(sp.csr_array(X), Y)
+    model.learn_one(np.array([np.nan, np.nan]), {0})
+    assert model.score(X).shape == (3, 3)
+    seen = np.array(model.seen_)
+    np.testing.assert_array_equal(seen[:6], np.vstack([X, X]))
+    assert np.isnan(seen[6]).all()
+    bad = X.copy()
+    bad[2, 1] = np.inf
+    rejects(model, lambda: model.learn(bad, Y), ValueError, "row 2, feature 1")
+    rejects(model, lambda: model.learn(sp.csr_array(bad), Y), ValueError, "row 2, feature 1")
+    rejects(model, lambda: model.score(bad), ValueError, "row 2, feature 1")
+    rejects(model, lambda: model.learn_one(bad[2], {0}), ValueError, "feature 1")
+
+    clf = RecordingClassifier()
+    clf.predict_then_learn(X, ["u", "v", "u"])
+    clf.learn_one([np.nan, 1.0], "v")
+    assert clf.predict_one([np.nan, np.nan]) == "u"
+    assert clf.predict(X).shape == (3,)
+    assert len(clf.seen_) == 4 and np.isnan(clf.seen_[3][0])
+    rejects(clf, lambda: clf.predict_then_learn(bad, ["u", "v", "u"]), ValueError, "row 2")
+
+
+def test_without_the_hook_missing_values_are_rejected_everywhere():
+    model = StrictRanker(labels=3)
+    model.learn_one(np.ones(3), {1})
+    X = np.zeros((3, 3))
+    X[1, 0] = np.nan
+    match = r"missing value \(NaN\) at .*does not accept missing values"
+    rejects(model, lambda: model.learn_one(X[1], {1}), ValueError, match)
+    rejects(model, lambda: model.score_one(X[1]), ValueError, match)
+    rejects(model, lambda: model.learn(X, Y_of(model, 3)), ValueError, "row 1, feature 0")
+    rejects(model, lambda: model.score(X), ValueError, "row 1, feature 0")
+    rejects(model, lambda: model.learn(sp.csr_array(X), Y_of(model, 3)), ValueError, "row 1, f")
