@@ -8,7 +8,10 @@ exported.
 
 Checks cover: purity (inputs and, for scoring, the model itself are left untouched), pickling (a
 pickled model resumes and ends identical to an uninterrupted one), seeding (same seed, same results
-bit for bit), bad input (rejected before any state changes), clone, and the shape of predictions.
+bit for bit), bad input (rejected before any state changes: wrong lengths, types, labels, a huge
+feature value, a missing value where the model takes none), bad parameters (each estimator's own,
+rejected naming the parameter, at construction and when changed before the first example), clone,
+and the shape of predictions.
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from __future__ import annotations
 import copy
 import importlib
 import inspect
+import math
 import pickle
 import pkgutil
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from olboost.base import Estimator
+from olboost.base import Estimator, Interval
 
 __all__ = ["all_estimators", "yield_checks", "synthetic_multilabel"]
 
@@ -99,6 +103,7 @@ def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
 
     yield check_clone_params
     yield check_repr
+    yield check_bad_params
     if isinstance(model, Booster):
         yield check_booster_scores
         yield check_booster_purity
@@ -131,6 +136,56 @@ def check_repr(model: Estimator) -> None:
     assert text.startswith(type(model).__name__ + "(")
     for name in model._param_names():
         assert f"{name}=" in text
+
+
+def _bad_values(constraint: Interval, finite: bool) -> list[object]:
+    """Values an ``Interval`` constraint must reject: just outside each end, NaN, a string and,
+    if ``finite``, the infinities."""
+    out: list[object] = ["1"]
+    step = 1 if constraint.integer else 1.0
+    if constraint.lo is not None and math.isfinite(constraint.lo):
+        out.append(constraint.lo - (step if constraint.closed in ("both", "left") else 0))
+    if constraint.hi is not None and math.isfinite(constraint.hi):
+        out.append(constraint.hi + (step if constraint.closed in ("both", "right") else 0))
+    if not constraint.integer:
+        out.append(math.nan)
+        if finite:
+            out += [math.inf, -math.inf]
+    return out
+
+
+def check_bad_params(model: Estimator) -> None:
+    """Every numeric parameter rejects values outside its range (and a learner's float
+    parameters the infinities) at construction, naming it; a learner also rejects a parameter
+    changed to a bad value after construction (a negative seed) at its first example, unchanged."""
+    from olboost.online import OnlineLearner
+
+    learner = isinstance(model, OnlineLearner)
+    params = set(model._param_names())
+    for name, constraint in model._param_constraints.items():
+        if name not in params or not isinstance(constraint, Interval):
+            continue
+        for value in _bad_values(constraint, finite=learner):
+            try:
+                model.clone({name: value})
+            except (ValueError, TypeError) as err:
+                assert f".{name}" in str(err), f"the error for {name}={value!r} must name it"
+            else:
+                raise AssertionError(f"{type(model).__name__}({name}={value!r}) must raise")
+    if not (learner and "seed" in params):
+        return
+    model = _with_labels(model)
+    X, ys = _stream(model, 2)
+    model.seed = -1
+    before = pickle.dumps(model)
+    for _ in range(2):  # the same clear error again: nothing half started
+        try:
+            model.learn_one(X[0], ys[0])
+        except ValueError as err:
+            assert ".seed" in str(err), "a negative seed must be reported naming it"
+        else:
+            raise AssertionError("learn_one must reject a negative seed set after construction")
+        assert pickle.dumps(model) == before, "a rejected start changed the model"
 
 
 # ------------------------------------------------------------------------------ boosters
@@ -243,14 +298,19 @@ def check_booster_bad_input(model: Estimator) -> None:
         model.learn_one(x, y)
     outputs = model._outputs()
     before = pickle.dumps(model)
-    nan = X[0].copy()
+    nan, huge, inf = X[0].copy(), X[0].copy(), X[0].copy()
     nan[1] = np.nan
+    huge[1] = 1e160  # finite, but its square overflows the trees' Gaussian statistics
+    inf[1] = -np.inf
     bad_cases = [
         (X[0][:-1], ys[0], ValueError),  # wrong length
         (np.append(X[0], 1.0), ys[0], ValueError),
-        (nan, ys[0], ValueError),
+        (huge, ys[0], ValueError),
+        (inf, ys[0], ValueError),
         ("abc", ys[0], TypeError),
     ]
+    if not model._missing_allowed():
+        bad_cases.append((nan, ys[0], ValueError))
     if _is_ranker(model):
         bad_cases += [
             (X[0], {"no such label"}, ValueError),
@@ -279,6 +339,18 @@ def check_booster_bad_input(model: Estimator) -> None:
         else:
             raise AssertionError(f"learn_one({x!r}, {y!r}) must raise {err.__name__}")
         assert pickle.dumps(model) == before, f"a rejected example ({x!r}, {y!r}) changed the model"
+    X_huge = X[:3].copy()
+    X_huge[1, 0] = -1e160
+    try:
+        if _is_ranker(model):
+            model.learn(X_huge, np.zeros((3, len(outputs)), dtype=bool))
+        else:
+            model.learn(X_huge, [outputs[0]] * 3)
+    except ValueError as err:
+        assert "row 1, feature 0" in str(err), "a huge value must be reported by row and column"
+    else:
+        raise AssertionError("learn must reject a huge feature value")
+    assert pickle.dumps(model) == before, "a rejected matrix changed the model"
     try:
         model.clone({"learners": 0})
     except ValueError:
