@@ -12,6 +12,10 @@ evaluates one algorithm on one data set.
   (e.g. the PUC-Rio HAR CSV). The stream is reordered with ``--seed`` (the papers' reorderings) and
   evaluated prequentially; they report ``accuracy`` and ``accuracy_last20``.
 
+A data set with missing feature values (``?`` in an ARFF file) is run as it is, the missing values
+as NaN for the trees to handle; ``olboost run`` first prints how many are missing in which
+columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON record.
+
 ``olboost reproduce mlr --seeds 10`` runs Ada.OLMR and OnlineBMR (best edge per data set, as the
 paper did) on the four bundled MULAN sets and prints the mean test rank loss beside the numbers
 published by Jung & Tewari (2018, Table 3).
@@ -177,7 +181,15 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    record = run_one(args)
+    data = _load(args)
+    counts = data.missing_counts()
+    if counts:
+        # said before the run, so that a model that cannot take them fails with the reason known
+        print(f"{data.name}: {data.missing_summary()}", flush=True)
+    record = run_one(args, data)
+    if counts:
+        record["missing_values"] = sum(counts.values())
+        record["missing_by_column"] = counts
     if args.output:
         with open(args.output, "w") as f:
             json.dump(record, f, indent=2)

@@ -259,6 +259,16 @@ def _run(
     return n, losses, np.where(pairless, np.nan, losses)
 
 
+def _require_examples(stream: Any, role: str) -> None:
+    """Refuse to evaluate a stream known to be empty: its mean loss would be NaN over 0
+    examples, which reads like a result."""
+    if _length(stream) == 0:
+        name = getattr(stream, "name", None)
+        raise ValueError(
+            f"the {role}{f' {name!r}' if name else ''} holds no examples: nothing to evaluate"
+        )
+
+
 def _progress(total: int | None, show: bool, desc: str) -> Any:
     if not show:
         return None
@@ -440,7 +450,13 @@ def train_test(
     warm_up
         Run :func:`warm_up` first (saying on stderr when it compiles), so that ``seconds``
         excludes compilation; its duration is ``compile_seconds``. Results are the same.
+
+    Raises
+    ------
+    ValueError
+        If ``test`` is known to hold no example (a data set or sequence of length 0).
     """
+    _require_examples(test, "test stream")
     compile_s = None
     if warm_up:
         train_head, train = _peel(train, WARM_UP_ROWS)
@@ -474,7 +490,9 @@ def prequential(
     (:class:`olboost.boosters.MulticlassBooster`) gets a :class:`ClassificationEvaluation`
     (accuracy over the stream and over its final 20%). With ``warm_up=True``, :func:`warm_up`
     runs first and its duration is the result's ``compile_seconds``, kept out of ``seconds``.
+    A stream known to hold no example (length 0) is a ``ValueError``.
     """
+    _require_examples(stream, "stream")
     compile_s = None
     n = _length(stream)
     if warm_up:

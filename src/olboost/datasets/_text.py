@@ -20,7 +20,8 @@ def _error(path: str, line: int, message: str) -> ValueError:
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """Read a file, decompressing it if it is gzip (recognised by its magic bytes, not its name).
+    """Read a file, decompressing it if it is gzip (recognised by its magic bytes, so a gzip file
+    may have any name; a name ending with ``.gz`` must hold gzip data).
 
     Parameters
     ----------
@@ -37,13 +38,20 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the gzip stream is truncated or corrupt.
+        If the gzip stream is truncated or corrupt, or the name ends with ``.gz`` but the
+        content is not gzip.
     """
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(2, "No such file", str(p))
     raw = p.read_bytes()
     if raw[:2] != _GZIP_MAGIC:
+        if p.name.lower().endswith(".gz"):
+            # parsing binary garbage would report a syntax error that hides the real problem
+            raise ValueError(
+                f"{p}: not a gzip file (the name ends with .gz, but the content does not start "
+                "with gzip's magic bytes 1f 8b)"
+            )
         return raw
     try:
         return gzip.decompress(raw)

@@ -4,9 +4,10 @@ Only what multi-label benchmarks need is supported: ``numeric``/``real``/``integ
 ``{a,b,...}`` attributes. ``string``, ``date`` and ``relational`` attributes raise ``ValueError``.
 
 Every value ends up in one float64 matrix: numeric attributes as their value, nominal attributes as
-the code (0..m-1) of their category, missing values (``?``) as NaN. Files whose rows are written in
-sparse form (``{i v, j w}``) give a ``scipy.sparse.csr_array``; an omitted entry is 0, which for a
-nominal attribute is its first category, as in Weka.
+the code (0..m-1) of their category, missing values (``?``, also ``nan``) as NaN; infinite values
+(``inf``, or a number beyond float64's range such as ``1e999``) are an error. Files whose rows are
+written in sparse form (``{i v, j w}``) give a ``scipy.sparse.csr_array``; an omitted entry is 0,
+which for a nominal attribute is its first category, as in Weka.
 
 Speed comes from splitting rows with ``str.split`` in one pass and converting all values at once
 with numpy; rows containing quotes or ``%`` go through a slower character tokenizer. Every error
@@ -338,6 +339,18 @@ def _parse_body(
         values[num_where] = _convert_numeric(
             tokens[num_where].tolist(), num_where, row_ptr, lines_arr, path
         )
+        infinite = np.flatnonzero(np.isinf(values[num_where]))
+        if len(infinite):
+            # "inf" and overflowing numbers ("1e999") parse as infinities, which no model takes;
+            # a missing value is "?" (or "nan")
+            k = int(num_where[infinite[0]])
+            col = int(cols[k])
+            raise _error(
+                path,
+                _entry_line(k, row_ptr, lines_arr),
+                f"attribute {attributes[col].name!r} (column {col + 1}): {tokens[k].strip()!r} "
+                "is infinite or overflows float64; write a missing value as '?'",
+            )
     nom_where = np.flatnonzero(is_nom)
     if len(nom_where):
         values[nom_where] = _convert_nominal(

@@ -12,9 +12,59 @@ __all__ = ["MulticlassDataset", "MultiLabelDataset"]
 
 
 class _Table:
-    """Row and column counts of a data set's feature matrix ``X`` (dense or sparse)."""
+    """Row and column counts of a data set's feature matrix ``X`` (dense or sparse), and its
+    missing values (NaN)."""
 
     X: np.ndarray | sp.csr_array
+    feature_names: list[str]
+    name: str
+
+    def missing_counts(self) -> dict[str, int]:
+        """Number of missing values (NaN) of each feature column that has any.
+
+        Returns
+        -------
+        dict of str to int
+            Feature name -> count, in column order; empty when nothing is missing.
+        """
+        if sp.issparse(self.X):
+            nan = np.isnan(self.X.data)
+            counts = np.bincount(self.X.indices[nan], minlength=self.X.shape[1])
+        else:
+            counts = np.isnan(self.X).sum(axis=0)
+        return {self.feature_names[j]: int(counts[j]) for j in np.flatnonzero(counts).tolist()}
+
+    @property
+    def n_missing(self) -> int:
+        """Total number of missing values (NaN) in ``X``."""
+        data = self.X.data if sp.issparse(self.X) else self.X
+        return int(np.isnan(data).sum())
+
+    def missing_summary(self, limit: int = 10) -> str:
+        """One line saying how many values are missing, and where.
+
+        Parameters
+        ----------
+        limit : int
+            Most columns listed by name (those with the most missing values first).
+
+        Returns
+        -------
+        str
+            ``"no missing values"``, or e.g. ``"7 missing values (NaN) in 2 of 5 feature
+            columns: f1: 5, f3: 2"``.
+        """
+        counts = self.missing_counts()
+        if not counts:
+            return "no missing values"
+        total = sum(counts.values())
+        top = sorted(counts.items(), key=lambda item: -item[1])[:limit]
+        more = f", ... ({len(counts) - limit} more columns)" if len(counts) > limit else ""
+        return (
+            f"{total} missing values (NaN) in {len(counts)} of {self.X.shape[1]} feature columns: "
+            + ", ".join(f"{name}: {n}" for name, n in top)
+            + more
+        )
 
     @property
     def n_samples(self) -> int:
@@ -62,6 +112,8 @@ class MultiLabelDataset(_Table):
     [([0.5], ['a']), ([1.5], ['a', 'b'])]
     >>> ds.stats()["mean_labels"]
     1.5
+    >>> ds.missing_counts(), ds.missing_summary()
+    ({}, 'no missing values')
     """
 
     name: str

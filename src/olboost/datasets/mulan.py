@@ -169,6 +169,15 @@ def _stack(a: np.ndarray | sp.csr_array, b: np.ndarray | sp.csr_array) -> np.nda
     return np.vstack([a, b])
 
 
+def _require_rows(arff: ArffFile, role: str) -> None:
+    """A file that is evaluated must hold examples: a header-only one would give a loss over
+    zero examples (NaN), not an error."""
+    if arff.data.shape[0] == 0:
+        raise arff.error(
+            arff.data_line, f"no examples after @data (header only): the {role} needs at least one"
+        )
+
+
 def _load_pair(
     arff_path: str | os.PathLike[str],
     xml_path: str | os.PathLike[str],
@@ -178,9 +187,12 @@ def _load_pair(
     labels = read_mulan_labels(xml_path)
     train = read_arff(arff_path)
     n_train = None
-    if test_path is not None:
+    if test_path is None:
+        _require_rows(train, "stream")
+    else:
         test = read_arff(test_path)
         _check_same_header(train, test)
+        _require_rows(test, "test split")
         n_train = train.data.shape[0]
         # Concatenate before splitting so features and labels are cut the same way for both.
         train = ArffFile(
@@ -203,12 +215,20 @@ def _load_pair(
     )
 
 
-def _stem(path: str | os.PathLike[str]) -> str:
+def _stem(path: str | os.PathLike[str], drop: tuple[str, ...] = ("sparse",)) -> str:
+    """The data set's name from its file name: without ``.gz``/``.arff`` and without the
+    trailing words of ``drop`` (``-sparse``, ``_train``, ..., in any order), which describe the
+    file, not the data ("Corel5k-train-sparse.arff" -> "Corel5k")."""
     name = Path(path).name
     for suffix in (".gz", ".arff"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
-    return name
+    suffixes = [sep + word for word in drop for sep in "-_"]
+    while True:
+        cut = next((x for x in suffixes if name.lower().endswith(x) and len(name) > len(x)), None)
+        if cut is None:
+            return name
+        name = name[: -len(cut)]
 
 
 def load_mulan(
@@ -225,7 +245,8 @@ def load_mulan(
     xml_path : str or path-like
         The MULAN XML file naming the labels (plain or gzip).
     name : str, optional
-        Name of the data set; defaults to the ARFF file name without ``.arff``/``.gz``.
+        Name of the data set; defaults to the ARFF file name without ``.arff``/``.gz`` and
+        without a trailing ``-sparse``.
 
     Returns
     -------
@@ -238,8 +259,9 @@ def load_mulan(
     FileNotFoundError
         If a file does not exist.
     ValueError
-        If a file is malformed, a label of the XML file is not an attribute, or a label attribute
-        is not binary ``{0,1}``; the message names the file and line.
+        If a file is malformed or holds no example, a label of the XML file is not an
+        attribute, or a label attribute is not binary ``{0,1}``; the message names the file and
+        line.
     """
     return _load_pair(arff_path, xml_path, None, name or _stem(arff_path))
 
@@ -276,13 +298,15 @@ def load(
     -------
     MultiLabelDataset
         Train rows first, then test rows; ``n_train`` is the number of train rows (None for a
-        single file without ``test``).
+        single file without ``test``). Missing feature values (``?``) are NaN; their count per
+        column is ``missing_counts()`` (a missing label is an error).
 
     Raises
     ------
     ValueError
         For an unknown name that is not an existing file (the message lists the bundled names), a
-        missing ``labels``, a test file whose header differs, or a malformed file.
+        missing ``labels``, a test file whose header differs, a malformed file, or a header-only
+        test file (or single file, without ``test``).
     FileNotFoundError
         If ``labels`` or ``test`` does not exist, or the ARFF path does not exist while
         ``labels`` is given.
@@ -325,10 +349,6 @@ def load(
         raise ValueError(
             f"labels= is required to load {path}: the path of its MULAN XML label file"
         )
-    name = _stem(path)
-    if test is not None:
-        # "tmc2007-500-train" + test file -> "tmc2007-500": the result holds both splits.
-        for suffix in ("-train", "_train"):
-            if name.lower().endswith(suffix):
-                name = name[: -len(suffix)]
+    # "tmc2007-500-train" + test file -> "tmc2007-500": the result holds both splits.
+    name = _stem(path, ("sparse", "train") if test is not None else ("sparse",))
     return _load_pair(path, labels, test, name)

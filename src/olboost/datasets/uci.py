@@ -199,23 +199,32 @@ def _numeric(
             values = joined.replace(",", ".").split("\n")
     try:
         # numpy parses the strings itself, which is much faster than float() per value.
-        return np.array(values, dtype=np.float64), []
+        out, defects = np.array(values, dtype=np.float64), []
     except ValueError:
-        pass
-    out = np.empty(len(values), dtype=np.float64)
-    defects: list[int] = []
-    known = {value for col, value in fmt.known_defects if col == column}
-    for i, v in enumerate(values):
-        if v.strip() in _MISSING_TOKENS:
-            out[i] = np.nan
-            continue
-        try:
-            out[i] = float(v)
-        except ValueError:
-            if v not in known:
-                raise _error(path, row_lines[i], f"{column}: {v!r} is not a number") from None
-            out[i] = np.nan
-            defects.append(i)
+        out = np.empty(len(values), dtype=np.float64)
+        defects = []
+        known = {value for col, value in fmt.known_defects if col == column}
+        for i, v in enumerate(values):
+            if v.strip() in _MISSING_TOKENS:
+                out[i] = np.nan
+                continue
+            try:
+                out[i] = float(v)
+            except ValueError:
+                if v not in known:
+                    raise _error(path, row_lines[i], f"{column}: {v!r} is not a number") from None
+                out[i] = np.nan
+                defects.append(i)
+    infinite = np.flatnonzero(np.isinf(out))
+    if len(infinite):
+        # "inf" and overflowing numbers ("1e999") parse as infinities, which no model takes
+        i = int(infinite[0])
+        raise _error(
+            path,
+            row_lines[i],
+            f"{column}: {values[i].strip()!r} is infinite or overflows float64 (a missing value "
+            "is an empty field or '?')",
+        )
     return out, defects
 
 
