@@ -32,6 +32,7 @@ bench: setup
 	$(BIN)/python benchmarks/online_bmr.py
 	$(BIN)/python benchmarks/multiclass.py
 	$(BIN)/python benchmarks/booster_share.py
+	$(BIN)/python benchmarks/large_k.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -10,6 +10,7 @@ and sparse files, plain or gzip-compressed. Sources and citations of the bundled
 from olboost.datasets.arff import ArffAttribute, ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset
 from olboost.datasets.mulan import BUNDLED, load, load_mulan, read_mulan_labels
+from olboost.datasets.synthetic import make_label_stream
 from olboost.datasets.uci import BUNDLED_UCI, MulticlassDataset, load_uci
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "load",
     "load_mulan",
     "load_uci",
+    "make_label_stream",
     "read_arff",
     "read_mulan_labels",
 ]
