@@ -26,7 +26,9 @@ from olboost.datasets import load
 RESULTS = Path(__file__).with_name("results") / "booster_share.json"
 
 
-@numba.njit(cache=True)
+# Not cached: its kernels are typed by dispatcher identity, which Numba cannot write to an index
+# that already holds another process's entries ("underlying object has vanished").
+@numba.njit
 def _replay(X, W, predict, learn, state, H, demand):
     for i in range(X.shape[0]):
         predict(X[i], state, H)

@@ -825,8 +825,11 @@ def test_best_nominal_matches_the_candidates_written_out(binary):
         offset = int(rng.integers(0, 3))
         pre = entropy(rng.exponential(size=k))
         min_frac = float(rng.choice([0.0, 0.01, 0.2]))
-        work = np.zeros((max(2, n_cat) + K.N_WORK_ROWS, k))
-        got = K._best_nominal(blocks, nominal, offset, n_cat, pre, min_frac, binary, work)
+        # only the classes with observers are present; the others' work entries, never read,
+        # hold NaN so that a read would show
+        present = np.flatnonzero(blocks >= 0)
+        work = np.full((max(2, n_cat) + K.N_WORK_ROWS, k), np.nan)
+        got = K._best_nominal(blocks, nominal, offset, n_cat, pre, min_frac, binary, work, present)
         want = _brute_best_nominal(blocks, nominal, offset, n_cat, pre, min_frac, binary)
         assert (got[1], got[2]) == (want[1], want[2])
         assert got[0] == want[0] or (math.isinf(got[0]) and math.isinf(want[0])), (got, want)
@@ -841,10 +844,11 @@ def test_binary_split_can_beat_an_invalid_multiway_split():
     blocks = np.array([0, 1], dtype=np.int64)
     nominal = np.array([[90.0, 0.3, 0.3, 0.3, 0.3, 0.3], [8.0, 0.0, 0.0, 0.0, 0.0, 0.5]])
     work = np.zeros((6 + K.N_WORK_ROWS, 2))
-    merit_, kind, value = K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, True, work)
+    present = np.arange(2)
+    merit_, kind, value = K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, True, work, present)
     assert (kind, value) == (K.NOMINAL_EQ, 0.0) and merit_ > -math.inf
     assert _brute_best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, True) == (merit_, kind, value)
-    assert K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, False, work)[0] == -math.inf
+    assert K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, False, work, present)[0] == -math.inf
 
 
 def test_multiway_matches_reference_exactly():

@@ -134,36 +134,75 @@ def _reset_observers(i, slot, leaves):
     """Give the leaf's observer blocks back to tree ``i``'s stack."""
     observed, blocks = leaves.observed, leaves.blocks
     free_blocks, n_free_blocks = leaves.free_blocks, leaves.n_free_blocks
-    for c in range(blocks.shape[1]):
+    present = leaves.present[slot, : leaves.n_present[slot]]
+    for c in present:
         if blocks[slot, c] >= 0:
             free_blocks[i, n_free_blocks[i]] = blocks[slot, c]
             n_free_blocks[i] += 1
             blocks[slot, c] = -1
         observed[slot, c] = 0.0
+    leaves.incomplete[slot] = False
+
+
+@numba.njit(cache=True, inline="always")
+def _add_present(leaves, slot, c):
+    """Insert class ``c`` in the slot's increasing list of present classes, if absent."""
+    present, n_present = leaves.present, leaves.n_present
+    n = n_present[slot]
+    q = n
+    while q > 0 and present[slot, q - 1] > c:
+        q -= 1
+    if q > 0 and present[slot, q - 1] == c:
+        return
+    for r in range(n, q, -1):
+        present[slot, r] = present[slot, r - 1]
+    present[slot, q] = c
+    n_present[slot] = n + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _free_slot(i, slot, leaves):
+    """Return a split leaf's slot to tree ``i``'s stack, clean: a free slot holds zero weights,
+    no listed class, no block and no present class, so that a new leaf writes its own classes
+    only."""
+    class_weight, observed, listed = leaves.class_weight, leaves.observed, leaves.listed
+    for c in leaves.present[slot, : leaves.n_present[slot]]:
+        class_weight[slot, c] = 0.0
+        observed[slot, c] = 0.0
+        listed[slot, c] = False
+    leaves.n_present[slot] = 0
+    leaves.incomplete[slot] = False
+    leaves.free_slots[i, leaves.n_free_slots[i]] = slot
+    leaves.n_free_slots[i] += 1
 
 
 # Not inlined (unlike the other helpers of learn): inlining it changed the trees grown (Numba
 # 0.68; the reference tests in tests/test_vfdt.py catch it), and it only runs when a leaf is made.
 @numba.njit(cache=True)
-def _new_leaf(i, node, initial, listed_initial, nodes, leaves):
+def _new_leaf(i, node, initial, listed_initial, classes, nodes, leaves):
     """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
     classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
-    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``)."""
+    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``). Only the entries of
+    ``classes`` (increasing; the split leaf's present classes) are read: the others are zero."""
     kind, node_slot = nodes.kind, nodes.slot
     last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
-    observed, blocks = leaves.observed, leaves.blocks
     free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
     listed, correct = leaves.listed, leaves.correct
     n_free_slots[i] -= 1
     slot = free_slots[i, n_free_slots[i]]
-    class_weight[slot, :] = initial
-    for c in range(initial.shape[0]):
-        listed[slot, c] = listed_initial[c] > 0.0
-    correct[slot, :] = 0.0
-    observed[slot, :] = 0.0
-    blocks[slot, :] = -1
     # River starts a leaf's grace period from the weight it inherits.
-    last_attempt[slot] = np.sum(initial)
+    total = 0.0
+    n = 0
+    for c in classes:
+        if initial[c] > 0.0 or listed_initial[c] > 0.0:
+            class_weight[slot, c] = initial[c]
+            listed[slot, c] = listed_initial[c] > 0.0
+            leaves.present[slot, n] = c
+            n += 1
+        total += initial[c]
+    leaves.n_present[slot] = n
+    correct[slot, :] = 0.0
+    last_attempt[slot] = total
     kind[i, node] = LEAF
     node_slot[i, node] = slot
 
@@ -185,8 +224,10 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
     observed, blocks, gauss, nominal = leaves.observed, leaves.blocks, leaves.gauss, leaves.nominal
     free_blocks, n_free_blocks, listed = leaves.free_blocks, leaves.n_free_blocks, leaves.listed
-    if weka and not listed[slot, label]:
-        class_weight[slot, label] = 1.0
+    if not listed[slot, label]:
+        _add_present(leaves, slot, label)
+        if weka:
+            class_weight[slot, label] = 1.0
     class_weight[slot, label] += w
     listed[slot, label] = True
     if weka and last_attempt[slot] == np.inf:
@@ -210,6 +251,7 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
     for j in range(features.shape[1]):
         v = x[features[i, j]]
         if v != v:
+            leaves.incomplete[slot] = True
             continue  # missing: the attribute's observer skips the example (River, MOA)
         if n_categories[i, j] > 0:
             nominal[block, nominal_offset[i, j] + int(v)] += w
@@ -230,10 +272,10 @@ def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
 
 
 @numba.njit(cache=True, inline="always")
-def _listed_argmax(listed, values):
+def _listed_argmax(listed, values, present):
     """First listed class of largest value (River: first in its class dict), -1 if none."""
     best = -1
-    for c in range(values.shape[0]):
+    for c in present:
         if listed[c] and (best < 0 or values[c] > values[best]):
             best = c
     return best
@@ -246,9 +288,10 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
     its majority class is ``label``, and to the naive Bayes correct weight if naive Bayes has votes
     and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
     class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
+    present = leaves.present[slot, : leaves.n_present[slot]]
     total = 0.0
     any_listed = False
-    for c in range(class_weight.shape[0]):
+    for c in present:
         total += class_weight[c]
         any_listed = any_listed or listed[c]
     if not any_listed:
@@ -256,13 +299,38 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
     else:
         # River compares the normalised weights (scaled by 1 / total unless total is 0).
         scale = 1.0 / total if total != 0.0 else 1.0
-        for c in range(class_weight.shape[0]):
+        for c in present:
             scratch[c] = class_weight[c] * scale
-        if _listed_argmax(listed, scratch) == label:
+        if _listed_argmax(listed, scratch, present) == label:
             correct[slot, C_MC] += w
     if _naive_bayes(i, slot, x, learners, leaves, scratch):
-        if _listed_argmax(listed, scratch) == label:
+        if _listed_argmax(listed, scratch, present) == label:
             correct[slot, C_NB] += w
+
+
+# Absorbs the rounding of merits and ceilings (each within about 1e-13 of its exact value for
+# entropies below log2 of any feasible class count), so that the early stop of _attempt_split
+# never declines a split the complete evaluation would make.
+_CEILING_SLACK = 1e-9
+
+
+@numba.njit(cache=True, inline="always")
+def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomplete):
+    """Upper bounds on the merit of any numeric and any nominal candidate of a leaf, used by
+    :func:`_attempt_split` to stop once the Hoeffding test cannot pass whatever is left.
+
+    A candidate's merit is ``pre_entropy - H(C | S)`` where ``H(C | S)``, the branches' weighted
+    entropy, is non-negative; so ``pre_entropy`` bounds every merit. When no value was missing,
+    each numeric observer's class weights are the leaf's observed ones, and for a binary split
+    ``H(C) - H(C | S)`` is the mutual information of class and side, at most ``H(S) <= 1`` bit:
+    the bound is then ``pre_entropy - H(C) + 1``, ``H(C)`` being the observed weights' entropy.
+    (Nominal observers may hold the Weka port's Laplace counts, so only ``pre_entropy`` bounds
+    them.) Both bounds carry ``_CEILING_SLACK``."""
+    nominal_ceiling = pre_entropy + _CEILING_SLACK
+    if incomplete:
+        return nominal_ceiling, nominal_ceiling
+    h_observed = _row_entropy(observed, slot, present)
+    return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
 @numba.njit(cache=True)
@@ -276,16 +344,16 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     kind, feature, value, child, node_slot, n_nodes = nodes
     class_weight, observed_all, blocks_all = leaves.class_weight, leaves.observed, leaves.blocks
     gauss, nominal = leaves.gauss, leaves.nominal
-    free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
 
     slot = node_slot[i, node]
     stats = class_weight[slot]
     observed = observed_all[slot]
     blocks = blocks_all[slot]
     listed = leaves.listed[slot]
+    present = leaves.present[slot, : leaves.n_present[slot]]
     n_classes = 0
     majority = 0.0
-    for c in range(stats.shape[0]):
+    for c in present:
         # the Weka port counts the classes in its class dict, even at zero weight
         if stats[c] != 0.0 or (options.weka and listed[c]):
             n_classes += 1
@@ -299,9 +367,9 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
     # Candidates in River's order (null split, then features in subset order); River sorts them
     # stably by merit and takes the last two, so the last of equal best merits wins.
-    pre_entropy = _row_entropy(class_weight, slot)
+    pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
-    for c in range(stats.shape[0]):
+    for c in present:
         n = observed[c]
         n_log_n[c] = n * math.log2(n) if n > 0.0 else 0.0
     best = -np.inf  # the null split's merit under the min-branch-fraction rule
@@ -309,16 +377,33 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     best_kind = NO_SPLIT
     best_feature = -1
     best_value = 0.0
+    value_range = math.log2(max(n_classes, 2))
+    bound = math.sqrt(
+        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
+    )
+    # Ceilings on the merit of the candidates not evaluated yet, to stop as soon as no split can
+    # win (see _no_split_possible); the last numeric and nominal features say which remain.
+    numeric_ceiling, nominal_ceiling = _merit_ceilings(
+        class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
+    )
+    last_numeric = -1
+    last_nominal = -1
+    for j in range(features.shape[1]):
+        if n_categories[i, j] > 0:
+            last_nominal = j
+        else:
+            last_numeric = j
     for j in range(features.shape[1]):
         if n_categories[i, j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
-                min_branch_fraction, options.binary_nominal, work,
+                min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
             merit, candidate_value = _best_numeric(
-                observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
-            )
+                observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
+                present,
+            )  # fmt: skip
             candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
         if merit >= best:
             second = best
@@ -328,11 +413,15 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
             best_value = candidate_value
         elif merit > second:
             second = merit
+        if bound >= tie_threshold:
+            ceiling = best
+            if last_numeric > j:
+                ceiling = max(ceiling, numeric_ceiling)
+            if last_nominal > j:
+                ceiling = max(ceiling, nominal_ceiling)
+            if ceiling - second <= bound - _CEILING_SLACK:
+                return
 
-    value_range = math.log2(max(n_classes, 2))
-    bound = math.sqrt(
-        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
-    )
     if not (best - second > bound or bound < tie_threshold):
         return
     if best_kind == NO_SPLIT:
@@ -347,23 +436,25 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     # Branch statistics of the winning split, computed before the slot is recycled.
     j = best_feature
     if best_kind == NUMERIC_LE:
-        _gaussian_params(observed, blocks, gauss, j, work)
-        _numeric_partition(best_value, work, work)
+        _gaussian_params(observed, blocks, gauss, j, work, present)
+        _numeric_partition(best_value, work, work, present)
         # River lists in a branch every class seen by the observer whose range reaches that side,
         # even when the Gaussian gives it zero weight there (the mean and deviation rows are free).
-        for c in range(observed.shape[0]):
+        for c in present:
             seen = work[W_N, c] > 0.0
             work[W_MU, c] = 1.0 if seen and best_value >= work[W_LO, c] else 0.0
             work[W_SIGMA, c] = 1.0 if seen and best_value < work[W_HI, c] else 0.0
         n_branches = 2
     elif best_kind == NOMINAL_EQ:
         n_cat = n_categories[i, j]
-        _nominal_binary(blocks, nominal, nominal_offset[i, j], n_cat, int(best_value), work)
+        _nominal_binary(
+            blocks, nominal, nominal_offset[i, j], n_cat, int(best_value), work, present
+        )
         n_branches = 2
     else:
         n_branches = n_categories[i, j]
         for v in range(n_branches):
-            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work, v)
+            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work, v, present)
 
     first = n_nodes[i]
     n_nodes[i] += n_branches
@@ -372,15 +463,17 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     value[i, node] = best_value
     child[i, node] = first
     _reset_observers(i, slot, leaves)
-    free_slots[i, n_free_slots[i]] = slot
-    n_free_slots[i] += 1
+    # the children may take the slot back at once: keep its classes, then clean it
+    classes = present.copy()
+    _free_slot(i, slot, leaves)
     for b in range(n_branches):
-        if best_kind == NOMINAL_MULTIWAY and not _row_sum(work, b) > 0.0:
+        if best_kind == NOMINAL_MULTIWAY and not _row_sum(work, b, classes) > 0.0:
             kind[i, first + b] = EMPTY
         elif best_kind == NUMERIC_LE:
-            _new_leaf(i, first + b, work[b], work[W_MU if b == 0 else W_SIGMA], nodes, leaves)
+            listed_initial = work[W_MU if b == 0 else W_SIGMA]
+            _new_leaf(i, first + b, work[b], listed_initial, classes, nodes, leaves)
         else:
-            _new_leaf(i, first + b, work[b], work[b], nodes, leaves)
+            _new_leaf(i, first + b, work[b], work[b], classes, nodes, leaves)
 
 
 @numba.njit(cache=True, inline="always")
@@ -397,13 +490,12 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     while kind[i, node] != LEAF:
         child = _branch(i, node, x, learners.features, nodes)
         if child == MISSING:
-            child = _most_common_child(i, node, learners.n_categories, nodes, class_weight)
+            child = _most_common_child(i, node, learners.n_categories, nodes, leaves)
             detour = True
         elif kind[i, child] == EMPTY:
             # A category unseen when the multiway split was made: River grows the branch and
             # trains the new leaf without attempting to split it.
-            work[0, :] = 0.0
-            _new_leaf(i, child, work[0], work[0], nodes, leaves)
+            _new_leaf(i, child, work[0], work[0], np.empty(0, np.int64), nodes, leaves)
             if options.leaf_mode == NBA:
                 _score_predictors(i, node_slot[i, child], x, label, w, learners, leaves, work[W_MU])
             _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves, options.weka)
@@ -415,7 +507,7 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
     if detour:
         return
-    weight_seen = np.sum(class_weight[slot])
+    weight_seen = _row_sum(class_weight, slot, leaves.present[slot, : leaves.n_present[slot]])
     since = weight_seen - last_attempt[slot]
     grace_period = learners.grace_period[i]
     if (since > grace_period) if options.weka else (since >= grace_period):

@@ -77,6 +77,9 @@ Leaves = namedtuple(
         "n_free_blocks",  # (N,)
         "listed",  # (slots, k) classes a leaf lists
         "correct",  # (slots, 2) correctness weights (adaptive naive Bayes)
+        "present",  # (slots, k) classes a leaf has statistics for, increasing, first n_present
+        "n_present",  # (slots,)
+        "incomplete",  # (slots,) the leaf's observers skipped a missing value since their reset
     ],
 )
 Pools = namedtuple(

@@ -38,24 +38,25 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     class)`` for a nominal one (skipped when the category was not seen with the class); a missing
     value (NaN) adds nothing, as River skips the attributes absent from ``x``. A listed
     class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
-    log-sum-exp; unlisted classes get 0. Returns ``False``, leaving ``out`` undefined, when River
-    returns no votes (no listed class or zero total weight)."""
+    log-sum-exp; unlisted classes get 0. Only the leaf's present classes are written (the others'
+    probability is 0: the caller zeroes them). Returns ``False``, leaving ``out`` undefined, when
+    River returns no votes (no listed class or zero total weight)."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
     class_weight, blocks = leaves.class_weight, leaves.blocks
     gauss, nominal = leaves.gauss, leaves.nominal
     listed = leaves.listed[slot]
     stats = class_weight[slot]
-    k = stats.shape[0]
+    present = leaves.present[slot, : leaves.n_present[slot]]
     total = 0.0
     any_listed = False
-    for c in range(k):
+    for c in present:
         total += stats[c]
         any_listed = any_listed or listed[c]
     if not any_listed or total == 0.0:
         return False
     best = -np.inf
-    for c in range(k):
+    for c in present:
         if not listed[c]:
             continue
         if not stats[c] > 0.0:
@@ -88,11 +89,11 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
         out[c] = vote
         best = max(best, vote)
     acc = 0.0
-    for c in range(k):
+    for c in present:
         if listed[c]:
             acc += math.exp(out[c] - best)
     lse = best + math.log(acc)
-    for c in range(k):
+    for c in present:
         out[c] = math.exp(out[c] - lse) if listed[c] else 0.0
     return True
 
@@ -114,7 +115,7 @@ def _branch(i, node, x, features, nodes):
 
 
 @numba.njit(cache=True)
-def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
+def _subtree_weights(i, lowest, n_categories, nodes, leaves, totals):
     """``totals[node]`` = weight of the leaves under ``node`` for every node of tree ``i`` from
     ``lowest`` on, summed child by child as River's recursive ``DTBranch.total_weight``.
 
@@ -122,7 +123,11 @@ def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
     kind, feature, _, child, node_slot, n_nodes = nodes
     for node in range(n_nodes[i] - 1, lowest - 1, -1):
         if kind[i, node] == LEAF:
-            totals[node] = np.sum(class_weight[node_slot[i, node]])
+            slot = node_slot[i, node]
+            total = 0.0
+            for c in leaves.present[slot, : leaves.n_present[slot]]:
+                total += leaves.class_weight[slot, c]
+            totals[node] = total
         elif kind[i, node] == EMPTY:
             totals[node] = 0.0
         else:
@@ -137,7 +142,7 @@ def _subtree_weights(i, lowest, n_categories, nodes, class_weight, totals):
 
 
 @numba.njit(cache=True)
-def _most_common_child(i, node, n_categories, nodes, class_weight):
+def _most_common_child(i, node, n_categories, nodes, leaves):
     """River's ``most_common_path``: the existing child with the most weight below it (first one
     on ties), where an example goes when its value of the split attribute is missing, or, to
     predict, when its category was unseen at a multiway split."""
@@ -148,7 +153,7 @@ def _most_common_child(i, node, n_categories, nodes, class_weight):
         n_branches = n_categories[i, feature[i, node]]
     # Scratch on this rare path only, so that predicting never writes to the committee's state.
     totals = np.empty(n_nodes[i])
-    _subtree_weights(i, first, n_categories, nodes, class_weight, totals)
+    _subtree_weights(i, first, n_categories, nodes, leaves, totals)
     best = -1
     for b in range(n_branches):
         candidate = first + b
@@ -183,7 +188,7 @@ def predict(x, state, out):
         while kind[i, node] != LEAF:
             child = _branch(i, node, x, features, nodes)
             if child == MISSING or kind[i, child] == EMPTY:
-                child = _most_common_child(i, node, n_categories, nodes, class_weight)
+                child = _most_common_child(i, node, n_categories, nodes, leaves)
             node = child
         slot = node_slot[i, node]
         stats = class_weight[slot]
@@ -195,13 +200,17 @@ def predict(x, state, out):
             for c in range(k):
                 out[i, c] /= total
             continue
-        total = np.sum(stats)
+        total = 0.0
+        for c in leaves.present[slot, : leaves.n_present[slot]]:
+            total += stats[c]
         if leaf_prediction == NB:
             naive_bayes = total >= nb_threshold
         elif leaf_prediction == NBA:
             naive_bayes = correct[slot, C_NB] >= correct[slot, C_MC]
         else:
             naive_bayes = False
+        if naive_bayes:
+            out[i, :] = 0.0  # naive Bayes writes the present classes only
         if naive_bayes and _naive_bayes(i, slot, x, learners, leaves, out[i]):
             if leaf_prior > 0.0:
                 evidence = total / (total + k * leaf_prior)

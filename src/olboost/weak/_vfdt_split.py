@@ -31,21 +31,22 @@ from olboost.weak._vfdt_layout import (
 
 
 @numba.njit(cache=True, inline="always")
-def _row_sum(a, r):
-    """``np.sum(a[r])`` (same additions in the same order) without making a view of the row."""
+def _row_sum(a, r, present):
+    """``np.sum(a[r])`` (same additions in the same order, the entries outside ``present`` being
+    zero) without making a view of the row."""
     total = 0.0
-    for c in range(a.shape[1]):
+    for c in present:
         total += a[r, c]
     return total
 
 
 @numba.njit(cache=True, inline="always")
-def _row_entropy(a, r):
-    """Entropy (bits) of the weight vector ``a[r]``, computed as River's
-    ``InfoGainSplitCriterion`` does."""
+def _row_entropy(a, r, present):
+    """Entropy (bits) of the weight vector ``a[r]`` (zero outside ``present``), computed as
+    River's ``InfoGainSplitCriterion`` does."""
     entropy = 0.0
     total = 0.0
-    for c in range(a.shape[1]):
+    for c in present:
         d = a[r, c]
         if d > 0.0:
             entropy -= d * math.log2(d)
@@ -60,11 +61,14 @@ def _row_entropy(a, r):
 # A leaf's attribute observers for class c live in block ``blocks[c]`` (-1 if the leaf has not
 # seen class c since its observers were last reset): ``gauss[block, j]`` holds the Gaussian of
 # numeric feature j and ``nominal[block, offset_j + v]`` the weight of category v of nominal
-# feature j. ``observed[c]`` is the weight of class c seen by the observers.
+# feature j. ``observed[c]`` is the weight of class c seen by the observers. Every loop over classes
+# runs over ``present``, the leaf's classes in increasing order: the other classes' weights are zero
+# and add nothing to any sum (so the sums are the dense ones bit for bit), and their entries of the
+# ``work`` rows are never written nor read. A split costs the classes that reached the leaf, not k.
 
 
 @numba.njit(cache=True, inline="always")
-def _gaussian_params(observed, blocks, gauss, j, work):
+def _gaussian_params(observed, blocks, gauss, j, work, present):
     """Per-class weight, mean, standard deviation (``ddof=1``, 0 below two units of weight, as
     River's ``proba.Gaussian``), min and max of feature ``j`` into ``work[W_N]``, ``work[W_MU]``
     .. ``work[W_HI]``, and ``n log2 n`` of the weight into ``work[W_NLOGN_F]``.
@@ -75,7 +79,7 @@ def _gaussian_params(observed, blocks, gauss, j, work):
     (``work[W_NLOGN]``) is reused."""
     n_row, mu, sigma, lo, hi = work[W_N], work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
     n_log_n, n_log_n_all = work[W_NLOGN_F], work[W_NLOGN]
-    for c in range(observed.shape[0]):
+    for c in present:
         n = gauss[blocks[c], j, G_WEIGHT] if observed[c] > 0.0 else 0.0
         n_row[c] = n
         if n > 0.0:
@@ -97,12 +101,12 @@ def _cdf(threshold, mu, sigma):
 
 
 @numba.njit(cache=True, inline="always")
-def _numeric_partition(threshold, work, post):
+def _numeric_partition(threshold, work, post, present):
     """Estimated class weights left (``x <= threshold``) and right of a threshold, from each
     class's Gaussian (:func:`_gaussian_params`), as River's
     ``GaussianSplitter._class_dists_from_binary_split``."""
     observed, mu, sigma, lo, hi = work[W_N], work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
-    for c in range(observed.shape[0]):
+    for c in present:
         n = observed[c]
         post[0, c] = 0.0
         post[1, c] = 0.0
@@ -118,7 +122,7 @@ def _numeric_partition(threshold, work, post):
 
 
 @numba.njit(cache=True, inline="always")
-def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction):
+def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present):
     """Information gain of the partition of :func:`_numeric_partition`, fused into one pass.
 
     Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
@@ -129,7 +133,7 @@ def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction):
     right = 0.0
     h_left = 0.0
     h_right = 0.0
-    for c in range(observed.shape[0]):
+    for c in present:
         n = observed[c]
         if n <= 0.0:
             continue
@@ -160,16 +164,16 @@ def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction):
 
 @numba.njit(cache=True, inline="always")
 def _best_numeric(
-    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present
 ):
     """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none.
 
     Thresholds are spread evenly strictly inside the range observed over all classes; the first
     best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``)."""
-    _gaussian_params(observed, blocks, gauss, j, work)
+    _gaussian_params(observed, blocks, gauss, j, work, present)
     lo = np.inf
     hi = -np.inf
-    for c in range(observed.shape[0]):
+    for c in present:
         if work[W_N, c] > 0.0:
             lo = min(lo, work[W_LO, c])
             hi = max(hi, work[W_HI, c])
@@ -182,7 +186,7 @@ def _best_numeric(
         threshold = lo + step * (t + 1)
         if not (lo < threshold < hi):
             continue
-        merit = _numeric_merit(threshold, work, pre_entropy, min_branch_fraction)
+        merit = _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present)
         if merit > best:
             best = merit
             best_threshold = threshold
@@ -190,27 +194,30 @@ def _best_numeric(
 
 
 @numba.njit(cache=True, inline="always")
-def _category_weights(blocks, nominal, cell, out, r):
-    """Class weights of one category (``nominal`` column ``cell``) into row ``r`` of ``out``."""
-    for c in range(blocks.shape[0]):
+def _category_weights(blocks, nominal, cell, out, r, present):
+    """Class weights of one category (``nominal`` column ``cell``) into row ``r`` of ``out``
+    (the ``present`` classes' entries)."""
+    for c in present:
         out[r, c] = nominal[blocks[c], cell] if blocks[c] >= 0 else 0.0
 
 
 @numba.njit(cache=True, inline="always")
-def _nominal_binary(blocks, nominal, offset, n_categories, value, post):
-    """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1)."""
-    post[0, :] = 0.0
-    post[1, :] = 0.0
+def _nominal_binary(blocks, nominal, offset, n_categories, value, post, present):
+    """Class weights of ``x == value`` (branch 0) and ``x != value`` (branch 1), for the
+    ``present`` classes."""
+    for c in present:
+        post[0, c] = 0.0
+        post[1, c] = 0.0
     for v in range(n_categories):
         b = 0 if v == value else 1
-        for c in range(blocks.shape[0]):
+        for c in present:
             if blocks[c] >= 0:
                 post[b, c] += nominal[blocks[c], offset + v]
 
 
 @numba.njit(cache=True, inline="always")
 def _best_nominal(
-    blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work
+    blocks, nominal, offset, n_categories, pre_entropy, min_branch_fraction, binary, work, present
 ):
     """Best split of a nominal feature: ``(merit, kind, value)``. The multiway split is the
     default (even at merit ``-inf``, as in River); if ``binary``, a binary ``x == v`` split
@@ -225,32 +232,32 @@ def _best_nominal(
     other categories in increasing order; unobserved ones add exact zeros, as they add nothing to
     the multiway sums), so the merits are River's bit for bit."""
     for v in range(n_categories):
-        _category_weights(blocks, nominal, offset + v, work, v)
+        _category_weights(blocks, nominal, offset + v, work, v, present)
     rest = work.shape[0] + W_MU
     total = 0.0
     post_entropy = 0.0
     best_binary = -np.inf
     best_value = 0.0
     for v in range(n_categories):
-        weight = _row_sum(work, v)
+        weight = _row_sum(work, v, present)
         if not weight > 0.0:
             continue
-        entropy = _row_entropy(work, v)
+        entropy = _row_entropy(work, v, present)
         total += weight
         post_entropy += weight * entropy
         if not binary:
             continue
-        for c in range(blocks.shape[0]):
+        for c in present:
             others = 0.0
             for u in range(n_categories):
                 if u != v:
                     others += work[u, c]
             work[rest, c] = others
-        rest_weight = _row_sum(work, rest)
+        rest_weight = _row_sum(work, rest, present)
         both = 0.0 + weight + rest_weight
         if (weight / both > min_branch_fraction) + (rest_weight / both > min_branch_fraction) < 2:
             continue
-        split_entropy = 0.0 + weight * entropy + rest_weight * _row_entropy(work, rest)
+        split_entropy = 0.0 + weight * entropy + rest_weight * _row_entropy(work, rest, present)
         merit = pre_entropy - split_entropy / both
         if merit > best_binary:
             best_binary = merit
@@ -259,7 +266,7 @@ def _best_nominal(
     if total > 0.0:
         big = 0
         for v in range(n_categories):
-            big += _row_sum(work, v) / total > min_branch_fraction
+            big += _row_sum(work, v, present) / total > min_branch_fraction
         if big >= 2:
             best = pre_entropy - post_entropy / total
     if best_binary > best:

@@ -326,6 +326,10 @@ class VFDTCommittee(Committee):
         self.leaf_listed_ = np.zeros((n_slots, k), dtype=np.bool_)
         # Weight the majority class and naive Bayes predicted right ("nba"; zero otherwise).
         self.leaf_correct_ = np.zeros((n_slots, 2))
+        # The classes each leaf holds statistics for, so that its cost follows them, not k.
+        self.leaf_present_ = np.zeros((n_slots, k), dtype=np.int64)
+        self.leaf_n_present_ = np.zeros(n_slots, dtype=np.int64)
+        self.leaf_incomplete_ = np.zeros(n_slots, dtype=np.bool_)
         n_blocks = 2 * n_slots
         self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
         self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
@@ -363,6 +367,8 @@ class VFDTCommittee(Committee):
             old = getattr(self, name)
             new = np.zeros((new_size,) + old.shape[1:], dtype=old.dtype)
             new[:size] = old
+            if name == "leaf_blocks_":
+                new[size:] = -1  # a free slot has no observer block
             setattr(self, name, new)
         n_spare = getattr(self, "n_" + spare)
         stack = np.zeros(new_size, dtype=np.int64)
@@ -379,6 +385,9 @@ class VFDTCommittee(Committee):
             "leaf_blocks_",
             "leaf_listed_",
             "leaf_correct_",
+            "leaf_present_",
+            "leaf_n_present_",
+            "leaf_incomplete_",
         ),
         "blocks": ("block_gauss_", "block_nominal_"),
     }
@@ -508,6 +517,9 @@ class VFDTCommittee(Committee):
                 self.n_free_blocks_,
                 self.leaf_listed_,
                 self.leaf_correct_,
+                self.leaf_present_,
+                self.leaf_n_present_,
+                self.leaf_incomplete_,
             ),
             pools=K.Pools(
                 self.spare_slots_,
