@@ -1010,3 +1010,26 @@ def test_weka_port_pickling_mid_stream_resumes_identically():
     c = pickle.loads(pickle.dumps(c))
     rest = run(c, X[150:], W[150:])
     assert np.array_equal(np.concatenate([first, rest]), full)
+
+
+def test_many_classes_match_reference_exactly():
+    """With 40 classes (most of them noise, so leaves hold a few of them each and the Hoeffding
+    bound is wide), the label-sparse leaves and the early stop of split attempts grow the trees
+    of the reference, which evaluates every class and every candidate."""
+    X, W = mixed_stream(600, k=40)
+    c = VFDTCommittee(
+        n_features=6,
+        nominal_attributes=NOMINAL,
+        grace_period=(3.0, 8.0),
+        split_confidence=(0.05, 0.5),
+        tie_threshold=(0.05, 0.5),
+        weight_multiplier=(1.0, 3.0),
+    )
+    c.start(5, 40, 8, seed=7)
+    assert_matches_reference(c, X, W)
+    assert c.leaf_counts().sum() >= 20
+    live = [
+        c.node_slot_[i, : c.n_nodes_[i]][c.node_kind_[i, : c.n_nodes_[i]] == K.LEAF]
+        for i in range(5)
+    ]
+    assert 0 < min(c.leaf_n_present_[s].min() for s in live) < 40
