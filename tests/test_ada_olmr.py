@@ -203,10 +203,11 @@ def test_bad_arrays_leave_model_unchanged():
     X, Y = small_data()
     model = AdaOLMR(VFDTCommittee(n_features=4), learners=3, seed=0).learn(X[:20], Y[:20])
     before = pickle.dumps(model)
-    Xnan = X[20:30].copy()
-    Xnan[3, 2] = np.nan
+    # (NaN would be a missing value, which the trees learn from by default)
+    Xinf = X[20:30].copy()
+    Xinf[3, 2] = np.inf
     for bad_X, bad_Y in [
-        (Xnan, Y[20:30]),
+        (Xinf, Y[20:30]),
         (X[20:30, :5], Y[20:30]),
         (X[20:30], Y[20:30, :3]),
         (X[20:30], Y[20:30] * 2),

@@ -28,10 +28,10 @@ def _log1pexp(z: float) -> float:
 
 @numba.njit(cache=True, inline="always")
 def _sigmoid(z: float) -> float:
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
+    # 1 / (1 + e^-z) for z >= 0, e^z / (1 + e^z) below, both from e = e^-|z| (never overflows):
+    # one branch-free form, as the sign of z is a coin flip in the cost vector's loops
+    e = math.exp(-abs(z))
+    return (1.0 if z >= 0.0 else e) / (1.0 + e)
 
 
 @numba.njit(cache=True)
@@ -68,13 +68,22 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
     if n_pairs == 0:
         return 0.0
     w_y = 1.0 / n_pairs
+    irrelevant = np.empty(k - n_rel, dtype=np.int64)
+    q = 0
+    for r in range(k):
+        if not y[r]:
+            irrelevant[q] = r
+            q += 1
     half_l1 = 0.0
     for l in range(k):
         if y[l]:
-            for r in range(k):
-                if not y[r]:
-                    g = w_y * _sigmoid(s[r] - s[l])
-                    out[l] -= g
-                    out[r] += g
-                    half_l1 += g
+            # out[l] is only written here: summed in a register, in the same order
+            own = 0.0
+            s_l = s[l]
+            for r in irrelevant:
+                g = w_y * _sigmoid(s[r] - s_l)
+                own -= g
+                out[r] += g
+                half_l1 += g
+            out[l] = own
     return half_l1

@@ -97,9 +97,24 @@ def pair_count(y: np.ndarray) -> int:
 def _misordered_twice(s: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     """``(2 * mis-ordered pairs, |Y|, |Y^c|)`` for one score vector; exact in integers.
 
-    Assumes no NaN in ``s`` (each NaN would form its own tie group, silently).
+    Sweeps the sorted scores (O(k log k)), or, when there are few relevant labels (``|Y|`` at most
+    ``log2 k``, the usual case with many labels), compares each relevant score with every
+    irrelevant one (O(|Y| k)): the same integer count either way. Assumes no NaN in ``s`` (each
+    NaN would form its own tie group, silently).
     """
     k = s.shape[0]
+    n_rel = 0
+    for j in range(k):
+        if y[j]:
+            n_rel += 1
+    if n_rel * n_rel <= k or (1 << n_rel) <= k:
+        twice = 0
+        for l in range(k):
+            if y[l]:
+                for r in range(k):
+                    if not y[r]:
+                        twice += 2 if s[r] > s[l] else (1 if s[r] == s[l] else 0)
+        return twice, n_rel, k - n_rel
     order = np.argsort(s, kind="mergesort")
     twice = 0  # twice the loss count, so that the half-counted ties stay integers
     irr_above = 0
