@@ -143,7 +143,7 @@ def law_table_stack(n_max: int, p_plus: float, p_minus: float) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) -> float:
     """``E f(z + D)`` for real ``z``, exact given the law table of ``D``; O(1).
 
@@ -191,25 +191,37 @@ def _pairwise_core(
     ``out[j] = potential at s + e_j`` from the change of the pairs involving ``j`` only."""
     k = s.shape[0]
     base = 0.0
-    if want_costs:
-        for j in range(k):
+    n_irrelevant = 0
+    for j in range(k):
+        if want_costs:
             out[j] = 0.0
+        if not y_mask[j]:
+            n_irrelevant += 1
+    irrelevant = np.empty(n_irrelevant, dtype=np.int64)
+    q = 0
+    for j in range(k):
+        if not y_mask[j]:
+            irrelevant[q] = j
+            q += 1
     for l in range(k):
         if not y_mask[l]:
             continue
-        for r in range(k):
-            if y_mask[r]:
-                continue
+        # out[l] is only written in this iteration: summed in a register, in the same order
+        own = 0.0
+        s_l = s[l]
+        for r in irrelevant:
             w = scale * pair_w[l, r] if use_pair_w else scale
             if w == 0.0:
                 continue
-            z = s[r] - s[l]
+            z = s[r] - s_l
             g0 = expected_pair_loss(z, table, d_min, loss_code)
             base += w * g0
             if want_costs:
                 # s + e_l lowers z by one; s + e_r raises it by one
-                out[l] += w * (expected_pair_loss(z - 1.0, table, d_min, loss_code) - g0)
+                own += w * (expected_pair_loss(z - 1.0, table, d_min, loss_code) - g0)
                 out[r] += w * (expected_pair_loss(z + 1.0, table, d_min, loss_code) - g0)
+        if want_costs:
+            out[l] = own
     if want_costs:
         for j in range(k):
             out[j] += base
