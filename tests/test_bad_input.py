@@ -340,3 +340,31 @@ def test_without_the_hook_missing_values_are_rejected_everywhere():
     rejects(model, lambda: model.learn(X, Y_of(model, 3)), ValueError, "row 1, feature 0")
     rejects(model, lambda: model.score(X), ValueError, "row 1, feature 0")
     rejects(model, lambda: model.learn(sp.csr_array(X), Y_of(model, 3)), ValueError, "row 1, f")
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"grace_period": (1.0, math.inf)},
+        {"weight_multiplier": (math.inf, math.inf)},
+        {"tie_threshold": (0.1, math.inf)},
+        {"leaf_prior": math.inf},
+        {"nb_threshold": math.inf},
+    ],
+)
+def test_committee_ranges_and_priors_must_be_finite(params):
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=name):
+        VFDTCommittee(**params)
+
+
+def test_a_committee_started_with_a_negative_seed_stays_unstarted():
+    committee = VFDTCommittee()
+    before = pickle.dumps(committee)
+    with pytest.raises(ValueError, match="seed must be >= 0"):
+        committee.start(3, 2, 2, seed=-1)
+    with pytest.raises(TypeError, match="seed must be an integer"):
+        committee.start(3, 2, 2, seed=1.5)
+    assert pickle.dumps(committee) == before
+    committee.start(3, 2, 2, seed=1)  # and it can still start
+    assert committee.predict(np.zeros(2)).shape == (3, 2)

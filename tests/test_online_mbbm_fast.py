@@ -282,7 +282,7 @@ def test_memo_is_not_learned_state(params):
     # predicting and rejected examples leave the pickle unchanged, though the memo may grow
     model.votes(rng.normal(size=(5, 4)))
     model.predict_one(rng.normal(size=4))
-    for bad_x, bad_y in ((X[0][:-1], 0), (X[0], 7), (np.full(4, np.nan), 0)):
+    for bad_x, bad_y in ((X[0][:-1], 0), (X[0], 7), (np.full(4, np.inf), 0)):
         with pytest.raises(ValueError):
             model.learn_one(bad_x, bad_y)
     assert pickle.dumps(model) == blob

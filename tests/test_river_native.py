@@ -2,10 +2,10 @@
 
 ``river.evaluate.progressive_val_score`` accepts them with ``river.metrics.Accuracy`` on the
 streams River ships (no download), they work after ``river.preprocessing.StandardScaler`` in a
-``river.compose.Pipeline``, and they pass ``river.checks.check_estimator`` except the three checks
-that add or drop features mid-stream (the trees have no missing-value support yet), which the
-boosters declare in ``_unit_test_skips``; a test below makes sure those still fail, so that the list
-shrinks when missing values arrive.
+``river.compose.Pipeline``, and they pass every check of ``river.checks.check_estimator``,
+including the three that add or drop features mid-stream (the trees learn from missing values).
+With ``VFDTCommittee(missing="error")`` those three are declared in ``_unit_test_skips``, and a
+test below makes sure they then fail for that reason only.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ river = pytest.importorskip("river", reason="River is optional: pip install olbo
 
 from river import base, checks, compose, datasets, evaluate, metrics, preprocessing  # noqa: E402
 
+from olboost import VFDTCommittee  # noqa: E402
 from olboost._river import RIVER_FEATURE_CHECKS  # noqa: E402
 from olboost.boosters import AdaBoostOLM, OnlineMBBM  # noqa: E402
 from olboost.boosters.baselines import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost  # noqa: E402
@@ -31,11 +32,11 @@ IMAGE_SEGMENTS_CLASSES = ["brickface", "cement", "foliage", "grass", "path", "sk
 #: boosters fix their ``k`` classes up front (as the papers do), so the checked model knows both.
 CHECK_CLASSES = PHISHING_CLASSES + IMAGE_SEGMENTS_CLASSES
 
-#: The checks excluded, each with why: the only ones left.
+#: The checks excluded with ``missing="error"``, each with why.
 EXCLUDED = {
-    "check_emerging_features": "new features mid-stream: the trees have no missing values yet",
-    "check_disappearing_features": "features dropped mid-stream: no missing values in the trees",
-    "check_radically_disappearing_features": "all but one feature dropped: no missing values",
+    "check_emerging_features": "new features mid-stream: rejected with missing='error'",
+    "check_disappearing_features": "features dropped mid-stream: missing values are rejected",
+    "check_radically_disappearing_features": "all but one feature dropped: missing values",
 }
 
 # Seeded, learners=5: the accuracy of the whole stream, exact (a ratio of integers, reproduced
@@ -99,18 +100,23 @@ def test_pipeline_after_standard_scaler_on_image_segments(cls):
 
 @pytest.mark.parametrize("cls", MULTICLASS, ids=lambda c: c.__name__)
 def test_river_check_estimator(cls):
+    """Every River check, the feature-changing ones included (``_unit_test_skips`` is empty)."""
     model = _check_model(cls)
-    assert model._unit_test_skips() == set(EXCLUDED)
+    assert model._unit_test_skips() == set()
+    assert {check.__name__ for check in checks.yield_checks(model)} >= set(EXCLUDED)
     checks.check_estimator(model)
 
 
 @pytest.mark.parametrize("name", sorted(EXCLUDED))
 @pytest.mark.parametrize("cls", MULTICLASS, ids=lambda c: c.__name__)
-def test_excluded_river_checks_still_fail(cls, name):
-    """Each excluded check fails only for the features it changes; when the trees handle missing
-    values this test fails, and the check leaves ``_unit_test_skips``."""
+def test_feature_checks_are_skipped_and_fail_with_missing_error(cls, name):
+    """With ``missing="error"`` the three feature-changing checks are skipped, and fail only for
+    the features they change."""
     assert name in RIVER_FEATURE_CHECKS
     model = _check_model(cls)
+    strict = (model.committee or VFDTCommittee()).clone({"missing": "error"})
+    model = model.clone({"committee": strict})
+    assert model._unit_test_skips() == set(EXCLUDED)
     found = [check for check in checks.yield_checks(model) if check.__name__ == name]
     assert found
     for check in found:

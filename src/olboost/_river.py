@@ -39,12 +39,15 @@ class RiverClassifier(_Classifier):
 
     def _unit_test_skips(self) -> set[str]:
         # ``river.checks.check_estimator`` skips these. The boosters keep the features of their
-        # first example and reject an example that lacks one or brings a new one (the trees have
-        # no missing-value support yet), and these three checks drop or add features mid-stream.
-        return set(RIVER_FEATURE_CHECKS)
+        # first example; when the committee learns from missing values, a key that disappears is
+        # missing and a new one is ignored (River's convention), but with ``missing="error"`` an
+        # example that lacks a key or brings a new one is rejected, and these three checks drop or
+        # add features mid-stream.
+        return set() if self._missing_allowed() else set(RIVER_FEATURE_CHECKS)
 
 
-#: River checks that change the feature set mid-stream, the only ones the boosters do not pass.
+#: River checks that change the feature set mid-stream: passed when the committee learns from
+#: missing values (the default), skipped with ``missing="error"``.
 RIVER_FEATURE_CHECKS = (
     "check_emerging_features",
     "check_disappearing_features",

@@ -24,7 +24,9 @@ for more storage, which :meth:`Committee.make_room` provides before the loop res
 from __future__ import annotations
 
 import contextlib
+import math
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -119,18 +121,24 @@ class Committee(Estimator):
     Parameters stay untouched; the state created by ``start`` ends with ``_``.
     """
 
+    # the ranges are drawn from with a uniform or log-uniform draw, which an infinite end
+    # overflows: finite ends only
     _param_constraints = {
         "n_features": Interval(1, None, integer=True, allow_none=True),
-        "grace_period": Range(Interval(0, None, closed="neither")),
+        "grace_period": Range(Interval(0, math.inf, closed="neither")),
         "split_confidence": Range(Interval(0, 1, closed="neither")),
-        "tie_threshold": Range(Interval(0, None, closed="neither")),
-        "weight_multiplier": Range(Interval(0, None, closed="neither")),
+        "tie_threshold": Range(Interval(0, math.inf, closed="neither")),
+        "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
     }
 
     def start(self, n_learners: int, n_labels: int, n_attributes: int, seed: int | None) -> None:
         """Create the learners: ``n_learners`` of them over ``n_labels`` labels and ``n_attributes``
         input columns, with per-learner randomness drawn from ``seed``."""
         self._validate_params()
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral)):
+            raise TypeError(f"{type(self).__name__}.start: seed must be an integer, got {seed!r}")
+        if seed is not None and seed < 0:
+            raise ValueError(f"{type(self).__name__}.start: seed must be >= 0, got {seed}")
         self.setup_ = draw_learner_setup(
             seed,
             n_learners,

@@ -7,14 +7,13 @@ River is an optional dependency (``pip install olboost[river]``); it is imported
 from __future__ import annotations
 
 import inspect
-import math
 import numbers
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
-from olboost.base import InstanceOf, Interval, Range
+from olboost.base import InstanceOf
 from olboost.weak.base import Committee
 
 __all__ = ["RiverCommittee"]
@@ -143,13 +142,8 @@ class RiverCommittee(Committee):
            [1.  , 0.  , 0.  ]])
     """
 
-    # the ranges are drawn from with a uniform or log-uniform draw, which an infinite end
-    # overflows: finite ends only
     _param_constraints = {
         **Committee._param_constraints,
-        "grace_period": Range(Interval(0, math.inf, closed="neither")),
-        "tie_threshold": Range(Interval(0, math.inf, closed="neither")),
-        "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
         "hyperparameter_names": InstanceOf(Mapping, allow_none=True, predicate=_names_problem),
     }
 

@@ -8,6 +8,7 @@ The trees are VFDT (Domingos & Hulten 2000) with the semantics of River's
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -217,12 +218,12 @@ class VFDTCommittee(Committee):
         "n_split_points": Interval(1, None, integer=True),
         "min_branch_fraction": Interval(0, 1, closed="left"),
         "max_share_to_split": Interval(0, 1, closed="right"),
-        "leaf_prior": Interval(0, None),
+        "leaf_prior": Interval(0, math.inf, closed="left"),
         "leaf_prediction": OneOf("mc", "nb", "nba"),
         "nominal_splits": OneOf("both", "multiway"),
         "semantics": OneOf("river", "weka_port"),
         "missing": OneOf("learn", "error"),
-        "nb_threshold": Interval(0, None),
+        "nb_threshold": Interval(0, math.inf, closed="left"),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
     }
