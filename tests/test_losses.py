@@ -71,3 +71,49 @@ def test_multiclass_surrogates_and_their_cost_matrix(code, f, df):
         )
         assert C[r].sum() == pytest.approx(0.0, abs=1e-12)
         assert C[r, r] <= 0.0
+
+
+def _scores_with_ties(rng, k):
+    """Many labels sharing a few scores (as labels that reach no leaf do), a few distinct ones,
+    and a -0.0 beside 0.0 (equal values, different bits)."""
+    s = rng.choice([0.0, 0.25, -1.5], size=k)
+    s[rng.choice(k, size=k // 5, replace=False)] = rng.normal(size=k // 5)
+    s[0], s[1] = 0.0, -0.0
+    return s
+
+
+@pytest.mark.parametrize("k", [70, 300])
+def test_logistic_cost_grouped_by_score_is_the_pairwise_sum_bit_for_bit(k):
+    """From GROUP_FROM_LABELS labels on, the cost vector takes one sigmoid per (relevant label,
+    distinct score) and adds the pairs in their usual order: equal, with ``==``, to the pairs
+    written out in Python (the same libm ``exp``, the same operations in the same order)."""
+    import math
+
+    from olboost.losses import logistic_cost
+    from olboost.losses.pairwise import GROUP_FROM_LABELS
+
+    assert k >= GROUP_FROM_LABELS
+    rng = np.random.default_rng(k)
+    for _ in range(20):
+        s = _scores_with_ties(rng, k)
+        y = np.zeros(k, dtype=bool)
+        y[rng.choice(k, size=int(rng.integers(1, 6)), replace=False)] = True
+        n_rel = int(y.sum())
+        w_y = 1.0 / (n_rel * (k - n_rel))
+        want = [0.0] * k
+        half = 0.0
+        for l in range(k):
+            if y[l]:
+                own = 0.0
+                for r in range(k):
+                    if not y[r]:
+                        z = float(s[r]) - float(s[l])
+                        e = math.exp(-abs(z))
+                        g = w_y * ((1.0 if z >= 0.0 else e) / (1.0 + e))
+                        own -= g
+                        want[r] += g
+                        half += g
+                want[l] = own
+        out = np.empty(k)
+        assert logistic_cost(s, y, out) == half
+        assert out.tolist() == want

@@ -607,3 +607,38 @@ def test_binomial_pmf(m, p):
     out = np.empty(m + 1)
     MCK.binomial_pmf(m, p, out)
     np.testing.assert_allclose(out, binom.pmf(np.arange(m + 1), m, p), rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("code", [RANK, HINGE, HINGE_NO_MARGIN])
+def test_bmr_costs_grouped_by_score_are_the_pairwise_sums_bit_for_bit(code):
+    """From GROUP_FROM_LABELS labels on, OnlineBMR's cost vector takes the expectations once per
+    (relevant label, distinct score): equal, with ``==``, to the pairs written out one by one."""
+    from olboost.losses.pairwise import GROUP_FROM_LABELS
+
+    k = 2 * GROUP_FROM_LABELS
+    rng = np.random.default_rng(code)
+    stack = PK.law_table_stack(6, 0.004, 0.104)
+    table, d_min = stack[4], -6
+    for _ in range(10):
+        s = rng.choice([0.0, 1.0, -2.0, 0.5], size=k)
+        s[rng.choice(k, size=10, replace=False)] = rng.normal(size=10).round(1)
+        y = np.zeros(k, dtype=bool)
+        y[rng.choice(k, size=int(rng.integers(1, 5)), replace=False)] = True
+        scale = 1.0 / (int(y.sum()) * (k - int(y.sum())))
+        want = [0.0] * k
+        base = 0.0
+        for l in range(k):
+            if y[l]:
+                own = 0.0
+                for r in range(k):
+                    if not y[r]:
+                        z = s[r] - s[l]
+                        g0 = PK.expected_pair_loss(z, table, d_min, code)
+                        base += scale * g0
+                        own += scale * (PK.expected_pair_loss(z - 1.0, table, d_min, code) - g0)
+                        want[r] += scale * (PK.expected_pair_loss(z + 1.0, table, d_min, code) - g0)
+                want[l] = own
+        want = [v + base for v in want]
+        out = np.empty(k)
+        assert PK.bmr_costs(s, y, table, d_min, code, out) == base
+        assert out.tolist() == want

@@ -13,7 +13,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.losses.pairwise import pair_count
+from olboost.losses.pairwise import GROUP_FROM_LABELS, irrelevant_groups, pair_count
 
 __all__ = ["logistic_loss", "logistic_cost"]
 
@@ -68,22 +68,36 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
     if n_pairs == 0:
         return 0.0
     w_y = 1.0 / n_pairs
-    irrelevant = np.empty(k - n_rel, dtype=np.int64)
-    q = 0
-    for r in range(k):
-        if not y[r]:
-            irrelevant[q] = r
-            q += 1
     half_l1 = 0.0
+    if k >= GROUP_FROM_LABELS:
+        # one sigmoid per (relevant label, distinct irrelevant score), the pairs then added in
+        # their usual order: the same sums bit for bit (see irrelevant_groups)
+        irrelevant, group, values = irrelevant_groups(s, y)
+    if k >= GROUP_FROM_LABELS and 2 * values.shape[0] <= irrelevant.shape[0]:
+        g_of = np.empty(values.shape[0])
+        for l in range(k):
+            if y[l]:
+                s_l = s[l]
+                for d in range(values.shape[0]):
+                    g_of[d] = w_y * _sigmoid(values[d] - s_l)
+                own = 0.0
+                for q in range(irrelevant.shape[0]):
+                    g = g_of[group[q]]
+                    own -= g
+                    out[irrelevant[q]] += g
+                    half_l1 += g
+                out[l] = own
+        return half_l1
     for l in range(k):
         if y[l]:
             # out[l] is only written here: summed in a register, in the same order
             own = 0.0
             s_l = s[l]
-            for r in irrelevant:
-                g = w_y * _sigmoid(s[r] - s_l)
-                own -= g
-                out[r] += g
-                half_l1 += g
+            for r in range(k):
+                if not y[r]:
+                    g = w_y * _sigmoid(s[r] - s_l)
+                    own -= g
+                    out[r] += g
+                    half_l1 += g
             out[l] = own
     return half_l1

@@ -93,6 +93,57 @@ def pair_count(y: np.ndarray) -> int:
     return n_rel * (k - n_rel)
 
 
+#: From this many labels on, the cost vectors group the irrelevant labels by score (see
+#: :func:`irrelevant_groups`); below, the grouping would cost more than the evaluations it saves.
+GROUP_FROM_LABELS = 64
+
+
+@numba.njit(cache=True)
+def irrelevant_groups(s: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The irrelevant labels (increasing), their group (same score bits, same group) and one
+    score per group: ``(irrelevant, group, values)`` with ``s[irrelevant[q]] ==
+    values[group[q]]``.
+
+    With many labels, most of them reach no tree's leaf and share one score, so a cost vector
+    evaluates its pair function once per (relevant label, group) instead of once per pair, and
+    then adds the pairs in their usual order: the same values summed the same way, bit for bit.
+    Groups are found by hashing the scores' bits (open addressing, Fibonacci hashing)."""
+    k = s.shape[0]
+    n = 0
+    for j in range(k):
+        if not y[j]:
+            n += 1
+    irrelevant = np.empty(n, dtype=np.int64)
+    group = np.empty(n, dtype=np.int64)
+    values = np.empty(n, dtype=np.float64)
+    bits = np.ascontiguousarray(s).view(np.int64)
+    log_size = 1
+    while (1 << log_size) < 2 * n:
+        log_size += 1
+    size = 1 << log_size
+    table_key = np.empty(size, dtype=np.int64)
+    table_group = np.full(size, -1, dtype=np.int64)
+    shift = np.uint64(64 - log_size)
+    n_groups = 0
+    q = 0
+    for j in range(k):
+        if y[j]:
+            continue
+        irrelevant[q] = j
+        key = bits[j]
+        h = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> shift)
+        while table_group[h] >= 0 and table_key[h] != key:
+            h = (h + 1) & (size - 1)
+        if table_group[h] < 0:
+            table_key[h] = key
+            table_group[h] = n_groups
+            values[n_groups] = s[j]
+            n_groups += 1
+        group[q] = table_group[h]
+        q += 1
+    return irrelevant, group, values[:n_groups]
+
+
 @numba.njit(cache=True)
 def _misordered_twice(s: np.ndarray, y: np.ndarray) -> tuple[int, int, int]:
     """``(2 * mis-ordered pairs, |Y|, |Y^c|)`` for one score vector; exact in integers.

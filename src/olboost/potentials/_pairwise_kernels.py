@@ -40,7 +40,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.losses.pairwise import HINGE, RANK, pair_count
+from olboost.losses.pairwise import GROUP_FROM_LABELS, HINGE, RANK, irrelevant_groups, pair_count
 
 __all__ = [
     "difference_law_probs",
@@ -174,6 +174,13 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
     return z * table[1, j] + table[2, j]
 
 
+@numba.njit(cache=True, inline="always")
+def _singleton_groups(s, y_mask):
+    """:func:`irrelevant_groups` with one group per irrelevant label (few labels)."""
+    irrelevant = np.flatnonzero(~y_mask)
+    return irrelevant, np.arange(irrelevant.shape[0]), s[irrelevant]
+
+
 @numba.njit(cache=True)
 def _pairwise_core(
     s: np.ndarray,
@@ -191,35 +198,44 @@ def _pairwise_core(
     ``out[j] = potential at s + e_j`` from the change of the pairs involving ``j`` only."""
     k = s.shape[0]
     base = 0.0
-    n_irrelevant = 0
-    for j in range(k):
-        if want_costs:
+    if want_costs:
+        for j in range(k):
             out[j] = 0.0
-        if not y_mask[j]:
-            n_irrelevant += 1
-    irrelevant = np.empty(n_irrelevant, dtype=np.int64)
-    q = 0
-    for j in range(k):
-        if not y_mask[j]:
-            irrelevant[q] = j
-            q += 1
+    # Irrelevant labels grouped by score (one group each below GROUP_FROM_LABELS labels): the
+    # expectations are taken once per (relevant label, group), then the pairs are added in their
+    # usual order, the same sums bit for bit (see irrelevant_groups).
+    if k >= GROUP_FROM_LABELS:
+        irrelevant, group, values = irrelevant_groups(s, y_mask)
+    else:
+        irrelevant, group, values = _singleton_groups(s, y_mask)
+    n_groups = values.shape[0]
+    e0 = np.empty(n_groups)
+    e_minus = np.empty(n_groups)
+    e_plus = np.empty(n_groups)
     for l in range(k):
         if not y_mask[l]:
             continue
+        s_l = s[l]
+        for d in range(n_groups):
+            z = values[d] - s_l
+            e0[d] = expected_pair_loss(z, table, d_min, loss_code)
+            if want_costs:
+                # s + e_l lowers z by one; s + e_r raises it by one
+                e_minus[d] = expected_pair_loss(z - 1.0, table, d_min, loss_code)
+                e_plus[d] = expected_pair_loss(z + 1.0, table, d_min, loss_code)
         # out[l] is only written in this iteration: summed in a register, in the same order
         own = 0.0
-        s_l = s[l]
-        for r in irrelevant:
+        for q in range(irrelevant.shape[0]):
+            r = irrelevant[q]
             w = scale * pair_w[l, r] if use_pair_w else scale
             if w == 0.0:
                 continue
-            z = s[r] - s_l
-            g0 = expected_pair_loss(z, table, d_min, loss_code)
+            d = group[q]
+            g0 = e0[d]
             base += w * g0
             if want_costs:
-                # s + e_l lowers z by one; s + e_r raises it by one
-                own += w * (expected_pair_loss(z - 1.0, table, d_min, loss_code) - g0)
-                out[r] += w * (expected_pair_loss(z + 1.0, table, d_min, loss_code) - g0)
+                own += w * (e_minus[d] - g0)
+                out[r] += w * (e_plus[d] - g0)
         if want_costs:
             out[l] = own
     if want_costs:
