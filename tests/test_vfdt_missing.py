@@ -181,3 +181,35 @@ def test_booster_learns_with_missing_values_and_pickles():
     copy = pickle.loads(pickle.dumps(model))
     rest = model.score_then_learn(X[200:], Y[200:])
     assert np.array_equal(rest, copy.score_then_learn(X[200:], Y[200:]))
+
+
+def test_river_committee_leaves_missing_attributes_out_as_the_compiled_trees_skip_them():
+    """RiverCommittee hands River dicts without the missing attributes; on the stream of
+    ``test_matches_river_with_missing_values`` its predictions are the compiled committee's."""
+    pytest.importorskip("river")
+    from olboost import RiverCommittee
+
+    X, W = mixed_stream(400)
+    X = with_missing(X, seed=6)
+    params = dict(
+        n_features=6,
+        grace_period=(3.0, 8.0),
+        split_confidence=(0.05, 0.5),
+        tie_threshold=(0.05, 0.5),
+        weight_multiplier=(1.0, 3.0),
+    )
+    from river.tree import HoeffdingTreeClassifier
+
+    river_c = RiverCommittee(
+        HoeffdingTreeClassifier(leaf_prediction="mc", nominal_attributes=sorted(NOMINAL)), **params
+    )
+    river_c.start(5, 4, 8, seed=7)
+    fast = committee(leaf_prior=0.0)
+    for x, w in zip(X, W, strict=True):
+        np.testing.assert_allclose(river_c.predict(x), fast.predict(x), rtol=0, atol=1e-12)
+        river_c.learn(x, w)
+        fast.learn(x, w)
+    strict = RiverCommittee(missing="error", **params)
+    strict.start(5, 4, 8, seed=7)
+    with pytest.raises(ValueError, match="missing value"):
+        strict.learn(X[np.isnan(X).any(axis=1)][0], np.ones((5, 4)))

@@ -197,9 +197,23 @@ class Committee(Estimator):
 
     @property
     def handles_missing(self) -> bool:
-        """Whether the learners take missing attribute values (NaN) in ``predict`` and ``learn``;
-        the booster's input checks let NaN through only then."""
-        return False
+        """Whether the learners take missing attribute values (NaN) in ``predict`` and ``learn``
+        (a ``missing`` parameter set to ``"learn"``); the booster's input checks let NaN through
+        only then."""
+        return getattr(self, "missing", "error") == "learn"
+
+    def _check_values(self, x: np.ndarray) -> None:
+        """Reject an infinite attribute value, and a missing one (NaN) unless the learners
+        handle them, before anything changes."""
+        if np.isinf(x).any():
+            j = int(np.flatnonzero(np.isinf(x))[0])
+            raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
+        if not self.handles_missing and np.isnan(x).any():
+            j = int(np.flatnonzero(np.isnan(x))[0])
+            raise ValueError(
+                f"x has a missing value (NaN) at attribute {j}, and "
+                f"missing={getattr(self, 'missing', None)!r}"
+            )
 
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of the float64 matrix ``X`` that :meth:`predict` would reject

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost.base import InstanceOf
+from olboost.base import InstanceOf, OneOf
 from olboost.weak.base import Committee
 
 __all__ = ["RiverCommittee"]
@@ -98,6 +98,11 @@ class RiverCommittee(Committee):
         (the Hoeffding-tree family), restricted to the names the model actually has: a model
         without those parameters (e.g. ``river.linear_model.LogisticRegression``) is cloned
         unchanged and only the feature subsets and weight multipliers differ between learners.
+    missing
+        ``"learn"``: a missing attribute value (NaN) is left out of the dict the learner sees,
+        River's way of marking it missing (its trees then skip the attribute's observers and send
+        the example down the most common branch). ``"error"``: NaN is rejected with a
+        ``ValueError`` before anything changes.
 
     Attributes
     ----------
@@ -145,6 +150,7 @@ class RiverCommittee(Committee):
     _param_constraints = {
         **Committee._param_constraints,
         "hyperparameter_names": InstanceOf(Mapping, allow_none=True, predicate=_names_problem),
+        "missing": OneOf("learn", "error"),
     }
 
     def __init__(
@@ -156,6 +162,7 @@ class RiverCommittee(Committee):
         tie_threshold: tuple[float, float] = (0.01, 0.9),
         weight_multiplier: tuple[float, float] = (3.0, 10.0),
         hyperparameter_names: Mapping[str, str] | None = None,
+        missing: str = "learn",
     ):
         self.model = model
         self.n_features = n_features
@@ -164,6 +171,7 @@ class RiverCommittee(Committee):
         self.tie_threshold = tie_threshold
         self.weight_multiplier = weight_multiplier
         self.hyperparameter_names = hyperparameter_names
+        self.missing = missing
         self._validate_params()
 
     @classmethod
@@ -233,10 +241,12 @@ class RiverCommittee(Committee):
             raise ValueError(
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
             )
+        self._check_values(x)
         return x.tolist()
 
     def _inputs(self, xs: list[float], i: int) -> dict[int, float]:
-        return {j: xs[j] for j in self._columns_[i]}
+        # A missing attribute is left out of the dict, River's way of saying it is missing.
+        return {j: xs[j] for j in self._columns_[i] if xs[j] == xs[j]}
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Weak predictions for one example: a new ``(N, k)`` float64 array of distributions.

@@ -405,25 +405,13 @@ class VFDTCommittee(Committee):
 
     # -------------------------------------------------------------------------- contract
 
-    @property
-    def handles_missing(self) -> bool:
-        """Whether missing values (NaN) are learned from (``missing="learn"``)."""
-        return self.missing == "learn"
-
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
             raise ValueError(
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
             )
-        if np.isinf(x).any():
-            j = int(np.flatnonzero(np.isinf(x))[0])
-            raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
-        if not self.handles_missing and np.isnan(x).any():
-            j = int(np.flatnonzero(np.isnan(x))[0])
-            raise ValueError(
-                f"x has a missing value (NaN) at attribute {j}, and missing={self.missing!r}"
-            )
+        self._check_values(x)
         if self.nominal_columns_.size and not K.nominal_codes_valid(
             x, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
         ):
