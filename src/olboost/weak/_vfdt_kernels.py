@@ -30,15 +30,20 @@ the index of its first child; its children are consecutive (2 for a binary split
 for a multiway split, of which those not yet created have kind ``EMPTY``). A leaf stores the slot of
 its statistics in the leaf pool, shared by all trees; a slot is freed when its leaf splits, so the
 pool holds one slot per live leaf. Per slot: class weights, class weights seen by the attribute
-observers (they differ by the weights a leaf inherits from its parent's split and are shared by all
-attributes since no value is ever missing), for each class the index of its observer block and
-whether the class is listed in the leaf (River's class dict: a class is listed once the leaf learns
-it, or when a split gives it to the leaf, even with zero weight, which matters to naive Bayes), and
-the weights the majority class and naive Bayes predicted right (adaptive naive Bayes).
+observers (they differ by the weights a leaf inherits from its parent's split), for each class the
+index of its observer block and whether the class is listed in the leaf (River's class dict: a
+class is listed once the leaf learns it, or when a split gives it to the leaf, even with zero
+weight, which matters to naive Bayes), the weights the majority class and naive Bayes predicted
+right (adaptive naive Bayes), whether the observers skipped a missing value, and the leaf's
+*present* classes: those it has any statistic for, in increasing order. Every per-class loop of
+learning, split evaluation and prediction runs over the present classes only, so a leaf costs the
+labels that reached it, not ``k``; the other classes' entries are zero (a freed slot is cleaned),
+so every sum is the dense one bit for bit.
 A block, allocated the first time a leaf's observers see a class, holds that class's statistics
-for every attribute of the learner: a weighted Gaussian (mean, sum of squared deviations, min, max)
-per numeric attribute and a weight per category of each nominal attribute. A leaf typically sees a
-few of the ``k`` classes, so blocks keep memory proportional to the (leaf, class) pairs seen.
+for every attribute of the learner: a weighted Gaussian (weight seen, mean, sum of squared
+deviations, min, max) per numeric attribute and a weight per category of each nominal attribute.
+A leaf typically sees a few of the ``k`` classes, so blocks keep memory proportional to the (leaf,
+class) pairs seen.
 
 Helpers on the learning path are compiled inline (``inline="always"``): a call between compiled
 functions that passes tuples of arrays pays reference-count updates for each array, which cost

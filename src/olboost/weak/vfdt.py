@@ -45,7 +45,8 @@ class VFDTCommittee(Committee):
 
     * a leaf keeps class weights and, per attribute, a Gaussian per class (weighted Welford mean
       and variance, min and max) for numeric attributes, or weights per (category, class) for
-      nominal ones;
+      nominal ones, for the classes that reached it only: learning, split evaluation and
+      prediction cost the labels a leaf has seen, not ``k``;
     * once the weight seen at a leaf since its last attempt reaches the grace period, and the leaf
       has seen two classes or more, the leaf tries to split. Numeric candidates are ``x <= t`` at
       ``n_split_points`` thresholds evenly spaced strictly inside the observed range, the class
@@ -57,7 +58,8 @@ class VFDTCommittee(Committee):
       and, under that rule, has merit ``-inf``;
     * the best candidate is applied when it beats the second best by more than the Hoeffding bound
       ``sqrt(R^2 ln(1/delta) / (2 n))``, ``R = log2(max(c, 2))`` with ``c`` the number of classes
-      seen at the leaf and ``n`` its weight, or when the bound is below the tie threshold. If the
+      seen at the leaf and ``n`` its weight, or when the bound is below the tie threshold (an
+      attempt stops early once no candidate left could pass, with the same outcome). If the
       null split wins, or the majority class holds more than ``max_share_to_split`` of the leaf's
       weight, the leaf restarts its attribute observers (River and MOA deactivate the leaf, then
       their memory manager reactivates it with fresh observers while the tree is under its size
