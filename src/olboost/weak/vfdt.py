@@ -225,7 +225,7 @@ class VFDTCommittee(Committee):
         "nominal_splits": OneOf("both", "multiway"),
         "semantics": OneOf("river", "weka_port"),
         "missing": OneOf("learn", "error"),
-        "nb_threshold": Interval(0, math.inf, closed="left"),
+        "nb_threshold": Interval(0, None),  # inf: naive Bayes never predicts
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
     }
