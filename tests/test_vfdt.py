@@ -1033,3 +1033,53 @@ def test_many_classes_match_reference_exactly():
         for i in range(5)
     ]
     assert 0 < min(c.leaf_n_present_[s].min() for s in live) < 40
+
+
+def test_merit_ceilings_bound_every_candidate():
+    """The early stop of a split attempt is exact only if its ceilings bound every candidate's
+    merit: on random leaves (inherited weights making the pre-split entropy differ from the
+    observers', classes seen once, spread Gaussians, nominal cells), every numeric merit is below
+    the numeric ceiling and every nominal one below the nominal ceiling, the binary numeric
+    ceiling ``pre - H(C) + 1`` being reached within a few bits' tolerance of its slack."""
+    rng = np.random.default_rng(11)
+    closest = np.inf
+    for case in range(400):
+        k = int(rng.integers(2, 30))
+        observed = rng.exponential(size=k) * (rng.uniform(size=k) < 0.8)
+        if (observed > 0).sum() < 2:
+            observed[:2] = 1.0
+        inherited = rng.exponential(size=k) * (rng.uniform(size=k) < 0.3)
+        class_weight = (observed + inherited)[None, :]
+        present = np.arange(k)
+        blocks = np.where(observed > 0, np.arange(k), -1).astype(np.int64)
+        gauss = np.zeros((k, 1, K.N_GAUSS_FIELDS))
+        gauss[:, 0, K.G_WEIGHT] = observed
+        gauss[:, 0, K.G_MEAN] = rng.normal(size=k)
+        single = rng.uniform(size=k) < 0.4  # seen once: no spread
+        spread = rng.exponential(size=k) * ~single
+        gauss[:, 0, K.G_SSD] = spread**2 * np.maximum(observed - 1.0, 0.0)
+        gauss[:, 0, K.G_MIN] = gauss[:, 0, K.G_MEAN] - 2 * spread
+        gauss[:, 0, K.G_MAX] = gauss[:, 0, K.G_MEAN] + 2 * spread
+        pre = K._row_entropy(class_weight, 0, present)
+        work = np.zeros((8 + K.N_WORK_ROWS, k))
+        obs2 = observed[None, :]
+        work[K.W_NLOGN] = np.where(
+            observed > 0, observed * np.log2(np.where(observed > 0, observed, 1)), 0
+        )
+        numeric_ceiling, nominal_ceiling = K._merit_ceilings(
+            class_weight, obs2, 0, present, pre, False
+        )
+        m_num, _ = K._best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present)
+        assert m_num <= numeric_ceiling, (case, m_num, numeric_ceiling)
+        closest = min(closest, numeric_ceiling - m_num)
+        nominal_blocks, cells = _nominal_case(rng, k, 4, integer=case % 2 == 0)
+        m_nom, _, _ = K._best_nominal(
+            nominal_blocks, cells, 0, 4, pre, 0.0, True, work, np.flatnonzero(nominal_blocks >= 0)
+        )
+        assert m_nom <= nominal_ceiling, (case, m_nom, nominal_ceiling)
+        # with a missing value seen, both ceilings fall back to the pre-split entropy
+        assert K._merit_ceilings(class_weight, obs2, 0, present, pre, True) == (
+            pre + K._CEILING_SLACK,
+            pre + K._CEILING_SLACK,
+        )
+    assert closest < 0.5  # the numeric ceiling is not vacuous on these leaves
