@@ -144,16 +144,11 @@ def test_the_cli_reports_a_bad_seed_without_a_traceback(capsys):
 # ------------------------------------------------------------------------------ feature values
 
 
-class RecordingRanker(RankingLearner):
-    """A test-only learner that records the vectors it learns and takes missing values, through
-    the hook the committee boosters override (with what their committee handles)."""
+class _Recording:
+    """Records the vectors a test-only learner learns; takes missing values through the hook the
+    committee boosters override (with what their committee handles)."""
 
     allow_missing = True
-
-    def __init__(self, labels=None, seed=None):
-        self.labels = labels
-        self.seed = seed
-        self._validate_params()
 
     def _missing_allowed(self):
         return self.allow_missing
@@ -169,26 +164,22 @@ class RecordingRanker(RankingLearner):
         self.seen_.append(xv.copy())
 
 
-class RecordingClassifier(MulticlassLearner):
+class RecordingRanker(_Recording, RankingLearner):
+    """A test-only ranking learner that records the vectors it learns."""
+
+    def __init__(self, labels=None, seed=None):
+        self.labels = labels
+        self.seed = seed
+        self._validate_params()
+
+
+class RecordingClassifier(_Recording, MulticlassLearner):
     """The multiclass twin of :class:`RecordingRanker`."""
 
     def __init__(self, classes=None, seed=None):
         self.classes = classes
         self.seed = seed
         self._validate_params()
-
-    def _missing_allowed(self):
-        return True
-
-    def _init_state(self):
-        self.seen_ = []
-
-    def _raw_scores(self, xv):
-        return np.zeros(len(self._outputs()))
-
-    def _learn_row(self, xv, target):
-        self.t_ += 1
-        self.seen_.append(xv.copy())
 
 
 class StrictRanker(RecordingRanker):

@@ -328,7 +328,7 @@ def mixed_stream(n=700, d=8, k=4, seed=0):
     return X, W
 
 
-def committee(**params):
+def committee(k=4, **params):
     defaults = dict(
         n_features=6,
         nominal_attributes=NOMINAL,
@@ -338,7 +338,7 @@ def committee(**params):
         weight_multiplier=(1.0, 3.0),
     )
     c = VFDTCommittee(**{**defaults, **params})
-    c.start(5, 4, 8, seed=7)
+    c.start(5, k, 8, seed=7)
     return c
 
 
@@ -1017,15 +1017,7 @@ def test_many_classes_match_reference_exactly():
     bound is wide), the label-sparse leaves and the early stop of split attempts grow the trees
     of the reference, which evaluates every class and every candidate."""
     X, W = mixed_stream(600, k=40)
-    c = VFDTCommittee(
-        n_features=6,
-        nominal_attributes=NOMINAL,
-        grace_period=(3.0, 8.0),
-        split_confidence=(0.05, 0.5),
-        tie_threshold=(0.05, 0.5),
-        weight_multiplier=(1.0, 3.0),
-    )
-    c.start(5, 40, 8, seed=7)
+    c = committee(k=40)
     assert_matches_reference(c, X, W)
     assert c.leaf_counts().sum() >= 20
     live = [
