@@ -50,9 +50,9 @@ functions that passes tuples of arrays pays reference-count updates for each arr
 more than the helpers' work. One call of :func:`learn` does everything one example needs.
 
 The kernels are split by concern: the state layout and named records (:mod:`._vfdt_layout`),
-storage lending (:mod:`._vfdt_storage`), split evaluation (:mod:`._vfdt_split`), prediction
-(:mod:`._vfdt_predict`), and here leaf updates, split attempts and :func:`learn`; this module
-re-exports the names the committee uses.
+storage lending (:mod:`._vfdt_storage`), leaf updates (:mod:`._vfdt_leaves`), split evaluation
+(:mod:`._vfdt_split`), prediction (:mod:`._vfdt_predict`), and here split attempts and
+:func:`learn`; this module re-exports the names the committee uses.
 
 Each tree is trained sequentially in a deterministic order and touches only its own nodes, slots
 and blocks, so results are bit-identical whatever the capacities, the number of threads, and
@@ -100,6 +100,13 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     Pools,
     State,
 )
+from olboost.weak._vfdt_leaves import (
+    _free_slot,
+    _new_leaf,
+    _reset_observers,
+    _score_predictors,
+    _update_leaf,
+)
 from olboost.weak._vfdt_predict import (  # noqa: F401
     _branch,
     _most_common_child,
@@ -125,193 +132,6 @@ from olboost.weak._vfdt_storage import (  # noqa: F401
     lend,
     nominal_codes_valid,
 )
-
-# ------------------------------------------------------------------------------ leaves
-#
-# The kernels below take the committee's arrays as the named records of ``_vfdt_layout``
-# (``learners``, ``options``, ``nodes``, ``leaves``), where leaf arrays are indexed by slot, gauss
-# and nominal by block, and free_slots[i] / free_blocks[i] are the stacks lent to tree i for the
-# current call (see lend).
-
-
-@numba.njit(cache=True, inline="always")
-def _reset_observers(i, slot, leaves):
-    """Give the leaf's observer blocks back to tree ``i``'s stack."""
-    observed, blocks = leaves.observed, leaves.blocks
-    free_blocks, n_free_blocks = leaves.free_blocks, leaves.n_free_blocks
-    present = leaves.present[slot, : leaves.n_present[slot]]
-    for c in present:
-        if blocks[slot, c] >= 0:
-            free_blocks[i, n_free_blocks[i]] = blocks[slot, c]
-            n_free_blocks[i] += 1
-            blocks[slot, c] = -1
-        observed[slot, c] = 0.0
-    leaves.incomplete[slot] = False
-
-
-@numba.njit(cache=True, inline="always")
-def _add_present(leaves, slot, c):
-    """Insert class ``c`` in the slot's increasing list of present classes, if absent."""
-    present, n_present = leaves.present, leaves.n_present
-    n = n_present[slot]
-    q = n
-    while q > 0 and present[slot, q - 1] > c:
-        q -= 1
-    if q > 0 and present[slot, q - 1] == c:
-        return
-    for r in range(n, q, -1):
-        present[slot, r] = present[slot, r - 1]
-    present[slot, q] = c
-    n_present[slot] = n + 1
-
-
-@numba.njit(cache=True, inline="always")
-def _free_slot(i, slot, leaves):
-    """Return a split leaf's slot to tree ``i``'s stack, clean: a free slot holds zero weights,
-    no listed class, no block and no present class, so that a new leaf writes its own classes
-    only."""
-    class_weight, observed, listed = leaves.class_weight, leaves.observed, leaves.listed
-    for c in leaves.present[slot, : leaves.n_present[slot]]:
-        class_weight[slot, c] = 0.0
-        observed[slot, c] = 0.0
-        listed[slot, c] = False
-    leaves.n_present[slot] = 0
-    leaves.incomplete[slot] = False
-    leaves.free_slots[i, leaves.n_free_slots[i]] = slot
-    leaves.n_free_slots[i] += 1
-
-
-# Not inlined (unlike the other helpers of learn): inlining it changed the trees grown (Numba
-# 0.68; the reference tests in tests/test_vfdt.py catch it), and it only runs when a leaf is made.
-@numba.njit(cache=True)
-def _new_leaf(i, node, initial, listed_initial, classes, nodes, leaves):
-    """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
-    classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
-    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``). Only the entries of
-    ``classes`` (increasing; the split leaf's present classes) are read: the others are zero."""
-    kind, node_slot = nodes.kind, nodes.slot
-    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
-    free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
-    listed, correct = leaves.listed, leaves.correct
-    n_free_slots[i] -= 1
-    slot = free_slots[i, n_free_slots[i]]
-    # River starts a leaf's grace period from the weight it inherits.
-    total = 0.0
-    n = 0
-    for c in classes:
-        if initial[c] > 0.0 or listed_initial[c] > 0.0:
-            class_weight[slot, c] = initial[c]
-            listed[slot, c] = listed_initial[c] > 0.0
-            leaves.present[slot, n] = c
-            n += 1
-        total += initial[c]
-    leaves.n_present[slot] = n
-    correct[slot, :] = 0.0
-    last_attempt[slot] = total
-    kind[i, node] = LEAF
-    node_slot[i, node] = slot
-
-
-@numba.njit(cache=True, inline="always")
-def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
-    """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford).
-
-    A missing value (NaN) is skipped by its attribute's observer, as River's splitters skip
-    ``None``: each numeric observer keeps its own weight (``G_WEIGHT``), which equals the class's
-    observed weight bit for bit when nothing is missing.
-
-    With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1
-    the first time the leaf sees it, so does a category's weight the first time the class's
-    observer sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
-    only."""
-    features, n_categories = learners.features, learners.n_categories
-    nominal_offset = learners.nominal_offset
-    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
-    observed, blocks, gauss, nominal = leaves.observed, leaves.blocks, leaves.gauss, leaves.nominal
-    free_blocks, n_free_blocks, listed = leaves.free_blocks, leaves.n_free_blocks, leaves.listed
-    if not listed[slot, label]:
-        _add_present(leaves, slot, label)
-        if weka:
-            class_weight[slot, label] = 1.0
-    class_weight[slot, label] += w
-    listed[slot, label] = True
-    if weka and last_attempt[slot] == np.inf:
-        return
-    block = blocks[slot, label]
-    if block < 0:
-        n_free_blocks[i] -= 1
-        block = free_blocks[i, n_free_blocks[i]]
-        blocks[slot, label] = block
-        gauss[block] = 0.0
-        nominal[block] = 0.0
-    if weka:
-        # a separate pass keeps the loop below as it is without the Weka rules
-        for j in range(features.shape[1]):
-            v = x[features[i, j]]
-            if n_categories[i, j] > 0 and v == v:
-                cell = nominal_offset[i, j] + int(v)
-                if nominal[block, cell] == 0.0:
-                    nominal[block, cell] = 1.0
-    observed[slot, label] += w
-    for j in range(features.shape[1]):
-        v = x[features[i, j]]
-        if v != v:
-            leaves.incomplete[slot] = True
-            continue  # missing: the attribute's observer skips the example (River, MOA)
-        if n_categories[i, j] > 0:
-            nominal[block, nominal_offset[i, j] + int(v)] += w
-            continue
-        g = gauss[block, j]
-        n_before = g[G_WEIGHT]
-        n = n_before + w
-        g[G_WEIGHT] = n
-        if n_before > 0.0:
-            g[G_MIN] = min(g[G_MIN], v)
-            g[G_MAX] = max(g[G_MAX], v)
-        else:
-            g[G_MIN] = v
-            g[G_MAX] = v
-        mean_old = g[G_MEAN]
-        g[G_MEAN] = mean_old + (w / n) * (v - mean_old)
-        g[G_SSD] += w * (v - mean_old) * (v - g[G_MEAN])
-
-
-@numba.njit(cache=True, inline="always")
-def _listed_argmax(listed, values, present):
-    """First listed class of largest value (River: first in its class dict), -1 if none."""
-    best = -1
-    for c in present:
-        if listed[c] and (best < 0 or values[c] > values[best]):
-            best = c
-    return best
-
-
-@numba.njit(cache=True)
-def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
-    """River's ``LeafNaiveBayesAdaptive.learn_one`` bookkeeping, before the leaf learns
-    ``(x, label)``: add ``w`` to the majority-class correct weight if the leaf lists no class or
-    its majority class is ``label``, and to the naive Bayes correct weight if naive Bayes has votes
-    and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
-    class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
-    present = leaves.present[slot, : leaves.n_present[slot]]
-    total = 0.0
-    any_listed = False
-    for c in present:
-        total += class_weight[c]
-        any_listed = any_listed or listed[c]
-    if not any_listed:
-        correct[slot, C_MC] += w
-    else:
-        # River compares the normalised weights (scaled by 1 / total unless total is 0).
-        scale = 1.0 / total if total != 0.0 else 1.0
-        for c in present:
-            scratch[c] = class_weight[c] * scale
-        if _listed_argmax(listed, scratch, present) == label:
-            correct[slot, C_MC] += w
-    if _naive_bayes(i, slot, x, learners, leaves, scratch):
-        if _listed_argmax(listed, scratch, present) == label:
-            correct[slot, C_NB] += w
-
 
 # Absorbs the rounding of merits and ceilings (each within about 1e-13 of its exact value for
 # entropies below log2 of any feasible class count), so that the early stop of _attempt_split
