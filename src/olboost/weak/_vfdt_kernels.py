@@ -311,26 +311,24 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     kind, node_slot = nodes.kind, nodes.slot
     last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
     node = 0
-    detour = False
+    no_attempt = False  # River learns without a split attempt after a detour or a new branch
     while kind[i, node] != LEAF:
         child = _branch(i, node, x, learners.features, nodes)
         if child == MISSING:
             child = _most_common_child(i, node, learners.n_categories, nodes, leaves)
-            detour = True
+            no_attempt = True
         elif kind[i, child] == EMPTY:
             # A category unseen when the multiway split was made: River grows the branch and
-            # trains the new leaf without attempting to split it.
+            # trains the new leaf.
             _new_leaf(i, child, work[0], work[0], np.empty(0, np.int64), nodes, leaves)
-            if options.leaf_mode == NBA:
-                _score_predictors(i, node_slot[i, child], x, label, w, learners, leaves, work[W_MU])
-            _update_leaf(i, node_slot[i, child], x, label, w, learners, leaves, options.weka)
-            return
+            no_attempt = True
         node = child
+    # one call site of the inlined leaf update (each copy costs compile time)
     slot = node_slot[i, node]
     if options.leaf_mode == NBA:
         _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
     _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
-    if detour:
+    if no_attempt:
         return
     weight_seen = _row_sum(class_weight, slot, leaves.present[slot, : leaves.n_present[slot]])
     since = weight_seen - last_attempt[slot]
