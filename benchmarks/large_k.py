@@ -127,32 +127,6 @@ def _rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-class _Compilations:
-    """Counts Numba compilations (cache misses) while active."""
-
-    def __enter__(self) -> _Compilations:
-        from numba.core import event
-
-        self.count = 0
-        outer = self
-
-        class Listener(event.Listener):
-            def on_start(self, ev) -> None:
-                outer.count += 1
-
-            def on_end(self, ev) -> None:
-                pass
-
-        self._listener = Listener()
-        event.register("numba:compile", self._listener)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from numba.core import event
-
-        event.unregister("numba:compile", self._listener)
-
-
 def measure(
     booster: str,
     k: int,
@@ -190,6 +164,7 @@ def measure(
     import numpy as np
 
     from olboost.datasets import make_label_stream
+    from olboost.evaluate import _CompileNotice
 
     threads = numba.get_num_threads()
     # One Numba thread: the target is per core (and the subprocess runs with
@@ -204,7 +179,7 @@ def measure(
         Xs, Ys = make_label_stream(warm_small_rows, 20, RELEVANT, FEATURES, SEED + 1)
         Xw, Yw = make_label_stream(warm_rows, k, RELEVANT, FEATURES, SEED + 2)
         t0 = time.perf_counter()
-        with _Compilations() as warm:
+        with _CompileNotice(enabled=False) as warm:
             _run(make(booster, 20), Xs, Ys, chunk)
             _run(make(booster, k), Xw, Yw, chunk)
         warmup_s = time.perf_counter() - t0
@@ -213,7 +188,7 @@ def measure(
         gc.collect()
         peak_reset = _reset_peak()
         baseline_mb = _rss_mb()
-        with _Compilations() as during:
+        with _CompileNotice(enabled=False) as during:
             seconds, losses = _run(model, X, Y, chunk)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         loss = float(np.concatenate(losses).mean())
@@ -242,8 +217,8 @@ def measure(
             "frequency_rank_loss": _frequency_rank_loss(Y, chunk),
             "generate_seconds": generate_s,
             "warmup_seconds": warmup_s,
-            "compiled_in_warmup": warm.count,
-            "compiled_during_run": during.count,
+            "compiled_in_warmup": warm.compiled,
+            "compiled_during_run": during.compiled,
             "split": share,
             "numba_threads": numba.get_num_threads(),
             "loadavg_start": load_start,
@@ -258,16 +233,8 @@ def _share(booster: str, k: int, X, Y, chunk: int) -> dict:
     ``benchmarks/booster_share.py`` does: record the weights the booster gives each row, replay
     the trees alone on them in a compiled loop, and take the rest as the booster's (its step, the
     driver loop and the Python calls around them). One run each, after compiling the replay."""
-    import numba
-
     import booster_share
 
-    # booster_share's replay loop is cached on disk, keyed by the committee's state type: once
-    # that type has changed, saving a new entry re-pickles the old entries' kernel types and
-    # fails ("underlying object has vanished"). The same loop compiled without the cache here.
-    if not hasattr(booster_share._replay, "_uncached"):
-        booster_share._replay = numba.njit(booster_share._replay.py_func)
-        booster_share._replay._uncached = True
     W = booster_share._recorded_weights(lambda: make(booster, k), X, Y)
     booster_share._trees_seconds(lambda: make(booster, k), X[:5], W[:5])  # compile the replay
     # Timed as the main run is (same calls, already compiled), over these rows only.

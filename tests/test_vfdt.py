@@ -401,25 +401,34 @@ def river_structure(node, columns, k):
     return (K.NOMINAL_MULTIWAY, j, 0.0, tuple(by_code))
 
 
-def test_matches_river_hoeffding_tree():
-    """Each tree is River's HoeffdingTreeClassifier (majority-class leaves) with the learner's
-    hyperparameters, fed the learner's attributes as Python floats: same splits, same leaf
-    weights, bit for bit."""
+def river_trees(c, mode="mc", **params):
+    """Each learner of ``c`` as River's HoeffdingTreeClassifier with the learner's drawn
+    hyperparameters: ``(columns, trees)``, the columns each learner reads and the trees."""
     river_tree = pytest.importorskip("river.tree")
-    X, W = mixed_stream(1500)
-    c = committee()
     s = c.setup_
-    columns = [[int(f) for f in s.features[i]] for i in range(5)]
-    rivers = [
+    columns = [[int(f) for f in s.features[i]] for i in range(len(s.features))]
+    trees = [
         river_tree.HoeffdingTreeClassifier(
             grace_period=float(s.grace_period[i]),
             delta=float(s.split_confidence[i]),
             tau=float(s.tie_threshold[i]),
-            leaf_prediction="mc",
+            leaf_prediction=mode,
             nominal_attributes=[f for f in columns[i] if f in NOMINAL],
+            **params,
         )
-        for i in range(5)
+        for i in range(len(columns))
     ]
+    return columns, trees
+
+
+def test_matches_river_hoeffding_tree():
+    """Each tree is River's HoeffdingTreeClassifier (majority-class leaves) with the learner's
+    hyperparameters, fed the learner's attributes as Python floats: same splits, same leaf
+    weights, bit for bit."""
+    X, W = mixed_stream(1500)
+    c = committee()
+    s = c.setup_
+    columns, rivers = river_trees(c)
     for x, w in zip(X, W, strict=True):
         c.learn(x, w)
         for i, tree in enumerate(rivers):
@@ -620,25 +629,14 @@ def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshol
     broken by rounding in majority-class trees too (``mixed_stream(1000)`` already splits
     differently from River at example 141 with ``leaf_prediction="mc"``), so the stream is the one
     of :func:`test_matches_river_hoeffding_tree`."""
-    river_tree = pytest.importorskip("river.tree")
+    pytest.importorskip("river.tree")
     from river.tree.splitter.nominal_splitter_classif import NominalSplitterClassif
 
     monkeypatch.setattr(NominalSplitterClassif, "cond_proba", _side_effect_free_cond_proba)
     X, W = mixed_stream(1500)
     c = committee(leaf_prediction=mode, nb_threshold=nb_threshold, leaf_prior=0.0)
     s = c.setup_
-    columns = [[int(f) for f in s.features[i]] for i in range(5)]
-    rivers = [
-        river_tree.HoeffdingTreeClassifier(
-            grace_period=float(s.grace_period[i]),
-            delta=float(s.split_confidence[i]),
-            tau=float(s.tie_threshold[i]),
-            leaf_prediction=mode,
-            nb_threshold=nb_threshold,
-            nominal_attributes=[f for f in columns[i] if f in NOMINAL],
-        )
-        for i in range(5)
-    ]
+    columns, rivers = river_trees(c, mode, nb_threshold=nb_threshold)
     gap = 0.0
     zero_listed = 0
     for t, (x, w) in enumerate(zip(X, W, strict=True)):

@@ -18,6 +18,7 @@ from test_vfdt import (
     kernel_structure,
     mixed_stream,
     river_structure,
+    river_trees,
     run,
 )
 
@@ -27,23 +28,6 @@ def with_missing(X, rate=0.15, seed=3):
     X = X.copy()
     X[np.random.default_rng(seed).uniform(size=X.shape) < rate] = np.nan
     return X
-
-
-def river_trees(c, mode="mc"):
-    river_tree = pytest.importorskip("river.tree")
-    s = c.setup_
-    columns = [[int(f) for f in s.features[i]] for i in range(5)]
-    trees = [
-        river_tree.HoeffdingTreeClassifier(
-            grace_period=float(s.grace_period[i]),
-            delta=float(s.split_confidence[i]),
-            tau=float(s.tie_threshold[i]),
-            leaf_prediction=mode,
-            nominal_attributes=[f for f in columns[i] if f in NOMINAL],
-        )
-        for i in range(5)
-    ]
-    return columns, trees
 
 
 def present(x, columns):

@@ -71,23 +71,24 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
     half_l1 = 0.0
     if k >= GROUP_FROM_LABELS:
         # one sigmoid per (relevant label, distinct irrelevant score), the pairs then added in
-        # their usual order: the same sums bit for bit (see irrelevant_groups)
+        # their usual order: the same sums bit for bit (see irrelevant_groups); not worth it when
+        # most scores differ
         irrelevant, group, values = irrelevant_groups(s, y)
-    if k >= GROUP_FROM_LABELS and 2 * values.shape[0] <= irrelevant.shape[0]:
-        g_of = np.empty(values.shape[0])
-        for l in range(k):
-            if y[l]:
-                s_l = s[l]
-                for d in range(values.shape[0]):
-                    g_of[d] = w_y * _sigmoid(values[d] - s_l)
-                own = 0.0
-                for q in range(irrelevant.shape[0]):
-                    g = g_of[group[q]]
-                    own -= g
-                    out[irrelevant[q]] += g
-                    half_l1 += g
-                out[l] = own
-        return half_l1
+        if 2 * values.shape[0] <= irrelevant.shape[0]:
+            g_of = np.empty(values.shape[0])
+            for l in range(k):
+                if y[l]:
+                    s_l = s[l]
+                    for d in range(values.shape[0]):
+                        g_of[d] = w_y * _sigmoid(values[d] - s_l)
+                    own = 0.0
+                    for q in range(irrelevant.shape[0]):
+                        g = g_of[group[q]]
+                        own -= g
+                        out[irrelevant[q]] += g
+                        half_l1 += g
+                    out[l] = own
+            return half_l1
     for l in range(k):
         if y[l]:
             # out[l] is only written here: summed in a register, in the same order

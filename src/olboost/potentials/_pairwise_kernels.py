@@ -175,10 +175,14 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
 
 
 @numba.njit(cache=True, inline="always")
-def _singleton_groups(s, y_mask):
-    """:func:`irrelevant_groups` with one group per irrelevant label (few labels)."""
-    irrelevant = np.flatnonzero(~y_mask)
-    return irrelevant, np.arange(irrelevant.shape[0]), s[irrelevant]
+def _pair_expectations(z, table, d_min, loss_code, want_costs):
+    """``E f(z + D)`` and, if ``want_costs``, the same at ``z - 1`` (``s + e_l`` lowers a pair's
+    ``z`` by one) and ``z + 1`` (``s + e_r`` raises it), else zeros."""
+    g0 = expected_pair_loss(z, table, d_min, loss_code)
+    if not want_costs:
+        return g0, 0.0, 0.0
+    g_minus = expected_pair_loss(z - 1.0, table, d_min, loss_code)
+    return g0, g_minus, expected_pair_loss(z + 1.0, table, d_min, loss_code)
 
 
 @numba.njit(cache=True)
@@ -201,41 +205,50 @@ def _pairwise_core(
     if want_costs:
         for j in range(k):
             out[j] = 0.0
-    # Irrelevant labels grouped by score (one group each below GROUP_FROM_LABELS labels): the
-    # expectations are taken once per (relevant label, group), then the pairs are added in their
-    # usual order, the same sums bit for bit (see irrelevant_groups).
     if k >= GROUP_FROM_LABELS:
+        # Irrelevant labels grouped by score: the expectations are taken once per (relevant
+        # label, group), then the pairs are added in their usual order, the same sums bit for bit
+        # (see irrelevant_groups).
         irrelevant, group, values = irrelevant_groups(s, y_mask)
-    else:
-        irrelevant, group, values = _singleton_groups(s, y_mask)
-    n_groups = values.shape[0]
-    e0 = np.empty(n_groups)
-    e_minus = np.empty(n_groups)
-    e_plus = np.empty(n_groups)
+        n_groups = values.shape[0]
+        e0 = np.empty(n_groups)
+        e_minus = np.empty(n_groups)
+        e_plus = np.empty(n_groups)
     for l in range(k):
         if not y_mask[l]:
             continue
         s_l = s[l]
-        for d in range(n_groups):
-            z = values[d] - s_l
-            e0[d] = expected_pair_loss(z, table, d_min, loss_code)
-            if want_costs:
-                # s + e_l lowers z by one; s + e_r raises it by one
-                e_minus[d] = expected_pair_loss(z - 1.0, table, d_min, loss_code)
-                e_plus[d] = expected_pair_loss(z + 1.0, table, d_min, loss_code)
         # out[l] is only written in this iteration: summed in a register, in the same order
         own = 0.0
-        for q in range(irrelevant.shape[0]):
-            r = irrelevant[q]
-            w = scale * pair_w[l, r] if use_pair_w else scale
-            if w == 0.0:
-                continue
-            d = group[q]
-            g0 = e0[d]
-            base += w * g0
-            if want_costs:
-                own += w * (e_minus[d] - g0)
-                out[r] += w * (e_plus[d] - g0)
+        if k >= GROUP_FROM_LABELS:
+            for d in range(n_groups):
+                e0[d], e_minus[d], e_plus[d] = _pair_expectations(
+                    values[d] - s_l, table, d_min, loss_code, want_costs
+                )
+            for q in range(irrelevant.shape[0]):
+                r = irrelevant[q]
+                w = scale * pair_w[l, r] if use_pair_w else scale
+                if w == 0.0:
+                    continue
+                d = group[q]
+                base += w * e0[d]
+                if want_costs:
+                    own += w * (e_minus[d] - e0[d])
+                    out[r] += w * (e_plus[d] - e0[d])
+        else:
+            for r in range(k):
+                if y_mask[r]:
+                    continue
+                w = scale * pair_w[l, r] if use_pair_w else scale
+                if w == 0.0:
+                    continue
+                g0, g_minus, g_plus = _pair_expectations(
+                    s[r] - s_l, table, d_min, loss_code, want_costs
+                )
+                base += w * g0
+                if want_costs:
+                    own += w * (g_minus - g0)
+                    out[r] += w * (g_plus - g0)
         if want_costs:
             out[l] = own
     if want_costs:

@@ -109,6 +109,7 @@ from olboost.weak._vfdt_leaves import (
 )
 from olboost.weak._vfdt_predict import (  # noqa: F401
     _branch,
+    _listed_total,
     _most_common_child,
     _naive_bayes,
     predict,
@@ -309,7 +310,7 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
     attempting a split, as in River."""
     kind, node_slot = nodes.kind, nodes.slot
-    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
+    last_attempt = leaves.last_attempt
     node = 0
     no_attempt = False  # River learns without a split attempt after a detour or a new branch
     while kind[i, node] != LEAF:
@@ -330,7 +331,7 @@ def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
     _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
     if no_attempt:
         return
-    weight_seen = _row_sum(class_weight, slot, leaves.present[slot, : leaves.n_present[slot]])
+    weight_seen = _listed_total(leaves, slot)[0]
     since = weight_seen - last_attempt[slot]
     grace_period = learners.grace_period[i]
     if (since > grace_period) if options.weka else (since >= grace_period):

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from olboost.weak._vfdt_layout import C_MC, C_NB, G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, LEAF
-from olboost.weak._vfdt_predict import _naive_bayes
+from olboost.weak._vfdt_predict import _listed_total, _naive_bayes
 
 # ------------------------------------------------------------------------------ leaves
 #
@@ -53,11 +53,10 @@ def _add_present(leaves, slot, c):
 def _free_slot(i, slot, leaves):
     """Return a split leaf's slot to tree ``i``'s stack, clean: a free slot holds zero weights,
     no listed class, no block and no present class, so that a new leaf writes its own classes
-    only."""
-    class_weight, observed, listed = leaves.class_weight, leaves.observed, leaves.listed
+    only. Called after :func:`_reset_observers`, which cleared the blocks and observed weights."""
+    class_weight, listed = leaves.class_weight, leaves.listed
     for c in leaves.present[slot, : leaves.n_present[slot]]:
         class_weight[slot, c] = 0.0
-        observed[slot, c] = 0.0
         listed[slot, c] = False
     leaves.n_present[slot] = 0
     leaves.incomplete[slot] = False
@@ -178,11 +177,7 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
     and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
     class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
     present = leaves.present[slot, : leaves.n_present[slot]]
-    total = 0.0
-    any_listed = False
-    for c in present:
-        total += class_weight[c]
-        any_listed = any_listed or listed[c]
+    total, any_listed = _listed_total(leaves, slot)
     if not any_listed:
         correct[slot, C_MC] += w
     else:

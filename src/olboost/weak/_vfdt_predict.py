@@ -27,6 +27,19 @@ from olboost.weak._vfdt_layout import (
 )
 
 
+@numba.njit(cache=True, inline="always")
+def _listed_total(leaves, slot):
+    """A leaf's total class weight (summed in class order, as ``np.sum`` of its dense row) and
+    whether it lists any class."""
+    class_weight, listed = leaves.class_weight, leaves.listed
+    total = 0.0
+    any_listed = False
+    for c in leaves.present[slot, : leaves.n_present[slot]]:
+        total += class_weight[slot, c]
+        any_listed = any_listed or listed[slot, c]
+    return total, any_listed
+
+
 @numba.njit(cache=True)
 def _naive_bayes(i, slot, x, learners, leaves, out):
     """River's ``do_naive_bayes_prediction`` at a leaf: write its posterior into ``out``.
@@ -48,11 +61,7 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     listed = leaves.listed[slot]
     stats = class_weight[slot]
     present = leaves.present[slot, : leaves.n_present[slot]]
-    total = 0.0
-    any_listed = False
-    for c in present:
-        total += stats[c]
-        any_listed = any_listed or listed[c]
+    total, any_listed = _listed_total(leaves, slot)
     if not any_listed or total == 0.0:
         return False
     best = -np.inf
@@ -123,11 +132,7 @@ def _subtree_weights(i, lowest, n_categories, nodes, leaves, totals):
     kind, feature, _, child, node_slot, n_nodes = nodes
     for node in range(n_nodes[i] - 1, lowest - 1, -1):
         if kind[i, node] == LEAF:
-            slot = node_slot[i, node]
-            total = 0.0
-            for c in leaves.present[slot, : leaves.n_present[slot]]:
-                total += leaves.class_weight[slot, c]
-            totals[node] = total
+            totals[node] = _listed_total(leaves, node_slot[i, node])[0]
         elif kind[i, node] == EMPTY:
             totals[node] = 0.0
         else:
@@ -200,9 +205,7 @@ def predict(x, state, out):
             for c in range(k):
                 out[i, c] /= total
             continue
-        total = 0.0
-        for c in leaves.present[slot, : leaves.n_present[slot]]:
-            total += stats[c]
+        total = _listed_total(leaves, slot)[0]
         if leaf_prediction == NB:
             naive_bayes = total >= nb_threshold
         elif leaf_prediction == NBA:
