@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["STREAMS", "counter_uniform", "seed_int", "seed_key", "stream_rng"]
+__all__ = ["STREAMS", "counter_uniform", "draw_key", "seed_int", "seed_key", "stream_rng"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -30,6 +30,14 @@ def counter_uniform(key: np.uint64, counter: np.int64) -> float:
     """A uniform number in [0, 1) determined by ``(key, counter)`` (SplitMix64, 53 bits)."""
     z = _splitmix64(key ^ _splitmix64(np.uint64(counter)))
     return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(cache=True)
+def draw_key(key: np.uint64, t: np.int64, extra: np.uint64) -> np.uint64:
+    """The key of the draws of round ``t`` under a caller-given ``extra`` key (e.g. one per
+    request of a service): ``counter_uniform(draw_key(key, t, extra), j)``, ``j = 0, 1, ...``,
+    are independent uniforms for distinct ``(t, extra)``, and the same ones on a replay."""
+    return _splitmix64(_splitmix64(key ^ _splitmix64(np.uint64(t))) ^ _splitmix64(extra))
 
 
 def seed_key(seed: int, *path: int) -> np.uint64:
@@ -59,4 +67,5 @@ STREAMS = {
     "monte_carlo": 3,
     "monte_carlo_vote": 4,
     "tie": 5,
+    "exploration": 6,
 }

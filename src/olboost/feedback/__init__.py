@@ -1,0 +1,156 @@
+"""What a booster learns from after it has made its prediction.
+
+Under *full feedback* the whole relevant set ``Y_t`` is revealed (Jung & Tewari 2018). Under *top-k
+feedback* (Raman, Zhang, Jung & Tewari 2020) only the relevance of the ``k`` labels the learner
+showed on top is revealed, and the booster must build unbiased estimates from them. Boosters receive
+their feedback as one of these objects, so a new feedback model plugs in without changing their API:
+``learn_one(x, y)`` wraps a label set into :class:`FullFeedback`.
+
+A top-k booster (:class:`olboost.TopkBBM`, :class:`olboost.TopkAdaptive`) hands back what it
+showed as an :class:`Impression`: the ``k`` labels on top of its randomised ranking and the exact
+probabilities, under the draw that showed them, that each pair of them would be shown (the logged
+propensities; :mod:`olboost.feedback.exploration`). The clicks on those labels make a
+:class:`TopkFeedback` (:meth:`Impression.feedback`), which holds nothing about any other label, so
+a booster cannot see the relevance of a label it did not show. Feedback may arrive late, after
+other examples were learned: the estimates stay unbiased, since they use the probabilities of the
+draw that was shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Feedback", "FullFeedback", "Impression", "TopkFeedback"]
+
+
+class Feedback:
+    """Base class of the feedback a booster receives for one example."""
+
+    #: True when the feedback reveals the relevance of every label.
+    full: bool = False
+
+
+@dataclass(frozen=True)
+class FullFeedback(Feedback):
+    """The relevance of every label: ``relevant`` is a boolean mask over the booster's labels.
+
+    An empty mask (no relevant label) and a full mask are allowed; for both the paper's rank loss is
+    0 and the example carries no pairwise information.
+    """
+
+    relevant: np.ndarray
+    full = True
+
+    def __post_init__(self) -> None:
+        mask = np.asarray(self.relevant)
+        if mask.ndim != 1 or mask.dtype != np.bool_:
+            raise TypeError("FullFeedback.relevant must be a 1-D boolean mask over the labels")
+        object.__setattr__(self, "relevant", mask)
+
+
+@dataclass(frozen=True, eq=False)
+class TopkFeedback(Feedback):
+    """Top-k feedback (Raman et al. 2020, Sec. 2.1): the relevance of the ``k`` labels shown.
+
+    Attributes
+    ----------
+    shown
+        The shown labels' indices in the booster's label order, in display order (int64, ``k``).
+    relevant
+        ``relevant[i]``: whether ``shown[i]`` is relevant (boolean, ``k``).
+    probs
+        ``probs[i, j] = Pr[shown[i], shown[j] in T^k(r~)]`` under the draw that showed them,
+        ``(k, k)``, symmetric, in (0, 1] (the diagonal is 1 and unused).
+    source
+        The id of the model whose impression this answers (:attr:`Impression.source`), or
+        ``None`` for feedback built by hand, which any model with the same labels accepts.
+
+    Nothing else is held: the relevance of labels that were not shown is unknown.
+    """
+
+    shown: np.ndarray
+    relevant: np.ndarray
+    probs: np.ndarray
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        shown = np.asarray(self.shown)
+        relevant = np.asarray(self.relevant)
+        probs = np.asarray(self.probs)
+        if shown.ndim != 1 or not np.issubdtype(shown.dtype, np.integer):
+            raise TypeError("TopkFeedback.shown must be a 1-D array of label indices")
+        if relevant.ndim != 1 or relevant.dtype != np.bool_:
+            raise TypeError("TopkFeedback.relevant must be a 1-D boolean mask over those shown")
+        k = shown.shape[0]
+        if relevant.shape[0] != k:
+            raise ValueError(
+                f"TopkFeedback: relevant has {relevant.shape[0]} entries for {k} shown labels"
+            )
+        if len(set(shown.tolist())) != k:
+            raise ValueError(f"TopkFeedback: a label is shown twice: {shown.tolist()}")
+        if probs.shape != (k, k) or not np.issubdtype(probs.dtype, np.floating):
+            raise ValueError(f"TopkFeedback.probs must be a ({k}, {k}) float array")
+        if not (np.all(probs > 0.0) and np.all(probs <= 1.0)):
+            raise ValueError("TopkFeedback.probs must lie in (0, 1]")
+        if not np.array_equal(probs, probs.T):
+            raise ValueError("TopkFeedback.probs must be symmetric")
+        object.__setattr__(self, "shown", shown.astype(np.int64))
+        object.__setattr__(self, "relevant", relevant.copy())
+        object.__setattr__(self, "probs", np.ascontiguousarray(probs, dtype=np.float64))
+
+
+@dataclass(frozen=True, eq=False)
+class Impression:
+    """What a top-k booster showed for one example: a record to log beside the request and to
+    build the feedback from once the clicks are known (see :meth:`feedback`).
+
+    Attributes
+    ----------
+    ranking
+        The whole randomised ranking that was shown, best first (labels).
+    labels
+        Its top ``k``: the labels whose relevance the user reveals, in display order.
+    shown
+        Their indices in the booster's label order.
+    probs
+        The exact pair inclusion probabilities of the draw (``(k, k)``, as in
+        :class:`TopkFeedback`): the logged propensities.
+    round
+        The round the draw belongs to (the model had learned ``round - 1`` examples).
+    key
+        The caller's key of the draw (0 when none was given).
+    explored
+        Whether the draw explored (for diagnostics; the estimates do not use it).
+    source
+        The id of the model that showed it.
+    """
+
+    ranking: tuple[Hashable, ...]
+    labels: tuple[Hashable, ...]
+    shown: np.ndarray
+    probs: np.ndarray
+    round: int
+    key: int
+    explored: bool
+    source: str
+
+    def feedback(self, clicked: Iterable[Hashable]) -> TopkFeedback:
+        """The feedback of a user who found the labels ``clicked`` relevant (a subset of
+        :attr:`labels`, possibly empty) and the other shown labels irrelevant."""
+        clicked = list(clicked)
+        position = {label: i for i, label in enumerate(self.labels)}
+        relevant = np.zeros(len(self.labels), dtype=np.bool_)
+        for label in clicked:
+            try:
+                i = position[label]
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"clicked label {label!r} was not shown; shown: {list(self.labels)}"
+                ) from None
+            if relevant[i]:
+                raise ValueError(f"clicked label {label!r} is repeated")
+            relevant[i] = True
+        return TopkFeedback(self.shown, relevant, self.probs, self.source)
