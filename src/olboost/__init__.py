@@ -5,7 +5,9 @@ online learner, one example at a time. The public API is small:
 
 * boosters for multi-label ranking: :class:`AdaOLMR` and :class:`OnlineBMR` (Jung & Tewari 2018);
   for multiclass classification: :class:`OnlineMBBM` and :class:`AdaBoostOLM` (Jung, Goetz &
-  Tewari 2017), with that paper's baselines in :mod:`olboost.boosters`;
+  Tewari 2017), with that paper's baselines in :mod:`olboost.boosters`; for multi-label ranking
+  with top-k feedback: :class:`TopkBBM` and :class:`TopkAdaptive` (Raman, Zhang, Jung & Tewari
+  2020), with :mod:`olboost.feedback` (impressions, feedback, exploration);
 * committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees) and
   :class:`RiverCommittee` (any River classifiers);
 * :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
@@ -14,8 +16,8 @@ online learner, one example at a time. The public API is small:
 
 from olboost import datasets, evaluate, metrics, potentials
 from olboost._version import __version__
-from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM
-from olboost.feedback import FullFeedback
+from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
+from olboost.feedback import FullFeedback, Impression, TopkFeedback
 from olboost.weak import RiverCommittee, VFDTCommittee
 
 __all__ = [
@@ -23,9 +25,13 @@ __all__ = [
     "AdaBoostOLM",
     "AdaOLMR",
     "FullFeedback",
+    "Impression",
     "OnlineBMR",
     "OnlineMBBM",
     "RiverCommittee",
+    "TopkAdaptive",
+    "TopkBBM",
+    "TopkFeedback",
     "VFDTCommittee",
     "datasets",
     "evaluate",

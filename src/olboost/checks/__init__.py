@@ -73,8 +73,14 @@ def _is_concrete(cls: type) -> bool:
     from olboost.boosters.base import Booster, MulticlassBooster, RankingBooster
     from olboost.weak.base import Committee
 
+    from olboost.feedback.exploration import Exploration
+
     if cls in (Estimator, Booster, RankingBooster, MulticlassBooster, Committee):
         return False
+    if cls.__init__ is object.__init__:  # a base class, e.g. TopkBooster
+        return False
+    if issubclass(cls, Exploration):
+        return "_scheme" in vars(cls)
     if issubclass(cls, Booster):
         return bool({"_update", "_step_kernels"} & _defined(cls))
     if issubclass(cls, Committee):
@@ -245,6 +251,13 @@ def check_booster_scores(model: Estimator) -> None:
         ranking = model.rank_one(X[0])
         s = model.score_one(X[0])
         assert sorted(ranking, key=str) == sorted(s, key=str)
+        if hasattr(model, "show_one"):
+            # a top-k booster ranks by its scores unless the round's draw explores
+            impression = model.show_one(X[0])
+            assert list(impression.ranking) == ranking
+            assert list(impression.labels) == ranking[: model.k]
+            if impression.explored:
+                return
         assert all(s[a] >= s[b] for a, b in zip(ranking, ranking[1:], strict=False))
     else:
         assert (scores >= 0).all() and np.allclose(scores.sum(axis=1), 1.0), (

@@ -284,13 +284,17 @@ class RankingLearner(OnlineLearner):
                 + " or ".join(t.__name__ for t in self._feedback_types)
                 + f", got {type(feedback).__name__}"
             )
+        self._check_feedback(feedback)
+        self._learn_vector(xv, feedback, names)
+
+    def _check_feedback(self, feedback: Feedback) -> None:
+        """Raise ``ValueError`` if ``feedback`` does not fit the model; changes nothing."""
         k = len(self._outputs())
         if isinstance(feedback, FullFeedback) and feedback.relevant.shape[0] != k:
             raise ValueError(
                 f"{type(self).__name__}: the feedback covers {feedback.relevant.shape[0]} labels, "
                 f"the model ranks {k}"
             )
-        self._learn_vector(xv, feedback, names)
 
     def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
         """Score of every label for ``x``; higher means more relevant. Does not change the model."""
