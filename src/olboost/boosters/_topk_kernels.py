@@ -136,9 +136,10 @@ def _inverse(probs):
 
 
 @numba.njit(cache=True)
-def _label_weights(cost, rel, shown, unshown_cost, has_unshown, row) -> float:
+def _label_weights(cost, rel, shown, unshown_cost, has_unshown, row, costs, i) -> float:
     """Each revealed relevant label ``l`` gets ``max_r c^[r] - c^[l]`` (App. C.2; the labels
-    not shown all cost ``unshown_cost``); returns ``max c^ - min c^``."""
+    not shown all cost ``unshown_cost``); returns ``max c^ - min c^``. When ``costs`` has rows,
+    the whole cost vector goes to ``costs[i]``."""
     c_max = unshown_cost if has_unshown else cost[0]
     c_min = c_max
     for j in range(cost.shape[0]):
@@ -148,6 +149,10 @@ def _label_weights(cost, rel, shown, unshown_cost, has_unshown, row) -> float:
     for j in range(cost.shape[0]):
         if rel[j]:
             row[shown[j]] = c_max - cost[j]
+    if costs.shape[0] > 0:
+        costs[i, :] = unshown_cost
+        for j in range(cost.shape[0]):
+            costs[i, shown[j]] = cost[j]
     return c_max - c_min
 
 
@@ -171,15 +176,18 @@ def topk_bbm_show(H, t, state, extra, scores, ranking, probs) -> bool:
 
 
 @numba.njit(cache=True)
-def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max) -> None:
+def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, costs) -> None:
     """Learn from top-k feedback (Algorithm 2): for ``i = 1..N``, the estimated cost vector
     ``c^i[l] = Phi^^{N-i}(s^{i-1} + e_l)`` of eq. 3, the sum over the shown relevant ``a`` and
     shown irrelevant ``b`` of ``Lambda^{a,b,N-i}(s^{i-1} + e_l) / Pr[a, b in T^k]`` (a label not
     shown only moves pairs it is not in: its cost is ``Phi^^{N-i}(s^{i-1})``); the label weights
-    of the revealed relevant labels; then ``s^i = s^{i-1} + h^i``. O(N k^2)."""
+    of the revealed relevant labels; then ``s^i = s^{i-1} + h^i``. O(N k^2). The cost vectors
+    go to ``costs`` (``(N, m)``) when it has rows."""
     n, m = H.shape
     k = shown.shape[0]
     weights[:, :] = 0.0
+    if costs.shape[0] > 0:
+        costs[:, :] = 0.0
     if not _has_pair(rel):
         return  # no shown pair: every estimate is 0
     pair_w = _inverse(probs)
@@ -190,7 +198,7 @@ def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max) -> 
         base = _pairwise_core(
             s, rel, tables[n - 1 - i], d_min, loss_code, pair_w, True, 1.0, True, cost
         )
-        w = _label_weights(cost, rel, shown, base, m > k, weights[i])
+        w = _label_weights(cost, rel, shown, base, m > k, weights[i], costs, i)
         if w > w_max[i]:
             w_max[i] = w
         for j in range(k):
@@ -211,7 +219,7 @@ def topk_bbm_step(H, y, t, state, weights, scores, return_scores) -> int:
     shown = ranking[: state.k]
     topk_bbm_update(
         H, shown, _reveal(y, shown), probs, state.tables, state.loss_code, weights,
-        state.weight_max,
+        state.weight_max, np.empty((0, 0)),
     )  # fmt: skip
     return 0
 
@@ -286,7 +294,7 @@ def topk_adaptive_show(H, t, state, extra, scores, ranking, probs) -> bool:
 
 
 @numba.njit(cache=True)
-def topk_adaptive_update(H, shown, rel, probs, t, state, weights) -> None:
+def topk_adaptive_update(H, shown, rel, probs, t, state, weights, costs) -> None:
     """Learn from top-k feedback (Algorithm 3), for ``i = 1..N``:
 
     * ``c^i = grad L^_log(s^{i-1})`` (eq. 4; zero on labels not shown), and the label weights
@@ -296,10 +304,14 @@ def topk_adaptive_update(H, shown, rel, probs, t, state, weights) -> None:
       h^i`` the derivative of ``L^_log(s^{i-1} + alpha h^i)`` (clipped to ``[-clip_gradient,
       clip_gradient]`` when set, App. C.2), ``eta_t = step_scale / sqrt(t)`` (line 13);
     * Hedge: ``log v^i -= hedge_rate L^_rnk(s^i)`` (line 14).
+
+    The cost vectors go to ``costs`` (``(N, m)``) when it has rows.
     """
     n, m = H.shape
     k = shown.shape[0]
     weights[:, :] = 0.0
+    if costs.shape[0] > 0:
+        costs[:, :] = 0.0
     if not _has_pair(rel):
         return  # no shown pair: every estimate, cost and gradient is 0
     pair_w = _inverse(probs)
@@ -314,7 +326,7 @@ def topk_adaptive_update(H, shown, rel, probs, t, state, weights) -> None:
             own += cost[j] * H[i, shown[j]]
         state.edge_num[i] -= own
         state.edge_den[i] += w_cur
-        _label_weights(cost, rel, shown, 0.0, m > k, weights[i])
+        _label_weights(cost, rel, shown, 0.0, m > k, weights[i], costs, i)
         a = state.alpha[i]
         for j in range(k):
             s[j] += a * H[i, shown[j]]
@@ -340,5 +352,5 @@ def topk_adaptive_step(H, y, t, state, weights, scores, return_scores) -> int:
     if return_scores:
         _display_scores(ranking, scores)
     shown = ranking[: state.k]
-    topk_adaptive_update(H, shown, _reveal(y, shown), probs, t, state, weights)
+    topk_adaptive_update(H, shown, _reveal(y, shown), probs, t, state, weights, np.empty((0, 0)))
     return 0

@@ -39,6 +39,7 @@ __all__ = ["TopkAdaptive", "TopkBBM", "TopkBooster"]
 
 _LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
 _MAX_KEY = 2**64 - 1
+_NO_COSTS = np.empty((0, 0))
 
 
 class TopkBooster(RankingBooster):
@@ -75,6 +76,12 @@ class TopkBooster(RankingBooster):
     def explorer_(self) -> Exploration:
         """The exploration scheme in use."""
         return exploration_from(self.exploration, self.rho)
+
+    def _init_model(self) -> None:
+        m = len(self._outputs())
+        if not 2 <= self.k <= m:
+            raise ValueError(f"{type(self).__name__}: k={self.k} must be in [2, m={m}] labels")
+        super()._init_model()
 
     def _init_state(self) -> None:
         self.model_id_ = uuid.uuid4().hex
@@ -129,6 +136,18 @@ class TopkBooster(RankingBooster):
             return list(self._outputs())
         return list(self.show_one(x, key).ranking)
 
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Any) -> None:
+        """Learn from one example: ``y`` is the :class:`~olboost.feedback.TopkFeedback` of an
+        impression (``impression.feedback(clicked)``; the live path), or the full set of relevant
+        labels (a simulated user who clicks the relevant labels among those the model shows in
+        this round, with the draw of :meth:`show_one` without a key)."""
+        if isinstance(y, Impression):
+            raise TypeError(
+                f"{type(self).__name__}.learn_one takes the feedback of an impression, not the "
+                "impression: pass impression.feedback(clicked)"
+            )
+        super().learn_one(x, y)
+
     @staticmethod
     def _check_key(key: Any) -> int:
         if key is None:
@@ -164,9 +183,26 @@ class TopkBooster(RankingBooster):
                 f"{self.__dict__.get('model_id_', 'not started')!r})"
             )
 
+    def estimated_costs(
+        self, x: Mapping | Sequence | np.ndarray, feedback: TopkFeedback
+    ) -> np.ndarray:
+        """The ``(N, m)`` cost vectors ``c^i`` the weak learners would get from ``feedback`` if
+        the model learned ``x`` now (eq. 3 or eq. 4); does not change the model. Their
+        expectation over the draw that showed the labels is the full-information cost."""
+        if not isinstance(feedback, TopkFeedback):
+            raise TypeError(f"feedback must be a TopkFeedback, got {type(feedback).__name__}")
+        xv, _ = self._check_x(x)
+        self._check_feedback(feedback)
+        if not self._started:
+            raise ValueError(f"{type(self).__name__}: learn one example first")
+        H = self._predictions(xv)
+        costs = np.empty_like(H)
+        self._topk_update(H, feedback, costs, dry_run=True)
+        return costs
+
     def _update(self, H: np.ndarray, feedback: Any) -> np.ndarray:
         if isinstance(feedback, TopkFeedback):
-            return self._topk_update(H, feedback)
+            return self._topk_update(H, feedback, _NO_COSTS)
         return self._simulated_update(H, feedback)
 
     def _simulated_update(self, H: np.ndarray, feedback: FullFeedback) -> np.ndarray:
@@ -177,7 +213,11 @@ class TopkBooster(RankingBooster):
     def _show_kernel(self) -> Any:
         raise NotImplementedError
 
-    def _topk_update(self, H: np.ndarray, feedback: TopkFeedback) -> np.ndarray:
+    def _topk_update(
+        self, H: np.ndarray, feedback: TopkFeedback, costs: np.ndarray, dry_run: bool = False
+    ) -> np.ndarray:
+        """Learn from ``feedback`` (on copies of the learned state when ``dry_run``); return the
+        committee's label weights, the cost vectors going to ``costs`` when it has rows."""
         raise NotImplementedError
 
     def _scheme(self) -> tuple[int, float]:
@@ -328,25 +368,34 @@ class TopkBBM(TopkBooster):
         K.topk_bbm_show(H, self.t_, self._step_state(), np.uint64(0), scores, ranking, probs)
         shown = ranking[:k].copy()
         revealed = TopkFeedback(shown, feedback.relevant[shown], probs)
-        return self._topk_update(H, revealed)
+        return self._topk_update(H, revealed, _NO_COSTS)
 
-    def _topk_update(self, H: np.ndarray, feedback: TopkFeedback) -> np.ndarray:
+    def _topk_update(
+        self, H: np.ndarray, feedback: TopkFeedback, costs: np.ndarray, dry_run: bool = False
+    ) -> np.ndarray:
         weights = np.empty_like(H)
+        w_max = self.weight_max_.copy() if dry_run else self.weight_max_
         if self.method == "exact":
             K.topk_bbm_update(
                 H, feedback.shown, feedback.relevant, feedback.probs, self._tables(),
-                _LOSS_CODES[self.loss], weights, self.weight_max_,
+                _LOSS_CODES[self.loss], weights, w_max, costs,
             )  # fmt: skip
             return weights
-        return self._monte_carlo_update(H, feedback, weights)
+        return self._monte_carlo_update(H, feedback, weights, w_max, costs)
 
     def _monte_carlo_update(
-        self, H: np.ndarray, feedback: TopkFeedback, weights: np.ndarray
+        self,
+        H: np.ndarray,
+        feedback: TopkFeedback,
+        weights: np.ndarray,
+        w_max: np.ndarray,
+        costs: np.ndarray,
     ) -> np.ndarray:
         """Eq. 3 with each ``Lambda^{a,b}`` a Monte Carlo estimate (``draws`` random walks):
         :func:`olboost.potentials.topk_costs` over all ``m`` labels, pairs not shown weighted 0."""
         n, m = H.shape
         weights[:] = 0.0
+        costs[:] = 0.0
         shown, rel = feedback.shown, feedback.relevant
         if rel.all() or not rel.any():
             return weights
@@ -361,8 +410,10 @@ class TopkBBM(TopkBooster):
                 s, relevant, n - 1 - i, self.gamma, self.loss, pair_w, "monte_carlo",
                 self.draws, rng,
             )  # fmt: skip
-            self.weight_max_[i] = max(self.weight_max_[i], cost.max() - cost.min())
+            w_max[i] = max(w_max[i], cost.max() - cost.min())
             weights[i] = np.where(relevant, cost.max() - cost, 0.0)
+            if costs.shape[0]:
+                costs[i] = cost
             s += H[i]
         return weights
 
@@ -498,12 +549,21 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
     def _show_kernel(self) -> Any:
         return K.topk_adaptive_show
 
-    def _topk_update(self, H: np.ndarray, feedback: TopkFeedback) -> np.ndarray:
+    def _topk_update(
+        self, H: np.ndarray, feedback: TopkFeedback, costs: np.ndarray, dry_run: bool = False
+    ) -> np.ndarray:
         weights = np.empty_like(H)
+        state = self._step_state()
+        if dry_run:
+            state = state._replace(
+                alpha=state.alpha.copy(), log_v=state.log_v.copy(),
+                edge_num=state.edge_num.copy(), edge_den=state.edge_den.copy(),
+            )  # fmt: skip
+        # the round this feedback is learned in: the next one
+        t = self.t_ + 1 if dry_run else self.t_
         K.topk_adaptive_update(
-            H, feedback.shown, feedback.relevant, feedback.probs, self.t_, self._step_state(),
-            weights,
-        )  # fmt: skip
+            H, feedback.shown, feedback.relevant, feedback.probs, t, state, weights, costs
+        )
         return weights
 
     @classmethod

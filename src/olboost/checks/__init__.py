@@ -71,9 +71,8 @@ def all_estimators() -> list[type[Estimator]]:
 
 def _is_concrete(cls: type) -> bool:
     from olboost.boosters.base import Booster, MulticlassBooster, RankingBooster
-    from olboost.weak.base import Committee
-
     from olboost.feedback.exploration import Exploration
+    from olboost.weak.base import Committee
 
     if cls in (Estimator, Booster, RankingBooster, MulticlassBooster, Committee):
         return False

@@ -23,8 +23,8 @@ Examples
 >>> P = explore.pair_probabilities([2, 0, 1, 3], k=2)     # labels 2 and 0 on top
 >>> round(float(P[0, 2]), 6), round(float(P[0, 1]), 6)
 (0.916667, 0.016667)
->>> explore.draw([2, 0, 1, 3], k=2, seed=0, round=1).tolist()
-[2, 1, 3, 0]
+>>> [explore.draw([2, 0, 1, 3], k=2, seed=0, round=t).tolist() for t in (7, 8)]   # 8 explores
+[[2, 0, 1, 3], [2, 1, 0, 3]]
 >>> from olboost.feedback import TopkFeedback
 >>> fb = TopkFeedback(shown=[2, 0], relevant=[True, False], probs=P[np.ix_([2, 0], [2, 0])])
 >>> round(unbiased_estimate([0.1, 0.0, 0.5, 0.2], fb, "rank"), 6)       # 1 / P[2, 0] * 0
@@ -90,14 +90,16 @@ class Exploration(Estimator):
 
     def draw(self, ranking: ArrayLike, k: int, seed: int, round: int, key: int = 0) -> np.ndarray:
         """The randomised ranking shown in round ``round`` from the deterministic ``ranking``
-        (label indices, best first): a pure function of ``(seed, round, key)``."""
+        (label indices, best first): a pure function of ``(seed, round, key)``, the draw a top-k
+        booster seeded with ``seed`` makes (:meth:`olboost.TopkBBM.show_one`)."""
         r = self._ranking(ranking, k).copy()
-        K.randomise_ranking(r, k, self._scheme, float(self.rho), self._key(seed, round, key), 0)
+        # uniform 0 of a round is a booster's own draw (Hedge's expert); exploration starts at 1
+        K.randomise_ranking(r, k, self._scheme, float(self.rho), self._key(seed, round, key), 1)
         return r
 
     @staticmethod
     def _key(seed: int, round: int, key: int) -> np.uint64:
-        return draw_key(seed_key(seed, STREAMS["exploration"]), round, np.uint64(key))
+        return np.uint64(draw_key(seed_key(seed, STREAMS["exploration"]), round, np.uint64(key)))
 
     def pair_probabilities(self, ranking: ArrayLike, k: int) -> np.ndarray:
         """``P[a, b] = Pr[a, b in T^k(r~)]`` for every pair of labels (indices), given the

@@ -1,0 +1,356 @@
+"""Top-k BBM and Top-k Adaptive (Raman, Zhang, Jung & Tewari 2020): exactness, unbiasedness with
+late feedback, what a booster may see, determinism and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+from helpers import ScriptedCommittee
+from olboost import TopkAdaptive, TopkBBM, TopkFeedback, VFDTCommittee
+from olboost.checks import synthetic_multilabel
+from olboost.feedback.exploration import SingleSwapExploration, UniformExploration
+from olboost.losses.logistic import logistic_cost
+from olboost.potentials import topk_costs
+
+BOOSTERS = [TopkBBM, TopkAdaptive]
+
+
+def _outcomes(explore, ranking, k):
+    """Every randomised ranking the exploration can show from ``ranking``, with its probability
+    (the process of Sec. 2.2 / App. B.1 written out)."""
+    ranking = list(ranking)
+    m, rho = len(ranking), explore.rho
+    out = [(tuple(ranking), 1.0 - rho)]
+    if isinstance(explore, UniformExploration):
+        n = math.factorial(m)
+        out += [(p, rho / n) for p in itertools.permutations(ranking)]
+    else:
+        w = rho / (k * (m - k)) ** 2
+        for a, b, c, d in itertools.product(range(k), range(k, m), range(k), range(k, m)):
+            r = ranking.copy()
+            r[a], r[b] = r[b], r[a]
+            r[c], r[d] = r[d], r[c]
+            out.append((tuple(r), w))
+    return out
+
+
+def _feedback(outcome, relevant, P, k):
+    shown = np.array(outcome[:k])
+    return TopkFeedback(shown, np.array([s in relevant for s in shown]), P[np.ix_(shown, shown)])
+
+
+def _started(cls, m, k, n=30, seed=4, committee=None, **params):
+    """A booster after ``n`` simulated examples; by default with a scripted committee (its
+    predictions depend on ``x`` only; it counts its predict calls)."""
+    committee = ScriptedCommittee() if committee is None else committee
+    model = cls(committee, learners=4, seed=seed, labels=m, k=k, **params)
+    X, Y = synthetic_multilabel(n=n, k=m, d=3, seed=seed)
+    model.learn(X, Y)
+    return model
+
+
+# ------------------------------------------------------------------------------ k = m: exact
+
+
+def test_bbm_costs_with_every_label_shown_equal_the_full_potential_costs():
+    # k = m: every pair is shown with probability 1, so eq. 3 is the surrogate potential's cost
+    # vector from the full relevant set (topk_costs), learner by learner
+    m = 6
+    model = _started(TopkBBM, m, m, gamma=0.2, rho=0.3)
+    x = np.array([0.7, -1.2, 0.4])
+    H = model.committee_.predict(x)
+    relevant = np.array([True, False, True, False, False, True])
+    order = np.array([3, 0, 5, 1, 4, 2])  # any display order
+    fb = TopkFeedback(order, relevant[order], np.ones((m, m)))
+    costs = model.estimated_costs(x, fb)
+    s = np.zeros(m)
+    for i in range(model.learners):
+        expected = topk_costs(s, relevant, model.learners - 1 - i, 0.2, loss="hinge")
+        np.testing.assert_allclose(costs[i], expected, rtol=0, atol=1e-12)
+        s += H[i]
+
+
+def test_adaptive_costs_with_every_label_shown_equal_the_logistic_gradient():
+    # k = m, heuristics off: eq. 4 is the gradient of the unnormalised logistic loss, i.e.
+    # Ada.OLMR's eq. 8 cost times the number of pairs
+    m = 5
+    model = _started(TopkAdaptive, m, m, rho=0.3, clip_gradient=None, clip_probability=None)
+    x = np.array([0.3, 0.9, -0.5])
+    H = model.committee_.predict(x)
+    relevant = np.array([False, True, True, False, False])
+    order = np.array([4, 2, 0, 3, 1])
+    fb = TopkFeedback(order, relevant[order], np.ones((m, m)))
+    costs = model.estimated_costs(x, fb)
+    s = np.zeros(m)
+    for i in range(model.learners):
+        expected = np.empty(m)
+        logistic_cost(s, relevant, expected)
+        np.testing.assert_allclose(costs[i], expected * 6, rtol=0, atol=1e-12)  # 2 x 3 pairs
+        s += model.alpha_[i] * H[i]
+
+
+# ------------------------------------------------------------------------------ unbiasedness
+
+
+def _full_costs(model, x, relevant):
+    """The full-information cost vectors at the model's current state: eq. 3 without estimation
+    (the surrogate potential's costs) for Top-k BBM, the unnormalised logistic gradient for Top-k
+    Adaptive."""
+    m = len(model.labels_)
+    mask = np.isin(np.arange(m), sorted(relevant))
+    H = model.committee_.predict(np.asarray(x, dtype=float))
+    s = np.zeros(m)
+    out = np.empty_like(H)
+    for i in range(model.learners):
+        if isinstance(model, TopkBBM):
+            out[i] = topk_costs(s, mask, model.learners - 1 - i, model.gamma, loss=model.loss)
+            s += H[i]
+        else:
+            logistic_cost(s, mask, out[i])
+            out[i] *= mask.sum() * (m - mask.sum())
+            s += model.alpha_[i] * H[i]
+    return out
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+@pytest.mark.parametrize(
+    ("explore", "m", "k"),
+    [(UniformExploration(0.3), 4, 2), (SingleSwapExploration(0.2), 5, 3)],
+    ids=["uniform", "single-swap"],
+)
+def test_late_feedback_is_unbiased_by_enumeration(cls, explore, m, k):
+    # Ten impressions are shown first; nine feedbacks are learned (in reverse order) before the
+    # first impression's. Whatever the first draw showed, the cost vectors the booster builds from
+    # its feedback, averaged over every outcome of that draw with its probability, equal the
+    # full-information costs at learn time: the logged probabilities keep it unbiased.
+    # Tolerance: sums of a few hundred terms of size up to ~1e2, 1e-9 absolute and relative.
+    params = {"clip_gradient": None, "clip_probability": None} if cls is TopkAdaptive else {}
+    model = _started(cls, m, k, exploration=explore, **params)
+    X, Y = synthetic_multilabel(n=10, k=m, d=3, seed=9)
+    det = np.argsort(
+        -np.array(list(model.score_one(X[0]).values())), kind="stable"
+    )  # what the first show starts from
+    impressions = [model.show_one(x, key=j) for j, x in enumerate(X)]
+    assert (
+        impressions[0].labels == tuple(_outcomes(explore, det, k)[0][0][:k])
+        or impressions[0].explored
+    )
+    t_before = model.t_
+    for j in range(9, 0, -1):
+        imp = impressions[j]
+        model.learn_one(X[j], imp.feedback([lab for lab in imp.labels if Y[j, lab]]))
+    assert model.t_ == t_before + 9
+    relevant = {0, 2}
+    P = explore.pair_probabilities(det, k)
+    expected = np.zeros((model.learners, m))
+    for outcome, p in _outcomes(explore, det, k):
+        expected += p * model.estimated_costs(X[0], _feedback(outcome, relevant, P, k))
+    np.testing.assert_allclose(expected, _full_costs(model, X[0], relevant), rtol=1e-9, atol=1e-9)
+    # and the logged probabilities of the first impression are those of that draw
+    shown = impressions[0].shown
+    np.testing.assert_array_equal(
+        impressions[0].probs[~np.eye(k, dtype=bool)],
+        P[np.ix_(shown, shown)][~np.eye(k, dtype=bool)],
+    )
+
+
+# ------------------------------------------------------------------------------ what is seen
+
+
+def _state(model):
+    """Everything the model learned, as bytes (the round counter, weights, trees)."""
+    state = model.__getstate__()
+    state.pop("model_id_", None)
+    return pickle.dumps(state)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_hidden_labels_never_change_the_model(cls):
+    # Relevance of labels that were not shown must be invisible: flip every label outside each
+    # round's top k and the model ends bit-identical, on the compiled array path and one by one.
+    m, k = 8, 3
+    X, Y = synthetic_multilabel(n=120, k=m, d=6, seed=2)
+    rng = np.random.default_rng(0)
+    shown_model = cls(VFDTCommittee(n_features=4), learners=5, seed=3, labels=m, k=k, rho=0.2)
+    flipped = Y.copy()
+    for t, (x, y) in enumerate(zip(X, Y, strict=True)):
+        imp = shown_model.show_one(x)
+        hidden = np.setdiff1d(np.arange(m), imp.shown)
+        flipped[t, hidden] = rng.random(hidden.size) < 0.5
+        shown_model.learn_one(x, set(np.flatnonzero(y).tolist()))
+    assert (flipped != Y).any()
+    a = cls(VFDTCommittee(n_features=4), learners=5, seed=3, labels=m, k=k, rho=0.2)
+    b = a.clone()
+    sa = a.score_then_learn(X, Y)
+    sb = b.score_then_learn(X, flipped)
+    np.testing.assert_array_equal(sa, sb)
+    assert _state(a) == _state(b) == _state(shown_model)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_live_loop_equals_the_simulated_paths(cls):
+    # show_one + impression.feedback + learn_one (the model only ever gets a TopkFeedback) makes
+    # the same draws and learns the same bits as learn_one(x, set) and the compiled array path.
+    m, k = 6, 3
+    X, Y = synthetic_multilabel(n=80, k=m, d=5, seed=5)
+    make = lambda: cls(VFDTCommittee(n_features=3), learners=4, seed=8, labels=m, k=k, rho=0.25)  # noqa: E731
+    live, one, arrays = make(), make(), make()
+    shown_live, shown_one = [], []
+    for x, y in zip(X, Y, strict=True):
+        imp = live.show_one(x)
+        shown_live.append(imp.ranking)
+        live.learn_one(x, imp.feedback([lab for lab in imp.labels if y[lab]]))
+        shown_one.append(tuple(one.rank_one(x)))
+        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    scores = arrays.score_then_learn(X, Y)
+    shown_arrays = [tuple(np.argsort(-row, kind="stable").tolist()) for row in scores]
+    assert shown_live == shown_one == shown_arrays
+    assert _state(live) == _state(one) == _state(arrays)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_draws_are_pure_functions_of_seed_round_and_key(cls):
+    m, k = 7, 3
+    # explores almost always: draws differ by key
+    model = _started(cls, m, k, rho=0.9, committee=VFDTCommittee(n_features=2))
+    x = np.array([0.1, 0.2, 0.3])
+    before = pickle.dumps(model)
+    draws = [model.show_one(x, key=key).ranking for key in range(20)]
+    assert pickle.dumps(model) == before, "showing must not change the model"
+    assert draws == [model.show_one(x, key=key).ranking for key in range(20)]
+    assert len(set(draws)) > 10
+    assert model.rank_one(x, key=3) == list(draws[3])
+    # the booster's draw is the exploration object's draw from its deterministic ranking
+    det = np.argsort(-np.array(list(model.score_one(x).values())), kind="stable")
+    imp = model.show_one(x, key=11)
+    drawn = model.explorer_.draw(det, k, seed=model.seed_, round=model.t_ + 1, key=11)
+    if cls is TopkBBM:  # Top-k Adaptive's expert itself is drawn per key
+        assert list(imp.shown) == drawn[:k].tolist()
+    with pytest.raises(ValueError, match="key"):
+        model.show_one(x, key=-1)
+    with pytest.raises(TypeError, match="key"):
+        model.show_one(x, key="a")
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_pickled_model_resumes_mid_stream_bit_for_bit(cls):
+    X, Y = synthetic_multilabel(n=100, k=6, d=5, seed=1)
+    straight = cls(VFDTCommittee(n_features=3), learners=4, seed=2, k=3, rho=0.2)
+    s_full = straight.score_then_learn(X, Y)
+    first = cls(VFDTCommittee(n_features=3), learners=4, seed=2, k=3, rho=0.2)
+    s_a = first.score_then_learn(X[:37], Y[:37])
+    resumed = pickle.loads(pickle.dumps(first))
+    s_b = resumed.score_then_learn(X[37:], Y[37:])
+    np.testing.assert_array_equal(np.vstack([s_a, s_b]), s_full)
+    np.testing.assert_array_equal(resumed.score(X), straight.score(X))
+    np.testing.assert_array_equal(resumed.score_then_learn(X, Y), straight.score_then_learn(X, Y))
+    imp = resumed.show_one(X[0])
+    resumed.learn_one(X[0], imp.feedback([]))  # its own impressions survive the pickle
+
+
+# ------------------------------------------------------------------------------ Monte Carlo
+
+
+def test_bbm_monte_carlo_costs_approach_the_exact_ones():
+    # The random-walk estimate of eq. 3 (the authors' approach) against the exact potentials: with
+    # 20000 walks the standard error of each cost is below ~0.01 x its scale (costs here are sums
+    # of 2-6 hinge expectations of size <= ~4), so 0.05 is > 5 standard errors.
+    m, k = 6, 4
+    exact = _started(TopkBBM, m, k, gamma=0.2, rho=0.3)
+    mc = exact.clone({"method": "monte_carlo", "draws": 20000})
+    mc.__dict__.update(pickle.loads(pickle.dumps(exact)).__dict__)
+    x = np.array([0.5, 0.1, -0.3])
+    fb = TopkFeedback(np.array([2, 0, 5, 1]), np.array([True, False, True, False]),
+                      np.full((4, 4), 0.5) + 0.5 * np.eye(4))  # fmt: skip
+    a = exact.estimated_costs(x, fb)
+    b = mc.estimated_costs(x, fb)
+    assert np.abs(a).max() > 1.0
+    np.testing.assert_allclose(b, a, atol=0.05)
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"k": 0}, "k"),
+        ({"k": 1}, "k"),
+        ({"labels": 4, "k": 5}, "k"),
+        ({"rho": 0.0}, "rho"),
+        ({"rho": 1.0}, "rho"),
+        ({"rho": float("nan")}, "rho"),
+        ({"exploration": "single-swap", "k": 2, "rho": 0.1}, "k"),
+        ({"exploration": "single-swap", "rho": 0.3}, "rho"),
+        ({"exploration": "sideways"}, "exploration"),
+        ({"exploration": UniformExploration(0.1), "rho": 0.1}, "rho"),
+        ({"exploration": 3}, "exploration"),
+    ],
+)
+def test_bad_parameters_are_rejected_at_construction(cls, params, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        cls(**params)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_k_above_the_labels_of_arrays_is_rejected_before_any_state(cls):
+    model = cls(learners=2, seed=1, k=5)
+    X, Y = synthetic_multilabel(n=5, k=4, d=3)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="k"):
+        model.learn(X, Y)
+    assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_bad_feedback_is_rejected_before_any_state_change(cls):
+    m, k = 6, 3
+    model = _started(cls, m, k, rho=0.3, committee=VFDTCommittee(n_features=2))
+    other = _started(cls, m, k, rho=0.3)
+    x = np.array([0.2, 0.4, 0.6])
+    imp = model.show_one(x)
+    good_probs = imp.probs
+    before = pickle.dumps(model)
+    cases = [
+        (lambda: imp.feedback([imp.labels[0], imp.labels[0]]), "repeated"),
+        (
+            lambda: imp.feedback([next(lab for lab in range(m) if lab not in imp.labels)]),
+            "not shown",
+        ),  # fmt: skip
+        (lambda: model.learn_one(x, other.show_one(x).feedback([])), "another model"),
+        (
+            lambda: model.learn_one(x, TopkFeedback([0, 1, m], [True, False, False], good_probs)),
+            "outside",
+        ),  # fmt: skip
+        (
+            lambda: model.learn_one(x, TopkFeedback([0, 1], [True, False], good_probs[:2, :2])),
+            "k=3",
+        ),  # fmt: skip
+        (lambda: TopkFeedback([0, 1, 1], [True, False, False], good_probs), "twice"),
+        (lambda: TopkFeedback([0, 1, 2], [True, False, False], good_probs * 0), r"\(0, 1\]"),
+        (lambda: TopkFeedback([0, 1, 2], [True, False, False], good_probs * 2), r"\(0, 1\]"),
+        (lambda: TopkFeedback([0, 1, 2], [1, 0, 0], good_probs), "boolean"),
+        (lambda: model.learn_one(x, imp), r"impression.feedback\(clicked\)"),
+        (lambda: model.learn_one([0.1, math.inf, 0.2], imp.feedback([])), "infinite|finite"),
+        (lambda: model.show_one([0.1, 0.2]), "features"),
+    ]
+    for call, match in cases:
+        with pytest.raises((ValueError, TypeError), match=match):
+            call()
+        assert pickle.dumps(model) == before, match
+
+
+def test_a_model_of_another_label_set_rejects_the_impression():
+    a = _started(TopkBBM, 6, 3)
+    b = _started(TopkBBM, 7, 3, committee=VFDTCommittee(n_features=2))
+    x = np.array([0.2, 0.4, 0.6])
+    before = pickle.dumps(b)
+    with pytest.raises(ValueError, match="another model"):
+        b.learn_one(x, a.show_one(x).feedback([]))
+    assert pickle.dumps(b) == before
