@@ -116,6 +116,22 @@ def _reveal(y, shown):
 
 
 @numba.njit(cache=True)
+def _buffers(m, k):
+    """Scores, ranking and pair probabilities of one show."""
+    return np.empty(m), np.empty(m, dtype=np.int64), np.empty((k, k))
+
+
+@numba.njit(cache=True)
+def _simulated_clicks(ranking, y, k, scores, return_scores):
+    """A simulated user's answer to a shown ranking (its display scores to ``scores`` if asked):
+    the shown labels and their relevance, read from ``y``."""
+    if return_scores:
+        _display_scores(ranking, scores)
+    shown = ranking[:k]
+    return shown, _reveal(y, shown)
+
+
+@numba.njit(cache=True)
 def _has_pair(rel) -> bool:
     n_rel = 0
     for j in range(rel.shape[0]):
@@ -209,17 +225,12 @@ def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, cos
 def topk_bbm_step(H, y, t, state, weights, scores, return_scores) -> int:
     """Round ``t`` for the driver: show (the display scores if asked), reveal the shown labels'
     relevance from ``y``, learn."""
-    n, m = H.shape
-    s = np.empty(m)
-    ranking = np.empty(m, dtype=np.int64)
-    probs = np.empty((state.k, state.k))
+    s, ranking, probs = _buffers(H.shape[1], state.k)
     topk_bbm_show(H, t, state, np.uint64(0), s, ranking, probs)
-    if return_scores:
-        _display_scores(ranking, scores)
-    shown = ranking[: state.k]
+    shown, rel = _simulated_clicks(ranking, y, state.k, scores, return_scores)
     topk_bbm_update(
-        H, shown, _reveal(y, shown), probs, state.tables, state.loss_code, weights,
-        state.weight_max, np.empty((0, 0)),
+        H, shown, rel, probs, state.tables, state.loss_code, weights, state.weight_max,
+        np.empty((0, 0)),
     )  # fmt: skip
     return 0
 
@@ -344,13 +355,8 @@ def topk_adaptive_update(H, shown, rel, probs, t, state, weights, costs) -> None
 @numba.njit(cache=True)
 def topk_adaptive_step(H, y, t, state, weights, scores, return_scores) -> int:
     """Round ``t`` for the driver: show, reveal the shown labels' relevance from ``y``, learn."""
-    n, m = H.shape
-    s = np.empty(m)
-    ranking = np.empty(m, dtype=np.int64)
-    probs = np.empty((state.k, state.k))
+    s, ranking, probs = _buffers(H.shape[1], state.k)
     topk_adaptive_show(H, t, state, np.uint64(0), s, ranking, probs)
-    if return_scores:
-        _display_scores(ranking, scores)
-    shown = ranking[: state.k]
-    topk_adaptive_update(H, shown, _reveal(y, shown), probs, t, state, weights, np.empty((0, 0)))
+    shown, rel = _simulated_clicks(ranking, y, state.k, scores, return_scores)
+    topk_adaptive_update(H, shown, rel, probs, t, state, weights, np.empty((0, 0)))
     return 0
