@@ -33,6 +33,7 @@ bench: setup
 	$(BIN)/python benchmarks/multiclass.py
 	$(BIN)/python benchmarks/booster_share.py
 	$(BIN)/python benchmarks/large_k.py
+	$(BIN)/python benchmarks/topk.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

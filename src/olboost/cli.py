@@ -6,7 +6,11 @@ evaluates one algorithm on one data set.
 * Multi-label ranking algorithms (``ada-olmr``, ``online-bmr``) take a bundled MULAN name or an ARFF
   path with ``--labels`` (its MULAN XML) and optionally ``--test`` (a separate test split, evaluated
   with the paper's train/test protocol; a single file alone is evaluated prequentially). They
-  report rank losses.
+  report rank losses. ``--loops L`` streams the train split ``L`` times first.
+* Top-k feedback algorithms (``topk-bbm``, ``topk-adaptive``; Raman et al. 2020) take the same data
+  and ``--k``, ``--exploration``, ``--rho`` (and ``--gamma`` for ``topk-bbm``): they show a
+  randomised ranking, are scored on it (weighted rank loss of the ranking shown) and learn the
+  relevance of its top ``k`` labels only.
 * Multiclass algorithms (``online-mbbm``, ``adaboost-olm``, ``best-tree``, ``oza-boost``,
   ``ova-adaboost-ol``, ``ada-ova``) take a bundled UCI name or a path to a UCI file
   (e.g. the PUC-Rio HAR CSV). The stream is reordered with ``--seed`` (the papers' reorderings) and
@@ -18,7 +22,9 @@ columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON recor
 
 ``olboost reproduce mlr --seeds 10`` runs Ada.OLMR and OnlineBMR (best edge per data set, as the
 paper did) on the four bundled MULAN sets and prints the mean test rank loss beside the numbers
-published by Jung & Tewari (2018, Table 3).
+published by Jung & Tewari (2018, Table 3). ``olboost reproduce topk --seeds 10`` and ``olboost
+reproduce topk-curves`` re-run Tables 1, 2, 4 and Fig. 1 of Raman et al. (2020)
+(:mod:`olboost.topk_experiments`).
 """
 
 from __future__ import annotations
@@ -90,6 +96,12 @@ ALGORITHMS: dict[str, Algorithm] = {
     "oza-boost": Algorithm("multiclass", _booster("OzaBoost")),
     "ova-adaboost-ol": Algorithm("multiclass", _booster("OvaAdaBoostOL", loss="olm_loss")),
     "ada-ova": Algorithm("multiclass", _booster("AdaOVA", loss="olm_loss")),
+    "topk-bbm": Algorithm(
+        "ranking", _booster("TopkBBM", k="k", exploration="exploration", rho="rho", gamma="gamma")
+    ),
+    "topk-adaptive": Algorithm(
+        "ranking", _booster("TopkAdaptive", k="k", exploration="exploration", rho="rho")
+    ),
 }
 
 
@@ -140,12 +152,21 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
     from olboost.evaluate import prequential, train_test
 
     algorithm = ALGORITHMS[args.algorithm]
+    loops = getattr(args, "loops", 1)
     if data is None:
         data = _load(args)
+    if loops != 1 and (algorithm.task == "multiclass" or data.n_train is None):
+        raise ValueError(
+            f"--loops {loops}: loops stream a train split before the test split; "
+            f"{args.algorithm} on {data.name} is evaluated prequentially over one stream "
+            "(multi-label data with a train/test split only)"
+        )
     committee = COMMITTEES[args.committee](args, data.nominal_cardinalities)
     model = algorithm.build(committee, args)
     progress = not args.no_progress
     extra: dict[str, Any] = {}
+    if hasattr(model, "show_one"):  # a top-k feedback booster
+        extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
     # warm_up: every kernel is compiled (or loaded from Numba's cache) on a clone of the model
     # before the clock starts; that time is reported as compile_seconds, apart from seconds.
     if algorithm.task == "multiclass":
@@ -157,7 +178,9 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
         result = prequential(model, data, progress=progress, warm_up=True)
         protocol = "prequential"
     else:
-        result = train_test(model, data.train, data.test, progress=progress, warm_up=True)
+        result = train_test(
+            model, data.train, data.test, loops=loops, progress=progress, warm_up=True
+        )
         protocol = "train_test"
     for name in ("gamma", "n_gamma_capped_"):
         if hasattr(model, name):
@@ -203,10 +226,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"{record['n_test']} examples"
         )
     else:
+        passes = record.get("loops", 1)
+        shown = " of the shown rankings" if record.get("feedback") == "topk" else ""
         body = (
-            f"rank loss {record['rank_loss']:.4f} (skip convention {record['rank_loss_skip']:.4f})"
-            f" over {record['n_test']} test examples after {record['n_train']} training examples"
+            f"rank loss{shown} {record['rank_loss']:.4f} (skip convention "
+            f"{record['rank_loss_skip']:.4f}) over {record['n_test']} test examples after "
+            f"{record['n_train']} training examples" + (f" x {passes} loops" if passes != 1 else "")
         )
+        if "k" in record:
+            head += (
+                f"top-{record['k']} feedback, {record['exploration']} exploration "
+                f"rho={record['rho']:g}: "
+            )
     timing = f", {record['seconds']:.2f} s (+ {record['compile_seconds']:.2f} s compile before)"
     print(head + body + timing)
     return 0
@@ -390,7 +421,12 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         default="sampled",
         help="Ada.OLMR: expert chosen by a Hedge draw (paper) or the best Hedge weight",
     )
-    p.add_argument("--gamma", type=float, default=0.1, help="edge of online-bmr/online-mbbm")
+    p.add_argument(
+        "--gamma",
+        type=float,
+        default=0.1,
+        help="edge of online-bmr/online-mbbm/topk-bbm (default: %(default)s)",
+    )
     p.add_argument(
         "--bmr-loss",
         choices=["hinge", "rank", "hinge_no_margin"],
@@ -420,6 +456,37 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", help="write the results as JSON to this path")
 
 
+def _add_topk_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--k",
+        type=int,
+        default=3,
+        help="topk-bbm/topk-adaptive: labels shown, whose relevance is revealed (2 <= k <= m; "
+        "3 with single-swap) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--exploration",
+        choices=["uniform", "single-swap"],
+        default="uniform",
+        help="topk-bbm/topk-adaptive: randomisation of the shown ranking, uniform (Sec. 2.2) or "
+        "single-swap (App. B.1) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--rho",
+        type=float,
+        default=0.02,
+        help="topk-bbm/topk-adaptive: exploration rate in (0, 1); < 0.25 with single-swap "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--loops",
+        type=int,
+        default=1,
+        help="passes over the train split before the test split (data with a train/test split; "
+        "Raman et al. 2020 use up to 20 for the top-k algorithms) (default: %(default)s)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="olboost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"olboost {__version__}")
@@ -432,6 +499,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--test", help="ARFF file of a separate test split (paper protocol)")
     run.add_argument("--seed", type=int, default=1)
     _add_model_options(run)
+    _add_topk_options(run)
     run.set_defaults(func=_cmd_run)
 
     rep = sub.add_parser("reproduce", help="re-run a table of the papers")
@@ -456,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(mc)
     # the multiclass paper's trees see every attribute (see olboost.experiments.run_column)
     mc.set_defaults(func=_cmd_reproduce_multiclass, features=None)
+    from olboost import topk_experiments
+
+    topk_experiments.add_parsers(rep_sub)
     return parser
 
 

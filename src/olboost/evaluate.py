@@ -2,9 +2,27 @@
 
 * :func:`train_test`, the protocol of Jung & Tewari (2018, Sec. 4): stream the train split, learning
   from every example; then stream the test split, and for each example predict, record the loss,
-  then learn from it. Only test losses are reported.
+  then learn from it. The reported rank loss is the test split's. With ``loops=L`` the train split
+  is streamed ``L`` times first (Raman et al. 2020, Sec. 4: the top-k boosters loop over it up to
+  20 times).
 * :func:`prequential`, test-then-train over one stream: every example is predicted, scored, then
   learned.
+
+Every example the model learns from is scored first, so the per-example losses of the training
+passes are recorded too (:attr:`Evaluation.train_losses`), and
+:meth:`Evaluation.running_losses` gives the running average over the whole stream (the learning
+curves of Raman et al. 2020, Fig. 1).
+
+**Feedback.** A full-information booster (``AdaOLMR``, ``OnlineBMR``) learns from the whole
+relevant set (``feedback="full"``). A top-k booster (``TopkBBM``, ``TopkAdaptive``: a model with
+``show_one``) learns under top-k feedback (``feedback="topk"``): the evaluator knows the relevant
+set, records the weighted rank loss of the ranking the model actually showed, and the model gets
+only the relevance of the ``k`` labels it showed on top. On a data set the model's array path plays
+that user in compiled code (``score_then_learn`` returns the shown rankings); on an iterable of
+``(x, y)`` pairs the evaluator does it in Python, ``imp = model.show_one(x)`` then
+``model.learn_one(x, imp.feedback(clicked))``, so the model only ever receives a
+:class:`~olboost.feedback.TopkFeedback`. Both give the same bits. ``feedback=None`` picks the
+model's own kind.
 
 Both return an :class:`Evaluation` with per-example rank losses under the two conventions for an
 example whose relevant set is empty or full (no relevant/irrelevant pair): ``paper`` (loss 0, the
@@ -21,6 +39,7 @@ its duration as ``compile_seconds``, apart from ``seconds``. The command line al
 from __future__ import annotations
 
 import itertools
+import numbers
 import sys
 import threading
 import time
@@ -33,7 +52,17 @@ from numba.core import event as numba_event
 
 from olboost.metrics import rank_loss
 
-__all__ = ["ClassificationEvaluation", "Evaluation", "prequential", "train_test", "warm_up"]
+__all__ = [
+    "FEEDBACKS",
+    "ClassificationEvaluation",
+    "Evaluation",
+    "prequential",
+    "train_test",
+    "warm_up",
+]
+
+#: The kinds of feedback the protocols simulate (``feedback=`` of :func:`train_test`).
+FEEDBACKS = ("full", "topk")
 
 #: Rows handed to the model per call on the array path; sets the progress bar's granularity only.
 _CHUNK = 256
@@ -56,16 +85,26 @@ class Evaluation:
     Attributes
     ----------
     losses
-        Rank loss of every evaluated example, paper convention.
+        Rank loss of every evaluated (test) example, paper convention. Under top-k feedback, the
+        weighted rank loss of the ranking the model showed.
     losses_skip
         The same with NaN where the example has no relevant/irrelevant pair.
     n_train, n_test
-        Examples learned without evaluation, and evaluated examples.
+        Examples in the train split (each learned ``loops`` times, not reported), and evaluated
+        examples.
     seconds_train, seconds_test
-        Wall-clock time of each phase (the test phase includes learning from test examples).
+        Wall-clock time of each phase (all the training passes; the test phase includes learning
+        from test examples).
     compile_seconds
         Wall-clock time of the :func:`warm_up` run before the clock started (compiling the
         kernels or loading them from Numba's cache), or ``None`` when there was none.
+    train_losses
+        Rank loss (paper convention) of every example of the training passes, scored before it
+        was learned, in stream order (``n_train * loops`` values).
+    loops
+        Passes over the train split.
+    feedback
+        ``"full"`` or ``"topk"``: what the model learned from.
     """
 
     losses: np.ndarray
@@ -76,6 +115,9 @@ class Evaluation:
     seconds_test: float
     extra: dict[str, Any] = field(default_factory=dict)
     compile_seconds: float | None = None
+    train_losses: np.ndarray = field(default_factory=lambda: np.empty(0))
+    loops: int = 1
+    feedback: str = "full"
 
     @property
     def rank_loss(self) -> float:
@@ -98,9 +140,22 @@ class Evaluation:
         """Wall-clock time of both phases; never includes ``compile_seconds``."""
         return self.seconds_train + self.seconds_test
 
+    @property
+    def n_learned(self) -> int:
+        """Examples the model learned from: ``n_train * loops + n_test``."""
+        return self.n_train * self.loops + self.n_test
+
+    def running_losses(self) -> np.ndarray:
+        """Running average of the rank loss (paper convention) over the whole stream, training
+        passes then test: entry ``t`` is the mean loss of rounds ``1..t+1`` (Raman et al. 2020,
+        Fig. 1)."""
+        stream = np.concatenate([self.train_losses, self.losses])
+        return np.cumsum(stream) / np.arange(1, stream.size + 1)
+
     def summary(self) -> dict[str, Any]:
         """Scalars only, ready for JSON."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("losses", "losses_skip", "extra")}
+        arrays = ("losses", "losses_skip", "extra", "train_losses")
+        out = {k: v for k, v in asdict(self).items() if k not in arrays}
         out.update(
             rank_loss=self.rank_loss,
             rank_loss_skip=self.rank_loss_skip,
@@ -220,36 +275,29 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     return np.array([where[label] for label in known])
 
 
-def _run(
-    model: Any, stream: Any, evaluate: bool, progress: Any
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Stream ``stream`` through ``model``; return the number of examples and, if evaluating, the
-    per-example losses (paper, skip)."""
+def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.ndarray, np.ndarray]:
+    """Stream ``stream`` through ``model``, scoring each example before learning it (under
+    ``mode`` feedback); return the number of examples and the per-example losses (paper, skip)."""
     if _is_dataset(stream):
         n = stream.n_samples
         Y = stream.Y[:, _label_columns(model, stream)]
-        losses = np.empty(n if evaluate else 0)
+        losses = np.empty(n)
         for lo in range(0, n, _CHUNK):
             hi = min(n, lo + _CHUNK)
-            if evaluate:
-                scores = model.score_then_learn(stream.X[lo:hi], Y[lo:hi])
-                losses[lo:hi] = rank_loss(scores, Y[lo:hi], empty="paper")
-            else:
-                model.learn(stream.X[lo:hi], Y[lo:hi])
+            # a top-k booster's array path plays the user and returns the shown rankings
+            scores = model.score_then_learn(stream.X[lo:hi], Y[lo:hi])
+            losses[lo:hi] = rank_loss(scores, Y[lo:hi], empty="paper")
             if progress is not None:
                 progress.update(hi - lo)
-        masks = Y if evaluate else Y[:0]
+        masks = Y
     else:
+        one = _show_then_learn if mode == "topk" else _score_then_learn
         n, losses_l, masks_l = 0, [], []
         for x, y in stream:
             n += 1
-            if evaluate:
-                scores = model.score_one(x)
-                s = np.fromiter(scores.values(), float, len(scores))
-                mask = np.array([label in y for label in scores])
-                losses_l.append(rank_loss(s, mask, empty="paper"))
-                masks_l.append(mask)
-            model.learn_one(x, y)
+            loss, mask = one(model, x, y)
+            losses_l.append(loss)
+            masks_l.append(mask)
             if progress is not None:
                 progress.update(1)
         losses = np.asarray(losses_l, dtype=float)
@@ -257,6 +305,80 @@ def _run(
     # the "skip" convention differs from the paper's only on examples without a pair
     pairless = ~masks.any(axis=1) | masks.all(axis=1)
     return n, losses, np.where(pairless, np.nan, losses)
+
+
+def _score_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+    """Full feedback, one example: score, record the loss, learn from the relevant set."""
+    scores = model.score_one(x)
+    s = np.fromiter(scores.values(), float, len(scores))
+    mask = np.array([label in y for label in scores])
+    loss = rank_loss(s, mask, empty="paper")
+    model.learn_one(x, y)
+    return loss, mask
+
+
+def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+    """Top-k feedback, one example: the model shows its randomised ranking, the loss of that
+    ranking is recorded, and the model learns which of the ``k`` labels it showed are relevant
+    (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show)."""
+    impression = model.show_one(x)  # the first call starts the model: its labels are fixed now
+    labels = model._outputs()
+    unknown = [label for label in y if label not in impression.ranking]
+    if unknown:
+        raise ValueError(
+            f"{type(model).__name__}: relevant labels {unknown[:5]} are not among the model's "
+            f"labels {list(labels)[:5]}..."
+        )
+    m = len(labels)
+    position = {label: p for p, label in enumerate(impression.ranking)}
+    s = np.array([m - position[label] for label in labels], dtype=float)
+    mask = np.array([label in y for label in labels], dtype=bool)
+    loss = rank_loss(s, mask, empty="paper")
+    model.learn_one(x, impression.feedback([label for label in impression.labels if label in y]))
+    return loss, mask
+
+
+def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
+    """``"full"`` or ``"topk"``: the feedback ``model`` learns from under ``feedback`` (``None``:
+    the model's own kind) and ``k``; a ``ValueError`` when they do not fit the model."""
+    name = type(model).__name__
+    topk = hasattr(model, "show_one")
+    if feedback is None:
+        mode = "topk" if topk else "full"
+    elif isinstance(feedback, str) and feedback in FEEDBACKS:
+        mode = feedback
+    else:
+        raise ValueError(f"feedback must be None, 'full' or 'topk', got {feedback!r}")
+    if mode == "topk" and not topk:
+        raise ValueError(
+            f"feedback='topk' needs a top-k booster (TopkBBM, TopkAdaptive: a model with "
+            f"show_one); {name} learns from full feedback"
+        )
+    if mode == "full" and topk:
+        raise ValueError(
+            f"{name} learns from top-k feedback only (it shows k={model.k} labels and learns their "
+            "relevance): use feedback='topk' or None, or a full-information booster "
+            "(AdaOLMR, OnlineBMR) for full feedback"
+        )
+    if k is not None:
+        if mode != "topk":
+            raise ValueError(f"k={k!r} applies to top-k feedback only; {name} gets full feedback")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k != model.k:
+            raise ValueError(
+                f"k={k!r} does not match the model's k={model.k}: the model shows its own k "
+                f"labels; build it with k={k!r}"
+            )
+    return mode
+
+
+def _check_loops(loops: Any, train: Any) -> None:
+    if isinstance(loops, bool) or not isinstance(loops, numbers.Integral) or loops < 1:
+        raise ValueError(f"loops must be an integer >= 1, got {loops!r}")
+    if loops > 1 and iter(train) is train:
+        raise ValueError(
+            f"loops={loops} streams the train split {loops} times, but it is a one-pass "
+            "iterator: pass a data set or a sequence of (x, y) pairs"
+        )
 
 
 def _require_examples(stream: Any, role: str) -> None:
@@ -420,12 +542,13 @@ def warm_up(
             "warm_up needs data sets or sequences; a one-pass iterator cannot be read twice "
             "(pass warm_up=True to train_test or prequential instead)"
         )
+    mode = _feedback_mode(model, None, None)
     with _CompileNotice(notice) as timer:
         clone = model.clone()
         if test is None:
-            _prequential(clone, heads[0], None)
+            _prequential(clone, heads[0], None, mode)
         else:
-            _train_test(clone, heads[0], heads[1], None)
+            _train_test(clone, heads[0], heads[1], None, 1, mode)
     return timer.seconds
 
 
@@ -434,17 +557,32 @@ def train_test(
     train: Iterable,
     test: Iterable,
     *,
+    loops: int = 1,
+    feedback: str | None = None,
+    k: int | None = None,
     progress: bool = False,
     warm_up: bool = False,
 ) -> Evaluation:
-    """The paper's protocol: learn from ``train``, then predict-record-learn over ``test``.
+    """The paper's protocol: learn from ``train`` (``loops`` times), then predict-record-learn over
+    ``test``.
 
     Parameters
     ----------
     model
-        A multi-label ranker (``AdaOLMR`` ...); it is trained in place.
+        A multi-label ranker (``AdaOLMR``, ``TopkBBM`` ...); it is trained in place.
     train, test
-        Data sets (``MultiLabelDataset``) or iterables of ``(x, y)`` with ``y`` a set of labels.
+        Data sets (``MultiLabelDataset``) or iterables of ``(x, y)`` with ``y`` a set of labels
+        (with ``loops > 1``, ``train`` must be readable more than once: not an iterator).
+    loops
+        Passes over ``train`` before the test split (an integer >= 1; Raman et al. 2020 use up to
+        20 for the top-k boosters). The model learns ``n_train * loops + n_test`` examples.
+    feedback
+        ``"full"`` (the model learns the relevant set), ``"topk"`` (a top-k booster shows its
+        ranking and learns the relevance of the ``k`` labels on top only; the loss recorded is
+        that of the ranking shown) or ``None``: the model's kind (``"topk"`` for a model with
+        ``show_one``). Each kind needs the matching model (``ValueError`` otherwise).
+    k
+        If given, must equal the top-k booster's ``k`` (a check; the model shows its own ``k``).
     progress
         Show a progress bar on stderr.
     warm_up
@@ -454,8 +592,25 @@ def train_test(
     Raises
     ------
     ValueError
-        If ``test`` is known to hold no example (a data set or sequence of length 0).
+        If ``test`` is known to hold no example (a data set or sequence of length 0), ``loops``
+        is not an integer >= 1 (or > 1 with a one-pass iterator), or ``feedback`` or ``k`` do not
+        fit the model. Nothing is learned then.
+
+    Examples
+    --------
+    >>> from olboost import TopkAdaptive, VFDTCommittee
+    >>> from olboost.datasets import load
+    >>> from olboost.evaluate import train_test
+    >>> data = load("emotions")
+    >>> model = TopkAdaptive(VFDTCommittee(n_features=5), learners=4, seed=1, k=3, rho=0.05)
+    >>> result = train_test(model, data.train, data.test, loops=2)
+    >>> result.feedback, model.t_ == result.n_learned == 391 * 2 + 202
+    ('topk', True)
+    >>> result.train_losses.shape, result.running_losses().shape
+    ((782,), (984,))
     """
+    mode = _feedback_mode(model, feedback, k)
+    _check_loops(loops, train)
     _require_examples(test, "test stream")
     compile_s = None
     if warm_up:
@@ -463,35 +618,52 @@ def train_test(
         test_head, test = _peel(test, WARM_UP_ROWS)
         compile_s = _warm_up(model, train_head, test_head, notice=True)
     n_train, n_test = _length(train), _length(test)
-    total = None if n_train is None or n_test is None else n_train + n_test
+    total = None if n_train is None or n_test is None else n_train * loops + n_test
     bar = _progress(total, progress, "train+test")
-    result = _train_test(model, train, test, bar)
+    result = _train_test(model, train, test, bar, loops, mode)
     if bar is not None:
         bar.close()
     result.compile_seconds = compile_s
     return result
 
 
-def _train_test(model: Any, train: Iterable, test: Iterable, bar: Any) -> Evaluation:
+def _train_test(
+    model: Any, train: Iterable, test: Iterable, bar: Any, loops: int, mode: str
+) -> Evaluation:
     t0 = time.perf_counter()
-    n_train, _, _ = _run(model, train, False, bar)
+    train_losses = []
+    for _ in range(loops):
+        n_train, losses, _ = _run(model, train, mode, bar)
+        train_losses.append(losses)
     t1 = time.perf_counter()
-    n_test, losses, skip = _run(model, test, True, bar)
+    n_test, losses, skip = _run(model, test, mode, bar)
     t2 = time.perf_counter()
-    return Evaluation(losses, skip, n_train, n_test, t1 - t0, t2 - t1)
+    return Evaluation(
+        losses, skip, n_train, n_test, t1 - t0, t2 - t1,
+        train_losses=np.concatenate(train_losses), loops=loops, feedback=mode,
+    )  # fmt: skip
 
 
 def prequential(
-    model: Any, stream: Iterable, *, progress: bool = False, warm_up: bool = False
+    model: Any,
+    stream: Iterable,
+    *,
+    feedback: str | None = None,
+    k: int | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
 ) -> Evaluation | ClassificationEvaluation:
     """Test-then-train over one stream: each example is predicted, its loss recorded, then learned.
 
     A multi-label ranker gets an :class:`Evaluation` (rank losses); a multiclass classifier
     (:class:`olboost.boosters.MulticlassBooster`) gets a :class:`ClassificationEvaluation`
-    (accuracy over the stream and over its final 20%). With ``warm_up=True``, :func:`warm_up`
-    runs first and its duration is the result's ``compile_seconds``, kept out of ``seconds``.
-    A stream known to hold no example (length 0) is a ``ValueError``.
+    (accuracy over the stream and over its final 20%). ``feedback`` and ``k`` are as in
+    :func:`train_test` (a top-k booster shows a ranking, is scored on it and learns the relevance
+    of its top ``k``). With ``warm_up=True``, :func:`warm_up` runs first and its duration is the
+    result's ``compile_seconds``, kept out of ``seconds``. A stream known to hold no example
+    (length 0), or a ``feedback`` or ``k`` that does not fit the model, is a ``ValueError``.
     """
+    mode = _feedback_mode(model, feedback, k)
     _require_examples(stream, "stream")
     compile_s = None
     n = _length(stream)
@@ -499,14 +671,16 @@ def prequential(
         head, stream = _peel(stream, WARM_UP_ROWS)
         compile_s = _warm_up(model, head, notice=True)
     bar = _progress(n, progress, "prequential")
-    result = _prequential(model, stream, bar)
+    result = _prequential(model, stream, bar, mode)
     if bar is not None:
         bar.close()
     result.compile_seconds = compile_s
     return result
 
 
-def _prequential(model: Any, stream: Iterable, bar: Any) -> Evaluation | ClassificationEvaluation:
+def _prequential(
+    model: Any, stream: Iterable, bar: Any, mode: str
+) -> Evaluation | ClassificationEvaluation:
     from olboost.online import MulticlassLearner
 
     if isinstance(model, MulticlassLearner):
@@ -514,9 +688,9 @@ def _prequential(model: Any, stream: Iterable, bar: Any) -> Evaluation | Classif
         correct = _run_classification(model, stream, bar)
         return ClassificationEvaluation(correct, time.perf_counter() - t0)
     t0 = time.perf_counter()
-    n, losses, skip = _run(model, stream, True, bar)
+    n, losses, skip = _run(model, stream, mode, bar)
     t1 = time.perf_counter()
-    return Evaluation(losses, skip, 0, n, 0.0, t1 - t0)
+    return Evaluation(losses, skip, 0, n, 0.0, t1 - t0, feedback=mode)
 
 
 #: :func:`warm_up` under another name, for the functions whose ``warm_up`` argument shadows it.

@@ -1,0 +1,359 @@
+"""The top-k protocol (issue 12, items 4 and 5): loops, feedback kinds, the command line and the
+reproduction of Raman, Zhang, Jung & Tewari (2020).
+
+The evaluator knows the relevant sets, records the weighted rank loss of the ranking the model
+*showed*, and gives a top-k booster only a :class:`~olboost.feedback.TopkFeedback`; the data-set
+path (compiled, the model plays the user) and the iterable path (the evaluator plays the user
+with ``show_one`` and ``impression.feedback``) must agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR, TopkAdaptive, TopkBBM, VFDTCommittee
+from olboost import topk_experiments as tx
+from olboost.cli import main
+from olboost.datasets import load
+from olboost.evaluate import prequential, train_test
+from olboost.feedback import TopkFeedback
+
+BOOSTERS = [TopkBBM, TopkAdaptive]
+
+
+@pytest.fixture(scope="module")
+def emotions():
+    return load("emotions")
+
+
+def _topk(cls, exploration="uniform", labels=None, **params):
+    extra = {"gamma": 0.2} if cls is TopkBBM else {}
+    return cls(
+        VFDTCommittee(n_features=5), learners=4, seed=3, k=3, rho=0.2,
+        exploration=exploration, labels=labels, **extra, **params,
+    )  # fmt: skip
+
+
+def _state(model):
+    """What the model learned, as bytes (its id and the ``labels`` parameter left out)."""
+    state = model.__getstate__()
+    state.pop("model_id_", None)
+    state.pop("labels", None)
+    return pickle.dumps(state)
+
+
+def _shown_loss(ranking, relevant):
+    """Weighted rank loss of a ranking (best first), pair by pair: the share of (relevant,
+    irrelevant) pairs whose irrelevant label is shown above the relevant one."""
+    rel = [label for label in ranking if label in relevant]
+    irr = [label for label in ranking if label not in relevant]
+    if not rel or not irr:
+        return 0.0
+    where = {label: p for p, label in enumerate(ranking)}
+    wrong = sum(where[b] < where[a] for a in rel for b in irr)
+    return wrong / (len(rel) * len(irr))
+
+
+# ------------------------------------------------------------------------------------- loops
+
+
+@pytest.mark.parametrize("cls", [*BOOSTERS, AdaOLMR])
+def test_loops_stream_the_train_split_that_many_times(cls, emotions):
+    model = _topk(cls) if cls is not AdaOLMR else AdaOLMR(VFDTCommittee(n_features=5), learners=4)
+    result = train_test(model, emotions.train, emotions.test, loops=3)
+    n_train, n_test = emotions.train.n_samples, emotions.test.n_samples
+    assert model.t_ == result.n_learned == n_train * 3 + n_test
+    assert (result.n_train, result.n_test, result.loops) == (n_train, n_test, 3)
+    assert result.train_losses.shape == (n_train * 3,) and result.losses.shape == (n_test,)
+    running = result.running_losses()
+    assert running.shape == (model.t_,)
+    assert running[-1] == pytest.approx(np.concatenate([result.train_losses, result.losses]).mean())
+    assert result.summary()["loops"] == 3 and "train_losses" not in result.summary()
+
+
+def test_loops_equal_learning_the_train_split_again_by_hand(emotions):
+    names = emotions.label_names
+    looped, by_hand = _topk(TopkAdaptive, labels=names), _topk(TopkAdaptive, labels=names)
+    result = train_test(looped, emotions.train, emotions.test, loops=2)
+    first = by_hand.score_then_learn(emotions.train.X, emotions.train.Y)
+    second = by_hand.score_then_learn(emotions.train.X, emotions.train.Y)
+    last = by_hand.score_then_learn(emotions.test.X, emotions.test.Y)
+    from olboost.metrics import rank_loss
+
+    np.testing.assert_array_equal(result.losses, rank_loss(last, emotions.test.Y))
+    np.testing.assert_array_equal(
+        result.train_losses,
+        np.concatenate([rank_loss(first, emotions.train.Y), rank_loss(second, emotions.train.Y)]),
+    )
+    assert _state(looped) == _state(by_hand)
+
+
+@pytest.mark.parametrize("loops", [0, -1, 1.5, 2.0, True, "2", None])
+def test_bad_loops_are_refused_before_anything_is_learned(loops, emotions):
+    model = _topk(TopkBBM)
+    with pytest.raises(ValueError, match="loops must be an integer >= 1"):
+        train_test(model, emotions.train, emotions.test, loops=loops)
+    assert not hasattr(model, "t_")
+
+
+def test_loops_need_a_train_stream_that_can_be_read_again(emotions):
+    model = _topk(TopkBBM, labels=emotions.label_names)
+    with pytest.raises(ValueError, match="one-pass iterator"):
+        train_test(model, iter(emotions.train), emotions.test, loops=2)
+    assert not hasattr(model, "t_")
+    # a sequence can be read again; one pass over an iterator is fine
+    train_test(model, list(emotions.train)[:20], iter(list(emotions.test)[:5]), loops=2)
+    assert model.t_ == 45
+
+
+# ---------------------------------------------------------------------------------- feedback
+
+
+def test_feedback_defaults_to_the_models_kind(emotions):
+    topk = train_test(_topk(TopkBBM), emotions.train, emotions.test, k=3)
+    full = train_test(AdaOLMR(VFDTCommittee(n_features=5), learners=3), emotions.train,
+                      emotions.test, feedback="full")  # fmt: skip
+    assert (topk.feedback, full.feedback) == ("topk", "full")
+    assert topk.summary()["feedback"] == "topk"
+
+
+@pytest.mark.parametrize(
+    ("make", "feedback", "k", "message"),
+    [
+        (lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=3), "topk", None, "top-k booster"),
+        (lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=3), None, 3, "top-k feedback only"),
+        (lambda: _topk(TopkBBM), "full", None, "learns from top-k feedback only"),
+        (lambda: _topk(TopkAdaptive), "partial", None, "feedback must be None, 'full' or 'topk'"),
+        (lambda: _topk(TopkAdaptive), "topk", 4, "does not match the model's k=3"),
+        (lambda: _topk(TopkBBM), None, 3.0, "does not match the model's k=3"),
+    ],
+)
+@pytest.mark.parametrize("protocol", ["train_test", "prequential"])
+def test_feedback_that_does_not_fit_the_model_is_refused(make, feedback, k, message, protocol):
+    data = load("emotions")
+    model = make()
+    with pytest.raises(ValueError, match=message):
+        if protocol == "train_test":
+            train_test(model, data.train, data.test, feedback=feedback, k=k)
+        else:
+            prequential(model, data.test, feedback=feedback, k=k)
+    assert not hasattr(model, "t_")
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+@pytest.mark.parametrize("exploration", ["uniform", "single-swap"])
+def test_iterable_and_data_set_paths_give_the_same_bits(cls, exploration, emotions):
+    fast = _topk(cls, exploration)
+    slow = _topk(cls, exploration, labels=emotions.label_names)
+    a = train_test(fast, emotions.train, emotions.test, loops=2)
+    b = train_test(slow, list(emotions.train), iter(emotions.test), loops=2)
+    np.testing.assert_array_equal(a.losses, b.losses)
+    np.testing.assert_array_equal(a.losses_skip, b.losses_skip)
+    np.testing.assert_array_equal(a.train_losses, b.train_losses)
+    assert fast.t_ == slow.t_ == 391 * 2 + 202
+    assert _state(fast) == _state(slow)
+    # and prequentially, on a model that goes on from there
+    c, d = prequential(fast, emotions.test), prequential(slow, list(emotions.test))
+    np.testing.assert_array_equal(c.losses, d.losses)
+    assert _state(fast) == _state(slow)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_iterable_path_gives_only_topk_feedback_and_scores_the_shown_ranking(cls, emotions):
+    model = _topk(cls, labels=emotions.label_names)
+    replay = model.clone()
+    received = []
+    learn_one = model.learn_one
+
+    def recording(x, y):
+        received.append(y)
+        learn_one(x, y)
+
+    model.learn_one = recording
+    pairs = list(emotions.test)[:60]
+    result = prequential(model, pairs)
+    assert len(received) == 60 and all(isinstance(f, TopkFeedback) for f in received)
+    # the recorded losses are those of the rankings shown, pair by pair
+    for (x, y), loss, feedback in zip(pairs, result.losses, received, strict=True):
+        impression = replay.show_one(x)
+        assert loss == pytest.approx(_shown_loss(impression.ranking, y), abs=1e-12)
+        clicked = [label for label in impression.labels if label in y]
+        np.testing.assert_array_equal(feedback.shown, impression.shown)
+        assert feedback.relevant.sum() == len(clicked)
+        replay.learn_one(x, impression.feedback(clicked))
+    del model.learn_one
+    assert _state(model) == _state(replay)
+
+
+def test_a_relevant_label_outside_the_label_set_is_refused(emotions):
+    model = _topk(TopkBBM, labels=emotions.label_names)
+    x, _ = next(iter(emotions.test))
+    with pytest.raises(ValueError, match="not among the model's labels"):
+        prequential(model, [(x, {"no-such-label"})])
+
+
+# ------------------------------------------------------------------------------ command line
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "extra"),
+    [("topk-bbm", ["--gamma", "0.3"]), ("topk-adaptive", ["--exploration", "single-swap"])],
+)
+def test_cli_runs_the_topk_algorithms(algorithm, extra, tmp_path, capsys, emotions):
+    out = tmp_path / "r.json"
+    argv = ["run", "--algorithm", algorithm, "--dataset", "emotions", "--learners", "3",
+            "--seed", "2", "--k", "3", "--rho", "0.1", "--loops", "2", "--features", "5",
+            "--no-progress", "--output", str(out), *extra]  # fmt: skip
+    assert main(argv) == 0
+    record = json.loads(out.read_text())
+    assert record["algorithm"] == algorithm and record["feedback"] == "topk"
+    assert (record["k"], record["rho"], record["loops"]) == (3, 0.1, 2)
+    assert record["n_train"] == 391 and record["n_test"] == 202
+    assert "shown rankings" in capsys.readouterr().out
+    cls, params = (
+        (TopkBBM, {"gamma": 0.3, "exploration": "uniform"})
+        if algorithm == "topk-bbm"
+        else (TopkAdaptive, {"exploration": "single-swap"})
+    )
+    again = cls(VFDTCommittee(n_features=5), learners=3, seed=2, k=3, rho=0.1, **params)
+    expected = train_test(again, emotions.train, emotions.test, loops=2).rank_loss
+    assert record["rank_loss"] == expected
+
+
+def test_cli_help_shows_the_topk_options_with_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for needle in ["topk-bbm", "topk-adaptive", "--k K", "(default: 3)", "(default: uniform)",
+                   "--rho RHO", "(default: 0.02)", "--loops LOOPS", "(default: 1)"]:  # fmt: skip
+        assert needle in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--algorithm", "topk-bbm", "--k", "7"], "k must be in [2, m=6], got 7"),
+        (["--algorithm", "topk-adaptive", "--exploration", "single-swap", "--k", "2"], "App. B.1"),
+        (["--algorithm", "topk-bbm", "--rho", "1.5"], "rho"),
+        (["--algorithm", "topk-adaptive", "--loops", "0"], "loops must be an integer >= 1"),
+        (["--algorithm", "adaboost-olm", "--dataset", "balance", "--loops", "2"], "prequentially"),
+    ],
+)
+def test_cli_topk_errors_exit_2_without_a_traceback(argv, message, capsys):
+    if "--dataset" not in argv:
+        argv = [*argv, "--dataset", "emotions"]
+    assert main(["run", *argv, "--learners", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------- reproduction
+
+
+def test_reproduce_topk_prints_both_tables_beside_the_published_numbers(tmp_path, capsys):
+    out = tmp_path / "topk.json"
+    argv = ["reproduce", "topk", "--datasets", "emotions", "--seeds", "2", "--loops", "1",
+            "--learners", "2", "--gammas", "0.1", "0.3", "--jobs", "1", "--no-progress",
+            "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    table1, table2 = text.split("Table 1: uniform")[1], text.split("Table 2: single swap")[1]
+    row1 = next(line for line in table1.splitlines() if line.startswith("emotions"))
+    row2 = next(line for line in table2.splitlines() if line.startswith("emotions"))
+    for published in ["[0.20]", "[0.22]", "[0.17]", "[0.16]"]:
+        assert published in row1
+    for published in ["[0.19]", "[0.23]", "[0.17]", "[0.16]"]:
+        assert published in row2
+    assert "Table 4" in text and "299" in text and "189" in text
+    assert "lowest mean test loss" in text  # how the edge was chosen
+    record = json.loads(out.read_text())
+    for exploration in ("uniform", "single-swap"):
+        cells = record["tables"][exploration]["emotions"]
+        opt = cells["TopOpt"]
+        assert set(opt["by_gamma"]) == {"0.1", "0.3"}
+        assert opt["rank_loss_mean"] == min(c["rank_loss_mean"] for c in opt["by_gamma"].values())
+        assert opt["rank_loss_mean"] == opt["by_gamma"][str(opt["gamma"])]["rank_loss_mean"]
+        assert len(cells["TopAda"]["rank_loss_per_seed"]) == 2
+    assert set(record["full"]["emotions"]) == {"FullOpt", "FullAda"}
+    assert record["published"]["uniform"]["emotions"] == [0.20, 0.22, 0.17, 0.16]
+    # each cell is the mean of runs that are pure functions of their job
+    job = tx.Job("emotions", "TopAda", 2, 2, 1, "single-swap", 0.02)
+    assert (
+        record["tables"]["single-swap"]["emotions"]["TopAda"]["rank_loss_per_seed"][1]
+        == (tx.run_job(job)["rank_loss"])
+    )
+
+
+def test_reproduce_topk_results_do_not_depend_on_the_processes(tmp_path, capsys):
+    records = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"topk{jobs}.json"
+        argv = ["reproduce", "topk", "--datasets", "emotions", "--explorations", "uniform",
+                "--seeds", "2", "--loops", "1", "--learners", "2", "--gammas", "0.2",
+                "--no-full", "--jobs", jobs, "--no-progress", "--output", str(out)]  # fmt: skip
+        assert main(argv) == 0
+        records.append(json.loads(out.read_text()))
+    strip = ("seconds_mean", "compile_seconds")
+    cells = [
+        {
+            c: {k: v for k, v in s.items() if k not in strip and k != "by_gamma"}
+            for c, s in r["tables"]["uniform"]["emotions"].items()
+        }  # fmt: skip
+        for r in records
+    ]
+    assert cells[0] == cells[1]
+
+
+def test_reproduce_topk_skips_the_large_stream_when_it_is_absent(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no ../shared here
+    out = tmp_path / "topk.json"
+    argv = ["reproduce", "topk", "--datasets", "tmc2007-500", "--seeds", "1", "--jobs", "1",
+            "--no-progress", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "tmc2007-500: skipped" in capsys.readouterr().out
+    assert "tmc2007-500" in json.loads(out.read_text())["skipped"]
+    # a directory given by hand must be there
+    assert main([*argv, "--tmc", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere" in capsys.readouterr().err
+
+
+def test_reproduce_topk_curves_writes_the_figure_and_its_numbers(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "curves.png"
+    argv = ["reproduce", "topk-curves", "--ks", "2", "14", "--seeds", "2", "--loops", "1",
+            "--learners", "2", "--points", "40", "--jobs", "1", "--no-progress",
+            "--output", str(png)]  # fmt: skip
+    assert main(argv) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    record = json.loads(png.with_suffix(".json").read_text())
+    assert record["ks"] == [2, 14] and record["exploration"] == "uniform"
+    assert record["rounds_total"] == 1500 + 917 and record["test_starts_after"] == 1500
+    for k in ("2", "14"):
+        curve = record["curves"][k]
+        rounds = np.array(curve["rounds"])
+        assert len(rounds) <= 40 and rounds[0] == 1 and rounds[-1] == 1500 + 917
+        assert np.all(np.diff(rounds) > 0)
+        mean, std = np.array(curve["mean"]), np.array(curve["std"])
+        assert mean.shape == std.shape == rounds.shape
+        assert np.all((mean >= 0) & (mean <= 1)) and np.all(std >= 0)
+        assert curve["final_running_mean"] == pytest.approx(mean[-1])
+    # a curve is the seeds' mean running average: seed 1's run, by hand
+    job = tx.Job("yeast", "TopOpt", 1, 2, 1, "uniform", 0.03, tx.CURVE_GAMMA, 14, 40)
+    runs = [tx.run_job(job)["curve"], tx.run_job(replace(job, seed=2))["curve"]]
+    np.testing.assert_allclose(record["curves"]["14"]["mean"], np.mean(runs, axis=0), rtol=1e-12)
+    assert "final running mean" in capsys.readouterr().out
+
+
+def test_reproduce_topk_curves_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    argv = ["reproduce", "topk-curves", "--seeds", "1", "--no-progress", "--output",
+            str(tmp_path / "c.png")]  # fmt: skip
+    assert main(argv) == 2
+    assert "olboost[plot]" in capsys.readouterr().err
+    assert not (tmp_path / "c.png").exists()
