@@ -1,0 +1,426 @@
+"""Tests of olboost.datasets.enron: the Enron foldering stream.
+
+The real-data tests read ``../shared/datasets/enron_foldering`` beside the repository and are
+skipped in a clone without it; the others build small archives in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import email
+import email.header
+import email.utils
+import functools
+import io
+import lzma
+import mailbox
+import random
+import re
+import tarfile
+from datetime import UTC
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from olboost.datasets import ENRON_USERS, FolderingStream, enron, load_enron_foldering
+from olboost.datasets.enron import (
+    LEAKING_FIELDS,
+    SNAPSHOT_COUNTS,
+    message_text,
+    tokenize,
+    write_foldering_archive,
+)
+
+ENRON = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "enron_foldering"
+SMALLEST = "sanders-r"
+
+# user -> messages and folders in the archive before the min_folder_size=3 cut (PROVENANCE.md)
+ALL_COUNTS = {
+    "beck-s": (2005, 124),
+    "farmer-d": (3677, 28),
+    "kaminski-v": (4481, 45),
+    "kitchen-l": (3939, 52),
+    "lokay-m": (2494, 12),
+    "sanders-r": (1191, 32),
+    "williams-w3": (2771, 20),
+}
+
+needs_enron = pytest.mark.skipif(
+    not ENRON.is_dir(),
+    reason=f"{ENRON} not found: the Enron archives are only beside the development tree",
+)
+
+
+@functools.cache
+def real(user: str) -> FolderingStream:
+    return load_enron_foldering(user, ENRON)
+
+
+def mail(date: str | None, subject: str, body: str, **extra: str) -> str:
+    head = [f"Date: {date}"] if date is not None else []
+    head += [f"Subject: {subject}", *(f"{k.replace('_', '-')}: {v}" for k, v in extra.items())]
+    return "\n".join(head) + "\n\n" + body + "\n"
+
+
+def raw_archive(path: Path, members: dict[str, bytes]) -> Path:
+    """A tar.xz of exactly these members (name -> content), for malformed mboxes."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(lzma.compress(out.getvalue(), format=lzma.FORMAT_XZ))
+    return path
+
+
+def first_rows(X: sp.csr_array) -> np.ndarray:
+    """Row of the first nonzero of each column."""
+    coo = X.tocoo()
+    first = np.full(X.shape[1], X.shape[0], dtype=np.int64)
+    np.minimum.at(first, coo.col, coo.row)
+    return first
+
+
+# --------------------------------------------------------------------------------------------------
+# Real data
+
+
+@needs_enron
+@pytest.mark.parametrize("user", ENRON_USERS)
+def test_counts_match_provenance(user):
+    stream = real(user)
+    assert (stream.n_samples, stream.n_labels) == SNAPSHOT_COUNTS[user]
+    total, folders = ALL_COUNTS[user]
+    assert stream.n_samples + sum(stream.dropped_folders.values()) == total
+    assert stream.n_labels + len(stream.dropped_folders) == folders
+    assert all(n < 3 for n in stream.dropped_folders.values())
+    assert min(stream.folder_counts().values()) >= 3
+    assert stream.skipped == [] and stream.undated == 0
+    assert stream.labels == sorted(stream.labels)
+    if user == "kitchen-l":  # the snapshot could not hold this folder (PROVENANCE.md)
+        assert "_americas.sec_media" not in stream.labels
+
+
+@needs_enron
+def test_real_stream_is_chronological_binary_csr_with_growing_vocabulary():
+    stream = real(SMALLEST)
+    n, V = stream.X.shape
+    assert not np.isnat(stream.dates).any()
+    assert (np.diff(stream.dates.astype(np.int64)) >= 0).all()
+    same = np.diff(stream.dates.astype(np.int64)) == 0
+    assert same.any()  # the archive has equal dates: they keep the archive order
+    assert (np.diff(stream.archive_index)[same] > 0).all()
+    assert isinstance(stream.X, sp.csr_array) and stream.X.format == "csr"
+    assert stream.X.dtype == np.float64 and (stream.X.data == 1.0).all()
+    assert stream.X.has_canonical_format
+    first = first_rows(stream.X)
+    assert (first < n).all()  # every word occurs
+    assert (np.diff(first) >= 0).all()  # column j's first row is non-decreasing in j
+    sizes = [stream.n_features_at(t) for t in range(n + 1)]
+    assert sizes == [int((first < t).sum()) for t in range(n + 1)]
+    assert sizes[-1] == V == len(stream.vocabulary) == len(set(stream.vocabulary))
+    assert all(len(w) >= 2 and w.isalpha() and w == w.lower() for w in stream.vocabulary)
+    assert stream.Y.shape == (n, stream.n_labels) and (stream.Y.sum(axis=1) == 1).all()
+    assert (stream.Y.argmax(axis=1) == stream.y).all()
+    x, y = next(iter(stream))
+    assert set(x) == {stream.vocabulary[j] for j in stream.X[[0]].indices}
+    assert set(x.values()) == {1.0} and y == {stream.labels[stream.y[0]]}
+    dataset = stream.as_dataset()
+    assert dataset.X is stream.X and dataset.label_names == stream.labels
+
+
+@needs_enron
+def test_real_rows_are_the_words_of_subject_and_body_only(tmp_path):
+    """Against Python's mailbox and email packages: each row holds exactly the words of the
+    message's Subject and decoded body (so no X-Folder, X-FileName, X-Origin or Message-ID
+    word), and the date is email.utils's."""
+    stream = real(SMALLEST)
+    with tarfile.open(ENRON / f"{SMALLEST}.mbox.tar.xz") as tar:
+        names = [m.name for m in tar if m.isfile()]
+        tar.extractall(tmp_path, filter="data")
+    row_of = {int(p): t for t, p in enumerate(stream.archive_index)}
+    position = 0
+    leaked = 0
+    for name in names:
+        folder = Path(name).name.removesuffix(".mbox")
+        box = mailbox.mbox(tmp_path / name, create=False)
+        for key in sorted(box.keys()):
+            raw = box.get_bytes(key)
+            msg = email.message_from_bytes(raw)
+            t = row_of.get(position)
+            position += 1
+            if t is None:
+                assert folder in stream.dropped_folders
+                continue
+            assert stream.labels[stream.y[t]] == folder
+            payload = msg.get_payload(decode=True)
+            body = payload.decode(msg.get_content_charset() or "ascii")
+            subject = str(email.header.make_header(email.header.decode_header(msg["Subject"])))
+            expected = set(tokenize(subject)) | set(tokenize(body))
+            row = stream.X.indices[stream.X.indptr[t] : stream.X.indptr[t + 1]]
+            assert {stream.vocabulary[j] for j in row} == expected, (name, subject)
+            when = email.utils.parsedate_to_datetime(msg["Date"]).astimezone(UTC)
+            assert stream.dates[t] == np.datetime64(when.replace(tzinfo=None), "s")
+            assert tokenize(message_text(raw)) == tokenize(f"{subject}\n{body}")
+            hidden = " ".join(msg.get_all(f, [""])[0] for f in ("X-Folder", "X-FileName"))
+            leaked += bool(set(tokenize(hidden)) - expected)
+    assert position == ALL_COUNTS[SMALLEST][0]
+    assert leaked > 0  # the hidden fields do hold words that the rows rightly lack
+
+
+@needs_enron
+def test_default_path_finds_the_shared_data():
+    assert load_enron_foldering(SMALLEST).n_samples == SNAPSHOT_COUNTS[SMALLEST][0]
+
+
+# --------------------------------------------------------------------------------------------------
+# Synthetic archives
+
+
+def test_leaking_fields_never_reach_the_words(tmp_path):
+    secret = {
+        "X_Folder": r"\ann_x\Notes Folders\Zebrafolder",
+        "X_FileName": "quokka.nsf",
+        "X_Origin": "Ann-X",
+        "Message_ID": "<1.2.JavaMail.wombat@thyme>",
+        "From": "bob@example.com",
+    }
+    multipart = (
+        "Date: 3 Jan 2001 10:00 +0000\nSubject: Minutes\nX-Folder: \\zebrafolder\n"
+        "X-FileName: quokka.nsf\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="b"\n\n'
+        "--b\nContent-Type: text/plain\n\nAgenda attached\n--b--\n"
+    )
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz",
+        "ann-x",
+        {
+            "zebrafolder": [
+                mail("1 Jan 2001 10:00 +0000", "Lunch", "Sandwiches", **secret),
+                mail("2 Jan 2001 10:00 +0000", "Budget", "Numbers", **secret),
+                multipart,
+            ]
+        },
+    )
+    forbidden = {"zebrafolder", "quokka", "nsf", "notes", "folders", "javamail", "wombat", "thyme"}
+    for fields in [("Subject",), ("Subject", "From", "To", "Date")]:
+        stream = load_enron_foldering("ann-x", tmp_path, fields=fields)
+        assert stream.n_samples == 3
+        assert not forbidden & set(stream.vocabulary)
+        assert {"lunch", "sandwiches", "minutes", "agenda", "attached"} <= set(stream.vocabulary)
+    assert {"bob", "example", "com"} <= set(stream.vocabulary)  # From joined the words
+    for field in ["X-Folder", "x-filename", "X-ORIGIN", "Message-ID"]:
+        with pytest.raises(ValueError, match="give the folder away"):
+            load_enron_foldering("ann-x", tmp_path, fields=["Subject", field])
+        with pytest.raises(ValueError, match="give the folder away"):
+            message_text(multipart, fields=[field])
+    assert {f.lower() for f in LEAKING_FIELDS} == LEAKING_FIELDS
+    with pytest.raises(ValueError, match="sequence of field names"):
+        load_enron_foldering("ann-x", tmp_path, fields="Subject")
+    with pytest.raises(ValueError, match="header field names"):
+        load_enron_foldering("ann-x", tmp_path, fields=["Sub ject"])
+
+
+def test_from_lines_are_unescaped_and_do_not_split_messages(tmp_path):
+    body = "From the desk of Ann:\nhello\n>From quoted\nFrom here too"
+    raw = mail("1 Jan 2001 10:00 +0000", "Memo", body)
+    path = write_foldering_archive(tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"memos": [raw] * 3})
+    with tarfile.open(path) as tar:
+        mbox = tar.extractfile("ann-x/memos.mbox").read()
+    assert b"\n>From the desk" in mbox and b"\nFrom the desk" not in mbox  # escaped on disk
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.n_samples == 3 and stream.skipped == []
+    assert {"desk", "quoted", "here", "too"} <= set(stream.vocabulary)
+    escaped = mbox.split(b"\n", 1)[1].split(b"\nFrom MAILER-DAEMON")[0]
+    text = message_text(escaped)
+    assert "\nFrom the desk of Ann:\n" in text and "\nFrom quoted\n" in text
+    assert ">From" not in text  # mboxo: one '>' removed from every '>From ' line
+    assert message_text(b"Subject: s\n\n>From the top\n") == "s\nFrom the top\n"
+
+
+def test_order_by_date_then_archive_position_undated_last(tmp_path):
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz",
+        "ann-x",
+        {
+            "b": [
+                mail("2 Jan 2001 12:00 +0000", "b0", "bravo"),
+                mail(None, "b1", "nodate"),
+                mail("1 Jan 2001 12:00 +0000", "b2", "charlie"),
+            ],
+            "a": [
+                mail("2 Jan 2001 07:00 -0500", "a0", "delta"),  # = 12:00 UTC, tie with b0
+                mail("the day after tomorrow", "a1", "garbled"),
+                mail("Mon, 1 Jan 0001 11:00:00 -0800 (PST)", "a2", "echo"),  # 0001 is 2001
+            ],
+        },
+    )
+    stream = load_enron_foldering("ann-x", tmp_path, min_folder_size=1)
+    words = [next(w for w in x if len(w) > 2) for x, _ in stream]
+    assert words == ["charlie", "echo", "bravo", "delta", "nodate", "garbled"]
+    assert stream.archive_index.tolist() == [2, 5, 0, 3, 1, 4]
+    assert stream.labels == ["a", "b"]
+    assert stream.undated == 2 and np.isnat(stream.dates[-2:]).all()
+    assert str(stream.dates[1]) == "2001-01-01T19:00:00"
+    assert any("without a usable Date" in note for note in stream.notes)
+
+
+def test_vocabulary_grows_in_stream_and_text_order(tmp_path):
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz",
+        "ann-x",
+        {
+            "f": [
+                mail("3 Jan 2001 10:00 +0000", "Zulu yankee", "alpha x-ray 42 zulu"),
+                mail("1 Jan 2001 10:00 +0000", "Mike", "lima LIMA kilo I a"),
+                mail("2 Jan 2001 10:00 +0000", "Kilo", "juliet_hotel"),
+            ]
+        },
+    )
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.vocabulary == ["mike", "lima", "kilo", "juliet", "hotel", "zulu", "yankee",
+                                 "alpha", "ray"]  # fmt: skip
+    assert [stream.n_features_at(t) for t in range(4)] == [0, 3, 5, 9]
+    assert stream.X.toarray().tolist() == [
+        [1, 1, 1, 0, 0, 0, 0, 0, 0],
+        [0, 0, 1, 1, 1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0, 1, 1, 1, 1],
+    ]
+    for t in (-1, 4):
+        with pytest.raises(ValueError, match="t must lie"):
+            stream.n_features_at(t)
+
+
+def test_encodings_and_mime(tmp_path):
+    qp = (
+        "Date: 1 Jan 2001 10:00 +0000\nSubject: =?utf-8?q?Caf=C3=A9_menu?=\n"
+        "Content-Type: text/plain; charset=iso-8859-1\n"
+        "Content-Transfer-Encoding: quoted-printable\n\nsmoked sal=\nmon and cr=E8me\n"
+    )
+    b64 = (
+        "Date: 1 Jan 2001 11:00 +0000\nSubject: encoded\n"
+        "Content-Transfer-Encoding: base64\n\nc2VjcmV0IHJlY2lw\nZQ==\n"
+    )
+    alternative = (
+        "Date: 1 Jan 2001 12:00 +0000\nSubject: alt\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/alternative; boundary="q"\n\n--q\n'
+        "Content-Type: text/plain\n\nplainword\n--q\nContent-Type: text/html\n\n"
+        "<p>htmlword</p>\n--q\nContent-Type: text/plain\nContent-Disposition: attachment\n\n"
+        "attachedword\n--q--\n"
+    )
+    html_only = (
+        "Date: 1 Jan 2001 13:00 +0000\nSubject: page\nContent-Type: text/html\n\n"
+        "<html><style>p {colour: red}</style><script>var evil;</script>"
+        "<div class=big>Fish &amp; chips</div></html>\n"
+    )
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"f": [qp, b64, alternative, html_only]}
+    )
+    stream = load_enron_foldering("ann-x", tmp_path)
+    rows = [set(x) for x, _ in stream]
+    assert rows[0] == {"café", "menu", "smoked", "salmon", "and", "crème"}
+    assert rows[1] == {"encoded", "secret", "recipe"}
+    assert rows[2] == {"alt", "plainword"}
+    assert rows[3] == {"page", "fish", "chips"}
+
+
+def test_ascii_fast_tokenizer_equals_the_unicode_rule():
+    rng = random.Random(0)
+    alphabet = "aZb_9 .,'\t\n-@é"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet[:-1]) for _ in range(rng.randrange(40)))
+        assert tokenize(text) == re.findall(r"[^\W\d_]{2,}", text.lower())
+        assert tokenize(text + "é") == re.findall(r"[^\W\d_]{2,}", (text + "é").lower())
+
+
+def test_fast_dates_equal_email_utils():
+    values = [
+        "Thu, 24 Feb 2000 02:59:00 -0800 (PST)",
+        "Mon, 31 Dec 1979 16:00:00 -0800 (PST)",
+        "Sun, 16 Oct 0001 03:49:34 -0800 (PST)",
+        "1 Jan 2001 10:00 +0530",
+        "1 Jan 2001 10:00:00 -0000",
+        "31 Feb 2001 10:00:00 +0000",
+        "1 Foo 2001 10:00:00 +0000",
+        "Wed, 14 Mar 2001 09:48:00 EST",
+        "Friday, May 19, 2000",
+        "",
+    ]
+    for value in values:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+            expected = int((when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp())
+        except (TypeError, ValueError):
+            expected = None
+        assert enron._parse_date(value) == expected, value
+
+
+def test_malformed_messages_are_skipped_and_counted(tmp_path):
+    good = mail("1 Jan 2001 10:00 +0000", "Fine", "all good").encode()
+    sep = b"From MAILER-DAEMON Mon Apr 18 14:25:44 2022\n"
+    mbox = (
+        b"stray text before any From line\n"
+        + sep + good
+        + sep + b"\n\n"  # empty message
+        + sep + b"%%%% binary \x00\xff garbage %%%%\nno headers here\n"
+        + sep + good.replace(b"\n", b"\r\n")  # CRLF line ends are fine
+        + sep + b"Subject: no date\n\nstill kept, at the end\n"
+    )  # fmt: skip
+    raw_archive(tmp_path / "ann-x.mbox.tar.xz", {"ann-x/f.mbox": mbox, "ann-x/notes.txt": b"x"})
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.n_samples == 3 and stream.undated == 1
+    file = "ann-x/f.mbox"
+    assert [(s.file, s.index) for s in stream.skipped] == [(file, -1), (file, 1), (file, 2)]
+    reasons = [s.reason for s in stream.skipped]
+    assert "before the first 'From '" in reasons[0] and reasons[1] == "empty message"
+    assert "no header field" in reasons[2]
+    assert "garbage" not in stream.vocabulary
+    assert any("3 malformed messages" in n for n in stream.notes)
+    assert any("notes.txt" in n for n in stream.notes)
+    with pytest.raises(ValueError, match="message skipped: no header field"):
+        message_text(b"garbage\n\nmore")
+
+
+def test_broken_archives_raise_naming_the_file(tmp_path):
+    good = write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"f": [mail("1 Jan 2001 10:00 +0000", "s", "b")]}
+    )
+    data = good.read_bytes()
+    cases = {
+        "cut-x": (data[: len(data) // 2], "truncated or corrupt xz"),
+        "text-x": (b"just some text, not xz\n", "not an xz file"),
+        "gzip-x": (b"\x1f\x8b\x08\x00" + data, "not an xz file"),
+        "flip-x": (data[:40] + bytes([data[40] ^ 0xFF]) + data[41:], "truncated or corrupt xz"),
+        "notar-x": (lzma.compress(b"not a tar " * 100), "not a valid tar archive"),
+    }
+    for user, (content, message) in cases.items():
+        path = tmp_path / f"{user}.mbox.tar.xz"
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=message) as info:
+            load_enron_foldering(user, tmp_path)
+        assert str(path) in str(info.value)
+    raw_archive(tmp_path / "bob-y.mbox.tar.xz", {"ann-x/f.mbox": b""})
+    with pytest.raises(ValueError, match=r"bob-y\.mbox\.tar\.xz: no 'bob-y/<folder>\.mbox'"):
+        load_enron_foldering("bob-y", tmp_path)
+    with pytest.raises(FileNotFoundError, match="users in .*ann-x"):
+        load_enron_foldering("nobody", tmp_path)
+
+
+def test_bad_parameters_and_too_small_folders(tmp_path, monkeypatch):
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"f": [mail("1 Jan 2001 10:00 +0000", "s", "b")]}
+    )
+    with pytest.raises(ValueError, match="no folder has at least min_folder_size=3"):
+        load_enron_foldering("ann-x", tmp_path)
+    assert load_enron_foldering("ann-x", tmp_path, min_folder_size=1).n_samples == 1
+    for bad in (0, -1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="min_folder_size"):
+            load_enron_foldering("ann-x", tmp_path, min_folder_size=bad)
+    for user in ("", "a/b", None):
+        with pytest.raises(ValueError, match="user must be"):
+            load_enron_foldering(user, tmp_path)
+    monkeypatch.setattr(enron, "_SHARED_SUBDIR", Path("no-such-dir") / "enron_foldering")
+    with pytest.raises(FileNotFoundError, match="pass path="):
+        load_enron_foldering("ann-x")
