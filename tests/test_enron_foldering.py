@@ -365,6 +365,7 @@ def test_malformed_messages_are_skipped_and_counted(tmp_path):
         + sep + good
         + sep + b"\n\n"  # empty message
         + sep + b"%%%% binary \x00\xff garbage %%%%\nno headers here\n"
+        + sep + b"Subject: x\nnot a field\nX-Folder: \\leakyname\n\nbody\n"  # broken header
         + sep + good.replace(b"\n", b"\r\n")  # CRLF line ends are fine
         + sep + b"Subject: no date\n\nstill kept, at the end\n"
     )  # fmt: skip
@@ -372,12 +373,14 @@ def test_malformed_messages_are_skipped_and_counted(tmp_path):
     stream = load_enron_foldering("ann-x", tmp_path)
     assert stream.n_samples == 3 and stream.undated == 1
     file = "ann-x/f.mbox"
-    assert [(s.file, s.index) for s in stream.skipped] == [(file, -1), (file, 1), (file, 2)]
+    indices = [(s.file, s.index) for s in stream.skipped]
+    assert indices == [(file, -1), (file, 1), (file, 2), (file, 3)]
     reasons = [s.reason for s in stream.skipped]
     assert "before the first 'From '" in reasons[0] and reasons[1] == "empty message"
     assert "no header field" in reasons[2]
-    assert "garbage" not in stream.vocabulary
-    assert any("3 malformed messages" in n for n in stream.notes)
+    assert reasons[3] == "header line 2 is neither a field nor a continuation"
+    assert not {"garbage", "leakyname", "body"} & set(stream.vocabulary)
+    assert any("4 malformed messages" in n for n in stream.notes)
     assert any("notes.txt" in n for n in stream.notes)
     with pytest.raises(ValueError, match="message skipped: no header field"):
         message_text(b"garbage\n\nmore")
