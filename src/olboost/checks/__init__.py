@@ -84,6 +84,10 @@ def _is_concrete(cls: type) -> bool:
         return bool({"_update", "_step_kernels"} & _defined(cls))
     if issubclass(cls, Committee):
         return "learn" in _defined(cls)
+    from olboost.online import OnlineLearner
+
+    if issubclass(cls, OnlineLearner):  # a learner that is no booster, e.g. LabelRanker
+        return cls.__module__ != "olboost.online.learner"
     return False
 
 
@@ -104,16 +108,18 @@ def _defined(cls: type) -> set[str]:
 def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
     """The checks that apply to ``model``."""
     from olboost.boosters.base import Booster
+    from olboost.online import RankingLearner
     from olboost.weak.base import Committee
 
     yield check_clone_params
     yield check_repr
     yield check_bad_params
-    if isinstance(model, Booster):
+    if isinstance(model, Booster | RankingLearner):  # boosters and other ranking learners
         yield check_booster_scores
         yield check_booster_purity
         yield check_booster_pickling
-        yield check_booster_seeding
+        if isinstance(model, Booster) or model._is_stochastic:
+            yield check_booster_seeding
         yield check_booster_bad_input
         yield check_booster_feature_order
         yield check_booster_clone_learns_alike
@@ -206,6 +212,8 @@ def _stream(model: Estimator, n: int = 60) -> tuple[np.ndarray, list]:
     """A seeded stream of targets the booster understands: label sets for a ranker, classes
     (the most relevant synthetic label of each row) for a multiclass booster."""
     X, Y = synthetic_multilabel(n=n, k=_n_outputs(model))
+    if hasattr(model, "_unit_test_features"):  # a learner that takes only some feature values
+        X = model._unit_test_features(X)
     outputs = model._outputs()
     if _is_ranker(model):
         return X, [{outputs[j] for j in np.flatnonzero(row)} for row in Y]
@@ -363,6 +371,8 @@ def check_booster_bad_input(model: Estimator) -> None:
     else:
         raise AssertionError("learn must reject a huge feature value")
     assert pickle.dumps(model) == before, "a rejected matrix changed the model"
+    if "learners" not in model._param_names():
+        return
     try:
         model.clone({"learners": 0})
     except ValueError:

@@ -1,0 +1,464 @@
+"""Compiled trials of the label rankers of Shalev-Shwartz & Singer (2007).
+
+One trial (Sec. 1, 3): score every label, ``rho_y = <w_y, x>``; count a mistake when some
+relevant label is not strictly above every irrelevant one; then ascend the dual (eq. 5) with
+Update I (eq. 7-8), II (eq. 9) or III (eq. 10-11) by moving ``theta_y <- theta_y + alpha_y x``
+(eq. 6). Examples come as CSR rows (sorted column indices ``idx``, non-zero values ``val``), so
+that a trial costs ``O(nnz k)``: only the rows of ``theta`` of the example's non-zero features
+are read or written.
+
+Layout: ``theta`` is ``(d, k)``, C-ordered, so the ``k`` labels of one feature are contiguous.
+Under the squared norm ``w = theta``. Under the entropy ``w_y = softmax(theta_y)`` is never
+stored: ``log_norm[y] = log sum_j exp(theta[j, y])`` is kept up to date from the change
+``h_y`` of :mod:`olboost.rankers._dual` (``O(m)`` per moved label), and ``w[j, y] =
+exp(theta[j, y] - log_norm[y])`` is formed for the non-zero features only. When a label loses
+almost all of its mass (the normaliser shrinks below :data:`RELOG_BELOW` in one step, where the
+weight left on the zero features, ``1 - sum_nz w``, has lost many bits to cancellation), its
+normaliser is recomputed exactly over all ``d`` features instead.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from olboost._random import counter_uniform, draw_key
+from olboost.rankers._dual import (
+    entropy_change,
+    group_values,
+    label_masses,
+    log_norm_exact,
+    update_two_entropy,
+    update_two_squared,
+)
+from olboost.rankers._pdip import pdip
+
+__all__ = ["RELOG_BELOW", "Scratch", "State", "learn_rows", "score_rows", "is_canonical"]
+
+#: A step that scales a label's normaliser by less than this is followed by an exact ``O(d)``
+#: recomputation of it (see the module docstring): 2^-20, where ``1 - sum_nz w`` has lost 20
+#: of its 53 bits.
+RELOG_BELOW = 2.0**-20
+
+#: What the compiled trials read and update (the arrays are the model's own).
+State = namedtuple(
+    "State",
+    [
+        "theta",  # (d, k) dual-derived parameters (eq. 6); the weights under the squared norm
+        "log_norm",  # (k,) log sum_j exp(theta[j, y]) (entropy; unused under the squared norm)
+        "entropy",  # complexity: entropy (True) or squared norm
+        "update",  # 1, 2 or 3
+        "C",
+        "margin",  # gamma of eq. 1
+        "tie_key",  # uint64 key of the tie-breaking draws (Updates I and II)
+        "pdip_hist",  # (MAX_ITER + 1,) int64: PDIP runs by number of iterations
+    ],
+)
+
+
+#: Buffers of one trial, allocated once per stream (:func:`scratch`).
+Scratch = namedtuple(
+    "Scratch",
+    [
+        "s",  # (k,) scores
+        "Q",  # (widest, k) entropy masses on each value group
+        "R",  # (k,) entropy masses on the zero features
+        "grp",  # (widest,) value group of each non-zero feature
+        "vals",  # (widest,) distinct non-zero values
+        "ebuf",  # (widest,)
+        "alpha",  # (k + 1,) Update III's solution (and slack)
+        "work",  # (_PDIP_ROWS * (k + 1),) the solver's scratch
+        "act",  # (k,) labels entering the solver
+        "ysub",  # (k,) their relevance
+        "ssub",  # (k,) their scores
+        "Qsub",  # (widest * k,) their masses
+        "Rsub",  # (k,)
+        "lg",  # (k,) log(R / Q) for single-valued x
+        "changes",  # (k,) h_y(alpha_y)
+        "relogs",  # (k,) normalisers to recompute exactly
+    ],
+)
+
+#: Rows of the interior point method's scratch (:func:`olboost.rankers._pdip.pdip`).
+_PDIP_ROWS = 12
+
+
+@numba.njit(cache=True)
+def score_row(
+    theta: np.ndarray,
+    log_norm: np.ndarray,
+    entropy: bool,
+    idx: np.ndarray,
+    val: np.ndarray,
+    s: np.ndarray,
+) -> None:
+    """The scores ``s[y] = <w_y, x>`` of one CSR row."""
+    k = s.shape[0]
+    for y in range(k):
+        s[y] = 0.0
+    for p in range(idx.shape[0]):
+        x = val[p]
+        row = theta[idx[p]]
+        if entropy:
+            for y in range(k):
+                s[y] += x * np.exp(row[y] - log_norm[y])
+        else:
+            for y in range(k):
+                s[y] += x * row[y]
+
+
+@numba.njit(cache=True)
+def _score_with_masses(
+    theta: np.ndarray,
+    log_norm: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    grp: np.ndarray,
+    m: int,
+    s: np.ndarray,
+    Q: np.ndarray,
+    R: np.ndarray,
+) -> None:
+    """Entropy scores, as :func:`score_row` (the same sums in the same order), and every
+    label's masses on the value groups ``Q[:m]`` and on the zero features ``R`` (Update III)."""
+    k = s.shape[0]
+    for y in range(k):
+        s[y] = 0.0
+    for g in range(m):
+        for y in range(k):
+            Q[g, y] = 0.0
+    for p in range(idx.shape[0]):
+        x = val[p]
+        row = theta[idx[p]]
+        q = Q[grp[p]]
+        for y in range(k):
+            w = np.exp(row[y] - log_norm[y])
+            s[y] += x * w
+            q[y] += w
+    for y in range(k):
+        rest = 1.0
+        for g in range(m):
+            rest -= Q[g, y]
+        R[y] = max(rest, 0.0)
+
+
+@numba.njit(cache=True)
+def _pick(s: np.ndarray, y: np.ndarray, relevant: bool, u: float) -> tuple[int, float]:
+    """The relevant label of lowest score (``relevant``) or the irrelevant one of highest score,
+    ties broken by the uniform ``u``; returns the label and its score (eq. 7)."""
+    best = 0.0
+    count = 0
+    for c in range(s.shape[0]):
+        if y[c] != relevant:
+            continue
+        v = s[c] if relevant else -s[c]
+        if count == 0 or v < best:
+            best = v
+            count = 1
+        elif v == best:
+            count += 1
+    pick = min(int(u * count), count - 1)
+    for c in range(s.shape[0]):
+        if y[c] == relevant and (s[c] if relevant else -s[c]) == best:
+            if pick == 0:
+                return c, s[c]
+            pick -= 1
+    return -1, 0.0  # unreachable: the mask is neither empty nor full
+
+
+@numba.njit(cache=True)
+def _move(
+    st: State,
+    idx: np.ndarray,
+    val: np.ndarray,
+    label: int,
+    a: float,
+    h: float,
+    relog: bool,
+) -> None:
+    """``theta_label <- theta_label + a x`` (eq. 6) and, under the entropy,
+    ``log Z_label += h`` (or its exact recomputation when ``relog``)."""
+    theta = st.theta
+    for p in range(idx.shape[0]):
+        theta[idx[p], label] += a * val[p]
+    if st.entropy:
+        if relog:
+            st.log_norm[label] = log_norm_exact(theta, label)
+        else:
+            st.log_norm[label] += h
+
+
+@numba.njit(cache=True)
+def _change(
+    st: State,
+    label: int,
+    a: float,
+    s: np.ndarray,
+    norm2: float,
+    Q: np.ndarray,
+    R: np.ndarray,
+    vals: np.ndarray,
+    m: int,
+    ebuf: np.ndarray,
+) -> tuple[float, bool]:
+    """``h_label(a)`` (:mod:`olboost.rankers._dual`) and whether the normaliser must be
+    recomputed exactly after the move."""
+    if not st.entropy:
+        return a * s[label] + 0.5 * a * a * norm2, False
+    h, _, _ = entropy_change(a, Q, label, R[label], vals, m, ebuf, True)
+    return h, a < 0.0 and h < np.log(RELOG_BELOW)
+
+
+@numba.njit(cache=True, inline="always")
+def _log_ratio(a: float, b: float) -> float:
+    """``log(a / b)`` for ``a, b >= 0``, infinite when one of them is 0."""
+    if a <= 0.0:
+        return -np.inf
+    if b <= 0.0:
+        return np.inf
+    return np.log(a) - np.log(b)
+
+
+@numba.njit(cache=True)
+def _update_three(
+    st: State,
+    idx: np.ndarray,
+    val: np.ndarray,
+    y: np.ndarray,
+    norm2: float,
+    m: int,
+    sr: float,
+    sq: float,
+    sc: Scratch,
+) -> tuple[bool, float]:
+    """Update III (eq. 10-11) once the scores ``sc.s`` (and, under the entropy, the masses
+    ``sc.Q``, ``sc.R``) are known; ``sr``, ``sq``: the lowest relevant and highest irrelevant
+    scores. Returns whether the weights moved and ``sum_{y in Y} alpha_y``.
+
+    Only the labels in a pair that violates the margin enter the solver: a relevant label
+    scoring at least ``sq + gamma`` or an irrelevant one at most ``sr - gamma`` has
+    ``alpha_y = 0`` at the optimum of eq. 11. (At the optimum every moved irrelevant label
+    ends at a common score ``L`` below its own and every moved relevant label at
+    ``L + gamma - zeta``, ``zeta >= 0`` the budget's multiplier, above its own: an irrelevant
+    label below ``sr - gamma`` could only move if ``L + gamma - zeta < sr``, when no relevant
+    label, hence none at all, would move; symmetrically for relevant labels. This screening is
+    exact and leaves the problem of eq. 11 on fewer variables.)"""
+    k = y.shape[0]
+    gamma = st.margin
+    n = 0
+    for c in range(k):
+        if (sc.s[c] < sq + gamma) if y[c] else (sc.s[c] > sr - gamma):
+            sc.act[n] = c
+            n += 1
+    ysub, ssub, Rsub, lg = sc.ysub[:n], sc.ssub[:n], sc.Rsub[:n], sc.lg[:n]
+    Qsub = sc.Qsub[: max(m, 1) * n].reshape((max(m, 1), n))
+    for i in range(n):
+        c = sc.act[i]
+        ysub[i] = y[c]
+        ssub[i] = sc.s[c]
+        Rsub[i] = sc.R[c]
+        for g in range(m):
+            Qsub[g, i] = sc.Q[g, c]
+        if st.entropy and m == 1:
+            lg[i] = _log_ratio(sc.R[c], sc.Q[0, c])
+    alpha = sc.alpha[: n + 1]
+    work = sc.work[: _PDIP_ROWS * (n + 1)].reshape((_PDIP_ROWS, n + 1))
+    its = pdip(
+        ysub, gamma, st.C, st.entropy, ssub, norm2, Qsub, Rsub, sc.vals, m, lg, sc.ebuf, alpha,
+        work,
+    )  # fmt: skip
+    st.pdip_hist[its] += 1
+    changes, relogs = sc.changes, sc.relogs
+    if st.entropy:
+        for i in range(n):
+            changes[i], relogs[i] = _change(
+                st, i, alpha[i], ssub, norm2, Qsub, Rsub, sc.vals, m, sc.ebuf
+            )
+    else:
+        for i in range(n):
+            changes[i] = alpha[i] * ssub[i] + 0.5 * alpha[i] * alpha[i] * norm2
+    gain = 0.0
+    mass = 0.0
+    for i in range(n):
+        if ysub[i]:
+            gain += gamma * alpha[i]
+            mass += alpha[i]
+        gain -= changes[i]
+    if gain <= 0.0:  # the optimum is within the solver's tolerance of no move
+        return False, 0.0
+    # eq. 6, feature by feature (the labels of a feature are contiguous in theta)
+    act = sc.act
+    for p in range(idx.shape[0]):
+        row = st.theta[idx[p]]
+        v = val[p]
+        for i in range(n):
+            row[act[i]] += alpha[i] * v
+    if st.entropy:
+        for i in range(n):
+            c = act[i]
+            if relogs[i]:
+                st.log_norm[c] = log_norm_exact(st.theta, c)
+            else:
+                st.log_norm[c] += changes[i]
+    return True, mass
+
+
+@numba.njit(cache=True)
+def trial(
+    idx: np.ndarray,
+    val: np.ndarray,
+    y: np.ndarray,
+    t: int,
+    st: State,
+    sc: Scratch,
+) -> tuple[bool, bool, float]:
+    """Trial ``t`` on the CSR row ``(idx, val)`` with relevant-label mask ``y``: the scores in
+    ``sc.s``, then the update. Returns ``(mistake, updated, mass)``, ``mass`` being
+    ``sum_{y in Y} alpha_{t,y}`` (the example's dual variables' total, ``sum tau_{t,r,s}``).
+
+    An empty or full ``y`` has no pair: no mistake, no update.
+    """
+    s = sc.s
+    k = s.shape[0]
+    entropy = st.entropy
+    update = st.update
+    m = group_values(val, sc.grp, sc.vals) if entropy else 0
+    if entropy and update == 3 and m > 0:
+        _score_with_masses(st.theta, st.log_norm, idx, val, sc.grp, m, s, sc.Q, sc.R)
+    else:
+        score_row(st.theta, st.log_norm, entropy, idx, val, s)
+    n_rel = 0
+    for c in range(k):
+        if y[c]:
+            n_rel += 1
+    if n_rel == 0 or n_rel == k:
+        return False, False, 0.0
+    # the most violated pair (eq. 7); ties between labels broken at random, pure in (seed, t)
+    key = draw_key(st.tie_key, t, np.uint64(0))
+    r, sr = _pick(s, y, True, counter_uniform(key, 0))
+    q, sq = _pick(s, y, False, counter_uniform(key, 1))
+    mistake = sr <= sq  # Sec. 1: a relevant label not strictly above an irrelevant one
+    loss = st.margin - (sr - sq)  # eq. 1: the hinge loss, attained at the pair (r, q)
+    C = st.C
+    if update == 1:
+        if not mistake:
+            return False, False, 0.0
+    elif loss <= 0.0:
+        # Updates II and III: alpha = 0 is optimal when every pair meets the margin
+        return mistake, False, 0.0
+    if idx.shape[0] == 0:
+        # x = 0: the weights cannot move; the dual still gains gamma C at tau = C
+        return mistake, False, C
+    norm2 = 0.0
+    if not entropy:
+        for p in range(val.shape[0]):
+            norm2 += val[p] * val[p]
+    if update == 3:
+        updated, mass = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
+        return mistake, updated, mass
+    Q, R = sc.Q, sc.R
+    if entropy:
+        label_masses(st.theta, st.log_norm, idx, sc.grp, m, r, Q, R)
+        label_masses(st.theta, st.log_norm, idx, sc.grp, m, q, Q, R)
+    if update == 1:
+        tau = C  # eq. 8
+    elif entropy:
+        tau = update_two_entropy(st.margin, C, r, q, Q, R, sc.vals, m, sc.ebuf)
+    else:
+        tau = update_two_squared(loss, norm2, C)
+    if tau <= 0.0:
+        return mistake, False, 0.0
+    h, relog = _change(st, r, tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
+    _move(st, idx, val, r, tau, h, relog)
+    h, relog = _change(st, q, -tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
+    _move(st, idx, val, q, -tau, h, relog)
+    return mistake, True, tau
+
+
+@numba.njit(cache=True)
+def scratch(k: int, widest: int) -> Scratch:
+    """Buffers for trials with ``k`` labels and at most ``widest`` non-zero features."""
+    return Scratch(
+        np.empty(k),
+        np.empty((widest, k)),
+        np.empty(k),
+        np.empty(widest, dtype=np.int64),
+        np.empty(widest),
+        np.empty(widest),
+        np.empty(k + 1),
+        np.empty(_PDIP_ROWS * (k + 1)),
+        np.empty(k, dtype=np.int64),
+        np.empty(k, dtype=np.bool_),
+        np.empty(k),
+        np.empty(widest * k),
+        np.empty(k),
+        np.empty(k),
+        np.empty(k),
+        np.empty(k, dtype=np.bool_),
+    )
+
+
+@numba.njit(cache=True)
+def learn_rows(
+    data: np.ndarray,
+    indices: np.ndarray,
+    indptr: np.ndarray,
+    Y: np.ndarray,
+    t0: int,
+    st: State,
+    out: np.ndarray,
+    return_scores: bool,
+    mass: float,
+) -> tuple[int, int, float]:
+    """Trials ``t0 + 1, t0 + 2, ...`` on the rows of a canonical CSR matrix (sorted indices, no
+    duplicates, no stored zeros) with relevant-label masks ``Y``; the scores made before each
+    row is learned go to ``out`` if ``return_scores``. Returns the number of mistakes and of
+    updates, and ``mass`` plus every trial's ``sum_{y in Y} alpha_{t,y}``, added in order."""
+    n = indptr.shape[0] - 1
+    k = Y.shape[1]
+    widest = 1
+    for i in range(n):
+        widest = max(widest, indptr[i + 1] - indptr[i])
+    sc = scratch(k, widest)
+    mistakes = 0
+    updates = 0
+    for i in range(n):
+        lo, hi = indptr[i], indptr[i + 1]
+        mistake, updated, m = trial(indices[lo:hi], data[lo:hi], Y[i], t0 + i + 1, st, sc)
+        mistakes += mistake
+        updates += updated
+        mass += m
+        if return_scores:
+            for c in range(k):
+                out[i, c] = sc.s[c]
+    return mistakes, updates, mass
+
+
+@numba.njit(cache=True)
+def score_rows(
+    data: np.ndarray,
+    indices: np.ndarray,
+    indptr: np.ndarray,
+    theta: np.ndarray,
+    log_norm: np.ndarray,
+    entropy: bool,
+    out: np.ndarray,
+) -> None:
+    """The scores of every row of a canonical CSR matrix, without learning."""
+    for i in range(indptr.shape[0] - 1):
+        lo, hi = indptr[i], indptr[i + 1]
+        score_row(theta, log_norm, entropy, indices[lo:hi], data[lo:hi], out[i])
+
+
+@numba.njit(cache=True)
+def is_canonical(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> bool:
+    """Whether every row's indices are strictly increasing and no stored value is zero."""
+    for i in range(indptr.shape[0] - 1):
+        for p in range(indptr[i], indptr[i + 1]):
+            if data[p] == 0.0:
+                return False
+            if p > indptr[i] and indices[p] <= indices[p - 1]:
+                return False
+    return True

@@ -1,0 +1,395 @@
+"""Online label ranking by dual ascent (Shalev-Shwartz & Singer, AISTATS 2007)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from olboost._random import STREAMS, seed_key
+from olboost.base import Interval, OneOf
+from olboost.online.inputs import Rows
+from olboost.online.learner import RankingLearner
+from olboost.rankers import _kernels as K
+from olboost.rankers._pdip import MAX_ITER
+
+__all__ = ["LabelRanker", "ranking_mistakes"]
+
+_UPDATES = {"I": 1, "II": 2, "III": 3}
+
+#: Rows converted to CSR at a time when learning from a dense matrix.
+_BLOCK_ROWS = 4096
+
+
+class LabelRanker(RankingLearner):
+    """A linear online label ranker trained by dual ascent: Updates I, II and III of
+    Shalev-Shwartz & Singer (2007) under the squared norm or the entropy.
+
+    One weight vector per label, scores ``rho_y = <w_y, x>`` (Sec. 1). The learner ascends the
+    dual (eq. 5) of the competitor's problem ``min sum_y F(w_y) + C sum_t l_gamma(w; x_t, Y_t)``
+    (eq. 3, hinge loss of eq. 1) by changing, at trial ``t``, only the dual variables of example
+    ``t``, and keeps ``w_y = grad G(theta_y)`` with ``theta_y`` the combination of examples of
+    eq. 6:
+
+    * ``update="I"`` (eq. 7-8): on a mistake, the most violated pair
+      ``(r, s) = argmin_{r in Y, s not in Y} <w_r - w_s, x>`` gets ``tau = C``:
+      ``theta_r += C x``, ``theta_s -= C x``;
+    * ``update="II"`` (eq. 9): the same pair gets the ``tau`` in ``[0, C]`` that increases the
+      dual most, on every trial whose hinge loss is positive (closed forms of Sec. 4; see
+      :mod:`olboost.rankers._dual`);
+    * ``update="III"`` (eq. 10-11): every dual variable of the example moves optimally, the
+      ``k``-variable problem of eq. 11 being solved by the primal-dual interior point method of
+      eq. 12-20 in ``O(k)`` per iteration (:mod:`olboost.rankers._pdip`).
+
+    A *mistake* (Sec. 1) is a trial where some relevant label is not strictly above every
+    irrelevant one (ties are mistakes); an example with no relevant label, or with all of them,
+    has no pair: it is neither a mistake nor learned from. Ties between labels in eq. 7 are
+    broken uniformly at random, by draws that are a pure function of the seed and the trial.
+
+    **Complexities.** ``"squared"``: ``F(w) = ||w||^2 / 2``, ``w = theta`` (Update I is then the
+    multi-label Perceptron of Crammer & Singer, II the Passive-Aggressive update). ``"entropy"``:
+    ``F(w) = sum_j w_j log(n w_j)`` on the simplex, ``w_y = softmax(theta_y)`` (Update I is then
+    an EG update), ``n`` the number of features.
+
+    **Features under the entropy** must lie in [0, 1] (the paper's setting is a binary bag of
+    words, Sec. 4-5; it uses no duplicated or negated features). Then every score is a weighted
+    average of the feature values, in [0, 1], so the margin is a gap between averages and must
+    lie in (0, 1) (no two scores can differ by 1 or more: a margin of 1 would make every example
+    a hinge-loss example forever), and Lemma 1's condition ``<x, H x> <= 1/2`` holds for every
+    example (``<x, H x>`` is a variance of values in [0, 1], at most 1/4), so every update has
+    the mistake bound of eq. 2. Other values are rejected with a ``ValueError`` (rescale them, or
+    use the squared norm). Under the squared norm any finite features are accepted; only the
+    ratio ``margin / C`` matters to Updates II and III (scaling both scales ``w``) and Update I
+    ignores the margin; Lemma 1 holds for the examples with ``||x||^2 <= 1/2``.
+
+    **Cost.** Examples are used as sparse rows (a dense vector by its non-zero entries), so a
+    trial costs ``O(nnz k)`` whatever the number of features ``d``: only the rows of ``theta``
+    of the example's non-zero features are read or changed. Under the entropy the normalisers
+    ``Z_y = sum_j exp(theta_{j,y})`` are kept in log space and updated from the example's
+    features alone (``log Z_y += log(R_y + sum_v Q_{y,v} e^{alpha_y v})``, the masses of the
+    current weights on the zero features and on each distinct non-zero value), so the zero
+    features are never touched; a normaliser that shrinks below ``2^-20`` of itself in one step
+    is recomputed exactly in ``O(d)`` (:mod:`olboost.rankers._kernels`). Update II is a closed
+    form for the squared norm and for the entropy on binary (more generally single-valued)
+    examples, a safeguarded Newton iteration otherwise; Update III's interior point method costs
+    ``O(k m)`` per iteration, ``m`` the number of distinct non-zero values (1 for binary ``x``).
+
+    Parameters
+    ----------
+    update
+        ``"I"``, ``"II"`` or ``"III"`` (see above).
+    complexity
+        ``"squared"`` or ``"entropy"``.
+    C
+        The trade-off ``C > 0`` of eq. 2-3: the budget of each example's dual variables (Update
+        I's step; the largest step of II and III).
+    margin
+        The hinge loss's ``gamma`` (eq. 1): ``(0, inf)`` under the squared norm, ``(0, 1)``
+        under the entropy.
+    labels
+        The ``k`` labels: an int ``k`` (labels ``0..k-1``) or a sequence of labels. May be left
+        ``None`` when learning from arrays, whose columns then name the labels ``0..k-1``.
+    seed
+        Seed of the tie-breaking draws of eq. 7 (Updates I and II; Update III has no choice to
+        make and is deterministic). ``None`` draws a fresh seed (kept in ``seed_``).
+
+    Attributes
+    ----------
+    theta_
+        ``(d, k)``: column ``y`` is ``theta_y`` of eq. 6 (the weights ``w_y`` under the squared
+        norm; see :meth:`weight_vectors`).
+    log_norm_
+        ``(k,)``: ``log sum_j exp(theta_{j,y})`` under the entropy (zeros otherwise).
+    n_mistakes_
+        Trials so far on which the ranking was a mistake (Sec. 1).
+    n_updates_
+        Trials so far on which the weights moved.
+    relevant_mass_
+        ``sum_t sum_{(r,s)} tau_{t,r,s}``: the linear part of the dual (eq. 5), see
+        :meth:`dual_objective`.
+    pdip_iterations_
+        Update III: ``pdip_iterations_[i]`` is the number of trials whose interior point method
+        took ``i`` iterations (the paper never needed more than 15).
+
+    Examples
+    --------
+    Five folders, each with its own words, in a stream of 600 binary bags of words over 300
+    words, in CSR form; test-then-train with the three updates under the entropy (the counts of
+    mistakes from the scores and from the model agree):
+
+    >>> import numpy as np
+    >>> from scipy import sparse
+    >>> from olboost.rankers import LabelRanker, ranking_mistakes
+    >>> rng = np.random.default_rng(0)
+    >>> words = rng.random((5, 300)) < 0.03
+    >>> folder = rng.integers(0, 5, size=600)
+    >>> X = sparse.csr_matrix((words[folder] & (rng.random((600, 300)) < 0.3))
+    ...                       | (rng.random((600, 300)) < 0.05), dtype=float)
+    >>> Y = np.eye(5, dtype=bool)[folder]
+    >>> for update in ["I", "II", "III"]:
+    ...     model = LabelRanker(update=update, complexity="entropy", C=5.0, margin=0.1, seed=1)
+    ...     scores = model.score_then_learn(X, Y)
+    ...     print(update, model.n_mistakes_, int(ranking_mistakes(scores, Y).sum()))
+    I 241 241
+    II 151 151
+    III 137 137
+    >>> int(np.nonzero(model.pdip_iterations_)[0].max())  # interior point iterations, at most
+    14
+
+    One example at a time, River style (``y`` is the set of relevant labels):
+
+    >>> x = X[0].toarray()[0]
+    >>> model.learn_one(x, {int(folder[0])})
+    >>> model.rank_one(x)[0] == int(folder[0])
+    True
+    """
+
+    _param_constraints = {
+        **RankingLearner._param_constraints,
+        "update": OneOf("I", "II", "III"),
+        "complexity": OneOf("squared", "entropy"),
+        "C": Interval(0, math.inf, closed="neither"),
+        "margin": Interval(0, math.inf, closed="neither"),
+    }
+
+    def __init__(
+        self,
+        update: str = "III",
+        complexity: str = "squared",
+        C: float = 1.0,
+        margin: float = 0.5,
+        labels: int | Sequence[Hashable] | None = None,
+        seed: int | None = None,
+    ):
+        self.update = update
+        self.complexity = complexity
+        self.C = C
+        self.margin = margin
+        self.labels = labels
+        self.seed = seed
+        self._validate_params()
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.complexity == "entropy" and self.margin >= 1.0:
+            raise ValueError(
+                f"{type(self).__name__}.margin must be in (0, 1) under complexity='entropy' "
+                f"(scores are averages of features in [0, 1], so no gap reaches 1), "
+                f"got {self.margin!r}"
+            )
+
+    @property
+    def _is_stochastic(self) -> bool:
+        # the seed only breaks ties in eq. 7, which Update III does not use
+        return self.update != "III"
+
+    # ------------------------------------------------------------------ learned state
+
+    def _init_state(self) -> None:
+        k = len(self._outputs())
+        d = self.n_features_in_
+        self.theta_ = np.zeros((d, k))
+        entropy = self.complexity == "entropy"
+        self.log_norm_ = np.full(k, math.log(d)) if entropy else np.zeros(k)
+        self.n_mistakes_ = 0
+        self.n_updates_ = 0
+        self.relevant_mass_ = 0.0
+        self.pdip_iterations_ = np.zeros(MAX_ITER + 1, dtype=np.int64)
+        self._tie_key = seed_key(self.seed_, STREAMS["tie"])
+
+    def _state(self) -> K.State:
+        return K.State(
+            self.theta_,
+            self.log_norm_,
+            self.complexity == "entropy",
+            _UPDATES[self.update],
+            float(self.C),
+            float(self.margin),
+            self._tie_key,
+            self.pdip_iterations_,
+        )
+
+    def weight_vectors(self) -> np.ndarray:
+        """The weight vectors ``w_y`` as rows, ``(k, d)``: ``theta_y`` under the squared norm,
+        ``softmax(theta_y)`` (computed exactly) under the entropy."""
+        if self.complexity == "squared":
+            return self.theta_.T.copy()
+        top = self.theta_.max(axis=0)
+        w = np.exp(self.theta_ - top)
+        return (w / w.sum(axis=0)).T
+
+    def dual_objective(self) -> float:
+        """The dual objective of eq. 5 at the current dual variables,
+        ``gamma sum_t sum tau_t - sum_y G(theta_y)``, with ``G`` computed exactly over every
+        feature: ``||theta_y||^2 / 2`` (squared norm) or ``log sum_j exp(theta_{j,y}) - log n``
+        (entropy). By weak duality it lower-bounds the competitor's objective of eq. 3."""
+        theta = self.theta_
+        if self.complexity == "squared":
+            conj = 0.5 * float(np.sum(theta * theta))
+        else:
+            top = theta.max(axis=0)
+            lse = top + np.log(np.exp(theta - top).sum(axis=0))
+            conj = float(np.sum(lse - math.log(theta.shape[0])))
+        return float(self.margin) * self.relevant_mass_ - conj
+
+    # ------------------------------------------------------------------ online-learner hooks
+
+    def _raw_scores(self, xv: np.ndarray) -> np.ndarray:
+        idx = np.flatnonzero(xv)
+        out = np.empty((1, self.theta_.shape[1]))
+        K.score_rows(
+            xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64),
+            self.theta_, self.log_norm_, self.complexity == "entropy", out,
+        )  # fmt: skip
+        return out[0]
+
+    def _learn_row(self, xv: np.ndarray, target: Any) -> None:
+        idx = np.flatnonzero(xv)
+        Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
+        self._run(xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64), Y, None)
+
+    def _run(
+        self,
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        Y: np.ndarray,
+        out: np.ndarray | None,
+    ) -> None:
+        """Trials on the rows of a canonical CSR matrix (see :func:`K.learn_rows`)."""
+        scores = out if out is not None else np.empty((1, Y.shape[1]))
+        mistakes, updates, mass = K.learn_rows(
+            data, indices, indptr, Y, self.t_, self._state(), scores, out is not None,
+            self.relevant_mass_,
+        )  # fmt: skip
+        self.t_ += Y.shape[0]
+        self.n_mistakes_ += int(mistakes)
+        self.n_updates_ += int(updates)
+        self.relevant_mass_ = float(mass)
+
+    def _compiled_stream(
+        self, rows: Rows, targets: Sequence, out: np.ndarray | None, start: int
+    ) -> int:
+        """Every row from ``start`` on in the compiled trial loop, CSR rows as they are (in
+        canonical form), dense rows a block at a time by their non-zero entries."""
+        Y = self._step_targets(targets)
+        for lo, hi, (data, indices, indptr) in _csr_blocks(rows, start):
+            self._run(data, indices, indptr, Y[lo:hi], out[lo:hi] if out is not None else None)
+        return rows.n
+
+    def _scores_many(self, X: Any) -> np.ndarray:
+        rows = self._check_X(X)
+        out = np.zeros((rows.n, len(self._outputs())))
+        if self._started:
+            theta, log_norm = self.theta_, self.log_norm_
+            entropy = self.complexity == "entropy"
+            for lo, hi, (data, indices, indptr) in _csr_blocks(rows, 0):
+                K.score_rows(data, indices, indptr, theta, log_norm, entropy, out[lo:hi])
+        return out
+
+    # ------------------------------------------------------------------ input checks
+
+    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
+        xv, names = super()._check_x(x)
+        if self.complexity == "entropy":
+            bad = np.flatnonzero((xv < 0.0) | (xv > 1.0))
+            if bad.size:
+                j = int(bad[0])
+                keys = names if names is not None else self.__dict__.get("feature_names_in_")
+                where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
+                raise ValueError(self._range_problem(float(xv[j]), where, "x"))
+        return xv, names
+
+    def _check_X(self, X: Any) -> Rows:
+        rows = _canonical(super()._check_X(X))
+        if self.complexity == "entropy":
+            values = rows.X[0] if rows.sparse else rows.X
+            bad = np.flatnonzero(((values < 0.0) | (values > 1.0)).ravel())
+            if bad.size:
+                p = int(bad[0])
+                if rows.sparse:
+                    _, indices, indptr = rows.X
+                    i = int(np.searchsorted(indptr, p, side="right")) - 1
+                    j = int(indices[p])
+                else:
+                    i, j = divmod(p, rows.d)
+                value = float(values.ravel()[p])
+                raise ValueError(self._range_problem(value, f"row {i}, feature {j}", "X"))
+        return rows
+
+    def _range_problem(self, value: float, where: str, subject: str) -> str:
+        return (
+            f"{type(self).__name__}: {subject} has the value {value:g} at {where}; under "
+            "complexity='entropy' features must lie in [0, 1] (the paper's binary bag of words: "
+            "weights live in the simplex and the margin is a gap between averages of features); "
+            "rescale them or use complexity='squared'"
+        )
+
+    # ------------------------------------------------------------------ check suite
+
+    def _unit_test_features(self, X: np.ndarray) -> np.ndarray:
+        """The check suite's features made valid for this model: squashed into [0, 1] under
+        the entropy."""
+        return 1.0 / (1.0 + np.exp(-X)) if self.complexity == "entropy" else X
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        yield {"update": "I", "seed": 3}
+        yield {"update": "II", "complexity": "entropy", "C": 2.0, "margin": 0.2, "seed": 4}
+        yield {"update": "III", "complexity": "entropy", "C": 3.0, "margin": 0.1, "seed": 5}
+        yield {"update": "III", "C": 0.5, "margin": 1.0, "labels": ["a", "b", "c"]}
+
+
+def ranking_mistakes(scores: Any, Y: Any) -> np.ndarray:
+    """Which rows of ``scores`` ``(n, k)`` are prediction mistakes for the relevant-label
+    masks ``Y`` ``(n, k)`` (Sec. 1 of Shalev-Shwartz & Singer 2007): some relevant label is not
+    strictly above every irrelevant one, ties included. Rows whose relevant set is empty or full
+    are never mistakes. Applied to the scores of :meth:`LabelRanker.score_then_learn`, it gives
+    the trials :attr:`LabelRanker.n_mistakes_` counts."""
+    scores = np.asarray(scores, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.bool_)
+    if scores.ndim != 2 or scores.shape != Y.shape:
+        raise ValueError(f"scores {scores.shape} and Y {Y.shape} must be (n, k) alike")
+    lowest = np.where(Y, scores, np.inf).min(axis=1, initial=np.inf)
+    highest = np.where(Y, -np.inf, scores).max(axis=1, initial=-np.inf)
+    proper = Y.any(axis=1) & ~Y.all(axis=1)
+    return proper & (lowest <= highest)
+
+
+def _canonical(rows: Rows) -> Rows:
+    """``rows`` with a sparse matrix in canonical CSR form (sorted indices, no duplicates, no
+    stored zeros, int64 indices): as it is when it already is, else a canonical copy
+    (duplicates summed, as scipy does). Dense rows are returned as they are."""
+    if not rows.sparse:
+        return rows
+    data, indices, indptr = rows.X
+    indices = indices.astype(np.int64, copy=False)
+    indptr = indptr.astype(np.int64, copy=False)
+    if not K.is_canonical(data, indices, indptr):
+        M = sparse.csr_matrix((data, indices, indptr), shape=(rows.n, rows.d), copy=True)
+        M.sum_duplicates()
+        M.eliminate_zeros()
+        data, indices, indptr = M.data, M.indices.astype(np.int64), M.indptr.astype(np.int64)
+    return Rows((data, indices, indptr), rows.n, rows.d, True)
+
+
+def _csr_blocks(rows: Rows, start: int) -> Iterator[tuple[int, int, tuple]]:
+    """``(lo, hi, (data, indices, indptr))``: rows ``lo..hi-1`` from ``start`` on as CSR with
+    int64 indices; a sparse matrix (canonical, from :func:`_canonical`) in one piece, dense rows
+    a block at a time by their non-zero entries (which is canonical CSR)."""
+    if rows.sparse:
+        data, indices, indptr = rows.X
+        if start:
+            lo = indptr[start]
+            data, indices, indptr = data[lo:], indices[lo:], indptr[start:] - lo
+        yield start, rows.n, (data, indices, indptr)
+        return
+    for lo in range(start, rows.n, _BLOCK_ROWS):
+        block = rows.block(lo, _BLOCK_ROWS)
+        r, c = np.nonzero(block)
+        indptr = np.zeros(block.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(r, minlength=block.shape[0]), out=indptr[1:])
+        yield lo, lo + block.shape[0], (block[r, c], c.astype(np.int64), indptr)
