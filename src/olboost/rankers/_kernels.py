@@ -11,10 +11,16 @@ Layout: ``theta`` is ``(d, k)``, C-ordered, so the ``k`` labels of one feature a
 Under the squared norm ``w = theta``. Under the entropy ``w_y = softmax(theta_y)`` is never
 stored: ``log_norm[y] = log sum_j exp(theta[j, y])`` is kept up to date from the change
 ``h_y`` of :mod:`olboost.rankers._dual` (``O(m)`` per moved label), and ``w[j, y] =
-exp(theta[j, y] - log_norm[y])`` is formed for the non-zero features only. When a label loses
-almost all of its mass (the normaliser shrinks below :data:`RELOG_BELOW` in one step, where the
-weight left on the zero features, ``1 - sum_nz w``, has lost many bits to cancellation), its
-normaliser is recomputed exactly over all ``d`` features instead.
+exp(theta[j, y] - log_norm[y])`` is formed for the non-zero features only.
+
+A running normaliser carries the absolute rounding error of every past step, so when a step
+shrinks ``Z_y`` by a factor ``S`` (weight taken off the example's features) its relative error
+grows by ``1 / S`` (the weight left on the zero features, ``1 - sum_nz w``, is a difference of
+nearly equal numbers). ``norm_error[y]`` bounds that relative error: each step adds 4 units in
+the last place and multiplies it by ``1 / S`` when ``S < 1``; once it exceeds
+:data:`NORM_ERROR_MAX`, ``log Z_y`` is recomputed exactly over all ``d`` features (``O(d)``) and
+the bound reset. So ``log_norm`` is within about ``1e-12`` of its exact value at all times, and
+the exact recomputations are as rare as large cumulative losses of a label's weight.
 """
 
 from __future__ import annotations
@@ -35,12 +41,12 @@ from olboost.rankers._dual import (
 )
 from olboost.rankers._pdip import pdip
 
-__all__ = ["RELOG_BELOW", "Scratch", "State", "learn_rows", "score_rows", "is_canonical"]
+__all__ = ["NORM_ERROR_MAX", "Scratch", "State", "learn_rows", "score_rows", "is_canonical"]
 
-#: A step that scales a label's normaliser by less than this is followed by an exact ``O(d)``
-#: recomputation of it (see the module docstring): 2^-20, where ``1 - sum_nz w`` has lost 20
-#: of its 53 bits.
-RELOG_BELOW = 2.0**-20
+#: Largest relative error of a running normaliser ``Z_y`` before it is recomputed exactly
+#: (module docstring): 2^-40, about 1e-12.
+NORM_ERROR_MAX = 2.0**-40
+_ULP = 2.0**-52
 
 #: What the compiled trials read and update (the arrays are the model's own).
 State = namedtuple(
@@ -48,6 +54,7 @@ State = namedtuple(
     [
         "theta",  # (d, k) dual-derived parameters (eq. 6); the weights under the squared norm
         "log_norm",  # (k,) log sum_j exp(theta[j, y]) (entropy; unused under the squared norm)
+        "norm_error",  # (k,) bound on the relative error of exp(log_norm) (entropy)
         "entropy",  # complexity: entropy (True) or squared norm
         "update",  # 1, 2 or 3
         "C",
@@ -77,7 +84,6 @@ Scratch = namedtuple(
         "Rsub",  # (k,)
         "lg",  # (k,) log(R / Q) for single-valued x
         "changes",  # (k,) h_y(alpha_y)
-        "relogs",  # (k,) normalisers to recompute exactly
     ],
 )
 
@@ -169,25 +175,28 @@ def _pick(s: np.ndarray, y: np.ndarray, relevant: bool, u: float) -> tuple[int, 
 
 
 @numba.njit(cache=True)
-def _move(
-    st: State,
-    idx: np.ndarray,
-    val: np.ndarray,
-    label: int,
-    a: float,
-    h: float,
-    relog: bool,
-) -> None:
-    """``theta_label <- theta_label + a x`` (eq. 6) and, under the entropy,
-    ``log Z_label += h`` (or its exact recomputation when ``relog``)."""
+def _advance_norm(st: State, label: int, h: float) -> None:
+    """``log Z_label += h`` after ``theta_label`` moved, or its exact recomputation when the
+    error bound ``norm_error[label]`` would pass :data:`NORM_ERROR_MAX` (module docstring)."""
+    err = st.norm_error[label] + 4.0 * _ULP
+    if h < 0.0:
+        err *= np.exp(-h)
+    if err > NORM_ERROR_MAX:
+        st.log_norm[label] = log_norm_exact(st.theta, label)
+        st.norm_error[label] = 0.0
+    else:
+        st.log_norm[label] += h
+        st.norm_error[label] = err
+
+
+@numba.njit(cache=True)
+def _move(st: State, idx: np.ndarray, val: np.ndarray, label: int, a: float, h: float) -> None:
+    """``theta_label <- theta_label + a x`` (eq. 6) and, under the entropy, its normaliser."""
     theta = st.theta
     for p in range(idx.shape[0]):
         theta[idx[p], label] += a * val[p]
     if st.entropy:
-        if relog:
-            st.log_norm[label] = log_norm_exact(theta, label)
-        else:
-            st.log_norm[label] += h
+        _advance_norm(st, label, h)
 
 
 @numba.njit(cache=True)
@@ -202,13 +211,12 @@ def _change(
     vals: np.ndarray,
     m: int,
     ebuf: np.ndarray,
-) -> tuple[float, bool]:
-    """``h_label(a)`` (:mod:`olboost.rankers._dual`) and whether the normaliser must be
-    recomputed exactly after the move."""
+) -> float:
+    """``h_label(a) = G(theta_label + a x) - G(theta_label)`` (:mod:`olboost.rankers._dual`)."""
     if not st.entropy:
-        return a * s[label] + 0.5 * a * a * norm2, False
+        return a * s[label] + 0.5 * a * a * norm2
     h, _, _ = entropy_change(a, Q, label, R[label], vals, m, ebuf, True)
-    return h, a < 0.0 and h < np.log(RELOG_BELOW)
+    return h
 
 
 @numba.njit(cache=True, inline="always")
@@ -270,12 +278,10 @@ def _update_three(
         work,
     )  # fmt: skip
     st.pdip_hist[its] += 1
-    changes, relogs = sc.changes, sc.relogs
+    changes = sc.changes
     if st.entropy:
         for i in range(n):
-            changes[i], relogs[i] = _change(
-                st, i, alpha[i], ssub, norm2, Qsub, Rsub, sc.vals, m, sc.ebuf
-            )
+            changes[i] = _change(st, i, alpha[i], ssub, norm2, Qsub, Rsub, sc.vals, m, sc.ebuf)
     else:
         for i in range(n):
             changes[i] = alpha[i] * ssub[i] + 0.5 * alpha[i] * alpha[i] * norm2
@@ -297,11 +303,7 @@ def _update_three(
             row[act[i]] += alpha[i] * v
     if st.entropy:
         for i in range(n):
-            c = act[i]
-            if relogs[i]:
-                st.log_norm[c] = log_norm_exact(st.theta, c)
-            else:
-                st.log_norm[c] += changes[i]
+            _advance_norm(st, act[i], changes[i])
     return True, mass
 
 
@@ -370,10 +372,8 @@ def trial(
         tau = update_two_squared(loss, norm2, C)
     if tau <= 0.0:
         return mistake, False, 0.0
-    h, relog = _change(st, r, tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
-    _move(st, idx, val, r, tau, h, relog)
-    h, relog = _change(st, q, -tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
-    _move(st, idx, val, q, -tau, h, relog)
+    _move(st, idx, val, r, tau, _change(st, r, tau, s, norm2, Q, R, sc.vals, m, sc.ebuf))
+    _move(st, idx, val, q, -tau, _change(st, q, -tau, s, norm2, Q, R, sc.vals, m, sc.ebuf))
     return mistake, True, tau
 
 
@@ -396,7 +396,6 @@ def scratch(k: int, widest: int) -> Scratch:
         np.empty(k),
         np.empty(k),
         np.empty(k),
-        np.empty(k, dtype=np.bool_),
     )
 
 

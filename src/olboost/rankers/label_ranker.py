@@ -71,11 +71,14 @@ class LabelRanker(RankingLearner):
     ``Z_y = sum_j exp(theta_{j,y})`` are kept in log space and updated from the example's
     features alone (``log Z_y += log(R_y + sum_v Q_{y,v} e^{alpha_y v})``, the masses of the
     current weights on the zero features and on each distinct non-zero value), so the zero
-    features are never touched; a normaliser that shrinks below ``2^-20`` of itself in one step
-    is recomputed exactly in ``O(d)`` (:mod:`olboost.rankers._kernels`). Update II is a closed
-    form for the squared norm and for the entropy on binary (more generally single-valued)
-    examples, a safeguarded Newton iteration otherwise; Update III's interior point method costs
-    ``O(k m)`` per iteration, ``m`` the number of distinct non-zero values (1 for binary ``x``).
+    features are never touched. Steps that take weight away amplify a running normaliser's
+    rounding error; a bound on it is kept per label, and a normaliser whose bound passes
+    ``2^-40`` is recomputed exactly in ``O(d)`` (:mod:`olboost.rankers._kernels`). Update II is
+    a closed form for the squared norm and for the entropy on binary (more generally
+    single-valued) examples, a safeguarded Newton iteration otherwise; Update III's interior
+    point method costs ``O(k m)`` per iteration, ``m`` the number of distinct non-zero values (1
+    for binary ``x``), over the labels in a pair that violates the margin (the others stay put
+    at the optimum of eq. 11).
 
     Parameters
     ----------
@@ -103,6 +106,8 @@ class LabelRanker(RankingLearner):
         norm; see :meth:`weight_vectors`).
     log_norm_
         ``(k,)``: ``log sum_j exp(theta_{j,y})`` under the entropy (zeros otherwise).
+    norm_error_
+        ``(k,)``: a bound on the relative error of each running normaliser (entropy).
     n_mistakes_
         Trials so far on which the ranking was a mistake (Sec. 1).
     n_updates_
@@ -194,6 +199,7 @@ class LabelRanker(RankingLearner):
         self.theta_ = np.zeros((d, k))
         entropy = self.complexity == "entropy"
         self.log_norm_ = np.full(k, math.log(d)) if entropy else np.zeros(k)
+        self.norm_error_ = np.zeros(k)
         self.n_mistakes_ = 0
         self.n_updates_ = 0
         self.relevant_mass_ = 0.0
@@ -204,6 +210,7 @@ class LabelRanker(RankingLearner):
         return K.State(
             self.theta_,
             self.log_norm_,
+            self.norm_error_,
             self.complexity == "entropy",
             _UPDATES[self.update],
             float(self.C),
@@ -280,9 +287,31 @@ class LabelRanker(RankingLearner):
             self._run(data, indices, indptr, Y[lo:hi], out[lo:hi] if out is not None else None)
         return rows.n
 
+    def _scores_one(self, x: Any) -> np.ndarray:
+        if self._started:
+            return super()._scores_one(x)
+        xv, _ = self._check_x(x)
+        return np.full(len(self._outputs()), self._fresh_score(xv))
+
+    def _fresh_score(self, xv: np.ndarray) -> float:
+        """Every label's score before any learning: 0 under the squared norm, the mean of
+        ``x`` under the entropy (uniform weights ``1/n``), as the started model scores it."""
+        if self.complexity == "squared":
+            return 0.0
+        out = np.zeros((1, 1))
+        idx = np.flatnonzero(xv)
+        K.score_rows(
+            xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64),
+            np.zeros((xv.shape[0], 1)), np.array([math.log(xv.shape[0])]), True, out,
+        )  # fmt: skip
+        return float(out[0, 0])
+
     def _scores_many(self, X: Any) -> np.ndarray:
         rows = self._check_X(X)
         out = np.zeros((rows.n, len(self._outputs())))
+        if not self._started and self.complexity == "entropy":
+            for i in range(rows.n):
+                out[i] = self._fresh_score(rows.row(i))
         if self._started:
             theta, log_norm = self.theta_, self.log_norm_
             entropy = self.complexity == "entropy"
