@@ -142,7 +142,7 @@ class LabelRanker(RankingLearner):
     II 151 151
     III 137 137
     >>> int(np.nonzero(model.pdip_iterations_)[0].max())  # interior point iterations, at most
-    14
+    12
 
     One example at a time, River style (``y`` is the set of relevant labels):
 
