@@ -387,15 +387,19 @@ def test_entropy_normalisers_stay_exact(update):
     assert np.allclose(model.weight_vectors().sum(axis=1), 1.0)
     scores = model.weight_vectors() @ X[0]
     assert np.allclose(list(model.score_one(X[0]).values()), scores, rtol=1e-12)
-    # one feature takes all of label 0's mass, then a large step takes it away
+    # one feature takes all of label 0's mass, then a large step takes it away; and the
+    # largest steps allowed, whose weights span far more than double precision
     steep = LabelRanker(update=update, complexity="entropy", C=40.0, margin=0.9, labels=2)
     x = np.array([1.0, 0.0, 0.0])
     for _ in range(3):
         steep.learn_one(x, {0})
     steep.learn_one(x, {1})
-    theta = steep.theta_
-    exact = theta.max(0) + np.log(np.exp(theta - theta.max(0)).sum(0))
-    assert np.allclose(steep.log_norm_, exact, rtol=0, atol=1e-11)
+    largest = LabelRanker(update=update, complexity="entropy", C=600.0, margin=0.5, seed=1)
+    largest.learn(X[:100], Y[:100])
+    for m in (steep, largest):
+        theta = m.theta_
+        exact = theta.max(0) + np.log(np.exp(theta - theta.max(0)).sum(0))
+        assert np.allclose(m.log_norm_, exact, rtol=0, atol=1e-11)
 
 
 def _reference_stream(X, Y, update, complexity, C, margin, theta):
@@ -485,6 +489,7 @@ def test_interior_point_iterations_are_recorded():
         ({"margin": float("nan")}, "margin"),
         ({"complexity": "entropy", "margin": 1.0}, "margin"),
         ({"complexity": "entropy", "margin": 2.5}, "margin"),
+        ({"complexity": "entropy", "C": 601.0}, "C"),
         ({"update": "IV"}, "update"),
         ({"complexity": "l1"}, "complexity"),
     ],
@@ -492,7 +497,7 @@ def test_interior_point_iterations_are_recorded():
 def test_bad_parameters_are_named(params, name):
     with pytest.raises((ValueError, TypeError), match=rf"LabelRanker\.{name}"):
         LabelRanker(**params)
-    LabelRanker(margin=1.0)  # any positive margin under the squared norm
+    LabelRanker(margin=1.0, C=1e6)  # any positive margin and C under the squared norm
 
 
 @pytest.mark.parametrize("complexity", ["squared", "entropy"])

@@ -53,6 +53,10 @@ __all__ = [
 #: precision for small steps.
 _SHIFT_ABOVE = 1.0
 
+#: ``log1p`` is used for steps that change the normaliser by a factor above ``1 + this`` (below,
+#: the rounding of ``sum Q`` could take its argument below -1).
+_LOG1P_ABOVE = -0.5
+
 #: Newton's iteration for Update II stops when a step moves ``tau`` by less than this many units in
 #: the last place, or after :data:`_NEWTON_MAX` iterations (bisection safeguards every step, so
 #: the bracket halves at least every other iteration).
@@ -136,8 +140,8 @@ def entropy_change(
         ebuf[i] = e
         total += e
         first += e * vals[i]
-    if total <= 0.0:  # every weight underflowed: nothing moves
-        return 0.0, 0.0, 0.0
+    if total <= 0.0:  # every weight underflowed (the caller recomputes the normaliser)
+        return -math.inf, 0.0, 0.0
     h1 = first / total
     # the variance as a sum of squares (no cancellation): weight on 0, then on each value
     second = rest * h1 * h1
@@ -147,15 +151,15 @@ def entropy_change(
     h2 = second / total
     h = 0.0
     if want_h:
-        if top > _SHIFT_ABOVE:
-            h = top + math.log(total)
-        else:
+        h = top + math.log(total)
+        if top <= _SHIFT_ABOVE:
             # log(R + sum Q e^{av}) = log1p(sum Q (e^{av} - 1)), as R = 1 - sum Q: exact for
             # small steps, where the log of a sum near 1 would lose the step's digits
             acc = 0.0
             for i in range(m):
                 acc += Q[i, y] * math.expm1(a * vals[i])
-            h = math.log1p(acc)
+            if acc > _LOG1P_ABOVE:
+                h = math.log1p(acc)
     return h, h1, h2
 
 

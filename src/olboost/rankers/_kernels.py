@@ -181,7 +181,7 @@ def _advance_norm(st: State, label: int, h: float) -> None:
     err = st.norm_error[label] + 4.0 * _ULP
     if h < 0.0:
         err *= np.exp(-h)
-    if err > NORM_ERROR_MAX:
+    if not err <= NORM_ERROR_MAX:  # or NaN
         st.log_norm[label] = log_norm_exact(st.theta, label)
         st.norm_error[label] = 0.0
     else:

@@ -16,9 +16,16 @@ from olboost.online.learner import RankingLearner
 from olboost.rankers import _kernels as K
 from olboost.rankers._pdip import MAX_ITER
 
-__all__ = ["LabelRanker", "ranking_mistakes"]
+__all__ = ["MAX_ENTROPY_C", "LabelRanker", "ranking_mistakes"]
 
 _UPDATES = {"I": 1, "II": 2, "III": 3}
+
+#: Largest ``C`` under the entropy. A step multiplies a weight by at most ``e^C`` (features lie
+#: in [0, 1]); the weights of the example's features, ``w = exp(theta - log Z)``, are formed in
+#: double precision, where those below ``e^-745`` are 0. With ``C <= 600`` what such a weight
+#: could contribute after one step is below ``e^-145`` of the normaliser, far below rounding;
+#: beyond, a step could bring an underflowed weight back to a size that matters.
+MAX_ENTROPY_C = 600.0
 
 #: Rows converted to CSR at a time when learning from a dense matrix.
 _BLOCK_ROWS = 4096
@@ -88,7 +95,8 @@ class LabelRanker(RankingLearner):
         ``"squared"`` or ``"entropy"``.
     C
         The trade-off ``C > 0`` of eq. 2-3: the budget of each example's dual variables (Update
-        I's step; the largest step of II and III).
+        I's step; the largest step of II and III). At most 600 under the entropy (a step
+        multiplies weights by up to ``e^C``; see :data:`MAX_ENTROPY_C`).
     margin
         The hinge loss's ``gamma`` (eq. 1): ``(0, inf)`` under the squared norm, ``(0, 1)``
         under the entropy.
@@ -179,11 +187,19 @@ class LabelRanker(RankingLearner):
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        if self.complexity == "entropy" and self.margin >= 1.0:
+        if self.complexity != "entropy":
+            return
+        name = type(self).__name__
+        if self.margin >= 1.0:
             raise ValueError(
-                f"{type(self).__name__}.margin must be in (0, 1) under complexity='entropy' "
-                f"(scores are averages of features in [0, 1], so no gap reaches 1), "
-                f"got {self.margin!r}"
+                f"{name}.margin must be in (0, 1) under complexity='entropy' (scores are "
+                f"averages of features in [0, 1], so no gap reaches 1), got {self.margin!r}"
+            )
+        if self.C > MAX_ENTROPY_C:
+            raise ValueError(
+                f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
+                f"multiplies weights by up to e^C; weights below e^-745 underflow), "
+                f"got {self.C!r}"
             )
 
     @property
