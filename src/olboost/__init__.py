@@ -10,14 +10,17 @@ online learner, one example at a time. The public API is small:
   2020), with :mod:`olboost.feedback` (impressions, feedback, exploration);
 * committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees) and
   :class:`RiverCommittee` (any River classifiers);
+* linear online label rankers: :class:`LabelRanker` (Updates I, II and III of Shalev-Shwartz &
+  Singer 2007, squared norm or entropy), in :mod:`olboost.rankers`;
 * :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
   :mod:`olboost.metrics`, :mod:`olboost.evaluate`.
 """
 
-from olboost import datasets, evaluate, metrics, potentials
+from olboost import datasets, evaluate, metrics, potentials, rankers
 from olboost._version import __version__
 from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
 from olboost.feedback import FullFeedback, Impression, TopkFeedback
+from olboost.rankers import LabelRanker
 from olboost.weak import RiverCommittee, VFDTCommittee
 
 __all__ = [
@@ -26,6 +29,7 @@ __all__ = [
     "AdaOLMR",
     "FullFeedback",
     "Impression",
+    "LabelRanker",
     "OnlineBMR",
     "OnlineMBBM",
     "RiverCommittee",
@@ -37,4 +41,5 @@ __all__ = [
     "evaluate",
     "metrics",
     "potentials",
+    "rankers",
 ]
