@@ -16,6 +16,12 @@ evaluates one algorithm on one data set.
   (e.g. the PUC-Rio HAR CSV). The stream is reordered with ``--seed`` (the papers' reorderings) and
   evaluated prequentially; they report ``accuracy`` and ``accuracy_last20``.
 
+* The linear label ranker (``label-ranker``: :class:`olboost.rankers.LabelRanker`, ``--update``,
+  ``--complexity``, ``--C``, ``--margin``; Table 1's hyperparameters by default) takes the same
+  MULAN data, or Enron foldering data (an Enron user such as ``sanders-r``, an archive
+  ``<dir>/<user>.mbox.tar.xz`` or a directory of them), on which it reports the percentage of
+  online mistakes over each user's chronological stream (:mod:`olboost.ranking_experiments`).
+
 A data set with missing feature values (``?`` in an ARFF file) is run as it is, the missing values
 as NaN for the trees to handle; ``olboost run`` first prints how many are missing in which
 columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON record.
@@ -24,7 +30,8 @@ columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON recor
 paper did) on the four bundled MULAN sets and prints the mean test rank loss beside the numbers
 published by Jung & Tewari (2018, Table 3). ``olboost reproduce topk --seeds 10`` and ``olboost
 reproduce topk-curves`` re-run Tables 1, 2, 4 and Fig. 1 of Raman et al. (2020)
-(:mod:`olboost.topk_experiments`).
+(:mod:`olboost.topk_experiments`); ``olboost reproduce label-ranking`` Table 1 of Shalev-Shwartz &
+Singer (2007) (:mod:`olboost.ranking_experiments`).
 """
 
 from __future__ import annotations
@@ -59,10 +66,12 @@ def bmr_gammas(n_labels: int) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A CLI algorithm: its task (``"ranking"`` or ``"multiclass"``) and how to build it."""
+    """A CLI algorithm: its task (``"ranking"`` or ``"multiclass"``), how to build it, and
+    whether it is a booster over a committee of weak learners."""
 
     task: str
     build: Callable[[Any, argparse.Namespace], Any]
+    committee: bool = True
 
 
 def _booster(name: str, **options: str) -> Callable[[Any, argparse.Namespace], Any]:
@@ -80,6 +89,13 @@ def _booster(name: str, **options: str) -> Callable[[Any, argparse.Namespace], A
         return getattr(boosters, name)(committee, learners=args.learners, seed=args.seed, **extra)
 
     return build
+
+
+def _label_ranker(committee: Any, args: argparse.Namespace) -> Any:
+    """A linear label ranker (no committee; see :mod:`olboost.ranking_experiments`)."""
+    from olboost import ranking_experiments
+
+    return ranking_experiments.build_ranker(committee, args)
 
 
 #: CLI algorithm name -> what it solves and how to build it from a committee and the options.
@@ -102,6 +118,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "topk-adaptive": Algorithm(
         "ranking", _booster("TopkAdaptive", k="k", exploration="exploration", rho="rho")
     ),
+    "label-ranker": Algorithm("ranking", _label_ranker, committee=False),
 }
 
 
@@ -161,10 +178,22 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
             f"{args.algorithm} on {data.name} is evaluated prequentially over one stream "
             "(multi-label data with a train/test split only)"
         )
-    committee = COMMITTEES[args.committee](args, data.nominal_cardinalities)
+    committee = (
+        COMMITTEES[args.committee](args, data.nominal_cardinalities)
+        if algorithm.committee
+        else None
+    )
     model = algorithm.build(committee, args)
     progress = not args.no_progress
     extra: dict[str, Any] = {}
+    if algorithm.committee:
+        extra.update(
+            learners=args.learners, committee=args.committee, features_per_learner=args.features
+        )
+    else:  # a linear label ranker
+        extra.update(
+            update=model.update, complexity=model.complexity, C=model.C, margin=model.margin
+        )
     if hasattr(model, "show_one"):  # a top-k feedback booster
         extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
     # warm_up: every kernel is compiled (or loaded from Numba's cache) on a clone of the model
@@ -193,9 +222,6 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
         "algorithm": args.algorithm,
         "dataset": data.name,
         "seed": args.seed,
-        "learners": args.learners,
-        "committee": args.committee,
-        "features_per_learner": args.features,
         "protocol": protocol,
         **extra,
         **result.summary(),
@@ -204,6 +230,11 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.algorithm == "label-ranker":
+        from olboost import ranking_experiments
+
+        if ranking_experiments.foldering_source(args.dataset) is not None:
+            return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
     data = _load(args)
     counts = data.missing_counts()
     if counts:
@@ -216,10 +247,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.output:
         with open(args.output, "w") as f:
             json.dump(record, f, indent=2)
-    head = (
-        f"{record['algorithm']} on {record['dataset']} (seed {record['seed']}, "
-        f"{record['learners']} learners, {record['committee']}): "
-    )
+    if "learners" in record:
+        head = (
+            f"{record['algorithm']} on {record['dataset']} (seed {record['seed']}, "
+            f"{record['learners']} learners, {record['committee']}): "
+        )
+    else:
+        head = (
+            f"{record['algorithm']} on {record['dataset']} (Update {record['update']}, "
+            f"{record['complexity']}, C={record['C']:g}, margin={record['margin']:g}): "
+        )
     if "accuracy" in record:
         body = (
             f"accuracy {record['accuracy']:.4f}, final 20% {record['accuracy_last20']:.4f} over "
@@ -488,18 +525,26 @@ def _add_topk_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from olboost import ranking_experiments, topk_experiments
+
     parser = argparse.ArgumentParser(prog="olboost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"olboost {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="evaluate one algorithm on one data set")
     run.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="ada-olmr")
-    run.add_argument("--dataset", required=True, help="bundled name or path to a data file")
+    run.add_argument(
+        "--dataset",
+        required=True,
+        help="bundled name or path to a data file; for label-ranker also an Enron user "
+        "(e.g. sanders-r), <dir>/<user>.mbox.tar.xz or a directory of such archives",
+    )
     run.add_argument("--labels", help="MULAN XML label file (required with an ARFF path)")
     run.add_argument("--test", help="ARFF file of a separate test split (paper protocol)")
     run.add_argument("--seed", type=int, default=1)
     _add_model_options(run)
     _add_topk_options(run)
+    ranking_experiments.add_run_options(run)
     run.set_defaults(func=_cmd_run)
 
     rep = sub.add_parser("reproduce", help="re-run a table of the papers")
@@ -524,9 +569,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(mc)
     # the multiclass paper's trees see every attribute (see olboost.experiments.run_column)
     mc.set_defaults(func=_cmd_reproduce_multiclass, features=None)
-    from olboost import topk_experiments
-
     topk_experiments.add_parsers(rep_sub)
+    ranking_experiments.add_parser(rep_sub)
     return parser
 
 
