@@ -8,8 +8,9 @@ online learner, one example at a time. The public API is small:
   Tewari 2017), with that paper's baselines in :mod:`olboost.boosters`; for multi-label ranking
   with top-k feedback: :class:`TopkBBM` and :class:`TopkAdaptive` (Raman, Zhang, Jung & Tewari
   2020), with :mod:`olboost.feedback` (impressions, feedback, exploration);
-* committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees) and
-  :class:`RiverCommittee` (any River classifiers);
+* committees of weak learners: :class:`VFDTCommittee` (compiled Hoeffding trees),
+  :class:`LinearCommittee` (compiled linear label rankers), :class:`MixedCommittee` (committees
+  side by side, e.g. trees and rankers) and :class:`RiverCommittee` (any River classifiers);
 * linear online label rankers: :class:`LabelRanker` (Updates I, II and III of Shalev-Shwartz &
   Singer 2007, squared norm or entropy), in :mod:`olboost.rankers`;
 * :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
@@ -21,7 +22,7 @@ from olboost._version import __version__
 from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
 from olboost.feedback import FullFeedback, Impression, TopkFeedback
 from olboost.rankers import LabelRanker
-from olboost.weak import RiverCommittee, VFDTCommittee
+from olboost.weak import LinearCommittee, MixedCommittee, RiverCommittee, VFDTCommittee
 
 __all__ = [
     "__version__",
@@ -30,6 +31,8 @@ __all__ = [
     "FullFeedback",
     "Impression",
     "LabelRanker",
+    "LinearCommittee",
+    "MixedCommittee",
     "OnlineBMR",
     "OnlineMBBM",
     "RiverCommittee",

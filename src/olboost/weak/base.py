@@ -33,7 +33,14 @@ import numpy as np
 
 from olboost.base import Estimator, Interval, Range
 
-__all__ = ["Committee", "CompiledKernels", "LearnerSetup", "draw_learner_setup"]
+__all__ = [
+    "Committee",
+    "CompiledKernels",
+    "LearnerSetup",
+    "draw_feature_subsets",
+    "draw_learner_setup",
+    "log_uniform",
+]
 
 
 class CompiledKernels(NamedTuple):
@@ -95,22 +102,32 @@ def draw_learner_setup(
     """
     rng = np.random.default_rng(seed)
     n = n_learners
-
-    def log_uniform(lo: float, hi: float) -> np.ndarray:
-        return np.exp(rng.uniform(np.log(lo), np.log(hi), size=n))
-
-    conf = log_uniform(*split_confidence)
+    conf = log_uniform(rng, split_confidence, n)
     grace = rng.uniform(*grace_period, size=n)
-    tie = log_uniform(*tie_threshold)
+    tie = log_uniform(rng, tie_threshold, n)
     mult = rng.uniform(*weight_multiplier, size=n)
+    feats = draw_feature_subsets(rng, n, n_attributes, n_features)
+    return LearnerSetup(feats, grace, conf, tie, mult)
+
+
+def log_uniform(rng: np.random.Generator, bounds: tuple[float, float], n: int) -> np.ndarray:
+    """``n`` draws, log-uniform between the (positive) ``bounds``."""
+    lo, hi = bounds
+    return np.exp(rng.uniform(np.log(lo), np.log(hi), size=n))
+
+
+def draw_feature_subsets(
+    rng: np.random.Generator, n_learners: int, n_attributes: int, n_features: int | None
+) -> np.ndarray:
+    """``(n_learners, m)`` int64: each learner's sorted random subset of ``m = min(n_features,
+    n_attributes)`` attribute columns, drawn without replacement (all of them, in order, when
+    ``n_features`` is ``None`` or at least ``n_attributes``)."""
     m = n_attributes if n_features is None else min(n_features, n_attributes)
     if m == n_attributes:
-        feats = np.tile(np.arange(n_attributes, dtype=np.int64), (n, 1))
-    else:
-        feats = np.stack(
-            [np.sort(rng.choice(n_attributes, size=m, replace=False)) for _ in range(n)]
-        ).astype(np.int64)
-    return LearnerSetup(feats, grace, conf, tie, mult)
+        return np.tile(np.arange(n_attributes, dtype=np.int64), (n_learners, 1))
+    return np.stack(
+        [np.sort(rng.choice(n_attributes, size=m, replace=False)) for _ in range(n_learners)]
+    ).astype(np.int64)
 
 
 class Committee(Estimator):
@@ -139,7 +156,16 @@ class Committee(Estimator):
             raise TypeError(f"{type(self).__name__}.start: seed must be an integer, got {seed!r}")
         if seed is not None and seed < 0:
             raise ValueError(f"{type(self).__name__}.start: seed must be >= 0, got {seed}")
-        self.setup_ = draw_learner_setup(
+        self.setup_ = self._draw_setup(seed, n_learners, n_attributes)
+        self.n_learners_ = n_learners
+        self.n_labels_ = n_labels
+        self.n_attributes_ = n_attributes
+        self._allocate(seed)
+
+    def _draw_setup(self, seed: int | None, n_learners: int, n_attributes: int) -> Any:
+        """The per-learner randomness, drawn from ``seed`` (stored as ``setup_``): the tree
+        committees' :func:`draw_learner_setup`; a committee of other learners draws its own."""
+        return draw_learner_setup(
             seed,
             n_learners,
             n_attributes,
@@ -149,10 +175,6 @@ class Committee(Estimator):
             self.tie_threshold,
             self.weight_multiplier,
         )
-        self.n_learners_ = n_learners
-        self.n_labels_ = n_labels
-        self.n_attributes_ = n_attributes
-        self._allocate(seed)
 
     def _allocate(self, seed: int | None) -> None:
         raise NotImplementedError
@@ -201,6 +223,18 @@ class Committee(Estimator):
         (a ``missing`` parameter set to ``"learn"``); the booster's input checks let NaN through
         only then."""
         return getattr(self, "missing", "error") == "learn"
+
+    def _check_x(self, x: np.ndarray) -> np.ndarray:
+        """``x`` as a float64 vector of ``n_attributes`` values that :meth:`predict` and
+        :meth:`learn` take, or a ``ValueError`` (nothing changes): the length and
+        :meth:`_check_values`; committees add their own conditions."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.n_attributes_,):
+            raise ValueError(
+                f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
+            )
+        self._check_values(x)
+        return x
 
     def _check_values(self, x: np.ndarray) -> None:
         """Reject an infinite attribute value, and a missing one (NaN) unless the learners

@@ -1,0 +1,375 @@
+"""Several committees driven as one: e.g. Hoeffding trees and linear rankers side by side.
+
+Compiled when every part is (:mod:`olboost.weak._mixed_kernels`), from Python otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+import numba
+import numpy as np
+
+from olboost._random import seed_int
+from olboost.base import InstanceOf, OneOf
+from olboost.weak import _mixed_kernels as K
+from olboost.weak.base import Committee, CompiledKernels
+
+__all__ = ["MixedCommittee", "MixedSetup"]
+
+
+@dataclass(frozen=True)
+class MixedSetup:
+    """How a :class:`MixedCommittee` shares its learners among its parts (drawn at start).
+
+    Attributes
+    ----------
+    counts
+        ``(P,)`` int64: learners of each part (in the order of ``committees``).
+    part
+        ``(N,)`` int64: the part learner ``i`` (row ``i`` of the predictions) belongs to; part
+        ``j``'s learners are its rows in increasing order.
+    """
+
+    counts: np.ndarray
+    part: np.ndarray
+
+
+def _committees_problem(value: Sequence) -> str | None:
+    if len(value) == 0:
+        return "must hold at least one committee"
+    bad = [type(c).__name__ for c in value if not isinstance(c, Committee)]
+    if bad:
+        return f"must hold committees (olboost.weak.base.Committee), got {bad}"
+    return None
+
+
+def _shares_problem(value: Sequence) -> str | None:
+    for share in value:
+        if isinstance(share, bool) or not isinstance(share, Real):
+            return f"must hold real numbers, got {value!r}"
+        if not (0.0 <= share < float("inf")):
+            return f"must hold finite non-negative numbers, got {value!r}"
+    if not sum(value) > 0:
+        return f"must have a positive sum, got {value!r}"
+    return None
+
+
+def split_counts(n: int, shares: Sequence[float]) -> np.ndarray:
+    """``n`` learners apportioned to the ``shares`` by largest remainders (Hamilton's method;
+    ties go to the earlier part)."""
+    w = np.asarray(shares, dtype=np.float64)
+    quota = n * w / w.sum()
+    counts = np.floor(quota).astype(np.int64)
+    rest = quota - counts
+    order = sorted(range(len(w)), key=lambda j: (-rest[j], j))
+    for j in order[: n - int(counts.sum())]:
+        counts[j] += 1
+    return counts
+
+
+def interleave(counts: np.ndarray) -> np.ndarray:
+    """Part of each of the ``sum(counts)`` rows such that every prefix of the rows holds each
+    part in proportion to its count as closely as possible (at each row, the part furthest
+    behind its proportional share, ties to the earlier part)."""
+    n = int(counts.sum())
+    taken = np.zeros(len(counts), dtype=np.int64)
+    part = np.empty(n, dtype=np.int64)
+    for p in range(n):
+        lag = counts * (p + 1) / n - taken
+        lag[taken >= counts] = -np.inf
+        j = int(np.argmax(lag))
+        part[p] = j
+        taken[j] += 1
+    return part
+
+
+class MixedCommittee(Committee):
+    """Committees combined into one: the ``N`` learners are shared among ``committees`` in
+    proportion to ``shares``, and the booster sees one committee of ``N`` learners.
+
+    Any booster runs on any mix without a change, e.g. 50 Hoeffding trees and 50 linear label
+    rankers: ``MixedCommittee([VFDTCommittee(), LinearCommittee()])`` with ``learners=100``.
+    Part ``j`` gets ``counts[j]`` learners, ``N`` apportioned to the shares by largest remainders
+    (:func:`split_counts`; a part whose count is 0 is left out), and is started with its own seed
+    derived from the committee's (``seed_int(seed, j)``). Row ``i`` of the predictions and of the
+    label weights belongs to part ``setup_.part[i]``:
+
+    * ``order="interleaved"`` (the default): the parts alternate in proportion to their counts
+      (:func:`interleave`; with two equal shares, learner 1 is a tree, 2 a ranker, 3 a tree ...),
+      so that every prefix of the learners mixes the kinds, which matters to boosters whose
+      experts are prefixes (Ada.OLMR's ``s^i = sum_{j <= i} alpha_j h^j``, and the
+      boost-by-majority cost vectors, which depend on a learner's position);
+    * ``order="blocks"``: part 0's learners first, then part 1's, ...
+
+    Every part must take the same examples; a missing value passes the checks only if every
+    part handles missing values (:attr:`handles_missing`).
+
+    **Compiled.** When every part is compiled (:meth:`compiled` is not ``None``), so is the mix:
+    its kernels (:mod:`olboost.weak._mixed_kernels`) call each part's kernels as first-class
+    functions on the part's rows of ``H`` and of the weights, more than two parts nesting as
+    pairs, and the boosters' compiled driver runs them with no Python per example; a part's
+    request for storage is served by that part's :meth:`make_room` and the example resumes where
+    it stopped, each learner learning it once. Otherwise (e.g. a
+    :class:`~olboost.weak.river.RiverCommittee` part) the mix runs each part from Python.
+
+    Parameters
+    ----------
+    committees
+        The parts (unstarted committees, used as prototypes: cloned at start). ``None``:
+        ``[VFDTCommittee(), LinearCommittee()]``.
+    shares
+        Relative numbers of learners of the parts (non-negative, positive sum). ``None``: equal
+        shares.
+    order
+        ``"interleaved"`` or ``"blocks"`` (see above).
+
+    Attributes
+    ----------
+    setup_
+        The :class:`MixedSetup` drawn at start.
+    parts_
+        The started parts with at least one learner, in the order of ``committees``.
+    rows_
+        ``rows_[j]``: the rows of ``parts_[j]``'s learners, increasing.
+
+    Examples
+    --------
+    Four trees and two linear rankers, interleaved (rows 1 and 4 are the rankers), learn which
+    of the first three attributes is the largest; every row is a distribution:
+
+    >>> import numpy as np
+    >>> from olboost.weak import LinearCommittee, MixedCommittee, VFDTCommittee
+    >>> committee = MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[2, 1])
+    >>> committee.start(n_learners=6, n_labels=3, n_attributes=4, seed=0)
+    >>> committee.setup_.part
+    array([0, 1, 0, 0, 1, 0])
+    >>> rng = np.random.default_rng(0)
+    >>> for _ in range(300):
+    ...     z = rng.uniform(size=4)
+    ...     committee.learn(z, np.eye(3)[[np.argmax(z[:3])] * 6])
+    >>> committee.predict(np.array([0.9, 0.1, 0.2, 0.5])).round(2)
+    array([[0.98, 0.01, 0.01],
+           [0.87, 0.05, 0.08],
+           [0.84, 0.08, 0.08],
+           [0.99, 0.01, 0.01],
+           [0.88, 0.04, 0.08],
+           [0.99, 0.01, 0.01]])
+    """
+
+    _param_constraints = {
+        "committees": InstanceOf((list, tuple), allow_none=True, predicate=_committees_problem),
+        "shares": InstanceOf((list, tuple), allow_none=True, predicate=_shares_problem),
+        "order": OneOf("interleaved", "blocks"),
+    }
+
+    def __init__(
+        self,
+        committees: Sequence[Committee] | None = None,
+        shares: Sequence[float] | None = None,
+        order: str = "interleaved",
+    ):
+        self.committees = committees
+        self.shares = shares
+        self.order = order
+        self._validate_params()
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.shares is not None and len(self.shares) != len(self._prototypes()):
+            raise ValueError(
+                f"{type(self).__name__}.shares must have one share per committee "
+                f"({len(self._prototypes())}), got {self.shares!r}"
+            )
+
+    @classmethod
+    def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
+        from olboost.weak.linear import LinearCommittee
+        from olboost.weak.vfdt import VFDTCommittee
+
+        yield {}
+        yield {
+            "committees": [
+                VFDTCommittee(n_features=3, grace_period=(1.0, 3.0), capacity=1),
+                LinearCommittee(update="III", complexity="entropy", margin=(0.05, 0.2)),
+                LinearCommittee(update="I", n_features=2),
+            ],
+            "shares": [2, 1, 1],
+            "order": "blocks",
+        }
+
+    def _prototypes(self) -> list[Committee]:
+        if self.committees is not None:
+            return list(self.committees)
+        from olboost.weak.linear import LinearCommittee
+        from olboost.weak.vfdt import VFDTCommittee
+
+        return [VFDTCommittee(), LinearCommittee()]
+
+    @property
+    def handles_missing(self) -> bool:
+        """Whether every part takes missing attribute values."""
+        parts = self.__dict__.get("parts_") or self._prototypes()
+        return all(part.handles_missing for part in parts)
+
+    # -------------------------------------------------------------------------- setup
+
+    def _draw_setup(self, seed: int | None, n_learners: int, n_attributes: int) -> MixedSetup:
+        prototypes = self._prototypes()
+        shares = self.shares if self.shares is not None else [1.0] * len(prototypes)
+        counts = split_counts(n_learners, shares)
+        if self.order == "interleaved":
+            part = interleave(counts)
+        else:
+            part = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        return MixedSetup(counts, part)
+
+    def _allocate(self, seed: int | None) -> None:
+        parts, rows = [], []
+        for j, prototype in enumerate(self._prototypes()):
+            count = int(self.setup_.counts[j])
+            if count == 0:
+                continue
+            part = prototype.clone()
+            part_seed = None if seed is None else seed_int(seed, j)
+            part.start(count, self.n_labels_, self.n_attributes_, part_seed)
+            parts.append(part)
+            rows.append(np.flatnonzero(self.setup_.part == j).astype(np.int64))
+        self.parts_ = parts
+        self.rows_ = rows
+        # each nesting level's two members: their rows among the level's rows, in order
+        self.pair_rows_ = []
+        for level in range(len(parts) - 1):
+            members = np.sort(np.concatenate(rows[level:]))
+            rest = np.sort(np.concatenate(rows[level + 1 :]))
+            self.pair_rows_.append(
+                (np.searchsorted(members, rows[level]), np.searchsorted(members, rest))
+            )
+        # per nesting level: members done on the current example, who returned a status
+        self.progress_ = np.zeros((max(len(parts) - 1, 1), 2), dtype=np.int64)
+
+    # -------------------------------------------------------------------------- contract
+
+    def _check_x(self, x: np.ndarray) -> np.ndarray:
+        x = super()._check_x(x)
+        if not (x.flags.c_contiguous and x.flags.writeable):
+            x = x.copy()  # the kernels of the parts take writable C-ordered rows
+        for part in self.parts_:
+            part._check_x(x)
+        return x
+
+    def check_rows(self, X: np.ndarray) -> int:
+        """The first row of ``X`` that some part's checks would reject (``len(X)`` if none)."""
+        return min(part.check_rows(X) for part in self.parts_)
+
+    def compiled(self) -> CompiledKernels | None:
+        """The mix's compiled ``predict`` and ``learn`` over nested :data:`K.Pair` states, or
+        ``None`` when a part is not compiled. Level ``L`` pairs part ``L`` with the pair of parts
+        ``L+1..`` (or the last part)."""
+        kernels = [part.compiled() for part in self.parts_]
+        if any(kern is None for kern in kernels):
+            return None
+        if len(kernels) == 1:
+            return kernels[0]
+        k = self.n_labels_
+        # the members' kernels as first-class functions, built once per process (the states'
+        # types never change) and not pickled
+        functions = self.__dict__.setdefault("_functions", {})
+        inner = kernels[-1]
+        for level in range(len(kernels) - 2, -1, -1):
+            first = kernels[level]
+            rows_a, rows_b = self.pair_rows_[level]
+            f = functions.get(level)
+            if f is None:
+                f = functions[level] = (
+                    *K.first_class(first.predict, first.learn, numba.typeof(first.state)),
+                    *K.first_class(inner.predict, inner.learn, numba.typeof(inner.state)),
+                )
+            state = K.Pair(
+                f[0], f[1], first.state, f[2], f[3], inner.state, rows_a, rows_b,
+                np.empty((rows_a.size, k)), np.empty((rows_b.size, k)),
+                np.empty((rows_a.size, k)), np.empty((rows_b.size, k)), self.progress_[level],
+            )  # fmt: skip
+            inner = CompiledKernels(K.predict, K.learn, state)
+        return inner
+
+    def _entry(self, name: str, kernels: CompiledKernels) -> Any:
+        """The compiled ``predict`` or ``learn`` (``name``) of :meth:`compiled`'s ``kernels``,
+        as an entry point for Python compiled for the type of their state, found once per
+        process: the dispatcher itself would type the state at every call, which Numba does in
+        Python for a state holding first-class functions (milliseconds)."""
+        entries = self.__dict__.setdefault("_entries", {})
+        entry = entries.get(name)
+        if entry is None:
+            kernel = getattr(kernels, name)
+            state_type = numba.typeof(kernels.state)
+            if name == "predict":
+                arg_types = (K.ROW, state_type, K.MATRIX)
+            else:
+                arg_types = (K.ROW, K.MATRIX, state_type, K.DEMAND)
+            kernel.compile(arg_types)
+            entry = entries[name] = kernel.overloads[arg_types].entry_point
+        return entry
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_functions", None)
+        state.pop("_entries", None)
+        return state
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Every part's predictions, row ``i`` that of learner ``i``: ``(N, k)`` float64."""
+        x = self._check_x(x)
+        out = np.empty((self.n_learners_, self.n_labels_))
+        kernels = self.compiled()
+        if kernels is not None:
+            self._entry("predict", kernels)(x, kernels.state, out)
+            return out
+        for part, rows in zip(self.parts_, self.rows_, strict=True):
+            out[rows] = part.predict(x)
+        return out
+
+    def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
+        """Each part learns its rows of ``weights`` (see the contract).
+
+        Raises ``ValueError``, leaving every part untouched, on a bad ``x`` or ``weights``."""
+        x = self._check_x(x)
+        weights = np.array(weights, dtype=np.float64, order="C")  # a writable copy
+        if weights.shape != (self.n_learners_, self.n_labels_):
+            raise ValueError(
+                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
+            )
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError("weights must be finite and non-negative")
+        if self.compiled() is not None:
+            with self.running():
+                self.learn_compiled(x, weights)
+            return
+        for part, rows in zip(self.parts_, self.rows_, strict=True):
+            part.learn(x, weights[rows])
+
+    def make_room(self, status: int, demand: np.ndarray) -> None:
+        """Pass a storage request to the part that made it; a ``ValueError`` on bad weights."""
+        if len(self.parts_) == 1:
+            self.parts_[0].make_room(status, demand)
+            return
+        for level in range(len(self.parts_) - 1):
+            who = self.progress_[level, 1]
+            if who == K.SELF:
+                raise ValueError("weights must be finite and non-negative")
+            if who == K.FIRST:
+                self.parts_[level].make_room(status, demand)
+                return
+        self.parts_[-1].make_room(status, demand)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Every part's context (e.g. the trees' thread count)."""
+        with contextlib.ExitStack() as stack:
+            for part in self.parts_:
+                stack.enter_context(part.running())
+            yield
