@@ -31,7 +31,12 @@ needs_enron = pytest.mark.skipif(
     ("update", "complexity", "options", "dataset"),
     [
         ("III", "entropy", [], str(ENRON / "sanders-r.mbox.tar.xz")),
-        ("II", "squared", ["--C", "0.05", "--margin", "2"], "sanders-r"),
+        (
+            "II",
+            "squared",
+            ["--C", "0.05", "--margin", "2", "--fields", "Subject", "From"],
+            "sanders-r",
+        ),
     ],
 )
 def test_run_reports_the_mistakes_ranking_mistakes_counts(
@@ -46,7 +51,9 @@ def test_run_reports_the_mistakes_ranking_mistakes_counts(
     assert (record["update"], record["complexity"], record["C"], record["margin"]) == (
         update, complexity, C, margin,
     )  # fmt: skip
-    stream = load_enron_foldering("sanders-r", ENRON)
+    fields = ("Subject", "From") if options else ("Subject",)
+    assert record["fields"] == list(fields)
+    stream = load_enron_foldering("sanders-r", ENRON, fields=fields)
     model = LabelRanker(update=update, complexity=complexity, C=C, margin=margin, seed=3)
     wrong = ranking_mistakes(model.score_then_learn(stream.X, stream.Y), stream.Y)
     assert record["mistakes"] == int(wrong.sum())
@@ -111,6 +118,10 @@ def test_missing_data_exits_2_saying_to_pass_path(tmp_path, capsys, monkeypatch)
     assert "not part of the package" in err and "pass --path DIR" in err
     assert main(["run", "--algorithm", "label-ranker", "--dataset", "sanders-r"]) == 2
     assert "pass --path" not in capsys.readouterr().out
+    argv = ["reproduce", "label-ranking", "--path", str(ENRON), "--fields", "X-Folder"]
+    if ENRON.is_dir():  # a field that names the folder is refused before anything runs
+        assert main(argv) == 2
+        assert "x-folder" in capsys.readouterr().err.lower()
 
 
 def test_run_on_mulan_data_is_the_train_test_protocol(tmp_path):
