@@ -15,7 +15,7 @@ updates on the first :data:`TUNING_FRACTION` (20%) of each user's stream, and th
 lowest mean mistake percentage over the seven users and the three updates wins. The remaining
 80% of every stream played no part in the choice (the table counts the mistakes of the whole
 stream, as the paper's; the JSON record also gives the percentage on the held-out 80%). The
-prefix is a user's first months of mail, what someone deploying the ranker would have to tune
+prefix is the oldest fifth of a user's mail, what someone deploying the ranker would have to tune
 on; a single user would tie the choice to one mailbox's folder structure (beck-s has 101
 folders, lokay-m 11). ``olboost reproduce label-ranking --select`` re-runs the selection and
 uses its result; the grid's numbers are in ``benchmarks/results/reproduce_label_ranking.json``.
