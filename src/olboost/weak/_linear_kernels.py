@@ -13,10 +13,13 @@ Layout: ``theta`` is ``(N, m', k)``, ``m' = m + bias``, C-ordered, so ``theta[i]
 ``norm_error`` are ``(N, k)``, the PDIP iteration counts ``(N, MAX_ITER + 1)``.
 
 Inputs: an example is first mapped attribute by attribute into ``xs`` (:func:`_scaled`): a missing
-value (NaN) is 0 (absent); with ``scale`` a value becomes ``(x - lo) / (hi - lo)`` clipped to
-``[0, 1]``, ``lo`` and ``hi`` the smallest and largest values of the attribute learned so far
-(0 while ``hi <= lo``), else it is kept. Learner ``i`` then reads the non-zero values of its
-columns, as the sparse row the ranker's trials take (``O(m + nnz k)`` per learner).
+value (NaN) is 0 (absent); under :data:`STANDARD` a value becomes ``(x - mean) / sd`` with the
+attribute's running mean and (population) standard deviation over the examples learned so far
+(Welford's updates; 0 while ``sd`` is 0); under :data:`MINMAX`, ``(x - lo) / (hi - lo)`` clipped
+to ``[0, 1]``, ``lo`` and ``hi`` the smallest and largest values learned so far (0 while
+``hi <= lo``); under :data:`NO_SCALING` it is kept. The statistics move before an example is
+learned (:func:`learn`), never when predicting. Learner ``i`` then reads the non-zero values of
+its columns, as the sparse row the ranker's trials take (``O(m + nnz k)`` per learner).
 """
 
 from __future__ import annotations
@@ -27,11 +30,15 @@ import numba
 import numpy as np
 
 from olboost.rankers import _kernels as RK
+from olboost.rankers._dual import log_norm_exact
 
 __all__ = [
     "LEARN_BAD_WEIGHTS",
     "LEARN_OK",
     "Learners",
+    "MINMAX",
+    "NO_SCALING",
+    "STANDARD",
     "Model",
     "Options",
     "State",
@@ -43,6 +50,9 @@ __all__ = [
 
 LEARN_OK = 0
 LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
+
+#: ``Options.scale``: how attribute values are mapped before the learners read them.
+NO_SCALING, MINMAX, STANDARD = 0, 1, 2
 
 #: What each learner drew at start.
 Learners = namedtuple(
@@ -64,8 +74,9 @@ Options = namedtuple(
         "update",  # 1, 2 or 3
         "temperature",  # predictions: softmax of scores / (temperature * margin); 0: top labels
         "bias",  # a constant feature 1 after the learner's columns
-        "scale",  # running min-max scaling of the attributes
+        "scale",  # NO_SCALING, MINMAX or STANDARD
         "c_max",  # largest budget of a trial (MAX_ENTROPY_C under the entropy)
+        "average",  # predict with the average of theta over the learner's trials
     ],
 )
 
@@ -74,14 +85,18 @@ Model = namedtuple(
     "Model",
     [
         "theta",  # (N, m', k)
+        "theta_sum",  # (N, m', k) sum over trials t of t times theta's change at t (average)
         "log_norm",  # (N, k)
         "norm_error",  # (N, k)
         "pdip_hist",  # (N, MAX_ITER + 1) int64
         "trials",  # (N,) int64 trials so far (the counter of the tie draws)
         "mistakes",  # (N,) int64 trials that were ranking mistakes
         "updates",  # (N,) int64 trials that moved the weights
-        "lo",  # (d,) smallest value learned per attribute (scale)
-        "hi",  # (d,) largest value learned per attribute (scale)
+        "lo",  # (d,) smallest value learned per attribute (MINMAX)
+        "hi",  # (d,) largest value learned per attribute (MINMAX)
+        "count",  # (d,) values learned per attribute (STANDARD)
+        "mean",  # (d,) their mean (STANDARD)
+        "m2",  # (d,) their sum of squared deviations from the mean (STANDARD)
     ],
 )
 
@@ -93,6 +108,9 @@ Work = namedtuple(
         "idx",  # (m',) int64 a learner's non-zero columns
         "val",  # (m',) their values
         "y",  # (k,) bool the relevant set of a trial
+        "before",  # (m', k) a learner's rows of theta before a trial (average)
+        "avg",  # (m', k) a learner's averaged theta (average)
+        "avg_norm",  # (k,) its log-normalisers (entropy)
         "sc",  # olboost.rankers._kernels.Scratch for k labels and m' features
     ],
 )
@@ -104,22 +122,48 @@ State = namedtuple("State", ["learners", "options", "model", "work"])
 def _scaled(x: np.ndarray, st: State) -> None:
     """The example as the learners read it, into ``st.work.xs`` (module docstring)."""
     xs = st.work.xs
-    lo, hi = st.model.lo, st.model.hi
+    model = st.model
     scale = st.options.scale
     for j in range(x.shape[0]):
         v = x[j]
         if v != v:
-            xs[j] = 0.0
-        elif scale:
-            span = hi[j] - lo[j]
-            u = (v - lo[j]) / span if span > 0.0 else 0.0
+            u = 0.0
+        elif scale == STANDARD:
+            sd = np.sqrt(model.m2[j] / model.count[j]) if model.count[j] > 0.0 else 0.0
+            u = (v - model.mean[j]) / sd if sd > 0.0 else 0.0
+            if not abs(u) < np.inf:  # an overflowed deviation
+                u = 0.0
+        elif scale == MINMAX:
+            span = model.hi[j] - model.lo[j]
+            u = (v - model.lo[j]) / span if span > 0.0 else 0.0
             if not u >= 0.0:  # below the range, or an overflowed span
                 u = 0.0
             elif u > 1.0:
                 u = 1.0
-            xs[j] = u
         else:
-            xs[j] = v
+            u = v
+        xs[j] = u
+
+
+@numba.njit(cache=True)
+def _learn_scaling(x: np.ndarray, st: State) -> None:
+    """Move the scaling statistics by the example ``x`` (missing values skipped)."""
+    model = st.model
+    scale = st.options.scale
+    for j in range(x.shape[0]):
+        v = x[j]
+        if v != v:
+            continue
+        if scale == MINMAX:
+            if v < model.lo[j]:
+                model.lo[j] = v
+            if v > model.hi[j]:
+                model.hi[j] = v
+        elif scale == STANDARD:
+            model.count[j] += 1.0
+            delta = v - model.mean[j]
+            model.mean[j] += delta / model.count[j]
+            model.m2[j] += delta * (v - model.mean[j])
 
 
 @numba.njit(cache=True)
@@ -168,10 +212,27 @@ def distribution(s: np.ndarray, unit: float, out: np.ndarray) -> None:
 
 
 @numba.njit(cache=True)
+def _averaged(st: State, i: int) -> None:
+    """Learner ``i``'s average of ``theta`` over its ``T`` trials into ``st.work.avg`` (and, under
+    the entropy, its log-normalisers into ``avg_norm``): ``((T + 1) theta - theta_sum) / T``,
+    ``theta_sum`` being the sum of ``t`` times the change of trial ``t`` (module docstring)."""
+    theta, theta_sum = st.model.theta[i], st.model.theta_sum[i]
+    avg = st.work.avg
+    t = st.model.trials[i]
+    for j in range(theta.shape[0]):
+        for c in range(theta.shape[1]):
+            avg[j, c] = ((t + 1) * theta[j, c] - theta_sum[j, c]) / t
+    if st.options.entropy:
+        for c in range(theta.shape[1]):
+            st.work.avg_norm[c] = log_norm_exact(avg, c)
+
+
+@numba.njit(cache=True)
 def predict(x: np.ndarray, st: State, H: np.ndarray) -> int:
     """The committee's compiled ``predict`` (:class:`olboost.weak.base.CompiledKernels`): row
     ``i`` of ``H`` is learner ``i``'s distribution of its scores ``<w_y, x>``
-    (:func:`distribution`, unit ``temperature * margin[i]``). Changes nothing else."""
+    (:func:`distribution`, unit ``temperature * margin[i]``), ``w`` its averaged weights with
+    ``average``. Changes nothing else."""
     _scaled(x, st)
     model, work = st.model, st.work
     s = work.sc.s
@@ -179,7 +240,12 @@ def predict(x: np.ndarray, st: State, H: np.ndarray) -> int:
     temperature = st.options.temperature
     for i in range(H.shape[0]):
         n = _row(st, i)
-        RK.score_row(model.theta[i], model.log_norm[i], entropy, work.idx[:n], work.val[:n], s)
+        if st.options.average and model.trials[i] > 0:
+            _averaged(st, i)
+            RK.score_row(work.avg, work.avg_norm, entropy, work.idx[:n], work.val[:n], s)
+        else:
+            theta, log_norm = model.theta[i], model.log_norm[i]
+            RK.score_row(theta, log_norm, entropy, work.idx[:n], work.val[:n], s)
         distribution(s, temperature * st.learners.margin[i], H[i])
     return 0
 
@@ -205,14 +271,7 @@ def learn(x: np.ndarray, weights: np.ndarray, st: State, demand: np.ndarray) -> 
     if not learned:
         return LEARN_OK
     opt, lrn, model, work = st.options, st.learners, st.model, st.work
-    if opt.scale:
-        for j in range(x.shape[0]):
-            v = x[j]
-            if v == v:
-                if v < model.lo[j]:
-                    model.lo[j] = v
-                if v > model.hi[j]:
-                    model.hi[j] = v
+    _learn_scaling(x, st)
     _scaled(x, st)
     y = work.y
     for i in range(n_learners):
@@ -230,8 +289,13 @@ def learn(x: np.ndarray, weights: np.ndarray, st: State, demand: np.ndarray) -> 
             continue
         n = _row(st, i)
         model.trials[i] += 1
+        theta = model.theta[i]
+        if opt.average:
+            for p in range(n):
+                for c in range(k):
+                    work.before[p, c] = theta[work.idx[p], c]
         ranker = RK.State(
-            model.theta[i], model.log_norm[i], model.norm_error[i], opt.entropy, opt.update,
+            theta, model.log_norm[i], model.norm_error[i], opt.entropy, opt.update,
             budget, lrn.margin[i], lrn.tie_key[i], model.pdip_hist[i],
         )  # fmt: skip
         mistake, updated, _ = RK.trial(
@@ -239,4 +303,11 @@ def learn(x: np.ndarray, weights: np.ndarray, st: State, demand: np.ndarray) -> 
         )
         model.mistakes[i] += mistake
         model.updates[i] += updated
+        if opt.average and updated:
+            t = model.trials[i]
+            theta_sum = model.theta_sum[i]
+            for p in range(n):
+                j = work.idx[p]
+                for c in range(k):
+                    theta_sum[j, c] += t * (theta[j, c] - work.before[p, c])
     return LEARN_OK

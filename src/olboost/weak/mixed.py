@@ -21,6 +21,9 @@ from olboost.weak.base import Committee, CompiledKernels
 
 __all__ = ["MixedCommittee", "MixedSetup"]
 
+#: The shares of the default parts (trees, averaged rankers, last-iterate rankers).
+_DEFAULT_SHARES = (2.0, 1.0, 1.0)
+
 
 @dataclass(frozen=True)
 class MixedSetup:
@@ -93,7 +96,9 @@ class MixedCommittee(Committee):
     proportion to ``shares``, and the booster sees one committee of ``N`` learners.
 
     Any booster runs on any mix without a change, e.g. 50 Hoeffding trees and 50 linear label
-    rankers: ``MixedCommittee([VFDTCommittee(), LinearCommittee()])`` with ``learners=100``.
+    rankers: ``MixedCommittee([VFDTCommittee(), LinearCommittee()])`` with ``learners=100``
+    (``MixedCommittee()``: 50 trees, 25 averaged and 25 last-iterate rankers, see
+    ``committees``).
     Part ``j`` gets ``counts[j]`` learners, ``N`` apportioned to the shares by largest remainders
     (:func:`split_counts`; a part whose count is 0 is left out), and is started with its own seed
     derived from the committee's (``seed_int(seed, j)``). Row ``i`` of the predictions and of the
@@ -120,11 +125,15 @@ class MixedCommittee(Committee):
     Parameters
     ----------
     committees
-        The parts (unstarted committees, used as prototypes: cloned at start). ``None``:
-        ``[VFDTCommittee(), LinearCommittee()]``.
+        The parts (unstarted committees, used as prototypes: cloned at start). ``None``: the mix
+        measured in ``benchmarks/weak_learners.py``, ``[VFDTCommittee(), LinearCommittee(),
+        LinearCommittee(average=False)]`` with shares ``[2, 1, 1]`` (half trees, a quarter
+        rankers predicting with their averaged weights, a quarter with their last ones: the
+        averaged rankers are the better ones on shuffled noisy streams, the last iterates on
+        drifting or sorted ones, and the booster weighs them).
     shares
         Relative numbers of learners of the parts (non-negative, positive sum). ``None``: equal
-        shares.
+        shares, or ``[2, 1, 1]`` for the default parts.
     order
         ``"interleaved"`` or ``"blocks"`` (see above).
 
@@ -154,10 +163,10 @@ class MixedCommittee(Committee):
     ...     committee.learn(z, np.eye(3)[[np.argmax(z[:3])] * 6])
     >>> committee.predict(np.array([0.9, 0.1, 0.2, 0.5])).round(2)
     array([[0.98, 0.01, 0.01],
-           [0.87, 0.05, 0.08],
+           [0.99, 0.  , 0.01],
            [0.84, 0.08, 0.08],
            [0.99, 0.01, 0.01],
-           [0.88, 0.04, 0.08],
+           [0.99, 0.  , 0.01],
            [0.99, 0.01, 0.01]])
     """
 
@@ -195,7 +204,9 @@ class MixedCommittee(Committee):
         yield {
             "committees": [
                 VFDTCommittee(n_features=3, grace_period=(1.0, 3.0), capacity=1),
-                LinearCommittee(update="III", complexity="entropy", margin=(0.05, 0.2)),
+                LinearCommittee(
+                    update="III", complexity="entropy", margin=(0.05, 0.2), scale="minmax"
+                ),
                 LinearCommittee(update="I", n_features=2),
             ],
             "shares": [2, 1, 1],
@@ -208,7 +219,7 @@ class MixedCommittee(Committee):
         from olboost.weak.linear import LinearCommittee
         from olboost.weak.vfdt import VFDTCommittee
 
-        return [VFDTCommittee(), LinearCommittee()]
+        return [VFDTCommittee(), LinearCommittee(), LinearCommittee(average=False)]
 
     @property
     def handles_missing(self) -> bool:
@@ -220,7 +231,9 @@ class MixedCommittee(Committee):
 
     def _draw_setup(self, seed: int | None, n_learners: int, n_attributes: int) -> MixedSetup:
         prototypes = self._prototypes()
-        shares = self.shares if self.shares is not None else [1.0] * len(prototypes)
+        shares = self.shares
+        if shares is None:
+            shares = _DEFAULT_SHARES if self.committees is None else [1.0] * len(prototypes)
         counts = split_counts(n_learners, shares)
         if self.order == "interleaved":
             part = interleave(counts)

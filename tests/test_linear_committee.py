@@ -1,0 +1,502 @@
+"""LinearCommittee (linear label rankers as weak learners) and MixedCommittee (committees side by
+side): the committee contract, the mapping of label weights to ranking trials against
+LabelRanker, averaging and scaling against slow references, bad input, and the boosters on them
+(compiled driver against the one-example path, bit for bit)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, OnlineBMR, TopkAdaptive, TopkBBM
+from olboost._random import seed_int
+from olboost.checks import synthetic_multilabel, yield_checks
+from olboost.weak import LinearCommittee, MixedCommittee, VFDTCommittee
+from olboost.weak import _linear_kernels as LK
+from olboost.weak.mixed import interleave, split_counts
+
+CONFIGS = [
+    {},
+    {"update": "I", "temperature": 0.0},
+    {"update": "II", "average": False, "bias": False},
+    {"complexity": "entropy", "scale": "minmax", "margin": (0.05, 0.3), "C": (1.0, 5.0)},
+    {"scale": "none", "n_features": None},
+]
+
+
+def started(committee, n=5, k=4, d=6, seed=1):
+    committee.start(n, k, d, seed)
+    return committee
+
+
+def rounds(committee, n_rows=40, seed=0, start=0, stop=None):
+    """Predict then learn rows ``start..stop-1`` of a synthetic stream of ``n_rows`` with
+    per-learner weights on the relevant labels; returns the predictions."""
+    X, Y = synthetic_multilabel(
+        n=n_rows, d=committee.n_attributes_, k=committee.n_labels_, seed=seed
+    )
+    scale = np.linspace(0.5, 1.5, committee.n_learners_)[:, None]
+    out = []
+    for x, y in zip(X[start:stop], Y[start:stop], strict=True):
+        out.append(committee.predict(x))
+        committee.learn(x, np.where(y, 1.0, 0.0)[None, :] * scale)
+    return np.asarray(out)
+
+
+# ------------------------------------------------------------------------------ contract
+
+
+@pytest.mark.parametrize("params", CONFIGS)
+def test_predictions_are_distributions_uniform_before_learning(params):
+    c = started(LinearCommittee(**params))
+    H = rounds(c)
+    assert H.shape == (40, 5, 4) and H.dtype == np.float64
+    assert np.all(H >= 0) and np.all(np.isfinite(H))
+    np.testing.assert_allclose(H.sum(axis=2), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(H[0], 0.25)
+    assert not np.allclose(H[-1], 0.25), "40 examples must move the predictions"
+
+
+def test_distribution_is_a_softmax_in_margin_units_or_the_top_labels():
+    s = np.array([0.3, -1.0, 0.3, 2.0])
+    out = np.empty(4)
+    LK.distribution(s, 0.5, out)
+    ref = np.exp(s / 0.5) / np.exp(s / 0.5).sum()
+    np.testing.assert_allclose(out, ref, rtol=1e-14)
+    LK.distribution(s, 0.0, out)
+    np.testing.assert_array_equal(out, [0, 0, 0, 1])
+    LK.distribution(np.array([1.0, 0.0, 1.0]), 0.0, out[:3])
+    np.testing.assert_array_equal(out[:3], [0.5, 0, 0.5])
+    LK.distribution(np.array([1e300, -1e300]), 1e-300, out[:2])  # no overflow: s - max s
+    np.testing.assert_array_equal(out[:2], [1.0, 0.0])
+
+
+def test_temperature_scales_the_softmax_in_margin_units():
+    base = started(LinearCommittee(temperature=1.0, average=False), n=3)
+    hot = started(LinearCommittee(temperature=4.0, average=False), n=3)
+    rounds(base), rounds(hot)
+    x = np.linspace(-1, 1, 6)
+    np.testing.assert_array_equal(base.theta_, hot.theta_)  # learning ignores the temperature
+    margin = base.setup_.margin[:, None]
+    log_base, log_hot = np.log(base.predict(x)), np.log(hot.predict(x))
+    # log h = s / (T margin) - log Z: differences between labels scale by 1 / T
+    d_base = log_base - log_base[:, :1]
+    d_hot = log_hot - log_hot[:, :1]
+    np.testing.assert_allclose(d_hot * 4.0, d_base, atol=1e-9)
+    assert np.all(np.isfinite(d_base * margin))
+
+
+@pytest.mark.parametrize("average", [True, False])
+def test_learning_moves_each_learner_toward_its_weighted_labels(average):
+    c = started(LinearCommittee(average=average), n=4, k=5)
+    rounds(c, 20)
+    x = np.random.default_rng(3).normal(size=6)
+    before = c.predict(x)
+    W = np.zeros((4, 5))
+    W[0, 1] = 1.0
+    W[1, [2, 4]] = [0.5, 2.0]
+    W[2, 3] = 3.0  # learner 3: a row of zeros, untouched
+    theta3 = c.theta_[3].copy()
+    for _ in range(5):
+        c.learn(x, W)
+    after = c.predict(x)
+    assert after[0, 1] > before[0, 1]
+    assert after[1, 2] + after[1, 4] > before[1, 2] + before[1, 4]
+    assert after[2, 3] > before[2, 3]
+    if not average:  # the last iterate has moved all the way; the average follows slowly
+        assert np.argmax(after[0]) == 1 and np.argmax(after[2]) == 3
+    np.testing.assert_array_equal(c.theta_[3], theta3)
+
+
+def test_zero_and_full_rows_learn_nothing():
+    c = started(LinearCommittee(average=False), n=2, k=3)
+    rounds(c, 10)
+    before = pickle.dumps(c)
+    x = np.ones(6)
+    c.learn(x, np.zeros((2, 3)))
+    assert pickle.dumps(c) == before, "all-zero weights must change nothing"
+    theta = c.theta_.copy()
+    c.learn(x, np.ones((2, 3)))  # every label relevant: no pair
+    np.testing.assert_array_equal(c.theta_, theta)
+
+
+@pytest.mark.parametrize(("update", "complexity"), [("III", "squared"), ("III", "entropy")])
+def test_a_trial_is_the_label_rankers_with_the_budget_C_times_the_total_weight(update, complexity):
+    """One learner on every attribute, no bias, no scaling: its theta follows LabelRanker's with
+    ``C`` replaced by ``C * multiplier * sum(weights)``, the relevant set being the labels of
+    positive weight (Update III is deterministic, so no tie draws differ)."""
+    rng = np.random.default_rng(5)
+    d, k, C, mult = 5, 4, 0.7, 1.5
+    entropy = complexity == "entropy"
+    committee = LinearCommittee(
+        n_features=None, C=(C, C), margin=(0.2, 0.2), weight_multiplier=(mult, mult),
+        update=update, complexity=complexity, bias=False, scale="none", average=False,
+    )  # fmt: skip
+    started(committee, n=1, k=k, d=d)
+    weights = np.array([[0.0, 0.25, 0.0, 0.15]])  # relevant {1, 3}, total 0.4
+    ranker = LabelRanker(
+        update=update, complexity=complexity, C=C * mult * 0.4, margin=0.2, labels=k
+    )
+    for _ in range(30):
+        x = rng.uniform(size=d) if entropy else rng.normal(size=d)
+        committee.learn(x, weights)
+        ranker.learn_one(x, {1, 3})
+    np.testing.assert_allclose(committee.theta_[0], ranker.theta_, rtol=1e-12, atol=1e-14)
+    x = rng.uniform(size=d)
+    scores = np.array(list(ranker.score_one(x).values()))
+    unit = committee.setup_.margin[0]
+    ref = np.exp((scores - scores.max()) / unit)
+    np.testing.assert_allclose(committee.predict(x)[0], ref / ref.sum(), rtol=1e-10)
+    assert committee.n_mistakes_[0] == ranker.n_mistakes_
+
+
+def test_the_entropy_budget_is_capped():
+    c = started(
+        LinearCommittee(complexity="entropy", scale="minmax", C=(500.0, 600.0), margin=(0.1, 0.5)),
+        n=3,
+    )
+    rounds(c, 10)
+    W = np.full((3, 4), 0.0)
+    W[:, 0] = 1e6
+    c.learn(np.linspace(0, 1, 6), W)
+    H = c.predict(np.linspace(1, 0, 6))
+    assert np.all(np.isfinite(c.theta_)) and np.all(np.isfinite(H))
+
+
+def test_averaged_predictions_against_the_mean_of_the_iterates():
+    """``average``: scores from the mean of theta after each trial (a slow reference keeping
+    every iterate), the last iterate being exactly the non-averaged committee's."""
+    for complexity, scale in [("squared", "standard"), ("entropy", "minmax")]:
+        params = {"complexity": complexity, "scale": scale, "n_features": 4}
+        if complexity == "entropy":
+            params["margin"] = (0.05, 0.3)
+        avg = started(LinearCommittee(**params), n=3)
+        last = started(LinearCommittee(average=False, **params), n=3)
+        X, Y = synthetic_multilabel(n=30, d=6, k=4, seed=2)
+        iterates = []
+        for x, y in zip(X, Y, strict=True):
+            W = np.where(y, 1.0, 0.0)[None, :].repeat(3, axis=0)
+            avg.learn(x, W)
+            last.learn(x, W)
+            if y.any():  # a row of zeros is no trial
+                iterates.append(last.theta_.copy())
+        np.testing.assert_array_equal(avg.theta_, last.theta_)
+        mean = np.mean(iterates, axis=0)
+        x = X[0]
+        xs = (x - avg.mean_) / np.sqrt(avg.m2_ / avg.count_) if scale == "standard" else (
+            np.clip((x - avg.lo_) / (avg.hi_ - avg.lo_), 0, 1)
+        )  # fmt: skip
+        H = avg.predict(x)
+        for i in range(3):
+            row = np.append(xs[avg.setup_.features[i]], 1.0)
+            w = mean[i]
+            if complexity == "entropy":
+                w = np.exp(w - w.max(axis=0)) / np.exp(w - w.max(axis=0)).sum(axis=0)
+            s = row @ w
+            ref = np.exp((s - s.max()) / avg.setup_.margin[i])
+            np.testing.assert_allclose(H[i], ref / ref.sum(), rtol=1e-9)
+
+
+def test_running_statistics_against_numpy():
+    X = np.random.default_rng(0).normal(size=(50, 6)) * [1, 10, 100, 0.1, 1, 1]
+    X[7, 2] = np.nan
+    for scale in ("standard", "minmax"):
+        c = started(LinearCommittee(scale=scale), n=2)
+        for x in X:
+            c.learn(x, np.array([[1.0, 0, 0, 0], [0, 1.0, 0, 0]]))
+        c.predict(X[0] * 1000)  # predicting never moves them
+        if scale == "standard":
+            np.testing.assert_array_equal(c.count_, (~np.isnan(X)).sum(axis=0))
+            np.testing.assert_allclose(c.mean_, np.nanmean(X, axis=0), rtol=1e-12)
+            np.testing.assert_allclose(c.m2_ / c.count_, np.nanvar(X, axis=0), rtol=1e-10)
+        else:
+            np.testing.assert_array_equal(c.lo_, np.nanmin(X, axis=0))
+            np.testing.assert_array_equal(c.hi_, np.nanmax(X, axis=0))
+
+
+def test_a_missing_value_is_an_absent_feature():
+    a = started(LinearCommittee(scale="none", average=False), n=3)
+    b = started(LinearCommittee(scale="none", average=False), n=3)
+    X, Y = synthetic_multilabel(n=20, d=6, k=4)
+    Xn, Xz = X.copy(), X.copy()
+    Xn[::3, 2], Xz[::3, 2] = np.nan, 0.0
+    for xn, xz, y in zip(Xn, Xz, Y, strict=True):
+        W = np.where(y, 1.0, 0.0)[None, :].repeat(3, axis=0)
+        np.testing.assert_array_equal(a.predict(xn), b.predict(xz))
+        a.learn(xn, W)
+        b.learn(xz, W)
+    np.testing.assert_array_equal(a.theta_, b.theta_)
+    strict = started(LinearCommittee(missing="error"))
+    with pytest.raises(ValueError, match="missing"):
+        strict.predict(Xn[0])
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+def test_bad_input_is_rejected_before_anything_changes():
+    c = started(LinearCommittee(complexity="entropy", scale="none", margin=(0.1, 0.5)))
+    rounds_unit(c, 5)
+    before = pickle.dumps(c)
+    good = np.ones((5, 4))
+    x = np.full(6, 0.5)
+    bad = [
+        (np.full(6, 1.5), good, "\\[0, 1\\]"),
+        (x, good[:, :3], "shape"),
+        (x, -good, "non-negative"),
+        (x, good * np.inf, "finite"),
+        (np.full(5, 0.5), good, "attributes"),
+        (np.append(x[:5], np.inf), good, "infinite"),
+    ]
+    for bad_x, w, match in bad:
+        with pytest.raises(ValueError, match=match):
+            c.learn(bad_x, w)
+        assert pickle.dumps(c) == before
+    assert c.check_rows(np.array([x, x, np.full(6, -0.1)])) == 2
+
+
+def rounds_unit(committee, n_rows):
+    """Learn a synthetic stream squashed into [0, 1]."""
+    X, Y = synthetic_multilabel(n=n_rows, d=6, k=4)
+    for x, y in zip(1 / (1 + np.exp(-X)), Y, strict=True):
+        committee.learn(x, np.where(y, 1.0, 0.0)[None, :].repeat(committee.n_learners_, 0))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"complexity": "entropy", "scale": "minmax", "margin": (0.1, 1.0)}, "margin"),
+        ({"complexity": "entropy", "scale": "minmax", "margin": (0.1, 0.5), "C": (1, 700)}, "C"),
+        ({"complexity": "entropy", "margin": (0.1, 0.5)}, "scale"),
+        ({"C": (0.0, 1.0)}, "C"),
+        ({"margin": (2.0, 1.0)}, "margin"),
+        ({"temperature": -1.0}, "temperature"),
+        ({"update": "IV"}, "update"),
+        ({"scale": "robust"}, "scale"),
+        ({"bias": 1}, "bias"),
+    ],
+)
+def test_bad_parameters_name_themselves(params, match):
+    with pytest.raises((ValueError, TypeError), match=f"LinearCommittee.{match}"):
+        LinearCommittee(**params)
+
+
+def test_mixed_bad_parameters():
+    with pytest.raises(ValueError, match="shares"):
+        MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[1.0])
+    with pytest.raises(ValueError, match="shares"):
+        MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[0.0, 0.0])
+    with pytest.raises(ValueError, match="shares"):
+        MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[1.0, -1.0])
+    with pytest.raises(ValueError, match="committees"):
+        MixedCommittee([])
+    with pytest.raises(ValueError, match="committees"):
+        MixedCommittee([VFDTCommittee(), "trees"])
+    with pytest.raises(ValueError, match="order"):
+        MixedCommittee(order="random")
+
+
+def test_a_mix_rejects_what_any_part_rejects_before_anything_changes():
+    c = started(
+        MixedCommittee(
+            [
+                LinearCommittee(),
+                LinearCommittee(complexity="entropy", scale="none", margin=(0.1, 0.5)),
+            ]
+        )
+    )
+    rounds_unit(c, 5)
+    before = pickle.dumps(c)
+    for x, w in [(np.full(6, 2.0), np.ones((5, 4))), (np.full(6, 0.5), -np.ones((5, 4)))]:
+        with pytest.raises(ValueError):
+            c.learn(x, w)
+        assert pickle.dumps(c) == before
+    assert not MixedCommittee([VFDTCommittee(), LinearCommittee(missing="error")]).handles_missing
+    assert MixedCommittee().handles_missing
+
+
+# ------------------------------------------------------------------------------ the mix
+
+
+def test_split_counts_and_interleaving():
+    np.testing.assert_array_equal(split_counts(100, [2, 1, 1]), [50, 25, 25])
+    np.testing.assert_array_equal(split_counts(5, [2, 1, 1]), [3, 1, 1])
+    np.testing.assert_array_equal(split_counts(3, [1, 1, 1, 1]), [1, 1, 1, 0])
+    np.testing.assert_array_equal(interleave(np.array([2, 2])), [0, 1, 0, 1])
+    np.testing.assert_array_equal(interleave(np.array([4, 2])), [0, 1, 0, 0, 1, 0])
+    part = interleave(np.array([50, 25, 25]))
+    assert np.array_equal(np.bincount(part), [50, 25, 25])
+    for p in range(1, 101):  # every prefix holds each part within one of its share
+        counts = np.bincount(part[:p], minlength=3)
+        assert np.all(np.abs(counts - p * np.array([0.5, 0.25, 0.25])) < 1.0)
+
+
+def mix_and_parts(order="interleaved", seed=4):
+    parts = [
+        VFDTCommittee(n_features=3, grace_period=(1.0, 3.0), capacity=1),
+        LinearCommittee(n_features=4),
+        LinearCommittee(update="I", average=False),
+    ]
+    mix = started(MixedCommittee(parts, shares=[2, 1, 1], order=order), n=7, seed=seed)
+    alone = []
+    for j, part in enumerate(parts):
+        alone.append(started(part.clone(), n=int(mix.setup_.counts[j]), seed=seed_int(seed, j)))
+    return mix, alone
+
+
+@pytest.mark.parametrize("order", ["interleaved", "blocks"])
+def test_a_mix_is_its_parts_on_their_rows(order):
+    """Each part of a mix predicts and learns as the same committee alone on its rows of H and
+    of the weights; the trees ask for storage (capacity 1), so examples resume mid-way, and
+    still every learner learns each example once."""
+    mix, alone = mix_and_parts(order)
+    part = mix.setup_.part
+    if order == "blocks":
+        np.testing.assert_array_equal(part, [0, 0, 0, 1, 1, 2, 2])
+    X, Y = synthetic_multilabel(n=60, d=6, k=4, seed=1)
+    rng = np.random.default_rng(0)
+    for x, y in zip(X, Y, strict=True):
+        H = mix.predict(x)
+        W = np.where(y, 1.0, 0.0)[None, :] * rng.uniform(0.5, 2.0, size=(7, 1))
+        for j, committee in enumerate(alone):
+            np.testing.assert_array_equal(H[part == j], committee.predict(x))
+            committee.learn(x, W[part == j])
+        mix.learn(x, W)
+    np.testing.assert_array_equal(mix.progress_[:, 0], 0)
+    assert alone[0].leaf_counts().max() > 1, "the trees must have grown"
+
+
+def test_a_mix_with_the_storage_request_in_its_last_part():
+    """Rankers first, trees last: the trees' storage requests come after the rankers learned."""
+    seed = 2
+    parts = [LinearCommittee(), VFDTCommittee(n_features=3, grace_period=(1.0, 2.0), capacity=1)]
+    mix = started(MixedCommittee(parts), n=4, seed=seed)
+    alone = [started(p.clone(), n=2, seed=seed_int(seed, j)) for j, p in enumerate(parts)]
+    X, Y = synthetic_multilabel(n=50, d=6, k=4, seed=3)
+    for x, y in zip(X, Y, strict=True):
+        W = np.where(y, 1.0, 0.0)[None, :].repeat(4, axis=0)
+        mix.learn(x, W)
+        for j, committee in enumerate(alone):
+            committee.learn(x, W[mix.setup_.part == j])
+    x = X[0]
+    for j, committee in enumerate(alone):
+        np.testing.assert_array_equal(mix.predict(x)[mix.setup_.part == j], committee.predict(x))
+    np.testing.assert_array_equal(mix.parts_[0].theta_, alone[0].theta_)
+
+
+def test_the_compiled_mix_equals_its_python_path(monkeypatch):
+    a, _ = mix_and_parts()
+    b, _ = mix_and_parts()
+    monkeypatch.setattr(b, "compiled", lambda: None)  # the part-by-part Python path
+    np.testing.assert_array_equal(rounds(a, 50), rounds(b, 50))
+
+
+def test_a_part_with_no_learner_is_left_out():
+    mix = started(MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[1, 0]), n=3)
+    assert len(mix.parts_) == 1 and isinstance(mix.parts_[0], VFDTCommittee)
+    H = rounds(mix, 10)
+    np.testing.assert_allclose(H.sum(axis=2), 1.0)
+
+
+def test_a_mix_with_a_river_part_runs_from_python():
+    pytest.importorskip("river")
+    from olboost.weak import RiverCommittee
+
+    mix = started(MixedCommittee([RiverCommittee(n_features=3), LinearCommittee()]), n=4)
+    assert mix.compiled() is None
+    H = rounds(mix, 20)
+    np.testing.assert_allclose(H.sum(axis=2), 1.0)
+
+
+def test_pickled_committees_resume_and_drop_their_buffers():
+    for committee in (LinearCommittee(), MixedCommittee()):
+        a = started(committee.clone(), n=6)
+        b = started(committee.clone(), n=6)
+        first = rounds(b, 40, stop=20)
+        state = pickle.dumps(b)
+        assert b"_work_buffers" not in state and b"_functions" not in state
+        rest = rounds(pickle.loads(state), 40, start=20)
+        full = rounds(a, 40)
+        np.testing.assert_array_equal(np.concatenate([first, rest]), full)
+
+
+# ------------------------------------------------------------------------------ boosters
+
+
+def compiled_and_one_by_one(model, X, Y):
+    """Scores of ``model`` over the stream from the compiled driver and from the one-example
+    path (score_one then learn_one), on two clones."""
+    stream = model.clone().score_then_learn(X, Y)
+    single = model.clone()
+    rows = []
+    for x, y in zip(X, Y, strict=True):
+        rows.append(list(single.score_one(x).values()))
+        single.learn_one(x, set(np.flatnonzero(y).tolist()))
+    return stream, np.asarray(rows)
+
+
+COMMITTEES = {
+    "linear": LinearCommittee(n_features=4),
+    "linear-entropy": LinearCommittee(complexity="entropy", scale="minmax", margin=(0.05, 0.3)),
+    "mixed": MixedCommittee(
+        [
+            VFDTCommittee(n_features=4, grace_period=(2.0, 5.0), capacity=1),
+            LinearCommittee(n_features=4),
+            LinearCommittee(n_features=4, average=False),
+        ],
+        shares=[2, 1, 1],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COMMITTEES)
+def test_ada_olmr_compiled_path_equals_python_path_bit_for_bit(name):
+    X, Y = synthetic_multilabel(n=120, d=6, k=5, seed=3)
+    model = AdaOLMR(COMMITTEES[name], learners=8, seed=7, labels=5)
+    stream, single = compiled_and_one_by_one(model, X, Y)
+    np.testing.assert_array_equal(stream, single)
+    assert model.clone().committee is not None
+
+
+@pytest.mark.parametrize("name", ["linear", "mixed"])
+def test_the_other_boosters_run_on_them(name):
+    X, Y = synthetic_multilabel(n=80, d=6, k=5, seed=4)
+    committee = COMMITTEES[name]
+    for model in (
+        OnlineBMR(committee, learners=6, seed=1, labels=5),
+        TopkBBM(committee, learners=6, seed=1, labels=5, k=2),
+        TopkAdaptive(committee, learners=6, seed=1, labels=5, k=2),
+    ):
+        if isinstance(model, OnlineBMR):
+            stream, single = compiled_and_one_by_one(model, X, Y)
+            # (before its first example an unstarted booster scores 0, a started one does not)
+            np.testing.assert_array_equal(stream[1:], single[1:])
+        else:
+            scores = model.score_then_learn(X, Y)
+            assert np.all(np.isfinite(scores))
+    y = np.argmax(X[:, :3], axis=1)
+    clf = AdaBoostOLM(committee, learners=4, seed=1, classes=3)
+    for x, c in zip(X, y, strict=True):
+        clf.learn_one(x, int(c))
+    proba = clf.predict_proba_one(X[0])
+    assert abs(sum(proba.values()) - 1.0) < 1e-9
+
+
+@pytest.mark.parametrize("name", ["linear", "mixed"])
+def test_ada_olmr_on_them_passes_the_booster_checks(name):
+    model = AdaOLMR(COMMITTEES[name], learners=5, seed=2)
+    for check in yield_checks(model):
+        check(model.clone())
+
+
+def test_a_mix_beats_chance_on_a_ranking_problem():
+    """Ada.OLMR on the default mix ranks the synthetic linear labels far better than chance."""
+    X, Y = synthetic_multilabel(n=400, d=6, k=5, seed=6)
+    model = AdaOLMR(MixedCommittee(), learners=12, seed=1, labels=5)
+    scores = model.score_then_learn(X, Y)
+    from olboost.metrics import rank_loss
+
+    proper = Y.any(axis=1) & ~Y.all(axis=1)
+    assert float(np.mean(rank_loss(scores[200:][proper[200:]], Y[200:][proper[200:]]))) < 0.25
