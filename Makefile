@@ -34,6 +34,7 @@ bench: setup
 	$(BIN)/python benchmarks/booster_share.py
 	$(BIN)/python benchmarks/large_k.py
 	$(BIN)/python benchmarks/topk.py
+	$(BIN)/python benchmarks/weak_learners.py
 	$(BIN)/python benchmarks/label_ranking.py
 
 lint: setup

@@ -10,10 +10,19 @@ skip.
 Every committee draws, from its seed, the per-learner randomness the papers' experiments used: a
 random subset of ``n_features`` attributes per learner (to decorrelate the learners), a weight
 multiplier, and the learner's own tree hyperparameters. :func:`draw_learner_setup` is that draw,
-shared by all committees so that two committees built with the same seed and ranges get identical
-learners.
+shared by the tree committees so that two committees built with the same seed and ranges get
+identical learners; a committee of other learners draws its own hyperparameters
+(:meth:`Committee._draw_setup`; e.g. :class:`~olboost.weak.linear.LinearCommittee`'s ``C`` and
+margin) and its feature subsets with :func:`draw_feature_subsets`.
 
-**Compiled committees.** A committee whose learners are compiled (:class:`VFDTCommittee`) also
+Learning from label weights is all a learner is told, whatever its kind: a tree learns label ``l``
+as an example of weight ``weights[i, l]``; a linear label ranker takes the labels of positive
+weight as the relevant set of one ranking trial, with a budget scaled by their total weight
+(:class:`~olboost.weak.linear.LinearCommittee`); :class:`~olboost.weak.mixed.MixedCommittee`
+puts committees of different kinds side by side as one.
+
+**Compiled committees.** A committee whose learners are compiled (:class:`VFDTCommittee`,
+:class:`LinearCommittee`, a :class:`MixedCommittee` of compiled parts) also
 exposes them to compiled code through :meth:`Committee.compiled`: a ``predict(x, state, H)`` and a
 ``learn(x, weights, state, demand)`` kernel and the ``state`` record they take, so that one compiled
 loop (:mod:`olboost.boosters._driver`) can drive any booster over any compiled committee without a
