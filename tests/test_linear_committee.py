@@ -500,3 +500,14 @@ def test_a_mix_beats_chance_on_a_ranking_problem():
 
     proper = Y.any(axis=1) & ~Y.all(axis=1)
     assert float(np.mean(rank_loss(scores[200:][proper[200:]], Y[200:][proper[200:]]))) < 0.25
+
+
+def test_a_mix_of_mixes_is_compiled_and_equals_its_python_path(monkeypatch):
+    def make():
+        inner = MixedCommittee([VFDTCommittee(n_features=3, capacity=1), LinearCommittee()])
+        return started(MixedCommittee([inner, LinearCommittee(average=False)]), n=6, seed=3)
+
+    a, b = make(), make()
+    assert a.compiled() is not None
+    monkeypatch.setattr(b, "compiled", lambda: None)
+    np.testing.assert_array_equal(rounds(a, 40), rounds(b, 40))
