@@ -295,7 +295,13 @@ class LinearCommittee(Committee):
             "scale": "minmax",
         }
         yield {"n_features": None, "update": "I", "temperature": 0.0, "bias": False}
-        yield {"update": "III", "C": (0.5, 2.0), "scale": "none", "weight_multiplier": (1.0, 3.0)}
+        yield {
+            "update": "II",
+            "average": False,
+            "C": (0.5, 2.0),
+            "scale": "none",
+            "weight_multiplier": (1.0, 3.0),
+        }
 
     # -------------------------------------------------------------------------- setup
 
