@@ -104,26 +104,39 @@ class TopkBooster(RankingBooster):
         xv, names = self._check_x(x)
         if not self._started:
             self._start(xv.shape[0], names)
+        ranking, probs, explored = self._show(xv, extra)
+        labels = self._outputs()
+        order = tuple(labels[i] for i in ranking)
+        return Impression(
+            ranking=order,
+            labels=order[: self.k],
+            shown=ranking[: self.k].copy(),
+            probs=probs,
+            round=self.t_ + 1,
+            key=extra,
+            explored=explored,
+            source=self.model_id_,
+        )
+
+    def _show(self, xv: np.ndarray, key: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The randomised ranking of round ``t_ + 1`` under ``key`` (label indices), the shown
+        labels' pair probabilities and whether the draw explored."""
         m, k = len(self._outputs()), self.k
         scores = np.empty(m)
         ranking = np.empty(m, dtype=np.int64)
         probs = np.empty((k, k))
         explored = self._show_kernel()(
-            self._predictions(xv), self.t_ + 1, self._step_state(), np.uint64(extra),
+            self._predictions(xv), self.t_ + 1, self._step_state(), np.uint64(key),
             scores, ranking, probs,
         )  # fmt: skip
-        labels = self._outputs()
-        order = tuple(labels[i] for i in ranking)
-        return Impression(
-            ranking=order,
-            labels=order[:k],
-            shown=ranking[:k].copy(),
-            probs=probs,
-            round=self.t_ + 1,
-            key=extra,
-            explored=bool(explored),
-            source=self.model_id_,
-        )
+        return ranking, probs, bool(explored)
+
+    def _stream_scores(self, xv: np.ndarray) -> np.ndarray:
+        # the simulated user of the array paths sees the draw without a key, as the driver's step
+        ranking, _, _ = self._show(xv, 0)
+        out = np.empty(ranking.shape[0])
+        K._display_scores(ranking, out)
+        return out
 
     def rank_one(
         self, x: Mapping | Sequence | np.ndarray, key: int | None = None

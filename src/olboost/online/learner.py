@@ -70,6 +70,12 @@ class OnlineLearner(Estimator):
         """Scores (length ``k``) of a checked vector under the current model; no change."""
         raise NotImplementedError
 
+    def _stream_scores(self, xv: np.ndarray) -> np.ndarray:
+        """The scores the array paths (``score_then_learn``) report for a row about to be
+        learned; the model's scores unless the learner shows something else (top-k boosters
+        report the ranking they show)."""
+        return self._raw_scores(xv)
+
     def _learn_row(self, xv: np.ndarray, target: Any) -> None:
         """Learn one checked example (``target``: a class code or a feedback); ``t_`` += 1."""
         raise NotImplementedError
@@ -93,7 +99,7 @@ class OnlineLearner(Estimator):
         for i in range(self._compiled_stream(rows, targets, out, 0), rows.n):
             xv = rows.row(i)
             if out is not None:
-                out[i] = self._raw_scores(xv)
+                out[i] = self._stream_scores(xv)
             self._learn_row(xv, targets[i])
         return out
 
