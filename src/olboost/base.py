@@ -4,7 +4,9 @@ An estimator's parameters are exactly the arguments of its ``__init__``; ``__ini
 as given and validates them (a bad parameter fails at construction, not at the first example), and
 does nothing else. Learned state lives in attributes whose names end with ``_`` and is created
 lazily, on the first example. ``clone()`` rebuilds an estimator from its parameters, as River's
-``clone`` and scikit-learn's ``sklearn.base.clone`` do.
+``clone`` and scikit-learn's ``sklearn.base.clone`` do (``sklearn.base.clone`` calls it), and
+``get_params`` / ``set_params`` follow scikit-learn's protocol, nested ``committee__...`` names
+included (see :mod:`olboost.sklearn`).
 
 Parameter validation is declared, not written inline: each class lists its constraints in
 ``_param_constraints`` (name -> checker), and :meth:`Estimator._validate_params` runs them all with
@@ -59,6 +61,69 @@ class Estimator:
                 if name not in params:
                     setattr(clone, name, copy.deepcopy(value))
         return clone
+
+    # scikit-learn's parameter protocol, so that ``sklearn.base.clone``, ``set_params`` with
+    # ``booster__learners=...`` and ``GridSearchCV`` reach into olboost estimators
+    # (:mod:`olboost.sklearn`); the parameters stay those of ``__init__``.
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The parameters, as scikit-learn's ``get_params``: ``name -> value``, and with ``deep``
+        also ``name__sub -> value`` for each parameter of a parameter that has parameters
+        itself (a booster's committee)."""
+        params = self._get_params()
+        if deep:
+            for name, value in list(params.items()):
+                if hasattr(value, "get_params") and not isinstance(value, type):
+                    params.update({f"{name}__{k}": v for k, v in value.get_params().items()})
+        return params
+
+    def set_params(self, **params: Any) -> Estimator:
+        """Set parameters as scikit-learn's ``set_params`` does (``name=value``, or
+        ``name__sub=value`` for a parameter of a parameter) and return ``self``.
+
+        Every new value is validated first, as at construction: a bad one raises naming the
+        parameter, and nothing is set. Learned state is not touched (see ``clone``)."""
+        direct, nested = self._checked_new_params(params)
+        for name, value in direct.items():
+            setattr(self, name, value)
+        for name, sub in nested.items():
+            getattr(self, name).set_params(**sub)
+        return self
+
+    def _checked_new_params(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Split ``set_params``'s arguments into direct and nested ones and validate them all;
+        changes nothing."""
+        names = self._param_names()
+        direct: dict[str, Any] = {}
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if name not in names:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {name!r}; its parameters are {names}"
+                )
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                direct[name] = value
+        new = {**self._get_params(), **direct}
+        for name, sub in nested.items():
+            target = new[name]
+            if isinstance(target, Estimator):
+                target._checked_new_params(sub)
+            elif not hasattr(target, "set_params"):
+                raise ValueError(
+                    f"{type(self).__name__}.{name} is {target!r}, which has no parameters to "
+                    f"set ({sorted(sub)})"
+                )
+        type(self)(**new)  # validates the direct values as a construction does
+        return direct, nested
+
+    def __sklearn_clone__(self) -> Estimator:
+        """``sklearn.base.clone(estimator)`` is ``estimator.clone()``."""
+        return self.clone()
 
     def _validate_params(self) -> None:
         """Check every declared constraint; raise naming the first offending parameter."""

@@ -1,0 +1,524 @@
+"""The scikit-learn adapters (olboost.sklearn) and scikit-learn's parameter protocol on olboost
+estimators: scikit-learn's whole estimator check suite, pipelines, grid searches, scikit-learn's
+ranking metrics against olboost's, and bad input that changes nothing."""
+
+from __future__ import annotations
+
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.metrics import (
+    coverage_error,
+    label_ranking_average_precision_score,
+    label_ranking_loss,
+    make_scorer,
+)
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from olboost import (
+    AdaBoostOLM,
+    AdaOLMR,
+    LabelRanker,
+    OnlineBMR,
+    OnlineMBBM,
+    TopkAdaptive,
+    TopkBBM,
+    VFDTCommittee,
+)
+from olboost.boosters import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost
+from olboost.datasets import load, load_uci
+from olboost.evaluate import train_test
+from olboost.metrics import rank_loss
+from olboost.sklearn import OnlineBoostingClassifier, OnlineBoostingRanker
+
+# ------------------------------------------------------------------------------ check_estimator
+
+# Small boosters keep the suite fast; the default-constructed adapters (100 trees) are checked
+# too. ``missing="error"`` boosters reject NaN, so scikit-learn also runs its NaN/inf check on them
+# (a booster that learns from missing values declares ``allow_nan`` instead).
+CHECKED = [
+    OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(), learners=5, seed=0)),
+    OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(missing="error"), learners=5, seed=0)),
+    OnlineBoostingClassifier(),
+    OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=5, seed=0)),
+    OnlineBoostingRanker(AdaOLMR(VFDTCommittee(missing="error"), learners=5, seed=0)),
+    OnlineBoostingRanker(LabelRanker(seed=0)),
+    OnlineBoostingRanker(),
+]
+
+
+@parametrize_with_checks(CHECKED)
+def test_sklearn_check_estimator(estimator, check, monkeypatch):
+    # scikit-learn runs its array API check only when SCIPY_ARRAY_API is set (else it skips it);
+    # with it set, the check runs on NumPy input, the only namespace the adapters declare.
+    monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    check(estimator)
+
+
+def test_tags_follow_the_booster():
+    assert get_tags(CHECKED[0]).input_tags.allow_nan  # VFDTCommittee(missing="learn")
+    assert not get_tags(CHECKED[1]).input_tags.allow_nan  # so check_estimators_nan_inf runs
+    for est in CHECKED:
+        tags = get_tags(est)
+        assert tags.input_tags.sparse and tags.estimator_type == "classifier"
+        assert tags.classifier_tags.multi_label == isinstance(est, OnlineBoostingRanker)
+        assert not tags.target_tags.multi_output  # no multiclass-multioutput targets
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def _balance() -> tuple[np.ndarray, np.ndarray]:
+    """The UCI balance set, shuffled once, with its class names as labels."""
+    data = load_uci("balance")
+    perm = np.random.default_rng(0).permutation(len(data.y))
+    return data.X[perm], np.asarray(data.class_names)[data.y[perm]]
+
+
+def _small_booster(**kw):
+    return AdaBoostOLM(VFDTCommittee(), learners=10, **kw)
+
+
+# ------------------------------------------------------------------------------ fit is one pass
+
+
+def test_classifier_fit_is_one_pass_of_the_booster_in_order():
+    X, y = _balance()
+    clf = OnlineBoostingClassifier(_small_booster(), random_state=3).fit(X, y)
+    classes, codes = np.unique(y, return_inverse=True)
+    native = _small_booster(seed=3, classes=3).learn(X, codes)
+    assert list(clf.classes_) == ["B", "L", "R"] and clf.n_samples_seen_ == len(X)
+    assert clf.booster_.t_ == len(X) and clf.booster_.seed_ == 3
+    assert np.array_equal(clf.decision_function(X), native.votes(X))
+    assert np.array_equal(clf.predict(X), classes[np.argmax(native.votes(X), axis=1)])
+    p = clf.predict_proba(X)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    assert p[0].tolist() == list(native.predict_proba_one(X[0]).values())
+
+
+def test_partial_fit_in_chunks_equals_fit():
+    X, y = _balance()
+    whole = OnlineBoostingClassifier(_small_booster(), random_state=1).fit(X, y)
+    parts = OnlineBoostingClassifier(_small_booster(), random_state=1)
+    for start in range(0, len(X), 100):
+        parts.partial_fit(X[start : start + 100], y[start : start + 100], classes=["R", "L", "B"])
+    assert parts.n_samples_seen_ == len(X) and list(parts.classes_) == ["B", "L", "R"]
+    assert np.array_equal(parts.decision_function(X), whole.decision_function(X))
+
+    data = load("emotions")
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=5), random_state=2)
+    whole = clone(ranker).fit(data.train.X, data.train.Y)
+    for start in range(0, len(data.train.X), 50):
+        ranker.partial_fit(data.train.X[start : start + 50], data.train.Y[start : start + 50])
+    assert ranker.label_cardinality_ == whole.label_cardinality_ == data.train.Y.sum() / 391
+    assert np.array_equal(
+        ranker.decision_function(data.test.X), whole.decision_function(data.test.X)
+    )
+
+
+def test_fit_starts_afresh_and_leaves_the_template_alone():
+    X, y = _balance()
+    template = _small_booster(seed=4)
+    before = pickle.dumps(template)
+    clf = OnlineBoostingClassifier(template)
+    first = clf.fit(X[:300], y[:300]).decision_function(X)
+    clf.partial_fit(X[300:], y[300:])
+    again = clf.fit(X[:300], y[:300]).decision_function(X)
+    assert np.array_equal(first, again) and clf.n_samples_seen_ == 300
+    assert pickle.dumps(template) == before and not hasattr(template, "t_")
+    assert clf.booster_ is not template
+
+
+@pytest.mark.parametrize(
+    "booster",
+    [
+        AdaBoostOLM(VFDTCommittee(), learners=3),
+        OnlineMBBM(VFDTCommittee(), learners=3),
+        BestTree(VFDTCommittee(), learners=3),
+        OzaBoost(VFDTCommittee(), learners=3),
+        OvaAdaBoostOL(VFDTCommittee(), learners=3),
+        AdaOVA(VFDTCommittee(), learners=3),
+    ],
+    ids=lambda b: type(b).__name__,
+)
+def test_every_multiclass_booster_fits_as_natively(booster):
+    X, y = _balance()
+    X, y = X[:200], y[:200]
+    clf = OnlineBoostingClassifier(booster, random_state=7).fit(X, y)
+    _, codes = np.unique(y, return_inverse=True)
+    native = booster.clone({"seed": 7, "classes": 3}).learn(X, codes)
+    assert np.array_equal(clf.decision_function(X), native.votes(X))
+
+
+@pytest.mark.parametrize(
+    "booster",
+    [
+        AdaOLMR(VFDTCommittee(), learners=3),
+        OnlineBMR(VFDTCommittee(), learners=3),
+        TopkBBM(VFDTCommittee(), learners=3, k=2),
+        TopkAdaptive(VFDTCommittee(), learners=3, k=2),
+        LabelRanker(),
+    ],
+    ids=lambda b: type(b).__name__,
+)
+def test_every_ranking_learner_fits_as_natively(booster):
+    data = load("emotions")
+    X, Y = data.train.X[:150], data.train.Y[:150]
+    ranker = OnlineBoostingRanker(booster, random_state=7).fit(X, Y)
+    native = booster.clone({"seed": 7}).learn(X, Y)
+    assert np.array_equal(ranker.decision_function(X), native.score(X))
+
+
+def test_ranker_takes_class_labels_as_one_relevant_label_per_row():
+    X, y = _balance()
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=5), random_state=0)
+    ranker.fit(X, y)
+    classes, codes = np.unique(y, return_inverse=True)
+    native = AdaOLMR(VFDTCommittee(), learners=5, seed=0).learn(X, np.eye(3, dtype=bool)[codes])
+    scores = native.score(X)
+    assert ranker.label_cardinality_ == 1.0 and list(ranker.classes_) == list(classes)
+    assert np.array_equal(ranker.decision_function(X), scores)
+    assert np.array_equal(ranker.predict(X), classes[np.argmax(scores, axis=1)])
+
+
+# ------------------------------------------------------------------------------ predict rule
+
+
+def test_ranker_predict_rule_is_the_top_r_labels():
+    data = load("emotions")
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=10), random_state=1)
+    ranker.fit(data.train.X, data.train.Y)
+    r = int(np.floor(data.train.Y.sum() / len(data.train.Y) + 0.5))
+    assert r == 2
+    S = ranker.decision_function(data.test.X)
+    P = ranker.predict(data.test.X)
+    assert P.dtype == data.train.Y.dtype and P.shape == S.shape
+    assert (P.sum(axis=1) == r).all()
+    for s, p in zip(S, P, strict=True):
+        top = sorted(range(len(s)), key=lambda j: (-s[j], j))[:r]
+        assert sorted(np.flatnonzero(p).tolist()) == sorted(top)
+    assert np.array_equal(ranker.predict(data.test.X), P)  # deterministic
+
+
+@pytest.mark.parametrize(
+    "Y, r",
+    [
+        ([[1, 1, 0, 0], [1, 0, 0, 0]], 2),  # mean 1.5: rounded half up
+        ([[1, 1, 1, 0], [1, 1, 0, 0]], 3),  # 2.5
+        ([[0, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]], 1),  # 1/3: at least one label
+        ([[1, 1, 1, 1], [1, 1, 1, 1]], 4),  # every label
+    ],
+)
+def test_ranker_predicts_the_rounded_mean_number_of_labels_ties_to_the_lower_index(Y, r):
+    Y = np.asarray(Y)
+    X = np.ones((len(Y), 2))
+    ranker = OnlineBoostingRanker(LabelRanker(seed=0)).fit(X, Y)
+    # a linear ranker scores the zero vector 0 for every label: ties throughout
+    assert np.array_equal(ranker.decision_function(np.zeros((1, 2))), np.zeros((1, 4)))
+    assert ranker.predict(np.zeros((1, 2))).tolist() == [[1] * r + [0] * (4 - r)]
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+def test_ranker_scores_give_sklearn_metrics_olboosts_rank_loss():
+    data = load("emotions")
+    booster = AdaOLMR(VFDTCommittee(), learners=10)
+    ranker = OnlineBoostingRanker(booster, random_state=1).fit(data.train.X, data.train.Y)
+    S = ranker.decision_function(data.test.X)
+    Y = data.test.Y
+    # the same run natively: the same scores, bit for bit
+    native = booster.clone({"seed": 1}).learn(data.train.X, data.train.Y)
+    assert np.array_equal(S, native.score(data.test.X))
+    # no tied scores, where the two definitions differ (olboost counts a tie 1/2, sklearn 1)
+    assert all(len(np.unique(s)) == len(s) for s in S)
+    assert label_ranking_loss(Y, S) == pytest.approx(rank_loss(S, Y).mean(), abs=1e-12)
+    assert round(label_ranking_loss(Y, S), 4) == 0.2576  # as in the adapter's docstring
+    # coverage error: the deepest rank of a relevant label, ties counted pessimistically
+    depth = [
+        max((s >= s[j]).sum() for j in np.flatnonzero(y)) if y.any() else 0
+        for s, y in zip(S, Y, strict=True)
+    ]
+    assert coverage_error(Y, S) == pytest.approx(np.mean(depth), abs=1e-12)
+    assert 0.0 < label_ranking_average_precision_score(Y, S) <= 1.0
+
+
+def test_adapter_test_then_train_reproduces_olboost_train_test():
+    data = load("emotions")
+    booster = AdaOLMR(VFDTCommittee(), learners=10)
+    result = train_test(booster.clone({"seed": 1}), data.train, data.test)
+    ranker = OnlineBoostingRanker(booster, random_state=1).fit(data.train.X, data.train.Y)
+    S = np.empty(data.test.Y.shape)
+    for i in range(len(S)):
+        S[i] = ranker.decision_function(data.test.X[i : i + 1])[0]
+        ranker.partial_fit(data.test.X[i : i + 1], data.test.Y[i : i + 1])
+    assert np.array_equal(rank_loss(S, data.test.Y), result.losses)
+    assert all(len(np.unique(s)) == len(s) for s in S)
+    assert label_ranking_loss(data.test.Y, S) == pytest.approx(result.rank_loss, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------ pipeline, grid
+
+
+def test_pipeline_equals_scaler_then_adapter():
+    X, y = _balance()
+    clf = OnlineBoostingClassifier(_small_booster(), random_state=2)
+    pipe = Pipeline([("scale", StandardScaler()), ("boost", clf)]).fit(X[:400], y[:400])
+    scaler = StandardScaler().fit(X[:400])
+    manual = clone(clf).fit(scaler.transform(X[:400]), y[:400])
+    Xt = scaler.transform(X[400:])
+    assert np.array_equal(pipe.decision_function(X[400:]), manual.decision_function(Xt))
+    assert np.array_equal(pipe.predict_proba(X[400:]), manual.predict_proba(Xt))
+    assert np.array_equal(pipe.predict(X[400:]), manual.predict(Xt))
+    assert pipe.score(X[400:], y[400:]) == manual.score(Xt, y[400:])
+
+    data = load("emotions")
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=5), random_state=2)
+    pipe = Pipeline([("scale", StandardScaler()), ("rank", ranker)])
+    pipe.fit(data.train.X, data.train.Y)
+    scaler = StandardScaler().fit(data.train.X)
+    manual = clone(ranker).fit(scaler.transform(data.train.X), data.train.Y)
+    Xt = scaler.transform(data.test.X)
+    assert np.array_equal(pipe.decision_function(data.test.X), manual.decision_function(Xt))
+    assert np.array_equal(pipe.predict(data.test.X), manual.predict(Xt))
+
+
+def _cv_scores(estimator, param, values, X, y, scorer) -> list[float]:
+    """Mean test score per value, by hand: clone, set the parameter, fit each fold, score."""
+    means = []
+    for value in values:
+        scores = []
+        for train, test in KFold(3).split(X):
+            est = clone(estimator).set_params(**{param: value}).fit(X[train], y[train])
+            scores.append(scorer(est, X[test], y[test]))
+        means.append(np.mean(scores))
+    return means
+
+
+def test_grid_search_over_a_booster_parameter():
+    X, y = _balance()
+    for estimator in [
+        OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee()), random_state=0),
+        OnlineBoostingClassifier(random_state=0),  # booster__ reaches the default booster
+    ]:
+        search = GridSearchCV(estimator, {"booster__learners": [1, 20]}, cv=KFold(3)).fit(X, y)
+        assert search.best_params_ == {"booster__learners": 20}
+        assert search.best_estimator_.booster_.learners == 20
+        assert estimator.booster is None or estimator.booster.learners == 100  # untouched
+        manual = _cv_scores(
+            estimator, "booster__learners", [1, 20], X, y, lambda e, a, b: e.score(a, b)
+        )
+        assert search.cv_results_["mean_test_score"].tolist() == manual
+        assert manual[1] > manual[0] + 0.03
+
+    data = load("emotions")
+    scorer = make_scorer(
+        label_ranking_loss, greater_is_better=False, response_method="decision_function"
+    )
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee()), random_state=0)
+    search = GridSearchCV(ranker, {"booster__learners": [1, 20]}, scoring=scorer, cv=KFold(3))
+    search.fit(data.train.X, data.train.Y)
+    assert search.best_params_ == {"booster__learners": 20}
+    manual = _cv_scores(ranker, "booster__learners", [1, 20], data.train.X, data.train.Y, scorer)
+    assert search.cv_results_["mean_test_score"].tolist() == manual
+
+
+# ------------------------------------------------------------------------------ parameters
+
+
+def test_nested_params_clone_and_set_params():
+    clf = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=3), learners=5))
+    params = clf.get_params()
+    assert params["booster__learners"] == 5 and params["booster__committee__n_features"] == 3
+    assert set(clf.get_params(deep=False)) == {"booster", "random_state"}
+    clf.set_params(booster__learners=7, booster__committee__n_features=2, random_state=4)
+    assert clf.booster.learners == 7 and clf.booster.committee.n_features == 2
+    copy = clone(clf)
+    assert copy.booster is not clf.booster and repr(copy) == repr(clf)
+    # a bad value raises naming the parameter, and nothing is set
+    before = repr(clf)
+    with pytest.raises(ValueError, match="AdaBoostOLM.learners"):
+        clf.set_params(booster__learners=0)
+    with pytest.raises(ValueError, match="VFDTCommittee.n_features"):
+        clf.set_params(booster__learners=9, booster__committee__n_features=-1)
+    assert repr(clf) == before
+    # with the default booster, booster__ creates it
+    default = OnlineBoostingRanker().set_params(booster__learners=3)
+    assert isinstance(default.booster, AdaOLMR) and default.booster.learners == 3
+    bare = OnlineBoostingRanker()
+    with pytest.raises(ValueError, match="AdaOLMR.learners"):
+        bare.set_params(booster__learners=-3)
+    assert bare.booster is None
+
+
+def test_sklearn_clone_of_olboost_estimators():
+    X, y = _balance()
+    booster = _small_booster(seed=1).learn(X, y)  # fitted
+    copy = clone(booster)
+    assert type(copy) is AdaBoostOLM and repr(copy) == repr(booster)
+    assert copy.committee is not booster.committee and not hasattr(copy, "t_")
+    ranker = AdaOLMR(VFDTCommittee(n_features=4), learners=6)
+    assert repr(clone(ranker)) == repr(ranker)
+    ranker.set_params(learners=8, committee__grace_period=(1.0, 2.0))
+    assert ranker.learners == 8 and ranker.committee.grace_period == (1.0, 2.0)
+    with pytest.raises(ValueError, match="has no parameter 'lerners'"):
+        ranker.set_params(lerners=3)
+    with pytest.raises(ValueError, match="committee is None"):
+        AdaOLMR().set_params(committee__n_features=3)
+
+
+def test_random_state_seeds_the_booster():
+    X, y = _balance()
+    seeded = OnlineBoostingClassifier(_small_booster(seed=1), random_state=5).fit(X, y)
+    assert seeded.booster_.seed_ == 5
+    same = OnlineBoostingClassifier(_small_booster(seed=5)).fit(X, y)
+    assert same.booster_.seed_ == 5
+    assert np.array_equal(seeded.decision_function(X), same.decision_function(X))
+    a = OnlineBoostingClassifier(_small_booster(), random_state=np.random.RandomState(0)).fit(X, y)
+    b = OnlineBoostingClassifier(_small_booster(), random_state=np.random.RandomState(0)).fit(X, y)
+    assert a.booster_.seed_ == b.booster_.seed_
+    assert np.array_equal(a.decision_function(X), b.decision_function(X))
+
+
+# ------------------------------------------------------------------------------ input
+
+
+def test_sparse_input_equals_dense():
+    X, y = _balance()
+    dense = OnlineBoostingClassifier(_small_booster(), random_state=0).fit(X, y)
+    for fmt in ("csr", "csc", "coo"):
+        sparse = OnlineBoostingClassifier(_small_booster(), random_state=0)
+        sparse.fit(sp.csr_matrix(X).asformat(fmt), y)
+        assert np.array_equal(
+            sparse.decision_function(sp.csr_matrix(X).asformat(fmt)), dense.decision_function(X)
+        )
+
+
+def test_missing_values_pass_when_the_booster_learns_them():
+    X, y = _balance()
+    X = X.copy()
+    X[::7, 1] = np.nan
+    clf = OnlineBoostingClassifier(_small_booster(), random_state=0).fit(X, y)
+    _, codes = np.unique(y, return_inverse=True)
+    native = _small_booster(seed=0, classes=3).learn(X, codes)
+    assert np.array_equal(clf.decision_function(X), native.votes(X))
+
+
+def test_memory_mapped_model_keeps_learning(tmp_path):
+    X, y = _balance()
+    clf = OnlineBoostingClassifier(_small_booster(), random_state=0).fit(X[:300], y[:300])
+    joblib.dump(clf, tmp_path / "model.joblib")
+    loaded = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
+    assert np.array_equal(loaded.decision_function(X), clf.decision_function(X))
+    loaded.partial_fit(X[300:], y[300:])
+    clf.partial_fit(X[300:], y[300:])
+    assert np.array_equal(loaded.decision_function(X), clf.decision_function(X))
+
+
+def _fitted_classifier():
+    X, y = _balance()
+    booster = AdaBoostOLM(VFDTCommittee(missing="error"), learners=5)
+    return OnlineBoostingClassifier(booster, random_state=0).fit(X[:100], y[:100]), X, y
+
+
+def _with(X: np.ndarray, value: float) -> np.ndarray:
+    X = X.copy()
+    X[-1, 2] = value
+    return X
+
+
+CLASSIFIER_BAD_CALLS = {
+    "nan": (lambda X, y: (_with(X, np.nan), y, {}), ValueError, "NaN"),
+    "inf": (lambda X, y: (_with(X, np.inf), y, {}), ValueError, "infinity"),
+    "huge": (lambda X, y: (_with(X, 1e200), y, {}), ValueError, "too large in magnitude"),
+    "features": (lambda X, y: (X[:, :3], y, {}), ValueError, "X has 3 features"),
+    "unknown class": (
+        lambda X, y: (X, np.where(np.arange(len(y)) == 5, "Q", y), {}),
+        ValueError,
+        r"not in classes .*'Q'",
+    ),
+    "lengths": (lambda X, y: (X, y[:-1], {}), ValueError, "inconsistent numbers of samples"),
+    "classes": (lambda X, y: (X, y, {"classes": ["B", "L"]}), ValueError, "not the same"),
+    "2-D y": (lambda X, y: (X, np.c_[y, y], {}), ValueError, "1d array"),
+    "strings": (lambda X, y: (X.astype(str).astype(object) + "x", y, {}), ValueError, "string"),
+}
+
+#: Inputs that ``fit`` rejects too (``fit`` starts afresh: other features or classes are fine).
+BAD_FOR_FIT_TOO = {"nan", "inf", "huge", "lengths", "2-D y", "strings"}
+
+
+@pytest.mark.parametrize("case", list(CLASSIFIER_BAD_CALLS))
+def test_classifier_bad_partial_fit_changes_nothing(case):
+    clf, X, y = _fitted_classifier()
+    make, error, match = CLASSIFIER_BAD_CALLS[case]
+    Xb, yb, kw = make(X[100:150], y[100:150])
+    before = pickle.dumps(clf)
+    with pytest.raises(error, match=match):
+        clf.partial_fit(Xb, yb, **kw)
+    assert pickle.dumps(clf) == before
+    if case in BAD_FOR_FIT_TOO:
+        with pytest.raises(error, match=match):
+            clf.fit(Xb, yb)
+        assert pickle.dumps(clf) == before  # a failed fit keeps the fitted model too
+
+
+RANKER_BAD_CALLS = {
+    "columns": (lambda X, Y: (X, Y[:, :5]), ValueError, "5 label columns, the model ranks 6"),
+    "not 0/1": (lambda X, Y: (X, Y.astype(int) * 2), ValueError, r"indicator .*\[0, 2\]"),
+    "-1/1": (lambda X, Y: (X, Y.astype(int) * 2 - 1), ValueError, "indicator"),
+    "kind": (lambda X, Y: (X, Y.argmax(axis=1)), ValueError, "as in the first call"),
+    "features": (lambda X, Y: (X[:, :10], Y), ValueError, "X has 10 features"),
+    "inf": (lambda X, Y: (_with(X, -np.inf), Y), ValueError, "infinity"),
+}
+
+
+@pytest.mark.parametrize("case", list(RANKER_BAD_CALLS))
+def test_ranker_bad_partial_fit_changes_nothing(case):
+    data = load("emotions")
+    booster = AdaOLMR(VFDTCommittee(), learners=5)
+    ranker = OnlineBoostingRanker(booster, random_state=0).fit(data.train.X, data.train.Y)
+    make, error, match = RANKER_BAD_CALLS[case]
+    Xb, Yb = make(data.test.X[:20], data.test.Y[:20])
+    before = pickle.dumps(ranker)
+    with pytest.raises(error, match=match):
+        ranker.partial_fit(Xb, Yb)
+    assert pickle.dumps(ranker) == before
+
+
+def test_first_partial_fit_needs_classes_and_leaves_no_state():
+    X, y = _balance()
+    for est in (OnlineBoostingClassifier(_small_booster()), OnlineBoostingRanker()):
+        with pytest.raises(ValueError, match="classes must be passed on the first call"):
+            est.partial_fit(X, y)
+        assert not [name for name in vars(est) if name.endswith("_")]
+    # an indicator y names its labels by its columns: no classes needed
+    data = load("emotions")
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=3))
+    ranker.partial_fit(data.train.X[:10], data.train.Y[:10])
+    assert ranker.classes_.tolist() == list(range(6))
+    with pytest.raises(ValueError, match="arange"):
+        ranker.partial_fit(data.train.X[:10], data.train.Y[:10], classes=[1, 2, 3, 4, 5, 6])
+
+
+def test_bad_parameters_are_named_at_fit():
+    X, y = _balance()
+    with pytest.raises(TypeError, match="booster must be None or an olboost MulticlassLearner"):
+        OnlineBoostingClassifier(AdaOLMR()).fit(X, y)
+    with pytest.raises(TypeError, match="booster must be None or an olboost RankingLearner"):
+        OnlineBoostingRanker(AdaBoostOLM()).fit(X, y)
+    with pytest.raises(ValueError, match="leave the booster's classes=None"):
+        OnlineBoostingClassifier(AdaBoostOLM(classes=3)).fit(X, y)
+    with pytest.raises(ValueError, match="random_state must be in"):
+        OnlineBoostingClassifier(random_state=-1).fit(X, y)
+    with pytest.raises(TypeError, match="random_state must be None, an int"):
+        OnlineBoostingClassifier(random_state="seed").fit(X, y)
+    with pytest.raises(ValueError, match="1 class"):
+        OnlineBoostingClassifier().fit(X[:5], ["B"] * 5)
