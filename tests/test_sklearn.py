@@ -493,6 +493,23 @@ def test_ranker_bad_partial_fit_changes_nothing(case):
     assert pickle.dumps(ranker) == before
 
 
+def test_a_row_the_committee_rejects_mid_batch_changes_nothing():
+    # the booster's own array path learns the rows before a bad nominal code (stream semantics);
+    # partial_fit must check the whole batch first
+    X, y = _balance()
+    X = np.floor(np.abs(X)).clip(0, 4)
+    booster = AdaBoostOLM(VFDTCommittee(nominal_attributes={0: 5}, missing="error"), learners=5)
+    clf = OnlineBoostingClassifier(booster, random_state=0).fit(X[:100], y[:100])
+    Xb = X[100:150].copy()
+    Xb[30, 0] = 7.0
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError, match="X row 30: .*nominal"):
+        clf.partial_fit(Xb, y[100:150])
+    assert pickle.dumps(clf) == before
+    Xb[30, 0] = 3.0
+    assert clf.partial_fit(Xb, y[100:150]).n_samples_seen_ == 150
+
+
 def test_first_partial_fit_needs_classes_and_leaves_no_state():
     X, y = _balance()
     for est in (OnlineBoostingClassifier(_small_booster()), OnlineBoostingRanker()):

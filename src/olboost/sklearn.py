@@ -334,6 +334,7 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
                 self.classes_ = known
                 self.booster_ = booster
                 self.n_samples_seen_ = 0
+            _check_rows(self.booster_, Xc)
             self.booster_.learn(Xc, codes)
             self.n_samples_seen_ += int(Xc.shape[0])
             return self
@@ -531,6 +532,7 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
                 self.booster_ = self._new_booster(len(known))
                 self.n_samples_seen_ = 0
                 self._n_relevant = 0
+            _check_rows(self.booster_, Xc)
             self.booster_.learn(Xc, Y)
             self.n_samples_seen_ += int(Y.shape[0])
             self._n_relevant += int(Y.sum())
@@ -581,6 +583,23 @@ class _PickledBooster:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_PickledBooster, (self.data,))
+
+
+def _check_rows(booster: OnlineLearner, X: np.ndarray) -> None:
+    """Raise, before any row is learned, if the booster's committee would reject a row of ``X``
+    (a nominal code its trees do not know, a value outside [0, 1] for rankers under the entropy).
+    The booster's array path learns the rows before a rejected one, as a stream must; a
+    ``partial_fit`` batch is all or nothing."""
+    committee = booster.__dict__.get("committee_")
+    if committee is None:  # not started: a failure discards the new booster
+        return
+    first_bad = committee.check_rows(X)
+    if first_bad < X.shape[0]:
+        try:
+            committee.predict(X[first_bad])
+        except ValueError as error:
+            raise ValueError(f"X row {first_bad}: {error}") from None
+        raise ValueError(f"X row {first_bad} is rejected by {type(committee).__name__}")
 
 
 def _writable(X: Any) -> Any:
