@@ -281,13 +281,18 @@ def test_mistakes_counted_as_the_scores_say(update, complexity):
 
 @pytest.mark.parametrize(("update", "complexity"), CONFIGS)
 def test_empty_and_full_label_sets_learn_nothing(update, complexity):
+    # The example counters (the round, and the relevant labels behind predict_one's cut) count
+    # them; nothing else moves.
+    counters = ("t_", "n_targets_", "n_relevant_")
     model, x, _ = _learned(update, complexity, "unit")
-    state = {key: copy.deepcopy(v) for key, v in vars(model).items() if key != "t_"}
+    state = {key: copy.deepcopy(v) for key, v in vars(model).items() if key not in counters}
+    counted = (model.n_targets_, model.n_relevant_)
     model.learn_one(x, set())
     model.learn_one(x, set(range(5)))
     model.learn(np.vstack([x, x]), np.array([[0] * 5, [1] * 5], dtype=bool))
     assert model.t_ == 29
-    after = {key: v for key, v in vars(model).items() if key != "t_"}
+    assert (model.n_targets_, model.n_relevant_) == (counted[0] + 4, counted[1] + 10)
+    after = {key: v for key, v in vars(model).items() if key not in counters}
     assert pickle.dumps(after) == pickle.dumps(state)
 
 

@@ -156,7 +156,8 @@ class Booster(OnlineLearner):
 
 
 class RankingBooster(Booster, RankingLearner):
-    """Base class of online boosters for multi-label ranking.
+    """Base class of online boosters for multi-label ranking (a ``river.base.MultiLabelClassifier``
+    when River is installed: see :class:`olboost.online.RankingLearner`).
 
     Subclasses take at least the parameters ``committee``, ``learners``, ``labels`` and ``seed``.
     """

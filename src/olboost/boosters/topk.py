@@ -11,7 +11,13 @@ the relevance of the ``k`` labels it showed. Two ways to use one:
   paths ``learn(X, Y)`` / ``score_then_learn(X, Y)``, play a user who clicks exactly the relevant
   labels among those shown: the booster shows its ranking of the round, then reads ``y`` at the
   shown labels only. ``score_then_learn`` returns the *shown* rankings as scores (``m - p`` at
-  display position ``p``), so that a rank loss of them is the loss of what was shown.
+  display position ``p``), so that a rank loss of them is the loss of what was shown. River's
+  ``{label: bool}`` targets are full relevant sets too (``river.datasets.Yeast`` in
+  ``river.evaluate.progressive_val_score``).
+
+``predict_one(x)`` (River's multi-label prediction) marks relevant the ``k`` labels the booster
+ranks highest by its scores: the ``k`` it shows when it does not explore. It draws nothing, so it
+changes no later result.
 """
 
 from __future__ import annotations
@@ -152,14 +158,26 @@ class TopkBooster(RankingBooster):
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Any) -> None:
         """Learn from one example: ``y`` is the :class:`~olboost.feedback.TopkFeedback` of an
         impression (``impression.feedback(clicked)``; the live path), or the full set of relevant
-        labels (a simulated user who clicks the relevant labels among those the model shows in
-        this round, with the draw of :meth:`show_one` without a key)."""
+        labels, as a set or as River's ``{label: bool}`` (a simulated user who clicks the
+        relevant labels among those the model shows in this round, with the draw of
+        :meth:`show_one` without a key)."""
         if isinstance(y, Impression):
             raise TypeError(
                 f"{type(self).__name__}.learn_one takes the feedback of an impression, not the "
                 "impression: pass impression.feedback(clicked)"
             )
         super().learn_one(x, y)
+
+    def _n_predicted(self, k: int) -> int:
+        """``predict_one`` marks the booster's top ``k`` (the parameter) relevant: the labels it
+        shows when it does not explore. The label cardinality other ranking learners cut at is
+        hidden from a top-k booster, which learns only the relevance of the labels it shows."""
+        return self.k
+
+    def _count_targets(self, Y: np.ndarray) -> None:
+        # Nothing is counted: the relevance of the labels not shown must not change the model
+        # (nor what a live loop of impressions learns differ from a simulated one).
+        return
 
     @staticmethod
     def _check_key(key: Any) -> int:

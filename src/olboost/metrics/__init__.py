@@ -6,7 +6,8 @@ one half:
 - :func:`rank_loss` -- validated function for one score vector or an ``(n, k)`` batch;
 - :func:`rank_loss_mask` -- the compiled kernel boosters call from their own Numba code;
 - :class:`RankLoss` -- River-style running metric (``update(relevant, scores)``, ``get()``) that
-  keeps both conventions for examples without relevant/irrelevant pairs;
+  keeps both conventions for examples without relevant/irrelevant pairs; it takes a ranking
+  learner's ``score_one`` output with a set of labels or River's ``{label: bool}`` as they are;
 - :class:`RunningMean` -- the (weighted) running mean behind it, skipping NaN values.
 
 See :func:`rank_loss` for how this differs from :func:`sklearn.metrics.label_ranking_loss`.
@@ -15,7 +16,7 @@ See :func:`rank_loss` for how this differs from :func:`sklearn.metrics.label_ran
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Hashable, Mapping
 
 from numpy.typing import ArrayLike
 
@@ -114,6 +115,16 @@ class RankLoss:
     (0.3125, 4)
     >>> round(metric.skip, 4), metric.n_skip
     (0.4167, 3)
+
+    With a ranking learner, ``score_one``'s dict goes in as it is, with the target as a set of
+    labels or as River's ``{label: bool}`` (labels absent from it are irrelevant):
+
+    >>> metric = RankLoss()
+    >>> scores = {"sport": 0.9, "music": 0.1, "news": 0.5}   # e.g. model.score_one(x)
+    >>> metric.update({"news"}, scores)                      # below sport: 1 pair of 2
+    >>> metric.update({"sport": True, "music": False}, scores)   # first: 0
+    >>> metric
+    RankLoss: 0.2500
     """
 
     bigger_is_better = False
@@ -125,14 +136,16 @@ class RankLoss:
 
     def update(
         self,
-        relevant: ArrayLike | Collection[int] | int,
-        scores: ArrayLike,
+        relevant: ArrayLike | Collection[int] | int | Mapping[Hashable, bool],
+        scores: ArrayLike | Mapping[Hashable, float],
         w: float = 1.0,
     ) -> None:
-        """Add one example (1-D ``scores``) or a batch (2-D ``scores`` and ``(n, k)`` mask).
+        """Add one example (1-D ``scores``, or a dict label -> score such as a ranking
+        learner's ``score_one`` output) or a batch (2-D ``scores`` and ``(n, k)`` mask).
 
-        ``relevant`` and ``scores`` are as in :func:`rank_loss`; ``w`` weights every example added.
-        Invalid input raises before anything is counted.
+        ``relevant`` and ``scores`` are as in :func:`rank_loss`: with dict ``scores``,
+        ``relevant`` is a set of labels or River's ``{label: bool}``. ``w`` weights every
+        example added. Invalid input raises before anything is counted.
         """
         losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
         w = float(w)

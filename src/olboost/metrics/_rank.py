@@ -14,7 +14,7 @@ and the validated entry point :func:`rank_loss`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Set
+from collections.abc import Collection, Hashable, Mapping, Set
 
 import numba
 import numpy as np
@@ -89,9 +89,44 @@ def _as_mask_1d(relevant: object, k: int) -> np.ndarray:
     return mask
 
 
+def _labelled(scores: Mapping[Hashable, float], relevant: object) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and relevant-label mask, in the order of the keys of ``scores`` (a learner's
+    ``score_one``), from ``relevant``: a set of labels or River's ``{label: bool}``, where an
+    absent label is irrelevant. Raises on an unknown label or a non-bool value."""
+    labels = list(scores)
+    s = _as_scores([scores[label] for label in labels])
+    index = {label: i for i, label in enumerate(labels)}
+    if isinstance(relevant, Mapping):
+        for label, value in relevant.items():
+            if not isinstance(value, bool | np.bool_):
+                raise TypeError(
+                    f"relevant[{label!r}] must be a bool (True: relevant), got "
+                    f"{type(value).__name__} {value!r}"
+                )
+        keys = list(relevant)
+        chosen = {label for label, value in relevant.items() if value}
+    elif isinstance(relevant, Set):
+        keys = list(relevant)
+        chosen = set(relevant)
+    else:
+        raise TypeError(
+            "with scores given as a dict label -> score, relevant must be a set of labels or a "
+            f"dict label -> bool, got {type(relevant).__name__}"
+        )
+    mask = np.zeros(s.shape[0], dtype=np.bool_)
+    for label in keys:
+        if label not in index:
+            raise ValueError(
+                f"relevant names the label {label!r}, which has no score; the labels are "
+                f"{labels[:10]}" + (" ..." if len(labels) > 10 else "")
+            )
+        mask[index[label]] = label in chosen
+    return s, mask
+
+
 def rank_loss(
-    scores: ArrayLike,
-    relevant: ArrayLike | Collection[int] | int,
+    scores: ArrayLike | Mapping[Hashable, float],
+    relevant: ArrayLike | Collection[int] | int | Mapping[Hashable, bool],
     *,
     weighted: bool = True,
     empty: str = "paper",
@@ -110,11 +145,17 @@ def rank_loss(
     Parameters
     ----------
     scores
-        ``(k,)`` scores, or an ``(n, k)`` batch; finite real numbers (integers are fine).
+        ``(k,)`` scores, or an ``(n, k)`` batch; finite real numbers (integers are fine). Or the
+        scores of one example as a dict label -> score, e.g. a ranking learner's ``score_one``
+        output; ``relevant`` then names labels (see below).
     relevant
         The relevant labels ``Y``. For 1-D ``scores``: a boolean mask of length ``k``, a collection
         (list, set, array, range) of integer label indices in ``[0, k)`` (duplicates are ignored),
         or a single integer index (multiclass). For 2-D ``scores``: an ``(n, k)`` boolean mask.
+        For dict ``scores``: a set of labels (keys of ``scores``) or River's multi-label target
+        ``{label: bool}`` (the labels mapped to ``True``; a label absent from it is irrelevant,
+        as in a set); an unknown label raises ``ValueError``, a value that is not a bool
+        ``TypeError``.
     weighted
         Divide by the number of pairs ``|Y| |Y^c|`` (the paper's loss) or not.
     empty
@@ -160,13 +201,24 @@ def rank_loss(
     >>> Y = np.array([[False, True, False], [True, False, False]])
     >>> rank_loss(S, Y)
     array([0.5, 0.5])
+
+    A learner's ``score_one`` output with a set of labels or River's ``{label: bool}``:
+
+    >>> scores = {"sport": 0.9, "music": 0.1, "news": 0.5}
+    >>> rank_loss(scores, {"sport", "music"})      # 2 pairs, music below news
+    0.5
+    >>> rank_loss(scores, {"sport": True, "music": True, "news": False})
+    0.5
     """
     if not isinstance(weighted, bool | np.bool_):
         raise TypeError(f"weighted must be a bool, got {weighted!r}")
     if empty not in _EMPTY_CONVENTIONS:
         raise ValueError(f"empty must be one of {list(_EMPTY_CONVENTIONS)}, got {empty!r}")
-    s = _as_scores(scores)
     skip = empty == "skip"
+    if isinstance(scores, Mapping):
+        s, y = _labelled(scores, relevant)
+        return float(_rank_loss_one(s, y, bool(weighted), skip))
+    s = _as_scores(scores)
     if s.ndim == 1:
         y = _as_mask_1d(relevant, s.shape[0])
         return float(_rank_loss_one(s, y, bool(weighted), skip))

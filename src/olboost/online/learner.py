@@ -4,10 +4,12 @@ An :class:`OnlineLearner` owns what does not depend on how it learns: its ``k`` 
 rank or classes) and their bookkeeping, the input checks (done completely before any state
 changes, so a rejected example leaves the model exactly as it was), its seed and round counter,
 the start on the first example, and pickling. :class:`RankingLearner` adds the multi-label ranking
-API (``learn_one(x, y)`` with a set or a :class:`~olboost.feedback.Feedback`, ``score_one``,
-``rank_one`` and the array paths ``learn`` / ``score`` / ``score_then_learn``),
-:class:`MulticlassLearner` River's classifier API (``learn_one``, ``predict_proba_one``,
-``predict_one``; a ``river.base.Classifier`` when River is installed) and its array paths.
+API (``learn_one(x, y)`` with a set, River's ``dict[label, bool]`` or a
+:class:`~olboost.feedback.Feedback`, ``score_one``, ``rank_one``, ``predict_one`` and the array
+paths ``learn`` / ``score`` / ``score_then_learn``; a ``river.base.MultiLabelClassifier`` when
+River is installed), :class:`MulticlassLearner` River's classifier API (``learn_one``,
+``predict_proba_one``, ``predict_one``; a ``river.base.Classifier`` when River is installed) and
+its array paths.
 
 A learner implements four hooks: ``_init_state()`` (allocate learned state once the outputs and
 the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64
@@ -30,13 +32,14 @@ and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always re
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from olboost._river import RiverClassifier
+from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
 from olboost.online.inputs import (
@@ -266,8 +269,63 @@ class OnlineLearner(Estimator):
         return rows
 
 
-class RankingLearner(OnlineLearner):
-    """Base class of online learners for multi-label ranking (see the module docstring)."""
+class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
+    """Base class of online learners for multi-label ranking (see the module docstring).
+
+    When River is installed, a ranking learner is a ``river.base.MultiLabelClassifier``: it runs
+    in ``river.evaluate.progressive_val_score`` with River's multi-output metrics
+    (``river.metrics.multioutput``) and in ``river.compose`` pipelines.
+
+    **Targets.** ``learn_one(x, y)`` takes the relevant labels of ``x`` as a set (possibly
+    empty), as River's multi-label target ``{label: bool}`` (the relevant labels are those
+    mapped to ``True``), or as a :class:`~olboost.feedback.Feedback`. A label absent from the
+    dict is irrelevant, as a label absent from a set is: ``{"a": True, "b": False}``,
+    ``{"a": True}`` and ``{"a"}`` are the same target. River's multi-label streams (e.g.
+    ``river.datasets.Yeast``) give every label, so nothing is lost; what is rejected, naming
+    the label, before anything changes, is a key that is not one of the learner's labels
+    (``ValueError``) and a value that is not a bool, Python's or NumPy's (``TypeError``: ``1``
+    and ``"yes"`` are not taken for ``True``). The labels must be known up front (``labels=``),
+    as River streams do not announce them.
+
+    **Predictions.** :meth:`predict_one` gives River's multi-label prediction ``{label: bool}``
+    by a rank cut (RCut; Yang 2001, *A study of thresholding strategies for text
+    categorization*): the ``r`` labels ranked highest by :meth:`score_one` are predicted
+    relevant, where ``r`` is the label cardinality learned so far rounded (half up) to an
+    integer, at least 1 and at most ``k``. The label cardinality,
+    :attr:`label_cardinality_`, is the mean number of relevant labels over the examples learned
+    with their whole relevant set (sets, dicts, rows of ``Y``, a
+    :class:`~olboost.feedback.FullFeedback`); partial feedback (a top-k booster's
+    :class:`~olboost.feedback.TopkFeedback`) does not reveal it and is not counted. Before any
+    such example ``r = 1``. Ties keep label order, as in :meth:`rank_one`. Scores rank the
+    labels but are not calibrated (a boosted score has no threshold that means "relevant"),
+    which is why the cut is a count, taken from the data. The top-k boosters
+    (:mod:`olboost.boosters.topk`) learn only the relevance of the ``k`` labels they show, so
+    the label cardinality is hidden from them: they predict their ``k`` top-scored labels (the
+    ``k`` they show when they do not explore), count nothing, and their
+    :attr:`label_cardinality_` stays NaN.
+
+    Examples
+    --------
+    River's targets and predictions, with a linear label ranker:
+
+    >>> from olboost import LabelRanker
+    >>> model = LabelRanker(update="II", labels=["sport", "music", "news"], seed=0)
+    >>> stream = [
+    ...     ({"a": 1.0, "b": 0.0}, {"sport": True, "music": False, "news": True}),
+    ...     ({"a": 0.0, "b": 1.0}, {"sport": False, "music": True, "news": False}),
+    ...     ({"a": 1.0, "b": 0.5}, {"sport", "news"}),  # a set is the same target
+    ... ]
+    >>> for x, y in stream:
+    ...     model.learn_one(x, y)
+    >>> model.label_cardinality_  # (2 + 1 + 2) / 3, so r = 2 labels are predicted
+    1.6666666666666667
+    >>> model.predict_one({"a": 1.0, "b": 0.0})
+    {'sport': True, 'music': False, 'news': True}
+    >>> model.rank_one({"a": 0.0, "b": 1.0})
+    ['music', 'sport', 'news']
+    >>> model.predict_one({"a": 0.0, "b": 1.0})  # its top 2
+    {'sport': True, 'music': True, 'news': False}
+    """
 
     _outputs_param = "labels"
     _param_constraints = {
@@ -278,10 +336,16 @@ class RankingLearner(OnlineLearner):
     #: The kinds of feedback the booster learns from (full-feedback boosters: full only).
     _feedback_types: tuple[type[Feedback], ...] = (FullFeedback,)
 
-    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: set | frozenset | Feedback) -> None:
-        """Learn from one example: features ``x`` (a dict or a 1-D vector) and either the set ``y``
-        of its relevant labels (possibly empty) or a :class:`olboost.feedback.Feedback` object
-        over the booster's labels, in their order."""
+    def learn_one(
+        self,
+        x: Mapping | Sequence | np.ndarray,
+        y: set | frozenset | Mapping[Hashable, bool] | Feedback,
+    ) -> None:
+        """Learn from one example: features ``x`` (a dict or a 1-D vector) and its target ``y``:
+        the set of its relevant labels (possibly empty), River's ``{label: bool}`` (relevant:
+        the labels mapped to ``True``; an absent label is irrelevant) or a
+        :class:`olboost.feedback.Feedback` object over the labels, in their order. Invalid input
+        raises before anything changes (see the class docstring)."""
         xv, names = self._check_x(x)
         feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
         if not isinstance(feedback, self._feedback_types):
@@ -292,6 +356,8 @@ class RankingLearner(OnlineLearner):
             )
         self._check_feedback(feedback)
         self._learn_vector(xv, feedback, names)
+        if isinstance(feedback, FullFeedback):
+            self._count_targets(feedback.relevant[None, :])
 
     def _check_feedback(self, feedback: Feedback) -> None:
         """Raise ``ValueError`` if ``feedback`` does not fit the model; changes nothing."""
@@ -312,6 +378,59 @@ class RankingLearner(OnlineLearner):
         s = self._scores_one(x)
         labels = self._outputs()
         return [labels[i] for i in np.argsort(-s, kind="stable")]
+
+    def predict_one(
+        self, x: Mapping | Sequence | np.ndarray, **kwargs: Any
+    ) -> dict[Hashable, bool]:
+        """River's multi-label prediction for ``x``: ``{label: bool}`` over every label.
+
+        The ``r`` labels with the highest :meth:`score_one` scores are ``True`` (ties keep label
+        order), ``r`` being :attr:`label_cardinality_` rounded half up, at least 1 and at most
+        ``k`` (1 before any example learned with its whole relevant set); a top-k booster's
+        ``r`` is its parameter ``k``. See the class docstring. Does not change the model. For
+        the top-k boosters the scores are the model's own, not the explored ranking
+        ``show_one`` displays: predicting draws nothing, so it changes no later result.
+
+        Parameters
+        ----------
+        x
+            Features: a dict or a 1-D vector, as in :meth:`learn_one`.
+        **kwargs
+            Ignored (River's ``MultiLabelClassifier.predict_one`` signature).
+
+        Returns
+        -------
+        dict
+            Label -> ``True`` (predicted relevant) or ``False``, in label order.
+        """
+        s = self._scores_one(x)
+        labels = self._outputs()
+        relevant = np.zeros(len(labels), dtype=np.bool_)
+        relevant[np.argsort(-s, kind="stable")[: self._n_predicted(len(labels))]] = True
+        return {label: bool(v) for label, v in zip(labels, relevant, strict=True)}
+
+    @property
+    def label_cardinality_(self) -> float:
+        """Mean number of relevant labels of the examples learned with their whole relevant set
+        (NaN before any, and always for the top-k boosters, which see only the labels they
+        show): the size of :meth:`predict_one`'s predictions, once rounded."""
+        n = self.__dict__.get("n_targets_", 0)
+        return self.__dict__.get("n_relevant_", 0) / n if n else math.nan
+
+    def _n_predicted(self, k: int) -> int:
+        """How many labels :meth:`predict_one` predicts relevant (see the class docstring)."""
+        cardinality = self.label_cardinality_
+        if math.isnan(cardinality):
+            return 1
+        return min(k, max(1, math.floor(cardinality + 0.5)))
+
+    def _count_targets(self, Y: np.ndarray) -> None:
+        """Count the examples learned with their whole relevant set, ``Y`` their masks
+        ``(n, k)``, and their relevant labels (``n_targets_``, ``n_relevant_``)."""
+        if Y.shape[0] == 0:
+            return
+        self.n_targets_ = self.__dict__.get("n_targets_", 0) + int(Y.shape[0])
+        self.n_relevant_ = self.__dict__.get("n_relevant_", 0) + int(np.count_nonzero(Y))
 
     def learn(self, X: Any, Y: Any) -> RankingLearner:
         """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
@@ -340,7 +459,12 @@ class RankingLearner(OnlineLearner):
                 outputs = list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
             self._start(rows.d, None, outputs)
-        return self._stream(rows, FeedbackRows(Ymask), return_scores)
+        t0 = self.t_
+        try:
+            return self._stream(rows, FeedbackRows(Ymask), return_scores)
+        finally:
+            # the rows learned, also when a later row was rejected
+            self._count_targets(Ymask[: self.t_ - t0])
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:
         """Relevant-label masks ``(n, k)``, C-contiguous booleans."""
@@ -350,22 +474,37 @@ class RankingLearner(OnlineLearner):
         return np.array([f.relevant for f in targets], dtype=np.bool_).reshape(len(targets), k)
 
     def _check_y(self, y: Any) -> np.ndarray:
+        """The relevant-label mask of a set or of River's ``{label: bool}``; raises naming the
+        first unknown label (``ValueError``) or non-bool value (``TypeError``)."""
         name = type(self).__name__
+        if isinstance(y, Mapping):
+            for label, value in y.items():
+                if not isinstance(value, bool | np.bool_):
+                    raise TypeError(
+                        f"{name}: y[{label!r}] must be a bool (True: relevant), got "
+                        f"{type(value).__name__} {value!r}"
+                    )
+            self._label_mask(y, name)  # every key must be a label, those mapped to False too
+            return self._label_mask([label for label, value in y.items() if value], name)
         if not isinstance(y, set | frozenset):
             raise TypeError(
-                f"{name}: y must be a set of relevant labels (possibly empty), "
-                f"got {type(y).__name__}"
+                f"{name}: y must be a set of relevant labels (possibly empty) or a dict "
+                f"label -> bool, got {type(y).__name__}"
             )
-        labels = self._outputs()
+        return self._label_mask(y, name)
+
+    def _label_mask(self, labels: Any, name: str) -> np.ndarray:
+        """The mask of ``labels`` (an iterable of labels); ``ValueError`` naming an unknown one."""
+        outputs = self._outputs()
         index = self._output_index()
-        mask = np.zeros(len(labels), dtype=np.bool_)
-        for label in y:
+        mask = np.zeros(len(outputs), dtype=np.bool_)
+        for label in labels:
             try:
                 mask[index[label]] = True
             except (KeyError, TypeError):
                 raise ValueError(
-                    f"{name}: unknown label {label!r}; known labels are {labels[:10]}"
-                    + (" ..." if len(labels) > 10 else "")
+                    f"{name}: unknown label {label!r}; known labels are {outputs[:10]}"
+                    + (" ..." if len(outputs) > 10 else "")
                 ) from None
         return mask
 
