@@ -36,6 +36,7 @@ bench: setup
 	$(BIN)/python benchmarks/topk.py
 	$(BIN)/python benchmarks/weak_learners.py
 	$(BIN)/python benchmarks/label_ranking.py
+	$(BIN)/python benchmarks/sweep.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -218,6 +218,11 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
         # the paper's best single tree is chosen after seeing the whole stream: an oracle
         extra["best_accuracy_in_hindsight"] = model.best_accuracy_in_hindsight_
         extra["oracle"] = True
+    curve: dict[str, Any] = {}
+    if getattr(args, "curve", False):  # per-example values, last (olboost.plots draws them)
+        from olboost.plots import curve_fields
+
+        curve = curve_fields(result)
     return {
         "algorithm": args.algorithm,
         "dataset": data.name,
@@ -226,6 +231,7 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
         **extra,
         **result.summary(),
         **_environment(),
+        **curve,
     }
 
 
@@ -234,6 +240,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from olboost import ranking_experiments
 
         if ranking_experiments.foldering_source(args.dataset) is not None:
+            if args.curve:
+                raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
             return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
     data = _load(args)
     counts = data.missing_counts()
@@ -525,7 +533,7 @@ def _add_topk_options(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from olboost import ranking_experiments, topk_experiments
+    from olboost import plots, ranking_experiments, sweep, topk_experiments
 
     parser = argparse.ArgumentParser(prog="olboost", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"olboost {__version__}")
@@ -545,6 +553,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(run)
     _add_topk_options(run)
     ranking_experiments.add_run_options(run)
+    run.add_argument(
+        "--curve",
+        action="store_true",
+        help="add the loss (or correctness) of every example, in stream order, to the JSON record "
+        "(olboost plot draws it)",
+    )
     run.set_defaults(func=_cmd_run)
 
     rep = sub.add_parser("reproduce", help="re-run a table of the papers")
@@ -571,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
     mc.set_defaults(func=_cmd_reproduce_multiclass, features=None)
     topk_experiments.add_parsers(rep_sub)
     ranking_experiments.add_parser(rep_sub)
+    plots.add_parsers(sub)  # plot
+    sweep.add_parsers(sub)  # sweep
     return parser
 
 

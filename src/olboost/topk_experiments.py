@@ -617,32 +617,28 @@ def _require_matplotlib() -> None:
         ) from None
 
 
-def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> None:
+def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
     """Fig. 1 from the record :func:`cmd_curves` writes: one curve per ``k``, mean running
-    average over the seeds with a one-standard-deviation band."""
+    average over the seeds with a one-standard-deviation band, drawn by
+    :func:`olboost.plots.figure` (as ``olboost plot``), saved to ``path``; returns the figure."""
     _require_matplotlib()
-    from matplotlib.figure import Figure
+    from olboost import plots
 
-    fig = Figure(figsize=(7.5, 4.8))
-    ax = fig.subplots()
-    for k, curve in record["curves"].items():
-        rounds = np.asarray(curve["rounds"])
-        mean, std = np.asarray(curve["mean"]), np.asarray(curve["std"])
-        (line,) = ax.plot(rounds, mean, label=f"k = {k}", linewidth=1.2)
-        ax.fill_between(rounds, mean - std, mean + std, color=line.get_color(), alpha=0.2)
-    ax.axvline(record["test_starts_after"], color="grey", linestyle=":", linewidth=1)
-    ax.set_xlabel("round (training loops, then test after the dotted line)")
-    ax.set_ylabel("running average weighted rank loss")
-    ax.set_title(
-        f"Top-k BBM on {record['dataset']} ({record['learners']} learners, rho "
+    lines = []
+    for k, c in record["curves"].items():
+        rounds, mean, std = (np.asarray(c[key]) for key in ("rounds", "mean", "std"))
+        lines.append(plots.Curve(f"k = {k}", rounds, mean, std, record["seeds"]))
+    fig = plots.figure(
+        lines,
+        xlabel="round (training loops, then test after the dotted line)",
+        ylabel="running average weighted rank loss",
+        title=f"Top-k BBM on {record['dataset']} ({record['learners']} learners, rho "
         f"{record['rho']:g}, gamma {record['gamma']:g}, {record['loops']} loops; "
         f"{record['seeds']} seeds, mean ± 1 sd)",
-        fontsize=9,
+        test_starts_after=record["test_starts_after"],
     )
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
+    return fig
 
 
 def cmd_curves(args: argparse.Namespace) -> int:

@@ -1,0 +1,185 @@
+"""Learning curves: ``olboost run --curve`` records them, ``olboost plot`` and
+``olboost.plots.plot_curves`` draw them (Agg backend, no display)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR, VFDTCommittee
+from olboost import topk_experiments as tx
+from olboost.cli import main
+from olboost.datasets import load
+from olboost.evaluate import train_test
+from olboost.plots import curves, load_records, plot_curves, running_average
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+
+def _run(tmp_path, name, *argv):
+    out = tmp_path / f"{name}.json"
+    argv = ["run", "--dataset", "emotions", "--learners", "4", "--features", "5", "--no-progress",
+            "--curve", "--output", str(out), *argv]  # fmt: skip
+    assert main(argv) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Records of ``olboost run --curve``: Ada.OLMR with seeds 1-3, OnlineBMR with seeds 1-2."""
+    tmp = tmp_path_factory.mktemp("curves")
+    records = {}
+    for seed in (1, 2, 3):
+        records[f"ada{seed}"] = _run(tmp, f"ada{seed}", "--seed", str(seed))
+    for seed in (1, 2):
+        records[f"bmr{seed}"] = _run(tmp, f"bmr{seed}", "--algorithm", "online-bmr",
+                                     "--seed", str(seed))  # fmt: skip
+    return tmp, records
+
+
+def test_run_curve_is_the_evaluation_per_example(runs):
+    _, records = runs
+    record = records["ada2"]
+    data = load("emotions")
+    result = train_test(AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=2), data.train,
+                        data.test)  # fmt: skip
+    curve = np.array(record["curve"])
+    assert record["curve_metric"] == "rank_loss"
+    assert record["curve_test_starts_after"] == 391 and curve.size == 391 + 202
+    np.testing.assert_array_equal(curve, np.concatenate([result.train_losses, result.losses]))
+    np.testing.assert_array_equal(running_average(curve), result.running_losses())
+    assert np.mean(curve[391:]) == record["rank_loss"]  # the test part is what rank_loss averages
+    # the record's other fields are those of a run without --curve
+    assert list(record)[-3:] == ["curve_metric", "curve_test_starts_after", "curve"]
+
+
+def test_run_curve_multiclass_records_correctness(tmp_path):
+    out = tmp_path / "mc.json"
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "balance", "--learners", "4",
+            "--no-progress", "--curve", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    record = json.loads(out.read_text())
+    curve = np.array(record["curve"])
+    assert record["curve_metric"] == "correct" and record["curve_test_starts_after"] == 0
+    assert set(np.unique(curve)) <= {0, 1} and curve.size == record["n_test"] == 625
+    assert np.mean(curve) == record["accuracy"]
+    fig = plot_curves([record])
+    assert fig.axes[0].get_ylabel() == "running average accuracy"
+    assert fig.axes[0].get_lines()[0].get_ydata()[-1] == pytest.approx(record["accuracy"])
+
+
+def test_drawn_lines_and_bands_are_the_records_running_averages(runs):
+    tmp, records = runs
+    fig = plot_curves(load_records([tmp]), points=None)
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label()[0] == "_"}
+    assert sorted(lines) == ["ada-olmr (3 seeds)", "online-bmr (gamma=0.1) (2 seeds)"]
+    bands = ax.collections
+    assert len(bands) == 2
+    for (label, keys), band in zip(
+        [("ada-olmr (3 seeds)", ["ada1", "ada2", "ada3"]),
+         ("online-bmr (gamma=0.1) (2 seeds)", ["bmr1", "bmr2"])],
+        bands, strict=True,
+    ):  # fmt: skip
+        # computed here from the JSON: running average of each seed, mean and sd over seeds
+        stack = np.array([np.cumsum(records[k]["curve"]) / np.arange(1, 594) for k in keys])
+        mean, sd = stack.mean(axis=0), stack.std(axis=0, ddof=1)
+        line = lines[label]
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, 594))
+        np.testing.assert_array_equal(line.get_ydata(), mean)
+        (path,) = band.get_paths()
+        n = mean.size  # fill_between: a start point, the lower edge, an end point, the upper edge
+        np.testing.assert_array_equal(path.vertices[1 : n + 1, 0], np.arange(1, 594))
+        np.testing.assert_array_equal(path.vertices[1 : n + 1, 1], mean - sd)
+        np.testing.assert_array_equal(path.vertices[n + 2 : 2 * n + 2, 1], (mean + sd)[::-1])
+        assert np.allclose(band.get_facecolor()[0][:3], matplotlib.colors.to_rgb(line.get_color()))
+    # the test split starts after the training pass: a dotted line there
+    assert any(list(v.get_xdata()) == [391, 391] for v in ax.get_lines())
+    assert ax.get_title() == "emotions"
+
+
+def test_points_keep_evenly_spread_rounds_of_the_same_curve(runs):
+    _, records = runs
+    ada = [records[k] for k in ("ada1", "ada2", "ada3")]
+    full = plot_curves(ada, points=None).axes[0].get_lines()[0]
+    some = plot_curves(ada, points=50).axes[0].get_lines()[0]
+    rounds = np.asarray(some.get_xdata())
+    assert rounds[0] == 1 and rounds[-1] == 593 and 45 <= rounds.size <= 50
+    np.testing.assert_array_equal(some.get_ydata(), np.asarray(full.get_ydata())[rounds - 1])
+
+
+def test_cli_plot_writes_the_image_and_says_the_final_values(runs, tmp_path, capsys):
+    tmp, records = runs
+    png = tmp_path / "fig.png"
+    files = [str(tmp / f"{k}.json") for k in ("ada1", "ada2", "bmr1")]
+    assert main(["plot", *files, "-o", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = capsys.readouterr().out
+    final = np.mean([running_average(records[k]["curve"])[-1] for k in ("ada1", "ada2")])
+    assert f"ada-olmr: final running average rank_loss {final:.4f}" in out
+    assert "(2 runs)" in out and "(1 runs)" in out
+
+
+def test_bad_records_are_refused_with_the_reason(runs, tmp_path, capsys):
+    tmp, records = runs
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({k: v for k, v in records["ada1"].items() if k != "curve"}))
+    assert main(["plot", str(plain), "-o", str(tmp_path / "x.png")]) == 2
+    assert "--curve" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "none.json"), "-o", str(tmp_path / "x.png")]) == 2
+    assert "none.json" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="seed 1"):  # twice the same run: cannot be seeds
+        curves([records["ada1"], records["ada1"]])
+    mc = {**records["ada1"], "curve_metric": "correct", "algorithm": "x"}
+    with pytest.raises(ValueError, match="different metrics"):
+        curves([records["ada1"], mc])
+    with pytest.raises(ValueError, match="different lengths"):
+        curves([records["ada1"], {**records["ada2"], "curve": records["ada2"]["curve"][:10]}])
+    # grouped by hand, two runs of one seed are two lines
+    two = curves([records["ada1"], {**records["ada1"]}], group_by=lambda r: str(id(r)))
+    assert len(two) == 2 and all(c.std is None for c in two)
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_run_curve_refused_on_enron_foldering(capsys):
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--curve"]
+    assert main(argv) == 2
+    assert "--curve" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_names_the_extra(runs, tmp_path, capsys, monkeypatch):
+    tmp, _ = runs
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert main(["plot", str(tmp), "-o", str(tmp_path / "x.png")]) == 2
+    assert "olboost[plot]" in capsys.readouterr().err
+    with pytest.raises(ImportError, match=r"olboost\[plot\]"):
+        plot_curves([{"curve": [0.5], "seed": 1}])
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_fig1_of_the_topk_paper_is_drawn_by_the_same_code(tmp_path):
+    """``reproduce topk-curves`` draws its record's numbers: the mean and the band of each k."""
+    rounds = [1, 5, 10]
+    record = {
+        "dataset": "yeast", "learners": 2, "rho": 0.03, "gamma": 0.4, "loops": 1, "seeds": 2,
+        "test_starts_after": 6,
+        "curves": {
+            "2": {"rounds": rounds, "mean": [0.5, 0.4, 0.3], "std": [0.1, 0.05, 0.02]},
+            "14": {"rounds": rounds, "mean": [0.6, 0.5, 0.45], "std": [0.0, 0.01, 0.03]},
+        },
+    }  # fmt: skip
+    fig = tx.plot_curves(record, tmp_path / "fig1.png")
+    assert (tmp_path / "fig1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    ax = fig.axes[0]
+    lines = [line for line in ax.get_lines() if line.get_label() in ("k = 2", "k = 14")]
+    for line, band, (k, c) in zip(lines, ax.collections, record["curves"].items(), strict=True):
+        assert line.get_label() == f"k = {k}"
+        np.testing.assert_array_equal(line.get_xdata(), rounds)
+        np.testing.assert_array_equal(line.get_ydata(), c["mean"])
+        low = band.get_paths()[0].vertices[1:4, 1]
+        np.testing.assert_array_equal(low, np.subtract(c["mean"], c["std"]))
+    assert any(list(v.get_xdata()) == [6, 6] for v in ax.get_lines())

@@ -1,0 +1,231 @@
+"""``olboost sweep``: specs, and sweeps on real local Dask clusters (no mocks): records equal to
+``olboost run``'s, reruns that skip finished tasks, a worker killed mid-sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from olboost import sweep as sw
+from olboost.cli import main
+
+SPEC = """\
+algorithms = ["ada-olmr", "topk-adaptive"]
+datasets = ["emotions"]
+seeds = 2
+[params]
+learners = 4
+features = 5
+[algorithm-params.topk-adaptive]
+loops = [1, 2]
+"""
+
+
+def _spec(tmp_path, text, name="spec.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------------------------ specs
+
+
+def test_spec_is_a_grid_in_order():
+    spec = {
+        "algorithms": ["ada-olmr", "online-bmr"],
+        "datasets": ["emotions", {"name": "yeast", "features": 10}],
+        "seeds": [3, 7],
+        "curve": True,
+        "params": {"learners": [5, 10], "features": 4},
+        "algorithm-params": {"online-bmr": {"gamma": [0.1, 0.01], "bmr-loss": "rank"}},
+    }
+    tasks = sw.tasks_from_spec(spec)
+    assert len(tasks) == 2 * 2 * 2 + 2 * 2 * 2 * 2 * 1  # ada: d x l x s; bmr: d x g x l x s
+    assert len({t.id for t in tasks}) == len(tasks)
+    assert all(t.curve for t in tasks)
+    first = tasks[0]
+    assert (first.algorithm, first.dataset, first.seed) == ("ada-olmr", "emotions", 3)
+    assert dict(first.params) == {"features": 4, "learners": 5}
+    yeast = [t for t in tasks if t.dataset == "yeast"]
+    assert {dict(t.params)["features"] for t in yeast} == {10}  # the data set's own option wins
+    bmr = [t for t in tasks if t.algorithm == "online-bmr"][0]
+    assert bmr.argv == [
+        "--algorithm", "online-bmr", "--dataset", "emotions", "--seed", "3",
+        "--bmr-loss", "rank", "--features", "4", "--gamma", "0.1", "--learners", "5",
+        "--no-progress", "--curve",
+    ]  # fmt: skip
+    # the parsed task is what olboost run parses from the same words
+    args = sw.parse_run_args(bmr.argv)
+    assert (args.bmr_loss, args.gamma, args.learners, args.curve) == ("rank", 0.1, 5, True)
+
+
+def test_task_ids_are_a_stable_hash_of_the_parameters():
+    task = sw.Task("ada-olmr", "emotions", 1, (("learners", 4),))
+    # pinned: a rerun in another process, on another machine or Python, finds the same files
+    assert task.id == "95f9d1e4bf07c411"
+    assert task.filename == "ada-olmr_emotions_seed1_95f9d1e4bf07c411.json"
+    assert sw.Task("ada-olmr", "emotions", 2, (("learners", 4),)).id != task.id
+    assert sw.Task("ada-olmr", "emotions", 1, (("learners", 5),)).id != task.id
+    path = sw.Task("ada-olmr", "data/my set.arff", 1, (("labels", "data/l.xml"),))
+    assert path.filename.startswith("ada-olmr_my-set_seed1_")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"datasets": ["emotions"]}, "'algorithms'"),
+        ({"algorithms": ["ada-olmr"]}, "'datasets'"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "seed": 1}, "unknown keys"),
+        ({"algorithms": ["nope"], "datasets": ["emotions"]}, "invalid choice: 'nope'"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "seeds": 0}, "seeds"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "seeds": [1, 1]}, "twice"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "curve": "yes"}, "curve"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learner": 3}},
+         "no option --learner"),  # argparse would take the abbreviation
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"output": "x"}},
+         "set by the sweep"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"checkpoint": "c"}},
+         "not for sweep tasks"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": []}},
+         "empty list"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"method": "x"}},
+         "invalid choice: 'x'"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
+          "algorithm-params": {"online-bmr": {"gamma": 0.1}}}, "not in algorithms"),
+        ({"algorithms": ["label-ranker"], "datasets": ["sanders-r"]}, "Enron"),
+    ],
+)  # fmt: skip
+def test_bad_specs_are_refused_before_anything_runs(spec, message):
+    with pytest.raises(ValueError, match=message):
+        sw.tasks_from_spec(spec)
+
+
+def test_cli_reports_a_bad_spec_in_one_line(tmp_path, capsys):
+    assert main(["sweep", str(_spec(tmp_path, "algorithms = [\n"))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "spec-results").exists()
+
+
+def test_summary_is_mean_and_sd_over_seeds(tmp_path):
+    tasks = sw.tasks_from_spec(
+        {"algorithms": ["ada-olmr"], "datasets": ["emotions", "yeast"], "seeds": 3}
+    )
+    losses = [0.1, 0.2, 0.4, 0.3, None, 0.5]  # one task of yeast has not finished
+    records = [None if v is None else {"rank_loss": v, "seconds": 1.0} for v in losses]
+    rows = sw.summarize(tasks, records)
+    assert [(r["dataset"], r["n"], r["seeds"]) for r in rows] == [
+        ("emotions", 3, "1 2 3"), ("yeast", 2, "1 3"),
+    ]  # fmt: skip
+    assert rows[0]["mean"] == pytest.approx(np.mean([0.1, 0.2, 0.4]))
+    assert rows[0]["sd"] == pytest.approx(np.std([0.1, 0.2, 0.4], ddof=1))
+    assert rows[1]["sd"] == pytest.approx(np.std([0.3, 0.5], ddof=1))
+    sw.write_summary_csv(rows, tmp_path / "s.csv")
+    lines = (tmp_path / "s.csv").read_text().splitlines()
+    assert lines[0] == "algorithm,dataset,metric,mean,sd,n,seeds,seconds_mean"
+    assert lines[2].startswith("ada-olmr,yeast,rank_loss,0.4,")
+
+
+# --------------------------------------------------------------------- on real clusters
+
+
+def _records(directory):
+    return {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
+
+
+def test_sweep_records_are_olboost_runs_bit_for_bit_and_a_rerun_skips_them(tmp_path, capsys):
+    pytest.importorskip("dask.distributed")
+    spec = _spec(tmp_path, SPEC)
+    results = tmp_path / "out"
+    argv = ["sweep", str(spec), "--results", str(results), "--workers", "2", "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    tasks = sw.load_spec(spec)
+    assert len(tasks) == 2 + 2 * 2
+    records = _records(results)
+    assert sorted(records) == sorted(t.filename for t in tasks)
+    for task in tasks:
+        record = records[task.filename]
+        assert record["sweep_task"]["id"] == task.id
+        assert record["sweep_task"]["argv"] == ["olboost", "run", *task.argv]
+        # the same task by olboost run, here: every field but the timings is equal
+        single = tmp_path / "single.json"
+        assert main(["run", *task.argv, "--output", str(single)]) == 0
+        alone = json.loads(single.read_text())
+        assert sw.numbers(record) == sw.numbers(alone)
+        assert set(record) - set(alone) == {"sweep_task"}
+    loops2 = [records[t.filename] for t in tasks if dict(t.params).get("loops") == 2]
+    assert all(r["loops"] == 2 and r["n_train"] == 391 for r in loops2)
+    # the summary: printed and in CSV, one row per cell, mean and sd over the two seeds
+    lines = (results / "summary.csv").read_text().splitlines()
+    header = "algorithm,dataset,features,learners,loops,metric,mean,sd,n,seeds,seconds_mean"
+    assert lines[0] == header
+    assert len(lines) == 1 + 3
+    ada = [records[t.filename]["rank_loss"] for t in tasks if t.algorithm == "ada-olmr"]
+    assert f"{np.mean(ada):.4f} ± {np.std(ada, ddof=1):.4f}" in out
+    assert lines[1].startswith(f"ada-olmr,emotions,5,4,,rank_loss,{sum(ada) / 2!r},")
+    # a rerun finds every task finished and runs nothing: the files are untouched
+    stamps = {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")}
+    assert main(argv) == 0
+    assert "all finished before" in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")} == stamps
+
+
+def test_killing_a_worker_mid_sweep_loses_no_finished_task(tmp_path, capsys):
+    """A real SIGKILL of a real worker process of a LocalCluster while the sweep runs: the
+    records already written stay as they were, the task it was running is run again elsewhere,
+    and the sweep completes with every record equal to a run here."""
+    distributed = pytest.importorskip("dask.distributed")
+    spec = _spec(tmp_path, 'algorithms = ["ada-olmr"]\ndatasets = ["emotions"]\nseeds = 8\n'
+                 "[params]\nlearners = 40\nfeatures = 5\n")  # fmt: skip
+    tasks = sw.load_spec(spec)
+    results = tmp_path / "out"
+    with sw.local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        outcome = {}
+        thread = threading.Thread(
+            target=lambda: outcome.update(
+                done=sw.run_sweep(tasks, results, client=client, log=None)
+            ),
+            daemon=True,
+        )
+        thread.start()
+        deadline = time.monotonic() + 120
+        while not list(results.glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        processing = {w: keys for w, keys in client.processing().items() if keys}
+        before = {p.name: p.read_bytes() for p in results.glob("*.json")}
+        assert before and processing, "the kill must come mid-sweep"
+        victim = sorted(processing)[0]
+        pid = client.run(os.getpid, workers=[victim])[victim]
+        os.kill(pid, signal.SIGKILL)
+        thread.join(timeout=120)
+        assert not thread.is_alive(), "the sweep did not complete within 120 s"
+        assert len(before) < len(tasks)
+        done = outcome["done"]
+        assert not done.failures and done.ran == len(tasks) and None not in done.records
+        after = {p.name: p.read_bytes() for p in results.glob("*.json")}
+        assert sorted(after) == sorted(t.filename for t in tasks)
+        assert all(after[name] == data for name, data in before.items())  # untouched
+        # the worker is gone; the nanny started another one in its place
+        workers = client.scheduler_info()["workers"]
+        assert victim not in workers
+        # every record (the re-run task's included) is the task's run here
+        for task in tasks:
+            assert sw.numbers(json.loads(after[task.filename])) == sw.numbers(
+                sw.run_task(task.argv)
+            )
+        # --scheduler: a rerun on this cluster skips them all; a new seed runs alone
+        spec.write_text(spec.read_text().replace("seeds = 8", "seeds = 9"))
+        argv = ["sweep", str(spec), "--results", str(results), "--scheduler",
+                cluster.scheduler_address]  # fmt: skip
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "9 tasks: 8 finished before, 1 to run" in out
+        assert {p.name: p.read_bytes() for p in results.glob("*.json")}.items() >= after.items()
+        assert len(list(results.glob("*.json"))) == 9
