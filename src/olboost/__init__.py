@@ -14,12 +14,15 @@ online learner, one example at a time. The public API is small:
 * linear online label rankers: :class:`LabelRanker` (Updates I, II and III of Shalev-Shwartz &
   Singer 2007, squared norm or entropy), in :mod:`olboost.rankers`;
 * :mod:`olboost.potentials` (exact boost-by-majority potentials), :mod:`olboost.datasets`,
-  :mod:`olboost.metrics`, :mod:`olboost.evaluate`.
+  :mod:`olboost.metrics`, :mod:`olboost.evaluate`;
+* :func:`save` and :func:`load`: a model to a file and back, with the format and olboost versions
+  and a digest (:mod:`olboost.checkpoint`; loading unpickles: load only files you trust).
 """
 
 from olboost import datasets, evaluate, metrics, potentials, rankers
 from olboost._version import __version__
 from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
+from olboost.checkpoint import load, save
 from olboost.feedback import FullFeedback, Impression, TopkFeedback
 from olboost.rankers import LabelRanker
 from olboost.weak import LinearCommittee, MixedCommittee, RiverCommittee, VFDTCommittee
@@ -42,7 +45,9 @@ __all__ = [
     "VFDTCommittee",
     "datasets",
     "evaluate",
+    "load",
     "metrics",
     "potentials",
     "rankers",
+    "save",
 ]

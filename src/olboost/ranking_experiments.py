@@ -50,7 +50,6 @@ the paper counts 2,489 (its count is Bekkerman et al.'s); both are printed.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -290,24 +289,64 @@ def warm_up(stream: Any, configurations: Iterable[tuple[str, str, float, float]]
     return time.perf_counter() - t0
 
 
+def stream_key(stream: Any) -> dict[str, Any]:
+    """What identifies a user's stream in the key of a cell: the user, the archive, the counts
+    and a digest of the messages' words and folders (which the header fields read change)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for part in (stream.X.indptr, stream.X.indices, stream.X.data, stream.y):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return {
+        "user": stream.user,
+        "path": str(stream.path),
+        "messages": stream.n_samples,
+        "words": stream.n_features,
+        "folders": stream.n_labels,
+        "digest": digest.hexdigest()[:20],
+    }
+
+
+def _cached_cell(
+    cache: Any, keys: dict[int, dict[str, Any]], stream: Any, *cell: Any, **options: Any
+) -> dict[str, Any]:
+    """:func:`run_cell` through a :class:`~olboost.checkpoint.CellCache` (``None``: run it)."""
+    if cache is None:
+        return run_cell(stream, *cell, **options)
+    from olboost._version import __version__
+
+    if id(stream) not in keys:
+        keys[id(stream)] = stream_key(stream)
+    complexity, update, C, margin = cell
+    key = {
+        "suite": "label-ranking", **keys[id(stream)], "complexity": complexity,
+        "update": update, "C": C, "margin": margin, **options, "olboost": __version__,
+    }  # fmt: skip
+    return cache.run(key, lambda: run_cell(stream, *cell, **options))
+
+
 def run_table(
     streams: Mapping[str, Any],
     hyperparameters: Mapping[str, tuple[float, float]] = HYPERPARAMETERS,
     *,
     fraction: float = TUNING_FRACTION,
     report: Callable[[str, dict[str, dict[str, Any]]], None] | None = None,
+    cache: Any = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Every cell of Table 1 for ``streams``: ``result[user]["<complexity> <update>"]`` is
     :func:`run_cell`'s record (with the mistakes on the tuning prefix and the held-out rest).
-    ``report(user, row)`` is called after each user."""
+    ``report(user, row)`` is called after each user. With ``cache`` (a
+    :class:`~olboost.checkpoint.CellCache`), cells finished before are read from it, and each
+    new one is stored in it when done."""
     result: dict[str, dict[str, dict[str, Any]]] = {}
+    keys: dict[int, dict[str, Any]] = {}
     for user, stream in streams.items():
         split = tuning_rows(stream, fraction)
         row = {}
         for complexity, update in COLUMNS:
             C, margin = hyperparameters[complexity]
-            row[f"{complexity} {update}"] = run_cell(
-                stream, complexity, update, C, margin, split=split
+            row[f"{complexity} {update}"] = _cached_cell(
+                cache, keys, stream, complexity, update, C, margin, split=split, seed=SEED
             )
         result[user] = row
         if report is not None:
@@ -320,14 +359,17 @@ def select_hyperparameters(
     grids: Mapping[str, Sequence[tuple[float, float]]] = GRIDS,
     fraction: float = TUNING_FRACTION,
     report: Callable[[str, float, float, float], None] | None = None,
+    cache: Any = None,
 ) -> dict[str, Any]:
     """For each complexity, the (C, margin) of ``grids`` with the lowest mean percentage of
     mistakes over the users and the three updates, each run on the first ``fraction`` of each
     user's stream only. Returns ``{"chosen": {complexity: [C, margin]}, "grid": {complexity:
     [{"C", "margin", "mean_percent", "by_update"}]}, ...}``; ``report(complexity, C, margin,
-    mean)`` is called after each pair. The first of equal means wins."""
+    mean)`` is called after each pair. The first of equal means wins. ``cache`` is as in
+    :func:`run_table`."""
     chosen: dict[str, list[float]] = {}
     table: dict[str, list[dict[str, Any]]] = {}
+    keys: dict[int, dict[str, Any]] = {}
     for complexity, pairs in grids.items():
         table[complexity] = []
         for C, margin in pairs:
@@ -336,11 +378,19 @@ def select_hyperparameters(
                 by_update[update] = float(
                     np.mean(
                         [
-                            run_cell(
-                                s, complexity, update, C, margin, rows=tuning_rows(s, fraction)
+                            _cached_cell(
+                                cache,
+                                keys,
+                                s,
+                                complexity,
+                                update,
+                                C,
+                                margin,
+                                rows=tuning_rows(s, fraction),
+                                seed=SEED,
                             )["percent"]
                             for s in streams.values()
-                        ]
+                        ]  # fmt: skip
                     )
                 )
             mean = float(np.mean(list(by_update.values())))
@@ -599,14 +649,20 @@ def _environment() -> dict[str, Any]:
     return {**environment(), "loadavg": load}
 
 
-def _write(path: str | None, record: Mapping[str, Any]) -> None:
-    if path:
-        Path(path).write_text(json.dumps(record, indent=2) + "\n")
-        print(f"wrote {path}")
+def _write(args: argparse.Namespace, record: dict[str, Any]) -> None:
+    from olboost.cli import write_record
+
+    write_record(args, record)
+    if args.output:
+        print(f"wrote {args.output}")
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``olboost reproduce label-ranking``: Table 1."""
+    from olboost.cli import cell_cache, check_output, show_progress
+
+    check_output(args.output)
+    cache = cell_cache(args, args.output, "label-ranking")
     users = list(dict.fromkeys(args.users))
     directory = data_directory(args.path, users)
     streams, load_seconds = load_streams(users, directory, args.fields)
@@ -624,7 +680,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             f"{sum(len(g) for g in GRIDS.values())} pairs x 3 updates ...",
             flush=True,
         )
-        selection = select_hyperparameters(streams, GRIDS, fraction)
+        selection = select_hyperparameters(streams, GRIDS, fraction, cache=cache)
         hyperparameters = {c: (float(v[0]), float(v[1])) for c, v in selection["chosen"].items()}
         for complexity, (C, margin) in hyperparameters.items():
             best = min(selection["grid"][complexity], key=lambda e: e["mean_percent"])
@@ -638,13 +694,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         first, [(c, u, *hyperparameters[c]) for c, u in COLUMNS]
     )  # compiled (or loaded from Numba's cache) before the clocks start
 
+    shown = show_progress(args)
+
     def progress(user: str, row: Any) -> None:
-        if not args.no_progress:
+        if shown:
             print(f"  {user} done", file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
-    result = run_table(streams, hyperparameters, report=progress)
+    result = run_table(streams, hyperparameters, report=progress, cache=cache)
     table_seconds = time.perf_counter() - t0
+    if cache.summary():
+        print(cache.summary())
     print()
     for line in format_table(result, streams, hyperparameters):
         print(line)
@@ -687,7 +747,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         "compile_seconds": compile_seconds,
         **_environment(),
     }
-    _write(args.output, record)
+    _write(args, record)
     return 0
 
 
@@ -799,7 +859,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "runs": records,
             **_environment(),
         }
-    _write(args.output, out)
+    _write(args, out)
     return 0
 
 
@@ -839,13 +899,14 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> None:
     """Add ``label-ranking`` to the ``olboost reproduce`` subcommands."""
+    from olboost.cli import HelpFormatter, add_output_options, plain_text
     from olboost.datasets.enron import ENRON_USERS
 
     p = sub.add_parser(
         "label-ranking",
         help="Shalev-Shwartz & Singer 2007, Table 1 (Enron foldering, label rankers)",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description=plain_text(__doc__.split("\n\n")[1]),
+        formatter_class=HelpFormatter,
     )
     p.add_argument(
         "--path",
@@ -861,8 +922,7 @@ def add_parser(sub: Any) -> None:
         help="re-run the choice of (C, margin) on the first 20%% of each stream and use it",
     )
     _add_fields_option(p)
-    p.add_argument("--output", help="write the results as JSON to this path")
-    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    add_output_options(p, cells=True)
     p.set_defaults(func=cmd_reproduce)
 
 

@@ -32,13 +32,15 @@ average of the weighted rank loss over the whole stream (training loops, then te
 Runs are independent jobs, one per (data set, algorithm, exploration, edge, seed), spread over
 ``--jobs`` processes (default: every core). Each job is a pure function of its parameters, so the
 results do not depend on how the jobs were scheduled; the kernels are compiled (or loaded from
-Numba's cache) once before the pool starts, and each run is timed after its own warm-up.
+Numba's cache) once before the pool starts, and each run is timed after its own warm-up. Each
+finished job is kept as a cell beside the output (``reproduce_topk.cells``, see
+:func:`olboost.cli.cell_cache`): a rerun after a crash runs only the jobs not done.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import io
 import os
 import sys
 import time
@@ -49,6 +51,8 @@ from typing import Any
 
 import numpy as np
 
+from olboost.checkpoint import atomic_write
+
 __all__ = [
     "COLUMNS",
     "CURVE_KS",
@@ -58,6 +62,7 @@ __all__ = [
     "TABLE5",
     "Job",
     "Setting",
+    "job_key",
     "run_job",
     "run_jobs",
 ]
@@ -289,26 +294,52 @@ def _worker_init() -> None:
     sys.stderr = open(os.devnull, "w")  # noqa: SIM115
 
 
+def job_key(job: Job, tmc: str | None = None) -> dict[str, Any]:
+    """What a job's result depends on, the key of its cell: its fields, the directory of the
+    large stream (for that stream) and the olboost version."""
+    from olboost._version import __version__
+
+    where = str(tmc) if job.dataset == LARGE_STREAM and tmc is not None else None
+    return {"suite": "topk", **asdict(job), "tmc": where, "olboost": __version__}
+
+
 def run_jobs(
-    jobs: Sequence[Job], n_jobs: int = 1, tmc: str | None = None, progress: bool = False
+    jobs: Sequence[Job],
+    n_jobs: int = 1,
+    tmc: str | None = None,
+    progress: bool = False,
+    cache: Any = None,
 ) -> tuple[list[dict[str, Any]], float]:
     """Run every job, ``n_jobs`` at a time in worker processes (``1``: here, one after the
     other); return their results in the order of ``jobs`` and the compile seconds spent first.
 
-    Longer jobs start first; results do not depend on the order or the number of processes."""
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)
-    results: list[dict[str, Any] | None] = [None] * len(jobs)
+    Longer jobs start first; results do not depend on the order or the number of processes.
+    With ``cache`` (a :class:`~olboost.checkpoint.CellCache`), the jobs finished before are read
+    from it, not run, and each job is stored in it as soon as it is done."""
+    from olboost.checkpoint import CellCache
+
+    cache = CellCache(None, "topk") if cache is None else cache
+    results: list[dict[str, Any] | None] = [cache.get(job_key(job, tmc)) for job in jobs]
+    cache.reused += sum(r is not None for r in results)
+    pending = [i for i in range(len(jobs)) if results[i] is None]
+    order = sorted(pending, key=lambda i: -jobs[i].cost)
+
+    def done(i: int, result: dict[str, Any]) -> None:
+        cache.computed += 1
+        results[i] = cache.put(job_key(jobs[i], tmc), result)
+        if bar is not None:
+            bar.update(1)
+
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(jobs), desc="runs", file=sys.stderr, unit="run", leave=False)
+        bar = tqdm(total=len(jobs), initial=len(jobs) - len(pending), desc="runs",
+                   file=sys.stderr, unit="run", leave=False)  # fmt: skip
     compile_s = 0.0
-    if n_jobs <= 1:
+    if n_jobs <= 1 or len(order) <= 1:
         for i in order:
-            results[i] = run_job(jobs[i], tmc)
-            if bar is not None:
-                bar.update(1)
+            done(i, run_job(jobs[i], tmc))
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -319,9 +350,7 @@ def run_jobs(
         with ProcessPoolExecutor(n_jobs, mp_context=context, initializer=_worker_init) as pool:
             futures = {pool.submit(run_job, jobs[i], tmc): i for i in order}
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                if bar is not None:
-                    bar.update(1)
+                done(futures[future], future.result())
     if bar is not None:
         bar.close()
     return results, compile_s  # type: ignore[return-value]
@@ -524,8 +553,10 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 def cmd_topk(args: argparse.Namespace) -> int:
     """``olboost reproduce topk``: Tables 1, 2 and 4."""
-    from olboost.cli import _environment
+    from olboost.cli import _environment, cell_cache, check_output, show_progress, write_record
 
+    output = Path(args.output) if args.output else _default_output("reproduce_topk.json")
+    check_output(output)
     _check_counts(args)
     n_jobs = _n_jobs(args.jobs)
     unknown = [g for g in args.gammas if not 0.0 < g < 1.0]
@@ -554,10 +585,13 @@ def cmd_topk(args: argparse.Namespace) -> int:
         + (f", learners overridden: {args.learners}" if args.learners else ""),
         flush=True,
     )
+    cache = cell_cache(args, output, "topk")
     load_start = _load_average()
     t0 = time.perf_counter()
-    results, compile_s = run_jobs(jobs, n_jobs, args.tmc, not args.no_progress)
+    results, compile_s = run_jobs(jobs, n_jobs, args.tmc, show_progress(args), cache)
     wall = time.perf_counter() - t0
+    if cache.summary():
+        print(cache.summary(), flush=True)
     warm_s = sum(r["compile_seconds"] or 0.0 for r in results)
     collected = collect(jobs, results)
     for line in format_tables(collected, args.seeds, datasets):
@@ -569,7 +603,6 @@ def cmd_topk(args: argparse.Namespace) -> int:
         f"seconds); load average at start {load_start}",
         flush=True,
     )
-    output = Path(args.output) if args.output else _default_output("reproduce_topk.json")
     record = {
         "suite": "topk",
         "k": K,
@@ -602,7 +635,7 @@ def cmd_topk(args: argparse.Namespace) -> int:
         "cpu_count": os.cpu_count(),
         **_environment(),
     }
-    output.write_text(json.dumps(record, indent=2))
+    write_record(args, record, output)
     print(f"results: {output}")
     return 0
 
@@ -637,14 +670,18 @@ def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
         f"{record['seeds']} seeds, mean ± 1 sd)",
         test_starts_after=record["test_starts_after"],
     )
-    fig.savefig(path, dpi=120)
+    image = io.BytesIO()
+    fig.savefig(image, format=Path(path).suffix.lstrip(".") or "png", dpi=120)
+    atomic_write(path, image.getvalue())
     return fig
 
 
 def cmd_curves(args: argparse.Namespace) -> int:
     """``olboost reproduce topk-curves``: Fig. 1."""
-    from olboost.cli import _environment
+    from olboost.cli import _environment, cell_cache, check_output, show_progress, write_record
 
+    output = Path(args.output) if args.output else _default_output("topk_curves.png")
+    check_output(output)
     _require_matplotlib()
     _check_counts(args)
     n_jobs = _n_jobs(args.jobs)
@@ -675,9 +712,12 @@ def cmd_curves(args: argparse.Namespace) -> int:
         for k in args.ks
         for seed in range(1, args.seeds + 1)
     ]
+    cache = cell_cache(args, output, "topk-curves")
     t0 = time.perf_counter()
-    results, compile_s = run_jobs(jobs, n_jobs, None, not args.no_progress)
+    results, compile_s = run_jobs(jobs, n_jobs, None, show_progress(args), cache)
     wall = time.perf_counter() - t0
+    if cache.summary():
+        print(cache.summary(), flush=True)
     curves: dict[str, dict[str, Any]] = {}
     for k in args.ks:
         runs = [r for job, r in zip(jobs, results, strict=True) if job.k == k]
@@ -692,7 +732,6 @@ def cmd_curves(args: argparse.Namespace) -> int:
             "test_rank_loss_std": float(np.std(finals, ddof=1)) if len(finals) > 1 else 0.0,
             "test_rank_loss_per_seed": finals,
         }
-    output = Path(args.output) if args.output else _default_output("topk_curves.png")
     record = {
         "figure": "Raman et al. 2020, Fig. 1",
         "dataset": args.dataset,
@@ -714,7 +753,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
     }
     plot_curves(record, output)
     json_path = output.with_suffix(".json")
-    json_path.write_text(json.dumps(record, indent=2))
+    write_record(args, record, json_path)
     print(f"{'k':>3}{'final running mean':>20}{'test loss ± sd':>20}")
     for k, c in curves.items():
         print(
@@ -728,12 +767,13 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add ``topk`` and ``topk-curves`` to the ``olboost reproduce`` subcommands."""
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    from olboost.cli import HelpFormatter, add_output_options, plain_text
+
     topk = sub.add_parser(
         "topk",
         help="Raman et al. 2020, Tables 1, 2 and 4 (top-k feedback)",
-        description=__doc__.split("\n\n")[1],
-        formatter_class=fmt,
+        description=plain_text(__doc__.split("\n\n")[1]),
+        formatter_class=HelpFormatter,
     )
     topk.add_argument("--seeds", type=int, default=10, help="seeds 1..N per cell")
     topk.add_argument(
@@ -768,18 +808,19 @@ def add_parsers(sub: Any) -> None:
         f"(default: {DEFAULT_TMC}, skipped if absent)",
     )
     topk.add_argument("--jobs", type=int, help="worker processes (default: every core)")
-    topk.add_argument(
-        "--output",
-        help="JSON results (default: benchmarks/results/reproduce_topk.json in the repository, "
+    add_output_options(
+        topk,
+        output="JSON results (default: benchmarks/results/reproduce_topk.json in the repository, "
         "else ./reproduce_topk.json)",
+        cells=True,
     )
-    topk.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     topk.set_defaults(func=cmd_topk)
 
     curves = sub.add_parser(
         "topk-curves",
         help="Raman et al. 2020, Fig. 1 (learning curves of Top-k BBM on yeast)",
-        formatter_class=fmt,
+        description=plain_text(__doc__.split("\n\n")[4]),
+        formatter_class=HelpFormatter,
     )
     curves.add_argument("--seeds", type=int, default=10, help="seeds 1..N per curve")
     curves.add_argument("--ks", nargs="+", type=int, default=list(CURVE_KS), help="labels shown")
@@ -797,10 +838,10 @@ def add_parsers(sub: Any) -> None:
     curves.add_argument("--learners", type=int, help="weak learners (default: Table 5's)")
     curves.add_argument("--points", type=int, default=500, help="points kept of each curve")
     curves.add_argument("--jobs", type=int, help="worker processes (default: every core)")
-    curves.add_argument(
-        "--output",
-        help="PNG path; the numbers go beside it as .json (default: "
+    add_output_options(
+        curves,
+        output="PNG path; the numbers go beside it as .json (default: "
         "benchmarks/results/topk_curves.png in the repository, else ./topk_curves.png)",
+        cells=True,
     )
-    curves.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     curves.set_defaults(func=cmd_curves)

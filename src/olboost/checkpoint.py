@@ -1,0 +1,546 @@
+"""Saving and loading models, checkpoints of long runs, and caches of finished cells.
+
+:func:`save` writes a model to a file and :func:`load` reads it back::
+
+    olboost.save(model, "model.olb")
+    model = olboost.load("model.olb")
+
+**The file.** An olboost file is a magic header (:data:`MAGIC`), a JSON header (the format
+version :data:`FORMAT_VERSION`, the olboost version that wrote it, the kind of content, the
+payload's length), the payload (a pickle) and a SHA-256 digest of everything before it. A file
+that is not olboost's, or is truncated or corrupt, or of another format version, is refused with a
+``ValueError`` that says which (naming both versions for a format mismatch) before anything is
+unpickled. A file written by another olboost version of the same format loads with a
+``UserWarning`` naming both versions: its pickle may describe classes that have changed since.
+
+**Canonical bytes.** The payload is a pickle in which NumPy arrays, scalars and dtypes are
+written by value (:func:`dumps`). The standard pickle of an array also records which arrays share
+one dtype *object*, and an array read back from a pickle carries a copy of its dtype; so a model
+that was checkpointed and resumed would pickle to different bytes from the same model trained
+without a break, although every number is the same. Here the bytes depend on the values only:
+two equal models give byte-identical files.
+
+**Atomic writes.** Every file is written to a temporary file in the same directory, flushed,
+``fsync``-ed and renamed over the target, and the directory is ``fsync``-ed
+(:func:`atomic_write`): a crash or a ``SIGKILL`` at any moment leaves either the old file or the
+new one, never a mixture. A temporary file left by a killed process is removed by the next
+:func:`remove_stale_temporaries` (``olboost run --checkpoint`` calls it).
+
+**Runs and cells.** ``olboost run --checkpoint`` writes a *run* file (:func:`save_run`): the
+model together with the evaluation's progress, so that ``--resume`` continues bit for bit;
+:func:`load` on it returns the model. ``olboost reproduce`` keeps each finished cell of a table
+in a :class:`CellCache`, one small JSON file per cell, so that a rerun skips the cells done.
+
+.. warning::
+   Loading a file unpickles it, and unpickling can run arbitrary code. Load only files you
+   trust, as with any pickle: the digest detects corruption, not tampering.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import io
+import json
+import os
+import pickle
+import platform
+import struct
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olboost._version import __version__
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MAGIC",
+    "CellCache",
+    "atomic_write",
+    "dumps",
+    "load",
+    "load_run",
+    "remove_stale_temporaries",
+    "save",
+    "save_run",
+]
+
+#: The first bytes of every olboost file (as PNG's: a non-ASCII byte, the name, and the line
+#: endings that a text-mode copy would change).
+MAGIC = b"\x89OLBOOST\r\n\x1a\n"
+
+#: Version of the file layout and of the payload's encoding. A reader refuses other versions.
+FORMAT_VERSION = 1
+
+#: Pickle protocol of the payload (part of the format).
+PICKLE_PROTOCOL = 5
+
+#: What a file holds: a model (:func:`save`) or a run checkpoint (:func:`save_run`).
+KINDS = ("model", "run")
+
+_LENGTH = struct.Struct(">I")  # length of the JSON header
+_DIGEST_BYTES = hashlib.sha256().digest_size
+_TEMPORARY_SUFFIX = ".olboost-tmp"
+
+#: Opcode of a pickle's protocol marker: how a bare pickle is recognised.
+_PICKLE_START = b"\x80"
+
+
+# --------------------------------------------------------------------------- canonical pickle
+
+
+def _array(data: bytes, dtype: str, shape: tuple[int, ...], order: str) -> np.ndarray:
+    """An array rebuilt from :func:`dumps`: a writable array owning its data, in the layout it
+    had (C or Fortran order)."""
+    flat = np.frombuffer(data, dtype=np.dtype(dtype))
+    return flat.reshape(shape, order=order).copy(order=order)
+
+
+def _object_array(items: list[Any], shape: tuple[int, ...], order: str) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out.reshape(shape, order=order).copy(order=order)
+
+
+def _scalar(dtype: str, data: bytes) -> np.generic:
+    return np.frombuffer(data, dtype=np.dtype(dtype))[0]
+
+
+def _simple(dtype: np.dtype) -> bool:
+    """A dtype fully described by its ``str`` (no fields, no sub-array, not object)."""
+    return dtype.fields is None and dtype.subdtype is None and dtype.kind not in "OV"
+
+
+class _Pickler(pickle.Pickler):
+    """Writes NumPy arrays, scalars and dtypes by value (see the module docstring)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        kind = type(obj)
+        if kind is np.ndarray:
+            order = "F" if obj.flags.f_contiguous and not obj.flags.c_contiguous else "C"
+            if _simple(obj.dtype):
+                spec = sys.intern(obj.dtype.str)
+                return _array, (obj.tobytes(order=order), spec, obj.shape, order)
+            if obj.dtype.kind == "O":
+                return _object_array, (list(obj.ravel(order=order)), obj.shape, order)
+        elif isinstance(obj, np.generic) and _simple(obj.dtype):
+            return _scalar, (sys.intern(obj.dtype.str), obj.tobytes())
+        elif isinstance(obj, np.dtype) and _simple(obj):
+            return np.dtype, (sys.intern(obj.str),)
+        return NotImplemented
+
+
+def dumps(obj: Any) -> bytes:
+    """The pickle :func:`save` writes: NumPy arrays, scalars and dtypes by value, so that equal
+    objects give equal bytes whatever their history (see the module docstring).
+
+    ``pickle.loads`` reads it (with olboost importable).
+
+    Examples
+    --------
+    >>> import pickle
+    >>> import numpy as np
+    >>> from olboost.checkpoint import dumps
+    >>> a = np.arange(3.0)
+    >>> b = pickle.loads(pickle.dumps(a))  # b's dtype is a copy, not np.float64's own object
+    >>> pickle.dumps([a, a + 1]) == pickle.dumps([b, a + 1])
+    False
+    >>> dumps([a, a + 1]) == dumps([b, a + 1])
+    True
+    """
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=PICKLE_PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask (read once: reading it means setting it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (where the platform can open a directory)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _target(path: str | os.PathLike[str]) -> Path:
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory; give the path of a file inside it", str(path))
+    return path
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
+    ``fsync``-ed, renamed over ``path``, then the directory ``fsync``-ed. Readers see the old
+    file or the new one, never a part; a crash leaves at most a temporary file named
+    ``.<name>.<pid>.*.olboost-tmp`` beside it (see :func:`remove_stale_temporaries`).
+
+    Raises ``IsADirectoryError`` if ``path`` is a directory, and any ``OSError`` of creating or
+    writing the file (a missing directory: ``FileNotFoundError``); ``path`` is unchanged then.
+    """
+    path = _target(path)
+    directory = path.parent
+    fd, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=_TEMPORARY_SUFFIX, dir=directory
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):  # mkstemp's 0600, widened to what open() would give
+                os.fchmod(f.fileno(), 0o666 & ~_umask())
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    _fsync_directory(directory)
+
+
+def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
+    was killed (those of processes no longer running); return them."""
+    path = Path(path)
+    removed = []
+    for candidate in path.parent.glob(f".{path.name}.*{_TEMPORARY_SUFFIX}"):
+        pid = candidate.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            candidate.unlink()
+            removed.append(candidate)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+# --------------------------------------------------------------------------- the file format
+
+
+def _encode(obj: Any, kind: str, what: str) -> bytes:
+    try:
+        payload = dumps(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as err:
+        raise TypeError(f"cannot save {what}: it does not pickle ({err})") from None
+    header = {
+        "format": FORMAT_VERSION,
+        "olboost": __version__,
+        "kind": kind,
+        "class": f"{type(obj).__module__}.{type(obj).__qualname__}",
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "pickle_protocol": PICKLE_PROTOCOL,
+        "payload_bytes": len(payload),
+    }
+    head = json.dumps(header, sort_keys=True).encode()
+    body = MAGIC + _LENGTH.pack(len(head)) + head + payload
+    return body + hashlib.sha256(body).digest()
+
+
+def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
+    """The header and the unpickled payload of an olboost file; ``ValueError`` for anything
+    but an intact file of this format."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory, not an olboost file", str(path))
+    data = path.read_bytes()
+    where = f"{path}"
+    if not data.startswith(MAGIC):
+        if MAGIC.startswith(data):
+            raise ValueError(f"{where}: truncated olboost file ({len(data)} bytes, no header)")
+        if data.startswith(_PICKLE_START):
+            raise ValueError(
+                f"{where}: a bare pickle, not an olboost file: olboost.load reads only files "
+                "written by olboost.save (load a pickle you trust with pickle.load)"
+            )
+        raise ValueError(f"{where}: not an olboost file (it does not start with olboost's header)")
+    start = len(MAGIC) + _LENGTH.size
+    if len(data) < start:
+        raise ValueError(f"{where}: truncated olboost file ({len(data)} bytes)")
+    (length,) = _LENGTH.unpack_from(data, len(MAGIC))
+    if len(data) < start + length:
+        raise ValueError(
+            f"{where}: truncated olboost file ({len(data)} bytes, the header alone needs "
+            f"{start + length})"
+        )
+    try:
+        header = json.loads(data[start : start + length])
+        version = header["format"]
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"{where}: corrupt olboost file (unreadable header)") from None
+    writer = header.get("olboost", "unknown") if isinstance(header, dict) else "unknown"
+    if version != FORMAT_VERSION:
+        raise ValueError(
+            f"{where}: olboost file format {version} (written by olboost {writer}) cannot be "
+            f"read by olboost {__version__}, which reads format {FORMAT_VERSION}; load it with "
+            f"olboost {writer}"
+        )
+    size = header.get("payload_bytes")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise ValueError(f"{where}: corrupt olboost file (unreadable header)")
+    expected = start + length + size + _DIGEST_BYTES
+    if len(data) < expected:
+        raise ValueError(f"{where}: truncated olboost file ({len(data)} of {expected} bytes)")
+    if len(data) > expected:
+        raise ValueError(
+            f"{where}: corrupt olboost file ({len(data) - expected} bytes after its end)"
+        )
+    body, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError(f"{where}: corrupt olboost file (SHA-256 digest mismatch)")
+    if header.get("kind") not in KINDS:
+        raise ValueError(f"{where}: corrupt olboost file (unknown kind {header.get('kind')!r})")
+    if writer != __version__:
+        warnings.warn(
+            f"{where} was written by olboost {writer}; this is olboost {__version__} (same "
+            f"file format {FORMAT_VERSION}): its classes may have changed since",
+            UserWarning,
+            stacklevel=3,
+        )
+    try:
+        obj = pickle.loads(body[start + length :])
+    except Exception as err:  # a pickle of classes this olboost does not have, or lacks
+        raise ValueError(
+            f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "
+            f"olboost {writer}, read by olboost {__version__}): {type(err).__name__}: {err}"
+        ) from None
+    return header, obj
+
+
+def save(model: Any, path: str | os.PathLike[str]) -> None:
+    """Save ``model`` to the file ``path``, atomically.
+
+    The file holds the format version, the olboost version and a digest of its content besides
+    the model (see :mod:`olboost.checkpoint`). Equal models give byte-identical files.
+
+    Parameters
+    ----------
+    model
+        Any olboost estimator, fitted or not (any object that pickles).
+    path
+        The file to write (replaced if it exists; its directory must exist).
+
+    Raises
+    ------
+    TypeError
+        If ``model`` does not pickle; nothing is written.
+    OSError
+        If the file cannot be written (``IsADirectoryError`` for a directory); ``path`` is left
+        as it was.
+
+    Warnings
+    --------
+    :func:`load` unpickles the file: load only files you trust.
+
+    Examples
+    --------
+    >>> import os, pickle, tempfile
+    >>> import olboost
+    >>> from olboost import AdaOLMR, VFDTCommittee
+    >>> from olboost.datasets import load as load_data
+    >>> data = load_data("emotions").train
+    >>> model = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=1)
+    >>> _ = model.score_then_learn(data.X[:100], data.Y[:100])
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.olb")
+    >>> olboost.save(model, path)
+    >>> again = olboost.load(path)
+    >>> bool((again.score(data.X[100:]) == model.score(data.X[100:])).all())
+    True
+    """
+    atomic_write(path, _encode(model, "model", f"a {type(model).__name__}"))
+
+
+def load(path: str | os.PathLike[str]) -> Any:
+    """Load the model saved in ``path`` by :func:`save` (or the model of a run checkpoint).
+
+    Parameters
+    ----------
+    path
+        A file written by :func:`save`, or by ``olboost run --checkpoint``.
+
+    Returns
+    -------
+    The model, as it was saved.
+
+    Raises
+    ------
+    ValueError
+        If the file is not an olboost file (a bare pickle, say), is truncated or corrupt (its
+        digest does not match), or has another format version (the message names both format
+        versions and the olboost version that wrote it). Nothing is unpickled then.
+    OSError
+        If the file cannot be read (``IsADirectoryError`` for a directory).
+
+    Warns
+    -----
+    UserWarning
+        If another olboost version wrote the file (same format).
+
+    Warnings
+    --------
+    Unpickling can run arbitrary code: load only files you trust.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import olboost
+    >>> from olboost import AdaOLMR
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.olb")
+    >>> olboost.save(AdaOLMR(learners=3, seed=7), path)
+    >>> olboost.load(path)
+    AdaOLMR(committee=None, learners=3, seed=7, ...)
+    >>> with open(path, "r+b") as f:  # one byte changed
+    ...     _ = f.seek(-40, 2)
+    ...     _ = f.write(b"?")
+    >>> olboost.load(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ...model.olb: corrupt olboost file (SHA-256 digest mismatch)
+    """
+    header, obj = _decode(path)
+    return obj["model"] if header["kind"] == "run" else obj
+
+
+def save_run(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Write a run checkpoint atomically: ``state`` holds ``"model"`` (what :func:`load`
+    returns), and whatever else continues the run (``olboost run``: the evaluation's progress
+    and the options of the run)."""
+    if "model" not in state:
+        raise ValueError("a run checkpoint holds a 'model'")
+    atomic_write(path, _encode(dict(state), "run", "the run checkpoint"))
+
+
+def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The state of a run checkpoint written by :func:`save_run` (``ValueError`` for a model
+    file or a bad file, as :func:`load`)."""
+    header, obj = _decode(path)
+    if header["kind"] != "run":
+        raise ValueError(f"{path}: an olboost {header['kind']} file, not a run checkpoint")
+    return obj
+
+
+# --------------------------------------------------------------------------- cell caches
+
+
+class CellCache:
+    """Finished cells of a long computation (one run of a table, say), one JSON file each in
+    ``directory``, so that a rerun skips them.
+
+    A cell is named by its key, a JSON-ready mapping of everything its result depends on (the
+    algorithm, the data, the seed, the parameters); its file holds the key, the olboost version
+    and the result, written atomically when the cell is done. :meth:`run` returns the stored
+    result of a cell whose file matches the key and the olboost version, and otherwise computes
+    it and stores it. Results go through JSON either way (tuples become lists), so a run and a
+    rerun give the same numbers to the last bit. A cache of ``None`` stores nothing.
+
+    The key does not see the code: after changing olboost's code without changing its version,
+    delete the directory (``olboost reproduce ... --no-cells`` ignores it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from olboost.checkpoint import CellCache
+    >>> cache = CellCache(tempfile.mkdtemp(), "demo")
+    >>> cache.run({"seed": 1}, lambda: {"loss": 0.25})
+    {'loss': 0.25}
+    >>> cache.run({"seed": 1}, lambda: {"loss": 0.5})  # finished before: not run again
+    {'loss': 0.25}
+    >>> cache.reused, cache.computed
+    (1, 1)
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None, suite: str):
+        self.directory = None if directory is None else Path(directory)
+        self.suite = suite
+        self.reused = 0
+        self.computed = 0
+        if self.directory is not None:
+            if self.directory.exists() and not self.directory.is_dir():
+                raise NotADirectoryError(
+                    20, "is not a directory (the cache of finished cells)", str(self.directory)
+                )
+            self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, key: Mapping[str, Any]) -> Path:
+        assert self.directory is not None
+        digest = hashlib.sha256(_canonical(key).encode()).hexdigest()[:20]
+        return self.directory / f"{self.suite}-{digest}.json"
+
+    def get(self, key: Mapping[str, Any]) -> Any:
+        """The stored result of the cell ``key``, or ``None``."""
+        if self.directory is None:
+            return None
+        path = self._path(key)
+        try:
+            stored = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return None  # unreadable: computed again and rewritten
+        if (
+            not isinstance(stored, dict)
+            or stored.get("format") != FORMAT_VERSION
+            or stored.get("olboost") != __version__
+            or _canonical(stored.get("key")) != _canonical(key)
+        ):
+            return None
+        return stored["result"]
+
+    def put(self, key: Mapping[str, Any], result: Any) -> Any:
+        """Store the result of the cell ``key``; return it as a rerun will read it."""
+        record = {"format": FORMAT_VERSION, "olboost": __version__, "key": key, "result": result}
+        text = json.dumps(record, indent=1)
+        if self.directory is not None:
+            atomic_write(self._path(key), text.encode())
+        return json.loads(text)["result"]
+
+    def run(self, key: Mapping[str, Any], compute: Callable[[], Any]) -> Any:
+        """The result of the cell ``key``: the stored one, or ``compute()`` stored."""
+        stored = self.get(key)
+        if stored is not None:
+            self.reused += 1
+            return stored
+        self.computed += 1
+        return self.put(key, compute())
+
+    def summary(self) -> str | None:
+        """A line saying how many cells were reused from where, or ``None`` if none were."""
+        if not self.reused:
+            return None
+        total = self.reused + self.computed
+        return (
+            f"{self.reused} of {total} cells finished before, read from {self.directory} "
+            "(not run again; delete it or pass --no-cells to recompute them)"
+        )
+
+
+def _canonical(key: Any) -> str:
+    return json.dumps(key, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,302 @@
+"""``olboost.save`` / ``olboost.load`` and resumable evaluation (issue 14, item 4).
+
+A saved file is refused with a ``ValueError`` saying why (not olboost's, truncated, corrupt, another
+format version) before anything is unpickled; equal models give byte-identical files; a resumed
+evaluation gives the bits of an uninterrupted one. The kill test of ``olboost run --checkpoint`` is
+in ``test_checkpoint_kill.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import olboost
+from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, TopkBBM, VFDTCommittee
+from olboost import checkpoint as ck
+from olboost.datasets import load as load_data
+from olboost.datasets import load_uci
+from olboost.evaluate import Progress, prequential, resumable, train_test
+
+
+@pytest.fixture(scope="module")
+def emotions():
+    return load_data("emotions")
+
+
+def _trained(emotions, rows=150):
+    model = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=3)
+    model.score_then_learn(emotions.X[:rows], emotions.Y[:rows])
+    return model
+
+
+def _parts(data: bytes) -> tuple[dict, bytes]:
+    """The header and the payload of a saved file (its layout, as the module documents it)."""
+    start = len(ck.MAGIC) + 4
+    (length,) = ck._LENGTH.unpack_from(data, len(ck.MAGIC))
+    return json.loads(data[start : start + length]), data[start + length : -32]
+
+
+def _rewrite(path, header: dict, payload: bytes) -> None:
+    """A well-formed file (digest recomputed) with the given header and payload."""
+    head = json.dumps(header, sort_keys=True).encode()
+    body = ck.MAGIC + ck._LENGTH.pack(len(head)) + head + payload
+    path.write_bytes(body + hashlib.sha256(body).digest())
+
+
+# ------------------------------------------------------------------------------ round trips
+
+
+def test_round_trip_is_bit_identical_and_continues_identically(tmp_path, emotions):
+    model = _trained(emotions)
+    path = tmp_path / "m.olb"
+    olboost.save(model, path)
+    again = olboost.load(path)
+    assert type(again) is AdaOLMR and ck.dumps(again) == ck.dumps(model)
+    # saving again gives the same bytes, and so does saving the copy
+    olboost.save(model, tmp_path / "m2.olb")
+    olboost.save(again, tmp_path / "m3.olb")
+    assert path.read_bytes() == (tmp_path / "m2.olb").read_bytes()
+    assert path.read_bytes() == (tmp_path / "m3.olb").read_bytes()
+    # both continue alike, to the last bit
+    rest = emotions.X[150:], emotions.Y[150:]
+    np.testing.assert_array_equal(model.score_then_learn(*rest), again.score_then_learn(*rest))
+    assert ck.dumps(model) == ck.dumps(again)
+    header, _ = _parts(path.read_bytes())
+    assert header["format"] == ck.FORMAT_VERSION and header["olboost"] == olboost.__version__
+    assert header["kind"] == "model" and header["class"].endswith("AdaOLMR")
+
+
+def test_canonical_bytes_do_not_depend_on_the_models_history(emotions):
+    # the standard pickle of a model resumed from a pickle differs from that of the same model
+    # trained without a break (NumPy dtype objects are shared differently); dumps does not
+    straight = _trained(emotions, rows=emotions.n_samples)
+    resumed = _trained(emotions, rows=200)
+    resumed = pickle.loads(pickle.dumps(resumed))
+    resumed.score_then_learn(emotions.X[200:], emotions.Y[200:])
+    assert pickle.dumps(straight) != pickle.dumps(resumed)
+    assert ck.dumps(straight) == ck.dumps(resumed)
+    # and what dumps wrote reads back as a standard pickle, arrays in their layout
+    arrays = {"c": np.arange(6.0).reshape(2, 3), "f": np.asfortranarray(np.ones((3, 2), int))}
+    arrays["o"] = np.array([None, "a", (1, 2)], dtype=object)
+    back = pickle.loads(ck.dumps(arrays))
+    for name, value in arrays.items():
+        assert back[name].dtype == value.dtype and back[name].flags.writeable
+        assert back[name].flags.f_contiguous == value.flags.f_contiguous
+        assert back[name].tolist() == value.tolist()
+    assert pickle.loads(ck.dumps(np.float32(1.5))) == np.float32(1.5)
+
+
+def test_a_run_checkpoint_loads_as_its_model(tmp_path, emotions):
+    model = _trained(emotions)
+    path = tmp_path / "run.olb"
+    ck.save_run({"model": model, "progress": None, "run": {"seed": 3}}, path)
+    assert ck.dumps(olboost.load(path)) == ck.dumps(model)
+    assert ck.load_run(path)["run"] == {"seed": 3}
+    olboost.save(model, tmp_path / "m.olb")
+    with pytest.raises(ValueError, match="an olboost model file, not a run checkpoint"):
+        ck.load_run(tmp_path / "m.olb")
+    with pytest.raises(ValueError, match="holds a 'model'"):
+        ck.save_run({"progress": None}, path)
+
+
+# ------------------------------------------------------------------------------ refused files
+
+
+def test_another_format_version_is_refused_naming_both_versions(tmp_path, emotions):
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions), path)
+    header, payload = _parts(path.read_bytes())
+    _rewrite(path, {**header, "format": 2, "olboost": "9.0.0"}, payload)
+    with pytest.raises(ValueError) as info:
+        olboost.load(path)
+    message = str(info.value)
+    assert "format 2 (written by olboost 9.0.0)" in message
+    assert f"olboost {olboost.__version__}, which reads format {ck.FORMAT_VERSION}" in message
+
+
+def test_another_olboost_version_of_the_same_format_loads_with_a_warning(tmp_path, emotions):
+    model = _trained(emotions)
+    path = tmp_path / "m.olb"
+    olboost.save(model, path)
+    header, payload = _parts(path.read_bytes())
+    _rewrite(path, {**header, "olboost": "0.0.1"}, payload)
+    with pytest.warns(
+        UserWarning, match=rf"olboost 0\.0\.1; this is olboost {olboost.__version__}"
+    ):
+        again = olboost.load(path)
+    assert ck.dumps(again) == ck.dumps(model)
+    # a pickle naming a class this olboost lacks: a ValueError naming both versions
+    _rewrite(path, {**header, "olboost": "0.0.1"}, payload.replace(b"AdaOLMR", b"AdaOLMQ"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=r"written by olboost 0\.0\.1, read by olboost"):
+            olboost.load(path)
+
+
+def test_a_corrupt_file_is_a_value_error_saying_so(tmp_path, emotions):
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions), path)
+    good = path.read_bytes()
+    header, _ = _parts(good)
+    for where in (len(good) // 2, len(good) - 33, len(good) - 1):  # payload, its end, digest
+        bad = bytearray(good)
+        bad[where] ^= 0x01
+        path.write_bytes(bytes(bad))
+        with pytest.raises(ValueError, match="corrupt olboost file \\(SHA-256 digest mismatch\\)"):
+            olboost.load(path)
+    path.write_bytes(good + b"\0")
+    with pytest.raises(ValueError, match="corrupt olboost file \\(1 bytes after its end\\)"):
+        olboost.load(path)
+    start = len(ck.MAGIC) + 4
+    path.write_bytes(good[:start] + b"#" + good[start + 1 :])
+    with pytest.raises(ValueError, match="corrupt olboost file \\(unreadable header\\)"):
+        olboost.load(path)
+    _rewrite(path, {**header, "payload_bytes": "many"}, _parts(good)[1])
+    with pytest.raises(ValueError, match="corrupt olboost file \\(unreadable header\\)"):
+        olboost.load(path)
+
+
+@pytest.mark.parametrize("keep", [0, 5, len(ck.MAGIC) + 2, 40, 0.5, -1])
+def test_a_truncated_file_is_a_value_error_saying_so(tmp_path, emotions, keep):
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions, rows=50), path)
+    good = path.read_bytes()
+    cut = int(len(good) * keep) if isinstance(keep, float) else keep % len(good)
+    path.write_bytes(good[:cut])
+    with pytest.raises(ValueError, match="truncated olboost file"):
+        olboost.load(path)
+
+
+def test_a_file_that_is_not_olboosts_is_refused_before_unpickling(tmp_path, emotions):
+    path = tmp_path / "m.pkl"
+    path.write_bytes(pickle.dumps(_trained(emotions, rows=20)))
+    with pytest.raises(ValueError, match="a bare pickle, not an olboost file"):
+        olboost.load(path)
+    path.write_text("hello")
+    with pytest.raises(ValueError, match="not an olboost file"):
+        olboost.load(path)
+
+
+def test_a_directory_is_refused_both_ways(tmp_path, emotions):
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        olboost.load(tmp_path)
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        olboost.save(_trained(emotions, rows=20), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(FileNotFoundError):
+        olboost.load(tmp_path / "nothing.olb")
+    with pytest.raises(FileNotFoundError):
+        olboost.save(_trained(emotions, rows=20), tmp_path / "no" / "m.olb")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_save_leaves_the_old_file(tmp_path, emotions):
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions), path)
+    before = path.read_bytes()
+    with pytest.raises(TypeError, match="cannot save a function: it does not pickle"):
+        olboost.save(lambda x: x, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.olb"]  # no temporary file left
+
+
+def test_files_get_the_usual_permissions_and_stale_temporaries_go(tmp_path, emotions):
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions, rows=20), path)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+    dead = tmp_path / ".m.olb.999999999.x1.olboost-tmp"  # a pid no process has
+    alive = tmp_path / f".m.olb.{os.getppid()}.x2.olboost-tmp"  # a running process's
+    dead.write_bytes(b"partial")
+    alive.write_bytes(b"partial")
+    assert ck.remove_stale_temporaries(path) == [dead]
+    assert alive.exists() and not dead.exists()
+
+
+# ------------------------------------------------------------------------------ resumable runs
+
+
+def _interrupted(make, streams, *, loops=1, every, stop_after):
+    """Run ``resumable`` until its ``stop_after``-th checkpoint, as a crash would stop it, then
+    resume from the saved model and progress in a fresh object; return the result."""
+    model = make()
+    saved = []
+
+    def checkpoint(progress):
+        saved.append(ck.dumps((model, progress)))
+        if len(saved) == stop_after:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, *streams, loops=loops, every=every, on_checkpoint=checkpoint)
+    model, progress = pickle.loads(saved[-1])
+    assert 0 < progress.done < progress.total
+    result = resumable(model, *streams, loops=loops, every=every, start=progress)
+    return model, result
+
+
+def _same(a, b) -> None:
+    timing = {"seconds", "seconds_train", "seconds_test", "compile_seconds"}
+    sa = {k: v for k, v in a.summary().items() if k not in timing}
+    sb = {k: v for k, v in b.summary().items() if k not in timing}
+    assert json.dumps(sa) == json.dumps(sb)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=2),
+        lambda: TopkBBM(VFDTCommittee(n_features=5), learners=4, seed=2, k=3, rho=0.1, gamma=0.2),
+        lambda: LabelRanker(update="II", seed=2),
+    ],
+    ids=["ada-olmr", "topk-bbm", "label-ranker"],
+)
+def test_a_resumed_train_test_run_equals_an_uninterrupted_one(make, emotions):
+    streams = (emotions.train, emotions.test)
+    straight = make()
+    expected = train_test(straight, *streams, loops=3)
+    model, result = _interrupted(make, streams, loops=3, every=97, stop_after=9)
+    _same(expected, result)
+    np.testing.assert_array_equal(expected.train_losses, result.train_losses)
+    np.testing.assert_array_equal(expected.losses_skip, result.losses_skip)
+    straight.__dict__.pop("model_id_", None)  # a top-k booster's random id of its impressions
+    model.__dict__.pop("model_id_", None)
+    assert ck.dumps(straight) == ck.dumps(model)
+
+
+def test_resumed_prequential_runs_equal_uninterrupted_ones(emotions):
+    make = lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=5)  # noqa: E731
+    straight = make()
+    expected = prequential(straight, emotions)
+    model, result = _interrupted(make, (emotions,), every=64, stop_after=4)
+    _same(expected, result)
+    assert ck.dumps(straight) == ck.dumps(model)
+    car = load_uci("car").shuffled(2)
+    make = lambda: AdaBoostOLM(VFDTCommittee(), learners=4, seed=2)  # noqa: E731
+    straight = make()
+    expected = prequential(straight, car)
+    model, result = _interrupted(make, (car,), every=300, stop_after=3)
+    _same(expected, result)
+    np.testing.assert_array_equal(expected.correct, result.correct)
+    assert ck.dumps(straight) == ck.dumps(model)
+
+
+def test_a_progress_that_does_not_fit_is_refused(emotions):
+    model = AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1)
+    wrong = Progress("train_test", (391, 202), 10, np.zeros(593))
+    with pytest.raises(ValueError, match="does not fit this evaluation"):
+        resumable(model, emotions.train, emotions.test, loops=2, start=wrong)
+    with pytest.raises(ValueError, match="every must be an integer >= 1"):
+        resumable(model, emotions.train, emotions.test, every=0)
+    with pytest.raises(TypeError, match="needs data sets"):
+        resumable(model, list(emotions.train), emotions.test)
+    with pytest.raises(ValueError, match="needs a test split"):
+        resumable(model, emotions, loops=2)

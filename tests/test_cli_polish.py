@@ -1,0 +1,384 @@
+"""The command line of issue 14 (item 6), its checkpoints and the finished cells of ``reproduce``
+(item 4): defaults in the help, no reStructuredText in it, every option listed only where it
+applies, outputs checked before the run, one-line errors without a traceback (any ``OSError``),
+``--json``, no progress bar in a file, ``--checkpoint``'s checks, and reruns of ``reproduce``
+that skip the cells done. Real command lines: ``olboost.cli.main`` in this process, and real
+``olboost`` processes where the terminal and the exit status matter."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+
+import pytest
+
+import olboost
+from olboost import checkpoint as ck
+from olboost.checkpoint import CellCache
+from olboost.cli import main, plain_text
+from olboost.datasets.enron import write_foldering_archive
+
+RUN = ["run", "--dataset", "emotions", "--learners", "3", "--features", "5", "--no-progress"]
+TIMINGS = {"seconds", "seconds_train", "seconds_test", "compile_seconds", "seconds_mean"}
+MARKUP = ["``", ":class:", ":func:", ":mod:", ":data:", "**", "(default: None)"]
+
+
+def _help(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as info:
+        main([*argv, "--help"])
+    assert info.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def _error(capsys, argv: list[str]) -> str:
+    """Run ``argv``, which must fail; its one line of stderr."""
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("olboost: error: "), captured.err
+    return lines[0]
+
+
+def _olboost(*argv: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "olboost", *argv], capture_output=True, text=True, timeout=300,
+        **kwargs,
+    )  # fmt: skip
+
+
+def _strip(record: dict, keys=TIMINGS) -> dict:
+    """A record without its timings, at any depth."""
+    if isinstance(record, dict):
+        return {k: _strip(v, keys) for k, v in record.items() if k not in keys}
+    if isinstance(record, list):
+        return [_strip(v, keys) for v in record]
+    return record
+
+
+# ------------------------------------------------------------------------------------ help
+
+
+def test_run_help_shows_every_default(capsys):
+    text = _help(capsys, "run")
+    for needle in [
+        "what to evaluate (default: ada-olmr)", "(default: 1)", "number N of weak learners "
+        "(default: 100)", "(default: vfdt)", "(default: 20, or all of a data set with fewer",
+        "(default: sampled)", "(default: 0.1)", "(default: hinge)", "(default: exact)",
+        "(default: logistic)", "(default: 3)", "(default: uniform)", "(default: 0.02)",
+        "(default: III)", "(default: squared)", "(default: Subject)", "(default: 1000)",
+    ]:  # fmt: skip
+        assert needle in text, needle
+    assert "(default: None)" not in text and "(default: False)" not in text
+
+
+def test_help_texts_hold_no_restructuredtext(capsys):
+    for argv in [(), ("run",), ("reproduce",), ("reproduce", "mlr"), ("reproduce", "multiclass"),
+                 ("reproduce", "topk"), ("reproduce", "topk-curves"),
+                 ("reproduce", "label-ranking")]:  # fmt: skip
+        text = _help(capsys, *argv)
+        for markup in MARKUP:
+            assert markup not in text, (argv, markup)
+    top = _help(capsys)
+    assert "online boosting for multiclass classification and multi-label ranking" in top
+    assert plain_text(":class:`~olboost.feedback.TopkFeedback` and **bold**") == (
+        "TopkFeedback and bold"
+    )
+
+
+def test_each_reproduce_suite_lists_only_its_options(capsys):
+    mlr = _help(capsys, "reproduce", "mlr")
+    for option in ["--seeds", "--datasets", "--no-bmr", "--learners", "--committee",
+                   "--features", "--predict-with", "--bmr-loss", "--method", "--output", "--json",
+                   "--cells"]:  # fmt: skip
+        assert option in mlr, option
+    for option in ["--olm-loss", "--vote", "--gamma", "--k ", "--loops", "--rho", "--update",
+                   "--checkpoint", "--reorderings", "--har"]:  # fmt: skip
+        assert option not in mlr, option
+    multiclass = _help(capsys, "reproduce", "multiclass")
+    for option in ["--reorderings", "--columns", "--har", "--learners", "--features", "--cells"]:
+        assert option in multiclass, option
+    for option in ["--committee", "--predict-with", "--bmr-loss", "--method", "--olm-loss",
+                   "--vote", "--gamma", "--seeds"]:  # fmt: skip
+        assert option not in multiclass, option
+
+
+# --------------------------------------------------------------------------- bad input, fast
+
+
+def test_outputs_are_checked_before_the_run(capsys, tmp_path):
+    line = _error(capsys, [*RUN, "--output", str(tmp_path)])
+    assert line == (
+        f"olboost: error: --output {tmp_path}: is a directory; give a file path, e.g. "
+        f"--output {tmp_path / 'results.json'}"
+    )
+    line = _error(capsys, [*RUN, "--output", str(tmp_path / "no" / "r.json")])
+    assert f"--output {tmp_path / 'no' / 'r.json'}: no such directory" in line
+    (tmp_path / "file").write_text("")
+    line = _error(capsys, [*RUN, "--output", str(tmp_path / "file" / "r.json")])
+    assert "is not a directory" in line
+    for option, name in [("--save-model", "model.olb"), ("--checkpoint", "run.olb")]:
+        line = _error(capsys, [*RUN, option, str(tmp_path)])
+        assert f"e.g. {option} {tmp_path / name}" in line
+    for suite in (["mlr"], ["multiclass"], ["topk"], ["topk-curves"], ["label-ranking"]):
+        line = _error(capsys, ["reproduce", *suite, "--output", str(tmp_path)])
+        assert f"--output {tmp_path}: is a directory" in line
+    assert list(tmp_path.iterdir()) == [tmp_path / "file"]
+
+
+def test_features_beyond_the_data_set_are_refused(capsys):
+    line = _error(capsys, [*RUN, "--features", "1000"])
+    assert "--features 1000: emotions has 72 features, so a weak learner sees at most 72" in line
+    assert "--features must be >= 1, got 0" in _error(capsys, [*RUN, "--features", "0"])
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", "emotions", "--features", "5"]
+    assert "label-ranker sees every feature" in _error(capsys, argv)
+    argv = ["reproduce", "multiclass", "--datasets", "balance", "--features", "5"]
+    assert "balance has 4 features" in _error(capsys, argv)
+
+
+def test_data_file_errors_name_the_options(capsys, tmp_path):
+    arff = tmp_path / "d.arff"
+    arff.write_text("@relation d\n")
+    argv = ["run", "--dataset", str(arff), "--labels", str(tmp_path / "missing.xml")]
+    line = _error(capsys, argv)
+    assert f"--labels {tmp_path / 'missing.xml'}: no such file" in line and "labels=" not in line
+    line = _error(capsys, ["run", "--dataset", str(arff)])
+    assert "pass --labels with its MULAN XML label file" in line and "labels=" not in line
+    argv = ["run", "--dataset", str(arff), "--labels", str(tmp_path), "--test", "t.arff"]
+    assert f"--labels {tmp_path}: is a directory" in _error(capsys, argv)
+    assert "--labels: for data files; emotions is bundled" in _error(
+        capsys, ["run", "--dataset", "emotions", "--labels", "x.xml"]
+    )
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "balance", "--test", "t.arff"]
+    assert "--test: for multi-label data" in _error(capsys, argv)
+
+
+def test_any_os_error_is_one_line(capsys, tmp_path):
+    # an OSError raised deep in a loader (a directory given as the HAR file)
+    argv = ["reproduce", "multiclass", "--datasets", "movement", "--har", str(tmp_path)]
+    assert str(tmp_path) in _error(capsys, argv)
+    ck_path = tmp_path / "run.olb"
+    ck_path.write_bytes(b"")
+    line = _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
+    assert f"--checkpoint {ck_path}: exists: pass --resume" in line
+    line = _error(capsys, [*RUN, "--checkpoint", str(ck_path), "--resume"])
+    assert f"{ck_path}: truncated olboost file (0 bytes, no header)" in line
+
+
+def test_an_error_in_a_real_process_is_one_line_on_stderr(tmp_path):
+    done = _olboost(*RUN, "--output", str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"olboost: error: --output {tmp_path}: is a directory; give a file path, e.g. "
+        f"--output {tmp_path / 'results.json'}"
+    ]
+
+
+# ------------------------------------------------------------------------- output and progress
+
+
+def test_json_prints_the_record_and_nothing_else_on_stdout(capsys, tmp_path):
+    out = tmp_path / "r.json"
+    assert main([*RUN, "--json", "--output", str(out)]) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record == json.loads(out.read_text())
+    assert record["algorithm"] == "ada-olmr" and record["n_test"] == 202
+    assert "rank loss" in captured.err  # the human line went to stderr
+
+
+def test_no_progress_bar_unless_stderr_is_a_terminal(tmp_path):
+    argv = [a for a in RUN if a != "--no-progress"]
+    done = _olboost(*argv, "--json")  # stderr is a pipe: no bar, the record on stdout
+    assert done.returncode == 0, done.stderr
+    assert "ex/s" not in done.stderr and "\r" not in done.stderr
+    assert json.loads(done.stdout)["n_train"] == 391
+    # with a terminal on stderr the bar is drawn (so the check above is not vacuous)
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 columns
+    os.set_blocking(leader, False)
+    terminal = os.fdopen(follower, "w")
+    saved, drawn = sys.stderr, b""
+    try:
+        sys.stderr = terminal
+        assert main([*argv, "--output", str(tmp_path / "r.json")]) == 0
+        terminal.flush()
+        while True:  # what the terminal received, read before it closes
+            try:
+                drawn += os.read(leader, 65536)
+            except BlockingIOError:
+                break
+    finally:
+        sys.stderr = saved
+        terminal.close()
+        os.close(leader)
+    assert b"ex/s" in drawn and b"train+test" in drawn
+
+
+# ------------------------------------------------------------------------------- checkpoints
+
+
+def test_a_checkpointed_run_equals_a_plain_one_and_resumes_when_done(capsys, tmp_path):
+    assert main([*RUN, "--loops", "2", "--output", str(tmp_path / "plain.json"),
+                 "--save-model", str(tmp_path / "plain.olb")]) == 0  # fmt: skip
+    run = tmp_path / "run.olb"
+    argv = [*RUN, "--loops", "2", "--checkpoint", str(run), "--checkpoint-every", "150",
+            "--output", str(tmp_path / "ck.json"),
+            "--save-model", str(tmp_path / "ck.olb")]  # fmt: skip
+    assert main(argv) == 0
+    plain, ours = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("plain", "ck"))
+    assert _strip(ours) == _strip(plain) and set(ours) == set(plain)
+    assert (tmp_path / "ck.olb").read_bytes() == (tmp_path / "plain.olb").read_bytes()
+    state = ck.load_run(run)
+    assert (state["progress"].done, state["progress"].total) == (984, 984)
+    assert ck.dumps(olboost.load(run)) == ck.dumps(olboost.load(tmp_path / "plain.olb"))
+    capsys.readouterr()
+    # resuming a finished run learns nothing and gives the record again
+    (tmp_path / "ck.json").unlink()
+    assert main([*argv, "--resume"]) == 0
+    assert f"resuming from {run}: 984 of 984 examples done" in capsys.readouterr().err
+    assert _strip(json.loads((tmp_path / "ck.json").read_text())) == _strip(ours)
+    assert (tmp_path / "ck.olb").read_bytes() == (tmp_path / "plain.olb").read_bytes()
+
+
+def test_checkpoint_options_are_checked(capsys, tmp_path):
+    assert "--resume: needs --checkpoint PATH" in _error(capsys, [*RUN, "--resume"])
+    line = _error(capsys, [*RUN, "--checkpoint-every", "10"])
+    assert "--checkpoint-every: needs --checkpoint PATH" in line
+    run = tmp_path / "run.olb"
+    line = _error(capsys, [*RUN, "--checkpoint", str(run), "--checkpoint-every", "0"])
+    assert "--checkpoint-every must be >= 1, got 0" in line
+    # --resume without a checkpoint yet starts from the beginning, saying so
+    assert main([*RUN, "--checkpoint", str(run), "--checkpoint-every", "300", "--resume"]) == 0
+    assert f"no checkpoint at {run} yet: starting from the beginning" in capsys.readouterr().err
+    line = _error(capsys, [*RUN[:-3], "--features", "6", "--checkpoint", str(run), "--resume"])
+    assert "holds a run with other options (features 5 there, 6 here)" in line
+    model = tmp_path / "m.olb"
+    olboost.save(olboost.AdaOLMR(learners=2), model)
+    line = _error(capsys, [*RUN, "--checkpoint", str(model), "--resume"])
+    assert "an olboost model file, not a run checkpoint" in line
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--checkpoint", "x"]
+    assert "--checkpoint: not for Enron foldering data" in _error(capsys, argv)
+
+
+# ---------------------------------------------------------------------- reproduce: cell caches
+
+
+def test_cell_cache_keys_versions_and_bad_files(tmp_path):
+    cache = CellCache(tmp_path / "cells", "demo")
+    assert cache.run({"seed": 1}, lambda: {"v": (1, 2)}) == {"v": [1, 2]}  # as a rerun reads it
+    assert cache.run({"seed": 2}, lambda: {"v": 2}) == {"v": 2}
+    assert cache.run({"seed": 1}, lambda: {"v": 3}) == {"v": [1, 2]}
+    path = next(p for p in (tmp_path / "cells").iterdir() if '"seed": 1' in p.read_text())
+    stored = json.loads(path.read_text())
+    path.write_text(json.dumps({**stored, "olboost": "0.0.0"}))  # another version: not reused
+    assert cache.run({"seed": 1}, lambda: {"v": 4}) == {"v": 4}
+    path.write_text("{")  # unreadable (a crash cannot leave one: writes are atomic): recomputed
+    assert cache.run({"seed": 1}, lambda: {"v": 5}) == {"v": 5}
+    assert (cache.reused, cache.computed) == (1, 4)
+    assert "1 of 5 cells finished before" in cache.summary()
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(NotADirectoryError):
+        CellCache(tmp_path / "plain", "demo")
+    assert CellCache(None, "demo").run({"a": 1}, lambda: 7) == 7
+
+
+def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
+    out = tmp_path / "mlr.json"
+    argv = ["reproduce", "mlr", "--seeds", "2", "--datasets", "emotions", "--learners", "3",
+            "--no-progress", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    first = json.loads(out.read_text())
+    cells = sorted((tmp_path / "mlr.cells").iterdir())
+    assert len(cells) == 10  # 2 seeds x (Ada.OLMR + OnlineBMR at 4 edges)
+    assert "finished before" not in capsys.readouterr().out
+    assert main(argv) == 0
+    assert f"10 of 10 cells finished before, read from {tmp_path / 'mlr.cells'}" in (
+        capsys.readouterr().out
+    )
+    assert json.loads(out.read_text()) == first  # the same file, to the last digit
+    for cell in cells[:3]:
+        cell.unlink()
+    assert main(argv) == 0
+    assert "7 of 10 cells finished before" in capsys.readouterr().out
+    assert _strip(json.loads(out.read_text())) == _strip(first)
+    # the rerun reads the cells: a changed one shows
+    stored = json.loads(cells[5].read_text())
+    stored["result"]["rank_loss"] = 0.5
+    cells[5].write_text(json.dumps(stored))
+    assert main(argv) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    losses = [*row["ada_olmr"]["rank_loss_per_seed"]] + [
+        v for g in row["online_bmr_by_gamma"].values() for v in g["rank_loss_per_seed"]
+    ]
+    assert losses.count(0.5) == 1
+    capsys.readouterr()
+    assert main([*argv, "--no-cells"]) == 0
+    assert "finished before" not in capsys.readouterr().out
+    assert _strip(json.loads(out.read_text())) == _strip(first)
+
+
+def test_reproduce_multiclass_and_topk_reruns_skip_finished_cells(capsys, tmp_path):
+    out = tmp_path / "mc.json"
+    argv = ["reproduce", "multiclass", "--reorderings", "2", "--datasets", "balance",
+            "--columns", "AdaOLM", "--learners", "3", "--no-progress",
+            "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    first = json.loads(out.read_text())
+    assert main(argv) == 0
+    assert "2 of 2 cells finished before" in capsys.readouterr().out
+    assert json.loads(out.read_text()) == first
+    out = tmp_path / "topk.json"
+    cells = tmp_path / "elsewhere"
+    argv = ["reproduce", "topk", "--datasets", "emotions", "--explorations", "uniform",
+            "--seeds", "2", "--loops", "1", "--learners", "2", "--gammas", "0.2", "--no-full",
+            "--jobs", "1", "--no-progress", "--output", str(out),
+            "--cells", str(cells)]  # fmt: skip
+    assert main(argv) == 0
+    first = json.loads(out.read_text())
+    assert len(list(cells.iterdir())) == 4 and not (tmp_path / "topk.cells").exists()
+    assert main(argv) == 0
+    assert "4 of 4 cells finished before" in capsys.readouterr().out
+    strip = {"wall_seconds", "compile_seconds", "loadavg_start", "loadavg_end"}
+    assert _strip(json.loads(out.read_text()), strip) == _strip(first, strip)
+    assert json.loads(out.read_text())["tables"] == first["tables"]
+
+
+def test_reproduce_label_ranking_reruns_skip_finished_cells(capsys, tmp_path):
+    mail = "Date: {} Jan 2001 10:00 +0000\nSubject: {}\n\n{}\n"
+    words = ["budget", "golf", "rain", "numbers", "sunday", "tee", "report", "meeting"]
+    folders = {
+        f"f{j}": [mail.format(1 + i % 28, f"{words[(i + j) % 8]} {words[j]}", words[i % 8])
+                  for i in range(12)]
+        for j in range(4)
+    }  # fmt: skip
+    write_foldering_archive(tmp_path / "sanders-r.mbox.tar.xz", "sanders-r", folders)
+    out = tmp_path / "t.json"
+    argv = ["reproduce", "label-ranking", "--path", str(tmp_path), "--users", "sanders-r",
+            "--no-progress", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    first = json.loads(out.read_text())
+    assert first["counts"]["sanders-r"][:2] == [48, 4]
+    assert main(argv) == 0
+    assert "6 of 6 cells finished before" in capsys.readouterr().out
+    strip = {"table_seconds", "load_seconds", "compile_seconds", "loadavg"}
+    assert _strip(json.loads(out.read_text()), strip) == _strip(first, strip)
+    assert json.loads(out.read_text())["results"] == first["results"]
+
+
+def test_json_of_a_reproduce_suite(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["reproduce", "multiclass", "--reorderings", "1", "--datasets", "balance",
+            "--columns", "OLB", "--learners", "2", "--json", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    record = json.loads(captured.out)
+    assert record["suite"] == "multiclass" and "OLB" in record["results"]["balance"]
+    assert "Table 3" in captured.err
+    assert list(tmp_path.iterdir()) == []  # no output: no file, no cells
