@@ -639,7 +639,11 @@ def run_sweep(
         argvs = [first[c].argv for c in cells]
         sizes: dict[tuple[Any, ...], tuple[int, int]] = {}
         for address in addresses:
-            got = client.run(warm_worker, argvs, workers=[address])[address]
+            # a task (not client.run, which would block the worker's event loop for as long as
+            # compiling takes); it may go elsewhere if this worker dies meanwhile
+            got = client.submit(
+                warm_worker, argvs, workers=[address], allow_other_workers=True, pure=False
+            ).result()
             outcome.warm_up_seconds[address] = got["seconds"]
             outcome.compiled[address] = got["compiled"]
             sizes = dict(zip(cells, map(tuple, got["sizes"]), strict=True))
