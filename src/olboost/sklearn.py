@@ -38,6 +38,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
         "olboost.sklearn needs scikit-learn >= 1.6 (pip install 'olboost[sklearn]'): " + str(err)
     ) from err
 
+from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
 
 __all__ = ["OnlineBoostingClassifier", "OnlineBoostingRanker"]
@@ -159,14 +160,17 @@ class _OnlineBoostingBase(BaseEstimator):
     def _check_X(self, X: Any) -> Any:
         """``X`` checked against the fit (features, names, values) as float64, C-ordered and
         writable (a read-only input is copied), or CSR."""
-        X = validate_data(
-            self,
-            X,
-            reset=False,
-            accept_sparse="csr",
-            dtype=np.float64,
-            order="C",
-            ensure_all_finite=self._finite(),
+        X = _no_overflow(
+            type(self).__name__,
+            lambda: validate_data(
+                self,
+                X,
+                reset=False,
+                accept_sparse="csr",
+                dtype=np.float64,
+                order="C",
+                ensure_all_finite=self._finite(),
+            ),
         )
         return _writable(X)
 
@@ -176,16 +180,19 @@ class _OnlineBoostingBase(BaseEstimator):
                 f"This {type(self).__name__} estimator requires y to be passed, but the target "
                 "y is None."
             )
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            reset=reset,
-            accept_sparse="csr",
-            dtype=np.float64,
-            order="C",
-            ensure_all_finite=self._finite(),
-            multi_output=multi_output,
+        X, y = _no_overflow(
+            type(self).__name__,
+            lambda: validate_data(
+                self,
+                X,
+                y,
+                reset=reset,
+                accept_sparse="csr",
+                dtype=np.float64,
+                order="C",
+                ensure_all_finite=self._finite(),
+                multi_output=multi_output,
+            ),
         )
         return _writable(X), y
 
@@ -600,6 +607,19 @@ def _check_rows(booster: OnlineLearner, X: np.ndarray) -> None:
         except ValueError as error:
             raise ValueError(f"X row {first_bad}: {error}") from None
         raise ValueError(f"X row {first_bad} is rejected by {type(committee).__name__}")
+
+
+def _no_overflow(name: str, validate: Callable[[], _T]) -> _T:
+    """``validate()`` (scikit-learn's ``validate_data``), with the ``OverflowError`` NumPy
+    raises for an integer too large for a float64 reported as the ``ValueError`` of a value
+    out of range, as the boosters report values beyond ``MAX_ABS_FEATURE``."""
+    try:
+        return validate()
+    except OverflowError as err:
+        raise ValueError(
+            f"{name}: X holds a number too large for a float64 ({err}); feature values must lie "
+            f"within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE)"
+        ) from None
 
 
 def _writable(X: Any) -> Any:

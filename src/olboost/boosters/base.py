@@ -68,6 +68,10 @@ class Booster(OnlineLearner):
         )
         self._init_state()
 
+    def _check_first(self, xv: np.ndarray) -> None:
+        # the committee's own conditions (nominal codes, the entropy's [0, 1], ...)
+        self.committee_._check_x(xv)
+
     def _predictions(self, xv: np.ndarray) -> np.ndarray:
         # predicting then learning the same x (the usual test-then-train loop) asks the
         # committee once: the predictions are cached until the model next changes.

@@ -23,6 +23,7 @@ changes no later result.
 from __future__ import annotations
 
 import math
+import numbers
 import uuid
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
@@ -72,11 +73,11 @@ class TopkBooster(RankingBooster):
                 f"{type(explore).__name__}, got {self.k}"
                 + (" (Lemma 5: pairs must be shown together)" if self.k < 2 else " (App. B.1)")
             )
-        labels = self.__dict__.get("labels_")
-        if labels is None and self.labels is not None:
-            labels = self._outputs()
+        labels = self.__dict__.get("labels_", self.labels)
         if labels is not None:
-            explore.check_k(len(labels), self.k)
+            # the number of labels, without listing range(labels) for an int
+            m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
+            explore.check_k(m, self.k)
 
     @property
     def explorer_(self) -> Exploration:
@@ -109,7 +110,7 @@ class TopkBooster(RankingBooster):
         extra = self._check_key(key)
         xv, names = self._check_x(x)
         if not self._started:
-            self._start(xv.shape[0], names)
+            self._start(xv.shape[0], names, first=xv)
         ranking, probs, explored = self._show(xv, extra)
         labels = self._outputs()
         order = tuple(labels[i] for i in ranking)

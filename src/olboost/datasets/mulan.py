@@ -90,6 +90,8 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
         parser.Parse(raw, True)
     except xml.parsers.expat.ExpatError as exc:
         raise _error(path, exc.lineno, f"malformed XML: {exc}") from None
+    except LookupError as exc:  # expat's error for an unknown encoding in the XML declaration
+        raise _error(path, 1, f"malformed XML: {exc}") from None
     if not labels:
         raise _error(path, root_line[0], f"no <label> elements in the namespace {MULAN_NAMESPACE}")
     return labels

@@ -33,6 +33,7 @@ Examples
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -67,8 +68,10 @@ class Exploration(Estimator):
         self._validate_params()
 
     def check_k(self, m: int, k: int) -> None:
-        """Raise ``ValueError`` unless ``min_k <= k <= m`` (and ``m >= 2``)."""
+        """Raise ``ValueError`` unless ``min_k <= k <= m`` (and ``m >= 2``); ``TypeError`` if
+        ``k`` is not an int."""
         name = type(self).__name__
+        _check_int(f"{name}: k", k)
         if m < 2:
             raise ValueError(f"{name}: top-k feedback needs at least 2 labels, got {m}")
         if not self.min_k <= k <= m:
@@ -91,7 +94,13 @@ class Exploration(Estimator):
     def draw(self, ranking: ArrayLike, k: int, seed: int, round: int, key: int = 0) -> np.ndarray:
         """The randomised ranking shown in round ``round`` from the deterministic ``ranking``
         (label indices, best first): a pure function of ``(seed, round, key)``, the draw a top-k
-        booster seeded with ``seed`` makes (:meth:`olboost.TopkBBM.show_one`)."""
+        booster seeded with ``seed`` makes (:meth:`olboost.TopkBBM.show_one`). ``seed`` is an
+        int ``>= 0``, ``round`` an int in ``[0, 2^63)`` and ``key`` an int in ``[0, 2^64)``
+        (``None``: 0); anything else raises ``TypeError`` or ``ValueError``."""
+        name = type(self).__name__
+        seed = _check_int(f"{name}.draw: seed", seed, 0)
+        round = _check_int(f"{name}.draw: round", round, 0, _MAX_ROUND)
+        key = 0 if key is None else _check_int(f"{name}.draw: key", key, 0, _MAX_KEY)
         r = self._ranking(ranking, k).copy()
         # uniform 0 of a round is a booster's own draw (Hedge's expert); exploration starts at 1
         K.randomise_ranking(r, k, self._scheme, float(self.rho), self._key(seed, round, key), 1)
@@ -179,6 +188,23 @@ class SingleSwapExploration(Exploration):
         else:
             explored = (K_ - 1) / (K_ * M) + (M - 1) / (M * M)
         return (1.0 - self.rho) * on_top + self.rho * explored
+
+
+_MAX_ROUND = 2**63 - 1
+_MAX_KEY = 2**64 - 1
+
+
+def _check_int(what: str, value: object, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an int, or a ``TypeError`` (not an int; a bool is not taken for one) or a
+    ``ValueError`` (outside ``[lo, hi]``) naming ``what``."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(
+            f"{what} must be in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+            f", got {value}"
+        )
+    return int(value)
 
 
 def exploration_from(exploration: Exploration | str, rho: float | None) -> Exploration:

@@ -10,6 +10,7 @@ its key for dict input, its column index otherwise.
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,8 @@ def check_outputs(value: Any) -> str | None:
     if isinstance(value, bool):
         return "must be None, an int >= 2 or a sequence of at least 2 distinct values"
     if isinstance(value, numbers.Integral):
+        if value > sys.maxsize:  # no list, array or range holds that many
+            return f"must be at most {sys.maxsize} when an int, got {value}"
         return None if value >= 2 else f"must be >= 2 when an int, got {value}"
     if isinstance(value, str) or not isinstance(value, Sequence):
         return f"must be None, an int >= 2 or a sequence, got {value!r}"
@@ -52,11 +55,39 @@ def check_outputs(value: Any) -> str | None:
 
 
 def as_floats(values: Any, what: str) -> np.ndarray:
-    """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers."""
+    """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers, a
+    ``ValueError`` if one is an integer too large for a float64 (beyond
+    :data:`MAX_ABS_FEATURE` anyway)."""
     try:
         return np.asarray(values, dtype=np.float64)
+    except OverflowError:
+        raise ValueError(
+            f"{what} must lie within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE): the number at "
+            f"{_overflowing(values)} is too large for a float64"
+        ) from None
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what} must be numbers ({err})") from None
+
+
+def _overflowing(values: Any) -> str:
+    """Where the first number too large for a float64 is in ``values`` (a vector or a matrix,
+    as nested sequences): ``feature j`` or ``row i, feature j``."""
+    try:
+        cells = np.asarray(values, dtype=object)
+    except (TypeError, ValueError):
+        return "some position"
+    for index in np.ndindex(cells.shape):
+        try:
+            float(cells[index])
+        except OverflowError:
+            if len(index) == 1:
+                return f"feature {index[0]}"
+            if len(index) == 2:
+                return f"row {index[0]}, feature {index[1]}"
+            return f"index {index}"
+        except (TypeError, ValueError):
+            continue
+    return "some position"
 
 
 def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: str) -> np.ndarray:
@@ -64,7 +95,7 @@ def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: 
 
     A key absent from ``x`` or holding ``None`` is a missing value: NaN when ``allow_missing``,
     else a ``ValueError`` naming the key. A value that is not a number is a ``TypeError`` naming
-    the key.
+    the key; an integer too large for a float64 a ``ValueError`` naming it.
     """
     out = np.empty(len(keys))
     for j, key in enumerate(keys):
@@ -82,6 +113,11 @@ def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: 
             raise TypeError(f"{who}: the value under key {key!r} must be a number, got {value!r}")
         try:
             out[j] = value
+        except OverflowError:
+            raise ValueError(
+                f"{who}: x has a value too large in magnitude for a float64 at key {key!r}: "
+                f"feature values must lie within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE)"
+            ) from None
         except (TypeError, ValueError):
             raise TypeError(
                 f"{who}: the value under key {key!r} must be a number, got {value!r}"
@@ -145,6 +181,11 @@ class Rows:
                 raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
             if X.shape[1] == 0:
                 raise ValueError(f"{name}: X has no features")
+            if not X.has_canonical_format:
+                # entries stored twice add up, as scipy reads them (X.toarray()); rows are read
+                # by assignment, which would keep the last one only. A copy: X is the caller's.
+                X = X.copy()
+                X.sum_duplicates()
             data = as_floats(X.data, f"{name}: X")
             k = _first_bad(data, allow_missing)
             if k is not None:

@@ -159,10 +159,13 @@ class OnlineLearner(Estimator):
         n_features: int,
         feature_names: list[Hashable] | None,
         outputs: list[Hashable] | None = None,
+        first: np.ndarray | None = None,
     ) -> None:
         """Fix the outputs (``outputs``, or those of :meth:`_outputs`), the seed and the
-        features on the first example; then :meth:`_init_state`. Parameters are checked first;
-        a start that fails leaves the learner as it was."""
+        features on the first example; then :meth:`_init_state`, and check the first example
+        ``first`` (if given) against what was created (:meth:`_check_first`). Parameters are
+        checked first; a start that fails, or whose first example is rejected, leaves the
+        learner as it was."""
         self._check_params()
         before = dict(self.__dict__)
         try:
@@ -174,6 +177,8 @@ class OnlineLearner(Estimator):
             self.n_features_in_ = n_features
             self.feature_names_in_ = feature_names
             self._init_model()
+            if first is not None:
+                self._check_first(first)
         except BaseException:
             # a start that fails (e.g. a committee parameter that does not fit the data) leaves
             # the learner as it was, not half started
@@ -187,9 +192,14 @@ class OnlineLearner(Estimator):
         committee first."""
         self._init_state()
 
+    def _check_first(self, xv: np.ndarray) -> None:
+        """Raise, changing nothing, if the model just started would reject the checked vector
+        ``xv`` (e.g. a booster's committee, on a nominal code it does not know), so that a
+        rejected first example does not leave the model started. Nothing by default."""
+
     def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
         if not self._started:
-            self._start(xv.shape[0], names)
+            self._start(xv.shape[0], names, first=xv)
         self._learn_row(xv, target)
 
     def _scores_one(self, x: Any) -> np.ndarray:
@@ -458,7 +468,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
             if self.labels is None and "labels_" not in self.__dict__:
                 outputs = list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs)
+            self._start(rows.d, None, outputs, first=rows.row(0))
         t0 = self.t_
         try:
             return self._stream(rows, FeedbackRows(Ymask), return_scores)
@@ -607,7 +617,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
                 self._check_params()
                 return np.empty((0, len(self._outputs()))) if return_scores else None
             # the classes are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs)
+            self._start(rows.d, None, outputs, first=rows.row(0))
         return self._stream(rows, codes, return_scores)
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:

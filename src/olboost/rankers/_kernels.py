@@ -25,6 +25,7 @@ the exact recomputations are as rare as large cumulative losses of a label's wei
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numba
@@ -240,10 +241,12 @@ def _update_three(
     sr: float,
     sq: float,
     sc: Scratch,
-) -> tuple[bool, float]:
+) -> tuple[bool, float, bool]:
     """Update III (eq. 10-11) once the scores ``sc.s`` (and, under the entropy, the masses
     ``sc.Q``, ``sc.R``) are known; ``sr``, ``sq``: the lowest relevant and highest irrelevant
-    scores. Returns whether the weights moved and ``sum_{y in Y} alpha_y``.
+    scores. Returns whether the weights moved, ``sum_{y in Y} alpha_y`` and whether the
+    interior point method gave a finite solution (if not, nothing moved: an example or
+    parameters of extreme scale broke its arithmetic down, see :func:`trial`).
 
     Only the labels in a pair that violates the margin enter the solver: a relevant label
     scoring at least ``sq + gamma`` or an irrelevant one at most ``sr - gamma`` has
@@ -278,6 +281,9 @@ def _update_three(
         work,
     )  # fmt: skip
     st.pdip_hist[its] += 1
+    for i in range(n):
+        if not math.isfinite(alpha[i]):
+            return False, 0.0, False
     changes = sc.changes
     if st.entropy:
         for i in range(n):
@@ -292,8 +298,10 @@ def _update_three(
             gain += gamma * alpha[i]
             mass += alpha[i]
         gain -= changes[i]
+    if not math.isfinite(gain):
+        return False, 0.0, False
     if gain <= 0.0:  # the optimum is within the solver's tolerance of no move
-        return False, 0.0
+        return False, 0.0, True
     # eq. 6, feature by feature (the labels of a feature are contiguous in theta)
     act = sc.act
     for p in range(idx.shape[0]):
@@ -304,7 +312,7 @@ def _update_three(
     if st.entropy:
         for i in range(n):
             _advance_norm(st, act[i], changes[i])
-    return True, mass
+    return True, mass, True
 
 
 @numba.njit(cache=True)
@@ -358,8 +366,13 @@ def trial(
         for p in range(val.shape[0]):
             norm2 += val[p] * val[p]
     if update == 3:
-        updated, mass = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
-        return mistake, updated, mass
+        updated, mass, solved = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
+        if solved:
+            return mistake, updated, mass
+        # The interior point method broke down in floating point (e.g. a feature near
+        # MAX_ABS_FEATURE squares beyond the float range in its residuals): the example gets
+        # Update II's step on the most violated pair instead, a feasible point of eq. 11 that
+        # raises the dual as Update II does.
     Q, R = sc.Q, sc.R
     if entropy:
         label_masses(st.theta, st.log_norm, idx, sc.grp, m, r, Q, R)

@@ -122,7 +122,12 @@ def _slopes(
             f2[r] = h2
 
 
-@numba.njit(cache=True)
+# error_model="numpy": a division by zero gives an infinity or NaN, as in NumPy, instead of
+# raising; on a problem of extreme scale (a feature near MAX_ABS_FEATURE, a margin or budget
+# near the float limits) the method's arithmetic can break down, and the caller
+# (:func:`olboost.rankers._kernels._update_three`) then sees a non-finite solution and falls
+# back to Update II. Finite arithmetic is unchanged.
+@numba.njit(cache=True, error_model="numpy")
 def pdip(
     y: np.ndarray,
     gamma: float,
@@ -140,7 +145,8 @@ def pdip(
     work: np.ndarray,
 ) -> int:
     """Solve eq. 11 for one example by the PDIP of eq. 12-20; ``alpha[:k]`` receives the
-    solution (``alpha[k]``: the slack). Returns the number of iterations.
+    solution (``alpha[k]``: the slack; not finite if the arithmetic broke down). Returns the
+    number of iterations.
 
     ``y``: relevant-label mask (neither empty nor full); ``s``: the scores ``<w_y, x>`` and
     ``norm2 = ||x||^2`` (squared norm), or ``Q``, ``R``, ``vals``, ``m`` the entropy masses
