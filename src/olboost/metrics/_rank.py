@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from olboost.losses.pairwise import _rank_loss_one, rank_loss_mask
+from olboost.online.inputs import relevant_in_mapping
 
 __all__ = ["rank_loss", "rank_loss_mask"]
 
@@ -97,14 +98,8 @@ def _labelled(scores: Mapping[Hashable, float], relevant: object) -> tuple[np.nd
     s = _as_scores([scores[label] for label in labels])
     index = {label: i for i, label in enumerate(labels)}
     if isinstance(relevant, Mapping):
-        for label, value in relevant.items():
-            if not isinstance(value, bool | np.bool_):
-                raise TypeError(
-                    f"relevant[{label!r}] must be a bool (True: relevant), got "
-                    f"{type(value).__name__} {value!r}"
-                )
+        chosen = set(relevant_in_mapping(relevant, "relevant"))
         keys = list(relevant)
-        chosen = {label for label, value in relevant.items() if value}
     elif isinstance(relevant, Set):
         keys = list(relevant)
         chosen = set(relevant)

@@ -241,3 +241,15 @@ class FeedbackRows(Sequence):
         if isinstance(i, slice):
             return FeedbackRows(self.Y[i])
         return FullFeedback(self.Y[i])
+
+
+def relevant_in_mapping(y: Mapping, what: str) -> list[Hashable]:
+    """The labels River's multi-label target ``y`` (``{label: bool}``) maps to True, in its order;
+    ``TypeError`` naming ``what[label]`` for a value that is not a bool (``1`` is not True)."""
+    for label, value in y.items():
+        if not isinstance(value, bool | np.bool_):
+            raise TypeError(
+                f"{what}[{label!r}] must be a bool (True: relevant), got "
+                f"{type(value).__name__} {value!r}"
+            )
+    return [label for label, value in y.items() if value]

@@ -49,6 +49,7 @@ from olboost.online.inputs import (
     check_outputs,
     check_values,
     dict_values,
+    relevant_in_mapping,
 )
 
 __all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
@@ -488,14 +489,9 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         first unknown label (``ValueError``) or non-bool value (``TypeError``)."""
         name = type(self).__name__
         if isinstance(y, Mapping):
-            for label, value in y.items():
-                if not isinstance(value, bool | np.bool_):
-                    raise TypeError(
-                        f"{name}: y[{label!r}] must be a bool (True: relevant), got "
-                        f"{type(value).__name__} {value!r}"
-                    )
+            relevant = relevant_in_mapping(y, f"{name}: y")
             self._label_mask(y, name)  # every key must be a label, those mapped to False too
-            return self._label_mask([label for label, value in y.items() if value], name)
+            return self._label_mask(relevant, name)
         if not isinstance(y, set | frozenset):
             raise TypeError(
                 f"{name}: y must be a set of relevant labels (possibly empty) or a dict "
