@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup run test bench lint clean clean-cache
+.PHONY: setup run test bench e2e lint clean clean-cache
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,serve]"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -37,6 +37,15 @@ bench: setup
 	$(BIN)/python benchmarks/weak_learners.py
 	$(BIN)/python benchmarks/label_ranking.py
 	$(BIN)/python benchmarks/sweep.py
+	$(BIN)/python benchmarks/serve.py
+
+# The status page of olboost serve in a real headless browser: Debian's Chromium (installed when
+# missing and run as root) driven by Playwright's Python API; nothing is downloaded by Playwright.
+e2e: setup
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; fi
+	$(BIN)/python -m pip install --quiet "playwright>=1.40"
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_serve_browser.py
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

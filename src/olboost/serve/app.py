@@ -1,0 +1,290 @@
+"""The HTTP layer of ``olboost serve``: a Starlette application on uvicorn.
+
+**Why Starlette rather than FastAPI.** FastAPI is Starlette plus pydantic models, dependency
+injection and generated OpenAPI pages. None of it would carry its weight here: the bodies are
+three small JSON objects whose checks (a feature vector of the schema's width, finite numbers,
+labels of the model, clicked labels among those shown, an impression not yet answered) need the
+model and the log, so they live in :mod:`olboost.serve.service` whatever the framework, with
+messages of our own; pydantic would add a second, differently worded layer of validation and its
+import and per-request cost on a 2-core machine whose load target is 600 requests a second with
+the model learning beside them. Starlette alone is the routing, the request and response objects
+and the lifespan hooks, over any ASGI server; uvicorn (with uvloop and httptools when installed)
+is the server.
+
+Endpoints (bodies and answers are JSON):
+
+* ``POST /rank`` ``{"features": [...] | {...}, "key"?: int, "ranking"?: bool, "scores"?: bool}``
+  -> ``{"impression", "labels", "round", "expires", "ranking"?, "scores"?}``;
+* ``POST /feedback`` (bearer token) ``{"impression", "clicked": [...], "feedback_id"?, "wait"?}``
+  -> ``{"feedback_id", "seq", "duplicate"}``;
+* ``GET /health``, ``GET /metrics`` (Prometheus text), ``GET /series`` (the status page's data),
+  ``GET /`` (the status page);
+* ``POST /admin/checkpoint`` and ``GET /admin/model`` (bearer token): write a checkpoint now; the
+  model's digest after every committed feedback is learned.
+
+:func:`create_app` builds the application (the ASGI app factory: tests and embedding start it
+with any ASGI server); :func:`run` serves it with uvicorn on ``127.0.0.1`` by default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import os
+import socket
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from olboost.serve.page import STATUS_PAGE
+from olboost.serve.service import RequestError, Service
+
+__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "create_app", "run"]
+
+#: Largest request body accepted, in bytes (a feature vector of some ten thousand numbers).
+DEFAULT_MAX_BODY = 256 * 1024
+
+#: The interpreter's thread switch interval in the server (seconds; Python's default is 0.005).
+SWITCH_INTERVAL = 0.0005
+
+#: Environment variable holding the bearer token of the write endpoints.
+TOKEN_ENV = "OLBOOST_SERVE_TOKEN"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number (send finite numbers)")
+
+
+async def _body(request: Request, limit: int) -> Any:
+    """The request's JSON body, read up to ``limit`` bytes: 415 if it does not say it is JSON,
+    413 past the limit (declared or streamed), 400 if it is not JSON."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";")[0].strip().lower() != "application/json":
+        raise RequestError(
+            415, f"send JSON with Content-Type: application/json, not {content_type!r}"
+        )
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.isdigit():
+            raise RequestError(400, f"bad Content-Length {declared!r}")
+        if int(declared) > limit:
+            raise RequestError(413, f"the body is {declared} bytes; the limit is {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise RequestError(413, f"the body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks), parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise RequestError(400, f"malformed JSON: {err}") from None
+
+
+def _error(err: RequestError) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="olboost"'} if err.status == 401 else None
+    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
+
+
+def create_app(
+    service: Service,
+    *,
+    token: str,
+    max_body: int = DEFAULT_MAX_BODY,
+    protect_rank: bool = False,
+    on_ready: Callable[[], None] | None = None,
+) -> Starlette:
+    """The ASGI application serving ``service``.
+
+    The service is started (recovered from its store) when the server starts the application
+    (its lifespan), before the first request, and closed (every committed feedback learned, a
+    last checkpoint) when the server stops.
+
+    Parameters
+    ----------
+    service
+        The service, not started yet.
+    token
+        The bearer token of ``/feedback`` and ``/admin/*`` (and ``/rank`` with
+        ``protect_rank``), compared in constant time.
+    max_body
+        Largest request body in bytes (413 beyond).
+    protect_rank
+        Whether ``/rank`` also needs the token (it writes the log, not the model).
+    on_ready
+        Called once the service has started, before the first request is served.
+    """
+    if not token:
+        raise ValueError("the bearer token must not be empty")
+    expected = token.encode()
+
+    def authorise(request: Request) -> None:
+        header = request.headers.get("authorization")
+        if header is None:
+            raise RequestError(
+                401, "this endpoint needs a bearer token (Authorization: Bearer ...)"
+            )
+        scheme, _, given = header.partition(" ")
+        # compare_digest: the time taken does not tell how much of a guess was right
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+            raise RequestError(401, "invalid bearer token")
+
+    def endpoint(
+        name: str, handler: Callable[[Request], Awaitable[Response]], write: bool = False
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def wrapped(request: Request) -> Response:
+            try:
+                if write:
+                    authorise(request)
+                response = await handler(request)
+            except RequestError as err:
+                response = _error(err)
+            service.stats.request(name, response.status_code)
+            return response
+
+        return wrapped
+
+    async def rank(request: Request) -> Response:
+        body = await _body(request, max_body)
+        response, logged = service.rank(body)
+        await asyncio.wrap_future(logged)
+        return JSONResponse(response)
+
+    async def feedback(request: Request) -> Response:
+        body = await _body(request, max_body)
+        result = await asyncio.wrap_future(service.feedback(body))
+        if result.pop("wait"):
+            await asyncio.wrap_future(service.learned_future(result["seq"]))
+        return JSONResponse(result)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse(service.health())
+
+    async def metrics(request: Request) -> Response:
+        return PlainTextResponse(service.metrics(), media_type="text/plain; version=0.0.4")
+
+    async def series(request: Request) -> Response:
+        return JSONResponse(service.series())
+
+    async def status_page(request: Request) -> Response:
+        return HTMLResponse(STATUS_PAGE)
+
+    async def checkpoint(request: Request) -> Response:
+        seq = await asyncio.wrap_future(service.checkpoint_now())
+        return JSONResponse({"checkpoint_seq": seq})
+
+    async def model_digest(request: Request) -> Response:
+        # digesting pickles the whole model: off the event loop
+        return JSONResponse(await asyncio.to_thread(service.model_digest))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await asyncio.to_thread(service.start)
+        if on_ready is not None:
+            on_ready()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(service.close)
+
+    routes = [  # the two busy endpoints first: Starlette tries the routes in order
+        Route("/rank", endpoint("/rank", rank, write=protect_rank), methods=["POST"]),
+        Route("/feedback", endpoint("/feedback", feedback, write=True), methods=["POST"]),
+        Route("/", endpoint("/", status_page), methods=["GET"]),
+        Route("/health", endpoint("/health", health), methods=["GET"]),
+        Route("/metrics", endpoint("/metrics", metrics), methods=["GET"]),
+        Route("/series", endpoint("/series", series), methods=["GET"]),
+        Route(
+            "/admin/checkpoint", endpoint("/admin/checkpoint", checkpoint, True), methods=["POST"]
+        ),
+        Route("/admin/model", endpoint("/admin/model", model_digest, True), methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+def read_token(store: str | os.PathLike[str], token_file: str | os.PathLike[str] | None) -> str:
+    """The bearer token: the file ``token_file``, else :data:`TOKEN_ENV`, else ``STORE/token``
+    (generated on first use, readable by its owner only). Surrounding whitespace is dropped."""
+    if token_file is not None:
+        token = Path(token_file).read_text().strip()
+        if not token:
+            raise ValueError(f"--token-file {token_file}: the file is empty")
+        return token
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return token
+    path = Path(store) / "token"
+    if not path.exists():
+        import secrets
+
+        Path(store).mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32) + "\n")
+        print(f"olboost serve: generated a bearer token in {path}", file=sys.stderr)
+    return path.read_text().strip()
+
+
+def run(
+    service: Service,
+    *,
+    token: str,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_body: int = DEFAULT_MAX_BODY,
+    protect_rank: bool = False,
+    ready_file: str | os.PathLike[str] | None = None,
+) -> None:
+    """Serve ``service`` with uvicorn until SIGINT or SIGTERM.
+
+    The socket is bound before the service starts (``port=0`` picks a free port); once the
+    service is ready, the address is printed on stdout and, with ``ready_file``, written to that
+    file (``http://HOST:PORT``), atomically.
+    """
+    import uvicorn
+
+    # The model's kernels hold the GIL: a thread that wants it waits until the holder's switch
+    # interval (5 ms by default) runs out. Requests wait on several such hand-overs (event loop,
+    # log writer, learner), so a shorter interval cuts their latency (see benchmarks/serve.py).
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    # listening before the (possibly long) recovery: early clients wait in the backlog
+    sock.listen(2048)
+    bound = sock.getsockname()[1]
+    url = f"http://{host if family == socket.AF_INET else f'[{host}]'}:{bound}"
+
+    def ready() -> None:
+        print(f"olboost serve: listening on {url} (store {service.path})", flush=True)
+        if ready_file is not None:
+            from olboost.checkpoint import atomic_write
+
+            atomic_write(ready_file, url.encode())
+
+    app = create_app(
+        service, token=token, max_body=max_body, protect_rank=protect_rank, on_ready=ready
+    )
+    extras: dict[str, Any] = {}
+    with contextlib.suppress(ImportError):
+        import uvloop  # noqa: F401
+
+        extras["loop"] = "uvloop"
+    with contextlib.suppress(ImportError):
+        import httptools  # noqa: F401
+
+        extras["http"] = "httptools"
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=10,
+        **extras,
+    )  # fmt: skip
+    uvicorn.Server(config).run(sockets=[sock])

@@ -1,0 +1,183 @@
+"""``olboost serve`` and ``olboost simulate``: their parsers and commands.
+
+Building the parsers imports nothing of the ``serve`` extra (Starlette, uvicorn), so that
+``olboost --help`` works without it; running either command without the extra is one line,
+``olboost: error: ... pip install 'olboost[serve]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_parsers"]
+
+_MISSING_EXTRA = "olboost serve needs the serve extra: pip install 'olboost[serve]' ({})"
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The service configuration of the options, or ``None`` to use the store's."""
+    from olboost.serve.service import ServiceConfig
+
+    if args.dataset is None and args.labels is None:
+        return None
+    if args.dataset is not None and args.labels is not None:
+        raise ValueError("--dataset and --labels: give one (the schema of a data set, or labels)")
+    if args.dataset is not None:
+        from olboost.datasets import load
+
+        data = load(args.dataset)
+        labels, n_features = list(data.label_names), data.X.shape[1]
+        names = list(data.feature_names)
+    else:
+        labels = [label.strip() for label in args.labels.split(",")]
+        if args.n_features is None:
+            raise ValueError("--labels needs --n-features")
+        n_features, names = args.n_features, None
+    return ServiceConfig(
+        algorithm=args.algorithm, labels=tuple(labels), n_features=n_features,
+        feature_names=None if names is None else tuple(names), learners=args.learners,
+        seed=args.seed, k=args.k, exploration=args.exploration, rho=args.rho, gamma=args.gamma,
+        features=args.features,
+    )  # fmt: skip
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from olboost.serve.app import read_token, run
+    except ImportError as err:
+        raise ImportError(_MISSING_EXTRA.format(err)) from None
+    from olboost.serve.service import Service
+
+    if args.max_body < 1:
+        raise ValueError(f"--max-body must be >= 1, got {args.max_body}")
+    service = Service(
+        args.store, _config(args), checkpoint_every=args.checkpoint_every,
+        impression_ttl=args.impression_ttl, synchronous=args.sync,
+    )  # fmt: skip
+    token = read_token(args.store, args.token_file)
+    run(
+        service, token=token, host=args.host, port=args.port, max_body=args.max_body,
+        protect_rank=args.protect_rank, ready_file=args.ready_file,
+    )  # fmt: skip
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from olboost.cli import check_output, write_record
+    from olboost.datasets import load
+    from olboost.serve.app import TOKEN_ENV
+    from olboost.serve.simulate import simulate
+
+    check_output(args.output)
+    token = None
+    if args.token_file is not None:
+        with open(args.token_file) as f:
+            token = f.read().strip()
+    else:
+        token = os.environ.get(TOKEN_ENV) or None
+    data = load(args.dataset)
+    report = simulate(
+        args.url, data, token=token, k=args.k, loops=args.loops, concurrency=args.concurrency,
+        delay=args.delay, drop=args.drop, seed=args.seed, key=args.key, wait=args.wait,
+        limit=args.limit,
+    )  # fmt: skip
+    record = {"url": args.url, "dataset": args.dataset, "loops": args.loops, **report.record()}
+    r, f = record["rank_latency_ms"], record["feedback_latency_ms"]
+    print(
+        f"{record['examples']} users, {record['pairs']} rank+feedback pairs in "
+        f"{record['seconds']:.1f} s: {record['pairs_per_second']:.0f} pairs/s; /rank p50 "
+        f"{r['p50'] or 0:.1f} ms p99 {r['p99'] or 0:.1f} ms; /feedback p50 {f['p50'] or 0:.1f} ms "
+        f"p99 {f['p99'] or 0:.1f} ms; test rank loss {record['test_rank_loss']:.4f}"
+        + (f"; errors {json.dumps(record['errors'])}" if record["errors"] else "")
+    )
+    write_record(args, record)
+    return 1 if record["errors"] else 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``serve`` and ``simulate`` to the ``olboost`` subcommands."""
+    from olboost.cli import HelpFormatter, add_output_options
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve a learning top-k ranker over HTTP (needs the serve extra)",
+        description="Serve a ranking booster over HTTP: POST /rank shows the top k labels of "
+        "an impression, POST /feedback (bearer token) learns from its clicks, GET /health, "
+        "/metrics (Prometheus) and / (status page). Every impression and feedback is in "
+        "STORE/log.sqlite before it is acknowledged; the model is checkpointed every "
+        "--checkpoint-every feedbacks, and a restart recovers it exactly. A new store needs "
+        "--dataset (its labels and features) or --labels and --n-features; an existing one "
+        "keeps its settings.",
+        formatter_class=HelpFormatter,
+    )
+    serve.add_argument("--store", required=True, help="directory of the log and checkpoints")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind")
+    serve.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    serve.add_argument("--dataset", help="take labels and features from this data set")
+    serve.add_argument("--labels", help="comma-separated labels (instead of --dataset)")
+    serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
+    serve.add_argument(
+        "--algorithm",
+        choices=["topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr"],
+        default="topk-adaptive",
+        help="the booster (top-k feedback, or full feedback: clicks name every relevant label)",
+    )
+    serve.add_argument("--learners", type=int, default=100, help="number N of weak learners")
+    serve.add_argument("--features", type=int, default=20, help="random features per tree")
+    serve.add_argument("--seed", type=int, default=1, help="seed of the model")
+    serve.add_argument("--k", type=int, default=3, help="labels shown per impression")
+    serve.add_argument("--exploration", choices=["uniform", "single-swap"], default="uniform",
+                       help="randomisation of the shown ranking (top-k boosters)")  # fmt: skip
+    serve.add_argument("--rho", type=float, default=0.02, help="exploration rate (top-k)")
+    serve.add_argument("--gamma", type=float, default=0.1, help="edge (topk-bbm, online-bmr)")
+    serve.add_argument(
+        "--checkpoint-every", type=int, default=1000, metavar="N",
+        help="feedbacks learned between two checkpoints",
+    )  # fmt: skip
+    serve.add_argument(
+        "--impression-ttl", type=float, default=3600.0, metavar="SECONDS",
+        help="seconds after which an impression's feedback is refused (410) and it is counted "
+        "as expired",
+    )  # fmt: skip
+    serve.add_argument(
+        "--sync", choices=["full", "normal"], default="full",
+        help="log durability: full (an acknowledged row survives a power loss) or normal "
+        "(it survives a crash or kill of the service; cheaper commits)",
+    )  # fmt: skip
+    serve.add_argument(
+        "--token-file",
+        help="file holding the bearer token of the write endpoints (default: the "
+        "OLBOOST_SERVE_TOKEN environment variable, else STORE/token, generated if missing)",
+    )
+    serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
+    serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")
+    serve.add_argument("--ready-file", help="write the URL here once the service is ready")
+    serve.set_defaults(func=_cmd_serve)
+
+    sim = sub.add_parser(
+        "simulate",
+        help="play users of a data set against olboost serve (demo and load test)",
+        description="Stream a multi-label data set (the train split --loops times, then the "
+        "test split) as users of a running olboost serve: each asks /rank, then clicks exactly "
+        "its relevant labels among those shown (after --delay, unless dropped). Reports "
+        "throughput, latency percentiles and the rank loss of the rankings shown.",
+        formatter_class=HelpFormatter,
+    )
+    sim.add_argument("--url", required=True, help="the service, http://HOST:PORT")
+    sim.add_argument("--dataset", required=True, help="bundled data set name or ARFF path")
+    sim.add_argument("--k", type=int, help="check that the service shows k labels")
+    sim.add_argument("--loops", type=int, default=1, help="passes over the train split")
+    sim.add_argument("--concurrency", type=int, default=8, help="users served at once")
+    sim.add_argument("--delay", type=float, default=0.0, help="mean seconds before a click")
+    sim.add_argument("--drop", type=float, default=0.0, help="probability of never answering")
+    sim.add_argument("--seed", type=int, default=1, help="seed of drops and delays")
+    sim.add_argument("--key", type=int, help="draw key sent with each ranking")
+    sim.add_argument("--wait", action="store_true", help="feedback answered once learned")
+    sim.add_argument("--limit", type=int, help="stop after this many users")
+    sim.add_argument("--token-file", help="bearer token file (default: OLBOOST_SERVE_TOKEN)")
+    add_output_options(sim, progress=False)
+    sim.set_defaults(func=_cmd_simulate)

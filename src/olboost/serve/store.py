@@ -1,0 +1,356 @@
+"""The service's durable state: an SQLite log of impressions and feedback, and model checkpoints.
+
+A store is a directory::
+
+    STORE/log.sqlite       every impression and every feedback, in WAL mode
+    STORE/initial.olb      the model as created, before any feedback (never rewritten)
+    STORE/checkpoint.olb   the model after the feedback of log sequence <= ``seq`` (atomic)
+    STORE/token            the bearer token, when the service generated one (mode 0600)
+
+**The log.** ``impressions`` holds what was shown (the feature vector as float64 bytes, the shown
+label indices and the logged pair probabilities, so that a feedback can be learned from the log
+alone, without the model that showed it); ``feedback`` holds each accepted feedback, its ``seq``
+(an ``INTEGER PRIMARY KEY``, increasing) being the order in which feedback was acknowledged and is
+learned. ``feedback_id`` and ``impression`` are ``UNIQUE``: a feedback id is stored once, an
+impression answered once. The service commits a row before it answers the request, so every
+acknowledged impression or feedback is in the log, after a crash or a kill of the process (and
+after a power loss too with ``synchronous="full"``, the default).
+
+**Recovery.** The model after a crash is :func:`Store.recover`'s: the checkpoint, then every
+feedback of the log after its ``seq``, in ``seq`` order. :func:`replay` learns the whole log from
+``initial.olb``; both give, bit for bit, the model of a service that learned every acknowledged
+feedback in acknowledgement order (``tests/test_serve_crash.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olboost.checkpoint import load, load_run, remove_stale_temporaries, save, save_run
+
+__all__ = [
+    "ImpressionRecord",
+    "LoggedFeedback",
+    "Store",
+    "feedback_of",
+    "replay",
+    "write_checkpoint",
+]
+
+#: Values of :class:`Store`'s ``synchronous``.
+SYNCHRONOUS = ("full", "normal")
+
+#: Version of the log's tables; a store of another version is refused.
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS impressions (
+    id INTEGER PRIMARY KEY,
+    public_id TEXT NOT NULL UNIQUE,
+    created REAL NOT NULL,
+    expires REAL NOT NULL,
+    round INTEGER NOT NULL,
+    draw_key TEXT NOT NULL,
+    x BLOB NOT NULL,
+    shown BLOB NOT NULL,
+    probs BLOB
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    seq INTEGER PRIMARY KEY,
+    feedback_id TEXT NOT NULL UNIQUE,
+    impression INTEGER NOT NULL UNIQUE REFERENCES impressions(id),
+    clicked BLOB NOT NULL,
+    received REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, eq=False)
+class ImpressionRecord:
+    """One logged impression.
+
+    Attributes
+    ----------
+    id
+        Its sequence number in the log.
+    public_id
+        The id given to the client.
+    created, expires
+        Unix times: when it was shown and after which its feedback is refused.
+    round, key
+        The round and the draw key of the ranking shown.
+    x
+        The feature vector (float64).
+    shown
+        The shown label indices, in display order (int64).
+    probs
+        The logged pair probabilities ``(k, k)`` of a top-k booster; ``None`` for a
+        full-feedback model.
+    """
+
+    id: int
+    public_id: str
+    created: float
+    expires: float
+    round: int
+    key: int
+    x: np.ndarray
+    shown: np.ndarray
+    probs: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class LoggedFeedback:
+    """One logged feedback: its ``seq`` (acknowledgement order), id, the impression it answers
+    and the clicked mask (over the shown labels for a top-k booster, over every label for a
+    full-feedback model)."""
+
+    seq: int
+    feedback_id: str
+    impression: ImpressionRecord
+    clicked: np.ndarray
+
+
+def feedback_of(model: Any, record: ImpressionRecord, clicked: np.ndarray) -> Any:
+    """What ``model`` learns from a feedback: a :class:`~olboost.feedback.TopkFeedback` built
+    from the logged propensities (top-k booster) or the relevant set (full feedback)."""
+    from olboost.feedback import TopkFeedback
+
+    labels = model._outputs()
+    if record.probs is not None:
+        return TopkFeedback(record.shown, clicked, record.probs, model.__dict__.get("model_id_"))
+    return {labels[i] for i in np.flatnonzero(clicked).tolist()}
+
+
+def _row_impression(row: tuple) -> ImpressionRecord:
+    id_, public_id, created, expires, round_, key, x, shown, probs = row
+    shown_a = np.frombuffer(shown, dtype="<i8").astype(np.int64)
+    k = shown_a.shape[0]
+    return ImpressionRecord(
+        id=id_,
+        public_id=public_id,
+        created=created,
+        expires=expires,
+        round=round_,
+        key=int(key),
+        x=np.frombuffer(x, dtype="<f8").astype(np.float64),
+        shown=shown_a,
+        probs=None if probs is None else np.frombuffer(probs, dtype="<f8").reshape(k, k).copy(),
+    )
+
+
+_IMPRESSION_COLUMNS = "i.id, i.public_id, i.created, i.expires, i.round, i.draw_key, i.x, " \
+    "i.shown, i.probs"  # fmt: skip
+
+
+class Store:
+    """A service's directory: the log and the checkpoints (see the module docstring).
+
+    Parameters
+    ----------
+    path
+        The store directory; created if missing.
+    synchronous
+        SQLite's ``synchronous`` setting: ``"full"`` (a commit is on disk when it returns:
+        acknowledged rows survive a power loss) or ``"normal"`` (a commit is in the operating
+        system's hands when it returns: acknowledged rows survive a crash or a kill of the
+        service, not a power loss; several times cheaper per commit).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "full"):
+        if synchronous not in SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path / "log.sqlite", isolation_level=None)
+        # WAL: readers (recovery, tests) never block the writer, and a commit appends to the WAL
+        # file before it returns
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(_SCHEMA)
+        version = self.meta("schema_version")
+        if version is None:
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif int(version) != SCHEMA_VERSION:
+            raise ValueError(
+                f"{self.path}: a log of schema version {version}; this olboost reads version "
+                f"{SCHEMA_VERSION}"
+            )
+
+    # ------------------------------------------------------------------ files
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path / "checkpoint.olb"
+
+    @property
+    def initial_path(self) -> Path:
+        return self.path / "initial.olb"
+
+    def created(self) -> bool:
+        """Whether the store holds a model (its first checkpoint was written)."""
+        return self.checkpoint_path.exists()
+
+    def create(self, model: Any, config: dict[str, Any]) -> None:
+        """Record a new service: its configuration, the initial model and the first checkpoint
+        (written last: the store counts as created once it exists)."""
+        if self.created():
+            raise ValueError(f"{self.path}: the store already holds a model")
+        if self.count("impressions") or self.count("feedback"):
+            raise ValueError(f"{self.path}: a log without a checkpoint; remove it or restore one")
+        self.set_meta("config", json.dumps(config, sort_keys=True))
+        save(model, self.initial_path)
+        self.write_checkpoint(model, 0)
+
+    def config(self) -> dict[str, Any] | None:
+        """The stored configuration (``None`` before :meth:`create`)."""
+        text = self.meta("config")
+        return None if text is None else json.loads(text)
+
+    def write_checkpoint(self, model: Any, seq: int) -> None:
+        """Save ``model``, which has learned every feedback up to ``seq``, atomically."""
+        write_checkpoint(self.path, model, seq)
+
+    def read_checkpoint(self) -> tuple[Any, int]:
+        """The last checkpoint: the model and the ``seq`` it has learned up to."""
+        remove_stale_temporaries(self.checkpoint_path)
+        state = load_run(self.checkpoint_path)
+        return state["model"], int(state["seq"])
+
+    def initial_model(self) -> Any:
+        """The model as created (:meth:`create`)."""
+        return load(self.initial_path)
+
+    # ------------------------------------------------------------------ log
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def count(self, table: str) -> int:
+        if table not in ("impressions", "feedback"):
+            raise ValueError(f"no table {table!r}")
+        return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    def last_ids(self) -> tuple[int, int]:
+        """The largest impression id and feedback ``seq`` in the log (0 when none)."""
+        i = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM impressions").fetchone()[0]
+        f = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM feedback").fetchone()[0]
+        return i, f
+
+    def insert_impression(self, r: ImpressionRecord) -> None:
+        self.db.execute(
+            "INSERT INTO impressions (id, public_id, created, expires, round, draw_key, x, "
+            "shown, probs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                r.id, r.public_id, r.created, r.expires, r.round, str(r.key),
+                r.x.astype("<f8").tobytes(), r.shown.astype("<i8").tobytes(),
+                None if r.probs is None else r.probs.astype("<f8").tobytes(),
+            ),
+        )  # fmt: skip
+
+    def insert_feedback(
+        self, feedback_id: str, impression: int, clicked: np.ndarray, received: float
+    ) -> int:
+        """Append a feedback; returns its ``seq``."""
+        cur = self.db.execute(
+            "INSERT INTO feedback (feedback_id, impression, clicked, received) VALUES (?, ?, ?, ?)",
+            (feedback_id, impression, clicked.astype(np.uint8).tobytes(), received),
+        )
+        return int(cur.lastrowid)
+
+    def impression(self, public_id: str) -> tuple[ImpressionRecord, str | None] | None:
+        """The impression of ``public_id`` and the id of the feedback that answered it (or
+        ``None``); ``None`` if there is no such impression."""
+        row = self.db.execute(
+            f"SELECT {_IMPRESSION_COLUMNS}, f.feedback_id FROM impressions i "
+            "LEFT JOIN feedback f ON f.impression = i.id WHERE i.public_id = ?",
+            (public_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return _row_impression(row[:-1]), row[-1]
+
+    def feedback_by_id(self, feedback_id: str) -> tuple[int, str, np.ndarray] | None:
+        """``(seq, impression public id, clicked mask)`` of a stored feedback id, or ``None``."""
+        row = self.db.execute(
+            "SELECT f.seq, i.public_id, f.clicked FROM feedback f "
+            "JOIN impressions i ON i.id = f.impression WHERE f.feedback_id = ?",
+            (feedback_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], row[1], np.frombuffer(row[2], dtype=np.uint8).astype(np.bool_)
+
+    def feedback_after(self, seq: int) -> Iterator[LoggedFeedback]:
+        """Every feedback with ``seq`` greater than ``seq``, in ``seq`` order."""
+        rows = self.db.execute(
+            f"SELECT f.seq, f.feedback_id, f.clicked, {_IMPRESSION_COLUMNS} FROM feedback f "
+            "JOIN impressions i ON i.id = f.impression WHERE f.seq > ? ORDER BY f.seq",
+            (seq,),
+        )
+        for row in rows:
+            yield LoggedFeedback(
+                seq=row[0],
+                feedback_id=row[1],
+                impression=_row_impression(row[3:]),
+                clicked=np.frombuffer(row[2], dtype=np.uint8).astype(np.bool_),
+            )
+
+    def unanswered(self) -> Iterator[ImpressionRecord]:
+        """The impressions without feedback, oldest first."""
+        rows = self.db.execute(
+            f"SELECT {_IMPRESSION_COLUMNS} FROM impressions i "
+            "LEFT JOIN feedback f ON f.impression = i.id WHERE f.seq IS NULL ORDER BY i.id"
+        )
+        for row in rows:
+            yield _row_impression(row)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ recovery
+
+    def recover(self) -> tuple[Any, int]:
+        """The last checkpoint with every later feedback of the log learned, in ``seq`` order:
+        ``(model, last seq learned)``."""
+        model, seq = self.read_checkpoint()
+        for fb in self.feedback_after(seq):
+            model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
+            seq = fb.seq
+        return model, seq
+
+
+def write_checkpoint(path: str | os.PathLike[str], model: Any, seq: int) -> None:
+    """Save ``model``, which has learned every feedback of the log up to ``seq``, as the
+    checkpoint of the store at ``path``, atomically (no database connection needed)."""
+    save_run({"model": model, "seq": int(seq)}, Path(path) / "checkpoint.olb")
+
+
+def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
+    """The initial model of the store at ``path`` with every feedback of its log learned, in
+    ``seq`` order: ``(model, feedback learned)``. Reads only; the reference a service's model is
+    compared with."""
+    store = Store(path)
+    try:
+        model = store.initial_model()
+        n = 0
+        for fb in store.feedback_after(0):
+            model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
+            n += 1
+        return model, n
+    finally:
+        store.close()
