@@ -1,0 +1,222 @@
+"""``olboost serve`` over real HTTP: bad input and access, idempotency, late and out-of-order
+feedback, expiry, metrics. Each test talks to a real server process (see ``serve_support``)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="olboost serve needs the serve extra")
+pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
+
+from serve_support import Server, features  # noqa: E402
+
+from olboost.checkpoint import dumps  # noqa: E402
+from olboost.serve.store import replay  # noqa: E402
+
+LABELS = "a,b,c,d,e,f"
+WIDTH = 4
+SMALL = ("--labels", LABELS, "--n-features", str(WIDTH), "--learners", "3", "--k", "3")
+
+
+def log_counts(store: Path) -> tuple[int, int, int]:
+    """Impressions, feedback and the last feedback seq, read from the log itself."""
+    db = sqlite3.connect(f"file:{store / 'log.sqlite'}?mode=ro", uri=True)
+    try:
+        n_i = db.execute("SELECT COUNT(*) FROM impressions").fetchone()[0]
+        n_f, last = db.execute("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM feedback").fetchone()
+        return n_i, n_f, last
+    finally:
+        db.close()
+
+
+def model_state(server: Server) -> dict:
+    status, answer = server.request("GET", "/admin/model")
+    assert status == 200, answer
+    return answer
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
+    store = tmp_path_factory.mktemp("serve") / "store"
+    with Server(store, *SMALL, "--max-body", "4096") as s:
+        yield s
+
+
+def test_health_metrics_and_page(server: Server) -> None:
+    status, health = server.request("GET", "/health", token=None)
+    assert status == 200 and health["status"] == "ok"
+    assert health["labels"] == LABELS.split(",") and health["k"] == 3
+    assert health["n_features"] == WIDTH and health["algorithm"] == "topk-adaptive"
+    status, text = server.request("GET", "/metrics", token=None)
+    assert status == 200
+    names = set()
+    for line in text.splitlines():
+        if line.startswith("#"):
+            assert re.fullmatch(r"# (HELP|TYPE) olboost_\w+ .+", line), line
+            continue
+        match = re.fullmatch(r"(olboost_\w+)(\{[^}]*\})? (-?[0-9.e+-]+|\+Inf)", line)
+        assert match, line
+        names.add(match.group(1))
+    for name in (
+        "olboost_requests_total", "olboost_clicks_total", "olboost_feedback_lag_seconds_count",
+        "olboost_estimated_rank_loss", "olboost_model_rounds", "olboost_impressions_expired_total",
+    ):  # fmt: skip
+        assert name in names
+    status, page = server.request("GET", "/", token=None)
+    assert status == 200 and "<canvas" in page and "series" in page
+
+
+def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
+    """(name, method, path, kwargs of Server.request, expected status)."""
+    x = features(WIDTH, 0)
+    imp = shown["impression"]
+    return [
+        ("feedback without token", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": []}, "token": None}, 401),
+        ("feedback with a wrong token", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": []}, "token": "guess"}, 401),
+        ("feedback, Basic instead of Bearer", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": []}, "token": None,
+          "headers": {"Authorization": "Basic dGVzdA=="}}, 401),
+        ("checkpoint without token", "POST", "/admin/checkpoint", {"token": None}, 401),
+        ("model digest with a wrong token", "GET", "/admin/model", {"token": "x"}, 401),
+        ("malformed JSON", "POST", "/rank", {"raw": b'{"features": [1, 2,'}, 400),
+        ("body not an object", "POST", "/rank", {"body": [1, 2, 3, 4]}, 400),
+        ("NaN in features", "POST", "/rank", {"raw": b'{"features": [NaN, 1, 2, 3]}'}, 400),
+        ("overflowing number", "POST", "/rank", {"raw": b'{"features": [1e999, 1, 2, 3]}'}, 422),
+        ("wrong width", "POST", "/rank", {"body": {"features": x[:3]}}, 422),
+        ("string feature", "POST", "/rank", {"body": {"features": ["1", 2, 3, 4]}}, 422),
+        ("boolean feature", "POST", "/rank", {"body": {"features": [True, 2, 3, 4]}}, 422),
+        ("features by name without a schema", "POST", "/rank",
+         {"body": {"features": {"f1": 1.0}}}, 422),
+        ("unknown field", "POST", "/rank", {"body": {"features": x, "explore": True}}, 422),
+        ("missing features", "POST", "/rank", {"body": {"key": 3}}, 422),
+        ("negative key", "POST", "/rank", {"body": {"features": x, "key": -1}}, 422),
+        ("not JSON content type", "POST", "/rank",
+         {"raw": b'{"features": [1, 2, 3, 4]}', "headers": {"Content-Type": "text/plain"}}, 415),
+        ("body over the size limit", "POST", "/rank",
+         {"raw": b'{"features": [' + b"1.0, " * 2000 + b"1.0]}"}, 413),
+        ("GET on /rank", "GET", "/rank", {}, 405),
+        ("unknown label clicked", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": ["zz"]}}, 422),
+        ("clicked label not shown", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": [unshown]}}, 422),
+        ("clicked label repeated", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": [shown["labels"][0]] * 2}}, 422),
+        ("clicked not a list", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": shown["labels"][0]}}, 422),
+        ("unknown impression", "POST", "/feedback",
+         {"body": {"impression": "999999-abc", "clicked": []}}, 404),
+        ("feedback malformed JSON", "POST", "/feedback", {"raw": b"{'impression': 1}"}, 400),
+        ("feedback id reused with other clicks", "POST", "/feedback",
+         {"body": {"impression": answered, "clicked": [], "feedback_id": "fixed-id"}}, 409),
+        ("impression answered by another id", "POST", "/feedback",
+         {"body": {"impression": answered, "clicked": [], "feedback_id": "other-id"}}, 409),
+    ]  # fmt: skip
+
+
+def test_bad_requests_change_nothing(server: Server) -> None:
+    """Each malformed or unauthorised request gets its status and a message, and neither the
+    log nor the model changes."""
+    shown = server.rank(features(WIDTH, 1))
+    unshown = next(label for label in LABELS.split(",") if label not in shown["labels"])
+    first = server.rank(features(WIDTH, 2))
+    status, _ = server.feedback(first["impression"], first["labels"][:1], feedback_id="fixed-id")
+    assert status == 200
+    before_log = log_counts(server.store)
+    before_model = model_state(server)
+    cases = _bad_requests(shown, first["impression"], unshown)
+    assert len(cases) >= 15
+    for name, method, path, kwargs, expected in cases:
+        status, answer = server.request(method, path, **kwargs)
+        assert status == expected, (name, status, answer)
+        if status != 405:
+            assert isinstance(answer, dict) and answer["error"], (name, answer)
+        assert log_counts(server.store) == before_log, name
+        assert model_state(server) == before_model, name
+    # the impression shown before the bad requests still takes its feedback
+    status, answer = server.feedback(shown["impression"], [shown["labels"][1]])
+    assert status == 200 and answer["seq"] == before_log[2] + 1
+
+
+def test_idempotent_feedback(server: Server) -> None:
+    shown = server.rank(features(WIDTH, 3))
+    status, first = server.feedback(shown["impression"], shown["labels"][:2], feedback_id="once")
+    assert status == 200 and first["duplicate"] is False
+    after_first = (log_counts(server.store), model_state(server))
+    for _ in range(3):
+        status, again = server.feedback(
+            shown["impression"], list(reversed(shown["labels"][:2])), feedback_id="once"
+        )
+        assert status == 200 and again == {**first, "duplicate": True}
+    assert (log_counts(server.store), model_state(server)) == after_first
+    # without an id, the impression id is the feedback id
+    shown = server.rank(features(WIDTH, 4))
+    answers = [server.feedback(shown["impression"], [])[1] for _ in range(2)]
+    assert answers[0]["seq"] == answers[1]["seq"] and answers[1]["duplicate"]
+
+
+def test_late_and_out_of_order_feedback_learned_in_acknowledgement_order(server: Server) -> None:
+    """Feedback answering impressions in another order than shown, some after later rankings,
+    is learned in the order acknowledged, with each impression's logged propensities: the
+    served model equals, bit for bit, the initial model learning the log in ``seq`` order."""
+    shown = [server.rank(features(WIDTH, 10 + i)) for i in range(6)]
+    seqs = []
+    for i in (4, 1, 5):
+        seqs.append(server.feedback(shown[i]["impression"], shown[i]["labels"][:1])[1]["seq"])
+    more = [server.rank(features(WIDTH, 20 + i)) for i in range(3)]  # later rounds meanwhile
+    for item in (shown[0], more[2], shown[3], more[0], shown[2]):
+        seqs.append(server.feedback(item["impression"], item["labels"][1:])[1]["seq"])
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    state = model_state(server)
+    model, n = replay(server.store)
+    assert n == log_counts(server.store)[1] == state["rounds"] == model.t_
+    assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+
+
+def test_expiry(tmp_path: Path) -> None:
+    with Server(tmp_path / "store", *SMALL, "--impression-ttl", "0.4") as server:
+        late = server.rank(features(WIDTH, 1))
+        never = server.rank(features(WIDTH, 2))
+        on_time = server.rank(features(WIDTH, 3))
+        assert server.feedback(on_time["impression"], [])[0] == 200
+        time.sleep(0.6)
+        before = log_counts(server.store)
+        status, answer = server.feedback(late["impression"], late["labels"][:1])
+        assert status == 410 and "expired" in answer["error"]
+        assert log_counts(server.store) == before
+        deadline = time.monotonic() + 10  # the writer counts expired impressions every second
+        while server.request("GET", "/health")[1]["expired"] < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        health = server.request("GET", "/health")[1]
+        assert health["expired"] == 2 and health["pending"] == 0
+        metrics = server.request("GET", "/metrics")[1]
+        assert "olboost_impressions_expired_total 2" in metrics
+        assert 'olboost_feedback_rejected_total{reason="expired"} 1' in metrics
+        # the expired impression's feedback is still refused, and so is the never-answered one
+        assert server.feedback(never["impression"], [])[0] == 410
+        assert server.request("GET", "/health")[1]["feedback"] == 1
+
+
+def test_full_feedback_model(tmp_path: Path) -> None:
+    """A full-feedback booster (Ada.OLMR) shows its top k and learns every relevant label,
+    shown or not."""
+    args = ("--labels", LABELS, "--n-features", str(WIDTH), "--learners", "3")
+    with Server(tmp_path / "store", *args, "--algorithm", "ada-olmr") as server:
+        shown = server.rank(features(WIDTH, 1), scores=True, ranking=True)
+        assert len(shown["labels"]) == 3 and set(shown["scores"]) == set(LABELS.split(","))
+        assert shown["ranking"][:3] == shown["labels"]
+        unshown = shown["ranking"][-1]
+        status, answer = server.feedback(shown["impression"], [unshown], wait=True)
+        assert status == 200
+        state = model_state(server)
+        model, n = replay(server.store)
+        assert n == 1 == state["rounds"]
+        assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
