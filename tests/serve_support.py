@@ -1,11 +1,12 @@
 """Support of the ``olboost serve`` tests: a real server in a child process, and plain HTTP.
 
-:class:`Server` runs ``olboost serve`` (the command line's own code path, uvicorn on
-127.0.0.1 and a free port) in a child process and waits for its ready file. By default the child
-is *forked* from a fork server that has imported olboost, Starlette and uvicorn once: a restart
+:class:`Server` runs ``olboost serve`` (the command line's own code path, uvicorn on 127.0.0.1
+and a free port) in a child process and waits for its ready file. By default the child is
+*forked* from a fork server that has imported olboost, Starlette and uvicorn once: a restart
 then costs the service's recovery and Numba's cached kernels, not 1.5-3 s of imports, which is
-what lets the crash test restart 20 times within the suite's budget. ``fork=False`` executes ``python -m olboost serve`` instead. Either way the
-server is a separate process, reached over TCP, killed with a real SIGKILL.
+what lets the crash test restart 20 times within the suite's budget. ``fork=False`` executes
+``python -m olboost serve`` instead. Either way the server is a separate process, reached over
+TCP, killed with a real SIGKILL.
 
 Requests go through :mod:`http.client`, one connection per request, so that a test can send any
 bytes and headers it likes.

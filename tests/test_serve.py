@@ -14,10 +14,9 @@ import pytest
 pytest.importorskip("starlette", reason="olboost serve needs the serve extra")
 pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
 
-from serve_support import Server, features  # noqa: E402
-
 from olboost.checkpoint import dumps  # noqa: E402
 from olboost.serve.store import replay  # noqa: E402
+from serve_support import Server, features  # noqa: E402
 
 LABELS = "a,b,c,d,e,f"
 WIDTH = 4
