@@ -83,7 +83,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     report = simulate(
         args.url, data, token=token, k=args.k, loops=args.loops, concurrency=args.concurrency,
         delay=args.delay, drop=args.drop, seed=args.seed, key=args.key, wait=args.wait,
-        limit=args.limit,
+        limit=args.limit, duration=args.duration,
     )  # fmt: skip
     record = {"url": args.url, "dataset": args.dataset, "loops": args.loops, **report.record()}
     r, f = record["rank_latency_ms"], record["feedback_latency_ms"]
@@ -178,6 +178,7 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--key", type=int, help="draw key sent with each ranking")
     sim.add_argument("--wait", action="store_true", help="feedback answered once learned")
     sim.add_argument("--limit", type=int, help="stop after this many users")
+    sim.add_argument("--duration", type=float, help="send no new user after this many seconds")
     sim.add_argument("--token-file", help="bearer token file (default: OLBOOST_SERVE_TOKEN)")
     add_output_options(sim, progress=False)
     sim.set_defaults(func=_cmd_simulate)

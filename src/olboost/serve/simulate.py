@@ -133,7 +133,8 @@ class SimulationReport:
         """Mean rank loss of the rankings shown over the test split (the whole stream without
         a split), examples without a relevant/irrelevant pair counting 0 (the papers')."""
         test = self.losses[self.n_train_examples :]
-        return float(np.nanmean(test)) if test.size else math.nan
+        test = test[~np.isnan(test)]  # examples not reached (duration) or failed
+        return float(test.mean()) if test.size else math.nan
 
     def running_losses(self) -> np.ndarray:
         """Running average of the rank loss shown, in stream order (a failed rank left out)."""
@@ -208,6 +209,7 @@ async def _run(
     seed: int,
     key: int | None,
     wait: bool,
+    duration: float | None = None,
 ) -> tuple[float, list[float], list[float], np.ndarray, int, dict[str, int]]:
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
@@ -251,7 +253,7 @@ async def _run(
 
     async def user() -> None:
         nonlocal next_row, dropped
-        while next_row < n:
+        while next_row < n and (deadline is None or time.perf_counter() < deadline):
             i = next_row
             next_row += 1
             body: dict[str, Any] = {"features": X[i].tolist(), "ranking": True}
@@ -279,6 +281,7 @@ async def _run(
                 await send_feedback(i, shown["impression"], clicked, 0.0)
 
     t0 = time.perf_counter()
+    deadline = None if duration is None else t0 + duration
     await asyncio.gather(*(user() for _ in range(concurrency)))
     if pending:
         await asyncio.gather(*pending)
@@ -311,6 +314,7 @@ def simulate(
     key: int | None = None,
     wait: bool = False,
     limit: int | None = None,
+    duration: float | None = None,
 ) -> SimulationReport:
     """Play the users of ``data`` (a :class:`~olboost.datasets.MultiLabelDataset`) against the
     service at ``url``.
@@ -341,6 +345,9 @@ def simulate(
         Ask for each feedback to be answered once learned.
     limit
         Stop after this many examples of the stream (``None``: all).
+    duration
+        Send no new user after this many seconds (``None``: no limit); the losses of the
+        examples not reached are NaN.
     """
     for name, value, lo in (("concurrency", concurrency, 1), ("loops", loops, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < lo:
@@ -370,11 +377,11 @@ def simulate(
     seconds, rank_lat, fb_lat, losses, dropped, errors = asyncio.run(
         _run(
             url, X, Y, labels, token=token, concurrency=concurrency, delay=delay, drop=drop,
-            seed=seed, key=key, wait=wait,
+            seed=seed, key=key, wait=wait, duration=duration,
         )
     )  # fmt: skip
     return SimulationReport(
-        n_examples=X.shape[0],
+        n_examples=int(np.count_nonzero(~np.isnan(losses))),
         n_train_examples=n_train,
         seconds=seconds,
         pairs=len(fb_lat),
