@@ -19,7 +19,7 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/olboost reproduce mlr --seeds 2 --no-progress
 
-# In parallel on every core (pytest-xdist; each worker has its own Numba cache, see conftest.py),
+# In parallel on every core (pytest-xdist; the workers share one Numba cache, see conftest.py),
 # work stolen between workers so the long tests do not pile up on one. The 30 slowest tests are
 # listed at the end: split or speed up those first when the suite grows.
 test: setup

@@ -19,13 +19,16 @@ online learner, one example at a time. The public API is small:
   and a digest (:mod:`olboost.checkpoint`; loading unpickles: load only files you trust).
 """
 
-from olboost import datasets, evaluate, metrics, potentials, rankers
+from olboost import _numba_cache, datasets, evaluate, metrics, potentials, rankers
 from olboost._version import __version__
 from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
 from olboost.checkpoint import load, save
 from olboost.feedback import FullFeedback, Impression, TopkFeedback
 from olboost.rankers import LabelRanker
 from olboost.weak import LinearCommittee, MixedCommittee, RiverCommittee, VFDTCommittee
+
+# Kernels compile at their first call, never at import: installed before any compiles.
+_numba_cache.install()
 
 __all__ = [
     "__version__",
