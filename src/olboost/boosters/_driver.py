@@ -32,7 +32,7 @@ from numba import types
 __all__ = ["drive", "run"]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def drive(
     X, targets, start, stop, t, scores, return_scores,
     predict, learn, committee, step, booster, H, weights, demand,

@@ -175,14 +175,14 @@ def _label_weights(cost, rel, shown, unshown_cost, has_unshown, row, costs, i) -
 # ------------------------------------------------------------------------------ Top-k BBM
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_bbm_score(H: np.ndarray, t: int, state: BBMState, out: np.ndarray) -> None:
     """The last expert's scores ``s^N = h^1 + ... + h^N`` (Algorithm 2: ``alpha = 1``, ``i_t =
     N``)."""
     bmr_score(H, t, state, out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_bbm_show(H, t, state, extra, scores, ranking, probs) -> bool:
     """Scores ``s^N`` and the randomised ranking of round ``t`` under caller key ``extra``
     (Algorithm 1, line 8), with the shown pairs' probabilities."""
@@ -191,7 +191,7 @@ def topk_bbm_show(H, t, state, extra, scores, ranking, probs) -> bool:
     return _show(scores, state.k, state.scheme, state.rho, key, ranking, probs)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, costs) -> None:
     """Learn from top-k feedback (Algorithm 2): for ``i = 1..N``, the estimated cost vector
     ``c^i[l] = Phi^^{N-i}(s^{i-1} + e_l)`` of eq. 3, the sum over the shown relevant ``a`` and
@@ -221,7 +221,7 @@ def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, cos
             s[j] += H[i, shown[j]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_bbm_step(H, y, t, state, weights, scores, return_scores) -> int:
     """Round ``t`` for the driver: show (the display scores if asked), reveal the shown labels'
     relevance from ``y``, learn."""
@@ -283,7 +283,7 @@ def estimated_rank_loss(s, rel, pair_w) -> float:
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_adaptive_score(H: np.ndarray, t: int, state: AdaptiveState, out: np.ndarray) -> None:
     """Scores of round ``t`` (no caller key): those of the expert Hedge draws (Algorithm 3, line
     7)."""
@@ -296,7 +296,7 @@ def _adaptive_scores(H, key, state, out) -> None:
     expert_scores(H, state.alpha, expert, out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_adaptive_show(H, t, state, extra, scores, ranking, probs) -> bool:
     """Hedge's expert and the randomised ranking of round ``t`` under caller key ``extra``."""
     key = draw_key(state.key, t, extra)
@@ -304,7 +304,7 @@ def topk_adaptive_show(H, t, state, extra, scores, ranking, probs) -> bool:
     return _show(scores, state.k, state.scheme, state.rho, key, ranking, probs)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_adaptive_update(H, shown, rel, probs, t, state, weights, costs) -> None:
     """Learn from top-k feedback (Algorithm 3), for ``i = 1..N``:
 
@@ -352,7 +352,7 @@ def topk_adaptive_update(H, shown, rel, probs, t, state, weights, costs) -> None
     hedge_renormalise(state.log_v)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def topk_adaptive_step(H, y, t, state, weights, scores, return_scores) -> int:
     """Round ``t`` for the driver: show, reveal the shown labels' relevance from ``y``, learn."""
     s, ranking, probs = _buffers(H.shape[1], state.k)

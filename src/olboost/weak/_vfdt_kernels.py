@@ -349,7 +349,7 @@ LEARN_GROW_SLOTS = 3  # grow the leaf-slot pool (``demand[1]``: a LEND_* code)
 LEARN_GROW_BLOCKS = 4  # grow the observer-block pool (``demand[1]``: a LEND_* code)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def learn(x, weights, state, demand):
     """The committee's compiled ``learn`` (:class:`olboost.weak.base.CompiledKernels`): see
     :func:`_learn`, to which the state's records are passed one by one (Numba's parallel

@@ -167,7 +167,7 @@ def _most_common_child(i, node, n_categories, nodes, leaves):
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def predict(x, state, out):
     """Write in ``out[i]`` the class distribution of the leaf of tree ``i`` that ``x`` reaches.
 
