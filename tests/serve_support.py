@@ -36,10 +36,16 @@ READY_TIMEOUT = 120.0
 #: The fork server: a Python that has imported olboost, Starlette and uvicorn and forks a
 #: server child for each line ``[argv, token]`` it reads, answering with the child's pid. It never
 #: runs a compiled kernel itself: a process that has used GNU OpenMP (Numba's threads) cannot
-#: fork safely, which rules out forking the test process.
+#: fork safely, which rules out forking the test process. It does fill Numba's target registries
+#: (what the first compile or cache load of any process does: importing Numba's NumPy and BLAS
+#: support, some 0.5 s), which runs no kernel and which every server child would otherwise repeat
+#: (21 times in the crash test).
 _ZYGOTE_CODE = """
 import json, os, signal, sys
 import olboost.cli, olboost.serve.app, olboost.serve.service, olboost.serve.simulate
+from numba.core.registry import cpu_target
+cpu_target.target_context.refresh()
+cpu_target.typing_context.refresh()
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the system
 for line in sys.stdin:
     argv, token = json.loads(line)

@@ -16,10 +16,24 @@ work:
 
 **Concurrency.** The model lock is held by the learner for one ``learn_one`` at a time and by a
 ranking for one ``show_one``, so a ranking never waits for more than one example to be learned.
-The learner pickles a checkpoint without the lock: it is the only thread that changes the model,
-and showing a ranking does not change what is pickled (the prediction cache is not pickled).
+The trees' and the top-k boosters' compiled kernels release the GIL (``nogil``), so a learn on
+the learner's thread runs beside the event loop's parsing and answering on the other core; the
+model lock, not the GIL, is what keeps a ranking from reading trees being changed.
 The service is safe under any number of concurrent clients: every state change goes through one
 of the two threads, in one order.
+
+**Checkpoints.** Pickling a trained model of 100 trees takes some 40 MB and 70 ms of the GIL,
+and writing it competes with the log's ``fsync``: done in the server, every checkpoint would
+stall every request for that long. Where the system has ``fork`` (:data:`FORK_CHECKPOINTS`), the
+learner forks a child between two learns instead, and the child pickles its copy-on-write image
+of the model and writes the checkpoint atomically while the server goes on (the server's stall
+is the fork itself, about 10 ms). The learner is the only thread that changes the model and the
+child is forked between two of its learns, so the child's image is the model after exactly the
+feedback learned so far (a ranking running meanwhile only reads the trees, and the prediction
+cache it sets is not pickled). One child at a time; the learner records its ``seq`` as the
+checkpoint's once the child reports success on a pipe. A child killed with its server leaves at
+most a temporary file, removed at the next start. The last checkpoint (at close) and
+``/admin/checkpoint`` are written in the server, after any child has finished.
 
 **Errors.** Every rejection is a :class:`RequestError` (an HTTP status and a message) raised
 before anything is written or learned.
@@ -28,12 +42,16 @@ before anything is written or learned.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
 import math
+import os
 import pickle
 import queue
 import secrets
+import select
+import signal
 import sys
 import threading
 import time
@@ -68,6 +86,13 @@ SERIES_POINTS = 3600
 
 #: Upper bounds (seconds) of the feedback lag histogram of ``/metrics``.
 LAG_BUCKETS = (0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0)
+
+#: Whether the periodic checkpoints are written by a forked child (see the module docstring).
+FORK_CHECKPOINTS = hasattr(os, "fork")
+
+#: Seconds the learner waits for a new feedback while a checkpoint child runs, between two looks
+#: at whether it has finished.
+_CHILD_POLL = 0.05
 
 
 class RequestError(Exception):
@@ -304,6 +329,19 @@ class _Batch:
         self.results: list[tuple[concurrent.futures.Future, Any]] = []
 
 
+def _die_with_parent(parent: int) -> None:
+    """In a checkpoint child: be killed with the server (Linux's ``PR_SET_PDEATHSIG``), so that
+    a server killed mid-checkpoint leaves no orphan writing an older checkpoint beside the
+    restarted one (that would still be a valid checkpoint, only an older one)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the server died before the request took effect
+        os._exit(1)
+
+
 class Service:
     """A live ranking model with its log, its learner and its checkpoints.
 
@@ -321,6 +359,9 @@ class Service:
         counted as expired.
     synchronous
         The log's durability, ``"full"`` or ``"normal"`` (:class:`~olboost.serve.store.Store`).
+    fork_checkpoints
+        Write the periodic checkpoints from a forked child (see the module docstring); ``None``
+        where the system can (:data:`FORK_CHECKPOINTS`).
     clock
         The time source (seconds, :func:`time.time` by default).
 
@@ -350,6 +391,7 @@ class Service:
         checkpoint_every: int = 1000,
         impression_ttl: float = 3600.0,
         synchronous: str = "full",
+        fork_checkpoints: bool | None = None,
         clock: Callable[[], float] = time.time,
     ):
         if (
@@ -367,6 +409,9 @@ class Service:
         self.impression_ttl = float(impression_ttl)
         self.clock = clock
         self.synchronous = synchronous
+        if fork_checkpoints and not FORK_CHECKPOINTS:
+            raise ValueError("fork_checkpoints: this system has no fork")
+        self.fork_checkpoints = FORK_CHECKPOINTS if fork_checkpoints is None else fork_checkpoints
         # each thread opens its own connection (sqlite3 objects stay in their thread)
         store = Store(self.path)
         try:
@@ -403,6 +448,7 @@ class Service:
         self.applied_seq = 0
         self.committed_seq = 0
         self.checkpoint_seq = 0
+        self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
 
     # ------------------------------------------------------------------ life cycle
@@ -795,10 +841,17 @@ class Service:
         last_point = 0.0
         try:
             while True:
-                item = self._learn_q.get()
+                if self._child is not None:
+                    self._reap_child(block=False)
+                try:
+                    # while a child writes a checkpoint, look at it now and then even if idle
+                    item = self._learn_q.get(timeout=None if self._child is None else _CHILD_POLL)
+                except queue.Empty:
+                    continue
                 if item is None:
                     break
                 if item[0] == "checkpoint":
+                    self._reap_child(block=True)
                     self._checkpoint()
                     since = 0
                     item[1].set_result(self.checkpoint_seq)
@@ -829,13 +882,18 @@ class Service:
                 for future in futures:
                     future.set_result(seq)
                 since += 1
-                if since >= self.checkpoint_every:
-                    self._checkpoint()
+                # one child at a time: while one writes, the next checkpoint waits for it
+                if since >= self.checkpoint_every and self._child is None:
+                    if self.fork_checkpoints:
+                        self._fork_checkpoint()
+                    else:
+                        self._checkpoint()
                     since = 0
                 now = self.clock()
                 if now - last_point >= SERIES_STEP:
                     self._point(now)
                     last_point = now
+            self._reap_child(block=True)
             self._checkpoint()
         except BaseException as err:
             self._error = err
@@ -852,6 +910,60 @@ class Service:
         self.checkpoint_seq = self.applied_seq
         with self.stats.lock:
             self.stats.checkpoints += 1
+
+    def _fork_checkpoint(self) -> None:
+        """Fork a child that writes the checkpoint of the model as it is now (the feedback up to
+        ``applied_seq`` learned) and reports ``ok`` on a pipe; :meth:`_reap_child` collects it.
+        Called by the learner between two learns (see the module docstring)."""
+        if self.applied_seq == self.checkpoint_seq:
+            return
+        seq = self.applied_seq
+        parent = os.getpid()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: only this thread exists here; it must never return
+            code = 1
+            try:
+                os.close(read_end)
+                _die_with_parent(parent)
+                write_checkpoint(self.path, self.model, seq)
+                os.write(write_end, b"ok")
+                code = 0
+            except BaseException as err:  # the parent reports the failure (no "ok")
+                # os.write, not print: another thread may have held sys.stderr's lock at the fork
+                with contextlib.suppress(BaseException):
+                    os.write(2, f"olboost serve: checkpoint child: {err!r}\n".encode())
+            finally:
+                # no atexit handlers, no flushing of the server's buffers, no thread joins
+                os._exit(code)
+        os.close(write_end)
+        self._child = (pid, read_end, seq)
+
+    def _reap_child(self, block: bool) -> None:
+        """Collect the checkpoint child once it has finished (at once if ``block``, else only if
+        it has): its ``seq`` becomes the checkpoint's if it reported success."""
+        if self._child is None:
+            return
+        pid, pipe, seq = self._child
+        if not block and not select.select([pipe], [], [], 0)[0]:
+            return
+        report = b""
+        while chunk := os.read(pipe, 16):  # until end of file: the child has exited
+            report += chunk
+        os.close(pipe)
+        # a server forked from a parent that ignores SIGCHLD has its children reaped for it
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        self._child = None
+        if report == b"ok":
+            self.checkpoint_seq = max(self.checkpoint_seq, seq)
+            with self.stats.lock:
+                self.stats.checkpoints += 1
+        else:
+            print(
+                f"olboost serve: the checkpoint of seq {seq} failed; the next one retries",
+                file=sys.stderr,
+            )
 
     def _point(self, now: float) -> None:
         s = self.stats
@@ -936,6 +1048,8 @@ class Service:
                 ("model_rounds", "gauge", "Examples the model has learned.", [("", rounds)]),
                 ("checkpoint_seq", "gauge", "Log sequence of the last checkpoint.",
                  [("", self.checkpoint_seq)]),
+                ("checkpoints_total", "counter", "Checkpoints written by this process.",
+                 [("", s.checkpoints)]),
                 ("pending_impressions", "gauge", "Impressions waiting for feedback.",
                  [("", len(self._pending) if self._started else 0)]),
             ]  # fmt: skip
