@@ -154,17 +154,15 @@ def load_benchmark(args: argparse.Namespace) -> dict:
 
 
 def _checkpoints(url: str) -> int:
-    import asyncio
+    """The server's ``olboost_checkpoints_total`` (``/metrics`` is text, not JSON)."""
+    import urllib.request
 
-    text = asyncio.run(_get(url, "/metrics"))
-    return _metric(text, "olboost_checkpoints_total")
-
-
-def _metric(text: Any, name: str) -> int:
-    for line in str(text).splitlines():
-        if line.startswith(name + " "):
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    for line in text.splitlines():
+        if line.startswith("olboost_checkpoints_total "):
             return int(float(line.split()[1]))
-    return -1  # a server without the counter
+    raise ValueError("the server's /metrics has no olboost_checkpoints_total")
 
 
 def _in_process(data: Any, seed: int, learners: int, loops: int) -> tuple[float, float]:

@@ -3,8 +3,9 @@
 :class:`Service` owns one model and one :class:`~olboost.serve.store.Store`, and three kinds of
 work:
 
-* **Ranking** (:meth:`Service.rank`, on the caller's thread: the server's event loop) shows the
-  model's ranking under the model lock and hands the impression to the log writer.
+* **Ranking** (:meth:`Service.rank`, on the caller's thread: the server's event loop, or a worker
+  thread when the learner holds the model) shows the model's ranking under the model lock and
+  hands the impression to the log writer.
 * **The log writer** (one thread, the only writer of the SQLite log) takes impressions and
   feedback from a queue, checks each feedback against the log (idempotency, an impression answered
   once, expiry, clicked labels shown), commits a whole batch in one transaction (group commit: one
@@ -537,12 +538,16 @@ class Service:
         if self._error is not None:
             raise RequestError(503, f"the service stopped on an error: {self._error}")
 
-    def rank(self, body: Any) -> tuple[dict[str, Any], concurrent.futures.Future]:
+    def rank(
+        self, body: Any, *, block: bool = True
+    ) -> tuple[dict[str, Any], concurrent.futures.Future] | None:
         """Show the model's ranking for a ``/rank`` body.
 
         Returns the response and a future that resolves (to the response) once the impression
         is committed to the log: answer only then. Raises :class:`RequestError` before any
-        change on a bad body.
+        change on a bad body. With ``block=False``, returns ``None``, having changed nothing,
+        when the model lock is taken (the learner is learning an example): the event loop then
+        ranks on another thread rather than wait (:mod:`olboost.serve.app`).
         """
         self._check_open()
         _check_fields(body, {"features", "key", "ranking", "scores"}, {"features"}, "rank")
@@ -556,7 +561,12 @@ class Service:
         want_scores = _flag(body, "scores")
         labels = self.config.labels
         scores = None
-        with self.lock:
+        if not self.lock.acquire(blocking=block):
+            return None
+        # Everything to the queue under the lock: two threads may rank (app.py), and the log
+        # then receives the impressions in the order of their numbers, the order of creation
+        # that expiry relies on.
+        try:
             seq = self._next_impression
             self._next_impression += 1
             key = seq if key is None else key
@@ -570,26 +580,28 @@ class Service:
                 shown, probs, round_ = np.array(order[: self.config.k]), None, self.model.t_ + 1
             if want_scores:
                 scores = self.model.score_one(x)
-        now = self.clock()
-        # the process's nonce tells apart two impressions of one number, the second shown after
-        # a crash lost the first before it was acknowledged
-        public_id = f"{seq}-{self._nonce}"
-        record = ImpressionRecord(
-            id=seq, public_id=public_id, created=now, expires=now + self.impression_ttl,
-            round=round_, key=key, x=x, shown=np.asarray(shown, dtype=np.int64), probs=probs,
-        )  # fmt: skip
-        response: dict[str, Any] = {
-            "impression": public_id,
-            "labels": [labels[i] for i in record.shown.tolist()],
-            "round": round_,
-            "expires": record.expires,
-        }
-        if want_ranking:
-            response["ranking"] = [labels[i] for i in order]
-        if scores is not None:
-            response["scores"] = {str(label): value for label, value in scores.items()}
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._log_q.put(("impression", record, future, response))
+            now = self.clock()
+            # the process's nonce tells apart two impressions of one number, the second shown
+            # after a crash lost the first before it was acknowledged
+            public_id = f"{seq}-{self._nonce}"
+            record = ImpressionRecord(
+                id=seq, public_id=public_id, created=now, expires=now + self.impression_ttl,
+                round=round_, key=key, x=x, shown=np.asarray(shown, dtype=np.int64), probs=probs,
+            )  # fmt: skip
+            response: dict[str, Any] = {
+                "impression": public_id,
+                "labels": [labels[i] for i in record.shown.tolist()],
+                "round": round_,
+                "expires": record.expires,
+            }
+            if want_ranking:
+                response["ranking"] = [labels[i] for i in order]
+            if scores is not None:
+                response["scores"] = {str(label): value for label, value in scores.items()}
+            future: concurrent.futures.Future = concurrent.futures.Future()
+            self._log_q.put(("impression", record, future, response))
+        finally:
+            self.lock.release()
         return response, future
 
     def _ranking_indices(self, ranking: tuple) -> list[int]:
