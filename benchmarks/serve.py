@@ -8,9 +8,9 @@ trees learn faster than a trained one's; then ``olboost.serve.simulate`` plays 8
 for 60 s (the train split looped, each user ranking then clicking at once), in this process. The
 targets: at least 300 rank + feedback pairs per second sustained, p99 ``/rank`` latency under
 25 ms. Also recorded: the learner's backlog when the load stops and how long it takes to learn it
-(a service that acknowledges faster than it learns would show it here), the server's CPU, the
-checkpoints written during the timed run, and the load average before and after (the machine is
-shared: a run beside other work measures less).
+(a service that acknowledges faster than it learns would show it here), the server's and the
+client's CPU, the checkpoints written during the timed run, and the load average before and
+after (the machine is shared: a run beside other work measures less).
 
 ``python benchmarks/serve.py [--seconds 60] [--sync full|normal] [--checkpoint-every N]`` writes
 ``benchmarks/results/serve.json``.
@@ -113,11 +113,13 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         _drain(url, 0.1)
         checkpoints0 = _checkpoints(url)
         cpu0 = _cpu_seconds(server.pid)
+        client0 = time.process_time()
         report = simulate(
             url, data, token=TOKEN, concurrency=args.concurrency, loops=20,
             duration=args.seconds,
         )  # fmt: skip
         cpu1 = _cpu_seconds(server.pid)
+        client_cpu = time.process_time() - client0
         stopped = time.perf_counter()
         health = _health(url)
         backlog = health["committed_seq"] - health["applied_seq"]
@@ -142,6 +144,7 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         "seconds_to_learn_backlog": drain,
         "checkpoints_during_run": checkpoints,
         "server_cpu_seconds": cpu1 - cpu0,
+        "client_cpu_seconds": client_cpu,
         "targets": {"pairs_per_second": 300, "rank_p99_ms": 25},
         "met": {
             "pairs_per_second": rec["pairs_per_second"] >= 300,
