@@ -7,8 +7,9 @@ is first grown by one pass of the stream (2,417 users, untimed), since a fresh m
 trees learn faster than a trained one's; then ``olboost.serve.simulate`` plays 8 concurrent users
 for 60 s (the train split looped, each user ranking then clicking at once), in this process. The
 targets: at least 300 rank + feedback pairs per second sustained, p99 ``/rank`` latency under
-25 ms. Also recorded: the learner's backlog when the load stops and how long it takes to learn it
-(a service that acknowledges faster than it learns would show it here), the server's and the
+25 ms. Also recorded: the feedback learned per second during the run, the learner's backlog when
+the load stops and how long it takes to learn it (a service that acknowledges faster than it
+learns shows it here: its pairs per second are not sustained learning), the server's and the
 client's CPU, the checkpoints written during the timed run, and the load average before and
 after (the machine is shared: a run beside other work measures less).
 
@@ -112,6 +113,7 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         warm = simulate(url, data, token=TOKEN, concurrency=args.concurrency)
         _drain(url, 0.1)
         checkpoints0 = _checkpoints(url)
+        applied0 = _health(url)["applied_seq"]
         cpu0 = _cpu_seconds(server.pid)
         client0 = time.process_time()
         report = simulate(
@@ -137,6 +139,8 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         "seconds": rec["seconds"],
         "pairs": rec["pairs"],
         "pairs_per_second": rec["pairs_per_second"],
+        # feedback learned during the run: below the pairs acknowledged when the learner lags
+        "learned_per_second": (health["applied_seq"] - applied0) / rec["seconds"],
         "rank_latency_ms": rec["rank_latency_ms"],
         "feedback_latency_ms": rec["feedback_latency_ms"],
         "errors": rec["errors"],
