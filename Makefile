@@ -38,6 +38,7 @@ bench: setup
 	$(BIN)/python benchmarks/label_ranking.py
 	$(BIN)/python benchmarks/sweep.py
 	$(BIN)/python benchmarks/serve.py
+	$(BIN)/python benchmarks/serve.py --learning
 
 # The status page of olboost serve in a real headless browser: Debian's Chromium (installed when
 # missing and run as root) driven by Playwright's Python API; nothing is downloaded by Playwright.
