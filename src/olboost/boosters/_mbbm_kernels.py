@@ -64,10 +64,12 @@ __all__ = [
     "pick_min",
 ]
 
-#: Largest number of memoised potentials in one memo before it is emptied: with the dictionary's
-#: spare room about 50 bytes each (measured: 2**22 entries took about 200 MB), so at most that. The 27 reorderings of the paper's mice experiment (8 classes, 100
-#: learners, one memo) visit 4.4 million states; at 2**21 the memo was emptied twice on the
-#: way, and each refill costs about as much as a first run's potentials.
+#: Largest number of memoised potentials in one memo before it is emptied. With the dictionary's
+#: spare room an entry takes about 50 bytes (the process grew by 122 MB when the dictionary
+#: doubled past 2.8 million entries), so a full memo holds about 200 MB. The 27 reorderings of the
+#: paper's mice experiment (8 classes, 100 learners, one memo) visit 4.4 million states; at 2**21
+#: the memo was emptied twice on the way, and each refill costs about as much as a first run's
+#: potentials.
 MEMO_SIZE = 1 << 22
 
 _INT63 = (1 << 63) - 1
