@@ -65,6 +65,7 @@ from typing import Any
 import numpy as np
 
 from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.serve._fused import fused_learner
 from olboost.serve.store import ImpressionRecord, Store, feedback_of, write_checkpoint
 
 __all__ = ["ALGORITHMS", "RequestError", "Service", "ServiceConfig", "build_model"]
@@ -462,6 +463,7 @@ class Service:
         self.applied_seq = 0
         self.committed_seq = 0
         self.checkpoint_seq = 0
+        self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
 
@@ -478,6 +480,7 @@ class Service:
             start_model(model, self.config)
             store.create(model, self.config.to_json())
         self.model, self.applied_seq = store.recover()
+        self._fused = fused_learner(self.model)
         self.checkpoint_seq = store.read_checkpoint()[1]
         last_impression, last_seq = store.last_ids()
         self.committed_seq = last_seq
@@ -528,7 +531,12 @@ class Service:
         x = np.zeros(self.config.n_features)
         if self.config.topk:
             impression = clone.show_one(x, key=0)
-            clone.learn_one(x, impression.feedback([impression.labels[0]]))
+            feedback = impression.feedback([impression.labels[0]])
+            fused = fused_learner(clone)
+            if fused is not None:
+                fused.learn(x, feedback)
+            else:
+                clone.learn_one(x, feedback)
         else:
             clone.rank_one(x)
             clone.learn_one(x, {self.config.labels[0]})
@@ -885,7 +893,10 @@ class Service:
                 seq, record, clicked, lag = item
                 feedback = feedback_of(self.model, record, clicked)
                 with self.lock:
-                    self.model.learn_one(record.x, feedback)
+                    if self._fused is not None:  # learn_one in one call without the GIL
+                        self._fused.learn(record.x, feedback)
+                    else:
+                        self.model.learn_one(record.x, feedback)
                 misordered, pairs = self._estimated_loss(record, clicked)
                 s = self.stats
                 with s.lock:
