@@ -250,7 +250,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--learners", type=int, default=100)
     parser.add_argument("--sync", choices=["full", "normal"], default="full")
-    parser.add_argument("--checkpoint-every", type=int, default=1000, help="load: the server's")
+    parser.add_argument("--checkpoint-every", type=int, default=10000, help="load: the server's")
     parser.add_argument("--seeds", type=int, default=5, help="learning: seeds 1..SEEDS")
     parser.add_argument("--loops", type=int, default=10, help="learning: passes over train")
     parser.add_argument("--output", help="default: benchmarks/results/serve[_learning].json")

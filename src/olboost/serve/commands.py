@@ -54,6 +54,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     service = Service(
         args.store, _config(args), checkpoint_every=args.checkpoint_every,
         impression_ttl=args.impression_ttl, synchronous=args.sync,
+        max_learn_lag=args.max_learn_lag or None,
     )  # fmt: skip
     token = read_token(args.store, args.token_file)
     run(
@@ -135,13 +136,18 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--rho", type=float, default=0.02, help="exploration rate (top-k)")
     serve.add_argument("--gamma", type=float, default=0.1, help="edge (topk-bbm, online-bmr)")
     serve.add_argument(
-        "--checkpoint-every", type=int, default=1000, metavar="N",
-        help="feedbacks learned between two checkpoints",
+        "--checkpoint-every", type=int, default=10000, metavar="N",
+        help="feedbacks learned between two checkpoints (a restart replays at most N)",
     )  # fmt: skip
     serve.add_argument(
         "--impression-ttl", type=float, default=3600.0, metavar="SECONDS",
         help="seconds after which an impression's feedback is refused (410) and it is counted "
         "as expired",
+    )  # fmt: skip
+    serve.add_argument(
+        "--max-learn-lag", type=int, default=256, metavar="N",
+        help="answer a feedback once at most N acknowledged feedbacks before it are not learned "
+        "yet (backpressure on clients faster than the model learns; 0: no limit)",
     )  # fmt: skip
     serve.add_argument(
         "--sync", choices=["full", "normal"], default="full",
