@@ -28,7 +28,7 @@ and writing it competes with the log's ``fsync``: done in the server, every chec
 stall every request for that long. Where the system has ``fork`` (:data:`FORK_CHECKPOINTS`), the
 learner forks a child between two learns instead, and the child pickles its copy-on-write image
 of the model and writes the checkpoint atomically while the server goes on (the server's stall
-is the fork itself, about 10 ms). The learner is the only thread that changes the model and the
+is the fork itself, some 15 ms). The learner is the only thread that changes the model and the
 child is forked between two of its learns, so the child's image is the model after exactly the
 feedback learned so far (a ranking running meanwhile only reads the trees, and the prediction
 cache it sets is not pickled). One child at a time; the learner records its ``seq`` as the
