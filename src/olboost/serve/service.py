@@ -680,6 +680,8 @@ class Service:
         with self._learned:
             if self.applied_seq >= seq:
                 future.set_result(seq)
+            elif self._error is not None:
+                future.set_exception(RequestError(503, f"the learner stopped: {self._error}"))
             else:
                 self._waiters.setdefault(seq, []).append(future)
         return future
@@ -962,6 +964,11 @@ class Service:
             print(f"olboost serve: the learner stopped: {err!r}", file=sys.stderr)
             with self._learned:
                 self._learned.notify_all()
+                waiting = [f for futures in self._waiters.values() for f in futures]
+                self._waiters.clear()
+            # answers waiting for learning (wait, backpressure) would wait for ever
+            for future in waiting:
+                future.set_exception(RequestError(503, f"the learner stopped: {err}"))
             raise
 
     def _checkpoint(self) -> None:
