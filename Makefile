@@ -54,7 +54,7 @@ lint: setup
 
 # Numba's on-disk cache is keyed on each function's own source file, not on the compiled
 # functions it calls in other modules: after editing a kernel module, drop it.
-# The test workers' caches live in .numba_cache/ (see conftest.py).
+# The test workers share the cache in .numba_cache/ (see conftest.py).
 clean-cache:
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
 	rm -rf .numba_cache
