@@ -80,6 +80,43 @@ def test_state_codes_are_a_bijection(k):
         assert len(codes) == math.comb(2 * n + 1 + k - 1, k - 1) == offsets[n + 1] - offsets[n]
 
 
+def test_memo_table_holds_what_a_dict_holds():
+    """The memo's hash table against a dict: random codes (clustered, as the states' codes
+    are) stored and read back through growth by doubling, and emptied at ``max_entries``."""
+    rng = np.random.default_rng(5)
+    memo = MK.new_memo(capacity=4)
+    reference = {}
+    max_entries = 3000
+    emptied = 0
+    for _ in range(60):
+        batch = rng.integers(0, 2**40, size=5) // int(rng.choice([1, 2**20]))
+        table, count = MK.memo_room(memo, batch.size, max_entries)
+        if count[0] == 0 and reference:
+            reference.clear()
+            emptied += 1
+        for code in batch.tolist():
+            value = MK.memo_lookup(table, code)
+            if code in reference:
+                assert value == reference[code]  # bit for bit
+                continue
+            assert value == -1.0
+            value = float(rng.random())
+            MK.memo_store(table, count, code, value, max_entries)
+            reference[code] = value
+        assert MK.memo_len(memo) == len(reference) <= max_entries
+        # at most half full: a probe always ends at an empty slot
+        assert 2 * MK.memo_len(memo) <= memo[0].size // 2
+    assert memo[0].size >= 2 * 256 and emptied == 0
+    for code, value in reference.items():
+        assert MK.memo_lookup(memo[0], code) == value
+    # room past max_entries empties the memo
+    table, count = MK.memo_room(memo, max_entries, max_entries)
+    assert count[0] == 0 and MK.memo_lookup(table, next(iter(reference))) == -1.0
+    # a full memo takes no more values, and stays usable
+    MK.memo_store(table, count, 7, 0.5, 0)
+    assert MK.memo_lookup(table, 7) == -1.0
+
+
 def test_memo_layout_fits_63_bits_or_declines():
     assert MK.memo_layout(99, 12) is not None
     assert MK.memo_layout(99, 13) is None
@@ -118,11 +155,17 @@ def test_cost_rows_equal_the_public_function(k):
         s = rng.multinomial(n_max - n, rng.dirichlet(np.ones(k))).astype(np.int64)
         r = int(rng.integers(k))
         expected = multiclass_costs(s, r, n, 0.1)
+        rows = []
         for args in (memoised, memoised, direct, tiny):  # the second pass reads the memo
             g, tab, offsets, comb, memo, size = args
             MK.mbbm_cost_row_memo(s, r, n, g, tab, offsets, comb, memo, size, d, out)
             np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12)
-    assert 0 < len(memoised[4]) and len(direct[4]) == 0 and len(tiny[4]) <= 3
+            rows.append(out.copy())
+        # the memo's codes are the states' own: a wrong one would read another state's potential
+        for row in rows[1:]:
+            np.testing.assert_array_equal(row, rows[0])
+    assert 0 < MK.memo_len(memoised[4]) and MK.memo_len(direct[4]) == 0
+    assert MK.memo_len(tiny[4]) <= 3
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 8])
@@ -152,8 +195,19 @@ def test_expected_cost_votes_equal_brute_force(k):
         if j == 0:
             H[:] = 1.0 / k  # uniform rows: ties everywhere, lowest label wins
         votes = np.empty(N, dtype=np.int64)
-        MK.mbbm_expected_cost_votes(H, *args, votes, np.uint64(0), -1)
+        costs = np.full((N, k, k), np.nan)
+        MK.mbbm_expected_cost_votes(H, *args, votes, np.uint64(0), -1, costs)
         np.testing.assert_array_equal(votes, expected_cost_reference(H, gamma))
+        # the cost matrices the votes used, which the learning step reuses
+        s = np.zeros(k, dtype=np.int64)
+        for i in range(N):
+            for r in range(k):
+                expected = multiclass_costs(s, r, N - 1 - i, gamma)
+                np.testing.assert_allclose(costs[i, r], expected, rtol=0, atol=1e-12)
+            s[votes[i]] += 1
+        again = np.empty(N, dtype=np.int64)
+        MK.mbbm_expected_cost_votes(H, *args, again, np.uint64(0), -1, np.empty((0, k, k)))
+        np.testing.assert_array_equal(again, votes)
 
 
 # ------------------------------------------------------------------------------ whole streams
@@ -191,7 +245,7 @@ def test_stream_equals_algorithm_1(k, learners, examples, bound):
             atol=1e-12,
         )
         np.testing.assert_array_equal(model.votes(x[None, :])[0], np.bincount(votes, minlength=k))
-    assert len(model._memo[4]) > 0
+    assert MK.memo_len(model._memo[4]) > 0
 
 
 @pytest.mark.parametrize("vote", ["argmax", "expected_cost"])
@@ -275,7 +329,7 @@ def test_memo_is_not_learned_state(params):
     full = model.clone().predict_then_learn(X, y)
     first = model.predict_then_learn(X[:60], y[:60])
     if params.get("method") != "monte_carlo":
-        assert len(model._memo[4]) > 0
+        assert MK.memo_len(model._memo[4]) > 0
     blob = pickle.dumps(model)
     assert "_memo" not in pickle.loads(blob).__dict__
     assert "_memo" not in copy.deepcopy(model).__dict__

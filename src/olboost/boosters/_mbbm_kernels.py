@@ -10,14 +10,22 @@ reproduces the public functions bit for bit.
 
 Memo
 ----
-Potentials are memoised in a ``numba.typed.Dict[int64, float64]`` (:func:`new_memo`) keyed by an
-exact integer code of ``(n, canonical state)``: with ``K = k - 1`` and ``a_j = d_j + n`` in
+Potentials are memoised in an open-addressing hash table (:func:`new_memo`) keyed by an exact
+integer code of ``(n, canonical state)``: with ``K = k - 1`` and ``a_j = d_j + n`` in
 ``[0, 2n + 1]`` (sorted), the rank of the multiset ``{a_j}`` in the combinatorial number system,
 ``sum_j C(a_j + j, j + 1) < C(2n + 1 + K, K)``, plus ``offsets[n]``, the number of states of all
 smaller ``n``. :func:`memo_layout` builds ``offsets`` and the table ``comb`` of binomial
 coefficients, or returns ``None`` when the codes of ``n <= n_max`` would not fit in 63 bits (then
 the kernels evaluate every potential directly, unmemoised, if given empty ``offsets``). The memo is
-a pure cache: it is emptied when it holds ``max_entries`` values, which changes no result.
+a pure cache: it is emptied when it would hold more than ``max_entries`` values, which changes no
+result.
+
+The table is written here rather than taken from ``numba.typed.Dict`` for speed: a potential is
+read about 2,500 times per example (5 classes, 100 learners, expected-cost votes), and the
+``Dict``'s out-of-line lookup (a call, an indirection through its index array, a ``memcmp`` of
+the key) took most of the learning time; the table's slot holds the key and the value side by
+side, and the kernels read all the slots of a cost matrix before using any, so that the reads
+that miss the CPU's caches wait for memory together.
 
 Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._multiclass_kernels`,
 ``offsets`` and ``comb`` from :func:`memo_layout`, ``memo`` from :func:`new_memo`):
@@ -29,8 +37,8 @@ Signatures (``tab = binomial_table(n_max, k - 1)`` of :mod:`olboost.potentials._
 * ``mbbm_update(votes, y, gamma, tab, offsets, comb, memo, max_entries, w_star, weights_out,
   weight_max)``: the learning step (Algorithm 1, lines 10-13) of one example;
 * ``mbbm_expected_cost_votes(H, gamma, tab, offsets, comb, memo, max_entries, votes_out,
-  tie_key, tie_counter)``: the
-  votes ``argmin_l sum_r H[i, r] C^i(r, l)`` of the authors' code.
+  tie_key, tie_counter, costs_out)``: the votes ``argmin_l sum_r H[i, r] C^i(r, l)`` of the
+  authors' code, leaving their cost matrices for :func:`mbbm_update_from_costs`.
 """
 
 from __future__ import annotations
@@ -40,8 +48,10 @@ from collections import namedtuple
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.typed import Dict
+from numba.extending import intrinsic
+from numba.typed import List
 
 from olboost._random import counter_uniform
 from olboost.potentials._multiclass_kernels import mbbm_potential_table
@@ -55,22 +65,29 @@ __all__ = [
     "MEMO_SIZE",
     "memo_layout",
     "new_memo",
+    "memo_len",
+    "memo_lookup",
+    "memo_store",
+    "memo_room",
     "canonical_state",
     "state_code",
     "mbbm_potential_memo",
     "mbbm_cost_row_memo",
     "mbbm_update",
+    "mbbm_update_from_costs",
     "mbbm_expected_cost_votes",
     "pick_min",
 ]
 
-#: Largest number of memoised potentials in one memo before it is emptied. With the dictionary's
-#: spare room an entry takes about 50 bytes (the process grew by 122 MB when the dictionary
-#: doubled past 2.8 million entries), so a full memo holds about 200 MB. The 27 reorderings of the
+#: Largest number of memoised potentials in one memo before it is emptied. The hash table is kept
+#: at most half full, 16 bytes a slot, so a full memo takes 128 MB. The 27 reorderings of the
 #: paper's mice experiment (8 classes, 100 learners, one memo) visit 4.4 million states; at 2**21
 #: the memo was emptied twice on the way, and each refill costs about as much as a first run's
 #: potentials.
 MEMO_SIZE = 1 << 22
+
+#: Slots of a new memo's hash table.
+MEMO_START = 1 << 12
 
 _INT63 = (1 << 63) - 1
 
@@ -105,12 +122,109 @@ def memo_layout(n_max: int, k: int) -> tuple[np.ndarray, np.ndarray] | None:
     return np.array(offsets, dtype=np.int64), comb
 
 
-def new_memo() -> Dict:
-    """An empty memo of potentials: ``numba.typed.Dict[int64, float64]``."""
-    return Dict.empty(key_type=types.int64, value_type=types.float64)
+def new_memo(capacity: int = MEMO_START) -> List:
+    """An empty memo of potentials: an open-addressing hash table of ``capacity`` slots (a power
+    of 2; it grows by doubling as it fills, up to the least power of 2 holding twice
+    ``max_entries`` values) in a ``numba.typed.List`` of two int64 arrays, the table (slot ``h``:
+    ``code + 1`` at ``2h``, 0 when empty, the potential's bits at ``2h + 1``) and ``[count]``."""
+    memo = List.empty_list(types.int64[::1])
+    memo.append(np.zeros(2 * capacity, dtype=np.int64))
+    memo.append(np.zeros(1, dtype=np.int64))
+    return memo
+
+
+def memo_len(memo: List) -> int:
+    """Number of potentials held by ``memo``."""
+    return int(memo[1][0])
+
+
+@intrinsic
+def _as_float(typingctx, bits):
+    """The float64 whose bits are the int64 ``bits``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _as_bits(typingctx, value):
+    """The int64 holding the bits of the float64 ``value``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+
+    return types.int64(types.float64), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _slot(code: int, mask: int) -> int:
+    # Fibonacci hashing: codes of nearby states are nearby integers, which this spreads
+    return np.int64((np.uint64(code) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask
+
+
+@numba.njit(cache=True, inline="always")
+def memo_lookup(table: np.ndarray, code: int) -> float:
+    """The potential of state code ``code`` in the memo's ``table``, -1 when absent."""
+    mask = (table.shape[0] >> 1) - 1
+    h = _slot(code, mask)
+    while True:
+        key = table[2 * h]
+        if key == code + 1:
+            return _as_float(table[2 * h + 1])
+        if key == 0:
+            return -1.0
+        h = (h + 1) & mask
 
 
 @numba.njit(cache=True)
+def memo_store(table: np.ndarray, count: np.ndarray, code: int, value: float, max_entries: int):
+    """Put ``code -> value`` (``code`` absent) in ``table``, unless it holds ``max_entries`` values
+    or is half full (:func:`memo_room` makes room before each kernel's lookups)."""
+    cap = table.shape[0] >> 1
+    if count[0] >= max_entries or 2 * (count[0] + 1) > cap:
+        return
+    mask = cap - 1
+    h = _slot(code, mask)
+    while table[2 * h] != 0:
+        h = (h + 1) & mask
+    table[2 * h] = code + 1
+    table[2 * h + 1] = _as_bits(value)
+    count[0] += 1
+
+
+@numba.njit(cache=True)
+def memo_room(memo: List, room: int, max_entries: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(table, count)`` of ``memo`` with room for ``room`` more values: emptied first if they
+    would take it past ``max_entries``, then grown (by doubling, rehashed) until at most half
+    full with them."""
+    table = memo[0]
+    count = memo[1]
+    if count[0] + room > max_entries:
+        table[:] = 0
+        count[0] = 0
+    need = 2 * min(count[0] + room, max_entries)
+    cap = table.shape[0] >> 1
+    if need <= cap:
+        return table, count
+    while need > cap:
+        cap *= 2
+    grown = np.zeros(2 * cap, dtype=np.int64)
+    mask = cap - 1
+    for j in range(table.shape[0] >> 1):
+        key = table[2 * j]
+        if key != 0:
+            h = _slot(key - 1, mask)
+            while grown[2 * h] != 0:
+                h = (h + 1) & mask
+            grown[2 * h] = key
+            grown[2 * h + 1] = table[2 * j + 1]
+    memo[0] = grown
+    return grown, count
+
+
+@numba.njit(cache=True, inline="always")
 def canonical_state(s: np.ndarray, r: int, l: int, n: int, d: np.ndarray) -> None:
     """``d`` (length ``k - 1``) = the sorted ``t[r] - t[j]``, ``j != r``, clipped to
     ``[-n, n + 1]``, of ``t = s + e_l`` (``t = s`` when ``l < 0``)."""
@@ -134,7 +248,7 @@ def canonical_state(s: np.ndarray, r: int, l: int, n: int, d: np.ndarray) -> Non
         m += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def state_code(d: np.ndarray, n: int, offsets: np.ndarray, comb: np.ndarray) -> int:
     """Exact code of ``(n, d)``, ``d`` a canonical state: ``offsets[n]`` plus the
     combinatorial-number-system rank of the multiset ``{d_j + n}``."""
@@ -153,21 +267,37 @@ def mbbm_potential_memo(
     tab: np.ndarray,
     offsets: np.ndarray,
     comb: np.ndarray,
-    memo: Dict,
+    memo: List,
     max_entries: int,
 ) -> float:
     """``phi^r_n`` at the canonical state ``d``, memoised (directly evaluated when ``offsets`` is
     empty). ``tab`` is any ``binomial_table(n', k - 1)`` with ``n' >= n``, or an empty one."""
+    table, count = memo_room(memo, 1, max_entries)
+    return _potential(d, n, k, gamma, tab, offsets, comb, table, count, max_entries)
+
+
+@numba.njit(cache=True, inline="always")
+def _potential(
+    d: np.ndarray,
+    n: int,
+    k: int,
+    gamma: float,
+    tab: np.ndarray,
+    offsets: np.ndarray,
+    comb: np.ndarray,
+    table: np.ndarray,
+    count: np.ndarray,
+    max_entries: int,
+) -> float:
+    """:func:`mbbm_potential_memo` on the memo's ``(table, count)``."""
     if offsets.shape[0] == 0:
         return mbbm_potential_table(d, n, k, gamma, tab)
     code = state_code(d, n, offsets, comb)
-    v = memo.get(code, -1.0)
+    v = memo_lookup(table, code)
     if v >= 0.0:
         return v
     v = mbbm_potential_table(d, n, k, gamma, tab)
-    if len(memo) >= max_entries:
-        memo.clear()
-    memo[code] = v
+    memo_store(table, count, code, v, max_entries)
     return v
 
 
@@ -180,27 +310,116 @@ def mbbm_cost_row_memo(
     tab: np.ndarray,
     offsets: np.ndarray,
     comb: np.ndarray,
-    memo: Dict,
+    memo: List,
     max_entries: int,
     d: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """Row ``r`` of the cost matrix of eq. 4: ``out[l] = phi^r_n(s + e_l)`` (integer ``s``);
-    labels ``l != r`` with equal scores share one evaluation. ``d`` is scratch of length
-    ``k - 1``."""
+    """Row ``r`` of the cost matrix of eq. 4: ``out[l] = phi^r_n(s + e_l)`` (integer ``s``).
+    ``d`` is scratch of length ``k - 1``."""
     k = s.shape[0]
-    for l in range(k):
-        shared = -1
-        if l != r:
-            for j in range(l):
-                if j != r and s[j] == s[l]:
-                    shared = j
-                    break
-        if shared >= 0:
-            out[l] = out[shared]
-            continue
-        canonical_state(s, r, l, n, d)
-        out[l] = mbbm_potential_memo(d, n, k, gamma, tab, offsets, comb, memo, max_entries)
+    table, count = memo_room(memo, k, max_entries)
+    scratch = _new_scratch(k)
+    _cost_rows(s, r, r + 1, n, gamma, tab, offsets, comb, table, count, max_entries, scratch)
+    out[:] = scratch.C[r]
+
+
+_Scratch = namedtuple("_Scratch", ["d", "b", "codes", "keys", "C"])
+
+
+@numba.njit(cache=True)
+def _new_scratch(k: int) -> _Scratch:
+    """Scratch of :func:`_cost_rows` for ``k`` classes; ``C`` receives the rows."""
+    return _Scratch(
+        np.empty(k - 1, dtype=np.int64),
+        np.empty(k - 1, dtype=np.int64),
+        np.empty(k * k, dtype=np.int64),
+        np.empty(k * k, dtype=np.int64),
+        np.empty((k, k), dtype=np.float64),
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def _cost_rows(
+    s: np.ndarray,
+    r_lo: int,
+    r_hi: int,
+    n: int,
+    gamma: float,
+    tab: np.ndarray,
+    offsets: np.ndarray,
+    comb: np.ndarray,
+    table: np.ndarray,
+    count: np.ndarray,
+    max_entries: int,
+    scratch: _Scratch,
+) -> None:
+    """Rows ``r_lo .. r_hi - 1`` of the cost matrix of eq. 4, ``scratch.C[r, l] = phi^r_n(s +
+    e_l)``, from the memo's ``(table, count)`` (evaluated directly if ``offsets`` is empty).
+
+    The codes of row ``r``'s ``k`` states come from one sort: with ``b`` the sorted differences
+    ``s[r] - s[j]``, ``j != r``, the state of ``s + e_l`` (``l != r``) is ``b`` with its first
+    ``s[r] - s[l]`` lowered by one (still sorted, as the entries before it are smaller
+    integers), so its code differs from the code of ``b`` in that one term; the state of
+    ``s + e_r`` is ``b + 1``. All the rows' codes are computed, then all their first slots read,
+    then the values: the reads of a large memo miss the CPU's caches, and independent reads
+    wait for memory together. A state is built in full (:func:`canonical_state`) only to
+    evaluate a potential missing from the memo."""
+    k = s.shape[0]
+    d, b, codes, keys, C = scratch
+    if offsets.shape[0] == 0:
+        for r in range(r_lo, r_hi):
+            for l in range(k):
+                canonical_state(s, r, l, n, d)
+                C[r, l] = mbbm_potential_table(d, n, k, gamma, tab)
+        return
+    K = k - 1
+    lo = -n
+    hi = n + 1
+    for r in range(r_lo, r_hi):
+        m = 0
+        for j in range(k):
+            if j == r:
+                continue
+            v = s[r] - s[j]
+            p = m
+            while p > 0 and b[p - 1] > v:
+                b[p] = b[p - 1]
+                p -= 1
+            b[p] = v
+            m += 1
+        base = offsets[n]
+        up = offsets[n]
+        for j in range(K):
+            base += comb[min(max(b[j], lo), hi) + n + j, j + 1]
+            up += comb[min(max(b[j] + 1, lo), hi) + n + j, j + 1]
+        for l in range(k):
+            if l == r:
+                code = up
+            else:
+                v = s[r] - s[l]
+                p = 0
+                while b[p] != v:
+                    p += 1
+                old = min(max(v, lo), hi)
+                new = min(max(v - 1, lo), hi)
+                code = base - comb[old + n + p, p + 1] + comb[new + n + p, p + 1]
+            codes[r * k + l] = code
+    mask = (table.shape[0] >> 1) - 1
+    for j in range(r_lo * k, r_hi * k):
+        keys[j] = table[2 * _slot(codes[j], mask)]
+    for r in range(r_lo, r_hi):
+        for l in range(k):
+            code = codes[r * k + l]
+            if keys[r * k + l] == code + 1:
+                value = _as_float(table[2 * _slot(code, mask) + 1])
+            else:
+                value = memo_lookup(table, code)
+                if value < 0.0:
+                    canonical_state(s, r, l, n, d)
+                    value = mbbm_potential_table(d, n, k, gamma, tab)
+                    memo_store(table, count, code, value, max_entries)
+            C[r, l] = value
 
 
 @numba.njit(cache=True)
@@ -211,7 +430,7 @@ def mbbm_update(
     tab: np.ndarray,
     offsets: np.ndarray,
     comb: np.ndarray,
-    memo: Dict,
+    memo: List,
     max_entries: int,
     w_star: np.ndarray,
     weights_out: np.ndarray,
@@ -226,23 +445,52 @@ def mbbm_update(
     w_star[i]`` (line 12; every other entry 0); then ``s[votes[i]] += 1``.
     """
     N, k = weights_out.shape
+    table, count = memo_room(memo, N * k, max_entries)
     s = np.zeros(k, dtype=np.int64)
-    d = np.empty(k - 1, dtype=np.int64)
-    c = np.empty(k, dtype=np.float64)
+    scratch = _new_scratch(k)
     for i in range(N):
-        mbbm_cost_row_memo(s, y, N - 1 - i, gamma, tab, offsets, comb, memo, max_entries, d, c)
-        w = 0.0
-        for l in range(k):
-            v = c[l] - c[y]
-            if v < 0.0:
-                v = 0.0
-            w += v
-        if w > weight_max[i]:
-            weight_max[i] = w
-        for l in range(k):
-            weights_out[i, l] = 0.0
-        weights_out[i, y] = w / w_star[i]
+        _cost_rows(s, y, y + 1, N - 1 - i, gamma, tab, offsets, comb, table, count, max_entries,
+                   scratch)  # fmt: skip
+        _learner_weight(scratch.C[y], y, i, w_star, weights_out, weight_max)
         s[votes[i]] += 1
+
+
+@numba.njit(cache=True)
+def mbbm_update_from_costs(
+    costs: np.ndarray,
+    y: int,
+    w_star: np.ndarray,
+    weights_out: np.ndarray,
+    weight_max: np.ndarray,
+) -> None:
+    """:func:`mbbm_update` from the cost matrices ``costs[i] = C^i`` of eq. 4 at the votes of the
+    learners before ``i`` (as :func:`mbbm_expected_cost_votes` leaves them): its cost rows are
+    the rows ``costs[i, y]``, the same values."""
+    for i in range(weights_out.shape[0]):
+        _learner_weight(costs[i, y], y, i, w_star, weights_out, weight_max)
+
+
+@numba.njit(cache=True)
+def _learner_weight(
+    c: np.ndarray,
+    y: int,
+    i: int,
+    w_star: np.ndarray,
+    weights_out: np.ndarray,
+    weight_max: np.ndarray,
+) -> None:
+    """Algorithm 1, lines 11-12, for learner ``i`` whose cost row (eq. 4) is ``c``."""
+    w = 0.0
+    for l in range(c.shape[0]):
+        v = c[l] - c[y]
+        if v < 0.0:
+            v = 0.0
+        w += v
+    if w > weight_max[i]:
+        weight_max[i] = w
+    for l in range(c.shape[0]):
+        weights_out[i, l] = 0.0
+    weights_out[i, y] = w / w_star[i]
 
 
 @numba.njit(cache=True)
@@ -252,26 +500,34 @@ def mbbm_expected_cost_votes(
     tab: np.ndarray,
     offsets: np.ndarray,
     comb: np.ndarray,
-    memo: Dict,
+    memo: List,
     max_entries: int,
     votes_out: np.ndarray,
     tie_key: np.uint64,
     tie_counter: int,
+    costs_out: np.ndarray,
 ) -> None:
     """Expected-cost votes: learner ``i`` votes ``argmin_l sum_r H[i, r] C^i(r, l)`` (the sum
     taken over ``r = 0..k-1`` in order), ``C^i(r, l) = phi^r_{N-i}(s^{i-1} + e_l)`` the full cost
     matrix of eq. 4 at the votes ``s^{i-1}`` of the learners before it. Ties go to the lowest
     ``l`` when ``tie_counter < 0``, else to a tied ``l`` drawn by :func:`pick_min` with the
-    uniform ``counter_uniform(tie_key, tie_counter + i)``."""
+    uniform ``counter_uniform(tie_key, tie_counter + i)``. ``C^i`` is left in ``costs_out[i]``
+    when ``costs_out`` has ``N`` rows."""
     N, k = H.shape
+    table, count = memo_room(memo, N * k * k, max_entries)
     s = np.zeros(k, dtype=np.int64)
-    d = np.empty(k - 1, dtype=np.int64)
-    C = np.empty((k, k), dtype=np.float64)
+    scratch = _new_scratch(k)
+    C = scratch.C
     e = np.empty(k, dtype=np.float64)
+    keep = costs_out.shape[0] == N
     for i in range(N):
         n = N - 1 - i
-        for r in range(k):
-            mbbm_cost_row_memo(s, r, n, gamma, tab, offsets, comb, memo, max_entries, d, C[r])
+        _cost_rows(s, 0, k, n, gamma, tab, offsets, comb, table, count, max_entries, scratch)
+        if keep:
+            # element by element: Numba's array assignment checks for overlap at some cost
+            for r in range(k):
+                for l in range(k):
+                    costs_out[i, r, l] = C[r, l]
         for l in range(k):
             acc = 0.0
             for r in range(k):
@@ -328,17 +584,20 @@ State = namedtuple(
 
 
 @numba.njit(cache=True)
-def mbbm_votes(H: np.ndarray, t: int, state: State, votes: np.ndarray) -> None:
+def mbbm_votes(
+    H: np.ndarray, t: int, state: State, votes: np.ndarray, costs_out: np.ndarray
+) -> None:
     """Each learner's vote in round ``t``: the argmax of its distribution (ties to the lowest
     label, or drawn with ``counter_uniform(tie_key, (t - 1) N + i)``), or the expected-cost vote
-    of :func:`mbbm_expected_cost_votes`."""
+    of :func:`mbbm_expected_cost_votes` (which leaves its cost matrices in ``costs_out`` if it has
+    ``N`` rows)."""
     n = H.shape[0]
     before = t - 1  # rounds learned before this one
     if state.expected_cost:
         counter = before * n if state.tie_random else -1
         mbbm_expected_cost_votes(
             H, state.gamma, state.tab, state.offsets, state.comb, state.memo,
-            state.max_entries, votes, state.tie_key, counter,
+            state.max_entries, votes, state.tie_key, counter, costs_out,
         )  # fmt: skip
         return
     argmax_votes(H, before, state.tie_key, state.tie_random, votes)
@@ -364,7 +623,7 @@ def argmax_votes(
 def mbbm_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
     """Round ``t``'s votes per class (Algorithm 1, line 6: the unweighted majority)."""
     votes = np.empty(H.shape[0], dtype=np.int64)
-    mbbm_votes(H, t, state, votes)
+    mbbm_votes(H, t, state, votes, np.empty((0, 0, 0)))
     out[:] = 0.0
     for i in range(votes.shape[0]):
         out[votes[i]] += 1.0
@@ -381,18 +640,24 @@ def mbbm_step(
     return_scores: bool,
 ) -> int:
     """Round ``t`` of OnlineMBBM for true class ``y``: the votes (and their counts, if asked),
-    then Algorithm 1, lines 10-13 (:func:`mbbm_update`), each weight on ``y`` floored at
-    ``floor``."""
-    votes = np.empty(H.shape[0], dtype=np.int64)
-    mbbm_votes(H, t, state, votes)
+    then Algorithm 1, lines 10-13 (:func:`mbbm_update`, or with expected-cost votes
+    :func:`mbbm_update_from_costs` on the cost matrices the votes used), each weight on ``y``
+    floored at ``floor``."""
+    N, k = H.shape
+    votes = np.empty(N, dtype=np.int64)
+    costs = np.empty((N if state.expected_cost else 0, k, k))
+    mbbm_votes(H, t, state, votes, costs)
     if return_scores:
         scores[:] = 0.0
         for i in range(votes.shape[0]):
             scores[votes[i]] += 1.0
-    mbbm_update(
-        votes, y, state.gamma, state.tab, state.offsets, state.comb, state.memo,
-        state.max_entries, state.w_star, weights, state.weight_max,
-    )  # fmt: skip
+    if state.expected_cost:
+        mbbm_update_from_costs(costs, y, state.w_star, weights, state.weight_max)
+    else:
+        mbbm_update(
+            votes, y, state.gamma, state.tab, state.offsets, state.comb, state.memo,
+            state.max_entries, state.w_star, weights, state.weight_max,
+        )  # fmt: skip
     if state.floor > 0.0:
         for i in range(weights.shape[0]):
             weights[i, y] = max(weights[i, y], state.floor)
