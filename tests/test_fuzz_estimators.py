@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import pickle
 import re
 import types
@@ -70,9 +69,10 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from fuzzing import EXAMPLES, FUZZ
 from olboost import AdaBoostOLM, AdaOLMR, VFDTCommittee
 from olboost.boosters.topk import TopkBooster
 from olboost.checks import _stream, _with_labels, all_estimators, synthetic_multilabel
@@ -81,17 +81,6 @@ from olboost.feedback.exploration import Exploration, exploration_from, unbiased
 from olboost.online import OnlineLearner, RankingLearner
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.weak.base import Committee
-
-EXAMPLES = int(os.environ.get("OLBOOST_FUZZ_EXAMPLES", "2000"))
-
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    # the models are built once per test, outside hypothesis
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 
 DOCUMENTED = (ValueError, TypeError)
 OK, BAD, ANY = "ok", "bad", "any"
@@ -820,10 +809,13 @@ def names_param(err: Exception, names: list[str]) -> bool:
     )
 
 
-def case_params(box: Box, rng: np.random.Generator, variant: int) -> None:
-    """Constructor, ``set_params`` and ``clone`` values, and a value assigned after
-    construction, checked when the model starts."""
-    cls, base = box.info["cls"], box.info["params"]
+def param_trial(
+    cls: type, base: dict, rng: np.random.Generator, variant: int
+) -> tuple[Any, str, Any] | None:
+    """A parameter of ``cls`` (or an unknown name) and a value for it, tried at construction,
+    ``clone`` and ``set_params``: a rejected value must be reported as such, naming the
+    parameter, and leave the template untouched. ``(template, name, value)`` when the value was
+    accepted, ``None`` when nothing is left to check."""
     name = pick(rng, [*cls._param_names(), "no_such_parameter"])
     values = param_values(cls, name)
     value = values[variant % len(values)] if rng.random() < 0.8 else special_float(rng, variant)
@@ -833,7 +825,7 @@ def case_params(box: Box, rng: np.random.Generator, variant: int) -> None:
         with pytest.raises(ValueError, match="no_such_parameter"):
             template.clone({name: value}) if variant % 2 else template.set_params(**{name: value})
         assert pickle.dumps(template) == before
-        return
+        return None
     try:
         model = cls(**{**base, name: value})
     except DOCUMENTED as err:
@@ -843,8 +835,19 @@ def case_params(box: Box, rng: np.random.Generator, variant: int) -> None:
         with pytest.raises(DOCUMENTED):
             template.set_params(**{name: value})
         assert pickle.dumps(template) == before, "a rejected set_params changed the estimator"
-        return
+        return None
     assert repr(model.clone()) == repr(model)
+    return template, name, value
+
+
+def case_params(box: Box, rng: np.random.Generator, variant: int) -> None:
+    """Constructor, ``set_params`` and ``clone`` values, and a value assigned after
+    construction, checked when the model starts."""
+    cls, base = box.info["cls"], box.info["params"]
+    trial = param_trial(cls, base, rng, variant)
+    if trial is None:
+        return
+    template, name, value = trial
     template.set_params(**{name: value})
     if not (isinstance(template, OnlineLearner) and tame(value)):
         return
@@ -998,24 +1001,10 @@ def case_committee_params(box: Box, rng: np.random.Generator, variant: int) -> N
     """The committee's parameters: at construction and ``set_params``, and assigned to a
     booster's committee before its first example (the booster checks them at its start)."""
     cls, base = box.info["param_cls"], box.info["param_base"]
-    name = pick(rng, [*cls._param_names(), "no_such_parameter"])
-    values = param_values(cls, name)
-    value = values[variant % len(values)] if rng.random() < 0.8 else special_float(rng, variant)
-    template = cls(**base)
-    before = pickle.dumps(template)
-    if name == "no_such_parameter":
-        with pytest.raises(ValueError, match="no_such_parameter"):
-            template.set_params(**{name: value})
+    trial = param_trial(cls, base, rng, variant)
+    if trial is None:
         return
-    try:
-        committee = cls(**{**base, name: value})
-    except DOCUMENTED as err:
-        assert names_param(err, [name, *cls._param_names()]), f"{cls.__name__}({name}=): {err!r}"
-        with pytest.raises(DOCUMENTED):
-            template.set_params(**{name: value})
-        assert pickle.dumps(template) == before, "a rejected set_params changed the committee"
-        return
-    assert repr(committee.clone()) == repr(committee)
+    _, name, value = trial
     if not tame(value):
         return
     booster = AdaOLMR(cls(**base), learners=learners_of(cls), seed=1, labels=N_LABELS)

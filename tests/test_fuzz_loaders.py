@@ -41,9 +41,10 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from fuzzing import EXAMPLES, FUZZ
 from olboost.datasets import (
     load,
     load_enron_foldering,
@@ -54,15 +55,6 @@ from olboost.datasets import (
 )
 from olboost.datasets.enron import LEAKING_FIELDS, message_text, tokenize, write_foldering_archive
 
-EXAMPLES = int(os.environ.get("OLBOOST_FUZZ_EXAMPLES", "2000"))
-
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 VARIANTS = 32
 
 

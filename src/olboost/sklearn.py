@@ -157,22 +157,27 @@ class _OnlineBoostingBase(BaseEstimator):
     def _finite(self) -> bool | str:
         return "allow-nan" if self._missing_allowed() else True
 
-    def _check_X(self, X: Any) -> Any:
-        """``X`` checked against the fit (features, names, values) as float64, C-ordered and
-        writable (a read-only input is copied), or CSR."""
-        X = _no_overflow(
+    def _validate(self, *arrays: Any, reset: bool, **extra: Any) -> Any:
+        """scikit-learn's ``validate_data`` with this adapter's conventions: float64, C-ordered,
+        CSR accepted, NaN only where the booster allows missing values."""
+        return _no_overflow(
             type(self).__name__,
             lambda: validate_data(
                 self,
-                X,
-                reset=False,
+                *arrays,
+                reset=reset,
                 accept_sparse="csr",
                 dtype=np.float64,
                 order="C",
                 ensure_all_finite=self._finite(),
+                **extra,
             ),
         )
-        return _writable(X)
+
+    def _check_X(self, X: Any) -> Any:
+        """``X`` checked against the fit (features, names, values) as float64, C-ordered and
+        writable (a read-only input is copied), or CSR."""
+        return _writable(self._validate(X, reset=False))
 
     def _check_X_y(self, X: Any, y: Any, *, reset: bool, multi_output: bool) -> tuple[Any, Any]:
         if y is None:
@@ -180,20 +185,7 @@ class _OnlineBoostingBase(BaseEstimator):
                 f"This {type(self).__name__} estimator requires y to be passed, but the target "
                 "y is None."
             )
-        X, y = _no_overflow(
-            type(self).__name__,
-            lambda: validate_data(
-                self,
-                X,
-                y,
-                reset=reset,
-                accept_sparse="csr",
-                dtype=np.float64,
-                order="C",
-                ensure_all_finite=self._finite(),
-                multi_output=multi_output,
-            ),
-        )
+        X, y = self._validate(X, y, reset=reset, multi_output=multi_output)
         return _writable(X), y
 
     def _scores(self, X: Any) -> np.ndarray:
