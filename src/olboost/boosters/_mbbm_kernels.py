@@ -224,7 +224,7 @@ def memo_room(memo: List, room: int, max_entries: int) -> tuple[np.ndarray, np.n
     return grown, count
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def canonical_state(s: np.ndarray, r: int, l: int, n: int, d: np.ndarray) -> None:
     """``d`` (length ``k - 1``) = the sorted ``t[r] - t[j]``, ``j != r``, clipped to
     ``[-n, n + 1]``, of ``t = s + e_l`` (``t = s`` when ``l < 0``)."""
@@ -248,7 +248,7 @@ def canonical_state(s: np.ndarray, r: int, l: int, n: int, d: np.ndarray) -> Non
         m += 1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def state_code(d: np.ndarray, n: int, offsets: np.ndarray, comb: np.ndarray) -> int:
     """Exact code of ``(n, d)``, ``d`` a canonical state: ``offsets[n]`` plus the
     combinatorial-number-system rank of the multiset ``{d_j + n}``."""
@@ -273,23 +273,6 @@ def mbbm_potential_memo(
     """``phi^r_n`` at the canonical state ``d``, memoised (directly evaluated when ``offsets`` is
     empty). ``tab`` is any ``binomial_table(n', k - 1)`` with ``n' >= n``, or an empty one."""
     table, count = memo_room(memo, 1, max_entries)
-    return _potential(d, n, k, gamma, tab, offsets, comb, table, count, max_entries)
-
-
-@numba.njit(cache=True, inline="always")
-def _potential(
-    d: np.ndarray,
-    n: int,
-    k: int,
-    gamma: float,
-    tab: np.ndarray,
-    offsets: np.ndarray,
-    comb: np.ndarray,
-    table: np.ndarray,
-    count: np.ndarray,
-    max_entries: int,
-) -> float:
-    """:func:`mbbm_potential_memo` on the memo's ``(table, count)``."""
     if offsets.shape[0] == 0:
         return mbbm_potential_table(d, n, k, gamma, tab)
     code = state_code(d, n, offsets, comb)
