@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 
-from olboost import AdaBoostOLM, VFDTCommittee
+from olboost import AdaBoostOLM, LinearCommittee, VFDTCommittee
 from olboost.boosters import _driver
 from olboost.datasets import load_uci
+from olboost.weak.base import CompiledKernels
 
 
 class RowByRow(AdaBoostOLM):
@@ -157,3 +159,58 @@ def test_every_booster_with_a_step_runs_the_driver_bit_identically(cls, params, 
     assert bool(calls) == has_step
     oza_after = cls.__name__ == "OzaBoost" and params.get("judge", "after") == "after"
     assert has_step == (params.get("method") != "monte_carlo" and not oza_after)
+
+
+@numba.njit
+def _toy_predict(x, state, H):
+    H[:] = x[0] + state[0]
+    return x.shape[0] - x.shape[0]
+
+
+@numba.njit
+def _toy_learn(x, weights, state, demand):
+    state[0] += weights[0, 0]
+    return demand[0]
+
+
+@numba.njit
+def _toy_step(H, target, t, booster, weights, scores, return_scores):
+    weights[:] = 1.0 + booster[0]
+    return t - t
+
+
+def test_the_driver_compiles_kernels_for_their_arguments_as_python_calls_do(monkeypatch):
+    # Numba keys its disk cache by the signature it was asked for: compiled for a first-class
+    # function type (with its return type) and again from a Python call (arguments only), a
+    # kernel would be compiled and cached twice. The driver asks for the arguments only.
+    asked = []
+    kernels = (_toy_predict, _toy_learn, _toy_step)
+    for kernel in kernels:
+        original = kernel.compile
+        monkeypatch.setattr(
+            kernel, "compile", lambda sig, k=kernel, f=original: (asked.append((k, sig)), f(sig))[1]
+        )
+    X, targets = np.ones((3, 2)), np.zeros(3, dtype=np.int64)
+    scores, state, booster = np.zeros((1, 1)), np.zeros(1), np.zeros(1)
+    H, weights, demand = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2, dtype=np.int64)
+    committee = CompiledKernels(_toy_predict, _toy_learn, state)
+    entry = _driver._entry(X, targets, scores, committee, _toy_step, booster, H, weights, demand)
+    assert [k for k, _ in asked] == list(kernels)
+    assert all(isinstance(sig, tuple) for _, sig in asked)  # no return type
+    stop = entry(
+        X, targets, 0, 3, 0, scores, False, _toy_predict, _toy_learn, state, _toy_step, booster,
+        H, weights, demand,
+    )  # fmt: skip
+    assert stop == 3 and state[0] == 3.0
+    assert len(asked) == 3  # the call found them compiled
+
+
+@pytest.mark.parametrize("committee", [VFDTCommittee(), LinearCommittee()], ids=type)
+def test_committees_take_strided_and_read_only_rows_as_c_ordered_copies(committee):
+    # one compiled specialisation per kernel: a strided or read-only row would be another
+    committee.start(2, 3, 4, 0)
+    X = np.arange(8.0).reshape(4, 2) / 10
+    X.flags.writeable = False
+    x = committee._check_x(X[:, 0])
+    assert x.flags.c_contiguous and x.flags.writeable
+    assert np.array_equal(x, X[:, 0])

@@ -52,8 +52,14 @@ def drive(
 _compiled: dict[tuple, Any] = {}
 
 
-def _entry(X, targets, scores, committee_state, booster_state, H, weights, demand) -> Any:
-    """The compiled :func:`drive` for these argument types (compiled or loaded once per process)."""
+def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand) -> Any:
+    """The compiled :func:`drive` for these argument types (compiled or loaded once per process).
+
+    The committee's and booster's kernels are compiled (or loaded) first for their argument types
+    alone, as a call from Python does: given a first-class function type, Numba would compile
+    them for the full signature with its return type, which its disk cache keys apart, and each
+    kernel would be compiled twice, once per path."""
+    committee_state = kernels.state
     t_x = numba.typeof(X)
     t_row = t_x.dtype if t_x.ndim == 1 else types.Array(t_x.dtype, 1, "C")
     t_targets = numba.typeof(targets)
@@ -74,6 +80,11 @@ def _entry(X, targets, scores, committee_state, booster_state, H, weights, deman
     )  # fmt: skip
     entry = _compiled.get(sig)
     if entry is None:
+        for kernel, function_type in (
+            (kernels.predict, predict), (kernels.learn, learn), (step_kernel, step),
+        ):  # fmt: skip
+            if isinstance(kernel, numba.core.dispatcher.Dispatcher):
+                kernel.compile(function_type.signature.args)
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
     return entry
@@ -100,7 +111,7 @@ def run(
     shape = (committee.n_learners_, committee.n_labels_)
     H, weights = np.empty(shape), np.empty(shape)
     demand = np.zeros(2, dtype=np.int64)
-    entry = _entry(X, targets, scores, kernels.state, booster_state, H, weights, demand)
+    entry = _entry(X, targets, scores, kernels, step, booster_state, H, weights, demand)
     i = 0
     with committee.running():
         while i < n:

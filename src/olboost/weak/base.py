@@ -243,6 +243,10 @@ class Committee(Estimator):
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
             )
         self._check_values(x)
+        if not (x.flags.c_contiguous and x.flags.writeable):
+            # the compiled kernels take writable C-ordered rows: a strided or read-only view
+            # would make Numba compile each of them again for its layout
+            x = x.copy()
         return x
 
     def _check_values(self, x: np.ndarray) -> None:

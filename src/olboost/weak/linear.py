@@ -337,7 +337,7 @@ class LinearCommittee(Committee):
     # -------------------------------------------------------------------------- contract
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
-        x = np.ascontiguousarray(super()._check_x(x))
+        x = super()._check_x(x)
         if self._needs_unit_interval():
             bad = np.flatnonzero((x < 0.0) | (x > 1.0))
             if bad.size:

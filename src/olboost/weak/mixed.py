@@ -269,8 +269,6 @@ class MixedCommittee(Committee):
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = super()._check_x(x)
-        if not (x.flags.c_contiguous and x.flags.writeable):
-            x = x.copy()  # the kernels of the parts take writable C-ordered rows
         for part in self.parts_:
             part._check_x(x)
         return x

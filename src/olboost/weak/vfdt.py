@@ -408,12 +408,7 @@ class VFDTCommittee(Committee):
     # -------------------------------------------------------------------------- contract
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape != (self.n_attributes_,):
-            raise ValueError(
-                f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
-            )
-        self._check_values(x)
+        x = super()._check_x(x)
         if self.nominal_columns_.size and not K.nominal_codes_valid(
             x, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
         ):
