@@ -214,3 +214,16 @@ def test_committees_take_strided_and_read_only_rows_as_c_ordered_copies(committe
     x = committee._check_x(X[:, 0])
     assert x.flags.c_contiguous and x.flags.writeable
     assert np.array_equal(x, X[:, 0])
+
+
+def test_a_mixed_committees_first_class_kernels_are_compiled_for_their_arguments(monkeypatch):
+    # as the driver's: the mix hands its members' kernels over as first-class functions
+    from olboost.weak import _mixed_kernels as MK
+
+    asked = []
+    original = _toy_learn.compile
+    monkeypatch.setattr(_toy_learn, "compile", lambda sig: (asked.append(sig), original(sig))[1])
+    state_type = numba.typeof(np.zeros(1))
+    learn = MK.first_class(_toy_predict, _toy_learn, state_type)[1]
+    assert learn.__wrapper_address__() != 0
+    assert asked == [(MK.ROW, MK.MATRIX, state_type, MK.DEMAND)]

@@ -72,3 +72,17 @@ def install() -> bool:
     cls.save, cls.load, cls.flush = locked_save, locked_load, locked_flush
     cls._olboost_locked = True
     return True
+
+
+def compile_for_arguments(kernel: Any, signature: Any) -> None:
+    """Compile (or load from the disk cache) ``kernel`` for the argument types of ``signature``
+    alone, as a call from Python does.
+
+    Numba keys its disk cache by the signature a compilation was asked for: a kernel handed over
+    as a first-class function (its full signature, return type included) and also called from
+    Python (the argument types) would be compiled and cached twice. Compiled this way first, the
+    first-class use finds it among the dispatcher's overloads (keyed by argument types)."""
+    import numba
+
+    if isinstance(kernel, numba.core.dispatcher.Dispatcher):
+        kernel.compile(tuple(signature.args))

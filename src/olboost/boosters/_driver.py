@@ -29,6 +29,8 @@ import numba
 import numpy as np
 from numba import types
 
+from olboost._numba_cache import compile_for_arguments
+
 __all__ = ["drive", "run"]
 
 
@@ -53,12 +55,10 @@ _compiled: dict[tuple, Any] = {}
 
 
 def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand) -> Any:
-    """The compiled :func:`drive` for these argument types (compiled or loaded once per process).
-
-    The committee's and booster's kernels are compiled (or loaded) first for their argument types
-    alone, as a call from Python does: given a first-class function type, Numba would compile
-    them for the full signature with its return type, which its disk cache keys apart, and each
-    kernel would be compiled twice, once per path."""
+    """The compiled :func:`drive` for these argument types (compiled or loaded once per process),
+    the committee's and booster's kernels compiled first for their arguments alone
+    (:func:`olboost._numba_cache.compile_for_arguments`), so that each is compiled once for both
+    the driver and the one-example path."""
     committee_state = kernels.state
     t_x = numba.typeof(X)
     t_row = t_x.dtype if t_x.ndim == 1 else types.Array(t_x.dtype, 1, "C")
@@ -83,8 +83,7 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
         for kernel, function_type in (
             (kernels.predict, predict), (kernels.learn, learn), (step_kernel, step),
         ):  # fmt: skip
-            if isinstance(kernel, numba.core.dispatcher.Dispatcher):
-                kernel.compile(function_type.signature.args)
+            compile_for_arguments(kernel, function_type.signature)
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
     return entry

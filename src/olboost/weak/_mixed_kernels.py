@@ -23,6 +23,8 @@ import numba
 import numpy as np
 from numba import types
 
+from olboost._numba_cache import compile_for_arguments
+
 __all__ = [
     "FIRST",
     "LEARN_BAD_WEIGHTS",
@@ -87,6 +89,7 @@ class FirstClass(types.WrapperAddressProtocol):
             # the compiled result does not, and code loaded from the on-disk cache then fails
             # to link (LLVM "Symbol not found: allocate_sched", which aborts the process).
             numba.get_num_threads()
+            compile_for_arguments(self.kernel, self._signature)
             result = self.kernel.get_compile_result(self._signature)
             name = result.fndesc.llvm_cfunc_wrapper_name
             self._address = result.library.get_pointer_to_function(name)
