@@ -286,3 +286,26 @@ def test_a_csr_matrix_with_duplicate_entries_means_what_scipy_reads(cls):
                         shape=(1, 3))  # fmt: skip
     rejects(a, lambda: getattr(a, score)(huge), ValueError, "too large in magnitude")
     assert huge.data.tolist() == [0.75e100, 0.75e100], "the caller's matrix is left as it is"
+
+
+def test_the_driver_compiles_committee_kernels_with_the_threading_layer_up():
+    # was: the same abort when the driver compiled (loaded) the committee's kernels for their
+    # arguments before entering the committee's running() block, which launched the layer
+    code = textwrap.dedent(
+        """
+        import numba
+        from numba.np.ufunc import parallel
+        from olboost._numba_cache import compile_for_arguments
+
+        @numba.njit
+        def kernel(x):
+            return 0
+
+        assert not parallel._is_initialized
+        compile_for_arguments(kernel, numba.types.int64(numba.types.float64))
+        print(parallel._is_initialized)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -81,8 +81,14 @@ def compile_for_arguments(kernel: Any, signature: Any) -> None:
     Numba keys its disk cache by the signature a compilation was asked for: a kernel handed over
     as a first-class function (its full signature, return type included) and also called from
     Python (the argument types) would be compiled and cached twice. Compiled this way first, the
-    first-class use finds it among the dispatcher's overloads (keyed by argument types)."""
+    first-class use finds it among the dispatcher's overloads (keyed by argument types).
+
+    Numba's threading layer is launched first: a kernel with a parallel loop (the trees' learn)
+    needs it before its code is loaded, and code loaded from the disk cache without it fails to
+    link (LLVM "Symbol not found: allocate_sched", which aborts the process). A call through the
+    dispatcher launches it; a compilation or a lookup of a compiled result does not."""
     import numba
 
+    numba.get_num_threads()
     if isinstance(kernel, numba.core.dispatcher.Dispatcher):
         kernel.compile(tuple(signature.args))

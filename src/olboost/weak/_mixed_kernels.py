@@ -84,11 +84,7 @@ class FirstClass(types.WrapperAddressProtocol):
 
     def __wrapper_address__(self) -> int:
         if self._address is None:
-            # A kernel with a parallel loop (the trees' learn) needs Numba's threading layer
-            # before its code is loaded: a call through the dispatcher launches it, a lookup of
-            # the compiled result does not, and code loaded from the on-disk cache then fails
-            # to link (LLVM "Symbol not found: allocate_sched", which aborts the process).
-            numba.get_num_threads()
+            # also launches Numba's threading layer, which the lookup below needs
             compile_for_arguments(self.kernel, self._signature)
             result = self.kernel.get_compile_result(self._signature)
             name = result.fndesc.llvm_cfunc_wrapper_name
