@@ -235,8 +235,9 @@ class Committee(Estimator):
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         """``x`` as a float64 vector of ``n_attributes`` values that :meth:`predict` and
-        :meth:`learn` take, or a ``ValueError`` (nothing changes): the length and
-        :meth:`_check_values`; committees add their own conditions."""
+        :meth:`learn` take (a writable C-ordered copy if it is not one), or a ``ValueError``
+        (nothing changes): the length and :meth:`_check_values`; committees add their own
+        conditions."""
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
             raise ValueError(
