@@ -14,6 +14,9 @@ lock file beside the index (``<index>.lock``), so that read-modify-write of an i
 of its data file are one step for every process that installed it. Nothing else changes: the same
 files, the same names, the same code loaded. Numba has no such lock of its own; on systems
 without ``fcntl`` (Windows) nothing is installed and Numba behaves as it always does.
+
+:func:`compile_for_arguments` keeps the cache from holding a kernel twice when it is both called
+from Python and handed to compiled code as a first-class function.
 """
 
 from __future__ import annotations
