@@ -1073,3 +1073,97 @@ def test_merit_ceilings_bound_every_candidate():
             pre + K._CEILING_SLACK,
         )
     assert closest < 0.5  # the numeric ceiling is not vacuous on these leaves
+
+
+def _random_numeric_leaf(rng, k):
+    """A leaf's numeric observer of one feature over ``k`` classes: weights (some zero), inherited
+    weights making the pre-split entropy differ from the observers', classes seen once (no
+    spread), and a ``work`` array as a split attempt has it."""
+    observed = rng.exponential(size=k) * (rng.uniform(size=k) < 0.8) * 10.0 ** rng.integers(-1, 4)
+    if (observed > 0).sum() < 2:
+        observed[:2] = 1.0
+    inherited = rng.exponential(size=k) * (rng.uniform(size=k) < 0.3)
+    class_weight = (observed + inherited)[None, :]
+    blocks = np.where(observed > 0, np.arange(k), -1).astype(np.int64)
+    gauss = np.zeros((k, 1, K.N_GAUSS_FIELDS))
+    gauss[:, 0, K.G_WEIGHT] = observed
+    gauss[:, 0, K.G_MEAN] = rng.normal(size=k) * rng.uniform(0.1, 3.0)
+    spread = rng.exponential(size=k) * (rng.uniform(size=k) > 0.3)
+    gauss[:, 0, K.G_SSD] = spread**2 * np.maximum(observed - 1.0, 0.0)
+    gauss[:, 0, K.G_MIN] = gauss[:, 0, K.G_MEAN] - 2 * spread
+    gauss[:, 0, K.G_MAX] = gauss[:, 0, K.G_MEAN] + 2 * spread
+    work = np.zeros((2 + K.N_WORK_ROWS, k))
+    work[K.W_NLOGN] = np.where(
+        observed > 0, observed * np.log2(np.where(observed > 0, observed, 1)), 0
+    )
+    pre = K._row_entropy(class_weight, 0, np.arange(k))
+    return observed, blocks, gauss, work, pre
+
+
+def test_pruned_thresholds_leave_every_merit_that_matters_exact():
+    """A split attempt hands each numeric feature the second best merit so far as a floor, below
+    which thresholds are skipped by a chi-square bound on their information gain. The feature's
+    ``(merit, threshold)`` must equal the unpruned one bit for bit whenever that merit reaches the
+    floor (then it may become the best or second best), and stay below the floor otherwise; and
+    the bound must skip something, or it costs without saving."""
+    rng = np.random.default_rng(5)
+    skipped = 0
+    for case in range(300):
+        k = int(rng.integers(2, 40))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        fraction = [0.0, 0.01][case % 2]
+        exact = K._best_numeric(observed, blocks, gauss, 0, pre, 10, fraction, work, present)
+        if exact[0] == -np.inf:
+            continue
+        for floor in (
+            exact[0],
+            np.nextafter(exact[0], -np.inf),
+            exact[0] - 1e-3,
+            -1.0,
+            np.nextafter(exact[0], np.inf),
+            exact[0] + 1e-3,
+            exact[0] + 0.5,
+        ):
+            pruned = K._best_numeric(
+                observed, blocks, gauss, 0, pre, 10, fraction, work, present, floor
+            )
+            if exact[0] >= floor:
+                assert pruned == exact, (case, floor)
+            else:
+                assert pruned[0] < floor, (case, floor)
+                skipped += pruned[0] == -np.inf
+    assert skipped > 100, skipped
+
+
+def test_chi_square_bound_is_above_every_threshold_merit():
+    """The bound behind the pruning, ``pre - H(C) + chi^2 / (N q (1 - q) ln 2)``, against the
+    merit of each threshold, as computed: with the merit itself as the floor it comes back exactly
+    (the bound is never below it), with a floor above it exactly or as ``-inf``."""
+    from olboost.weak import _vfdt_split as S
+
+    rng = np.random.default_rng(6)
+    returned = 0
+    tried = 0
+    for _ in range(300):
+        k = int(rng.integers(2, 40))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        K._gaussian_params(observed, blocks, gauss, 0, work, present)
+        n = work[K.W_N]
+        live = n > 0
+        h = (n[live].sum() * np.log2(n[live].sum()) - work[S.W_NLOGN_F][live].sum()) / n[live].sum()
+        lo, hi = work[K.W_LO][live].min(), work[K.W_HI][live].max()
+        for threshold in np.linspace(lo, hi, 12)[1:-1]:
+            merit = S._numeric_merit(threshold, work, pre, 0.0, present, h, -np.inf)
+            if merit == -np.inf:
+                continue
+            assert S._numeric_merit(threshold, work, pre, 0.0, present, h, merit) == merit
+            # A Bernoulli KL divergence is about half its chi-square one when the shares are
+            # close: a floor of three times the information gain is mostly above the bound.
+            gain = merit - (pre - h)
+            above = S._numeric_merit(threshold, work, pre, 0.0, present, h, pre - h + 3 * gain)
+            assert above in (merit, -np.inf)
+            returned += above == merit
+            tried += 1
+    assert returned < tried / 2, (returned, tried)

@@ -228,7 +228,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         else:
             merit, candidate_value = _best_numeric(
                 observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
-                present,
+                present, second,
             )  # fmt: skip
             candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
         if merit >= best:

@@ -121,16 +121,77 @@ def _numeric_partition(threshold, work, post, present):
             post[1, c] = n - post[0, c]
 
 
-@numba.njit(cache=True, inline="always")
-def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present):
-    """Information gain of the partition of :func:`_numeric_partition`, fused into one pass.
+_LN2 = math.log(2.0)
 
-    Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
-    class's ``n log2 n`` (``work[W_NLOGN_F]``) when the class falls wholly on one side."""
+# Below this share of the weight on either side the chi-square bound of _numeric_merit is left
+# unused: its rounding error grows as 1 / (q (1 - q)) and could then exceed _PRUNE_SLACK.
+_PRUNE_MIN_SHARE = 1e-3
+# Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value
+# for any feasible class count and weight), so that a threshold is skipped only when its merit,
+# as computed, is below the floor (the same slack as _vfdt_kernels._CEILING_SLACK).
+_PRUNE_SLACK = 1e-9
+
+
+@numba.njit(cache=True, inline="always")
+def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present, h_classes, floor):
+    """Information gain of the partition of :func:`_numeric_partition`, fused into one pass,
+    or ``-inf`` when it is provably below ``floor``.
+
+    Bit-identical to partition-then-merit (each sum takes the same operations in the same order),
+    but it reuses each class's ``n log2 n`` (``work[W_NLOGN_F]``) when the class falls wholly on
+    one side, and it checks the minimum branch fraction before taking any logarithm.
+
+    The merit is ``pre_entropy - H(C | S) = pre_entropy - H(C) + I(C; S)``, ``H(C)``
+    (``h_classes``) being the entropy of the class weights ``n_c`` of this feature's observers
+    and ``S`` the side. With ``p_c`` the share of class ``c`` on the left and ``q`` that of all
+    classes, ``I(C; S) = sum_c n_c / N KL(p_c || q)`` and a Bernoulli KL divergence is at most
+    the chi-square one, ``(p_c - q)^2 / (q (1 - q))`` nats; so the merit is at most
+    ``pre_entropy - H(C) + sum_c (lw_c - q n_c)^2 / n_c / (N q (1 - q) ln 2)``, which needs only
+    the left weights ``lw_c`` (one ``erf`` per class; kept in ``work[0]``, a branch row that is
+    free while candidates are evaluated). When that bound, plus ``_PRUNE_SLACK``, is
+    below ``floor`` the two logarithms per class are not taken: the caller uses the merit only
+    to compare it with ``floor`` and larger values, and ``-inf`` compares the same."""
     observed, mu, sigma = work[W_N], work[W_MU], work[W_SIGMA]
     lo, hi, n_log_n = work[W_LO], work[W_HI], work[W_NLOGN_F]
+    left_weight = work[0]
     left = 0.0
     right = 0.0
+    for c in present:
+        n = observed[c]
+        if n <= 0.0:
+            continue
+        if threshold < lo[c]:
+            right += n
+        elif threshold >= hi[c]:
+            left += n
+        else:
+            lw = _cdf(threshold, mu[c], sigma[c]) * n
+            left_weight[c] = lw
+            left += lw
+            right += n - lw
+    total = left + right
+    if not total > 0.0:
+        return -np.inf
+    if (left / total > min_branch_fraction) + (right / total > min_branch_fraction) < 2:
+        return -np.inf
+    q = left / total
+    if floor > -np.inf and _PRUNE_MIN_SHARE <= q <= 1.0 - _PRUNE_MIN_SHARE:
+        chi = 0.0
+        for c in present:
+            n = observed[c]
+            if n <= 0.0:
+                continue
+            if threshold < lo[c]:
+                lw = 0.0
+            elif threshold >= hi[c]:
+                lw = n
+            else:
+                lw = left_weight[c]
+            d = lw - q * n
+            chi += d * d / n
+        bound = pre_entropy - h_classes + chi / (total * q * (1.0 - q) * _LN2)
+        if bound + _PRUNE_SLACK < floor:
+            return -np.inf
     h_left = 0.0
     h_right = 0.0
     for c in present:
@@ -138,25 +199,16 @@ def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present):
         if n <= 0.0:
             continue
         if threshold < lo[c]:
-            right += n
             h_right -= n_log_n[c]
         elif threshold >= hi[c]:
-            left += n
             h_left -= n_log_n[c]
         else:
-            lw = _cdf(threshold, mu[c], sigma[c]) * n
+            lw = left_weight[c]
             rw = n - lw
-            left += lw
-            right += rw
             if lw > 0.0:
                 h_left -= lw * math.log2(lw)
             if rw > 0.0:
                 h_right -= rw * math.log2(rw)
-    total = left + right
-    if not total > 0.0:
-        return -np.inf
-    if (left / total > min_branch_fraction) + (right / total > min_branch_fraction) < 2:
-        return -np.inf
     e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
     e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
     return pre_entropy - (left * e_left + right * e_right) / total
@@ -164,29 +216,45 @@ def _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present):
 
 @numba.njit(cache=True, inline="always")
 def _best_numeric(
-    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present
-):
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
+    floor=-np.inf,
+):  # fmt: skip
     """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none.
 
     Thresholds are spread evenly strictly inside the range observed over all classes; the first
-    best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``)."""
+    best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``).
+
+    ``floor`` (the second best merit of the features before this one in a split attempt) lets
+    :func:`_numeric_merit` skip the thresholds whose merit is provably below both it and this
+    feature's best so far: neither can change the feature's best, nor, when the feature's best is
+    below ``floor``, the attempt's two best merits. So the result is exact whenever it reaches
+    ``floor``, and otherwise below ``floor`` (possibly ``-inf``)."""
     _gaussian_params(observed, blocks, gauss, j, work, present)
     lo = np.inf
     hi = -np.inf
+    weight = 0.0
+    sum_n_log_n = 0.0
     for c in present:
-        if work[W_N, c] > 0.0:
+        n = work[W_N, c]
+        if n > 0.0:
             lo = min(lo, work[W_LO, c])
             hi = max(hi, work[W_HI, c])
+            weight += n
+            sum_n_log_n += work[W_NLOGN_F, c]
     best = -np.inf
     best_threshold = 0.0
     if lo == np.inf:
         return best, best_threshold
+    h_classes = (weight * math.log2(weight) - sum_n_log_n) / weight
     step = (hi - lo) / (n_split_points + 1.0)
     for t in range(n_split_points):
         threshold = lo + step * (t + 1)
         if not (lo < threshold < hi):
             continue
-        merit = _numeric_merit(threshold, work, pre_entropy, min_branch_fraction, present)
+        merit = _numeric_merit(
+            threshold, work, pre_entropy, min_branch_fraction, present, h_classes,
+            max(floor, best),
+        )  # fmt: skip
         if merit > best:
             best = merit
             best_threshold = threshold
