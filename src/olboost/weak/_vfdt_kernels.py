@@ -66,6 +66,7 @@ import math
 import numba
 import numpy as np
 
+from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committee and the tests use K.*)
     C_MC,
     C_NB,
@@ -159,6 +160,16 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
+@numba.njit(cache=True, inline="always")
+def _prefetch_gaussians(blocks, gauss, present, j, n_categories):
+    """Start loading the Gaussian records of numeric feature ``j`` (if there is one) of the
+    leaf's classes, so that they are in the cache when the feature's turn comes."""
+    if j < n_categories.shape[0] and n_categories[j] == 0:
+        for c in present:
+            if blocks[c] >= 0:
+                prefetch_record(gauss, blocks[c], j)
+
+
 @numba.njit(cache=True)
 def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
@@ -219,7 +230,9 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
             last_nominal = j
         else:
             last_numeric = j
+    _prefetch_gaussians(blocks, gauss, present, 0, n_categories[i])
     for j in range(features.shape[1]):
+        _prefetch_gaussians(blocks, gauss, present, j + 1, n_categories[i])
         if n_categories[i, j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
