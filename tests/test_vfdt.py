@@ -1185,3 +1185,65 @@ def test_chi_square_bound_is_above_every_threshold_merit():
             returned += above == merit
             tried += 1
     assert returned < tried / 2, (returned, tried)
+
+
+@pytest.mark.parametrize("semantics", ["river", "weka_port"])
+def test_split_attempts_do_not_depend_on_the_leads(semantics):
+    """A split attempt evaluates first the two best features of the leaf's last attempt
+    (``leaf_leads_``), a hint for the pruning floor: scrambling the hints leaves every tree
+    bit-identical. Columns come in identical pairs (numeric and nominal), so that merits tie
+    exactly and the tie rule (the later feature wins, as in River's stable sort) is exercised
+    whatever the order of evaluation."""
+    rng = np.random.default_rng(3)
+    n, k = 4000, 4
+    a = rng.normal(size=n)
+    b = rng.normal(size=n)
+    c = rng.integers(0, 3, size=n).astype(float)
+    X = np.column_stack([a, a, b, c, c, b])
+    labels = (a > 0.3).astype(int) + 2 * (c == 1) * (rng.uniform(size=n) < 0.8)
+    params = dict(
+        n_features=None, grace_period=(5.0, 20.0), nominal_attributes={3: 3, 4: 3},
+        semantics=semantics, leaf_prediction="nba" if semantics == "river" else "mc",
+    )  # fmt: skip
+    plain, scrambled = VFDTCommittee(**params), VFDTCommittee(**params)
+    for committee in (plain, scrambled):
+        committee.start(6, k, X.shape[1], seed=2)
+    for t in range(n):
+        weights = np.zeros((6, k))
+        weights[:, labels[t]] = rng.uniform(0.5, 2.0)
+        if t % 7 == 0:
+            scrambled.leaf_leads_[:] = rng.integers(
+                -2, X.shape[1] + 2, size=scrambled.leaf_leads_.shape
+            )
+        plain.learn(X[t], weights)
+        scrambled.learn(X[t], weights)
+        if t % 50 == 0:
+            assert np.array_equal(plain.predict(X[t]), scrambled.predict(X[t]))
+    assert plain.leaf_counts().sum() > 30  # the trees split: the attempts were exercised
+    for name, value in vars(plain).items():
+        # the leads themselves differ, and so does the scratch the evaluations leave in work_
+        if name.endswith("_") and name not in ("leaf_leads_", "work_"):
+            if isinstance(value, np.ndarray):
+                assert np.array_equal(value, getattr(scrambled, name), equal_nan=True), name
+
+
+def test_a_committee_pickled_before_the_leads_loads_without_them():
+    """Committees pickled before leaves kept their leads (checkpoints of earlier versions) load
+    with no lead, and then learn exactly as a committee that had them."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 3))
+    committee = VFDTCommittee(n_features=None)
+    committee.start(3, 2, 3, seed=1)
+    weights = np.ones((3, 2))
+    for x in X[:300]:
+        committee.learn(x, weights * (x[:2] > 0))
+    state = pickle.loads(pickle.dumps(committee)).__dict__
+    del state["leaf_leads_"]
+    old = VFDTCommittee.__new__(VFDTCommittee)
+    old.__setstate__(state)
+    assert (old.leaf_leads_ == -1).all() and old.leaf_leads_.shape == (len(old.leaf_last_), 2)
+    for x in X[300:]:
+        committee.learn(x, weights * (x[:2] > 0))
+        old.learn(x, weights * (x[:2] > 0))
+    assert np.array_equal(committee.node_feature_, old.node_feature_)
+    assert np.array_equal(committee.predict(X[0]), old.predict(X[0]))

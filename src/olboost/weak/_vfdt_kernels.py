@@ -164,10 +164,35 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
 def _prefetch_gaussians(blocks, gauss, present, j, n_categories):
     """Start loading the Gaussian records of numeric feature ``j`` (if there is one) of the
     leaf's classes, so that they are in the cache when the feature's turn comes."""
-    if j < n_categories.shape[0] and n_categories[j] == 0:
+    if 0 <= j < n_categories.shape[0] and n_categories[j] == 0:
         for c in present:
             if blocks[c] >= 0:
                 prefetch_record(gauss, blocks[c], j)
+
+
+@numba.njit(cache=True, inline="always")
+def _feature_at(step, first, then, n_features):
+    """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
+    increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
+    the leads in the increasing order, and beyond the last feature)."""
+    if step == 0:
+        return first
+    if step == 1:
+        return then
+    j = step - 2
+    if j >= n_features or j == first or j == then:
+        return -1
+    return j
+
+
+@numba.njit(cache=True, inline="always")
+def _next_feature(step, first, then, n_features):
+    """The first feature evaluated at ``step`` or after (:func:`_feature_at`), -1 if none."""
+    for later in range(step, n_features + 2):
+        j = _feature_at(later, first, then, n_features)
+        if j >= 0:
+            return j
+    return -1
 
 
 @numba.njit(cache=True)
@@ -202,8 +227,13 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         _reset_observers(i, slot, leaves)
         return
 
-    # Candidates in River's order (null split, then features in subset order); River sorts them
-    # stably by merit and takes the last two, so the last of equal best merits wins.
+    # The candidates are the null split, then the features; River sorts them stably by merit
+    # and takes the last two, so the last (in subset order) of equal best merits wins. The fold
+    # below keeps that rule in any order of evaluation (a tie goes to the larger feature index),
+    # and the features are evaluated starting with the two best of the leaf's last attempt
+    # (``leaves.leads``), so that the floor under which _best_numeric skips thresholds, the
+    # second best merit so far, is high from the start. The leads are a hint: any values give
+    # the same result.
     pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
     for c in present:
@@ -213,53 +243,72 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     second = -np.inf
     best_kind = NO_SPLIT
     best_feature = -1
+    second_feature = -1
     best_value = 0.0
     value_range = math.log2(max(n_classes, 2))
     bound = math.sqrt(
         value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
     )
     # Ceilings on the merit of the candidates not evaluated yet, to stop as soon as no split can
-    # win (see _no_split_possible); the last numeric and nominal features say which remain.
+    # win; the counts of numeric and nominal features left say which remain.
     numeric_ceiling, nominal_ceiling = _merit_ceilings(
         class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
     )
-    last_numeric = -1
-    last_nominal = -1
-    for j in range(features.shape[1]):
-        if n_categories[i, j] > 0:
-            last_nominal = j
-        else:
-            last_numeric = j
-    _prefetch_gaussians(blocks, gauss, present, 0, n_categories[i])
-    for j in range(features.shape[1]):
-        _prefetch_gaussians(blocks, gauss, present, j + 1, n_categories[i])
-        if n_categories[i, j] > 0:
+    n_features = features.shape[1]
+    kinds = n_categories[i]
+    nominal_left = 0
+    for j in range(n_features):
+        nominal_left += kinds[j] > 0
+    numeric_left = n_features - nominal_left
+    first = leaves.leads[slot, 0]
+    first = first if 0 <= first < n_features else -1
+    then = leaves.leads[slot, 1]
+    then = then if 0 <= then < n_features and then != first else -1
+    _prefetch_gaussians(blocks, gauss, present, _next_feature(0, first, then, n_features), kinds)
+    stopped = False
+    for step in range(n_features + 2):
+        j = _feature_at(step, first, then, n_features)
+        if j < 0:
+            continue
+        _prefetch_gaussians(
+            blocks, gauss, present, _next_feature(step + 1, first, then, n_features), kinds
+        )
+        if kinds[j] > 0:
+            nominal_left -= 1
             merit, candidate_kind, candidate_value = _best_nominal(
-                blocks, nominal, nominal_offset[i, j], n_categories[i, j], pre_entropy,
+                blocks, nominal, nominal_offset[i, j], kinds[j], pre_entropy,
                 min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
+            numeric_left -= 1
             merit, candidate_value = _best_numeric(
                 observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
                 present, second,
             )  # fmt: skip
             candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
-        if merit >= best:
+        if merit > best or (merit == best and j > best_feature):
             second = best
+            second_feature = best_feature
             best = merit
             best_kind = candidate_kind
             best_feature = j
             best_value = candidate_value
         elif merit > second:
             second = merit
+            second_feature = j
         if bound >= tie_threshold:
             ceiling = best
-            if last_numeric > j:
+            if numeric_left > 0:
                 ceiling = max(ceiling, numeric_ceiling)
-            if last_nominal > j:
+            if nominal_left > 0:
                 ceiling = max(ceiling, nominal_ceiling)
             if ceiling - second <= bound - _CEILING_SLACK:
-                return
+                stopped = True
+                break
+    leaves.leads[slot, 0] = best_feature
+    leaves.leads[slot, 1] = second_feature
+    if stopped:
+        return
 
     if not (best - second > bound or bound < tie_threshold):
         return

@@ -80,6 +80,7 @@ Leaves = namedtuple(
         "present",  # (slots, k) classes a leaf has statistics for, increasing, first n_present
         "n_present",  # (slots,)
         "incomplete",  # (slots,) the leaf's observers skipped a missing value since their reset
+        "leads",  # (slots, 2) best and second best feature of the last split attempt (a hint)
     ],
 )
 Pools = namedtuple(

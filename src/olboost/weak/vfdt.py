@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -333,6 +334,9 @@ class VFDTCommittee(Committee):
         self.leaf_present_ = np.zeros((n_slots, k), dtype=np.int64)
         self.leaf_n_present_ = np.zeros(n_slots, dtype=np.int64)
         self.leaf_incomplete_ = np.zeros(n_slots, dtype=np.bool_)
+        # The two best features of each leaf's last split attempt, evaluated first at the next
+        # one (a hint that changes no result, see K._attempt_split).
+        self.leaf_leads_ = np.full((n_slots, 2), -1, dtype=np.int64)
         n_blocks = 2 * n_slots
         self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
         self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
@@ -391,6 +395,7 @@ class VFDTCommittee(Committee):
             "leaf_present_",
             "leaf_n_present_",
             "leaf_incomplete_",
+            "leaf_leads_",
         ),
         "blocks": ("block_gauss_", "block_nominal_"),
     }
@@ -460,6 +465,13 @@ class VFDTCommittee(Committee):
             return K.MC_WEKA
         return _MODES[self.leaf_prediction]
 
+    def __setstate__(self, state: dict) -> None:
+        # as pickle's default does: interned names pickle to the same bytes again
+        self.__dict__.update((sys.intern(name), value) for name, value in state.items())
+        if "leaf_last_" in state and "leaf_leads_" not in state:
+            # pickled before leaves kept their leads: a hint, so start without one
+            self.leaf_leads_ = np.full((len(state["leaf_last_"]), 2), -1, dtype=np.int64)
+
     def _state(self) -> K.State:
         setup = self.setup_
         return K.State(
@@ -506,6 +518,7 @@ class VFDTCommittee(Committee):
                 self.leaf_present_,
                 self.leaf_n_present_,
                 self.leaf_incomplete_,
+                self.leaf_leads_,
             ),
             pools=K.Pools(
                 self.spare_slots_,
