@@ -55,22 +55,23 @@ def pytest_configure(config):
 
 
 #: Seconds of the longest single tests (``--durations=30`` of ``make test`` in a fresh clone,
-#: 2 workers on an otherwise idle 2-core machine, 2026-11-26), keyed by test id. pytest-xdist's
-#: ``worksteal`` hands each worker a contiguous share of the collection and lets idle workers steal
-#: from the tail of the others' queues; a long test near the end of a share would keep its worker
-#: busy alone after the others have finished. So the long tests go first, spread over the shares
-#: longest first onto the least loaded one (LPT), and the rest fill the shares in their order.
+#: 2 workers on an otherwise idle 2-core machine, 2026-11-26, after the split-attempt pruning),
+#: keyed by test id. pytest-xdist's ``worksteal`` hands each worker a contiguous share of the
+#: collection and lets idle workers steal from the tail of the others' queues; a long test near
+#: the end of a share would keep its worker busy alone after the others have finished. So the
+#: long tests go first, spread over the shares longest first onto the least loaded one (LPT), and
+#: the rest fill the shares in their order.
 LONGEST = {
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 175,
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 148,
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 139,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 133,
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 127,
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 122,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 55,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 46,
-    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 44,
-    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 37,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 183,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 142,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 122,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 63,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 62,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 56,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 47,
+    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 43,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 37,
+    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 33,
 }
 
 
