@@ -274,7 +274,9 @@ def _numeric_merit(
     return pre_entropy - (left * e_left + right * e_right) / total
 
 
-@numba.njit(cache=True, inline="always")
+# Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
+# LLVM (inlined, it made the trees' learn take 8 s more to compile); one call per feature.
+@numba.njit(cache=True)
 def _best_numeric(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
     floor=-np.inf,
