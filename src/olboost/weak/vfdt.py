@@ -119,6 +119,12 @@ class VFDTCommittee(Committee):
     grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. Trees
     learn in parallel (Numba threads) with results that do not depend on the number of threads.
 
+    A split attempt computes River's outcome exactly but skips what cannot change it: it stops
+    once the Hoeffding test cannot pass whatever is left, and skips the thresholds whose
+    information gain is provably below the second best merit so far (a chi-square bound on the
+    gain; see :func:`olboost.weak._vfdt_split._numeric_merit`), evaluating first the two best
+    features of the leaf's last attempt so that this floor is high from the start.
+
     Parameters
     ----------
     n_features
