@@ -155,8 +155,9 @@ def _approximate_cdf(threshold, mu, inverse_scale):
     return 0.5 * tail if z < 0.0 else 1.0 - 0.5 * tail
 
 
-# Below this share of the weight on either side the chi-square bound of _numeric_merit is left
-# unused: its rounding error grows as 1 / (q (1 - q)) and could then exceed _PRUNE_SLACK.
+# Below this lower bound on q (1 - q) (q: the share of the weight on the left) the chi-square
+# bound of _numeric_merit is left unused: its rounding error grows as 1 / (q (1 - q)) and could
+# then exceed _PRUNE_SLACK.
 _PRUNE_MIN_SHARE = 1e-3
 # Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value
 # for any feasible class count and weight), so that a threshold is skipped only when its merit,
