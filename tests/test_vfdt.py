@@ -1137,7 +1137,7 @@ def test_pruned_thresholds_leave_every_merit_that_matters_exact():
 
 
 def test_approximate_cdf_is_within_its_stated_error():
-    """The chi-square bound is first taken from Abramowitz & Stegun's rational approximation of
+    """The chi-square bound is taken from Abramowitz & Stegun's rational approximation of
     ``erf`` (7.1.28, error at most 3e-7), widened by ``_APPROXIMATE_CDF_ERROR``: on a dense grid
     of standardised thresholds the approximate CDF is within half the published error of the
     exact one (and within the constant the bound uses), and a zero deviation gives River's 0."""
@@ -1152,8 +1152,9 @@ def test_approximate_cdf_is_within_its_stated_error():
 
 
 def test_chi_square_bound_is_above_every_threshold_merit():
-    """The bound behind the pruning, ``pre - H(C) + chi^2 / (N q (1 - q) ln 2)``, against the
-    merit of each threshold, as computed: with the merit itself as the floor it comes back exactly
+    """The bound behind the pruning, ``pre - H(C) + chi^2 / (N q (1 - q) ln 2)`` taken from the
+    approximate shares and widened by their error, against the merit of each threshold, as
+    computed: with the merit itself as the floor it comes back exactly
     (the bound is never below it), with a floor above it exactly or as ``-inf``."""
     from olboost.weak import _vfdt_split as S
 
