@@ -83,3 +83,30 @@ def test_concurrent_users_reach_the_in_process_loss(tmp_path: Path) -> None:
     # keeps a floor should the 5 seeds happen to agree.
     tolerance = max(4 * np.sqrt(2) * np.std(losses, ddof=1), 0.01)
     assert abs(report.test_rank_loss - losses[SEED - 1]) < tolerance, (report.record(), losses)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_the_fused_learn_is_learn_one_bit_for_bit(n_threads):
+    """The service's one-call learn (serial trees on one thread, the parallel kernel on two)
+    leaves the model where ``learn_one`` does, for feedback of the model's own impressions."""
+    import pickle
+
+    from olboost import TopkAdaptive, VFDTCommittee
+    from olboost.serve._fused import fused_learner
+
+    data = load_data("emotions")
+    labels = list(range(data.Y.shape[1]))
+    model = TopkAdaptive(
+        VFDTCommittee(n_threads=n_threads), learners=6, seed=SEED, labels=labels, k=3, rho=RHO
+    )
+    model.learn_one(data.X[0], set(np.flatnonzero(data.Y[0]).tolist()))
+    twin = pickle.loads(dumps(model))
+    fused = fused_learner(twin)
+    assert fused is not None
+    for x, y in zip(data.X[1:120], data.Y[1:120], strict=True):
+        impression = model.show_one(x)
+        assert twin.show_one(x).labels == impression.labels
+        feedback = impression.feedback([label for label in impression.labels if y[label]])
+        model.learn_one(x, feedback)
+        fused.learn(x, feedback)
+    assert dumps(model) == dumps(twin)

@@ -476,6 +476,19 @@ def test_capacity_growth_is_invisible():
         assert kernel_structure(tiny, i) == kernel_structure(big, i)
 
 
+def test_two_threads_learn_the_serial_kernel_bits():
+    """``n_threads=1`` runs the serial ``learn`` kernel, more threads the parallel one (trees in a
+    ``prange``): the same trees and predictions, bit for bit, and each committee hands out its
+    own kernel (to the driver, mixes and the service)."""
+    X, W = mixed_stream(400)
+    one, two = committee(n_threads=1), committee(n_threads=2)
+    assert one.compiled().learn is K.learn_serial and two.compiled().learn is K.learn
+    assert np.array_equal(run(one, X, W), run(two, X, W))
+    for name, value in vars(one).items():
+        if name.endswith("_") and isinstance(value, np.ndarray):
+            assert np.array_equal(value, getattr(two, name), equal_nan=True), name
+
+
 def test_pickling_mid_stream_resumes_identically():
     X, W = mixed_stream(400)
     straight = committee(capacity=2)

@@ -5,9 +5,10 @@ top-k feedback of one of its impressions, as one compiled call that holds no GIL
 trees' ``learn``) with Python between and around them. In the server the event loop runs Python
 nearly all the time, and a thread that wants the GIL back waits for the holder's switch
 interval: the learner wants it back after each kernel and for each piece of Python, and fell
-behind the acknowledged feedback under load. :func:`learn_step` runs the three kernels in one call
-without the GIL (the same kernels on the same data, in ``learn_one``'s order: the same bits), and
-:class:`FusedLearner` does only what ``learn_one`` does around them.
+behind the acknowledged feedback under load. :func:`learn_step` (:func:`learn_step_serial` for
+trees on one thread) runs the three kernels in one call without the GIL (the same kernels on the
+same data, in ``learn_one``'s order: the same bits), and :class:`FusedLearner` does only what
+``learn_one`` does around them.
 
 Used only where it is the same computation: a :class:`~olboost.TopkAdaptive` on a
 :class:`~olboost.VFDTCommittee`, learning a :class:`~olboost.feedback.TopkFeedback` built from the
@@ -28,19 +29,38 @@ import numpy as np
 
 from olboost.boosters._topk_kernels import topk_adaptive_update
 from olboost.weak._vfdt_kernels import learn as tree_learn
+from olboost.weak._vfdt_kernels import learn_serial as tree_learn_serial
 from olboost.weak._vfdt_predict import predict as tree_predict
 
-__all__ = ["FusedLearner", "fused_learner", "learn_step"]
+__all__ = ["FusedLearner", "fused_learner", "learn_step", "learn_step_serial"]
+
+
+@numba.njit(cache=True, inline="always")
+def _predict_and_update(x, shown, rel, probs, t, booster, committee, H, weights, costs):
+    tree_predict(x, committee, H)
+    topk_adaptive_update(H, shown, rel, probs, t, booster, weights, costs)
 
 
 @numba.njit(cache=True, nogil=True)
 def learn_step(x, shown, rel, probs, t, booster, committee, H, weights, costs, demand):
     """``H = predict(x)``; Top-k Adaptive's update of round ``t`` from the feedback (the label
-    weights into ``weights``); the trees learn them. Returns the trees' ``learn`` status (0, or
-    the storage they need: the booster has learned then, the trees not yet)."""
-    tree_predict(x, committee, H)
-    topk_adaptive_update(H, shown, rel, probs, t, booster, weights, costs)
+    weights into ``weights``); the trees learn them (their parallel ``learn``). Returns the
+    trees' ``learn`` status (0, or the storage they need: the booster has learned then, the
+    trees not yet)."""
+    _predict_and_update(x, shown, rel, probs, t, booster, committee, H, weights, costs)
     return tree_learn(x, weights, committee, demand)
+
+
+@numba.njit(cache=True, nogil=True)
+def learn_step_serial(x, shown, rel, probs, t, booster, committee, H, weights, costs, demand):
+    """:func:`learn_step` with the trees' serial ``learn`` (a committee with ``n_threads=1``).
+    Two kernels, not one taking the ``learn`` kernel as an argument: Numba cannot cache a
+    function typed on a dispatcher."""
+    _predict_and_update(x, shown, rel, probs, t, booster, committee, H, weights, costs)
+    return tree_learn_serial(x, weights, committee, demand)
+
+
+_STEPS = {tree_learn: learn_step, tree_learn_serial: learn_step_serial}
 
 
 class FusedLearner:
@@ -67,14 +87,14 @@ class FusedLearner:
         model showed for the float64 vector ``x``) as ``learn_one`` does, bit for bit."""
         model = self.model
         committee = model.committee_
-        state = committee._state()
+        kernels = committee.compiled()
         # learn_one's order: the round counter first, then the update of that round
         model.t_ += 1
         self.demand[:] = 0
         with committee.running():
-            status = learn_step(
+            status = _STEPS[kernels.learn](
                 x, feedback.shown, feedback.relevant, feedback.probs, model.t_,
-                model._step_state(), state, self.H, self.weights, self.costs, self.demand,
+                model._step_state(), kernels.state, self.H, self.weights, self.costs, self.demand,
             )  # fmt: skip
             # as Committee.learn_compiled: grow what the trees asked for, learn again
             while status != 0:
@@ -97,6 +117,6 @@ def fused_learner(model: Any) -> FusedLearner | None:
     if type(committee) is not VFDTCommittee:
         return None
     kernels = committee.compiled()
-    if kernels.predict is not tree_predict or kernels.learn is not tree_learn:
+    if kernels.predict is not tree_predict or kernels.learn not in _STEPS:
         return None
     return FusedLearner(model)

@@ -294,9 +294,11 @@ class MixedCommittee(Committee):
         for level in range(len(kernels) - 2, -1, -1):
             first = kernels[level]
             rows_a, rows_b = self.pair_rows_[level]
-            f = functions.get(level)
+            # keyed by the kernels too: a tree member's learn depends on its n_threads
+            key = (level, first.predict, first.learn, inner.predict, inner.learn)
+            f = functions.get(key)
             if f is None:
-                f = functions[level] = (
+                f = functions[key] = (
                     *K.first_class(first.predict, first.learn, numba.typeof(first.state)),
                     *K.first_class(inner.predict, inner.learn, numba.typeof(inner.state)),
                 )

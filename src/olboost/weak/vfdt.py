@@ -441,9 +441,14 @@ class VFDTCommittee(Committee):
         )
 
     def compiled(self) -> CompiledKernels:
-        """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`, :func:`K.learn`) and
-        their state; valid until storage grows (after a ``learn`` status other than 0)."""
-        return CompiledKernels(K.predict, K.learn, self._state())
+        """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`; :func:`K.learn`, or
+        :func:`K.learn_serial` when ``n_threads`` is 1) and their state; valid until storage
+        grows (after a ``learn`` status other than 0)."""
+        return CompiledKernels(K.predict, self._learn_kernel(), self._state())
+
+    def _learn_kernel(self) -> Any:
+        # the serial kernel computes the same bits without compiling Numba's parallel lowering
+        return K.learn if self.n_threads > 1 else K.learn_serial
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Each tree's smoothed leaf distribution for ``x``: ``(N, k)`` float64."""
@@ -552,8 +557,8 @@ class VFDTCommittee(Committee):
                 numba.set_num_threads(previous)
 
     def make_room(self, status: int, demand: np.ndarray) -> None:
-        """Grow what :func:`K.learn` asked for with ``status`` and ``demand``; a ``ValueError`` on
-        bad weights (then nothing was learned)."""
+        """Grow what the trees' ``learn`` (:meth:`compiled`) asked for with ``status`` and
+        ``demand``; a ``ValueError`` on bad weights (then nothing was learned)."""
         if status == K.LEARN_BAD_WEIGHTS:
             raise ValueError("weights must be finite and non-negative")
         if status == K.LEARN_GROW_NODES:
