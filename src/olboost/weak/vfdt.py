@@ -177,8 +177,10 @@ class VFDTCommittee(Committee):
     n_threads
         Numba threads the trees learn on (capped by ``NUMBA_NUM_THREADS``); results do not depend
         on it. The default, 1, is the safe choice: on a machine whose cores are busy with other
-        work, OpenMP threads that spin while waiting can make learning many times slower. On an
-        idle machine, one thread per core roughly halves the learning time on 2 cores.
+        work, OpenMP threads that spin while waiting can make learning many times slower; and
+        with one thread the trees learn in a serial kernel, with no parallel region to compile
+        or enter. On an idle machine, one thread per core roughly halves the learning time on 2
+        cores.
 
     References
     ----------
