@@ -81,20 +81,22 @@ class FusedLearner:
         self.weights = np.empty((n, m))
         self.costs = np.empty((0, 0))  # no rows: the cost vectors are not kept
         self.demand = np.zeros(2, dtype=np.int64)
+        # the step of the committee's learn kernel (fixed by its n_threads), chosen once
+        self.step = _STEPS[model.committee_.compiled().learn]
 
     def learn(self, x: np.ndarray, feedback: Any) -> None:
         """Learn ``feedback`` (a :class:`~olboost.feedback.TopkFeedback` of an impression this
         model showed for the float64 vector ``x``) as ``learn_one`` does, bit for bit."""
         model = self.model
         committee = model.committee_
-        kernels = committee.compiled()
+        state = committee._state()
         # learn_one's order: the round counter first, then the update of that round
         model.t_ += 1
         self.demand[:] = 0
         with committee.running():
-            status = _STEPS[kernels.learn](
+            status = self.step(
                 x, feedback.shown, feedback.relevant, feedback.probs, model.t_,
-                model._step_state(), kernels.state, self.H, self.weights, self.costs, self.demand,
+                model._step_state(), state, self.H, self.weights, self.costs, self.demand,
             )  # fmt: skip
             # as Committee.learn_compiled: grow what the trees asked for, learn again
             while status != 0:

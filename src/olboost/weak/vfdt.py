@@ -446,11 +446,9 @@ class VFDTCommittee(Committee):
         """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`; :func:`K.learn`, or
         :func:`K.learn_serial` when ``n_threads`` is 1) and their state; valid until storage
         grows (after a ``learn`` status other than 0)."""
-        return CompiledKernels(K.predict, self._learn_kernel(), self._state())
-
-    def _learn_kernel(self) -> Any:
         # the serial kernel computes the same bits without compiling Numba's parallel lowering
-        return K.learn if self.n_threads > 1 else K.learn_serial
+        learn = K.learn if self.n_threads > 1 else K.learn_serial
+        return CompiledKernels(K.predict, learn, self._state())
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Each tree's smoothed leaf distribution for ``x``: ``(N, k)`` float64."""
