@@ -110,3 +110,34 @@ def test_the_fused_learn_is_learn_one_bit_for_bit(n_threads):
         model.learn_one(x, feedback)
         fused.learn(x, feedback)
     assert dumps(model) == dumps(twin)
+
+
+def test_the_fused_show_is_show_one_bit_for_bit():
+    """The service's one-call show draws what ``show_one`` draws (ranking, pair probabilities,
+    exploration), for any key, round after round, and changes nothing."""
+    import pickle
+
+    from olboost import TopkAdaptive, VFDTCommittee
+    from olboost.serve._fused import fused_learner
+
+    data = load_data("emotions")
+    labels = list(range(data.Y.shape[1]))
+    # rho 0.5: about half the draws explore, so both branches of the draw are compared
+    model = TopkAdaptive(VFDTCommittee(), learners=6, seed=SEED, labels=labels, k=3, rho=0.5)
+    model.learn_one(data.X[0], set(np.flatnonzero(data.Y[0]).tolist()))
+    fused = fused_learner(model)
+    assert fused is not None
+    explored = []
+    for i, (x, y) in enumerate(zip(data.X[1:150], data.Y[1:150], strict=True)):
+        key = [0, i, 2**64 - 1 - i][i % 3]
+        before = dumps(model)
+        ranking, probs, flag = fused.show(np.asarray(x, dtype=np.float64), key)
+        assert dumps(model) == before
+        impression = pickle.loads(before).show_one(x, key)
+        assert [labels[j] for j in ranking.tolist()] == list(impression.ranking)
+        assert np.array_equal(ranking[: model.k], impression.shown)
+        assert probs.tobytes() == impression.probs.tobytes()
+        assert flag == impression.explored
+        explored.append(flag)
+        model.learn_one(x, impression.feedback([label for label in impression.labels if y[label]]))
+    assert 0 < sum(explored) < len(explored)

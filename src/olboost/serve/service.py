@@ -593,27 +593,28 @@ class Service:
             raise _fail(f"key must be an integer in [0, 2^64), got {json.dumps(key)}")
         want_ranking = _flag(body, "ranking")
         want_scores = _flag(body, "scores")
-        labels = self.config.labels
-        scores = None
         if not self.lock.acquire(blocking=block):
             return None
         # Everything to the queue under the lock: two threads may rank (app.py), and the log
         # then receives the impressions in the order of their numbers, the order of creation
-        # that expiry relies on.
+        # that expiry relies on. Nothing else: the learner waits for this lock, and Python run
+        # while holding it waits for the GIL too.
         try:
             seq = self._next_impression
             self._next_impression += 1
             key = seq if key is None else key
-            if self.config.topk:
+            if self._fused is not None:  # show_one in one call
+                ranking, probs, _ = self._fused.show(x, key)
+                shown, round_ = ranking[: self.config.k].copy(), self.model.t_ + 1
+            elif self.config.topk:
                 impression = self.model.show_one(x, key)
-                order = [int(i) for i in self._ranking_indices(impression.ranking)]
+                ranking = impression.ranking
                 shown, probs, round_ = impression.shown, impression.probs, impression.round
             else:
-                s = np.fromiter(self.model.score_one(x).values(), float, len(labels))
-                order = np.argsort(-s, kind="stable").tolist()
-                shown, probs, round_ = np.array(order[: self.config.k]), None, self.model.t_ + 1
-            if want_scores:
-                scores = self.model.score_one(x)
+                s = np.fromiter(self.model.score_one(x).values(), float, len(self._index))
+                ranking = np.argsort(-s, kind="stable")
+                shown, probs, round_ = ranking[: self.config.k].copy(), None, self.model.t_ + 1
+            scores = self.model.score_one(x) if want_scores else None
             now = self.clock()
             # the process's nonce tells apart two impressions of one number, the second shown
             # after a crash lost the first before it was acknowledged
@@ -622,20 +623,24 @@ class Service:
                 id=seq, public_id=public_id, created=now, expires=now + self.impression_ttl,
                 round=round_, key=key, x=x, shown=np.asarray(shown, dtype=np.int64), probs=probs,
             )  # fmt: skip
-            response: dict[str, Any] = {
-                "impression": public_id,
-                "labels": [labels[i] for i in record.shown.tolist()],
-                "round": round_,
-                "expires": record.expires,
-            }
-            if want_ranking:
-                response["ranking"] = [labels[i] for i in order]
-            if scores is not None:
-                response["scores"] = {str(label): value for label, value in scores.items()}
+            # filled below: the future, the writer's answer, is not seen before this returns
+            response: dict[str, Any] = {}
             future: concurrent.futures.Future = concurrent.futures.Future()
             self._log_q.put(("impression", record, future, response))
         finally:
             self.lock.release()
+        labels = self.config.labels
+        response["impression"] = public_id
+        response["labels"] = [labels[i] for i in record.shown.tolist()]
+        response["round"] = round_
+        response["expires"] = record.expires
+        if want_ranking:
+            # show_one's labels, or label indices
+            tuple_ = isinstance(ranking, tuple)
+            order = self._ranking_indices(ranking) if tuple_ else ranking.tolist()
+            response["ranking"] = [labels[i] for i in order]
+        if scores is not None:
+            response["scores"] = {str(label): value for label, value in scores.items()}
         return response, future
 
     def _ranking_indices(self, ranking: tuple) -> list[int]:
@@ -918,11 +923,12 @@ class Service:
                     item[1].set_result(self.checkpoint_seq)
                     continue
                 seq, record, clicked, lag = item
-                feedback = feedback_of(self.model, record, clicked)
-                with self.lock:
-                    if self._fused is not None:  # learn_one in one call without the GIL
-                        self._fused.learn(record.x, feedback)
-                    else:
+                if self._fused is not None:  # learn_one in one call without the GIL
+                    with self.lock:
+                        self._fused.learn_shown(record.x, record.shown, clicked, record.probs)
+                else:
+                    feedback = feedback_of(self.model, record, clicked)
+                    with self.lock:
                         self.model.learn_one(record.x, feedback)
                 misordered, pairs = self._estimated_loss(record, clicked)
                 s = self.stats

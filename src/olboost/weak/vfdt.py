@@ -392,6 +392,14 @@ class VFDTCommittee(Committee):
         setattr(self, spare, stack)
         n_spare[0] += new_size - size
 
+    def _grown_arrays(self) -> tuple[np.ndarray, ...]:
+        """One array of each kind that growth replaces (nodes, slots, blocks, the two free
+        lists): a :meth:`_state` built earlier is current while these are the same objects."""
+        return (
+            self.node_kind_, self.leaf_last_, self.block_gauss_, self.free_slots_,
+            self.free_blocks_,
+        )  # fmt: skip
+
     _POOLS = {
         "slots": (
             "leaf_last_",
