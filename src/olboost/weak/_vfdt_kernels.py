@@ -437,13 +437,19 @@ def learn_serial(x, weights, state, demand):
 
 
 @numba.njit(cache=True)
-def _learn_one_of_tuples(i, x, label, w, learners, options, nodes, leaves, work):
+def _learn_tree_of_tuples(i, x, weights, learners, options, nodes, leaves, work):
+    """:func:`_learn_tree`'s labels, ``work`` being tree ``i``'s rows."""
     # The parallel loop of _learn passes plain tuples (Numba's parfor lowering mishandles
-    # namedtuples, silently); the records are rebuilt here, outside the parallel region.
-    _learn_one(
-        i, x, label, w, Learners(*learners), Options(*options), Nodes(*nodes), Leaves(*leaves),
-        work,
-    )  # fmt: skip
+    # namedtuples, silently); the records are rebuilt here, outside the parallel region. One
+    # call per tree, not per label: a call takes a reference to each of the state's arrays
+    # (counted in and out atomically, some seventy of them), and a tree may learn many labels.
+    learners_, options_ = Learners(*learners), Options(*options)
+    nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
+    weight_multiplier = learners_.weight_multiplier
+    for label in range(weights.shape[1]):
+        w = weights[i, label] * weight_multiplier[i]
+        if w > 0.0:
+            _learn_one(i, x, label, w, learners_, options_, nodes_, leaves_, work)
 
 
 @numba.njit(cache=True, inline="always")
@@ -455,9 +461,9 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
     tree = np.int64(i)
     weight_multiplier = learners[3]
     for label in range(weights.shape[1]):
-        w = weights[tree, label] * weight_multiplier[tree]
-        if w > 0.0:
-            _learn_one_of_tuples(tree, x, label, w, learners, options, nodes, leaves, work[tree])
+        if weights[tree, label] * weight_multiplier[tree] > 0.0:
+            _learn_tree_of_tuples(tree, x, weights, learners, options, nodes, leaves, work[tree])
+            return
 
 
 @numba.njit(cache=True, inline="always")

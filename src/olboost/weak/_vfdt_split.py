@@ -79,22 +79,23 @@ def _gaussian_params(observed, blocks, gauss, j, work, present):
     (``work[W_NLOGN]``) is reused. ``work[1]``, a branch row that is free while candidates are
     evaluated, gets ``1 / (sigma sqrt(2))`` (0 for a zero deviation) for
     :func:`_approximate_cdf`."""
-    n_row, mu, sigma, lo, hi = work[W_N], work[W_MU], work[W_SIGMA], work[W_LO], work[W_HI]
-    n_log_n, n_log_n_all = work[W_NLOGN_F], work[W_NLOGN]
-    inverse = work[1]
-    for c in present:
+    # work[ROW, c] and a range loop: no view nor iterator, each a new array reference counted
+    # in and out atomically (see _numeric_merit)
+    for i in range(present.shape[0]):
+        c = present[i]
         n = gauss[blocks[c], j, G_WEIGHT] if observed[c] > 0.0 else 0.0
-        n_row[c] = n
+        work[W_N, c] = n
         if n > 0.0:
-            g = gauss[blocks[c], j]
-            mu[c] = g[G_MEAN]
-            sigma[c] = math.sqrt(g[G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
-            lo[c] = g[G_MIN]
-            hi[c] = g[G_MAX]
-            inverse[c] = 1.0 / (sigma[c] * _SQRT2) if sigma[c] > 0.0 else 0.0
-            n_log_n[c] = n_log_n_all[c] if n == observed[c] else n * math.log2(n)
+            b = blocks[c]
+            work[W_MU, c] = gauss[b, j, G_MEAN]
+            sigma = math.sqrt(gauss[b, j, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+            work[W_SIGMA, c] = sigma
+            work[W_LO, c] = gauss[b, j, G_MIN]
+            work[W_HI, c] = gauss[b, j, G_MAX]
+            work[1, c] = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else 0.0
+            work[W_NLOGN_F, c] = work[W_NLOGN, c] if n == observed[c] else n * math.log2(n)
         else:
-            n_log_n[c] = 0.0
+            work[W_NLOGN_F, c] = 0.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -191,19 +192,23 @@ def _numeric_merit(
     ``-inf`` compares the same. Otherwise the merit is computed exactly, in one pass, as before.
     (Taking the bound again from the exact shares, to skip the logarithms only, cost more passes
     over the classes than it saved on streams with many classes per leaf.)"""
-    observed, mu, sigma = work[W_N], work[W_MU], work[W_SIGMA]
-    lo, hi, n_log_n = work[W_LO], work[W_HI], work[W_NLOGN_F]
-    inverse = work[1]
+    # work[ROW, c] rather than views of its rows, and range loops rather than iterators over
+    # present: each view or iterator is a new array reference, counted in and out atomically,
+    # and this runs for every threshold of every feature of a split attempt
     if floor > -np.inf:
         share = 0.0
         square = 0.0
-        for c in present:
-            n = observed[c]
+        for i in range(present.shape[0]):
+            c = present[i]
+            n = work[W_N, c]
             if n <= 0.0:
                 continue
-            if threshold < lo[c]:
+            if threshold < work[W_LO, c]:
                 continue
-            p = 1.0 if threshold >= hi[c] else _approximate_cdf(threshold, mu[c], inverse[c])
+            if threshold >= work[W_HI, c]:
+                p = 1.0
+            else:
+                p = _approximate_cdf(threshold, work[W_MU, c], work[1, c])
             share += n * p
             square += n * p * p
         q = share / weight
@@ -218,18 +223,19 @@ def _numeric_merit(
     right = 0.0
     h_left = 0.0
     h_right = 0.0
-    for c in present:
-        n = observed[c]
+    for i in range(present.shape[0]):
+        c = present[i]
+        n = work[W_N, c]
         if n <= 0.0:
             continue
-        if threshold < lo[c]:
+        if threshold < work[W_LO, c]:
             right += n
-            h_right -= n_log_n[c]
-        elif threshold >= hi[c]:
+            h_right -= work[W_NLOGN_F, c]
+        elif threshold >= work[W_HI, c]:
             left += n
-            h_left -= n_log_n[c]
+            h_left -= work[W_NLOGN_F, c]
         else:
-            lw = _cdf(threshold, mu[c], sigma[c]) * n
+            lw = _cdf(threshold, work[W_MU, c], work[W_SIGMA, c]) * n
             rw = n - lw
             left += lw
             right += rw
