@@ -442,7 +442,7 @@ def _learn_tree_of_tuples(i, x, weights, learners, options, nodes, leaves, work)
     # The parallel loop of _learn passes plain tuples (Numba's parfor lowering mishandles
     # namedtuples, silently); the records are rebuilt here, outside the parallel region. One
     # call per tree, not per label: a call takes a reference to each of the state's arrays
-    # (counted in and out atomically, some seventy of them), and a tree may learn many labels.
+    # (dozens, each counted in and out atomically), and a tree may learn many labels.
     learners_, options_ = Learners(*learners), Options(*options)
     nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
     weight_multiplier = learners_.weight_multiplier
