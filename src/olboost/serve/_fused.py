@@ -97,7 +97,6 @@ class FusedLearner:
         self.demand = np.zeros(2, dtype=np.int64)
         # the step of the committee's learn kernel (fixed by its n_threads), chosen once
         self.step = _STEPS[model.committee_.compiled().learn]
-        self.show_H = np.empty((n, m))
         self.scores = np.empty(m)
         # The kernels' views of the model, built once rather than in every call (some 70 us
         # of Python, in the model lock): a started booster's arrays are only changed in place;
@@ -123,8 +122,8 @@ class FusedLearner:
         ranking = np.empty(m, dtype=np.int64)
         probs = np.empty((k, k))
         explored = show_step(
-            x, model.t_ + 1, self.booster, np.uint64(key), self._trees(), self.show_H,
-            self.scores, ranking, probs,
+            x, model.t_ + 1, self.booster, np.uint64(key), self._trees(), self.H, self.scores,
+            ranking, probs,
         )  # fmt: skip
         return ranking, probs, bool(explored)
 

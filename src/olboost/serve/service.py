@@ -634,17 +634,14 @@ class Service:
         response["labels"] = [labels[i] for i in record.shown.tolist()]
         response["round"] = round_
         response["expires"] = record.expires
-        if want_ranking:
-            # show_one's labels, or label indices
-            tuple_ = isinstance(ranking, tuple)
-            order = self._ranking_indices(ranking) if tuple_ else ranking.tolist()
-            response["ranking"] = [labels[i] for i in order]
+        if want_ranking:  # show_one's ranking is of labels already; the others of indices
+            if isinstance(ranking, tuple):
+                response["ranking"] = list(ranking)
+            else:
+                response["ranking"] = [labels[i] for i in ranking.tolist()]
         if scores is not None:
             response["scores"] = {str(label): value for label, value in scores.items()}
         return response, future
-
-    def _ranking_indices(self, ranking: tuple) -> list[int]:
-        return [self._index[label] for label in ranking]
 
     def feedback(self, body: Any) -> concurrent.futures.Future:
         """Log a ``/feedback`` body; the future resolves to the response once it is committed
