@@ -38,6 +38,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
         "olboost.sklearn needs scikit-learn >= 1.6 (pip install 'olboost[sklearn]'): " + str(err)
     ) from err
 
+from olboost import _libm as libm
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
 
@@ -358,7 +359,7 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
         """Class probabilities, ``(n, n_classes)``: a softmax of the booster's votes (as its
         ``predict_proba_one``)."""
         votes = self._scores(X)
-        p = np.exp(votes - votes.max(axis=1, keepdims=True))
+        p = libm.exp(votes - votes.max(axis=1, keepdims=True))  # see olboost._libm
         p /= p.sum(axis=1, keepdims=True)
         return p
 

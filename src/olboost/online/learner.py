@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost import _libm as libm
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
@@ -567,7 +568,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
     def predict_proba_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
         """Class probabilities: a softmax of the booster's votes. Does not change the model."""
         s = self._scores_one(x)
-        p = np.exp(s - s.max())
+        p = libm.exp(s - s.max())  # the same bits on every machine (see olboost._libm)
         p /= p.sum()
         return {c: float(v) for c, v in zip(self._outputs(), p, strict=True)}
 

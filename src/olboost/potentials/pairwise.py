@@ -178,8 +178,10 @@ def _pairwise_samples(
         z = (s[irr] + Xl[:, irr]) - (s[l] + Xl[:, [l]])  # (draws, |Y^c|)
         w = pair_w[l, irr]
         g0 = pair_losses(z, code)
-        pot += g0 @ w
-        delta[:, l] += (pair_losses(z - 1.0, code) - g0) @ w
+        # Products then NumPy's row sums, not ``@``: BLAS picks its kernel (and its order of
+        # summation) by CPU, and the same seed gave other estimates on another machine.
+        pot += (g0 * w).sum(axis=1)
+        delta[:, l] += ((pair_losses(z - 1.0, code) - g0) * w).sum(axis=1)
         delta[:, irr] += (pair_losses(z + 1.0, code) - g0) * w
     return pot, delta + pot[:, None]
 

@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from olboost import _libm as libm
 from olboost.base import Estimator, Interval, Range
 
 __all__ = [
@@ -122,7 +123,8 @@ def draw_learner_setup(
 def log_uniform(rng: np.random.Generator, bounds: tuple[float, float], n: int) -> np.ndarray:
     """``n`` draws, log-uniform between the (positive) ``bounds``."""
     lo, hi = bounds
-    return np.exp(rng.uniform(np.log(lo), np.log(hi), size=n))
+    # libm's exp and log: the same hyperparameters on every machine (see olboost._libm)
+    return libm.exp(rng.uniform(math.log(lo), math.log(hi), size=n))
 
 
 def draw_feature_subsets(
