@@ -693,7 +693,11 @@ def test_naive_bayes_leaf_prior_mixes_with_uniform():
         for i in range(5):
             node = 0
             while plain.node_kind_[i, node] != K.LEAF:
-                node = K._branch(i, node, x, plain.setup_.features, plain._state().nodes)
+                v = x[plain.setup_.features[i, plain.node_feature_[i, node]]]
+                node = K._branch(
+                    v, plain.node_kind_[i, node], plain.node_child_[i, node],
+                    plain.node_value_[i, node],
+                )  # fmt: skip
                 if plain.node_kind_[i, node] == K.EMPTY:
                     break
             if plain.node_kind_[i, node] != K.LEAF:

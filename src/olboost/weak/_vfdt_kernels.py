@@ -102,11 +102,11 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     State,
 )
 from olboost.weak._vfdt_leaves import (
+    _add_present,
     _free_slot,
     _new_leaf,
     _reset_observers,
     _score_predictors,
-    _update_leaf,
 )
 from olboost.weak._vfdt_predict import (  # noqa: F401
     _branch,
@@ -364,43 +364,6 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
             _new_leaf(i, first + b, work[b], work[b], classes, nodes, leaves)
 
 
-@numba.njit(cache=True, inline="always")
-def _learn_one(i, x, label, w, learners, options, nodes, leaves, work):
-    """River's ``HoeffdingTreeClassifier.learn_one`` for tree ``i``.
-
-    At a split whose attribute is missing from ``x`` the example follows the child with the most
-    weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
-    attempting a split, as in River."""
-    kind, node_slot = nodes.kind, nodes.slot
-    last_attempt = leaves.last_attempt
-    node = 0
-    no_attempt = False  # River learns without a split attempt after a detour or a new branch
-    while kind[i, node] != LEAF:
-        child = _branch(i, node, x, learners.features, nodes)
-        if child == MISSING:
-            child = _most_common_child(i, node, learners.n_categories, nodes, leaves)
-            no_attempt = True
-        elif kind[i, child] == EMPTY:
-            # A category unseen when the multiway split was made: River grows the branch and
-            # trains the new leaf.
-            _new_leaf(i, child, work[0], work[0], np.empty(0, np.int64), nodes, leaves)
-            no_attempt = True
-        node = child
-    # one call site of the inlined leaf update (each copy costs compile time)
-    slot = node_slot[i, node]
-    if options.leaf_mode == NBA:
-        _score_predictors(i, slot, x, label, w, learners, leaves, work[W_MU])
-    _update_leaf(i, slot, x, label, w, learners, leaves, options.weka)
-    if no_attempt:
-        return
-    weight_seen = _listed_total(leaves, slot)[0]
-    since = weight_seen - last_attempt[slot]
-    grace_period = learners.grace_period[i]
-    if (since > grace_period) if options.weka else (since >= grace_period):
-        last_attempt[slot] = weight_seen
-        _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
-
-
 # ------------------------------------------------------------------------------ committee calls
 
 
@@ -437,32 +400,139 @@ def learn_serial(x, weights, state, demand):
 
 
 @numba.njit(cache=True)
-def _learn_tree_of_tuples(i, x, weights, learners, options, nodes, leaves, work):
-    """:func:`_learn_tree`'s labels, ``work`` being tree ``i``'s rows."""
-    # The parallel loop of _learn passes plain tuples (Numba's parfor lowering mishandles
-    # namedtuples, silently); the records are rebuilt here, outside the parallel region. One
-    # call per tree, not per label: a call takes a reference to each of the state's arrays
-    # (dozens, each counted in and out atomically), and a tree may learn many labels.
+def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
+    """Trees ``lo .. hi - 1``, in order: tree ``i`` learns ``(x, l)`` with weight ``weights[i,
+    l]`` times its multiplier, for each label ``l`` in increasing order with a positive weight,
+    as River's ``HoeffdingTreeClassifier.learn_one``.
+
+    At a split whose attribute is missing from ``x`` the example follows the child with the most
+    weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
+    attempting a split, as in River."""
+    # Reference counting. The parallel loop of _learn passes plain tuples (Numba's parfor lowering
+    # mishandles namedtuples, silently); the records are rebuilt here, outside the parallel
+    # region. A call, or an inlined helper (Numba binds each parameter to a new name), counts a
+    # reference to each array it is given, in and out (atomic operations): the serial learn makes
+    # one call for all the trees, the path every example takes (descent, leaf update, grace
+    # period) is written out here with the records' arrays taken out once, and the records only
+    # go to the helpers of rare events (a missing value, a new branch, a split attempt, adaptive
+    # naive Bayes). Per (tree, label), one inlined helper given the records counted 52
+    # references, a leaf-update helper given its 16 arrays 17, and they took two thirds of the
+    # time of Adaboost.OLM on nursery.
     learners_, options_ = Learners(*learners), Options(*options)
     nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
-    weight_multiplier = learners_.weight_multiplier
-    for label in range(weights.shape[1]):
-        w = weights[i, label] * weight_multiplier[i]
-        if w > 0.0:
-            _learn_one(i, x, label, w, learners_, options_, nodes_, leaves_, work)
+    weight_multiplier, grace_period = learners_.weight_multiplier, learners_.grace_period
+    features, n_categories = learners_.features, learners_.n_categories
+    nominal_offset = learners_.nominal_offset
+    kind, feature, value, child_of = nodes_.kind, nodes_.feature, nodes_.value, nodes_.child
+    node_slot = nodes_.slot
+    last_attempt, class_weight, observed = (
+        leaves_.last_attempt,
+        leaves_.class_weight,
+        leaves_.observed,
+    )
+    blocks, gauss, nominal = leaves_.blocks, leaves_.gauss, leaves_.nominal
+    free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
+    listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
+    incomplete = leaves_.incomplete
+    weka, leaf_mode = options_.weka, options_.leaf_mode
+    n_features = features.shape[1]
+    for i in range(lo, hi):
+        rows = work[i]
+        for label in range(weights.shape[1]):
+            w = weights[i, label] * weight_multiplier[i]
+            if not w > 0.0:
+                continue
+            node = 0
+            no_attempt = False  # River learns without a split attempt after a detour or new branch
+            while kind[i, node] != LEAF:
+                v = x[features[i, feature[i, node]]]
+                child = _branch(v, kind[i, node], child_of[i, node], value[i, node])
+                if child == MISSING:
+                    child = _most_common_child(i, node, n_categories, nodes_, leaves_)
+                    no_attempt = True
+                elif kind[i, child] == EMPTY:
+                    # A category unseen when the multiway split was made: River grows the branch
+                    # and trains the new leaf.
+                    _new_leaf(i, child, rows[0], rows[0], np.empty(0, np.int64), nodes_, leaves_)
+                    no_attempt = True
+                node = child
+            slot = node_slot[i, node]
+            if leaf_mode == NBA:
+                _score_predictors(i, slot, x, label, w, learners_, leaves_, rows[W_MU])
+            # The leaf update (weighted Welford), written out (see above). A missing value (NaN)
+            # is skipped by its attribute's observer, as River's splitters skip ``None``: each
+            # numeric observer keeps its own weight (``G_WEIGHT``), which equals the class's
+            # observed weight bit for bit when nothing is missing. With ``weka`` (the Weka port's
+            # rules, see the module docstring), a class's weight starts at 1 the first time the
+            # leaf sees it, so does a category's weight the first time the class's observer sees
+            # it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
+            # only.
+            if not listed[slot, label]:
+                _add_present(present, n_present, slot, label)
+                if weka:
+                    class_weight[slot, label] = 1.0
+            class_weight[slot, label] += w
+            listed[slot, label] = True
+            if not (weka and last_attempt[slot] == np.inf):
+                block = blocks[slot, label]
+                if block < 0:
+                    n_free_blocks[i] -= 1
+                    block = free_blocks[i, n_free_blocks[i]]
+                    blocks[slot, label] = block
+                    gauss[block] = 0.0
+                    nominal[block] = 0.0
+                if weka:
+                    # a separate pass keeps the loop below as it is without the Weka rules
+                    for j in range(n_features):
+                        v = x[features[i, j]]
+                        if n_categories[i, j] > 0 and v == v:
+                            cell = nominal_offset[i, j] + int(v)
+                            if nominal[block, cell] == 0.0:
+                                nominal[block, cell] = 1.0
+                observed[slot, label] += w
+                for j in range(n_features):
+                    v = x[features[i, j]]
+                    if v != v:
+                        incomplete[slot] = True
+                        continue  # missing: the attribute's observer skips the example
+                    if n_categories[i, j] > 0:
+                        nominal[block, nominal_offset[i, j] + int(v)] += w
+                        continue
+                    n_before = gauss[block, j, G_WEIGHT]
+                    n = n_before + w
+                    gauss[block, j, G_WEIGHT] = n
+                    if n_before > 0.0:
+                        gauss[block, j, G_MIN] = min(gauss[block, j, G_MIN], v)
+                        gauss[block, j, G_MAX] = max(gauss[block, j, G_MAX], v)
+                    else:
+                        gauss[block, j, G_MIN] = v
+                        gauss[block, j, G_MAX] = v
+                    mean_old = gauss[block, j, G_MEAN]
+                    mean = mean_old + (w / n) * (v - mean_old)
+                    gauss[block, j, G_MEAN] = mean
+                    gauss[block, j, G_SSD] += w * (v - mean_old) * (v - mean)
+            if no_attempt:
+                continue
+            weight_seen = 0.0  # _listed_total's sum, in class order
+            for q in range(n_present[slot]):
+                weight_seen += class_weight[slot, present[slot, q]]
+            since = weight_seen - last_attempt[slot]
+            grace = grace_period[i]
+            if (since > grace) if weka else (since >= grace):
+                last_attempt[slot] = weight_seen
+                _attempt_split(i, node, weight_seen, learners_, options_, nodes_, leaves_, rows)
 
 
 @numba.njit(cache=True, inline="always")
 def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
-    """Tree ``i`` learns ``(x, l)`` with weight ``weights[i, l]`` times its multiplier, for
-    each label ``l`` in increasing order with a positive weight."""
+    """Tree ``i`` learns (:func:`_learn_trees`), in a parallel loop."""
     # the parallel lowering types i as uint64 where the serial typing says int64: one type,
     # so that the learning kernels below compile once, not twice
     tree = np.int64(i)
     weight_multiplier = learners[3]
     for label in range(weights.shape[1]):
         if weights[tree, label] * weight_multiplier[tree] > 0.0:
-            _learn_tree_of_tuples(tree, x, weights, learners, options, nodes, leaves, work[tree])
+            _learn_trees(tree, tree + 1, x, weights, learners, options, nodes, leaves, work)
             return
 
 
@@ -536,7 +606,6 @@ def _learn_serial(x, weights, learners, options, nodes, leaves, pools, work, dem
     status = _lend_for_one_example(weights, nodes, leaves, pools, demand)
     if status != LEARN_OK:
         return status
-    for i in range(weights.shape[0]):
-        _learn_tree(i, x, weights, learners, options, nodes, leaves, work)
+    _learn_trees(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
     _take_back(leaves, pools)
     return LEARN_OK

@@ -5,9 +5,8 @@ Weka port's Laplace counts, missing values) and the adaptive naive Bayes bookkee
 from __future__ import annotations
 
 import numba
-import numpy as np
 
-from olboost.weak._vfdt_layout import C_MC, C_NB, G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, LEAF
+from olboost.weak._vfdt_layout import C_MC, C_NB, LEAF
 from olboost.weak._vfdt_predict import _listed_total, _naive_bayes
 
 # ------------------------------------------------------------------------------ leaves
@@ -34,9 +33,8 @@ def _reset_observers(i, slot, leaves):
 
 
 @numba.njit(cache=True, inline="always")
-def _add_present(leaves, slot, c):
+def _add_present(present, n_present, slot, c):
     """Insert class ``c`` in the slot's increasing list of present classes, if absent."""
-    present, n_present = leaves.present, leaves.n_present
     n = n_present[slot]
     q = n
     while q > 0 and present[slot, q - 1] > c:
@@ -96,70 +94,6 @@ def _new_leaf(i, node, initial, listed_initial, classes, nodes, leaves):
 
 
 @numba.njit(cache=True, inline="always")
-def _update_leaf(i, slot, x, label, w, learners, leaves, weka):
-    """Add example ``(x, label)`` of weight ``w`` to a leaf's statistics (weighted Welford).
-
-    A missing value (NaN) is skipped by its attribute's observer, as River's splitters skip
-    ``None``: each numeric observer keeps its own weight (``G_WEIGHT``), which equals the class's
-    observed weight bit for bit when nothing is missing.
-
-    With ``weka`` (the Weka port's rules, see the module docstring), a class's weight starts at 1
-    the first time the leaf sees it, so does a category's weight the first time the class's
-    observer sees it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
-    only."""
-    features, n_categories = learners.features, learners.n_categories
-    nominal_offset = learners.nominal_offset
-    last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
-    observed, blocks, gauss, nominal = leaves.observed, leaves.blocks, leaves.gauss, leaves.nominal
-    free_blocks, n_free_blocks, listed = leaves.free_blocks, leaves.n_free_blocks, leaves.listed
-    if not listed[slot, label]:
-        _add_present(leaves, slot, label)
-        if weka:
-            class_weight[slot, label] = 1.0
-    class_weight[slot, label] += w
-    listed[slot, label] = True
-    if weka and last_attempt[slot] == np.inf:
-        return
-    block = blocks[slot, label]
-    if block < 0:
-        n_free_blocks[i] -= 1
-        block = free_blocks[i, n_free_blocks[i]]
-        blocks[slot, label] = block
-        gauss[block] = 0.0
-        nominal[block] = 0.0
-    if weka:
-        # a separate pass keeps the loop below as it is without the Weka rules
-        for j in range(features.shape[1]):
-            v = x[features[i, j]]
-            if n_categories[i, j] > 0 and v == v:
-                cell = nominal_offset[i, j] + int(v)
-                if nominal[block, cell] == 0.0:
-                    nominal[block, cell] = 1.0
-    observed[slot, label] += w
-    for j in range(features.shape[1]):
-        v = x[features[i, j]]
-        if v != v:
-            leaves.incomplete[slot] = True
-            continue  # missing: the attribute's observer skips the example (River, MOA)
-        if n_categories[i, j] > 0:
-            nominal[block, nominal_offset[i, j] + int(v)] += w
-            continue
-        g = gauss[block, j]
-        n_before = g[G_WEIGHT]
-        n = n_before + w
-        g[G_WEIGHT] = n
-        if n_before > 0.0:
-            g[G_MIN] = min(g[G_MIN], v)
-            g[G_MAX] = max(g[G_MAX], v)
-        else:
-            g[G_MIN] = v
-            g[G_MAX] = v
-        mean_old = g[G_MEAN]
-        g[G_MEAN] = mean_old + (w / n) * (v - mean_old)
-        g[G_SSD] += w * (v - mean_old) * (v - g[G_MEAN])
-
-
-@numba.njit(cache=True, inline="always")
 def _listed_argmax(listed, values, present):
     """First listed class of largest value (River: first in its class dict), -1 if none."""
     best = -1
@@ -177,7 +111,9 @@ def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
     and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
     class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
     present = leaves.present[slot, : leaves.n_present[slot]]
-    total, any_listed = _listed_total(leaves, slot)
+    total, any_listed = _listed_total(
+        leaves.class_weight, leaves.listed, leaves.present, leaves.n_present, slot
+    )
     if not any_listed:
         correct[slot, C_MC] += w
     else:

@@ -26,15 +26,20 @@ from olboost.weak._vfdt_layout import (
     NUMERIC_LE,
 )
 
+# The helpers of the descent and the leaf total take scalars or the arrays they read, not the
+# state's records: an inlined helper binds each array it is given to a new name, counting a
+# reference to it in and out (an atomic operation each), and a record holds up to 16 arrays. On
+# the learning path that counting took most of the time (see _vfdt_kernels._learn_trees).
+
 
 @numba.njit(cache=True, inline="always")
-def _listed_total(leaves, slot):
+def _listed_total(class_weight, listed, present, n_present, slot):
     """A leaf's total class weight (summed in class order, as ``np.sum`` of its dense row) and
     whether it lists any class."""
-    class_weight, listed = leaves.class_weight, leaves.listed
     total = 0.0
     any_listed = False
-    for c in leaves.present[slot, : leaves.n_present[slot]]:
+    for q in range(n_present[slot]):
+        c = present[slot, q]
         total += class_weight[slot, c]
         any_listed = any_listed or listed[slot, c]
     return total, any_listed
@@ -61,7 +66,9 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     listed = leaves.listed[slot]
     stats = class_weight[slot]
     present = leaves.present[slot, : leaves.n_present[slot]]
-    total, any_listed = _listed_total(leaves, slot)
+    total, any_listed = _listed_total(
+        class_weight, leaves.listed, leaves.present, leaves.n_present, slot
+    )
     if not any_listed or total == 0.0:
         return False
     best = -np.inf
@@ -108,18 +115,16 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
 
 
 @numba.njit(cache=True, inline="always")
-def _branch(i, node, x, features, nodes):
-    """The child of internal ``node`` that ``x`` goes to (possibly ``EMPTY``), or ``MISSING`` if
-    the split attribute's value is missing (NaN)."""
-    kind, feature, value, child, _, _ = nodes
-    v = x[features[i, feature[i, node]]]
+def _branch(v, kind, first, value):
+    """The child that an example goes to at an internal node of kind ``kind``, first child
+    ``first`` and split value ``value``, its value of the split attribute being ``v`` (possibly
+    an ``EMPTY`` child), or ``MISSING`` if ``v`` is missing (NaN)."""
     if v != v:
         return MISSING
-    first = child[i, node]
-    if kind[i, node] == NUMERIC_LE:
-        return first if v <= value[i, node] else first + 1
-    if kind[i, node] == NOMINAL_EQ:
-        return first if v == value[i, node] else first + 1
+    if kind == NUMERIC_LE:
+        return first if v <= value else first + 1
+    if kind == NOMINAL_EQ:
+        return first if v == value else first + 1
     return first + int(v)
 
 
@@ -130,9 +135,16 @@ def _subtree_weights(i, lowest, n_categories, nodes, leaves, totals):
 
     Children always come after their parent, so one backward sweep suffices."""
     kind, feature, _, child, node_slot, n_nodes = nodes
+    class_weight, listed, present, n_present = (
+        leaves.class_weight,
+        leaves.listed,
+        leaves.present,
+        leaves.n_present,
+    )
     for node in range(n_nodes[i] - 1, lowest - 1, -1):
         if kind[i, node] == LEAF:
-            totals[node] = _listed_total(leaves, node_slot[i, node])[0]
+            slot = node_slot[i, node]
+            totals[node] = _listed_total(class_weight, listed, present, n_present, slot)[0]
         elif kind[i, node] == EMPTY:
             totals[node] = 0.0
         else:
@@ -185,13 +197,16 @@ def predict(x, state, out):
     leaf_prediction = state.options.leaf_mode
     leaf_prior, nb_threshold = state.options.leaf_prior, state.options.nb_threshold
     features, n_categories = learners.features, learners.n_categories
-    kind, node_slot = nodes.kind, nodes.slot
+    kind, feature, value, child_of = nodes.kind, nodes.feature, nodes.value, nodes.child
+    node_slot = nodes.slot
     class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
+    present, n_present = leaves.present, leaves.n_present
     n, k = out.shape
     for i in range(n):
         node = 0
         while kind[i, node] != LEAF:
-            child = _branch(i, node, x, features, nodes)
+            v = x[features[i, feature[i, node]]]
+            child = _branch(v, kind[i, node], child_of[i, node], value[i, node])
             if child == MISSING or kind[i, child] == EMPTY:
                 child = _most_common_child(i, node, n_categories, nodes, leaves)
             node = child
@@ -205,7 +220,7 @@ def predict(x, state, out):
             for c in range(k):
                 out[i, c] /= total
             continue
-        total = _listed_total(leaves, slot)[0]
+        total = _listed_total(class_weight, listed, present, n_present, slot)[0]
         if leaf_prediction == NB:
             naive_bayes = total >= nb_threshold
         elif leaf_prediction == NBA:
