@@ -80,67 +80,6 @@ def binomial_table(n: int, n_labels: int) -> np.ndarray:
     return tab
 
 
-# Inlined into its one caller: a call counts a reference to each of its five arrays in and out,
-# and the potential makes n + 1 calls.
-@numba.njit(cache=True, inline="always")
-def _all_below(
-    d_sorted: np.ndarray,
-    x: int,
-    m: int,
-    tab: np.ndarray,
-    prob: np.ndarray,
-    nxt: np.ndarray,
-    pmf: np.ndarray,
-) -> float:
-    """``P(X_j <= d_sorted[j] + x - 1 for all j)`` when ``m`` draws fall uniformly on the
-    ``K = len(d_sorted)`` labels: allocate labels one at a time (label ``j`` takes a
-    Binomial(remaining, 1 / (K - j)) share), binding caps first."""
-    K = d_sorted.shape[0]
-    if d_sorted[0] + x - 1 < 0:
-        return 0.0
-    use_tab = tab.shape[0] > 0
-    for u in range(m + 1):
-        prob[u] = 0.0
-    prob[0] = 1.0
-    for j in range(K):
-        cap = d_sorted[j] + x - 1
-        if cap >= m:
-            # this label and every later one (larger caps) can absorb anything left
-            total = 0.0
-            for u in range(m + 1):
-                total += prob[u]
-            return total
-        k_rem = K - j
-        if k_rem == 1:
-            # the last label takes every remaining draw
-            total = 0.0
-            for u in range(m - cap, m + 1):
-                total += prob[u]
-            return total
-        for u in range(m + 1):
-            nxt[u] = 0.0
-        for u in range(m + 1):
-            pu = prob[u]
-            if pu == 0.0:
-                continue
-            rem = m - u
-            top = cap if cap < rem else rem
-            if use_tab:
-                # indexed in place: a view of the row would count a reference per u
-                for v in range(top + 1):
-                    nxt[u + v] += pu * tab[k_rem, rem, v]
-            else:
-                binomial_pmf(rem, 1.0 / k_rem, pmf)
-                for v in range(top + 1):
-                    nxt[u + v] += pu * pmf[v]
-        for u in range(m + 1):
-            prob[u] = nxt[u]
-    total = 0.0
-    for u in range(m + 1):
-        total += prob[u]
-    return total
-
-
 @numba.njit(cache=True)
 def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.ndarray) -> float:
     """``phi^r_n(s) = P(max_{l != r} (s + X)[l] >= (s + X)[r])`` from ``d[j] = s[r] - s[l_j]``.
@@ -156,6 +95,8 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     if k == 1:
         return 0.0
     d_sorted = np.sort(d)
+    K = d_sorted.shape[0]
+    use_tab = tab.shape[0] > 0
     u_r = (1.0 - gamma) / k + gamma
     px = np.empty(n + 1, dtype=np.float64)
     binomial_pmf(n, u_r, px)
@@ -166,7 +107,46 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     for x in range(n + 1):
         if px[x] == 0.0:
             continue
-        win += px[x] * _all_below(d_sorted, x, n - x, tab, prob, nxt, pmf)
+        # P(X_j <= d_sorted[j] + x - 1 for all j) when the other m = n - x draws fall uniformly
+        # on the K labels: allocate labels one at a time (label j takes a Binomial(remaining,
+        # 1 / (K - j)) share), binding caps first. Written out, not a helper: a call (or an
+        # inlined helper) counts a reference to each of its five arrays, in and out, per x.
+        m = n - x
+        if d_sorted[0] + x - 1 < 0:
+            continue  # some label surely beats r: nothing to add
+        for u in range(m + 1):
+            prob[u] = 0.0
+        prob[0] = 1.0
+        lowest = 0  # the sum below runs over prob[lowest .. m]
+        for j in range(K):
+            cap = d_sorted[j] + x - 1
+            if cap >= m:
+                break  # this label and every later one (larger caps) can absorb anything left
+            if K - j == 1:
+                lowest = m - cap  # the last label takes every remaining draw
+                break
+            k_rem = K - j
+            for u in range(m + 1):
+                nxt[u] = 0.0
+            for u in range(m + 1):
+                pu = prob[u]
+                if pu == 0.0:
+                    continue
+                rem = m - u
+                top = cap if cap < rem else rem
+                if use_tab:
+                    for v in range(top + 1):
+                        nxt[u + v] += pu * tab[k_rem, rem, v]  # indexed: a row view counts too
+                else:
+                    binomial_pmf(rem, 1.0 / k_rem, pmf)
+                    for v in range(top + 1):
+                        nxt[u + v] += pu * pmf[v]
+            for u in range(m + 1):
+                prob[u] = nxt[u]
+        below = 0.0
+        for u in range(lowest, m + 1):
+            below += prob[u]
+        win += px[x] * below
     loss = 1.0 - win
     return loss if loss > 0.0 else 0.0
 
