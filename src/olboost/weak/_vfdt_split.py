@@ -168,91 +168,6 @@ _PRUNE_SLACK = 1e-9
 _BOUND_MAX_CLASSES = 64
 
 
-@numba.njit(cache=True, inline="always")
-def _numeric_merit(
-    threshold, work, pre_entropy, min_branch_fraction, present, h_classes, weight, floor
-):  # fmt: skip
-    """Information gain of the partition of :func:`_numeric_partition`, fused into one pass,
-    or ``-inf`` when it is provably below ``floor``.
-
-    Bit-identical to partition-then-merit (same operations in the same order), but it reuses each
-    class's ``n log2 n`` (``work[W_NLOGN_F]``) when the class falls wholly on one side.
-
-    The merit is ``pre_entropy - H(C | S) = pre_entropy - H(C) + I(C; S)``, ``H(C)``
-    (``h_classes``) being the entropy of the class weights ``n_c`` of this feature's observers
-    and ``S`` the side. With ``p_c`` the share of class ``c`` on the left and ``q`` that of all
-    classes, ``I(C; S) = sum_c n_c / N KL(p_c || q)`` (``N`` being ``weight``), and a Bernoulli
-    KL divergence is at most the chi-square one, ``(p_c - q)^2 / (q (1 - q))`` nats; so the merit
-    is at most ``pre_entropy - H(C) + (sum_c w_c p_c^2 - q^2) / (q (1 - q) ln 2)`` with ``w_c =
-    n_c / N``. Before any ``erf`` or logarithm, that bound is taken from shares ``p~_c`` within
-    ``d = _APPROXIMATE_CDF_ERROR`` of the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened
-    by what that error can change (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at
-    most ``d``). When the bound, plus ``_PRUNE_SLACK``, is below ``floor``, the threshold is
-    skipped: the caller uses the merit only to compare it with ``floor`` and larger values, and
-    ``-inf`` compares the same. Otherwise the merit is computed exactly, in one pass, as before.
-    (Taking the bound again from the exact shares, to skip the logarithms only, cost more passes
-    over the classes than it saved on streams with many classes per leaf.)"""
-    # work[ROW, c] rather than views of its rows, and range loops rather than iterators over
-    # present: each view or iterator is a new array reference, counted in and out atomically,
-    # and this runs for every threshold of every feature of a split attempt
-    if floor > -np.inf:
-        share = 0.0
-        square = 0.0
-        for i in range(present.shape[0]):
-            c = present[i]
-            n = work[W_N, c]
-            if n <= 0.0:
-                continue
-            if threshold < work[W_LO, c]:
-                continue
-            if threshold >= work[W_HI, c]:
-                p = 1.0
-            else:
-                p = _approximate_cdf(threshold, work[W_MU, c], work[1, c])
-            share += n * p
-            square += n * p * p
-        q = share / weight
-        d = _APPROXIMATE_CDF_ERROR
-        spread = q * (1.0 - q) - d
-        if spread >= _PRUNE_MIN_SHARE:
-            variance = square / weight - q * q + 2.0 * d * (2.0 + d)
-            bound = pre_entropy - h_classes + variance / (spread * _LN2)
-            if bound + _PRUNE_SLACK < floor:
-                return -np.inf
-    left = 0.0
-    right = 0.0
-    h_left = 0.0
-    h_right = 0.0
-    for i in range(present.shape[0]):
-        c = present[i]
-        n = work[W_N, c]
-        if n <= 0.0:
-            continue
-        if threshold < work[W_LO, c]:
-            right += n
-            h_right -= work[W_NLOGN_F, c]
-        elif threshold >= work[W_HI, c]:
-            left += n
-            h_left -= work[W_NLOGN_F, c]
-        else:
-            lw = _cdf(threshold, work[W_MU, c], work[W_SIGMA, c]) * n
-            rw = n - lw
-            left += lw
-            right += rw
-            if lw > 0.0:
-                h_left -= lw * math.log2(lw)
-            if rw > 0.0:
-                h_right -= rw * math.log2(rw)
-    total = left + right
-    if not total > 0.0:
-        return -np.inf
-    if (left / total > min_branch_fraction) + (right / total > min_branch_fraction) < 2:
-        return -np.inf
-    e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
-    e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
-    return pre_entropy - (left * e_left + right * e_right) / total
-
-
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
 # LLVM (inlined, it made the trees' learn take 8 s more to compile); one call per feature.
 @numba.njit(cache=True)
@@ -266,18 +181,43 @@ def _best_numeric(
     best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``).
 
     ``floor`` (the second best merit of the features before this one in a split attempt) lets
-    :func:`_numeric_merit` skip the thresholds whose merit is provably below both it and this
-    feature's best so far: neither can change the feature's best, nor, when the feature's best is
-    below ``floor``, the attempt's two best merits. So the result is exact whenever it reaches
-    ``floor``, and otherwise below ``floor`` (possibly ``-inf``)."""
+    the thresholds whose merit is provably below both it and this feature's best so far be
+    skipped: neither can change the feature's best, nor, when the feature's best is below
+    ``floor``, the attempt's two best merits. So the result is exact whenever it reaches
+    ``floor``, and otherwise below ``floor`` (possibly ``-inf``).
+
+    A threshold's merit is the information gain of the partition of :func:`_numeric_partition`,
+    fused into one pass: bit-identical to partition-then-merit (same operations in the same
+    order), but it reuses each class's ``n log2 n`` (``work[W_NLOGN_F]``) when the class falls
+    wholly on one side. It is ``pre_entropy - H(C | S) = pre_entropy - H(C) + I(C; S)``, ``H(C)``
+    (``h_classes``) being the entropy of the class weights ``n_c`` of this feature's observers
+    and ``S`` the side. With ``p_c`` the share of class ``c`` on the left and ``q`` that of all
+    classes, ``I(C; S) = sum_c n_c / N KL(p_c || q)`` (``N`` being ``weight``), and a Bernoulli
+    KL divergence is at most the chi-square one, ``(p_c - q)^2 / (q (1 - q))`` nats; so the merit
+    is at most ``pre_entropy - H(C) + (sum_c w_c p_c^2 - q^2) / (q (1 - q) ln 2)`` with ``w_c =
+    n_c / N``. Before any ``erf`` or logarithm, that bound is taken from shares ``p~_c`` within
+    ``d = _APPROXIMATE_CDF_ERROR`` of the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened
+    by what that error can change (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at
+    most ``d``). When the bound, plus ``_PRUNE_SLACK``, is below the floor, the threshold is
+    skipped (its merit taken as ``-inf``, which compares with the floor as the merit would).
+    Otherwise the merit is computed exactly, in one pass. (Taking the bound again from the exact
+    shares, to skip the logarithms only, cost more passes over the classes than it saved on
+    streams with many classes per leaf.)"""
+    # Written as one function, with work[ROW, c] rather than views of its rows and range loops
+    # rather than iterators over present: a helper per threshold, a view or an iterator each
+    # count a reference to an array in and out (atomic operations), and this runs for every
+    # threshold of every feature of a split attempt (a per-threshold helper given work and
+    # present took a quarter of Ada.OLMR's time on emotions).
     _gaussian_params(observed, blocks, gauss, j, work, present)
+    n_present = present.shape[0]
     lo = np.inf
     hi = -np.inf
     weight = 0.0
     sum_n_log_n = 0.0
     n_live = 0
     n_spread = 0
-    for c in present:
+    for i in range(n_present):
+        c = present[i]
         n = work[W_N, c]
         if n > 0.0:
             lo = min(lo, work[W_LO, c])
@@ -305,10 +245,64 @@ def _best_numeric(
         threshold = lo + step * (t + 1)
         if not (lo < threshold < hi):
             continue
-        merit = _numeric_merit(
-            threshold, work, pre_entropy, min_branch_fraction, present, h_classes, weight,
-            max(floor, best) if bounded else -np.inf,
-        )  # fmt: skip
+        cut = max(floor, best) if bounded else -np.inf
+        merit = -np.inf
+        pruned = False
+        if cut > -np.inf:
+            share = 0.0
+            square = 0.0
+            for i in range(n_present):
+                c = present[i]
+                n = work[W_N, c]
+                if n <= 0.0:
+                    continue
+                if threshold < work[W_LO, c]:
+                    continue
+                if threshold >= work[W_HI, c]:
+                    p = 1.0
+                else:
+                    p = _approximate_cdf(threshold, work[W_MU, c], work[1, c])
+                share += n * p
+                square += n * p * p
+            q = share / weight
+            d = _APPROXIMATE_CDF_ERROR
+            spread = q * (1.0 - q) - d
+            if spread >= _PRUNE_MIN_SHARE:
+                variance = square / weight - q * q + 2.0 * d * (2.0 + d)
+                bound = pre_entropy - h_classes + variance / (spread * _LN2)
+                pruned = bound + _PRUNE_SLACK < cut
+        if not pruned:
+            left = 0.0
+            right = 0.0
+            h_left = 0.0
+            h_right = 0.0
+            for i in range(n_present):
+                c = present[i]
+                n = work[W_N, c]
+                if n <= 0.0:
+                    continue
+                if threshold < work[W_LO, c]:
+                    right += n
+                    h_right -= work[W_NLOGN_F, c]
+                elif threshold >= work[W_HI, c]:
+                    left += n
+                    h_left -= work[W_NLOGN_F, c]
+                else:
+                    lw = _cdf(threshold, work[W_MU, c], work[W_SIGMA, c]) * n
+                    rw = n - lw
+                    left += lw
+                    right += rw
+                    if lw > 0.0:
+                        h_left -= lw * math.log2(lw)
+                    if rw > 0.0:
+                        h_right -= rw * math.log2(rw)
+            total = left + right
+            if total > 0.0 and (
+                (left / total > min_branch_fraction) + (right / total > min_branch_fraction) >= 2
+            ):
+                e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
+                e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
+                merit = pre_entropy - (left * e_left + right * e_right) / total
         if bounded and max(floor, best) > -np.inf:
             if merit > -np.inf:
                 kept += 1
