@@ -45,14 +45,19 @@ deviations, min, max) per numeric attribute and a weight per category of each no
 A leaf typically sees a few of the ``k`` classes, so blocks keep memory proportional to the (leaf,
 class) pairs seen.
 
-Helpers on the learning path are compiled inline (``inline="always"``): a call between compiled
-functions that passes tuples of arrays pays reference-count updates for each array, which cost
-more than the helpers' work. One call of :func:`learn` does everything one example needs.
+Reference counts. A call between compiled functions, and an inlined helper too (Numba binds each
+parameter to a new name), counts a reference to each array it is given, in and out, by atomic
+operations that cost more than a leaf update's work when the state's records (dozens of arrays)
+are passed. So one call of :func:`learn` does everything one example needs, the path every
+example takes (descent, leaf update, grace period) is written out in :func:`_learn_trees`, and
+the helpers it and the split evaluation call per tree, label or threshold take scalars or the few
+arrays they read.
 
 The kernels are split by concern: the state layout and named records (:mod:`._vfdt_layout`),
-storage lending (:mod:`._vfdt_storage`), leaf updates (:mod:`._vfdt_leaves`), split evaluation
+storage lending (:mod:`._vfdt_storage`), leaves (:mod:`._vfdt_leaves`), split evaluation
 (:mod:`._vfdt_split`), prediction (:mod:`._vfdt_predict`), and here split attempts and
-:func:`learn`; this module re-exports the names the committee uses.
+:func:`learn` with the per-example leaf update; this module re-exports the names the committee
+uses.
 
 Each tree is trained sequentially in a deterministic order and touches only its own nodes, slots
 and blocks, so results are bit-identical whatever the capacities, the number of threads, and

@@ -1,6 +1,6 @@
 """Leaf kernels of the compiled Hoeffding trees (:mod:`olboost.weak._vfdt_kernels`): a leaf's
-present classes, making and freeing leaves, learning one example at a leaf (weighted Welford, the
-Weka port's Laplace counts, missing values) and the adaptive naive Bayes bookkeeping."""
+present classes, making and freeing leaves, resetting its observers and the adaptive naive Bayes
+bookkeeping. (Learning one example at a leaf is written out in ``_vfdt_kernels._learn_trees``.)"""
 
 from __future__ import annotations
 
