@@ -166,16 +166,6 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
 
 
 @numba.njit(cache=True, inline="always")
-def _prefetch_gaussians(blocks, gauss, present, j, n_categories):
-    """Start loading the Gaussian records of numeric feature ``j`` (if there is one) of the
-    leaf's classes, so that they are in the cache when the feature's turn comes."""
-    if 0 <= j < n_categories.shape[0] and n_categories[j] == 0:
-        for c in present:
-            if blocks[c] >= 0:
-                prefetch_record(gauss, blocks[c], j)
-
-
-@numba.njit(cache=True, inline="always")
 def _feature_at(step, first, then, n_features):
     """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
     increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
@@ -269,15 +259,23 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     first = first if 0 <= first < n_features else -1
     then = leaves.leads[slot, 1]
     then = then if 0 <= then < n_features and then != first else -1
-    _prefetch_gaussians(blocks, gauss, present, _next_feature(0, first, then, n_features), kinds)
     stopped = False
-    for step in range(n_features + 2):
-        j = _feature_at(step, first, then, n_features)
-        if j < 0:
+    j = -1
+    for step in range(-1, n_features + 2):
+        if step >= 0:
+            j = _feature_at(step, first, then, n_features)
+            if j < 0:
+                continue
+        # Start loading the Gaussian records of the next numeric feature (if it is one) of the
+        # leaf's classes, so that they are in the cache when its turn comes. Written out, not a
+        # helper: an inlined helper counts a reference to each array it is given, per feature.
+        ahead = _next_feature(step + 1, first, then, n_features)
+        if 0 <= ahead < n_features and kinds[ahead] == 0:
+            for q in range(present.shape[0]):
+                if blocks[present[q]] >= 0:
+                    prefetch_record(gauss, blocks[present[q]], ahead)
+        if step < 0:
             continue
-        _prefetch_gaussians(
-            blocks, gauss, present, _next_feature(step + 1, first, then, n_features), kinds
-        )
         if kinds[j] > 0:
             nominal_left -= 1
             merit, candidate_kind, candidate_value = _best_nominal(
