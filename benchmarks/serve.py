@@ -116,8 +116,10 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         applied0 = _health(url)["applied_seq"]
         cpu0 = _cpu_seconds(server.pid)
         client0 = time.process_time()
+        # 100 passes over the train split: more rows than the run can use (150,000, 2,500 pairs
+        # per second for 60 s); with 20, a run of 560 pairs per second ran out at 55 s
         report = simulate(
-            url, data, token=TOKEN, concurrency=args.concurrency, loops=20,
+            url, data, token=TOKEN, concurrency=args.concurrency, loops=100,
             duration=args.seconds,
         )  # fmt: skip
         cpu1 = _cpu_seconds(server.pid)
@@ -149,10 +151,12 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         "checkpoints_during_run": checkpoints,
         "server_cpu_seconds": cpu1 - cpu0,
         "client_cpu_seconds": client_cpu,
-        "targets": {"pairs_per_second": 300, "rank_p99_ms": 25},
+        "targets": {"pairs_per_second": 300, "rank_p99_ms": 25, "seconds": args.seconds},
         "met": {
             "pairs_per_second": rec["pairs_per_second"] >= 300,
             "rank_p99_ms": rec["rank_latency_ms"]["p99"] < 25,
+            # sustained: the load lasted the requested time (the rows did not run out first)
+            "seconds": rec["seconds"] >= args.seconds,
         },
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
