@@ -9,15 +9,12 @@ import numpy as np
 from olboost import _libm as libm
 
 
-def test_exp_and_log_are_the_c_librarys_to_the_bit():
+def test_exp_is_the_c_librarys_to_the_bit():
     # NumPy's AVX-512 exp differs from the C library's in about one value in twenty (measured on
     # an AVX-512 machine): 20,000 values make a match by chance impossible there.
     x = np.random.default_rng(0).normal(size=(100, 200)) * 5.0
     want_exp = np.array([math.exp(v) for v in x.ravel()]).reshape(x.shape)
     assert np.array_equal(libm.exp(x), want_exp)
-    y = np.abs(x) + 1e-3
-    want_log = np.array([math.log(v) for v in y.ravel()]).reshape(y.shape)
-    assert np.array_equal(libm.log(y), want_log)
 
 
 def test_class_probabilities_use_the_c_librarys_exp():

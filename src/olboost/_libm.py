@@ -1,12 +1,12 @@
-"""Elementwise ``exp`` and ``log`` that give the same bits on every x86-64 machine.
+"""``exp`` and the softmax of votes, with the same bits on every x86-64 machine.
 
 NumPy dispatches its float64 ``exp`` (and, through SVML, other transcendental functions) to
 AVX-512 code where the CPU has it, and that code rounds differently from the C library's in
 about one value in twenty: the same seed then gave other probabilities and other trees on an
 AVX-512 machine than on an AVX2 one, and the recorded results (``tests/pinned_scores.json``,
 ``benchmarks/results``) only held on the machine that wrote them. Seeded results go through
-these instead: compiled loops over ``math.exp`` / ``math.log``, which Numba lowers to the C
-library's functions, as Python's ``math`` module calls them, whatever the CPU.
+these instead: a compiled loop over ``math.exp``, which Numba lowers to the C library's
+function, as Python's ``math`` module calls it, whatever the CPU.
 """
 
 from __future__ import annotations
@@ -16,19 +16,13 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["exp", "log"]
+__all__ = ["exp", "softmax"]
 
 
 @numba.njit(cache=True)
 def _exp(x: np.ndarray, out: np.ndarray) -> None:
     for i in range(x.shape[0]):
         out[i] = math.exp(x[i])
-
-
-@numba.njit(cache=True)
-def _log(x: np.ndarray, out: np.ndarray) -> None:
-    for i in range(x.shape[0]):
-        out[i] = math.log(x[i])
 
 
 def exp(x: np.ndarray) -> np.ndarray:
@@ -39,9 +33,9 @@ def exp(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def log(x: np.ndarray) -> np.ndarray:
-    """``math.log`` of every entry of ``x`` (any shape, cast to float64), as a new array."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    out = np.empty_like(x)
-    _log(x.reshape(-1), out.reshape(-1))
-    return out
+def softmax(votes: np.ndarray) -> np.ndarray:
+    """Class probabilities from votes, over the last axis: ``exp(v - max v)``, normalised (a
+    booster's ``predict_proba_one`` and the scikit-learn adapter's ``predict_proba``)."""
+    p = exp(votes - votes.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return p

@@ -358,10 +358,7 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities, ``(n, n_classes)``: a softmax of the booster's votes (as its
         ``predict_proba_one``)."""
-        votes = self._scores(X)
-        p = libm.exp(votes - votes.max(axis=1, keepdims=True))  # see olboost._libm
-        p /= p.sum(axis=1, keepdims=True)
-        return p
+        return libm.softmax(self._scores(X))
 
 
 class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):

@@ -567,9 +567,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
 
     def predict_proba_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
         """Class probabilities: a softmax of the booster's votes. Does not change the model."""
-        s = self._scores_one(x)
-        p = libm.exp(s - s.max())  # the same bits on every machine (see olboost._libm)
-        p /= p.sum()
+        p = libm.softmax(self._scores_one(x))  # the same bits on every machine
         return {c: float(v) for c, v in zip(self._outputs(), p, strict=True)}
 
     def predict_one(self, x: Mapping | Sequence | np.ndarray) -> Hashable:
