@@ -115,7 +115,6 @@ from olboost.weak._vfdt_leaves import (
 )
 from olboost.weak._vfdt_predict import (  # noqa: F401
     _branch,
-    _listed_total,
     _most_common_child,
     _naive_bayes,
     predict,
@@ -516,7 +515,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                     gauss[block, j, G_SSD] += w * (v - mean_old) * (v - mean)
             if no_attempt:
                 continue
-            weight_seen = 0.0  # _listed_total's sum, in class order
+            weight_seen = 0.0  # _listed_total's sum, written out as the rest of the path
             for q in range(n_present[slot]):
                 weight_seen += class_weight[slot, present[slot, q]]
             since = weight_seen - last_attempt[slot]
