@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 fcntl = pytest.importorskip("fcntl", reason="file locks are POSIX only; Windows keeps Numba's own")
@@ -135,3 +136,82 @@ def test_a_save_waits_for_the_lock_of_the_index(tmp_path):
         os.close(fd)
     assert proc.communicate(timeout=60)[0].strip() == "42:int64"
     assert index.exists()
+
+
+# One cold start of a booster's compiled stream, reporting what the driver compiled in another
+# process (olboost._numba_cache.compile_elsewhere) and the scores it made.
+COLD_STREAM = """
+import json
+import numpy as np
+from olboost import AdaOLMR, VFDTCommittee, _numba_cache
+from olboost.datasets import make_label_stream
+
+joined = []
+join = _numba_cache.Elsewhere.join
+def recording_join(self):
+    started = self.started
+    ok = join(self)
+    joined.append([self.kernel.py_func.__qualname__, started, ok])
+    return ok
+_numba_cache.Elsewhere.join = recording_join
+X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
+model = AdaOLMR(VFDTCommittee(n_features=3), learners=4, seed=2)
+scores = model.score_then_learn(X, Y)
+print(json.dumps({"joined": joined, "scores": scores.tolist()}))
+"""
+
+
+def _cold_stream(cache: str, **env: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_STREAM],
+        env={**_env(cache), **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    import json
+
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_cold_start_compiles_the_committees_learn_in_another_process(tmp_path):
+    from olboost import AdaOLMR, VFDTCommittee
+    from olboost.datasets import make_label_stream
+
+    X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
+    here = AdaOLMR(VFDTCommittee(n_features=3), learners=4, seed=2).score_then_learn(X, Y)
+    cache = str(tmp_path / "cache")
+    cold = _cold_stream(cache)
+    # the trees' learn was compiled by the other process, which succeeded, on an empty cache
+    assert cold["joined"] == [["learn_serial", True, True]]
+    # and the code it saved gives this process's scores, bit for bit
+    assert np.array_equal(np.array(cold["scores"]), here)
+    # a second start finds it on disk: no other process
+    warm = _cold_stream(cache)
+    assert warm["joined"] == [["learn_serial", False, False]]
+    assert warm["scores"] == cold["scores"]
+
+
+def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
+    import numba
+
+    from olboost.weak import _vfdt_kernels as K
+
+    @numba.njit(cache=True)
+    def users_kernel(x):  # not importable by name from another process
+        return x + 1
+
+    sig = numba.types.int64(numba.types.int64)
+    assert not _numba_cache.compile_elsewhere(users_kernel, sig).started
+    # olboost's own, compiled already in this process
+    values = (np.zeros((1, 1)), np.zeros(1, dtype=np.int64), 2, np.zeros(1, dtype=np.int64))
+    K.learn_demand(*values)
+    args = tuple(numba.typeof(v) for v in values)
+    assert args in K.learn_demand.overloads
+    assert not _numba_cache.compile_elsewhere(K.learn_demand, numba.types.none(*args)).started
+    monkeypatch.setenv(_numba_cache.SERIAL_ENV, "1")
+    fresh = numba.njit(cache=True)(K.learn_demand.py_func)  # not compiled anywhere
+    elsewhere = _numba_cache.compile_elsewhere(fresh, numba.types.none(*args))
+    assert not elsewhere.started and elsewhere.join() is False
+    assert args in fresh.overloads  # join compiled it here

@@ -17,12 +17,18 @@ without ``fcntl`` (Windows) nothing is installed and Numba behaves as it always 
 
 :func:`compile_for_arguments` keeps the cache from holding a kernel twice when it is both called
 from Python and handed to compiled code as a first-class function.
+
+:func:`compile_elsewhere` compiles a kernel into the cache in a second process
+(:mod:`olboost._compile_worker`) while this one compiles others: a cold start uses two cores.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -95,3 +101,109 @@ def compile_for_arguments(kernel: Any, signature: Any) -> None:
     numba.get_num_threads()
     if isinstance(kernel, numba.core.dispatcher.Dispatcher):
         kernel.compile(tuple(signature.args))
+
+
+#: Set to ``"1"`` to compile every kernel in the calling process (no second process).
+SERIAL_ENV = "OLBOOST_SERIAL_COMPILE"
+
+
+class Elsewhere:
+    """A kernel being compiled into the disk cache by another process (:func:`compile_elsewhere`).
+
+    :meth:`join` waits for that process, then compiles or loads the kernel here as
+    :func:`compile_for_arguments` does, so that nothing depends on the other process: if it
+    failed or could not save, the kernel is compiled here."""
+
+    def __init__(self, kernel: Any, signature: Any, process: subprocess.Popen | None):
+        self.kernel, self.signature, self.process = kernel, signature, process
+
+    @property
+    def started(self) -> bool:
+        """Whether another process was started (``False``: :meth:`join` compiles here)."""
+        return self.process is not None
+
+    def join(self) -> bool:
+        """Wait for the other process, then make the kernel ready here; ``True`` when another
+        process was started and ended successfully."""
+        ok = False
+        if self.process is not None:
+            try:
+                ok = self.process.wait() == 0
+            finally:
+                if self.process.poll() is None:  # interrupted while waiting
+                    self.process.kill()
+                self.process = None
+        compile_for_arguments(self.kernel, self.signature)
+        return ok
+
+
+def _on_disk(kernel: Any, args: tuple) -> bool:
+    """Whether ``kernel`` for ``args`` is compiled here or in the disk cache (then loaded), or
+    has no disk cache that another process could hand it over through."""
+    if args in kernel.overloads:
+        return True
+    cache = getattr(kernel, "_cache", None)
+    if cache is None or type(cache).__name__ == "NullCache":
+        return True
+    from numba.core.compiler_lock import global_compiler_lock
+
+    with global_compiler_lock:
+        cres = cache.load_overload(args, kernel.targetctx)
+        if cres is None:
+            return False
+        # what Dispatcher.compile does with a cache hit, so that the kernel is not loaded twice
+        kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+        kernel.add_overload(cres)
+    return True
+
+
+def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
+    """Start compiling ``kernel`` for the argument types of ``signature`` into Numba's disk cache
+    in a new interpreter (:mod:`olboost._compile_worker`); :meth:`Elsewhere.join` finishes it in
+    this process. Nothing is started when the kernel is compiled already or in the cache, is not
+    one of olboost's own (the other process imports it by name), has no disk cache, the cache
+    has no file locks (:func:`install`: Windows), :data:`SERIAL_ENV` is ``"1"``, or the
+    interpreter cannot be started.
+
+    Why: a cold start is Numba's compiler, one thread per process, and the kernels of a committee
+    and of a booster do not depend on each other; compiling the committee's learn in a second
+    process while this one compiles the others uses a second core. The other process writes the
+    cache files a compilation here would write (same interpreter, sources and CPU: the same
+    machine code), under the locks that make sharing the cache safe."""
+    import numba
+
+    args = tuple(signature.args)
+    if (
+        fcntl is None
+        or os.environ.get(SERIAL_ENV) == "1"
+        or not isinstance(kernel, numba.core.dispatcher.Dispatcher)
+        # the other process imports the kernel by name: olboost's own, not a user's __main__
+        or not kernel.py_func.__module__.startswith("olboost.")
+        or _on_disk(kernel, args)
+    ):
+        return Elsewhere(kernel, signature, None)
+    function = kernel.py_func
+    job = pickle.dumps((function.__module__, function.__qualname__, args))
+    # the package as this process imported it, whatever put it on this process's path
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": here + (os.pathsep + path if path else "")}
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "olboost._compile_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except (OSError, ValueError):
+        return Elsewhere(kernel, signature, None)
+    try:
+        assert process.stdin is not None
+        process.stdin.write(job)
+        process.stdin.close()
+    except OSError:
+        process.kill()
+        process.wait()
+        return Elsewhere(kernel, signature, None)
+    return Elsewhere(kernel, signature, process)

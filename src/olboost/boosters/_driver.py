@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from numba import types
 
-from olboost._numba_cache import compile_for_arguments
+from olboost._numba_cache import compile_elsewhere, compile_for_arguments
 
 __all__ = ["drive", "run"]
 
@@ -80,10 +80,12 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     )  # fmt: skip
     entry = _compiled.get(sig)
     if entry is None:
-        for kernel, function_type in (
-            (kernels.predict, predict), (kernels.learn, learn), (step_kernel, step),
-        ):  # fmt: skip
+        # On a cold start the committee's learn (the largest kernel) compiles in a second
+        # process while this one compiles predict and the booster's step.
+        learning = compile_elsewhere(kernels.learn, learn.signature)
+        for kernel, function_type in ((kernels.predict, predict), (step_kernel, step)):
             compile_for_arguments(kernel, function_type.signature)
+        learning.join()
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
     return entry

@@ -394,11 +394,18 @@ def learn_serial(x, weights, state, demand):
     committee's ``learn`` when it runs one thread (``n_threads=1``, the default). Compiling it
     skips Numba's parallel lowering (``olboost run --algorithm ada-olmr --dataset emotions`` on
     an empty cache compiled 3 to 8 s faster, of about 40 s, in two paired runs); the trees'
-    learning kernels are shared with :func:`learn`, compiled once for both."""
-    return _learn_serial(
-        x, weights, state.learners[:], state.options[:], state.nodes[:], state.leaves[:],
-        state.pools[:], state.work, demand,
-    )  # fmt: skip
+    learning kernels are shared with :func:`learn`, compiled once for both. It does the work of
+    :func:`_learn` itself rather than through a serial twin: each compiled function called
+    from another is optimised and turned into machine code again inside its caller, so a layer
+    less is a second or two less of a cold start."""
+    learners, options, nodes = state.learners[:], state.options[:], state.nodes[:]
+    leaves, pools, work = state.leaves[:], state.pools[:], state.work
+    status = _lend_for_one_example(weights, nodes, leaves, pools, demand)
+    if status != LEARN_OK:
+        return status
+    _learn_trees(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
+    _take_back(leaves, pools)
+    return LEARN_OK
 
 
 @numba.njit(cache=True)
@@ -598,16 +605,5 @@ def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
         return status
     for i in numba.prange(weights.shape[0]):
         _learn_tree(i, x, weights, learners, options, nodes, leaves, work)
-    _take_back(leaves, pools)
-    return LEARN_OK
-
-
-@numba.njit(cache=True)
-def _learn_serial(x, weights, learners, options, nodes, leaves, pools, work, demand):
-    """:func:`_learn` with the trees trained one after the other on the calling thread."""
-    status = _lend_for_one_example(weights, nodes, leaves, pools, demand)
-    if status != LEARN_OK:
-        return status
-    _learn_trees(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
     _take_back(leaves, pools)
     return LEARN_OK
