@@ -155,16 +155,16 @@ def recording_join(self):
     return ok
 _numba_cache.Elsewhere.join = recording_join
 X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-model = AdaOLMR(VFDTCommittee(n_features=3), learners=4, seed=2)
+model = AdaOLMR(VFDTCommittee(n_features=3, n_threads={threads}), learners=4, seed=2)
 scores = model.score_then_learn(X, Y)
-print(json.dumps({"joined": joined, "scores": scores.tolist()}))
+print(json.dumps({{"joined": joined, "scores": scores.tolist()}}))
 """
 
 
-def _cold_stream(cache: str, **env: str) -> dict:
+def _cold_stream(cache: str, threads: int) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", COLD_STREAM],
-        env={**_env(cache), **env},
+        [sys.executable, "-c", COLD_STREAM.format(threads=threads)],
+        env=_env(cache),
         capture_output=True,
         text=True,
         timeout=300,
@@ -175,21 +175,25 @@ def _cold_stream(cache: str, **env: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_a_cold_start_compiles_the_committees_learn_in_another_process(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_cold_start_compiles_the_committees_learn_in_another_process(tmp_path, threads):
     from olboost import AdaOLMR, VFDTCommittee
     from olboost.datasets import make_label_stream
 
     X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-    here = AdaOLMR(VFDTCommittee(n_features=3), learners=4, seed=2).score_then_learn(X, Y)
+    model = AdaOLMR(VFDTCommittee(n_features=3, n_threads=threads), learners=4, seed=2)
+    here = model.score_then_learn(X, Y)
     cache = str(tmp_path / "cache")
-    cold = _cold_stream(cache)
-    # the trees' learn was compiled by the other process, which succeeded, on an empty cache
-    assert cold["joined"] == [["learn_serial", True, True]]
+    cold = _cold_stream(cache, threads)
+    # the trees' learn (serial, or with its parallel loop) was compiled by the other process,
+    # which succeeded, on an empty cache
+    learn = "learn_serial" if threads == 1 else "learn"
+    assert cold["joined"] == [[learn, True, True]]
     # and the code it saved gives this process's scores, bit for bit
     assert np.array_equal(np.array(cold["scores"]), here)
-    # a second start finds it on disk: no other process
-    warm = _cold_stream(cache)
-    assert warm["joined"] == [["learn_serial", False, False]]
+    # a second start finds it on disk (and loads it, parallel loop included): no other process
+    warm = _cold_stream(cache, threads)
+    assert warm["joined"] == [[learn, False, False]]
     assert warm["scores"] == cold["scores"]
 
 

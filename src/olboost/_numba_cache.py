@@ -172,6 +172,7 @@ def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
     machine code), under the locks that make sharing the cache safe."""
     import numba
 
+    numba.get_num_threads()  # before a parallel kernel is loaded (see compile_for_arguments)
     args = tuple(signature.args)
     if (
         fcntl is None
