@@ -216,4 +216,5 @@ def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
     The booster-facing kernel: no validation, paper convention (0.0 when ``y`` is empty or full),
     NaN if any score is NaN. Ties count one half. O(k log k).
     """
-    return _rank_loss_one(s, y, True, False)
+    # flags that are not literals: the metrics' call (bool, bool) and this one share one compile
+    return _rank_loss_one(s, y, np.bool_(True), np.bool_(False))

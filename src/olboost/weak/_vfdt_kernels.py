@@ -451,7 +451,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             w = weights[i, label] * weight_multiplier[i]
             if not w > 0.0:
                 continue
-            node = 0
+            node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
             while kind[i, node] != LEAF:
                 v = x[features[i, feature[i, node]]]
@@ -559,11 +559,14 @@ def _lend_for_one_example(weights, nodes, leaves, pools, demand):
     # Per example learned, a tree takes at most max_branches - 1 net slots (a split) and one
     # block, and gives back at most one slot and k blocks (a leaf's observers).
     k = weights.shape[1]
-    status = lend(counts, max_branches - 1, 1, free_slots, n_free_slots, spare_slots, n_spare_slots)
+    one = np.int64(1)  # not a literal 1: Numba would compile lend once more for it
+    status = lend(
+        counts, max_branches - 1, one, free_slots, n_free_slots, spare_slots, n_spare_slots
+    )
     if status != LEND_OK:
         demand[1] = status
         return LEARN_GROW_SLOTS
-    status = lend(counts, 1, k, free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
+    status = lend(counts, one, k, free_blocks, n_free_blocks, spare_blocks, n_spare_blocks)
     if status != LEND_OK:
         demand[1] = status
         return LEARN_GROW_BLOCKS
@@ -578,7 +581,8 @@ def _take_back(leaves, pools):
     spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
     free_slots, n_free_slots, free_blocks, n_free_blocks = leaves[6:10]
     give_back(free_slots, n_free_slots, spare_slots, n_spare_slots, max_branches - 1)
-    give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks, 1)
+    one = np.int64(1)  # not a literal 1: Numba would compile give_back once more for it
+    give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks, one)
     # an explicit loop: in the parallel function, ``counts[:] = 0`` left the array unchanged
     for i in range(counts.shape[0]):
         counts[i] = 0

@@ -203,7 +203,7 @@ def predict(x, state, out):
     present, n_present = leaves.present, leaves.n_present
     n, k = out.shape
     for i in range(n):
-        node = 0
+        node = np.int64(0)  # not a literal 0: one compile of _most_common_child
         while kind[i, node] != LEAF:
             v = x[features[i, feature[i, node]]]
             child = _branch(v, kind[i, node], child_of[i, node], value[i, node])
