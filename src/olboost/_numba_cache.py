@@ -151,9 +151,11 @@ def _on_disk(kernel: Any, args: tuple) -> bool:
         cres = cache.load_overload(args, kernel.targetctx)
         if cres is None:
             return False
-        # what Dispatcher.compile does with a cache hit, so that the kernel is not loaded twice
-        kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
-        kernel.add_overload(cres)
+        # what Dispatcher.compile does with a cache hit, so that the kernel is not loaded twice;
+        # should a Numba release change that, compile_for_arguments loads it again instead
+        with contextlib.suppress(AttributeError, TypeError):
+            kernel.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            kernel.add_overload(cres)
     return True
 
 
