@@ -219,3 +219,21 @@ def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
     elsewhere = _numba_cache.compile_elsewhere(fresh, numba.types.none(*args))
     assert not elsewhere.started and elsewhere.join() is False
     assert args in fresh.overloads  # join compiled it here
+
+
+def test_a_kernel_given_up_on_stops_its_other_process():
+    import numba
+
+    from olboost.weak import _vfdt_storage as S
+
+    # olboost's own kernel for argument types nothing else uses (int32): on no disk cache, and
+    # never saved there, the other process being stopped within milliseconds of its start
+    fresh = numba.njit(cache=True)(S.give_back.py_func)
+    i32 = numba.int32
+    args = (i32[:, ::1], i32[::1], i32[::1], i32[::1], i32)
+    elsewhere = _numba_cache.compile_elsewhere(fresh, numba.types.none(*args))
+    assert elsewhere.started
+    process = elsewhere.process
+    elsewhere.cancel()
+    assert process.returncode is not None and not elsewhere.started
+    assert args not in fresh.overloads  # nothing compiled here

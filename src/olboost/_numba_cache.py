@@ -122,6 +122,13 @@ class Elsewhere:
         """Whether another process was started (``False``: :meth:`join` compiles here)."""
         return self.process is not None
 
+    def cancel(self) -> None:
+        """Stop the other process, if any (the caller gave up: nothing is compiled here)."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
     def join(self) -> bool:
         """Wait for the other process, then make the kernel ready here; ``True`` when another
         process was started and ended successfully."""

@@ -58,7 +58,8 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     """The compiled :func:`drive` for these argument types (compiled or loaded once per process),
     the committee's and booster's kernels compiled first for their arguments alone
     (:func:`olboost._numba_cache.compile_for_arguments`), so that each is compiled once for both
-    the driver and the one-example path."""
+    the driver and the one-example path; on a cold start the committee's learn in another
+    process (:func:`olboost._numba_cache.compile_elsewhere`)."""
     committee_state = kernels.state
     t_x = numba.typeof(X)
     t_row = t_x.dtype if t_x.ndim == 1 else types.Array(t_x.dtype, 1, "C")
@@ -83,8 +84,12 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
         # On a cold start the committee's learn (the largest kernel) compiles in a second
         # process while this one compiles predict and the booster's step.
         learning = compile_elsewhere(kernels.learn, learn.signature)
-        for kernel, function_type in ((kernels.predict, predict), (step_kernel, step)):
-            compile_for_arguments(kernel, function_type.signature)
+        try:
+            for kernel, function_type in ((kernels.predict, predict), (step_kernel, step)):
+                compile_for_arguments(kernel, function_type.signature)
+        except BaseException:
+            learning.cancel()
+            raise
         learning.join()
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
