@@ -45,6 +45,7 @@ SLOW_TESTS = {
     ],
     "test_river_committee.py": ["test_vfdt_and_river_committees_boost_alike"],
     "test_ada_olm.py": ["test_parameter_overrides_are_used"],
+    "test_numba_cache.py": ["test_a_cold_start_compiles_learn_in_another_process"],
 }
 
 
@@ -55,23 +56,27 @@ def pytest_configure(config):
 
 
 #: Seconds of the longest single tests (``--durations=30`` of ``make test`` in a fresh clone,
-#: 2 workers on an otherwise idle 2-core machine, 2026-11-26, after the split-attempt pruning),
+#: 2 workers on an otherwise idle 2-core machine, 2026-11-26, commit 4e1135c),
 #: keyed by test id. pytest-xdist's ``worksteal`` hands each worker a contiguous share of the
 #: collection and lets idle workers steal from the tail of the others' queues; a long test near
 #: the end of a share would keep its worker busy alone after the others have finished. So the
 #: long tests go first, spread over the shares longest first onto the least loaded one (LPT), and
 #: the rest fill the shares in their order.
 LONGEST = {
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 183,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 142,
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 122,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 63,
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 62,
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 56,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 47,
-    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 43,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 37,
-    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 33,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 140,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 138,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 116,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 57,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 50,
+    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[2]": 50,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 47,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 34,
+    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[1]": 30,
+    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 26,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mushroom]": 25,
+    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[mice]": 20,
+    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 19,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 19,
 }
 
 

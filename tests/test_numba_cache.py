@@ -176,7 +176,7 @@ def _cold_stream(cache: str, threads: int) -> dict:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_cold_start_compiles_the_committees_learn_in_another_process(tmp_path, threads):
+def test_a_cold_start_compiles_learn_in_another_process(tmp_path, threads):
     from olboost import AdaOLMR, VFDTCommittee
     from olboost.datasets import make_label_stream
 
