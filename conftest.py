@@ -72,6 +72,7 @@ LONGEST = {
     "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 47,
     "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 34,
     "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[1]": 30,
+    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[learn_one]": 30,
     "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 26,
     "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mushroom]": 25,
     "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[mice]": 20,

@@ -98,6 +98,10 @@ def compile_for_arguments(kernel: Any, signature: Any) -> None:
     dispatcher launches it; a compilation or a lookup of a compiled result does not."""
     import numba
 
+    pending = _PENDING.get((kernel, tuple(signature.args)))
+    if pending is not None:  # being compiled elsewhere: wait for it rather than compile it too
+        pending.join()
+        return
     numba.get_num_threads()
     if isinstance(kernel, numba.core.dispatcher.Dispatcher):
         kernel.compile(tuple(signature.args))
@@ -105,6 +109,10 @@ def compile_for_arguments(kernel: Any, signature: Any) -> None:
 
 #: Set to ``"1"`` to compile every kernel in the calling process (no second process).
 SERIAL_ENV = "OLBOOST_SERIAL_COMPILE"
+
+#: Kernels compiling in another process, by ``(kernel, argument types)``, until joined: a second
+#: request for one (the committee's start, then the driver) shares the same process.
+_PENDING: dict[tuple[Any, tuple], Elsewhere] = {}
 
 
 class Elsewhere:
@@ -116,6 +124,12 @@ class Elsewhere:
 
     def __init__(self, kernel: Any, signature: Any, process: subprocess.Popen | None):
         self.kernel, self.signature, self.process = kernel, signature, process
+        self.pid = os.getpid()  # a forked child cannot wait for its parent's process
+
+    def _forget(self) -> None:
+        _PENDING.pop((self.kernel, tuple(self.signature.args)), None)
+        if self.pid != os.getpid():
+            self.process = None
 
     @property
     def started(self) -> bool:
@@ -124,6 +138,7 @@ class Elsewhere:
 
     def cancel(self) -> None:
         """Stop the other process, if any (the caller gave up: nothing is compiled here)."""
+        self._forget()
         if self.process is not None:
             self.process.kill()
             self.process.wait()
@@ -133,6 +148,7 @@ class Elsewhere:
         """Wait for the other process, then make the kernel ready here; ``True`` when another
         process was started and ended successfully."""
         ok = False
+        self._forget()
         if self.process is not None:
             try:
                 ok = self.process.wait() == 0
@@ -169,10 +185,11 @@ def _on_disk(kernel: Any, args: tuple) -> bool:
 def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
     """Start compiling ``kernel`` for the argument types of ``signature`` into Numba's disk cache
     in a new interpreter (:mod:`olboost._compile_worker`); :meth:`Elsewhere.join` finishes it in
-    this process. Nothing is started when the kernel is compiled already or in the cache, is not
-    one of olboost's own (the other process imports it by name), has no disk cache, the cache
-    has no file locks (:func:`install`: Windows), :data:`SERIAL_ENV` is ``"1"``, or the
-    interpreter cannot be started.
+    this process, and a second request for the same kernel and types meanwhile gets the same
+    :class:`Elsewhere`. Nothing is started when the kernel is compiled already or in the cache,
+    is not one of olboost's own (the other process imports it by name), has argument types that
+    do not pickle, has no disk cache, the cache has no file locks (:func:`install`: Windows),
+    :data:`SERIAL_ENV` is ``"1"``, or the interpreter cannot be started.
 
     Why: a cold start is Numba's compiler, one thread per process, and the kernels of a committee
     and of a booster do not depend on each other; compiling the committee's learn in a second
@@ -183,6 +200,9 @@ def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
 
     numba.get_num_threads()  # before a parallel kernel is loaded (see compile_for_arguments)
     args = tuple(signature.args)
+    pending = _PENDING.get((kernel, args))
+    if pending is not None:
+        return pending
     if (
         fcntl is None
         or os.environ.get(SERIAL_ENV) == "1"
@@ -193,7 +213,10 @@ def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
     ):
         return Elsewhere(kernel, signature, None)
     function = kernel.py_func
-    job = pickle.dumps((function.__module__, function.__qualname__, args))
+    try:
+        job = pickle.dumps((function.__module__, function.__qualname__, args))
+    except (pickle.PicklingError, TypeError, AttributeError):  # e.g. first-class function types
+        return Elsewhere(kernel, signature, None)
     # the package as this process imported it, whatever put it on this process's path
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("PYTHONPATH")
@@ -216,4 +239,14 @@ def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
         process.kill()
         process.wait()
         return Elsewhere(kernel, signature, None)
-    return Elsewhere(kernel, signature, process)
+    _PENDING[(kernel, args)] = elsewhere = Elsewhere(kernel, signature, process)
+    return elsewhere
+
+
+def join_pending(kernel: Any) -> None:
+    """Wait for every compilation of ``kernel`` started elsewhere and not joined yet (a call of
+    the kernel from Python would otherwise compile it here too)."""
+    if _PENDING:
+        for key, elsewhere in list(_PENDING.items()):
+            if key[0] is kernel:
+                elsewhere.join()

@@ -32,6 +32,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from olboost._numba_cache import join_pending
 from olboost.boosters._topk_kernels import topk_adaptive_show, topk_adaptive_update
 from olboost.weak._vfdt_kernels import learn as tree_learn
 from olboost.weak._vfdt_kernels import learn_serial as tree_learn_serial
@@ -96,7 +97,11 @@ class FusedLearner:
         self.costs = np.empty((0, 0))  # no rows: the cost vectors are not kept
         self.demand = np.zeros(2, dtype=np.int64)
         # the step of the committee's learn kernel (fixed by its n_threads), chosen once
-        self.step = _STEPS[model.committee_.compiled().learn]
+        learn = model.committee_.compiled().learn
+        self.step = _STEPS[learn]
+        # the step links the trees' learn: if it is compiling in another process (a cold start,
+        # see VFDTCommittee), wait for it rather than compile it here too
+        join_pending(learn)
         self.scores = np.empty(m)
         # The kernels' views of the model, built once rather than in every call (some 70 us
         # of Python, in the model lock): a started booster's arrays are only changed in place;

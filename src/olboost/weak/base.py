@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from olboost import _libm as libm
+from olboost._numba_cache import join_pending
 from olboost.base import Estimator, Interval, Range
 
 __all__ = [
@@ -218,6 +219,7 @@ class Committee(Estimator):
         :meth:`running`), making room as often as it asks."""
         demand = np.zeros(2, dtype=np.int64)
         kernels = self.compiled()
+        join_pending(kernels.learn)
         status = kernels.learn(x, weights, kernels.state, demand)
         while status != 0:
             self.make_room(status, demand)
