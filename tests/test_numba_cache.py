@@ -246,3 +246,35 @@ def test_a_kernel_given_up_on_stops_its_other_process():
     elsewhere.cancel()
     assert process.returncode is not None and not elsewhere.started
     assert args not in fresh.overloads  # nothing compiled here
+
+
+THREADS_JOIN = """
+import threading
+import numba
+from olboost import _numba_cache
+from olboost.weak import _vfdt_storage as S
+
+i32 = numba.int32
+args = (i32[:, ::1], i32[::1], i32[::1], i32[::1], i32)
+elsewhere = _numba_cache.compile_elsewhere(S.give_back, numba.types.none(*args))
+results = []
+threads = [threading.Thread(target=lambda: results.append(elsewhere.join())) for _ in range(2)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(elsewhere.started, sorted(results), args in S.give_back.overloads, _numba_cache._PENDING)
+"""
+
+
+def test_threads_joining_one_kernel_wait_for_it_once(tmp_path):
+    # the service's models share kernels: two threads may join the same compilation
+    out = subprocess.run(
+        [sys.executable, "-c", THREADS_JOIN],
+        env=_env(str(tmp_path / "cache")),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert out.stdout.split() == ["False", "[False,", "True]", "True", "{}"]

@@ -29,6 +29,7 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,6 +126,9 @@ class Elsewhere:
     def __init__(self, kernel: Any, signature: Any, process: subprocess.Popen | None):
         self.kernel, self.signature, self.process = kernel, signature, process
         self.pid = os.getpid()  # a forked child cannot wait for its parent's process
+        # threads (the service's models share kernels) join one at a time; the later ones find
+        # the kernel compiled
+        self.lock = threading.Lock()
 
     def _forget(self) -> None:
         _PENDING.pop((self.kernel, tuple(self.signature.args)), None)
@@ -138,25 +142,27 @@ class Elsewhere:
 
     def cancel(self) -> None:
         """Stop the other process, if any (the caller gave up: nothing is compiled here)."""
-        self._forget()
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
+        with self.lock:
+            self._forget()
+            if self.process is not None:
+                self.process.kill()
+                self.process.wait()
+                self.process = None
 
     def join(self) -> bool:
         """Wait for the other process, then make the kernel ready here; ``True`` when another
         process was started and ended successfully."""
         ok = False
-        self._forget()
-        if self.process is not None:
-            try:
-                ok = self.process.wait() == 0
-            finally:
-                if self.process.poll() is None:  # interrupted while waiting
-                    self.process.kill()
-                self.process = None
-        compile_for_arguments(self.kernel, self.signature)
+        with self.lock:
+            self._forget()
+            if self.process is not None:
+                try:
+                    ok = self.process.wait() == 0
+                finally:
+                    if self.process.poll() is None:  # interrupted while waiting
+                        self.process.kill()
+                    self.process = None
+            compile_for_arguments(self.kernel, self.signature)
         return ok
 
 
