@@ -143,7 +143,7 @@ def test_a_save_waits_for_the_lock_of_the_index(tmp_path):
 COLD_STREAM = """
 import json
 import numpy as np
-from olboost import AdaOLMR, VFDTCommittee, _numba_cache
+from olboost import AdaOLMR, LinearCommittee, VFDTCommittee, _numba_cache
 from olboost.datasets import make_label_stream
 
 joined = []
@@ -155,7 +155,7 @@ def recording_join(self):
     return ok
 _numba_cache.Elsewhere.join = recording_join
 X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-model = AdaOLMR(VFDTCommittee(n_features=3, n_threads={threads}), learners=4, seed=2, labels=6)
+model = AdaOLMR({committee}, learners=4, seed=2, labels=6)
 if {first_one}:  # River's way first: one example, then the rest in the compiled driver
     model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
 scores = model.score_then_learn(X[{first_one}:], Y[{first_one}:])
@@ -163,9 +163,9 @@ print(json.dumps({{"joined": joined, "scores": scores.tolist()}}))
 """
 
 
-def _cold_stream(cache: str, threads: int, first_one: bool) -> dict:
+def _cold_stream(cache: str, committee: str, first_one: bool) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", COLD_STREAM.format(threads=threads, first_one=int(first_one))],
+        [sys.executable, "-c", COLD_STREAM.format(committee=committee, first_one=int(first_one))],
         env=_env(cache),
         capture_output=True,
         text=True,
@@ -178,30 +178,37 @@ def _cold_stream(cache: str, threads: int, first_one: bool) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("threads", "first_one"), [(1, False), (2, False), (1, True)], ids=["1", "2", "learn_one"]
+    ("committee", "first_one", "learn"),
+    [
+        ("VFDTCommittee(n_features=3, n_threads=1)", False, "learn_serial"),
+        ("VFDTCommittee(n_features=3, n_threads=2)", False, "learn"),
+        ("VFDTCommittee(n_features=3, n_threads=1)", True, "learn_serial"),
+        ("LinearCommittee()", True, "learn"),
+    ],
+    ids=["1", "2", "learn_one", "linear-learn_one"],
 )
-def test_a_cold_start_compiles_learn_in_another_process(tmp_path, threads, first_one):
-    from olboost import AdaOLMR, VFDTCommittee
+def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, first_one, learn):
+    from olboost import AdaOLMR, LinearCommittee, VFDTCommittee  # noqa: F401 (eval)
     from olboost.datasets import make_label_stream
 
     X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-    model = AdaOLMR(VFDTCommittee(n_features=3, n_threads=threads), learners=4, seed=2, labels=6)
+    model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
     if first_one:
         model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
     here = model.score_then_learn(X[first_one:], Y[first_one:])
     cache = str(tmp_path / "cache")
-    cold = _cold_stream(cache, threads, first_one)
-    # The trees' learn (serial, or with its parallel loop) was compiled by the other process,
-    # started when the committee started, which succeeded, on an empty cache: the first learn
-    # waited for it (learn_one's, or the driver's, which shares it)
-    learn = "learn_serial" if threads == 1 else "learn"
+    cold = _cold_stream(cache, committee, first_one)
+    # The committee's learn (the trees' serial one or with its parallel loop, the linear
+    # rankers') was compiled by the other process, started when the committee started, which
+    # succeeded, on an empty cache: the first learn waited for it (learn_one's, or the
+    # driver's, which shares it)
     assert cold["joined"][0] == [learn, True, True]
     # later requests found it compiled here
     assert all(row == [learn, False, False] for row in cold["joined"][1:])
     # and the code it saved gives this process's scores, bit for bit
     assert np.array_equal(np.array(cold["scores"]), here)
     # a second start finds it on disk (and loads it, parallel loop included): no other process
-    warm = _cold_stream(cache, threads, first_one)
+    warm = _cold_stream(cache, committee, first_one)
     assert warm["joined"] == [[learn, False, False]]
     assert warm["scores"] == cold["scores"]
 

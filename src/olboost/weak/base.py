@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, NamedTuple
 
+import numba
 import numpy as np
 
 from olboost import _libm as libm
-from olboost._numba_cache import join_pending
+from olboost._numba_cache import compile_elsewhere, join_pending
 from olboost.base import Estimator, Interval, Range
 
 __all__ = [
@@ -173,6 +174,7 @@ class Committee(Estimator):
         self.n_labels_ = n_labels
         self.n_attributes_ = n_attributes
         self._allocate(seed)
+        self._compile_learn_elsewhere()
 
     def _draw_setup(self, seed: int | None, n_learners: int, n_attributes: int) -> Any:
         """The per-learner randomness, drawn from ``seed`` (stored as ``setup_``): the tree
@@ -190,6 +192,19 @@ class Committee(Estimator):
 
     def _allocate(self, seed: int | None) -> None:
         raise NotImplementedError
+
+    def _compile_learn_elsewhere(self) -> None:
+        """On a cold cache, start compiling the compiled ``learn`` for this state's types in
+        another process (:func:`olboost._numba_cache.compile_elsewhere`), so that what this
+        process compiles before the first learn (predict, a booster's step) overlaps it; the
+        first learn (:meth:`learn_compiled`), or the compiled driver, waits for it. Nothing for a
+        committee that is not compiled."""
+        kernels = self.compiled()
+        if kernels is None:
+            return
+        row, matrix = numba.float64[::1], numba.float64[:, ::1]
+        signature = numba.int64(row, matrix, numba.typeof(kernels.state), numba.int64[::1])
+        compile_elsewhere(kernels.learn, signature)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Weak predictions for one example: ``(N, k)`` float64, each row a distribution.

@@ -265,6 +265,12 @@ class MixedCommittee(Committee):
         # per nesting level: members done on the current example, who returned a status
         self.progress_ = np.zeros((max(len(parts) - 1, 1), 2), dtype=np.int64)
 
+    def _compile_learn_elsewhere(self) -> None:
+        # Each part started its own (Committee.start). The mix's learn is given its parts'
+        # kernels as first-class functions, which another process cannot be handed, and making
+        # them would compile the parts' kernels here, at start, before anything can overlap.
+        return
+
     # -------------------------------------------------------------------------- contract
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:

@@ -17,7 +17,6 @@ from typing import Any
 import numba
 import numpy as np
 
-from olboost._numba_cache import compile_elsewhere
 from olboost.base import InstanceOf, Interval, OneOf
 from olboost.weak import _vfdt_kernels as K
 from olboost.weak.base import Committee, CompiledKernels
@@ -364,7 +363,6 @@ class VFDTCommittee(Committee):
         self.counts_ = np.zeros(n, dtype=np.int64)
 
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
-        self._compile_learn_elsewhere()
 
     def _grow_nodes(self, needed: int) -> None:
         size = self.node_kind_.shape[1]
@@ -451,17 +449,6 @@ class VFDTCommittee(Committee):
                 X, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
             )
         )
-
-    def _compile_learn_elsewhere(self) -> None:
-        """On a cold cache, start compiling the trees' learn for this state's types in another
-        process (:func:`olboost._numba_cache.compile_elsewhere`), so that what this process
-        compiles before the first learn (predict, a booster's step) overlaps it; the first
-        learn (:meth:`learn_compiled`), or the compiled driver, waits for it."""
-        kernels = self.compiled()
-        row, matrix = numba.float64[::1], numba.float64[:, ::1]
-        state = numba.typeof(kernels.state)
-        signature = numba.int64(row, matrix, state, numba.int64[::1])
-        compile_elsewhere(kernels.learn, signature)
 
     def compiled(self) -> CompiledKernels:
         """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`; :func:`K.learn`, or
