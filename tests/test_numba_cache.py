@@ -285,3 +285,48 @@ def test_threads_joining_one_kernel_wait_for_it_once(tmp_path):
         check=True,
     )
     assert out.stdout.split() == ["False", "[False,", "True]", "True", "{}"]
+
+
+# A cold start of the service: what had been compiled here when the first learn waited for the
+# trees' learn compiled in another process.
+COLD_SERVICE = """
+import json, os, sys, tempfile
+from olboost import _numba_cache
+from olboost.serve import _fused
+from olboost.serve.service import Service, ServiceConfig
+
+joined = []
+join = _numba_cache.Elsewhere.join
+def recording_join(self):
+    started = self.started
+    ok = join(self)
+    joined.append([self.kernel.py_func.__qualname__, started, ok, len(_fused.show_step.overloads)])
+    return ok
+_numba_cache.Elsewhere.join = recording_join
+labels = tuple(f"l{i}" for i in range(5))
+config = ServiceConfig(algorithm="topk-adaptive", labels=labels, n_features=4, learners=3)
+service = Service(os.path.join(tempfile.mkdtemp(), "store"), config)
+service.start()
+service.close()
+print(json.dumps(joined))
+"""
+
+
+def test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_SERVICE],
+        env=_env(str(tmp_path / "cache")),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    import json
+
+    joined = json.loads(out.stdout.strip().splitlines()[-1])
+    # the trees' learn (serial: the service runs the trees on one thread) compiled elsewhere
+    # and was waited for once, when the warm-up's first learn needed it: by then this process
+    # had compiled the one-call ranking (show_step), so the two compilations overlapped
+    assert joined[0][:3] == ["learn_serial", True, True]
+    assert joined[0][3] >= 1
+    assert all(row[:3] == ["learn_serial", False, False] for row in joined[1:])

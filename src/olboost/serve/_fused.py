@@ -97,11 +97,8 @@ class FusedLearner:
         self.costs = np.empty((0, 0))  # no rows: the cost vectors are not kept
         self.demand = np.zeros(2, dtype=np.int64)
         # the step of the committee's learn kernel (fixed by its n_threads), chosen once
-        learn = model.committee_.compiled().learn
-        self.step = _STEPS[learn]
-        # the step links the trees' learn: if it is compiling in another process (a cold start,
-        # see VFDTCommittee), wait for it rather than compile it here too
-        join_pending(learn)
+        self.tree_learn = model.committee_.compiled().learn
+        self.step = _STEPS[self.tree_learn]
         self.scores = np.empty(m)
         # The kernels' views of the model, built once rather than in every call (some 70 us
         # of Python, in the model lock): a started booster's arrays are only changed in place;
@@ -146,6 +143,11 @@ class FusedLearner:
         :class:`~olboost.feedback.TopkFeedback` is built, so nothing is checked again)."""
         model = self.model
         committee = model.committee_
+        # The step links the trees' learn: if it is compiling in another process (a cold start,
+        # see Committee.start), wait for it rather than compile it here too. Here, not at
+        # construction, so that what is compiled before the first learn (the rankings' kernels)
+        # overlaps it.
+        join_pending(self.tree_learn)
         # learn_one's order: the round counter first, then the update of that round
         model.t_ += 1
         self.demand[:] = 0

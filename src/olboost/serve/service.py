@@ -547,6 +547,7 @@ class Service:
             feedback = impression.feedback([impression.labels[0]])
             fused = fused_learner(clone)
             if fused is not None:
+                fused.show(x, 0)  # the rankings' one call, before the learn that waits
                 fused.learn(x, feedback)
             else:
                 clone.learn_one(x, feedback)
