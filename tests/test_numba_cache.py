@@ -145,10 +145,15 @@ import json
 import numpy as np
 from olboost import AdaOLMR, LinearCommittee, VFDTCommittee, _numba_cache
 from olboost.datasets import make_label_stream
+from olboost.weak import _vfdt_kernels as K
 
 joined = []
+here = []  # the trees' learn's callees this process compiled before the first wait
 join = _numba_cache.Elsewhere.join
 def recording_join(self):
+    if not joined:
+        callees = (K._best_numeric, K._score_predictors, K._new_leaf)
+        here.extend(f.py_func.__name__ for f in callees if f.signatures)
     started = self.started
     ok = join(self)
     joined.append([self.kernel.py_func.__qualname__, started, ok])
@@ -159,7 +164,7 @@ model = AdaOLMR({committee}, learners=4, seed=2, labels=6)
 if {first_one}:  # River's way first: one example, then the rest in the compiled driver
     model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
 scores = model.score_then_learn(X[{first_one}:], Y[{first_one}:])
-print(json.dumps({{"joined": joined, "scores": scores.tolist()}}))
+print(json.dumps({{"joined": joined, "here": here, "scores": scores.tolist()}}))
 """
 
 
@@ -205,11 +210,16 @@ def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, fir
     assert cold["joined"][0] == [learn, True, True]
     # later requests found it compiled here
     assert all(row == [learn, False, False] for row in cold["joined"][1:])
+    # meanwhile this process compiled three of the trees' learn's callees, which the other
+    # process then found in the cache (the linear committee has none)
+    trees = committee.startswith("VFDT")
+    assert cold["here"] == (["_best_numeric", "_score_predictors", "_new_leaf"] if trees else [])
     # and the code it saved gives this process's scores, bit for bit
     assert np.array_equal(np.array(cold["scores"]), here)
     # a second start finds it on disk (and loads it, parallel loop included): no other process
     warm = _cold_stream(cache, committee, first_one)
     assert warm["joined"] == [[learn, False, False]]
+    assert warm["here"] == []  # and compiles nothing for it here
     assert warm["scores"] == cold["scores"]
 
 

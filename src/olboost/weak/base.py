@@ -193,18 +193,19 @@ class Committee(Estimator):
     def _allocate(self, seed: int | None) -> None:
         raise NotImplementedError
 
-    def _compile_learn_elsewhere(self) -> None:
+    def _compile_learn_elsewhere(self) -> Any:
         """On a cold cache, start compiling the compiled ``learn`` for this state's types in
         another process (:func:`olboost._numba_cache.compile_elsewhere`), so that what this
         process compiles before the first learn (predict, a booster's step) overlaps it; the
-        first learn (:meth:`learn_compiled`), or the compiled driver, waits for it. Nothing for a
-        committee that is not compiled."""
+        first learn (:meth:`learn_compiled`), or the compiled driver, waits for it. Returns its
+        :class:`~olboost._numba_cache.Elsewhere`; ``None`` for a committee that is not
+        compiled."""
         kernels = self.compiled()
         if kernels is None:
-            return
+            return None
         row, matrix = numba.float64[::1], numba.float64[:, ::1]
         signature = numba.int64(row, matrix, numba.typeof(kernels.state), numba.int64[::1])
-        compile_elsewhere(kernels.learn, signature)
+        return compile_elsewhere(kernels.learn, signature)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """Weak predictions for one example: ``(N, k)`` float64, each row a distribution.

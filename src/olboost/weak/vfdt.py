@@ -450,6 +450,33 @@ class VFDTCommittee(Committee):
             )
         )
 
+    def _compile_learn_elsewhere(self) -> Any:
+        """:meth:`Committee._compile_learn_elsewhere`, then, when the other process was started,
+        three of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
+        ``_new_leaf``) compiled here first: the other process reaches them late enough to find
+        them in the cache, which moves about a second of its compile, the longer of the two,
+        to this process (``benchmarks/cold_start.py``; the same machine code either way)."""
+        elsewhere = super()._compile_learn_elsewhere()
+        if elsewhere is None or not elsewhere.started:
+            return elsewhere
+        f8, i8 = numba.float64, numba.int64
+        state = self._state()
+        learners, nodes, leaves = (
+            numba.typeof(state.learners),
+            numba.typeof(state.nodes),
+            numba.typeof(state.leaves),
+        )
+        try:
+            K._best_numeric.compile(
+                (f8[::1], i8[::1], f8[:, :, ::1], i8, f8, i8, f8, f8[:, ::1], i8[::1], f8)
+            )
+            K._score_predictors.compile((i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1]))
+            K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
+        except BaseException:
+            elsewhere.cancel()
+            raise
+        return elsewhere
+
     def compiled(self) -> CompiledKernels:
         """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`; :func:`K.learn`, or
         :func:`K.learn_serial` when ``n_threads`` is 1) and their state; valid until storage
