@@ -1,6 +1,11 @@
-"""Test doubles shared by the booster tests (``from helpers import ScriptedCommittee``)."""
+"""Test doubles shared by the booster tests (``from helpers import ScriptedCommittee``), and
+:func:`load_benchmark` for the tests of the benchmark scripts."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -72,3 +77,16 @@ class ScriptedCommittee(RecordingCommittee):
         lean = rng.random(self.n_learners_) < self.lean
         H[lean, int(abs(x[1])) % self.n_labels_] += 1.0
         return H / H.sum(axis=1, keepdims=True)
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load_benchmark(monkeypatch, name: str) -> ModuleType:
+    """``benchmarks/{name}.py`` as a module (its folder on ``sys.path`` for the test's duration,
+    for its sibling ``_common``)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(f"{name}_benchmark", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

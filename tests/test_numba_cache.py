@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,6 +69,24 @@ def _env(cache: str) -> dict[str, str]:
     return {**os.environ, "NUMBA_CACHE_DIR": cache}
 
 
+def _script(source: str, cache: str, timeout: float) -> str:
+    """The standard output of ``python -c source`` on the Numba cache ``cache`` (raises if it
+    fails)."""
+    return subprocess.run(
+        [sys.executable, "-c", source],
+        env=_env(cache),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=True,
+    ).stdout
+
+
+def _script_json(source: str, cache: str) -> Any:
+    """The JSON of the last line :func:`_script` prints."""
+    return json.loads(_script(source, cache, 300).strip().splitlines()[-1])
+
+
 def test_import_installs_the_locks_once():
     from numba.core import caching
 
@@ -92,14 +112,8 @@ def test_processes_compiling_one_function_at_once_leave_a_correct_cache(tmp_path
     outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert outs == EXPECTED
-    check = subprocess.run(
-        [sys.executable, "-c", CHECK.format(dir=str(tmp_path), types=", ".join(TYPES))],
-        env=_env(cache),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout.split("\n")
+    check = _script(CHECK.format(dir=str(tmp_path), types=", ".join(TYPES)), cache, 120)
+    check = check.split("\n")
     # every specialisation came from the cache, each with its own code
     assert check[0] == "0"
     assert check[1:7] == EXPECTED
@@ -169,17 +183,7 @@ print(json.dumps({{"joined": joined, "here": here, "scores": scores.tolist()}}))
 
 
 def _cold_stream(cache: str, committee: str, first_one: bool) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", COLD_STREAM.format(committee=committee, first_one=int(first_one))],
-        env=_env(cache),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    import json
-
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _script_json(COLD_STREAM.format(committee=committee, first_one=int(first_one)), cache)
 
 
 @pytest.mark.parametrize(
@@ -286,15 +290,8 @@ print(elsewhere.started, sorted(results), args in S.give_back.overloads, _numba_
 
 def test_threads_joining_one_kernel_wait_for_it_once(tmp_path):
     # the service's models share kernels: two threads may join the same compilation
-    out = subprocess.run(
-        [sys.executable, "-c", THREADS_JOIN],
-        env=_env(str(tmp_path / "cache")),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    assert out.stdout.split() == ["False", "[False,", "True]", "True", "{}"]
+    out = _script(THREADS_JOIN, str(tmp_path / "cache"), 120)
+    assert out.split() == ["False", "[False,", "True]", "True", "{}"]
 
 
 # A cold start of the service: what had been compiled here when the first learn waited for the
@@ -323,17 +320,7 @@ print(json.dumps(joined))
 
 
 def test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-c", COLD_SERVICE],
-        env=_env(str(tmp_path / "cache")),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    import json
-
-    joined = json.loads(out.stdout.strip().splitlines()[-1])
+    joined = _script_json(COLD_SERVICE, str(tmp_path / "cache"))
     # the trees' learn (serial: the service runs the trees on one thread) compiled elsewhere
     # and was waited for once, when the warm-up's first learn needed it: by then this process
     # had compiled the one-call ranking (show_step), so the two compilations overlapped

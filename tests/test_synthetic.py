@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers import load_benchmark
 from olboost import AdaOLMR, VFDTCommittee
 from olboost.datasets import MultiLabelDataset, make_label_stream
 from olboost.metrics import rank_loss
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def test_shapes_and_types():
@@ -126,12 +123,8 @@ def test_a_booster_learns_more_than_label_frequencies():
 
 @pytest.fixture
 def large_k(monkeypatch):
-    """benchmarks/large_k.py as a module (it imports its sibling ``_common``)."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("large_k", BENCHMARKS / "large_k.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """benchmarks/large_k.py as a module."""
+    return load_benchmark(monkeypatch, "large_k")
 
 
 @pytest.mark.parametrize("booster", ["AdaOLMR", "OnlineBMR"])

@@ -7,22 +7,15 @@ trees that never split.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from helpers import load_benchmark
 
 
 @pytest.fixture
 def topk(monkeypatch):
-    """benchmarks/topk.py as a module (it imports its sibling ``_common``)."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("topk_benchmark", BENCHMARKS / "topk.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """benchmarks/topk.py as a module."""
+    return load_benchmark(monkeypatch, "topk")
 
 
 def test_the_case_without_split_attempts_runs_table_5s_protocol(topk):
