@@ -72,7 +72,7 @@ def test_run_help_shows_every_default(capsys):
         "(default: 100)", "(default: vfdt)", "(default: 20, or all of a data set with fewer",
         "(default: sampled)", "(default: 0.1)", "(default: hinge)", "(default: exact)",
         "(default: logistic)", "(default: 3)", "(default: uniform)", "(default: 0.02)",
-        "(default: III)", "(default: squared)", "(default: Subject)", "(default: 1000)",
+        "(default: III)", "(default: squared)", "(default: every other field", "(default: 1000)",
     ]:  # fmt: skip
         assert needle in text, needle
     assert "(default: None)" not in text and "(default: False)" not in text

@@ -51,7 +51,7 @@ def test_run_reports_the_mistakes_ranking_mistakes_counts(
     assert (record["update"], record["complexity"], record["C"], record["margin"]) == (
         update, complexity, C, margin,
     )  # fmt: skip
-    fields = ("Subject", "From") if options else ("Subject",)
+    fields = ("Subject", "From") if options else rx.FIELDS
     assert record["fields"] == list(fields)
     stream = load_enron_foldering("sanders-r", ENRON, fields=fields)
     model = LabelRanker(update=update, complexity=complexity, C=C, margin=margin, seed=3)
@@ -179,3 +179,25 @@ def test_targets_count_users_and_compare_means():
     assert means["squared I"]["met"] and not means["entropy I"]["met"]
     assert means["entropy I"]["difference"] == pytest.approx(3.2)
     assert np.isclose(means["squared II"]["difference"], 0.0)
+
+
+needs_all_enron = pytest.mark.skipif(
+    not all((ENRON / f"{user}.mbox.tar.xz").is_file() for user in rx.PUBLISHED),
+    reason=f"the seven shared Enron foldering archives are not in {ENRON} (not bundled)",
+)
+
+
+@needs_all_enron
+def test_table_1_meets_the_targets_it_is_known_to_meet():
+    # The whole table as `olboost reproduce label-ranking` runs it (the words of FIELDS, the
+    # chosen HYPERPARAMETERS, seed 1: deterministic), against issue 13's targets themselves:
+    # every column mean within 3 points of the published one or better, Updates III <= II <= I
+    # on 6 of 7 users under both complexities, entropy <= squared on 5 of 7 users for Updates I
+    # and II. (For Update III it is 4 of 7 here, which misses the target; not asserted.)
+    streams, _ = rx.load_streams(rx.PUBLISHED, ENRON)
+    targets = rx.check_targets(rx.run_table(streams))
+    assert targets["complete"]
+    assert all(t["met"] for t in targets["column_means"].values()), targets["column_means"]
+    assert all(t["met"] for t in targets["updates_ordered"].values()), targets["updates_ordered"]
+    ahead = targets["entropy_ahead"]
+    assert ahead["I"]["met"] and ahead["II"]["met"], ahead
