@@ -105,14 +105,11 @@ def _slopes(
         c = vals[0]
         for r in range(k):
             t = lg[r] - c * x[r]
-            if t > 0.0:
-                e = math.exp(-t)
-                inv = 1.0 / (1.0 + e)
-                h1 = c * e * inv
-            else:
-                e = math.exp(t)
-                inv = 1.0 / (1.0 + e)
-                h1 = c * inv
+            # e = e^-|t|: the same exponential either way, chosen without a branch (the sign of
+            # t follows no pattern a branch predictor could learn)
+            e = math.exp(-abs(t))
+            inv = 1.0 / (1.0 + e)
+            h1 = (c * e if t > 0.0 else c) * inv
             f1[r] = h1 - (gamma if y[r] else 0.0)
             f2[r] = c * c * e * inv * inv
     else:
@@ -212,13 +209,13 @@ def pdip(
         r0 = 0.0
         worst = 0.0
         s11 = s12 = s22 = b1 = b2 = 0.0
-        for r in range(n):
+        # the labels (A's first row is 1 there), then the slack (0): no test of r in the loop
+        for r in range(k):
             p = P[r]
-            a1 = 1.0 if r < k else 0.0
             a2 = A2[r]
             g = -p * x[r]
             ig = 1.0 / g
-            rd = f1[r] + p * lam[r] + nu1 * a1 + nu2 * a2
+            rd = f1[r] + p * lam[r] + nu1 + nu2 * a2
             rc = lam[r] * g - mu
             r0 += rd * rd + rc * rc
             worst = max(worst, abs(rd))
@@ -228,11 +225,30 @@ def pdip(
             dl[r] = iz
             gi[r] = ig
             uz = u * iz
-            s11 += a1 * iz
-            s12 += a1 * a2 * iz
+            s11 += iz
+            s12 += a2 * iz
             s22 += a2 * iz
-            b1 += a1 * uz
+            b1 += uz
             b2 += a2 * uz
+        # the slack: its terms in A's first row stay products with 0, as in the loop before it
+        # was split, so that the sums (and a non-finite value, should one arise) are the same
+        p = P[k]
+        g = -p * x[k]
+        ig = 1.0 / g
+        rd = f1[k] + p * lam[k] + nu1 * 0.0 + nu2 * A2[k]
+        rc = lam[k] * g - mu
+        r0 += rd * rd + rc * rc
+        worst = max(worst, abs(rd))
+        u = p * (lam[k] - mu * ig) - rd
+        iz = 1.0 / (f2[k] + lam[k] * ig)
+        da[k] = u
+        dl[k] = iz
+        gi[k] = ig
+        s11 += 0.0 * iz
+        s12 += 0.0 * A2[k] * iz
+        s22 += A2[k] * iz
+        b1 += 0.0 * (u * iz)
+        b2 += A2[k] * (u * iz)
         if eta <= tol_gap and worst <= tol_dual:
             its = it
             break
@@ -271,7 +287,7 @@ def pdip(
                 xr = a_new[r]
                 lr = l_new[r]
                 p = P[r]
-                rd = f1_new[r] + p * lr + nn1 * (1.0 if r < k else 0.0) + nn2 * A2[r]
+                rd = f1_new[r] + p * lr + (nn1 if r < k else nn1 * 0.0) + nn2 * A2[r]
                 c = lr * (-p * xr)
                 eta += c
                 c -= mu
