@@ -209,22 +209,28 @@ def pdip(
         r0 = 0.0
         worst = 0.0
         s11 = s12 = s22 = b1 = b2 = 0.0
-        # the labels (A's first row is 1 there), then the slack (0): no test of r in the loop
+        # the labels (A's first row is 1 there), then the slack (0): no test of r in the loop;
+        # first every label's terms (no sum: a loop the compiler can run on vector registers),
+        # then the sums in label order. a_new and l_new are free until the line search.
+        rds, rcs = a_new, l_new
         for r in range(k):
             p = P[r]
-            a2 = A2[r]
             g = -p * x[r]
             ig = 1.0 / g
-            rd = f1[r] + p * lam[r] + nu1 + nu2 * a2
-            rc = lam[r] * g - mu
+            rd = f1[r] + p * lam[r] + nu1 + nu2 * A2[r]
+            rds[r] = rd
+            rcs[r] = lam[r] * g - mu
+            da[r] = p * (lam[r] - mu * ig) - rd
+            dl[r] = 1.0 / (f2[r] + lam[r] * ig)
+            gi[r] = ig
+        for r in range(k):
+            rd = rds[r]
+            rc = rcs[r]
             r0 += rd * rd + rc * rc
             worst = max(worst, abs(rd))
-            u = p * (lam[r] - mu * ig) - rd
-            iz = 1.0 / (f2[r] + lam[r] * ig)
-            da[r] = u
-            dl[r] = iz
-            gi[r] = ig
-            uz = u * iz
+            a2 = A2[r]
+            iz = dl[r]
+            uz = da[r] * iz
             s11 += iz
             s12 += a2 * iz
             s22 += a2 * iz
