@@ -56,28 +56,35 @@ def pytest_configure(config):
 
 
 #: Seconds of the longest single tests (``--durations=30`` of ``make test`` in a fresh clone,
-#: 2 workers on an otherwise idle 2-core machine, 2026-11-26, commit 4e1135c),
+#: 2 workers on an otherwise idle 2-core machine, 2026-11-27, commit 56d8ecb),
 #: keyed by test id. pytest-xdist's ``worksteal`` hands each worker a contiguous share of the
 #: collection and lets idle workers steal from the tail of the others' queues; a long test near
 #: the end of a share would keep its worker busy alone after the others have finished. So the
 #: long tests go first, spread over the shares longest first onto the least loaded one (LPT), and
 #: the rest fill the shares in their order.
 LONGEST = {
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 140,
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 138,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 116,
-    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 57,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 50,
-    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[2]": 50,
-    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 47,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 34,
-    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[1]": 30,
-    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[learn_one]": 30,
-    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 26,
-    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mushroom]": 25,
-    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[mice]": 20,
-    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 19,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 19,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 164,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 141,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 92,
+    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[2]": 69,
+    "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[yeast]": 56,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 49,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[yeast]": 48,
+    "test_numba_cache.py::"
+    "test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles": 37,
+    "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[nursery]": 37,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 32,
+    "test_numba_cache.py::test_a_cold_start_compiles_learn_in_another_process[learn_one]": 31,
+    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 31,
+    "test_numba_cache.py::"
+    "test_a_cold_start_compiles_learn_in_another_process[linear-learn_one]": 28,
+    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[mice]": 26,
+    "test_multiclass_experiments.py::test_adaboost_olm_accuracy_over_27_reorderings[nursery]": 23,
+    "test_checkpoint_kill.py::"
+    "test_sigkill_at_20_random_moments_then_resume_equals_an_uninterrupted_run": 22,
+    "test_fuzz_estimators.py::test_fuzz_committee[MixedCommittee]": 21,
+    "test_checkpoint.py::"
+    "test_a_resumed_train_test_run_equals_an_uninterrupted_one[label-ranker]": 21,
 }
 
 
