@@ -330,3 +330,36 @@ def test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compil
     assert joined[0][:3] == ["learn_serial", True, True]
     assert joined[0][3] >= 1
     assert all(row[:3] == ["learn_serial", False, False] for row in joined[1:])
+
+
+def test_olboost_kernels_are_stamped_with_every_kernel_module(tmp_path, monkeypatch):
+    # Numba stamps a cache entry with its function's own file only; an olboost kernel's entry
+    # also carries the hash of every olboost module that uses Numba, so that editing a callee's
+    # module (boosters/_topk_kernels.py) cannot leave a caller's machine code (serve/_fused.py)
+    # stale in a persistent cache.
+    from olboost.weak import _vfdt_storage as S
+
+    stamp = S.give_back._cache._impl.locator.get_source_stamp()
+    assert isinstance(stamp, tuple) and stamp[1] == _numba_cache.package_stamp()
+    user = tmp_path / "user_kernels.py"
+    user.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import user_kernels
+
+    assert not isinstance(user_kernels.f._cache._impl.locator.get_source_stamp(), tuple)
+    # the package stamp follows the modules that use Numba, and only those
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "_kernels.py").write_text("import numba\n")
+    (package / "cli.py").write_text("import argparse\n")
+    monkeypatch.setattr(_numba_cache, "_PACKAGE", str(package))
+
+    def fresh_stamp() -> bytes:
+        monkeypatch.setattr(_numba_cache, "_package_stamp", None)
+        return _numba_cache.package_stamp()
+
+    first = fresh_stamp()
+    (package / "cli.py").write_text("import argparse  # edited\n")
+    assert fresh_stamp() == first
+    (package / "sub" / "_kernels.py").write_text("import numba  # edited\n")
+    assert fresh_stamp() != first

@@ -58,10 +58,10 @@ def _started(cls, m, k, n=30, seed=4, committee=None, **params):
 
 
 def test_bbm_costs_with_every_label_shown_equal_the_full_potential_costs():
-    # k = m: every pair is shown with probability 1, so eq. 3 is the surrogate potential's cost
-    # vector from the full relevant set (topk_costs), learner by learner
+    # k = m, heuristic off: every pair is shown with probability 1, so eq. 3 is the surrogate
+    # potential's cost vector from the full relevant set (topk_costs), learner by learner
     m = 6
-    model = _started(TopkBBM, m, m, gamma=0.2, rho=0.3)
+    model = _started(TopkBBM, m, m, gamma=0.2, rho=0.3, clip_probability=None)
     x = np.array([0.7, -1.2, 0.4])
     H = model.committee_.predict(x)
     relevant = np.array([True, False, True, False, False, True])
@@ -92,6 +92,28 @@ def test_adaptive_costs_with_every_label_shown_equal_the_logistic_gradient():
         logistic_cost(s, relevant, expected)
         np.testing.assert_allclose(costs[i], expected * 6, rtol=0, atol=1e-12)  # 2 x 3 pairs
         s += model.alpha_[i] * H[i]
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_clipped_probabilities_are_the_weights_of_clipped_feedback(cls):
+    # App. C.2's clipping of the pair probabilities (the default, 0.005): the cost vectors are
+    # those the unclipped booster builds from the same feedback with its probabilities clipped to
+    # [0.005, 0.995]; so a pair shown with probability 1e-4 weighs 200, not 10,000. (Top-k
+    # Adaptive's logistic sigmas, also clipped by default, are the same in both: scores here are
+    # far from saturating them.)
+    m = 5
+    clipped = _started(cls, m, 3, rho=0.3)
+    plain = clipped.clone({"clip_probability": None})
+    plain.__dict__.update(pickle.loads(pickle.dumps(clipped)).__dict__)
+    plain.clip_probability = None
+    x = np.array([0.3, -0.8, 0.5])
+    probs = np.array([[1.0, 1e-4, 0.3], [1e-4, 1.0, 0.999], [0.3, 0.999, 1.0]])
+    fb = TopkFeedback(np.array([1, 3, 0]), np.array([True, False, False]), probs)
+    safe = TopkFeedback(fb.shown, fb.relevant, np.clip(probs, 0.005, 0.995))
+    a = clipped.estimated_costs(x, fb)
+    np.testing.assert_allclose(a, plain.estimated_costs(x, safe), rtol=1e-12, atol=1e-12)
+    unclipped = plain.estimated_costs(x, fb)
+    assert np.abs(unclipped).max() > 20 * np.abs(a).max()  # the 1e-4 pair dominates unclipped
 
 
 # ------------------------------------------------------------------------------ unbiasedness
@@ -129,8 +151,8 @@ def test_late_feedback_is_unbiased_by_enumeration(cls, explore, m, k):
     # its feedback, averaged over every outcome of that draw with its probability, equal the
     # full-information costs at learn time: the logged probabilities keep it unbiased.
     # Tolerance: sums of a few hundred terms of size up to ~1e2, 1e-9 absolute and relative.
-    params = {"clip_gradient": None, "clip_probability": None} if cls is TopkAdaptive else {}
-    model = _started(cls, m, k, exploration=explore, **params)
+    params = {"clip_gradient": None} if cls is TopkAdaptive else {}
+    model = _started(cls, m, k, exploration=explore, clip_probability=None, **params)
     X, Y = synthetic_multilabel(n=10, k=m, d=3, seed=9)
     det = np.argsort(
         -np.array(list(model.score_one(X[0]).values())), kind="stable"
@@ -291,6 +313,8 @@ def test_bbm_monte_carlo_costs_approach_the_exact_ones():
         ({"exploration": "sideways"}, "exploration"),
         ({"exploration": UniformExploration(0.1), "rho": 0.1}, "rho"),
         ({"exploration": 3}, "exploration"),
+        ({"clip_probability": 0.5}, "clip_probability"),
+        ({"clip_probability": 0.0}, "clip_probability"),
     ],
 )
 def test_bad_parameters_are_rejected_at_construction(cls, params, match):

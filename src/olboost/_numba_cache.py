@@ -15,6 +15,11 @@ of its data file are one step for every process that installed it. Nothing else 
 files, the same names, the same code loaded. Numba has no such lock of its own; on systems
 without ``fcntl`` (Windows) nothing is installed and Numba behaves as it always does.
 
+Numba judges an entry fresh by the hash of its function's own source file, but the machine code
+holds the callees compiled into it from other modules; :func:`install` also stamps every olboost
+kernel's entry with the hash of all of olboost's modules that use Numba, so that no edit leaves a
+stale kernel in a persistent cache (the test suite's ``.numba_cache``, an editable install).
+
 :func:`compile_for_arguments` keeps the cache from holding a kernel twice when it is both called
 from Python and handed to compiled code as a first-class function.
 
@@ -56,8 +61,10 @@ def _locked(cache_file: Any, exclusive: bool) -> Iterator[None]:
 
 
 def install() -> bool:
-    """Wrap ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file
-    locks (once per process). ``False`` where there is no ``fcntl``."""
+    """Stamp olboost's cache entries with all its kernel modules (:func:`package_stamp`), and
+    wrap ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file locks
+    (once per process). ``False`` where there is no ``fcntl`` (no locks)."""
+    _stamp_with_the_package()
     if fcntl is None:  # pragma: no cover - Windows
         return False
     from numba.core import caching
@@ -82,6 +89,59 @@ def install() -> bool:
     cls.save, cls.load, cls.flush = locked_save, locked_load, locked_flush
     cls._olboost_locked = True
     return True
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_package_stamp: bytes | None = None
+
+
+def package_stamp() -> bytes:
+    """SHA-256 of the sources of every olboost module that uses Numba (path and contents),
+    computed once per process."""
+    global _package_stamp
+    if _package_stamp is None:
+        import hashlib
+
+        digest = hashlib.sha256()
+        for root, dirs, files in os.walk(_PACKAGE):
+            dirs.sort()
+            for name in sorted(files):
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, "rb") as f:
+                    text = f.read()
+                if b"numba" in text:
+                    digest.update(os.path.relpath(path, _PACKAGE).encode() + b"\0" + text)
+        _package_stamp = digest.digest()
+    return _package_stamp
+
+
+def _stamp_with_the_package() -> None:
+    """Make the freshness stamp of every olboost kernel's cache entry cover all of olboost's
+    kernel modules, not only the kernel's own file.
+
+    Numba stamps a cached function with the hash of its own source file, but its machine code
+    holds the callees it inlined or linked from other modules: after an edit of
+    ``boosters/_topk_kernels.py``, the service's fused step (``serve/_fused.py``, unchanged) was
+    loaded from the cache with the old update inside it. With this stamp any change to a module
+    that uses Numba recompiles every olboost kernel; nothing changes for other functions."""
+    from numba.core import caching
+
+    mixin = caching._SourceFileBackedLocatorMixin
+    if getattr(mixin, "_olboost_stamped", False):
+        return
+    own_stamp = mixin.get_source_stamp
+
+    def get_source_stamp(self: Any) -> Any:
+        stamp = own_stamp(self)
+        py_file = os.path.abspath(getattr(self, "_py_file", ""))
+        if py_file.startswith(_PACKAGE + os.sep):
+            return (stamp, package_stamp())
+        return stamp
+
+    mixin.get_source_stamp = get_source_stamp
+    mixin._olboost_stamped = True
 
 
 def compile_for_arguments(kernel: Any, signature: Any) -> None:

@@ -56,6 +56,7 @@ BBMState = namedtuple(
         "rho",
         "k",
         "loss_code",
+        "clip_probability",  # > 0: pair probabilities clipped to [p, 1 - p] (App. C.2); 0: off
     ],
 )
 
@@ -76,7 +77,7 @@ AdaptiveState = namedtuple(
         "alpha_bound",
         "hedge_rate",
         "clip_gradient",  # > 0: |alpha gradient| clipped to it (App. C.2); 0: off
-        "clip_probability",  # > 0: sigmoids clipped to [p, 1 - p] (App. C.2); 0: off
+        "clip_probability",  # > 0: sigmoids and pair probabilities clipped to [p, 1 - p]
     ],
 )
 
@@ -141,13 +142,18 @@ def _has_pair(rel) -> bool:
 
 
 @numba.njit(cache=True)
-def _inverse(probs):
-    """Pair weights ``1 / Pr[a, b in T^k]`` (eq. 1) of the shown pairs."""
+def _inverse(probs, clip):
+    """Pair weights ``1 / Pr[a, b in T^k]`` (eq. 1) of the shown pairs, each probability first
+    clipped to ``[clip, 1 - clip]`` when ``clip > 0`` (App. C.2: "all computed probabilities";
+    the weights are then at most ``1 / clip``, and the estimates no longer unbiased)."""
     k = probs.shape[0]
     w = np.empty((k, k))
     for i in range(k):
         for j in range(k):
-            w[i, j] = 1.0 / probs[i, j]
+            p = probs[i, j]
+            if clip > 0.0:
+                p = min(1.0 - clip, max(clip, p))
+            w[i, j] = 1.0 / p
     return w
 
 
@@ -192,13 +198,14 @@ def topk_bbm_show(H, t, state, extra, scores, ranking, probs) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
-def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, costs) -> None:
+def topk_bbm_update(H, shown, rel, probs, tables, loss_code, clip, weights, w_max, costs) -> None:
     """Learn from top-k feedback (Algorithm 2): for ``i = 1..N``, the estimated cost vector
     ``c^i[l] = Phi^^{N-i}(s^{i-1} + e_l)`` of eq. 3, the sum over the shown relevant ``a`` and
     shown irrelevant ``b`` of ``Lambda^{a,b,N-i}(s^{i-1} + e_l) / Pr[a, b in T^k]`` (a label not
     shown only moves pairs it is not in: its cost is ``Phi^^{N-i}(s^{i-1})``); the label weights
     of the revealed relevant labels; then ``s^i = s^{i-1} + h^i``. O(N k^2). The cost vectors
-    go to ``costs`` (``(N, m)``) when it has rows."""
+    go to ``costs`` (``(N, m)``) when it has rows. ``clip > 0``: the pair probabilities are
+    clipped to ``[clip, 1 - clip]`` first (:func:`_inverse`)."""
     n, m = H.shape
     k = shown.shape[0]
     weights[:, :] = 0.0
@@ -206,7 +213,7 @@ def topk_bbm_update(H, shown, rel, probs, tables, loss_code, weights, w_max, cos
         costs[:, :] = 0.0
     if not _has_pair(rel):
         return  # no shown pair: every estimate is 0
-    pair_w = _inverse(probs)
+    pair_w = _inverse(probs, clip)
     d_min = -(n - 1)
     s = np.zeros(k)
     cost = np.empty(k)
@@ -229,8 +236,8 @@ def topk_bbm_step(H, y, t, state, weights, scores, return_scores) -> int:
     topk_bbm_show(H, t, state, np.uint64(0), s, ranking, probs)
     shown, rel = _simulated_clicks(ranking, y, state.k, scores, return_scores)
     topk_bbm_update(
-        H, shown, rel, probs, state.tables, state.loss_code, weights, state.weight_max,
-        np.empty((0, 0)),
+        H, shown, rel, probs, state.tables, state.loss_code, state.clip_probability, weights,
+        state.weight_max, np.empty((0, 0)),
     )  # fmt: skip
     return 0
 
@@ -325,8 +332,8 @@ def topk_adaptive_update(H, shown, rel, probs, t, state, weights, costs) -> None
         costs[:, :] = 0.0
     if not _has_pair(rel):
         return  # no shown pair: every estimate, cost and gradient is 0
-    pair_w = _inverse(probs)
     clip_p = state.clip_probability
+    pair_w = _inverse(probs, clip_p)
     s = np.zeros(k)
     cost = np.empty(k)
     w_cur = estimated_logistic_cost(s, rel, pair_w, clip_p, cost)
