@@ -103,8 +103,7 @@ def test_clipped_probabilities_are_the_weights_of_clipped_feedback(cls):
     # far from saturating them.)
     m = 5
     clipped = _started(cls, m, 3, rho=0.3)
-    plain = clipped.clone({"clip_probability": None})
-    plain.__dict__.update(pickle.loads(pickle.dumps(clipped)).__dict__)
+    plain = pickle.loads(pickle.dumps(clipped))
     plain.clip_probability = None
     x = np.array([0.3, -0.8, 0.5])
     probs = np.array([[1.0, 1e-4, 0.3], [1e-4, 1.0, 0.999], [0.3, 0.999, 1.0]])

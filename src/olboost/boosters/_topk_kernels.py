@@ -142,6 +142,13 @@ def _has_pair(rel) -> bool:
 
 
 @numba.njit(cache=True)
+def _clipped(p: float, clip: float) -> float:
+    """App. C.2's clipping of a computed probability to ``[clip, 1 - clip]`` (none: ``clip``
+    0)."""
+    return min(1.0 - clip, max(clip, p)) if clip > 0.0 else p
+
+
+@numba.njit(cache=True)
 def _inverse(probs, clip):
     """Pair weights ``1 / Pr[a, b in T^k]`` (eq. 1) of the shown pairs, each probability first
     clipped to ``[clip, 1 - clip]`` when ``clip > 0`` (App. C.2: "all computed probabilities";
@@ -150,10 +157,7 @@ def _inverse(probs, clip):
     w = np.empty((k, k))
     for i in range(k):
         for j in range(k):
-            p = probs[i, j]
-            if clip > 0.0:
-                p = min(1.0 - clip, max(clip, p))
-            w[i, j] = 1.0 / p
+            w[i, j] = 1.0 / _clipped(probs[i, j], clip)
     return w
 
 
@@ -248,10 +252,7 @@ def topk_bbm_step(H, y, t, state, weights, scores, return_scores) -> int:
 @numba.njit(cache=True)
 def _sigmoid(z: float, clip: float) -> float:
     e = math.exp(-abs(z))
-    p = (1.0 if z >= 0.0 else e) / (1.0 + e)
-    if clip > 0.0:
-        p = min(1.0 - clip, max(clip, p))
-    return p
+    return _clipped((1.0 if z >= 0.0 else e) / (1.0 + e), clip)
 
 
 @numba.njit(cache=True)
