@@ -293,7 +293,7 @@ def pdip(
                 xr = a_new[r]
                 lr = l_new[r]
                 p = P[r]
-                rd = f1_new[r] + p * lr + (nn1 if r < k else nn1 * 0.0) + nn2 * A2[r]
+                rd = f1_new[r] + p * lr + nn1 * (1.0 if r < k else 0.0) + nn2 * A2[r]
                 c = lr * (-p * xr)
                 eta += c
                 c -= mu
