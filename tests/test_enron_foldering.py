@@ -16,6 +16,7 @@ import mailbox
 import random
 import re
 import tarfile
+from collections.abc import Iterator
 from datetime import UTC
 from pathlib import Path
 
@@ -132,45 +133,51 @@ def test_real_stream_is_chronological_binary_csr_with_growing_vocabulary():
     assert dataset.X is stream.X and dataset.label_names == stream.labels
 
 
+def _archive_messages(tmp_path: Path, user: str) -> Iterator[tuple[str, bytes]]:
+    """Every message of ``user``'s archive in archive order, as Python's mailbox package reads
+    it: ``(mbox member name, raw bytes)``."""
+    names = []
+    with tarfile.open(ENRON / f"{user}.mbox.tar.xz") as tar:
+        for member in tar:
+            if member.isfile():  # written by hand: extractall(filter=) needs Python >= 3.11.4
+                names.append(member.name)
+                (tmp_path / member.name).parent.mkdir(exist_ok=True)
+                (tmp_path / member.name).write_bytes(tar.extractfile(member).read())
+    for name in names:
+        box = mailbox.mbox(tmp_path / name, create=False)
+        for key in sorted(box.keys()):
+            yield name, box.get_bytes(key)
+
+
 @needs_enron
 def test_real_rows_are_the_words_of_subject_and_body_only(tmp_path):
     """Against Python's mailbox and email packages: each row holds exactly the words of the
     message's Subject and decoded body (so no X-Folder, X-FileName, X-Origin or Message-ID
     word), and the date is email.utils's."""
     stream = real(SMALLEST)
-    names = []
-    with tarfile.open(ENRON / f"{SMALLEST}.mbox.tar.xz") as tar:
-        for member in tar:
-            if member.isfile():  # written by hand: extractall(filter=) needs Python >= 3.11.4
-                names.append(member.name)
-                (tmp_path / member.name).parent.mkdir(exist_ok=True)
-                (tmp_path / member.name).write_bytes(tar.extractfile(member).read())
     row_of = {int(p): t for t, p in enumerate(stream.archive_index)}
     position = 0
     leaked = 0
-    for name in names:
+    for name, raw in _archive_messages(tmp_path, SMALLEST):
         folder = Path(name).name.removesuffix(".mbox")
-        box = mailbox.mbox(tmp_path / name, create=False)
-        for key in sorted(box.keys()):
-            raw = box.get_bytes(key)
-            msg = email.message_from_bytes(raw)
-            t = row_of.get(position)
-            position += 1
-            if t is None:
-                assert folder in stream.dropped_folders
-                continue
-            assert stream.labels[stream.y[t]] == folder
-            payload = msg.get_payload(decode=True)
-            body = payload.decode(msg.get_content_charset() or "ascii")
-            subject = str(email.header.make_header(email.header.decode_header(msg["Subject"])))
-            expected = set(tokenize(subject)) | set(tokenize(body))
-            row = stream.X.indices[stream.X.indptr[t] : stream.X.indptr[t + 1]]
-            assert {stream.vocabulary[j] for j in row} == expected, (name, subject)
-            when = email.utils.parsedate_to_datetime(msg["Date"]).astimezone(UTC)
-            assert stream.dates[t] == np.datetime64(when.replace(tzinfo=None), "s")
-            assert tokenize(message_text(raw)) == tokenize(f"{subject}\n{body}")
-            hidden = " ".join(msg.get_all(f, [""])[0] for f in ("X-Folder", "X-FileName"))
-            leaked += bool(set(tokenize(hidden)) - expected)
+        msg = email.message_from_bytes(raw)
+        t = row_of.get(position)
+        position += 1
+        if t is None:
+            assert folder in stream.dropped_folders
+            continue
+        assert stream.labels[stream.y[t]] == folder
+        payload = msg.get_payload(decode=True)
+        body = payload.decode(msg.get_content_charset() or "ascii")
+        subject = str(email.header.make_header(email.header.decode_header(msg["Subject"])))
+        expected = set(tokenize(subject)) | set(tokenize(body))
+        row = stream.X.indices[stream.X.indptr[t] : stream.X.indptr[t + 1]]
+        assert {stream.vocabulary[j] for j in row} == expected, (name, subject)
+        when = email.utils.parsedate_to_datetime(msg["Date"]).astimezone(UTC)
+        assert stream.dates[t] == np.datetime64(when.replace(tzinfo=None), "s")
+        assert tokenize(message_text(raw)) == tokenize(f"{subject}\n{body}")
+        hidden = " ".join(msg.get_all(f, [""])[0] for f in ("X-Folder", "X-FileName"))
+        leaked += bool(set(tokenize(hidden)) - expected)
     assert position == ALL_COUNTS[SMALLEST][0]
     assert leaked > 0  # the hidden fields do hold words that the rows rightly lack
 
@@ -200,30 +207,22 @@ def test_header_fields_are_every_field_but_the_leaking_ones(tmp_path):
     seen: set[str] = set()
     position = 0
     row_of = {int(p): t for t, p in enumerate(stream.archive_index)}
-    with tarfile.open(ENRON / f"{SMALLEST}.mbox.tar.xz") as tar:
-        for member in tar:
-            if not member.isfile():
-                continue
-            (tmp_path / member.name).parent.mkdir(exist_ok=True)
-            (tmp_path / member.name).write_bytes(tar.extractfile(member).read())
-            box = mailbox.mbox(tmp_path / member.name, create=False)
-            for key in sorted(box.keys()):
-                msg = email.message_from_bytes(box.get_bytes(key))
-                names = {name.lower() for name in msg.keys()}
-                seen |= names
-                t = row_of.get(position)
-                position += 1
-                if t is None:
-                    continue
-                heads = [
-                    _header_value(value)
-                    for name, value in msg.raw_items()
-                    if name.lower() not in LEAKING_FIELDS
-                ]
-                body = msg.get_payload(decode=True).decode(msg.get_content_charset() or "ascii")
-                expected = set(tokenize("\n".join([*heads, body])))
-                row = stream.X.indices[stream.X.indptr[t] : stream.X.indptr[t + 1]]
-                assert {stream.vocabulary[j] for j in row} == expected, member.name
+    for name, raw in _archive_messages(tmp_path, SMALLEST):
+        msg = email.message_from_bytes(raw)
+        seen |= {field.lower() for field in msg.keys()}
+        t = row_of.get(position)
+        position += 1
+        if t is None:
+            continue
+        heads = [
+            _header_value(value)
+            for field, value in msg.raw_items()
+            if field.lower() not in LEAKING_FIELDS
+        ]
+        body = msg.get_payload(decode=True).decode(msg.get_content_charset() or "ascii")
+        expected = set(tokenize("\n".join([*heads, body])))
+        row = stream.X.indices[stream.X.indptr[t] : stream.X.indptr[t + 1]]
+        assert {stream.vocabulary[j] for j in row} == expected, name
     assert position == ALL_COUNTS[SMALLEST][0]
     assert seen == kept | LEAKING_FIELDS
 
