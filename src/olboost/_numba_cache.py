@@ -181,10 +181,9 @@ def _faster_option_values() -> bool:
         fresh = _option_values(probe)
         probe.nrt = True
         probe.no_cpython_wrapper = True
-        same = (
-            list(numba_values(Flags()).items()) == list(fresh.items())
-            and list(numba_values(probe).items()) == list(_option_values(probe).items())
-        )
+        same = list(numba_values(Flags()).items()) == list(fresh.items()) and list(
+            numba_values(probe).items()
+        ) == list(_option_values(probe).items())
     except Exception:  # pragma: no cover - a Numba whose TargetConfig works otherwise
         return False
     if not same:  # pragma: no cover
