@@ -96,31 +96,6 @@ def test_import_installs_the_locks_once():
     assert caching.IndexDataCacheFile.save is save  # not wrapped twice
 
 
-def test_numba_reads_its_compile_flags_as_before_only_faster():
-    from numba.core import targetconfig
-    from numba.core.compiler import DEFAULT_FLAGS, Flags
-
-    assert targetconfig.TargetConfig.values is _numba_cache._option_values
-    assert _numba_cache._faster_option_values() is True  # installed once
-
-    def numba_values(flags):  # Numba's own definition: one property read per option
-        return {name: getattr(flags, name) for name in flags.options}
-
-    changed = Flags()
-    changed.nrt = True
-    changed.boundscheck = True
-    changed.error_model = "numpy"
-    changed.inline = "always"
-    for flags in (Flags(), DEFAULT_FLAGS, changed, Flags(copy_from=changed)):
-        assert list(flags.values().items()) == list(numba_values(flags).items())
-    # what Numba keys its typing cache with: equal flags equal, different flags different
-    assert Flags(copy_from=changed) == changed
-    assert Flags() != changed
-    assert hash(Flags()) == hash(changed)  # Numba hashes the option names only
-    del changed.nrt
-    assert changed.values()["nrt"] is Flags.options["nrt"].default
-
-
 def test_processes_compiling_one_function_at_once_leave_a_correct_cache(tmp_path):
     (tmp_path / "kern.py").write_text(KERNEL)
     cache = str(tmp_path / "cache")

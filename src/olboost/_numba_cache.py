@@ -61,12 +61,10 @@ def _locked(cache_file: Any, exclusive: bool) -> Iterator[None]:
 
 
 def install() -> bool:
-    """Stamp olboost's cache entries with all its kernel modules (:func:`package_stamp`), speed
-    up Numba's compiler (:func:`_faster_option_values`), and wrap
-    ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file locks (once
-    per process). ``False`` where there is no ``fcntl`` (no locks)."""
+    """Stamp olboost's cache entries with all its kernel modules (:func:`package_stamp`), and
+    wrap ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file locks
+    (once per process). ``False`` where there is no ``fcntl`` (no locks)."""
     _stamp_with_the_package()
-    _faster_option_values()
     if fcntl is None:  # pragma: no cover - Windows
         return False
     from numba.core import caching
@@ -144,52 +142,6 @@ def _stamp_with_the_package() -> None:
 
     mixin.get_source_stamp = get_source_stamp
     mixin._olboost_stamped = True
-
-
-def _option_values(self: Any) -> dict[str, Any]:
-    """``TargetConfig.values``: every option's value, the defaults updated with the options set
-    (the same dict, keys in the same order, as Numba's one property read per option)."""
-    cls = type(self)
-    defaults = cls.__dict__.get("_olboost_defaults")
-    if defaults is None:
-        defaults = {name: option.default for name, option in cls.options.items()}
-        type.__setattr__(cls, "_olboost_defaults", defaults)
-    values = dict(defaults)
-    values.update(self._values)
-    return values
-
-
-def _faster_option_values() -> bool:
-    """Replace Numba's ``TargetConfig.values`` with :func:`_option_values`, which returns the
-    same dict without a property call per option; ``False`` (nothing changed) unless the two
-    agree on a check of the current Numba.
-
-    Why: Numba looks up every call it types in a cache keyed by the compile flags, whose hash
-    and equality call ``values()``; with its twenty-odd options read one property at a time,
-    that was a sixth of a cold compile (the Ada.OLMR path in one process: 31 s, 26 s with
-    this). What Numba compiles does not change: only how fast
-    it reads its own flags."""
-    from numba.core import targetconfig
-    from numba.core.compiler import Flags
-
-    cls = targetconfig.TargetConfig
-    if getattr(cls, "_olboost_values", False):
-        return True
-    numba_values = cls.values
-    try:
-        probe = Flags()
-        pairs = [(numba_values(probe), _option_values(probe))]
-        probe.nrt = True
-        probe.no_cpython_wrapper = True
-        pairs.append((numba_values(probe), _option_values(probe)))
-    except Exception:  # pragma: no cover - a Numba whose TargetConfig works otherwise
-        return False
-    same = all(list(theirs.items()) == list(ours.items()) for theirs, ours in pairs)
-    if not same:  # pragma: no cover
-        return False
-    cls.values = _option_values
-    cls._olboost_values = True
-    return True
 
 
 def compile_for_arguments(kernel: Any, signature: Any) -> None:
