@@ -84,6 +84,11 @@ class TopkBooster(RankingBooster):
         """The exploration scheme in use."""
         return exploration_from(self.exploration, self.rho)
 
+    @property
+    def _probability_clip(self) -> float:
+        """``clip_probability`` as the kernels take it: 0 for none (App. C.2's heuristic off)."""
+        return float(self.clip_probability or 0.0)
+
     def _init_model(self) -> None:
         m = len(self._outputs())
         if not 2 <= self.k <= m:
@@ -393,7 +398,7 @@ class TopkBBM(TopkBooster):
         scheme, rho = self._scheme()
         return K.BBMState(
             self._tables(), self.weight_max_, self._draw_key, scheme, rho, self.k,
-            _LOSS_CODES[self.loss], float(self.clip_probability or 0.0),
+            _LOSS_CODES[self.loss], self._probability_clip,
         )  # fmt: skip
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
@@ -422,7 +427,7 @@ class TopkBBM(TopkBooster):
         if self.method == "exact":
             K.topk_bbm_update(
                 H, feedback.shown, feedback.relevant, feedback.probs, self._tables(),
-                _LOSS_CODES[self.loss], float(self.clip_probability or 0.0), weights, w_max, costs,
+                _LOSS_CODES[self.loss], self._probability_clip, weights, w_max, costs,
             )  # fmt: skip
             return weights
         return self._monte_carlo_update(H, feedback, weights, w_max, costs)
@@ -446,9 +451,7 @@ class TopkBBM(TopkBooster):
         relevant = np.zeros(m, dtype=np.bool_)
         relevant[shown[rel]] = True
         pair_w = np.zeros((m, m))
-        pair_w[np.ix_(shown, shown)] = K._inverse(
-            feedback.probs, float(self.clip_probability or 0.0)
-        )
+        pair_w[np.ix_(shown, shown)] = K._inverse(feedback.probs, self._probability_clip)
         rng = stream_rng(self.seed_, STREAMS["monte_carlo"], self.t_)
         s = np.zeros(m)
         for i in range(n):
@@ -591,7 +594,7 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
             self.alpha_, self.log_v_, self.edge_num_, self.edge_den_, self._draw_key,
             self.predict_with == "sampled", scheme, rho, self.k, self.step_scale_,
             float(self.alpha_bound), float(self.hedge_rate), float(self.clip_gradient or 0.0),
-            float(self.clip_probability or 0.0),
+            self._probability_clip,
         )  # fmt: skip
 
     def _show_kernel(self) -> Any:
