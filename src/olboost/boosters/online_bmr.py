@@ -12,13 +12,11 @@ from olboost.base import Interval, OneOf
 from olboost.boosters import _bmr_kernels as K
 from olboost.boosters.base import BoosterKernels, RankingBooster
 from olboost.feedback import Feedback
-from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.losses.pairwise import LOSS_CODES
 from olboost.potentials import LOSSES, pairwise_costs
 from olboost.weak.base import Committee
 
 __all__ = ["OnlineBMR"]
-
-_LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
 
 
 class OnlineBMR(RankingBooster):
@@ -131,7 +129,7 @@ class OnlineBMR(RankingBooster):
             stacks,
             float(self.gamma),
             float(self.gamma_cap),
-            _LOSS_CODES[self.loss],
+            LOSS_CODES[self.loss],
         )
 
     def __getstate__(self) -> dict[str, Any]:

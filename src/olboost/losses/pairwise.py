@@ -42,6 +42,7 @@ __all__ = [
     "RANK",
     "HINGE",
     "HINGE_NO_MARGIN",
+    "LOSS_CODES",
     "pair_loss",
     "pair_losses",
     "pair_count",
@@ -52,6 +53,9 @@ __all__ = [
 RANK = 0
 HINGE = 1
 HINGE_NO_MARGIN = 2
+
+#: The codes by name (the boosters' and potentials' ``loss`` parameter).
+LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
 
 
 @numba.njit(cache=True)

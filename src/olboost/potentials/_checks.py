@@ -6,12 +6,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.losses.pairwise import LOSS_CODES
 from olboost.metrics._rank import _as_mask_1d
 
 #: Names of the pairwise losses, in the order of their codes in :mod:`olboost.losses.pairwise`.
 LOSSES = ("rank", "hinge", "hinge_no_margin")
-_LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
 _METHODS = ("exact", "monte_carlo")
 
 
@@ -95,9 +94,9 @@ def _check_method(method: object, draws: object) -> int:
 
 
 def _loss_code(loss: object) -> int:
-    if loss not in _LOSS_CODES:
+    if loss not in LOSS_CODES:
         raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
-    return _LOSS_CODES[loss]
+    return LOSS_CODES[loss]
 
 
 def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws):

@@ -16,7 +16,7 @@ from olboost.online.learner import RankingLearner
 from olboost.rankers import _kernels as K
 from olboost.rankers._pdip import MAX_ITER
 
-__all__ = ["MAX_ENTROPY_C", "LabelRanker", "ranking_mistakes"]
+__all__ = ["MAX_ENTROPY_C", "LabelRanker", "check_entropy_bounds", "ranking_mistakes"]
 
 _UPDATES = {"I": 1, "II": 2, "III": 3}
 
@@ -26,6 +26,23 @@ _UPDATES = {"I": 1, "II": 2, "III": 3}
 #: could contribute after one step is below ``e^-145`` of the normaliser, far below rounding;
 #: beyond, a step could bring an underflowed weight back to a size that matters.
 MAX_ENTROPY_C = 600.0
+
+
+def check_entropy_bounds(name: str, margin: Any, top_margin: float, C: Any, top_C: float) -> None:
+    """Reject a margin or budget the entropic complexity cannot use: ``top_margin`` (the largest
+    margin of ``margin``, a number or a range) must be below 1 and ``top_C`` at most
+    :data:`MAX_ENTROPY_C`; ``name`` names the estimator in the ``ValueError``."""
+    if top_margin >= 1.0:
+        raise ValueError(
+            f"{name}.margin must be in (0, 1) under complexity='entropy' (scores are "
+            f"averages of features in [0, 1], so no gap reaches 1), got {margin!r}"
+        )
+    if top_C > MAX_ENTROPY_C:
+        raise ValueError(
+            f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
+            f"multiplies weights by up to e^C; weights below e^-745 underflow), got {C!r}"
+        )
+
 
 #: Rows converted to CSR at a time when learning from a dense matrix.
 _BLOCK_ROWS = 4096
@@ -189,18 +206,7 @@ class LabelRanker(RankingLearner):
         super()._validate_params()
         if self.complexity != "entropy":
             return
-        name = type(self).__name__
-        if self.margin >= 1.0:
-            raise ValueError(
-                f"{name}.margin must be in (0, 1) under complexity='entropy' (scores are "
-                f"averages of features in [0, 1], so no gap reaches 1), got {self.margin!r}"
-            )
-        if self.C > MAX_ENTROPY_C:
-            raise ValueError(
-                f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
-                f"multiplies weights by up to e^C; weights below e^-745 underflow), "
-                f"got {self.C!r}"
-            )
+        check_entropy_bounds(type(self).__name__, self.margin, self.margin, self.C, self.C)
 
     @property
     def _is_stochastic(self) -> bool:

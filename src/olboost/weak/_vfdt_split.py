@@ -162,7 +162,7 @@ def _approximate_cdf(threshold, mu, inverse_scale):
 _PRUNE_MIN_SHARE = 1e-3
 # Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value
 # for any feasible class count and weight), so that a threshold is skipped only when its merit,
-# as computed, is below the floor (the same slack as _vfdt_kernels._CEILING_SLACK).
+# as computed, is below the floor (the same slack as _vfdt_attempt._CEILING_SLACK).
 _PRUNE_SLACK = 1e-9
 # Above this many classes at a leaf the bound pass is not tried (see _best_numeric).
 _BOUND_MAX_CLASSES = 64

@@ -17,7 +17,7 @@ import numpy as np
 from olboost.base import InstanceOf, Interval, OneOf, Range
 from olboost.rankers import _kernels as RK
 from olboost.rankers._pdip import MAX_ITER
-from olboost.rankers.label_ranker import _UPDATES, MAX_ENTROPY_C
+from olboost.rankers.label_ranker import _UPDATES, MAX_ENTROPY_C, check_entropy_bounds
 from olboost.weak import _linear_kernels as K
 from olboost.weak.base import Committee, CompiledKernels, draw_feature_subsets, log_uniform
 
@@ -273,16 +273,7 @@ class LinearCommittee(Committee):
                 f"{name}.scale must be 'minmax' or 'none' under complexity='entropy' (its "
                 "features must lie in [0, 1]; standardised values do not), got 'standard'"
             )
-        if self.margin[1] >= 1.0:
-            raise ValueError(
-                f"{name}.margin must lie in (0, 1) under complexity='entropy' (scores are "
-                f"averages of features in [0, 1], so no gap reaches 1), got {self.margin!r}"
-            )
-        if self.C[1] > MAX_ENTROPY_C:
-            raise ValueError(
-                f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
-                f"multiplies weights by up to e^C), got {self.C!r}"
-            )
+        check_entropy_bounds(name, self.margin, self.margin[1], self.C, self.C[1])
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

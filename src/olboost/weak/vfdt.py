@@ -19,6 +19,7 @@ import numpy as np
 
 from olboost.base import InstanceOf, Interval, OneOf
 from olboost.weak import _vfdt_kernels as K
+from olboost.weak._vfdt_arrays import TreeArrays
 from olboost.weak.base import Committee, CompiledKernels
 
 __all__ = ["VFDTCommittee"]
@@ -36,7 +37,7 @@ def _check_nominal_attributes(value: Mapping) -> str | None:
     return None
 
 
-class VFDTCommittee(Committee):
+class VFDTCommittee(TreeArrays, Committee):
     """N Hoeffding trees (VFDT, Domingos & Hulten 2000), compiled with Numba, one per learner.
 
     Each learner is a single-label classifier over the ``k`` labels that sees only its own random
@@ -295,136 +296,6 @@ class VFDTCommittee(Committee):
         yield {"leaf_prediction": "nb", "nb_threshold": 2.0}
         yield {"grace_period": (1.0, 3.0), "semantics": "weka_port"}
         # No nominal attributes: the shared checks feed real-valued streams.
-
-    # -------------------------------------------------------------------------- setup
-
-    def _allocate(self, seed: int | None) -> None:
-        # All randomness was drawn by start(); the trees themselves are deterministic.
-        n, k, d = self.n_learners_, self.n_labels_, self.n_attributes_
-        nominal = dict(self.nominal_attributes or {})
-        out_of_range = sorted(col for col in nominal if col >= d)
-        if out_of_range:
-            raise ValueError(
-                f"{type(self).__name__}.nominal_attributes names column(s) {out_of_range} but "
-                f"there are only {d} attributes"
-            )
-        columns = sorted(nominal)
-        self.nominal_columns_ = np.asarray(columns, dtype=np.int64)
-        self.nominal_cardinality_ = np.asarray([nominal[c] for c in columns], dtype=np.int64)
-
-        features = self.setup_.features
-        cardinality = np.zeros(d, dtype=np.int64)
-        cardinality[self.nominal_columns_] = self.nominal_cardinality_
-        self.n_categories_ = cardinality[features]
-        # Each learner's nominal (category, class) counts are packed one feature after another.
-        self.nominal_offset_ = np.cumsum(self.n_categories_, axis=1) - self.n_categories_
-        n_nominal_cells = int(self.n_categories_.sum(axis=1).max(initial=0))
-        self.max_branches_ = int(max(2, self.n_categories_.max(initial=0)))
-
-        n_slots = n * max(1, self.capacity // 2)
-        self.node_kind_ = np.zeros((n, self.capacity), dtype=np.int8)
-        self.node_feature_ = np.zeros((n, self.capacity), dtype=np.int64)
-        self.node_value_ = np.zeros((n, self.capacity), dtype=np.float64)
-        self.node_child_ = np.zeros((n, self.capacity), dtype=np.int64)
-        self.node_slot_ = np.zeros((n, self.capacity), dtype=np.int64)
-        self.n_nodes_ = np.ones(n, dtype=np.int64)
-        self.node_slot_[:, 0] = np.arange(n)  # each root is a leaf with slot i
-
-        m = features.shape[1]
-        self.leaf_last_ = np.zeros(n_slots)
-        self.leaf_class_ = np.zeros((n_slots, k))
-        self.leaf_obs_ = np.zeros((n_slots, k))
-        self.leaf_blocks_ = np.full((n_slots, k), -1, dtype=np.int64)
-        self.leaf_listed_ = np.zeros((n_slots, k), dtype=np.bool_)
-        # Weight the majority class and naive Bayes predicted right ("nba"; zero otherwise).
-        self.leaf_correct_ = np.zeros((n_slots, 2))
-        # The classes each leaf holds statistics for, so that its cost follows them, not k.
-        self.leaf_present_ = np.zeros((n_slots, k), dtype=np.int64)
-        self.leaf_n_present_ = np.zeros(n_slots, dtype=np.int64)
-        self.leaf_incomplete_ = np.zeros(n_slots, dtype=np.bool_)
-        # The two best features of each leaf's last split attempt, evaluated first at the next
-        # one (a hint that changes no result, see K._attempt_split).
-        self.leaf_leads_ = np.full((n_slots, 2), -1, dtype=np.int64)
-        n_blocks = 2 * n_slots
-        self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
-        self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
-        # Free slots and blocks wait in shared spare stacks; each learn call lends every tree its
-        # own share, so that trees can learn in parallel, and takes back the rest. Roots took
-        # slots 0 .. n-1.
-        self.spare_slots_ = np.arange(n_slots - 1, n - 1, -1, dtype=np.int64)
-        self.spare_slots_ = np.concatenate([self.spare_slots_, np.zeros(n, dtype=np.int64)])
-        self.n_spare_slots_ = np.array([n_slots - n], dtype=np.int64)
-        self.spare_blocks_ = np.arange(n_blocks - 1, -1, -1, dtype=np.int64)
-        self.n_spare_blocks_ = np.array([n_blocks], dtype=np.int64)
-        self.free_slots_ = np.zeros((n, 4), dtype=np.int64)
-        self.n_free_slots_ = np.zeros(n, dtype=np.int64)
-        self.free_blocks_ = np.zeros((n, 4), dtype=np.int64)
-        self.n_free_blocks_ = np.zeros(n, dtype=np.int64)
-        self.counts_ = np.zeros(n, dtype=np.int64)
-
-        self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
-
-    def _grow_nodes(self, needed: int) -> None:
-        size = self.node_kind_.shape[1]
-        while size < needed:
-            size *= 2
-        for name in ("node_kind_", "node_feature_", "node_value_", "node_child_", "node_slot_"):
-            old = getattr(self, name)
-            new = np.zeros((old.shape[0], size), dtype=old.dtype)
-            new[:, : old.shape[1]] = old
-            setattr(self, name, new)
-
-    def _grow_pool(self, arrays: tuple[str, ...], spare: str) -> None:
-        """Grow a pool (leaf slots or observer blocks) by half, the new items becoming spare."""
-        size = getattr(self, arrays[0]).shape[0]
-        new_size = size + max(size // 2, 1)
-        for name in arrays:
-            old = getattr(self, name)
-            new = np.zeros((new_size,) + old.shape[1:], dtype=old.dtype)
-            new[:size] = old
-            if name == "leaf_blocks_":
-                new[size:] = -1  # a free slot has no observer block
-            setattr(self, name, new)
-        n_spare = getattr(self, "n_" + spare)
-        stack = np.zeros(new_size, dtype=np.int64)
-        stack[: new_size - size] = np.arange(new_size - 1, size - 1, -1)
-        stack[new_size - size : new_size - size + n_spare[0]] = getattr(self, spare)[: n_spare[0]]
-        setattr(self, spare, stack)
-        n_spare[0] += new_size - size
-
-    def _grown_arrays(self) -> tuple[np.ndarray, ...]:
-        """One array of each kind that growth replaces (nodes, slots, blocks, the two free
-        lists): a :meth:`_state` built earlier is current while these are the same objects."""
-        return (
-            self.node_kind_, self.leaf_last_, self.block_gauss_, self.free_slots_,
-            self.free_blocks_,
-        )  # fmt: skip
-
-    _POOLS = {
-        "slots": (
-            "leaf_last_",
-            "leaf_class_",
-            "leaf_obs_",
-            "leaf_blocks_",
-            "leaf_listed_",
-            "leaf_correct_",
-            "leaf_present_",
-            "leaf_n_present_",
-            "leaf_incomplete_",
-            "leaf_leads_",
-        ),
-        "blocks": ("block_gauss_", "block_nominal_"),
-    }
-
-    def _grow_for(self, kind: str, status: int) -> None:
-        """Make room after :func:`K.lend` failed with ``status`` on pool ``kind``."""
-        if status == K.LEND_NO_SPARE:
-            self._grow_pool(self._POOLS[kind], f"spare_{kind}_")
-            return
-        old = getattr(self, f"free_{kind}_")
-        new = np.zeros((old.shape[0], 2 * old.shape[1]), dtype=np.int64)
-        new[:, : old.shape[1]] = old
-        setattr(self, f"free_{kind}_", new)
 
     # -------------------------------------------------------------------------- contract
 

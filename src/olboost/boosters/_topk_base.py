@@ -1,0 +1,237 @@
+"""The base of the top-k feedback boosters (:mod:`olboost.boosters.topk`): showing a randomised
+ranking, impressions with their logged propensities, and the checks of a feedback before it
+changes anything."""
+
+from __future__ import annotations
+
+import numbers
+import uuid
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from olboost._random import STREAMS, seed_key
+from olboost.base import InstanceOf, Interval
+from olboost.boosters import _topk_kernels as K
+from olboost.boosters.base import RankingBooster
+from olboost.feedback import Feedback, FullFeedback, Impression, TopkFeedback
+from olboost.feedback.exploration import Exploration, exploration_from
+
+__all__ = ["TopkBooster"]
+
+_MAX_KEY = 2**64 - 1
+_NO_COSTS = np.empty((0, 0))
+
+
+class TopkBooster(RankingBooster):
+    """Base class of the top-k feedback boosters: showing, impressions and feedback checks.
+
+    Subclasses define ``_show_kernel`` (the compiled show of :mod:`._topk_kernels`) and
+    ``_topk_update(H, feedback)``.
+    """
+
+    _param_constraints = {
+        **RankingBooster._param_constraints,
+        "k": Interval(1, None, integer=True),
+        "exploration": InstanceOf((Exploration, str)),
+        "rho": Interval(0, 1, closed="neither", allow_none=True),
+    }
+    _feedback_types = (FullFeedback, TopkFeedback)
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        explore = exploration_from(self.exploration, self.rho)  # a scheme's own rho range
+        if self.k < explore.min_k:
+            raise ValueError(
+                f"{type(self).__name__}: k must be at least {explore.min_k} with "
+                f"{type(explore).__name__}, got {self.k}"
+                + (" (Lemma 5: pairs must be shown together)" if self.k < 2 else " (App. B.1)")
+            )
+        labels = self.__dict__.get("labels_", self.labels)
+        if labels is not None:
+            # the number of labels, without listing range(labels) for an int
+            m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
+            explore.check_k(m, self.k)
+
+    @property
+    def explorer_(self) -> Exploration:
+        """The exploration scheme in use."""
+        return exploration_from(self.exploration, self.rho)
+
+    @property
+    def _probability_clip(self) -> float:
+        """``clip_probability`` as the kernels take it: 0 for none (App. C.2's heuristic off)."""
+        return float(self.clip_probability or 0.0)
+
+    def _init_model(self) -> None:
+        m = len(self._outputs())
+        if not 2 <= self.k <= m:
+            raise ValueError(f"{type(self).__name__}: k={self.k} must be in [2, m={m}] labels")
+        super()._init_model()
+
+    def _init_state(self) -> None:
+        self.model_id_ = uuid.uuid4().hex
+        self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
+        self._init_topk()
+
+    def _init_topk(self) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ showing
+
+    def show_one(self, x: Mapping | Sequence | np.ndarray, key: int | None = None) -> Impression:
+        """Show a ranking for ``x``: the randomised ranking of the coming round (the model has
+        learned ``t_`` examples) under the caller key ``key`` (an int in [0, 2^64); ``None`` is
+        0), with its top ``k`` and their exact pair inclusion probabilities. A pure function of
+        the model, ``x``, the seed, the round and ``key``: showing does not change the model
+        (except that the very first call starts it, as a first ``learn_one`` would: it fixes the
+        features and the seed)."""
+        extra = self._check_key(key)
+        xv, names = self._check_x(x)
+        if not self._started:
+            self._start(xv.shape[0], names, first=xv)
+        ranking, probs, explored = self._show(xv, extra)
+        labels = self._outputs()
+        order = tuple(labels[i] for i in ranking)
+        return Impression(
+            ranking=order,
+            labels=order[: self.k],
+            shown=ranking[: self.k].copy(),
+            probs=probs,
+            round=self.t_ + 1,
+            key=extra,
+            explored=explored,
+            source=self.model_id_,
+        )
+
+    def _show(self, xv: np.ndarray, key: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The randomised ranking of round ``t_ + 1`` under ``key`` (label indices), the shown
+        labels' pair probabilities and whether the draw explored."""
+        m, k = len(self._outputs()), self.k
+        scores = np.empty(m)
+        ranking = np.empty(m, dtype=np.int64)
+        probs = np.empty((k, k))
+        explored = self._show_kernel()(
+            self._predictions(xv), self.t_ + 1, self._step_state(), np.uint64(key),
+            scores, ranking, probs,
+        )  # fmt: skip
+        return ranking, probs, bool(explored)
+
+    def _stream_scores(self, xv: np.ndarray) -> np.ndarray:
+        # the simulated user of the array paths sees the draw without a key, as the driver's step
+        ranking, _, _ = self._show(xv, 0)
+        out = np.empty(ranking.shape[0])
+        K._display_scores(ranking, out)
+        return out
+
+    def rank_one(
+        self, x: Mapping | Sequence | np.ndarray, key: int | None = None
+    ) -> list[Hashable]:
+        """The randomised ranking :meth:`show_one` would show (does not change the model; before
+        the first example, the labels in their order)."""
+        if not self._started:
+            self._check_key(key)
+            self._check_x(x)
+            return list(self._outputs())
+        return list(self.show_one(x, key).ranking)
+
+    def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Any) -> None:
+        """Learn from one example: ``y`` is the :class:`~olboost.feedback.TopkFeedback` of an
+        impression (``impression.feedback(clicked)``; the live path), or the full set of relevant
+        labels, as a set or as River's ``{label: bool}`` (a simulated user who clicks the
+        relevant labels among those the model shows in this round, with the draw of
+        :meth:`show_one` without a key)."""
+        if isinstance(y, Impression):
+            raise TypeError(
+                f"{type(self).__name__}.learn_one takes the feedback of an impression, not the "
+                "impression: pass impression.feedback(clicked)"
+            )
+        super().learn_one(x, y)
+
+    def _n_predicted(self, k: int) -> int:
+        """``predict_one`` marks the booster's top ``k`` (the parameter) relevant: the labels it
+        shows when it does not explore. The label cardinality other ranking learners cut at is
+        hidden from a top-k booster, which learns only the relevance of the labels it shows."""
+        return self.k
+
+    def _count_targets(self, Y: np.ndarray) -> None:
+        # Nothing is counted: the relevance of the labels not shown must not change the model
+        # (nor what a live loop of impressions learns differ from a simulated one).
+        return
+
+    @staticmethod
+    def _check_key(key: Any) -> int:
+        if key is None:
+            return 0
+        if isinstance(key, bool) or not isinstance(key, int | np.integer):
+            raise TypeError(f"key must be an int, got {type(key).__name__}")
+        if not 0 <= int(key) <= _MAX_KEY:
+            raise ValueError(f"key must be in [0, 2^64), got {key}")
+        return int(key)
+
+    # ------------------------------------------------------------------ learning
+
+    def _check_feedback(self, feedback: Feedback) -> None:
+        super()._check_feedback(feedback)
+        if not isinstance(feedback, TopkFeedback):
+            return
+        name = type(self).__name__
+        m = len(self._outputs())
+        if feedback.shown.shape[0] != self.k:
+            raise ValueError(
+                f"{name}: the feedback shows {feedback.shown.shape[0]} labels, the model shows "
+                f"k={self.k}"
+            )
+        if feedback.shown.min() < 0 or feedback.shown.max() >= m:
+            raise ValueError(
+                f"{name}: the feedback names a label index outside the label set 0..{m - 1}: "
+                f"{feedback.shown.tolist()}"
+            )
+        if feedback.source is not None and feedback.source != self.__dict__.get("model_id_"):
+            raise ValueError(
+                f"{name}: the feedback answers an impression of another model "
+                f"(source {feedback.source!r}, this model "
+                f"{self.__dict__.get('model_id_', 'not started')!r})"
+            )
+
+    def estimated_costs(
+        self, x: Mapping | Sequence | np.ndarray, feedback: TopkFeedback
+    ) -> np.ndarray:
+        """The ``(N, m)`` cost vectors ``c^i`` the weak learners would get from ``feedback`` if
+        the model learned ``x`` now (eq. 3 or eq. 4); does not change the model. Their
+        expectation over the draw that showed the labels is the full-information cost."""
+        if not isinstance(feedback, TopkFeedback):
+            raise TypeError(f"feedback must be a TopkFeedback, got {type(feedback).__name__}")
+        xv, _ = self._check_x(x)
+        self._check_feedback(feedback)
+        if not self._started:
+            raise ValueError(f"{type(self).__name__}: learn one example first")
+        H = self._predictions(xv)
+        costs = np.empty_like(H)
+        self._topk_update(H, feedback, costs, dry_run=True)
+        return costs
+
+    def _update(self, H: np.ndarray, feedback: Any) -> np.ndarray:
+        if isinstance(feedback, TopkFeedback):
+            return self._topk_update(H, feedback, _NO_COSTS)
+        return self._simulated_update(H, feedback)
+
+    def _simulated_update(self, H: np.ndarray, feedback: FullFeedback) -> np.ndarray:
+        """A simulated user who clicks the relevant labels among those shown: the compiled step,
+        as the driver runs it."""
+        return super()._update(H, feedback)
+
+    def _show_kernel(self) -> Any:
+        raise NotImplementedError
+
+    def _topk_update(
+        self, H: np.ndarray, feedback: TopkFeedback, costs: np.ndarray, dry_run: bool = False
+    ) -> np.ndarray:
+        """Learn from ``feedback`` (on copies of the learned state when ``dry_run``); return the
+        committee's label weights, the cost vectors going to ``costs`` when it has rows."""
+        raise NotImplementedError
+
+    def _scheme(self) -> tuple[int, float]:
+        explore = self.explorer_
+        return explore._scheme, float(explore.rho)

@@ -1,0 +1,267 @@
+"""Split attempts of the compiled Hoeffding trees (:mod:`olboost.weak._vfdt_kernels`): River's
+``HoeffdingTreeClassifier._attempt_to_split`` at a leaf, the Hoeffding test over the best
+candidates of :mod:`._vfdt_split` with an early stop once no remaining feature can change the
+test, and the split itself (new children from the candidate's class partition)."""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.weak._prefetch import prefetch_record
+from olboost.weak._vfdt_layout import (
+    EMPTY,
+    NO_SPLIT,
+    NOMINAL_EQ,
+    NOMINAL_MULTIWAY,
+    NUMERIC_LE,
+    W_HI,
+    W_LO,
+    W_MU,
+    W_N,
+    W_NLOGN,
+    W_SIGMA,
+)
+from olboost.weak._vfdt_leaves import (
+    _free_slot,
+    _new_leaf,
+    _reset_observers,
+)
+from olboost.weak._vfdt_split import (
+    _best_nominal,
+    _best_numeric,
+    _category_weights,
+    _gaussian_params,
+    _nominal_binary,
+    _numeric_partition,
+    _row_entropy,
+    _row_sum,
+)
+
+# Absorbs the rounding of merits and ceilings (each within about 1e-13 of its exact value for
+# entropies below log2 of any feasible class count), so that the early stop of _attempt_split
+# never declines a split the complete evaluation would make.
+_CEILING_SLACK = 1e-9
+
+
+@numba.njit(cache=True, inline="always")
+def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomplete):
+    """Upper bounds on the merit of any numeric and any nominal candidate of a leaf, used by
+    :func:`_attempt_split` to stop once the Hoeffding test cannot pass whatever is left.
+
+    A candidate's merit is ``pre_entropy - H(C | S)`` where ``H(C | S)``, the branches' weighted
+    entropy, is non-negative; so ``pre_entropy`` bounds every merit. When no value was missing,
+    each numeric observer's class weights are the leaf's observed ones, and for a binary split
+    ``H(C) - H(C | S)`` is the mutual information of class and side, at most ``H(S) <= 1`` bit:
+    the bound is then ``pre_entropy - H(C) + 1``, ``H(C)`` being the observed weights' entropy.
+    (Nominal observers may hold the Weka port's Laplace counts, so only ``pre_entropy`` bounds
+    them.) Both bounds carry ``_CEILING_SLACK``."""
+    nominal_ceiling = pre_entropy + _CEILING_SLACK
+    if incomplete:
+        return nominal_ceiling, nominal_ceiling
+    h_observed = _row_entropy(observed, slot, present)
+    return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
+
+
+@numba.njit(cache=True, inline="always")
+def _feature_at(step, first, then, n_features):
+    """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
+    increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
+    the leads in the increasing order, and beyond the last feature)."""
+    if step == 0:
+        return first
+    if step == 1:
+        return then
+    j = step - 2
+    if j >= n_features or j == first or j == then:
+        return -1
+    return j
+
+
+@numba.njit(cache=True, inline="always")
+def _next_feature(step, first, then, n_features):
+    """The first feature evaluated at ``step`` or after (:func:`_feature_at`), -1 if none."""
+    for later in range(step, n_features + 2):
+        j = _feature_at(later, first, then, n_features)
+        if j >= 0:
+            return j
+    return -1
+
+
+@numba.njit(cache=True)
+def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
+    """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
+    features, n_categories = learners.features, learners.n_categories
+    nominal_offset = learners.nominal_offset
+    split_confidence, tie_threshold = learners.split_confidence[i], learners.tie_threshold[i]
+    n_split_points, min_branch_fraction = options.n_split_points, options.min_branch_fraction
+    max_share_to_split = options.max_share_to_split
+    kind, feature, value, child, node_slot, n_nodes = nodes
+    class_weight, observed_all, blocks_all = leaves.class_weight, leaves.observed, leaves.blocks
+    gauss, nominal = leaves.gauss, leaves.nominal
+
+    slot = node_slot[i, node]
+    stats = class_weight[slot]
+    observed = observed_all[slot]
+    blocks = blocks_all[slot]
+    listed = leaves.listed[slot]
+    present = leaves.present[slot, : leaves.n_present[slot]]
+    n_classes = 0
+    majority = 0.0
+    for c in present:
+        # the Weka port counts the classes in its class dict, even at zero weight
+        if stats[c] != 0.0 or (options.weka and listed[c]):
+            n_classes += 1
+        majority = max(majority, stats[c])
+    if n_classes < 2:
+        return
+    if not options.weka and majority > 0.0 and majority / weight_seen > max_share_to_split:
+        # River offers only the null split here, which wins (see below).
+        _reset_observers(i, slot, leaves)
+        return
+
+    # The candidates are the null split, then the features; River sorts them stably by merit
+    # and takes the last two, so the last (in subset order) of equal best merits wins. The fold
+    # below keeps that rule in any order of evaluation (a tie goes to the larger feature index),
+    # and the features are evaluated starting with the two best of the leaf's last attempt
+    # (``leaves.leads``), so that the floor under which _best_numeric skips thresholds, the
+    # second best merit so far, is high from the start. The leads are a hint: any values give
+    # the same result.
+    pre_entropy = _row_entropy(class_weight, slot, present)
+    n_log_n = work[W_NLOGN]
+    for c in present:
+        n = observed[c]
+        n_log_n[c] = n * math.log2(n) if n > 0.0 else 0.0
+    best = -np.inf  # the null split's merit under the min-branch-fraction rule
+    second = -np.inf
+    best_kind = NO_SPLIT
+    best_feature = -1
+    second_feature = -1
+    best_value = 0.0
+    value_range = math.log2(max(n_classes, 2))
+    bound = math.sqrt(
+        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
+    )
+    # Ceilings on the merit of the candidates not evaluated yet, to stop as soon as no split can
+    # win; the counts of numeric and nominal features left say which remain.
+    numeric_ceiling, nominal_ceiling = _merit_ceilings(
+        class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
+    )
+    n_features = features.shape[1]
+    kinds = n_categories[i]
+    nominal_left = 0
+    for j in range(n_features):
+        nominal_left += kinds[j] > 0
+    numeric_left = n_features - nominal_left
+    first = leaves.leads[slot, 0]
+    first = first if 0 <= first < n_features else -1
+    then = leaves.leads[slot, 1]
+    then = then if 0 <= then < n_features and then != first else -1
+    stopped = False
+    j = -1
+    for step in range(-1, n_features + 2):
+        if step >= 0:
+            j = _feature_at(step, first, then, n_features)
+            if j < 0:
+                continue
+        # Start loading the Gaussian records of the next numeric feature (if it is one) of the
+        # leaf's classes, so that they are in the cache when its turn comes. Written out, not a
+        # helper: an inlined helper counts a reference to each array it is given, per feature.
+        ahead = _next_feature(step + 1, first, then, n_features)
+        if 0 <= ahead < n_features and kinds[ahead] == 0:
+            for q in range(present.shape[0]):
+                if blocks[present[q]] >= 0:
+                    prefetch_record(gauss, blocks[present[q]], ahead)
+        if step < 0:
+            continue
+        if kinds[j] > 0:
+            nominal_left -= 1
+            merit, candidate_kind, candidate_value = _best_nominal(
+                blocks, nominal, nominal_offset[i, j], kinds[j], pre_entropy,
+                min_branch_fraction, options.binary_nominal, work, present,
+            )  # fmt: skip
+        else:
+            numeric_left -= 1
+            merit, candidate_value = _best_numeric(
+                observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
+                present, second,
+            )  # fmt: skip
+            candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
+        if merit > best or (merit == best and j > best_feature):
+            second = best
+            second_feature = best_feature
+            best = merit
+            best_kind = candidate_kind
+            best_feature = j
+            best_value = candidate_value
+        elif merit > second:
+            second = merit
+            second_feature = j
+        if bound >= tie_threshold:
+            ceiling = best
+            if numeric_left > 0:
+                ceiling = max(ceiling, numeric_ceiling)
+            if nominal_left > 0:
+                ceiling = max(ceiling, nominal_ceiling)
+            if ceiling - second <= bound - _CEILING_SLACK:
+                stopped = True
+                break
+    leaves.leads[slot, 0] = best_feature
+    leaves.leads[slot, 1] = second_feature
+    if stopped:
+        return
+
+    if not (best - second > bound or bound < tie_threshold):
+        return
+    if best_kind == NO_SPLIT:
+        # Pre-pruning: River deactivates the leaf, then its memory manager, the tree being under
+        # its size limit, reactivates it with empty observers (MOA's enforceTrackerLimit does
+        # the same). The Weka port deactivates it for good.
+        _reset_observers(i, slot, leaves)
+        if options.weka:
+            leaves.last_attempt[slot] = np.inf
+        return
+
+    # Branch statistics of the winning split, computed before the slot is recycled.
+    j = best_feature
+    if best_kind == NUMERIC_LE:
+        _gaussian_params(observed, blocks, gauss, j, work, present)
+        _numeric_partition(best_value, work, work, present)
+        # River lists in a branch every class seen by the observer whose range reaches that side,
+        # even when the Gaussian gives it zero weight there (the mean and deviation rows are free).
+        for c in present:
+            seen = work[W_N, c] > 0.0
+            work[W_MU, c] = 1.0 if seen and best_value >= work[W_LO, c] else 0.0
+            work[W_SIGMA, c] = 1.0 if seen and best_value < work[W_HI, c] else 0.0
+        n_branches = 2
+    elif best_kind == NOMINAL_EQ:
+        n_cat = n_categories[i, j]
+        _nominal_binary(
+            blocks, nominal, nominal_offset[i, j], n_cat, int(best_value), work, present
+        )
+        n_branches = 2
+    else:
+        n_branches = n_categories[i, j]
+        for v in range(n_branches):
+            _category_weights(blocks, nominal, nominal_offset[i, j] + v, work, v, present)
+
+    first = n_nodes[i]
+    n_nodes[i] += n_branches
+    kind[i, node] = best_kind
+    feature[i, node] = j
+    value[i, node] = best_value
+    child[i, node] = first
+    _reset_observers(i, slot, leaves)
+    # the children may take the slot back at once: keep its classes, then clean it
+    classes = present.copy()
+    _free_slot(i, slot, leaves)
+    for b in range(n_branches):
+        if best_kind == NOMINAL_MULTIWAY and not _row_sum(work, b, classes) > 0.0:
+            kind[i, first + b] = EMPTY
+        elif best_kind == NUMERIC_LE:
+            listed_initial = work[W_MU if b == 0 else W_SIGMA]
+            _new_leaf(i, first + b, work[b], listed_initial, classes, nodes, leaves)
+        else:
+            _new_leaf(i, first + b, work[b], work[b], classes, nodes, leaves)
