@@ -45,7 +45,8 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from olboost.serve.page import STATUS_PAGE
-from olboost.serve.service import RequestError, Service
+from olboost.serve.requests import RequestError
+from olboost.serve.service import Service
 
 __all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "create_app", "run"]
 

@@ -17,7 +17,7 @@ _MISSING_EXTRA = "olboost serve needs the serve extra: pip install 'olboost[serv
 
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
-    from olboost.serve.service import ServiceConfig
+    from olboost.serve.config import ServiceConfig
 
     if args.dataset is None and args.labels is None:
         return None

@@ -1,0 +1,148 @@
+"""Compilation kept out of the clock: :func:`warm_up` runs a clone of the model through the
+protocol's calls on the first rows of the data, and :class:`_CompileNotice` says on stderr
+when Numba is compiling rather than loading its cache."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from numba.core import event as numba_event
+
+from olboost.evaluate._inputs import _feedback_mode, _head
+from olboost.evaluate._loops import _prequential, _train_test
+
+#: Rows of each stream that :func:`warm_up` runs through a clone of the model.
+WARM_UP_ROWS = 32
+
+#: :func:`warm_up` says on stderr that it is compiling once Numba has compiled for this long.
+COMPILE_NOTICE_AFTER = 1.0
+
+#: What the notice announces: compile time of one booster path on an empty cache, 2-core machine
+#: (``make bench``, ``benchmarks/results/ada_olmr.json``, ``cold_start``).
+TYPICAL_COMPILE_SECONDS = "30-60"
+
+
+class _CompileNotice(numba_event.Listener):
+    """Says on stderr that kernels are being compiled, and how long it took when it is done.
+
+    Whether Numba compiles or loads its on-disk cache is observed, not guessed: Numba announces
+    every compilation (a cache miss) with a ``numba:compile`` event, and the notice is printed when
+    compiling has gone on for ``after`` seconds. Loading a cached path (about a second) and
+    recompiling one small kernel stay silent.
+    """
+
+    def __init__(self, enabled: bool, after: float | None = None):
+        self.enabled = enabled
+        self.after = COMPILE_NOTICE_AFTER if after is None else after
+        self.compiled = 0  # kernel specialisations compiled (cache misses), callees included
+        self.shown = False
+        self._timer: threading.Timer | None = None
+
+    def on_start(self, event: Any) -> None:
+        self.compiled += 1
+        if self.enabled and self._timer is None:
+            self._timer = threading.Timer(self.after, self._show)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def on_end(self, event: Any) -> None:
+        pass
+
+    def _show(self) -> None:
+        self.shown = True
+        print(
+            f"olboost: compiling kernels (first run after install or upgrade, about "
+            f"{TYPICAL_COMPILE_SECONDS} s; Numba caches them on disk for later runs) ...",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def __enter__(self) -> _CompileNotice:
+        self.t0 = time.perf_counter()
+        numba_event.register("numba:compile", self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.t0
+        numba_event.unregister("numba:compile", self)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer.join()
+        if self.shown:
+            print(
+                f"olboost: compiled {self.compiled} functions in {self.seconds:.1f} s "
+                "(not counted in the run's seconds)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+def warm_up(
+    model: Any,
+    stream: Any,
+    test: Any = None,
+    *,
+    rows: int = WARM_UP_ROWS,
+    notice: bool = False,
+) -> float:
+    """Compile every Numba kernel that evaluating ``model`` on the data runs (or load it from
+    Numba's on-disk cache), without changing ``model``; return the seconds it took.
+
+    A clone of ``model`` (same class, parameters and committee, fresh state) runs the first ``rows``
+    rows of the data through the protocol the evaluation will use: ``warm_up(model, stream)``
+    through :func:`prequential`, ``warm_up(model, train, test)`` through :func:`train_test`. Numba
+    compiles a kernel for the types of its first call's arguments; the clone makes the same calls
+    on arrays of the same dtypes and layouts, so every specialisation the full run needs exists
+    afterwards, and timing that run measures the algorithm, not the compiler. The first run after
+    an install (or after an upgrade of olboost or Numba) compiles, about 30-60 s per booster on a
+    2-core machine; later runs load the kernels from Numba's cache in about a second.
+
+    ``model`` and the data are left exactly as they were, so results are the same with or without
+    a warm-up. A one-pass iterator cannot be read twice: warm up on a list of its first rows, or
+    pass ``warm_up=True`` to :func:`train_test` or :func:`prequential`, which peel them off and
+    chain them back.
+
+    Parameters
+    ----------
+    model
+        An unfitted or fitted booster; only its parameters are used.
+    stream, test
+        The data the evaluation will stream: one stream (prequential), or the train and test
+        splits (train/test). Data sets, sequences of ``(x, y)`` pairs, or lists.
+    rows
+        Rows of each stream to run; a few suffice.
+    notice
+        Print a line on stderr if this takes longer than ``COMPILE_NOTICE_AFTER`` seconds (it is
+        then compiling, not loading the cache), and another when it is done.
+
+    Examples
+    --------
+    >>> from olboost import AdaOLMR, VFDTCommittee
+    >>> from olboost.datasets import load
+    >>> from olboost.evaluate import train_test, warm_up
+    >>> data = load("emotions")
+    >>> model = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=1)
+    >>> compile_s = warm_up(model, data.train, data.test)
+    >>> hasattr(model, "committee_")  # untouched: the clone learned
+    False
+    >>> result = train_test(model, data.train, data.test)  # result.seconds: no compiling inside
+    """
+    if rows < 1:
+        raise ValueError(f"rows must be >= 1, got {rows}")
+    heads = [_head(s, rows) for s in ((stream,) if test is None else (stream, test))]
+    if any(h is None for h in heads):
+        raise TypeError(
+            "warm_up needs data sets or sequences; a one-pass iterator cannot be read twice "
+            "(pass warm_up=True to train_test or prequential instead)"
+        )
+    mode = _feedback_mode(model, None, None)
+    with _CompileNotice(notice) as timer:
+        clone = model.clone()
+        if test is None:
+            _prequential(clone, heads[0], None, mode)
+        else:
+            _train_test(clone, heads[0], heads[1], None, 1, mode)
+    return timer.seconds

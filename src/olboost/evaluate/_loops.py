@@ -1,0 +1,184 @@
+"""The streaming loops of the protocols: each example scored (or predicted), then learned,
+on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from olboost.evaluate._inputs import _is_classification_data, _is_dataset
+from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+from olboost.metrics import rank_loss
+
+#: Rows handed to the model per call on the array path; sets the progress bar's granularity only.
+_CHUNK = 256
+
+
+def _class_codes(model: Any, stream: Any) -> np.ndarray:
+    """``stream.y`` as the model's class codes (a model without classes takes the data's)."""
+    names = list(stream.class_names)
+    if getattr(model, "classes", None) is None and not hasattr(model, "classes_"):
+        model._set_outputs(names)
+    known = list(model._outputs())
+    if known == names or known == list(range(len(names))):
+        return np.asarray(stream.y)
+    if not set(names) <= set(known):
+        raise ValueError(f"the data set has classes {names} the model does not know ({known})")
+    where = {c: j for j, c in enumerate(known)}
+    return np.array([where[c] for c in names])[np.asarray(stream.y)]
+
+
+def _classification_step(model: Any, X: Any, outputs: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """One block of the array path: predict, then learn; which rows were predicted right."""
+    votes = model.predict_then_learn(X, outputs[codes])
+    return np.argmax(votes, axis=1) == codes
+
+
+def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
+    """Prequential pass of a multiclass booster; returns which examples were predicted right."""
+    if _is_classification_data(stream):
+        codes = _class_codes(model, stream)
+        outputs = np.asarray(model._outputs(), dtype=object)
+        n = len(codes)
+        correct = np.empty(n, dtype=bool)
+        for lo in range(0, n, _CHUNK):
+            hi = min(n, lo + _CHUNK)
+            correct[lo:hi] = _classification_step(model, stream.X[lo:hi], outputs, codes[lo:hi])
+            if progress is not None:
+                progress.update(hi - lo)
+        return correct
+    out = []
+    for x, y in stream:
+        out.append(model.predict_one(x) == y)
+        model.learn_one(x, y)
+        if progress is not None:
+            progress.update(1)
+    return np.asarray(out, dtype=bool)
+
+
+def _label_columns(model: Any, stream: Any) -> np.ndarray:
+    """Columns of ``stream.Y`` in the order of the model's labels.
+
+    A model built without labels ranks the data set's labels in the data set's order; a model built
+    with ``labels=k`` takes the columns as they are; a model built with label names must name the
+    same labels as the data set, in any order.
+    """
+    names = list(stream.label_names)
+    if getattr(model, "labels", None) is None and not hasattr(model, "labels_"):
+        model._set_outputs(names)
+    known = list(model._outputs())
+    if known == names or known == list(range(len(names))):
+        return np.arange(len(names))
+    if set(known) != set(names):
+        raise ValueError(
+            f"the model ranks labels {known[:5]}..., the data set has labels {names[:5]}..."
+        )
+    where = {name: j for j, name in enumerate(names)}
+    return np.array([where[label] for label in known])
+
+
+def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.ndarray, np.ndarray]:
+    """Stream ``stream`` through ``model``, scoring each example before learning it (under
+    ``mode`` feedback); return the number of examples and the per-example losses (paper, skip)."""
+    if _is_dataset(stream):
+        n = stream.n_samples
+        Y = stream.Y[:, _label_columns(model, stream)]
+        losses = np.empty(n)
+        for lo in range(0, n, _CHUNK):
+            hi = min(n, lo + _CHUNK)
+            losses[lo:hi] = _ranking_step(model, stream.X[lo:hi], Y[lo:hi])
+            if progress is not None:
+                progress.update(hi - lo)
+        masks = Y
+    else:
+        one = _show_then_learn if mode == "topk" else _score_then_learn
+        n, losses_l, masks_l = 0, [], []
+        for x, y in stream:
+            n += 1
+            loss, mask = one(model, x, y)
+            losses_l.append(loss)
+            masks_l.append(mask)
+            if progress is not None:
+                progress.update(1)
+        losses = np.asarray(losses_l, dtype=float)
+        masks = np.asarray(masks_l, dtype=bool) if masks_l else np.zeros((0, 0), dtype=bool)
+    # the "skip" convention differs from the paper's only on examples without a pair
+    return n, losses, np.where(_pairless(masks), np.nan, losses)
+
+
+def _ranking_step(model: Any, X: Any, Y: np.ndarray) -> np.ndarray:
+    """One block of the array path: score, then learn; the rank losses (paper convention) of the
+    scores. A top-k booster's array path plays the user and returns the shown rankings."""
+    scores = model.score_then_learn(X, Y)
+    return rank_loss(scores, Y, empty="paper")
+
+
+def _pairless(Y: np.ndarray) -> np.ndarray:
+    """Rows without a relevant/irrelevant pair (excluded by the ``skip`` convention)."""
+    return ~Y.any(axis=1) | Y.all(axis=1)
+
+
+def _score_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+    """Full feedback, one example: score, record the loss, learn from the relevant set."""
+    scores = model.score_one(x)
+    s = np.fromiter(scores.values(), float, len(scores))
+    mask = np.array([label in y for label in scores])
+    loss = rank_loss(s, mask, empty="paper")
+    model.learn_one(x, y)
+    return loss, mask
+
+
+def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+    """Top-k feedback, one example: the model shows its randomised ranking, the loss of that
+    ranking is recorded, and the model learns which of the ``k`` labels it showed are relevant
+    (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show)."""
+    impression = model.show_one(x)  # the first call starts the model: its labels are fixed now
+    labels = model._outputs()
+    unknown = [label for label in y if label not in impression.ranking]
+    if unknown:
+        raise ValueError(
+            f"{type(model).__name__}: relevant labels {unknown[:5]} are not among the model's "
+            f"labels {list(labels)[:5]}..."
+        )
+    m = len(labels)
+    position = {label: p for p, label in enumerate(impression.ranking)}
+    s = np.array([m - position[label] for label in labels], dtype=float)
+    mask = np.array([label in y for label in labels], dtype=bool)
+    loss = rank_loss(s, mask, empty="paper")
+    model.learn_one(x, impression.feedback([label for label in impression.labels if label in y]))
+    return loss, mask
+
+
+def _train_test(
+    model: Any, train: Iterable, test: Iterable, bar: Any, loops: int, mode: str
+) -> Evaluation:
+    t0 = time.perf_counter()
+    train_losses = []
+    for _ in range(loops):
+        n_train, losses, _ = _run(model, train, mode, bar)
+        train_losses.append(losses)
+    t1 = time.perf_counter()
+    n_test, losses, skip = _run(model, test, mode, bar)
+    t2 = time.perf_counter()
+    return Evaluation(
+        losses, skip, n_train, n_test, t1 - t0, t2 - t1,
+        train_losses=np.concatenate(train_losses), loops=loops, feedback=mode,
+    )  # fmt: skip
+
+
+def _prequential(
+    model: Any, stream: Iterable, bar: Any, mode: str
+) -> Evaluation | ClassificationEvaluation:
+    from olboost.online import MulticlassLearner
+
+    if isinstance(model, MulticlassLearner):
+        t0 = time.perf_counter()
+        correct = _run_classification(model, stream, bar)
+        return ClassificationEvaluation(correct, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    n, losses, skip = _run(model, stream, mode, bar)
+    t1 = time.perf_counter()
+    return Evaluation(losses, skip, 0, n, 0.0, t1 - t0, feedback=mode)

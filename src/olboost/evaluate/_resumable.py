@@ -1,0 +1,266 @@
+"""Resumable evaluation (checkpoints): :func:`resumable` runs either protocol on data sets in
+steps, handing its :class:`Progress` to a callback, and continues from a saved one bit for
+bit."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from olboost.evaluate._compiling import WARM_UP_ROWS
+
+# warm_up under another name: resumable's ``warm_up`` argument shadows it
+from olboost.evaluate._compiling import warm_up as _warm_up
+from olboost.evaluate._inputs import (
+    _check_loops,
+    _feedback_mode,
+    _head,
+    _is_classification_data,
+    _is_dataset,
+    _progress,
+    _require_examples,
+)
+from olboost.evaluate._loops import (
+    _CHUNK,
+    _class_codes,
+    _classification_step,
+    _label_columns,
+    _pairless,
+    _ranking_step,
+)
+from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+
+
+@dataclass
+class Progress:
+    """Where a :func:`resumable` evaluation stands: with the model as it was then, enough to
+    continue the evaluation bit for bit.
+
+    Attributes
+    ----------
+    protocol
+        ``"train_test"`` or ``"prequential"``.
+    sizes
+        Examples of each pass, in order: the train split ``loops`` times then the test split,
+        or the one stream.
+    done
+        Examples learned so far, counted over the passes in order.
+    records
+        One entry per example of all the passes: its rank loss (paper convention) before it was
+        learned, or (a multiclass classifier) whether it was predicted right; the first ``done``
+        are filled.
+    seconds_train, seconds_test
+        Time spent learning so far in each phase (a prequential pass counts as the test phase;
+        the callbacks are not timed).
+    """
+
+    protocol: str
+    sizes: tuple[int, ...]
+    done: int
+    records: np.ndarray
+    seconds_train: float = 0.0
+    seconds_test: float = 0.0
+
+    @property
+    def total(self) -> int:
+        """Examples the evaluation learns in all."""
+        return sum(self.sizes)
+
+    @property
+    def finished(self) -> bool:
+        return self.done == self.total
+
+
+def _passes(stream: Any, test: Any, loops: Any, classify: bool) -> tuple[str, list[Any]]:
+    """The protocol and the streams of its passes, in order; refuses what cannot resume."""
+    _check_loops(loops, stream)
+    if test is None and loops != 1:
+        raise ValueError(f"loops={loops} needs a test split: a prequential pass is one pass")
+    if classify and test is not None:
+        raise ValueError("a multiclass classifier is evaluated prequentially: pass no test split")
+    passes = [stream] * loops + ([] if test is None else [test])
+    kind = _is_classification_data if classify else _is_dataset
+    if not all(kind(s) for s in passes):
+        raise TypeError(
+            "resumable evaluation needs data sets (olboost.datasets), which can be read again "
+            "from any row; an iterable of (x, y) pairs cannot"
+        )
+    _require_examples(passes[-1], "test stream" if test is not None else "stream")
+    return ("prequential" if test is None else "train_test"), passes
+
+
+def resumable(
+    model: Any,
+    stream: Any,
+    test: Any = None,
+    *,
+    loops: int = 1,
+    every: int | None = None,
+    on_checkpoint: Callable[[Progress], None] | None = None,
+    start: Progress | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
+) -> Evaluation | ClassificationEvaluation:
+    """:func:`train_test` (with ``test``) or :func:`prequential` (without) on data sets, in steps
+    that can be checkpointed and resumed.
+
+    Every ``every`` examples, and once all are learned, ``on_checkpoint(progress)`` is called
+    with the :class:`Progress` so far (outside the clock); saving it with the model
+    (:func:`olboost.checkpoint.save_run`) lets a later call continue with ``start=progress`` and
+    the saved model, however often the run was interrupted. The result is bit for bit that of
+    :func:`train_test` or :func:`prequential` on the same model and data: each example is
+    scored, then learned, and the boosters' random draws depend on their step count, not on how
+    the stream is cut (their array paths give the same bits in any blocks).
+
+    Parameters
+    ----------
+    model
+        A multi-label ranker or a multiclass classifier (prequential only), trained in place; to
+        resume, the model saved with ``start``.
+    stream, test
+        Data sets: the train split and the test split, or one stream (``test=None``).
+    loops
+        Passes over the train split before the test split.
+    every
+        Examples between two calls of ``on_checkpoint`` (counted over all the passes); ``None``:
+        only at the end.
+    on_checkpoint
+        ``on_checkpoint(progress)``, or ``None``.
+    start
+        The progress to continue from (``None``: the beginning).
+    progress, warm_up
+        As in :func:`train_test`.
+
+    Raises
+    ------
+    ValueError
+        For bad ``loops`` or ``every``, or a ``start`` that does not fit the data (another data
+        set, split or number of loops).
+    TypeError
+        If a stream is not a data set.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from olboost import AdaOLMR, VFDTCommittee
+    >>> from olboost.datasets import load
+    >>> from olboost.evaluate import resumable, train_test
+    >>> data = load("emotions")
+    >>> model = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=1)
+    >>> saved = []
+    >>> def checkpoint(progress):  # a crash after the third checkpoint
+    ...     saved.append(pickle.dumps((model, progress)))
+    ...     if len(saved) == 3:
+    ...         raise KeyboardInterrupt
+    >>> try:
+    ...     resumable(model, data.train, data.test, loops=2, every=100, on_checkpoint=checkpoint)
+    ... except KeyboardInterrupt:
+    ...     pass
+    >>> again, progress = pickle.loads(saved[-1])
+    >>> progress.done, progress.total
+    (300, 984)
+    >>> result = resumable(again, data.train, data.test, loops=2, start=progress)
+    >>> fresh = AdaOLMR(VFDTCommittee(n_features=5), learners=4, seed=1)
+    >>> result.rank_loss == train_test(fresh, data.train, data.test, loops=2).rank_loss
+    True
+    """
+    from olboost.online import MulticlassLearner
+
+    classify = isinstance(model, MulticlassLearner)
+    mode = _feedback_mode(model, None, None)
+    if every is not None and (
+        isinstance(every, bool) or not isinstance(every, numbers.Integral) or every < 1
+    ):
+        raise ValueError(f"every must be an integer >= 1 or None, got {every!r}")
+    protocol, passes = _passes(stream, test, loops, classify)
+    sizes = tuple(int(s.n_samples) for s in passes)
+    state = start
+    if state is None:
+        state = Progress(protocol, sizes, 0, np.zeros(sum(sizes), bool if classify else float))
+    elif (state.protocol, tuple(state.sizes)) != (protocol, sizes) or not (
+        0 <= state.done <= state.total == state.records.size
+    ):
+        raise ValueError(
+            f"the progress to resume ({state.protocol}, passes of {list(state.sizes)} examples, "
+            f"{state.done} done) does not fit this evaluation ({protocol}, passes of "
+            f"{list(sizes)} examples)"
+        )
+    compile_s = None
+    if warm_up:
+        heads = [_head(s, WARM_UP_ROWS) for s in ((stream,) if test is None else (stream, test))]
+        compile_s = _warm_up(model, *heads, notice=True)
+    # what each pass feeds the model: label columns in the model's order, or class codes
+    if classify:
+        codes = _class_codes(model, stream)
+        outputs = np.asarray(model._outputs(), dtype=object)
+    else:
+        labels = {id(s): s.Y[:, _label_columns(model, s)] for s in passes}
+    bar = _progress(state.total, progress, protocol.replace("_", "+"))
+    if bar is not None and state.done:
+        bar.update(state.done)
+    offset = 0
+    for index, data in enumerate(passes):
+        first, offset = offset, offset + sizes[index]
+        phase = "train" if protocol == "train_test" and index < loops else "test"
+        while state.done < offset:
+            lo = state.done - first
+            hi = min(sizes[index], (lo // _CHUNK + 1) * _CHUNK)
+            if every is not None:
+                hi = min(hi, (state.done // every + 1) * every - first)
+            t0 = time.perf_counter()
+            if classify:
+                values = _classification_step(model, data.X[lo:hi], outputs, codes[lo:hi])
+            else:
+                values = _ranking_step(model, data.X[lo:hi], labels[id(data)][lo:hi])
+            elapsed = time.perf_counter() - t0
+            state.records[first + lo : first + hi] = values
+            state.done = first + hi
+            if phase == "train":
+                state.seconds_train += elapsed
+            else:
+                state.seconds_test += elapsed
+            if bar is not None:
+                bar.update(hi - lo)
+            due = every is not None and state.done % every == 0
+            if on_checkpoint is not None and (due or state.finished):
+                on_checkpoint(state)
+    if bar is not None:
+        bar.close()
+    return _outcome(state, passes, labels if not classify else None, loops, mode, compile_s)
+
+
+def _outcome(
+    state: Progress,
+    passes: list[Any],
+    labels: dict[int, np.ndarray] | None,
+    loops: int,
+    mode: str,
+    compile_s: float | None,
+) -> Evaluation | ClassificationEvaluation:
+    """The evaluation a finished :class:`Progress` records, as the protocols report it."""
+    if labels is None:
+        correct = state.records.copy()
+        return ClassificationEvaluation(correct, state.seconds_test, compile_seconds=compile_s)
+    learned_before_test = state.sizes[0] * loops if state.protocol == "train_test" else 0
+    losses = state.records[learned_before_test:].copy()
+    skip = np.where(_pairless(labels[id(passes[-1])]), np.nan, losses)
+    if state.protocol == "prequential":
+        return Evaluation(
+            losses, skip, 0, state.sizes[0], 0.0, state.seconds_test, feedback=mode,
+            compile_seconds=compile_s,
+        )  # fmt: skip
+    return Evaluation(
+        losses, skip, state.sizes[0], state.sizes[-1], state.seconds_train, state.seconds_test,
+        compile_seconds=compile_s, train_losses=state.records[:learned_before_test].copy(),
+        loops=loops, feedback=mode,
+    )  # fmt: skip
+
+
+# Run files (olboost run --checkpoint) pickle a Progress: naming olboost.evaluate.Progress, as
+# before that module became a package, they stay byte for byte what they were
+Progress.__module__ = "olboost.evaluate"

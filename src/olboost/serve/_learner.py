@@ -1,0 +1,202 @@
+"""The learner of :class:`~olboost.serve.service.Service`: the one thread that changes the
+model, learning the committed feedback in ``seq`` order, and its checkpoints, written in the
+server or by a forked child (see the service's module docstring)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import queue
+import select
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from olboost.serve.requests import RequestError
+from olboost.serve.stats import SERIES_STEP, Stats
+from olboost.serve.store import feedback_of, write_checkpoint
+
+#: Whether the periodic checkpoints are written by a forked child (see
+#: :mod:`olboost.serve.service`).
+FORK_CHECKPOINTS = hasattr(os, "fork")
+
+#: Seconds the learner waits for a new feedback while a checkpoint child runs, between two looks
+#: at whether it has finished.
+_CHILD_POLL = 0.05
+
+
+def _set_kernel_threads(model: Any) -> None:
+    """Give the calling thread (the learner) the number of Numba threads its committee learns
+    on, once. A compiled committee sets the count around every ``learn`` unless the thread
+    already has it, two calls into Numba's threading layer that cost a tenth of a learn; the
+    count is per thread in Numba, so this changes nothing for any other thread, and the trees
+    learn the same bits on any number of threads."""
+    n_threads = getattr(getattr(model, "committee_", None), "n_threads", None)
+    if isinstance(n_threads, int) and n_threads >= 1:
+        import numba
+
+        numba.set_num_threads(min(n_threads, numba.config.NUMBA_NUM_THREADS))
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a checkpoint child: be killed with the server (Linux's ``PR_SET_PDEATHSIG``), so that
+    a server killed mid-checkpoint leaves no orphan writing an older checkpoint beside the
+    restarted one (that would still be a valid checkpoint, only an older one)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the server died before the request took effect
+        os._exit(1)
+
+
+class Learner:
+    """The learner's part of :class:`~olboost.serve.service.Service` (a mixin: the state is the
+    service's, set in its ``__init__`` and ``start``)."""
+
+    path: Path
+    model: Any
+    lock: threading.Lock
+    stats: Stats
+    clock: Callable[[], float]
+    checkpoint_every: int
+    fork_checkpoints: bool
+    applied_seq: int
+    checkpoint_seq: int
+    _learn_q: queue.SimpleQueue
+    _learned: threading.Condition
+    _waiters: dict[int, list[concurrent.futures.Future]]
+    _fused: Any
+    _child: tuple[int, int, int] | None
+    _error: BaseException | None
+
+    def _learn_loop(self) -> None:
+        since = 0
+        last_point = 0.0
+        _set_kernel_threads(self.model)
+        try:
+            while True:
+                if self._child is not None:
+                    self._reap_child(block=False)
+                try:
+                    # while a child writes a checkpoint, look at it now and then even if idle
+                    item = self._learn_q.get(timeout=None if self._child is None else _CHILD_POLL)
+                except queue.Empty:
+                    continue
+                if item is None:
+                    break
+                if item[0] == "checkpoint":
+                    self._reap_child(block=True)
+                    self._checkpoint()
+                    since = 0
+                    item[1].set_result(self.checkpoint_seq)
+                    continue
+                seq, record, clicked, lag = item
+                if self._fused is not None:  # learn_one in one call without the GIL
+                    with self.lock:
+                        self._fused.learn_shown(record.x, record.shown, clicked, record.probs)
+                else:
+                    feedback = feedback_of(self.model, record, clicked)
+                    with self.lock:
+                        self.model.learn_one(record.x, feedback)
+                self.stats.learned(record, clicked, lag)
+                with self._learned:
+                    self.applied_seq = seq
+                    self._learned.notify_all()
+                    done = [q for q in self._waiters if q <= seq]
+                    futures = [f for q in done for f in self._waiters.pop(q)]
+                for future in futures:
+                    future.set_result(seq)
+                since += 1
+                # one child at a time: while one writes, the next checkpoint waits for it
+                if since >= self.checkpoint_every and self._child is None:
+                    if self.fork_checkpoints:
+                        self._fork_checkpoint()
+                    else:
+                        self._checkpoint()
+                    since = 0
+                now = self.clock()
+                if now - last_point >= SERIES_STEP:
+                    self.stats.point(now)
+                    last_point = now
+            self._reap_child(block=True)
+            self._checkpoint()
+        except BaseException as err:
+            self._error = err
+            print(f"olboost serve: the learner stopped: {err!r}", file=sys.stderr)
+            with self._learned:
+                self._learned.notify_all()
+                waiting = [f for futures in self._waiters.values() for f in futures]
+                self._waiters.clear()
+            # answers waiting for learning (wait, backpressure) would wait for ever
+            for future in waiting:
+                future.set_exception(RequestError(503, f"the learner stopped: {err}"))
+            raise
+
+    def _checkpoint(self) -> None:
+        if self.applied_seq == self.checkpoint_seq:
+            return
+        # no lock: this thread alone changes the model, and a show changes nothing pickled
+        write_checkpoint(self.path, self.model, self.applied_seq)
+        self.checkpoint_seq = self.applied_seq
+        with self.stats.lock:
+            self.stats.checkpoints += 1
+
+    def _fork_checkpoint(self) -> None:
+        """Fork a child that writes the checkpoint of the model as it is now (the feedback up to
+        ``applied_seq`` learned) and reports ``ok`` on a pipe; :meth:`_reap_child` collects it.
+        Called by the learner between two learns (see :mod:`olboost.serve.service`)."""
+        if self.applied_seq == self.checkpoint_seq:
+            return
+        seq = self.applied_seq
+        parent = os.getpid()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: only this thread exists here; it must never return
+            code = 1
+            try:
+                os.close(read_end)
+                _die_with_parent(parent)
+                write_checkpoint(self.path, self.model, seq)
+                os.write(write_end, b"ok")
+                code = 0
+            except BaseException as err:  # the parent reports the failure (no "ok")
+                # os.write, not print: another thread may have held sys.stderr's lock at the fork
+                with contextlib.suppress(BaseException):
+                    os.write(2, f"olboost serve: checkpoint child: {err!r}\n".encode())
+            finally:
+                # no atexit handlers, no flushing of the server's buffers, no thread joins
+                os._exit(code)
+        os.close(write_end)
+        self._child = (pid, read_end, seq)
+
+    def _reap_child(self, block: bool) -> None:
+        """Collect the checkpoint child once it has finished (at once if ``block``, else only if
+        it has): its ``seq`` becomes the checkpoint's if it reported success."""
+        if self._child is None:
+            return
+        pid, pipe, seq = self._child
+        if not block and not select.select([pipe], [], [], 0)[0]:
+            return
+        report = b""
+        while chunk := os.read(pipe, 16):  # until end of file: the child has exited
+            report += chunk
+        os.close(pipe)
+        # a server forked from a parent that ignores SIGCHLD has its children reaped for it
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        self._child = None
+        if report == b"ok":
+            self.checkpoint_seq = max(self.checkpoint_seq, seq)
+            with self.stats.lock:
+                self.stats.checkpoints += 1
+        else:
+            print(
+                f"olboost serve: the checkpoint of seq {seq} failed; the next one retries",
+                file=sys.stderr,
+            )

@@ -1,0 +1,198 @@
+"""The log writer of :class:`~olboost.serve.service.Service`: the one thread that writes the
+SQLite log, checking each feedback against it and committing whole batches (see the service's
+module docstring)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olboost.serve.config import ServiceConfig
+from olboost.serve.requests import RequestError
+from olboost.serve.stats import SERIES_STEP, Stats
+from olboost.serve.store import ImpressionRecord, Store
+
+#: Requests the log writer commits in one transaction at most.
+_BATCH = 512
+
+#: The reason label of a rejected feedback, by status.
+_REASONS = {404: "unknown", 409: "conflict", 410: "expired", 422: "invalid"}
+
+
+class _Batch:
+    """Undo records of one log transaction, so that a failed commit leaves the memory as the
+    log: nothing of the batch."""
+
+    def __init__(self) -> None:
+        self.undo: list[Callable[[], None]] = []
+        self.learn: list[tuple[int, ImpressionRecord, np.ndarray, float]] = []
+        self.results: list[tuple[concurrent.futures.Future, Any]] = []
+
+
+class LogWriter:
+    """The log writer's part of :class:`~olboost.serve.service.Service` (a mixin: the state is the
+    service's, set in its ``__init__`` and ``start``)."""
+
+    path: Path
+    synchronous: str
+    config: ServiceConfig
+    stats: Stats
+    clock: Callable[[], float]
+    impression_ttl: float
+    committed_seq: int
+    _pending: OrderedDict[str, ImpressionRecord]
+    _log_q: queue.SimpleQueue
+    _learn_q: queue.SimpleQueue
+    _error: BaseException | None
+
+    def _log_loop(self, ready: threading.Event) -> None:
+        try:
+            store = Store(self.path, synchronous=self.synchronous)
+        except BaseException as err:  # reported by start()
+            self._error = err
+            ready.set()
+            return
+        ready.set()
+        stop = False
+        try:
+            while not stop:
+                try:
+                    op = self._log_q.get(timeout=SERIES_STEP)
+                except queue.Empty:
+                    op = ()
+                batch = [] if op == () else [op]
+                while len(batch) < _BATCH:
+                    try:
+                        batch.append(self._log_q.get_nowait())
+                    except queue.Empty:
+                        break
+                if None in batch:
+                    stop = True
+                    batch = [op for op in batch if op is not None]
+                if batch:
+                    self._commit(store, batch)
+                self._expire()
+        except BaseException as err:  # a broken log: refuse every request from now on
+            self._error = err
+            print(f"olboost serve: the log writer stopped: {err!r}", file=sys.stderr)
+            raise
+        finally:
+            store.close()
+            self._learn_q.put(None)
+
+    def _commit(self, store: Store, ops: list) -> None:
+        batch = _Batch()
+        store.db.execute("BEGIN IMMEDIATE")
+        try:
+            for kind, payload, future, response in ops:
+                try:
+                    if kind == "impression":
+                        store.insert_impression(payload)
+                        batch.results.append((future, response))
+                        self._pending[payload.public_id] = payload
+                        batch.undo.append(lambda p=payload.public_id: self._pending.pop(p, None))
+                    else:
+                        batch.results.append((future, self._log_feedback(store, payload, batch)))
+                except RequestError as err:
+                    self.stats.reject(_REASONS.get(err.status, "invalid"))
+                    future.set_exception(err)
+            store.db.execute("COMMIT")
+        except BaseException as err:
+            store.db.execute("ROLLBACK") if store.db.in_transaction else None
+            for undo in reversed(batch.undo):
+                undo()
+            failure = RequestError(503, f"the log could not be written: {err}")
+            for future, _ in batch.results:
+                future.set_exception(failure)
+            raise
+        n_impressions = sum(1 for op in ops if op[0] == "impression")
+        with self.stats.lock:
+            self.stats.impressions += n_impressions
+        for item in batch.learn:
+            self.committed_seq = item[0]
+            self._learn_q.put(item)
+        for future, result in batch.results:
+            if not future.done():
+                future.set_result(result)
+
+    def _log_feedback(self, store: Store, payload: tuple, batch: _Batch) -> dict[str, Any]:
+        feedback_id, public_id, indices, wait = payload
+        now = self.clock()
+        existing = store.feedback_by_id(feedback_id)
+        if existing is not None:
+            seq, answered, mask = existing
+            record = store.impression(answered)[0]
+            if answered != public_id or not np.array_equal(mask, self._mask(record, indices, True)):
+                raise RequestError(
+                    409,
+                    f"feedback id {feedback_id!r} was already used, for impression {answered!r} "
+                    "with other clicks; a feedback id names one answer",
+                )
+            with self.stats.lock:
+                self.stats.duplicates += 1
+            return {"feedback_id": feedback_id, "seq": seq, "duplicate": True, "wait": wait}
+        record = self._pending.get(public_id)
+        if record is None:
+            found = store.impression(public_id)
+            if found is None:
+                raise RequestError(404, f"unknown impression {public_id!r}")
+            record, answered_by = found
+            if answered_by is not None:
+                raise RequestError(
+                    409, f"impression {public_id!r} was already answered by feedback id "
+                    f"{answered_by!r}"
+                )  # fmt: skip
+        if now >= record.expires:
+            counted = self._pending.pop(public_id, None) is not None
+            with self.stats.lock:
+                self.stats.expired += counted
+                self.stats.expired_feedback += 1
+            raise RequestError(
+                410, f"impression {public_id!r} expired {now - record.expires:.3f} s ago "
+                f"(impressions expire {self.impression_ttl:g} s after they are shown)"
+            )  # fmt: skip
+        mask = self._mask(record, indices, False)
+        seq = store.insert_feedback(feedback_id, record.id, mask, now)
+        self._pending.pop(public_id, None)
+        batch.undo.append(lambda: self._pending.__setitem__(public_id, record))
+        batch.learn.append((seq, record, mask, now - record.created))
+        return {"feedback_id": feedback_id, "seq": seq, "duplicate": False, "wait": wait}
+
+    def _mask(self, record: ImpressionRecord, indices: list[int], stored: bool) -> np.ndarray:
+        """The clicked mask of a feedback: over the shown labels (top-k) or every label."""
+        if not self.config.topk:
+            mask = np.zeros(len(self.config.labels), dtype=np.bool_)
+            mask[indices] = True
+            return mask
+        position = {int(label): p for p, label in enumerate(record.shown.tolist())}
+        mask = np.zeros(record.shown.shape[0], dtype=np.bool_)
+        for i in indices:
+            if i not in position:
+                if stored:  # another answer than the stored one: a conflict, said by the caller
+                    return np.zeros(0, dtype=np.bool_)
+                shown = [self.config.labels[j] for j in record.shown.tolist()]
+                raise RequestError(
+                    422, f"clicked label {self.config.labels[i]!r} was not shown; shown: {shown}"
+                )
+            mask[position[i]] = True
+        return mask
+
+    def _expire(self) -> None:
+        """Count and forget the pending impressions whose time is up (oldest first: they were
+        logged in order of creation)."""
+        now = self.clock()
+        while self._pending:
+            public_id, record = next(iter(self._pending.items()))
+            if record.expires > now:
+                break
+            del self._pending[public_id]
+            with self.stats.lock:
+                self.stats.expired += 1

@@ -1,0 +1,160 @@
+"""What a service runs: its configuration (:class:`ServiceConfig`, fixed when its store is
+created) and the model built, started and warmed up from it."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olboost.serve._fused import fused_learner
+from olboost.serve.store import Store
+
+#: Boosters a service can run: top-k feedback (``topk-*``) or full feedback.
+ALGORITHMS = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """What defines a service's model: fixed when its store is created.
+
+    Attributes
+    ----------
+    algorithm
+        One of :data:`ALGORITHMS`.
+    labels
+        The label set (strings), in the model's order.
+    n_features
+        Width of a feature vector.
+    feature_names
+        Names for features given as a JSON object (``None``: lists only).
+    learners, seed, k, exploration, rho, gamma, features
+        The booster's parameters (``features``: random features per tree); ``k`` is also the
+        number of labels shown by a full-feedback model.
+    """
+
+    algorithm: str
+    labels: tuple[str, ...]
+    n_features: int
+    feature_names: tuple[str, ...] | None = None
+    learners: int = 100
+    seed: int = 1
+    k: int = 3
+    exploration: str = "uniform"
+    rho: float = 0.02
+    gamma: float = 0.1
+    features: int = 20
+
+    def __post_init__(self) -> None:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(
+                f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}"
+            )
+        labels = tuple(self.labels)
+        if len(labels) < 2 or len(set(labels)) != len(labels):
+            raise ValueError("labels: at least 2 distinct labels are needed")
+        if not all(isinstance(label, str) and label for label in labels):
+            raise ValueError("labels must be non-empty strings")
+        object.__setattr__(self, "labels", labels)
+        if (
+            isinstance(self.n_features, bool)
+            or not isinstance(self.n_features, int)
+            or self.n_features < 1
+        ):
+            raise ValueError(f"n_features must be an integer >= 1, got {self.n_features!r}")
+        if self.feature_names is not None:
+            names = tuple(self.feature_names)
+            if len(names) != self.n_features or len(set(names)) != len(names):
+                raise ValueError(f"feature_names: {self.n_features} distinct names are needed")
+            object.__setattr__(self, "feature_names", names)
+        if not 1 <= self.k <= len(labels):
+            raise ValueError(f"k={self.k} must be in [1, {len(labels)}] labels")
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["labels"] = list(self.labels)
+        out["feature_names"] = None if self.feature_names is None else list(self.feature_names)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ServiceConfig:
+        return cls(**data)
+
+    @property
+    def topk(self) -> bool:
+        """Whether the model learns from top-k feedback (clicks on the shown labels only)."""
+        return self.algorithm.startswith("topk-")
+
+
+def build_model(config: ServiceConfig) -> Any:
+    """A fresh, unstarted booster of ``config`` on compiled Hoeffding trees."""
+    from olboost import AdaOLMR, OnlineBMR, TopkAdaptive, TopkBBM, VFDTCommittee
+
+    committee = VFDTCommittee(n_features=min(config.features, config.n_features))
+    common = {"learners": config.learners, "seed": config.seed, "labels": list(config.labels)}
+    topk = {"k": config.k, "exploration": config.exploration, "rho": config.rho}
+    if config.algorithm == "topk-adaptive":
+        return TopkAdaptive(committee, **common, **topk)
+    if config.algorithm == "topk-bbm":
+        return TopkBBM(committee, **common, **topk, gamma=config.gamma)
+    if config.algorithm == "ada-olmr":
+        return AdaOLMR(committee, **common)
+    return OnlineBMR(committee, **common, gamma=config.gamma)
+
+
+def start_model(model: Any, config: ServiceConfig) -> None:
+    """Start ``model`` (fix its features, labels and seed) before any request, so that the
+    model a store begins with, its id included, is in ``initial.olb``."""
+    model._start(config.n_features, None)
+
+
+def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
+    """The configuration of the store at ``path``: the stored one, which ``config`` must equal
+    if given, or ``config`` for a new store (``ValueError`` otherwise, naming the differences)."""
+    # each thread opens its own connection (sqlite3 objects stay in their thread)
+    store = Store(path)
+    try:
+        stored = store.config()
+    finally:
+        store.close()
+    if stored is not None:
+        stored_config = ServiceConfig.from_json(stored)
+        if config is not None and config != stored_config:
+            diff = {
+                name: (value, getattr(config, name))
+                for name, value in asdict(stored_config).items()
+                if getattr(config, name) != value
+            }
+            raise ValueError(
+                f"{path}: the store was created with other settings (stored, given): {diff}"
+            )
+        config = stored_config
+    elif config is None:
+        raise ValueError(f"{path}: a new store needs a configuration")
+    return config
+
+
+def warm_up_model(model: Any, config: ServiceConfig) -> None:
+    """Run a copy of ``model`` through a show and a learn, so that the kernels are
+    compiled (or loaded from Numba's cache) before the first request is timed."""
+    from olboost.checkpoint import dumps
+
+    clone = pickle.loads(dumps(model))
+    x = np.zeros(config.n_features)
+    if config.topk:
+        impression = clone.show_one(x, key=0)
+        feedback = impression.feedback([impression.labels[0]])
+        fused = fused_learner(clone)
+        if fused is not None:
+            fused.show(x, 0)  # the rankings' one call, before the learn that waits
+            fused.learn(x, feedback)
+        else:
+            clone.learn_one(x, feedback)
+    else:
+        clone.rank_one(x)
+        clone.learn_one(x, {config.labels[0]})
+    clone.score_one(x)

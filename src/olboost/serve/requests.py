@@ -1,0 +1,150 @@
+"""The checks of a request's body: every rejection is a :class:`RequestError` (an HTTP status
+and a message for the client), raised before anything is written or learned."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.serve.config import ServiceConfig
+
+#: Largest draw key of a ranking (the boosters' keys are 64-bit).
+_MAX_KEY = 2**64 - 1
+
+#: Longest feedback or impression id accepted.
+_MAX_ID = 128
+
+
+class RequestError(Exception):
+    """A rejected request: ``status`` (an HTTP status code) and a message for the client."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _fail(message: str, status: int = 422) -> RequestError:
+    return RequestError(status, message)
+
+
+def _check_fields(body: Any, allowed: set[str], required: set[str], what: str) -> None:
+    if not isinstance(body, dict):
+        raise _fail(f"{what}: the body must be a JSON object, got {type(body).__name__}", 400)
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise _fail(f"{what}: unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+    missing = sorted(required - set(body))
+    if missing:
+        raise _fail(f"{what}: missing field(s) {missing}")
+
+
+def _flag(body: dict, name: str) -> bool:
+    value = body.get(name, False)
+    if not isinstance(value, bool):
+        raise _fail(f"{name} must be true or false, got {json.dumps(value)}")
+    return value
+
+
+def _number(value: Any, where: str) -> float:
+    # bool is an int in Python but not a feature value in JSON terms
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(f"features: {where} must be a number, got {json.dumps(value)}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise _fail(f"features: {where} is not finite ({value})")
+    if abs(v) > MAX_ABS_FEATURE:
+        raise _fail(f"features: {where} = {value} exceeds the limit of +-{MAX_ABS_FEATURE:g}")
+    return v
+
+
+def _vector(values: list[Any], where: Callable[[int], str]) -> np.ndarray:
+    """``values`` as float64, every one a finite JSON number within the input limit."""
+    # the usual case in one pass of C; the slow loop below only finds the culprit to name
+    if all(type(v) is float or type(v) is int for v in values):
+        x = np.array(values, dtype=np.float64)
+        if np.all(np.abs(x) <= MAX_ABS_FEATURE):  # False for NaN and infinities too
+            return x
+    for i, v in enumerate(values):
+        _number(v, where(i))
+    raise AssertionError("unreachable: a value was rejected above")
+
+
+def parse_features(value: Any, config: ServiceConfig) -> np.ndarray:
+    """A feature vector from JSON: a list of ``n_features`` numbers or an object with exactly
+    the schema's feature names. Raises :class:`RequestError` (422) naming the problem."""
+    n = config.n_features
+    if isinstance(value, list):
+        if len(value) != n:
+            raise _fail(f"features: expected {n} values, got {len(value)}")
+        return _vector(value, lambda i: f"value {i}")
+    if isinstance(value, dict):
+        names = config.feature_names
+        if names is None:
+            raise _fail("features: this service has no feature names; send a list of numbers")
+        unknown = sorted(set(value) - set(names))
+        missing = [name for name in names if name not in value]
+        if unknown or missing:
+            raise _fail(
+                f"features: unknown names {unknown[:5]}, missing names {missing[:5]} "
+                f"({len(unknown)} unknown, {len(missing)} missing of {n})"
+            )
+        return _vector([value[name] for name in names], lambda i: repr(names[i]))
+    raise _fail(
+        f"features must be a list of {n} numbers or an object of named values, got "
+        f"{type(value).__name__}"
+    )
+
+
+def _parse_id(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not 1 <= len(value) <= _MAX_ID or not value.isprintable():
+        raise _fail(f"{name} must be a printable string of 1 to {_MAX_ID} characters")
+    return value
+
+
+def parse_rank(body: Any, config: ServiceConfig) -> tuple[np.ndarray, int | None, bool, bool]:
+    """A ``/rank`` body's ``(features, key, ranking, scores)``: the feature vector, the draw key
+    (``None``: the service's own) and whether the ranking and the scores are wanted. Raises
+    :class:`RequestError` naming the problem."""
+    _check_fields(body, {"features", "key", "ranking", "scores"}, {"features"}, "rank")
+    x = parse_features(body["features"], config)
+    key = body.get("key")
+    if key is not None and (
+        isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= _MAX_KEY
+    ):
+        raise _fail(f"key must be an integer in [0, 2^64), got {json.dumps(key)}")
+    want_ranking = _flag(body, "ranking")
+    want_scores = _flag(body, "scores")
+    return x, key, want_ranking, want_scores
+
+
+def parse_feedback(
+    body: Any, config: ServiceConfig, index: Mapping[str, int]
+) -> tuple[str, str, list[int], bool]:
+    """A ``/feedback`` body's ``(feedback_id, impression, clicked, wait)``, ``clicked`` as the
+    indices of the labels (``index``: a label's index). Raises :class:`RequestError` naming the
+    problem."""
+    _check_fields(
+        body, {"impression", "clicked", "feedback_id", "wait"}, {"impression", "clicked"},
+        "feedback",
+    )  # fmt: skip
+    impression = _parse_id(body["impression"], "impression")
+    feedback_id = _parse_id(body.get("feedback_id", impression), "feedback_id")
+    clicked = body["clicked"]
+    if not isinstance(clicked, list):
+        raise _fail(f"clicked must be a list of labels, got {type(clicked).__name__}")
+    indices = []
+    for label in clicked:
+        if not isinstance(label, str) or label not in index:
+            known = list(config.labels)
+            raise _fail(f"clicked: unknown label {json.dumps(label)}; labels: {known}")
+        indices.append(index[label])
+    if len(set(indices)) != len(indices):
+        raise _fail(f"clicked: a label is repeated: {clicked}")
+    wait = _flag(body, "wait")
+    return feedback_id, impression, indices, wait

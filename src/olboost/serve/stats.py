@@ -1,0 +1,207 @@
+"""The service's counters (:class:`Stats`): what ``/metrics``, ``/health`` and the status page
+report, and the estimate of the rank loss of the rankings shown that they follow."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from olboost.serve.store import ImpressionRecord, Store
+
+#: Seconds between two points of the status page's series, and points kept (one hour).
+SERIES_STEP = 1.0
+SERIES_POINTS = 3600
+
+#: Upper bounds (seconds) of the feedback lag histogram of ``/metrics``.
+LAG_BUCKETS = (0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0)
+
+#: The counters and gauges of ``/metrics``: per metric, its name, type, help text and values
+#: (each with its labels).
+MetricsTable = list[tuple[str, str, str, list[tuple[str, float]]]]
+
+
+@dataclass
+class Stats:
+    """Counters of the service (``/metrics``), guarded by :attr:`lock`."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    requests: dict[tuple[str, int], int] = field(default_factory=dict)
+    impressions: int = 0
+    feedback: int = 0
+    duplicates: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    expired: int = 0
+    expired_feedback: int = 0
+    clicks: int = 0
+    shown: int = 0
+    applied: int = 0
+    loss_sum: float = 0.0  # sum of the estimated misordered pairs (inverse-propensity weighted)
+    pairs_sum: float = 0.0  # sum of the estimated relevant/irrelevant pairs, the same way
+    lag_sum: float = 0.0
+    lag_count: int = 0
+    lag_buckets: list[int] = field(default_factory=lambda: [0] * len(LAG_BUCKETS))
+    checkpoints: int = 0
+    series: deque = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+
+    def request(self, endpoint: str, status: int) -> None:
+        with self.lock:
+            key = (endpoint, status)
+            self.requests[key] = self.requests.get(key, 0) + 1
+
+    def reject(self, reason: str) -> None:
+        with self.lock:
+            self.rejected[reason] = self.rejected.get(reason, 0) + 1
+
+    def count_log(self, store: Store) -> None:
+        """Counters that describe the log rather than this process: from the log itself."""
+        s = self
+        s.impressions = store.count("impressions")
+        s.feedback = store.count("feedback")
+        s.applied = s.feedback
+        for fb in store.feedback_after(0):
+            clicked = int(fb.clicked.sum())
+            s.clicks += clicked
+            s.shown += fb.impression.shown.shape[0]
+            misordered, pairs = estimated_loss(fb.impression, fb.clicked)
+            s.loss_sum += misordered
+            s.pairs_sum += pairs
+
+    def learned(self, record: ImpressionRecord, clicked: np.ndarray, lag: float) -> None:
+        """Count one feedback learned: its clicks, shown labels, estimated loss and lag (seconds
+        from its impression)."""
+        misordered, pairs = estimated_loss(record, clicked)
+        s = self
+        with s.lock:
+            s.applied += 1
+            s.feedback += 1
+            s.clicks += int(clicked.sum())
+            s.shown += record.shown.shape[0]
+            s.loss_sum += misordered
+            s.pairs_sum += pairs
+            s.lag_sum += lag
+            s.lag_count += 1
+            for b, bound in enumerate(LAG_BUCKETS):
+                if lag <= bound:
+                    s.lag_buckets[b] += 1
+
+    def point(self, now: float) -> None:
+        """Add a point at time ``now`` to the status page's series."""
+        s = self
+        with s.lock:
+            s.series.append((now, s.applied, s.loss_sum, s.pairs_sum, s.clicks, s.shown))
+
+    def status_series(self, clock: Callable[[], float]) -> dict[str, Any]:
+        """The status page's data: per point, the time, feedback learned, the running estimate
+        of the rank loss of the rankings shown (:func:`estimated_loss`) and the click-through
+        rate since the previous point; the last point is now (``clock()``)."""
+        s = self
+        with s.lock:
+            points = list(s.series)
+            points.append((clock(), s.applied, s.loss_sum, s.pairs_sum, s.clicks, s.shown))
+        out: dict[str, list] = {"t": [], "feedback": [], "loss": [], "ctr": []}
+        prev = None
+        for t, n, loss, pairs, clicks, shown in points:
+            out["t"].append(t)
+            out["feedback"].append(n)
+            out["loss"].append(loss / pairs if pairs else None)
+            if prev is None:
+                out["ctr"].append(clicks / shown if shown else None)
+            else:
+                new = shown - prev[1]
+                out["ctr"].append((clicks - prev[0]) / new if new else None)
+            prev = (clicks, shown)
+        return out
+
+
+def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float, float]:
+    """``(misordered, pairs)`` of one feedback: the relevant/irrelevant pairs among the
+    labels shown, and those shown in the wrong order (the irrelevant label above), each
+    weighted by the inverse of the probability that the draw showed both (eq. 1 of Raman et
+    al. 2020; 1 with full feedback). Summed over feedback, their ratio estimates the rank
+    loss of the rankings shown, pair-weighted, in [0, 1]."""
+    k = record.shown.shape[0]
+    if record.probs is None:
+        rel, probs = clicked[record.shown], np.ones((k, k))
+    else:
+        rel, probs = clicked, record.probs
+    misordered = pairs = 0.0
+    for i in np.flatnonzero(rel).tolist():
+        for j in np.flatnonzero(~rel).tolist():
+            pairs += 1.0 / probs[i, j]
+            if j < i:  # the irrelevant label was shown above the relevant one
+                misordered += 1.0 / probs[i, j]
+    return misordered, pairs
+
+
+def metrics_table(
+    s: Stats, rounds: int, learn_queue: int, checkpoint_seq: int, pending: int
+) -> tuple[MetricsTable, list[tuple[str, float]]]:
+    """The values of ``/metrics`` (see :func:`exposition`): the table of counters and gauges,
+    the service's own given (model rounds, feedback committed and not learned, the last
+    checkpoint's ``seq``, pending impressions), and the lag histogram. Call it holding
+    ``s.lock``."""
+    table: MetricsTable = [
+        ("requests_total", "counter", "HTTP requests by endpoint and status.",
+         [(f'{{endpoint="{e}",status="{c}"}}', n)
+          for (e, c), n in sorted(s.requests.items())]),
+        ("impressions_total", "counter", "Impressions logged.", [("", s.impressions)]),
+        ("feedback_total", "counter", "Feedback logged (acknowledged).",
+         [("", s.feedback)]),
+        ("feedback_duplicates_total", "counter",
+         "Feedback ids answered again (applied once).", [("", s.duplicates)]),
+        ("feedback_rejected_total", "counter", "Feedback refused, by reason.",
+         [(f'{{reason="{r}"}}', n) for r, n in sorted(s.rejected.items())]),
+        ("impressions_expired_total", "counter",
+         "Impressions whose time to answer ran out without feedback.",
+         [("", s.expired)]),
+        ("clicks_total", "counter", "Clicked labels in the feedback learned.",
+         [("", s.clicks)]),
+        ("shown_labels_total", "counter", "Labels shown in the feedback learned.",
+         [("", s.shown)]),
+        ("click_through_rate", "gauge", "Clicks per shown label, feedback learned.",
+         [("", s.clicks / s.shown if s.shown else 0.0)]),
+        ("estimated_rank_loss", "gauge",
+         "Estimated rank loss of the rankings shown (inverse-propensity ratio, running).",
+         [("", s.loss_sum / s.pairs_sum if s.pairs_sum else 0.0)]),
+        ("learn_queue", "gauge", "Feedback committed, not learned yet.",
+         [("", learn_queue)]),
+        ("model_rounds", "gauge", "Examples the model has learned.", [("", rounds)]),
+        ("checkpoint_seq", "gauge", "Log sequence of the last checkpoint.",
+         [("", checkpoint_seq)]),
+        ("checkpoints_total", "counter", "Checkpoints written by this process.",
+         [("", s.checkpoints)]),
+        ("pending_impressions", "gauge", "Impressions waiting for feedback.",
+         [("", pending)]),
+    ]  # fmt: skip
+    lag = [
+        *(
+            (f'_bucket{{le="{bound:g}"}}', count)
+            for bound, count in zip(LAG_BUCKETS, s.lag_buckets, strict=True)
+        ),
+        ('_bucket{le="+Inf"}', s.lag_count),
+        ("_sum", s.lag_sum),
+        ("_count", s.lag_count),
+    ]
+    return table, lag
+
+
+def exposition(table: MetricsTable, lag: list[tuple[str, float]]) -> str:
+    """``/metrics`` in Prometheus's text exposition format (version 0.0.4), of the values of
+    :func:`metrics_table`."""
+    lines: list[str] = []
+    for name, kind, text, values in table:
+        lines += [f"# HELP olboost_{name} {text}", f"# TYPE olboost_{name} {kind}"]
+        lines += [f"olboost_{name}{labels} {value!r}" for labels, value in values]
+    lines += [
+        "# HELP olboost_feedback_lag_seconds Time from an impression to its feedback.",
+        "# TYPE olboost_feedback_lag_seconds histogram",
+    ]
+    lines += [f"olboost_feedback_lag_seconds{suffix} {value!r}" for suffix, value in lag]
+    return "\n".join(lines) + "\n"
