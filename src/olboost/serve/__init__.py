@@ -1,7 +1,10 @@
 """A live top-k ranking service: ``olboost serve`` and its simulated users, ``olboost simulate``.
 
-* :mod:`olboost.serve.service`: the model, its log writer and learner threads, request checks
-  (no web framework);
+* :mod:`olboost.serve.service`: the model behind its lock, ranking and feedback (no web
+  framework), with its log writer and learner threads (:mod:`._log_writer`, :mod:`._learner`);
+* :mod:`olboost.serve.config`: the service's configuration and model;
+* :mod:`olboost.serve.requests`: the checks of a request's body;
+* :mod:`olboost.serve.stats`: counters, the status page's series and ``/metrics``;
 * :mod:`olboost.serve.store`: the SQLite log (WAL) and the atomic checkpoints, recovery and replay;
 * :mod:`olboost.serve.app`: the Starlette application and the uvicorn runner (the ``serve``
   extra: ``pip install 'olboost[serve]'``);
@@ -12,4 +15,4 @@
 only in :mod:`olboost.serve.app`.
 """
 
-__all__ = ["app", "commands", "service", "simulate", "store"]
+__all__ = ["app", "commands", "config", "requests", "service", "simulate", "stats", "store"]
