@@ -157,9 +157,9 @@ def check_vector(
     feature_names: list[Hashable] | None,
     n_features: int | None,
 ) -> tuple[np.ndarray, list[Hashable] | None]:
-    """Validate one feature vector ``x`` of the learner ``who`` (a dict or a 1-D vector; see the
-    module docstring); returns it as float64 and, for the first dict, the key order (sorted) that
-    fixes the features.
+    """Validate one feature vector ``x`` of the learner ``who`` (a dict or a 1-D vector; the
+    rules are in the docstring of :mod:`olboost.online`); returns it as float64 and, for the
+    first dict, the key order (sorted) that fixes the features.
 
     ``feature_names`` are the keys fixed by the first example if it was a dict (else ``None``),
     ``n_features`` the number of features of a started learner (``None``: not started).
