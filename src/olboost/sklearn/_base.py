@@ -199,8 +199,8 @@ _PROTOCOL = pickle.HIGHEST_PROTOCOL
 class _PickledBooster:
     """A fitted booster as pickle bytes, inside a pickled adapter."""
 
-    # pickled under the name it had before this module was split off, which olboost.sklearn
-    # re-exports: pickles stay the same bytes, and old ones load
+    # pickled under its name from before olboost.sklearn became a package (which re-exports
+    # it), so that pickles of fitted adapters keep their bytes and old ones still load
     __module__ = "olboost.sklearn"
     __slots__ = ("data",)
 
