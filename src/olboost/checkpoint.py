@@ -38,8 +38,6 @@ in a :class:`CellCache`, one small JSON file per cell, so that a rerun skips the
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -48,7 +46,6 @@ import pickle
 import platform
 import struct
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -56,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost._atomic import atomic_write, remove_stale_temporaries
 from olboost._version import __version__
 
 __all__ = [
@@ -86,7 +84,6 @@ KINDS = ("model", "run")
 
 _LENGTH = struct.Struct(">I")  # length of the JSON header
 _DIGEST_BYTES = hashlib.sha256().digest_size
-_TEMPORARY_SUFFIX = ".olboost-tmp"
 
 #: Opcode of a pickle's protocol marker: how a bare pickle is recognised.
 _PICKLE_START = b"\x80"
@@ -157,89 +154,6 @@ def dumps(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _Pickler(buffer, protocol=PICKLE_PROTOCOL).dump(obj)
     return buffer.getvalue()
-
-
-# --------------------------------------------------------------------------- atomic writes
-
-
-@functools.cache
-def _umask() -> int:
-    """The process's umask (read once: reading it means setting it)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (where the platform can open a directory)."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _target(path: str | os.PathLike[str]) -> Path:
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory; give the path of a file inside it", str(path))
-    return path
-
-
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
-    ``fsync``-ed, renamed over ``path``, then the directory ``fsync``-ed. Readers see the old
-    file or the new one, never a part; a crash leaves at most a temporary file named
-    ``.<name>.<pid>.*.olboost-tmp`` beside it (see :func:`remove_stale_temporaries`).
-
-    Raises ``IsADirectoryError`` if ``path`` is a directory, and any ``OSError`` of creating or
-    writing the file (a missing directory: ``FileNotFoundError``); ``path`` is unchanged then.
-    """
-    path = _target(path)
-    directory = path.parent
-    fd, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=_TEMPORARY_SUFFIX, dir=directory
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if hasattr(os, "fchmod"):  # mkstemp's 0600, widened to what open() would give
-                os.fchmod(f.fileno(), 0o666 & ~_umask())
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(directory)
-
-
-def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
-    """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
-    was killed (those of processes no longer running); return them."""
-    path = Path(path)
-    removed = []
-    for candidate in path.parent.glob(f".{path.name}.*{_TEMPORARY_SUFFIX}"):
-        pid = candidate.name[len(path.name) + 2 :].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
-            continue
-        with contextlib.suppress(OSError):
-            candidate.unlink()
-            removed.append(candidate)
-    return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists, owned by someone else
-        return True
-    return True
 
 
 # --------------------------------------------------------------------------- the file format

@@ -1,5 +1,36 @@
-"""The online-learner layer: the River-style API, input checks and output bookkeeping that every
-olboost estimator shares, committee booster or not (:mod:`olboost.online.learner`)."""
+"""The online-learner layer: the River-style API every olboost estimator shares, committee
+booster or not. Its base classes are defined in :mod:`olboost.online.learner`, the input checks
+in :mod:`olboost.online.inputs` and the checks of targets in :mod:`olboost.online.labels`.
+
+An :class:`OnlineLearner` owns what does not depend on how it learns: its ``k`` outputs (labels to
+rank or classes) and their bookkeeping, the input checks (done completely before any state
+changes, so a rejected example leaves the model exactly as it was), its seed and round counter,
+the start on the first example, and pickling. :class:`RankingLearner` adds the multi-label ranking
+API (``learn_one(x, y)`` with a set, River's ``dict[label, bool]`` or a
+:class:`~olboost.feedback.Feedback`, ``score_one``, ``rank_one``, ``predict_one`` and the array
+paths ``learn`` / ``score`` / ``score_then_learn``; a ``river.base.MultiLabelClassifier`` when
+River is installed), :class:`MulticlassLearner` River's classifier API (``learn_one``,
+``predict_proba_one``, ``predict_one``; a ``river.base.Classifier`` when River is installed) and
+its array paths.
+
+A learner implements four hooks: ``_init_state()`` (allocate learned state once the outputs and
+the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64
+vector, without changing the model), ``_learn_row(xv, target)`` (learn one checked example) and,
+optionally, ``_stream(rows, targets, return_scores)`` (score then learn many rows; by default one
+at a time) and ``_missing_allowed()`` (whether it takes missing values; by default not).
+Committee boosters (:mod:`olboost.boosters`) are learners; so can be any other online model.
+
+Parameters are checked again when the model starts (they may have changed since construction,
+e.g. by River's ``mutate`` or by assignment), before anything is set, together with those of
+parameters that are themselves estimators (a booster's committee).
+
+**Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value,
+in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
+The features of dict input are fixed by the first example, as in River: a later dict may omit
+some of them (they are missing) and may hold keys not seen then, which are ignored. Any other
+learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
+and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
+"""
 
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
 

@@ -9,14 +9,16 @@ its key for dict input, its column index otherwise.
 
 from __future__ import annotations
 
-import numbers
-import sys
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from olboost.feedback import FullFeedback
+
+# moved to olboost.online.labels; importable from here as before
+from olboost.online.labels import check_outputs as check_outputs
+from olboost.online.labels import relevant_in_mapping as relevant_in_mapping
 
 __all__ = [
     "MAX_ABS_FEATURE",
@@ -25,6 +27,8 @@ __all__ = [
     "as_floats",
     "check_outputs",
     "check_values",
+    "check_vector",
+    "check_width",
     "dict_values",
 ]
 
@@ -33,25 +37,6 @@ __all__ = [
 #: single such value would leave inf/NaN in those statistics for good. 1e100 squared is 1e200,
 #: far from float64's 1.8e308 even summed over billions of examples.
 MAX_ABS_FEATURE = 1e100
-
-
-def check_outputs(value: Any) -> str | None:
-    """Why ``value`` is not a valid ``labels``/``classes`` parameter (``None`` if it is)."""
-    if isinstance(value, bool):
-        return "must be None, an int >= 2 or a sequence of at least 2 distinct values"
-    if isinstance(value, numbers.Integral):
-        if value > sys.maxsize:  # no list, array or range holds that many
-            return f"must be at most {sys.maxsize} when an int, got {value}"
-        return None if value >= 2 else f"must be >= 2 when an int, got {value}"
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        return f"must be None, an int >= 2 or a sequence, got {value!r}"
-    if len(value) < 2:
-        return "must hold at least 2 values"
-    try:
-        distinct = len(set(value)) == len(value)
-    except TypeError:
-        return "must hold hashable values"
-    return None if distinct else "must not repeat a value"
 
 
 def as_floats(values: Any, what: str) -> np.ndarray:
@@ -165,6 +150,65 @@ def check_values(
         raise ValueError(f"{who}: {_problem(float(xv[j]), where, allow_missing)}")
 
 
+def check_vector(
+    x: Any,
+    who: str,
+    allow_missing: bool,
+    feature_names: list[Hashable] | None,
+    n_features: int | None,
+) -> tuple[np.ndarray, list[Hashable] | None]:
+    """Validate one feature vector ``x`` of the learner ``who`` (a dict or a 1-D vector; the
+    rules are in the docstring of :mod:`olboost.online`); returns it as float64 and, for the
+    first dict, the key order (sorted) that fixes the features.
+
+    ``feature_names`` are the keys fixed by the first example if it was a dict (else ``None``),
+    ``n_features`` the number of features of a started learner (``None``: not started).
+    """
+    names: list[Hashable] | None = None
+    if isinstance(x, Mapping):
+        if n_features is not None and feature_names is None:
+            raise TypeError(f"{who}: x must be a vector, as in the first example, not a dict")
+        if feature_names is None:
+            # Sorted, so that the first dict's key order does not decide which columns each
+            # weak learner sees.
+            names = sorted(x, key=lambda key: (str(key), type(key).__name__))
+            keys = names
+        else:
+            keys = feature_names
+            if not allow_missing and (
+                len(x) != len(feature_names) or any(key not in x for key in feature_names)
+            ):
+                missing = [key for key in feature_names if key not in x]
+                extra = [key for key in x if key not in set(feature_names)]
+                raise ValueError(
+                    f"{who}: x has different features than the first example "
+                    f"(missing {missing[:5]}, unexpected {extra[:5]}), and this model does "
+                    "not accept missing values"
+                )
+        xv = dict_values(x, keys, allow_missing, who)
+    else:
+        if feature_names is not None:
+            raise TypeError(f"{who}: x must be a dict, as in the first example")
+        if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
+            raise TypeError(f"{who}: x must be a dict or a 1-D vector, got {type(x).__name__}")
+        keys = None
+        xv = as_floats(x, f"{who}: feature values")
+        if xv.ndim != 1:
+            raise ValueError(f"{who}: x must be 1-D, got shape {xv.shape}")
+    check_width("x", xv.shape[0], n_features, who)
+    if xv.shape[0] == 0:
+        raise ValueError(f"{who}: x has no features")
+    check_values(xv, keys, allow_missing, who)
+    return xv, names
+
+
+def check_width(what: str, d: int, n_features: int | None, who: str) -> None:
+    """Raise a ``ValueError`` if ``what`` (``x`` or ``X``) has ``d`` features and the learner
+    ``who`` was started with another number ``n_features`` (``None``: not started)."""
+    if n_features is not None and d != n_features:
+        raise ValueError(f"{who}: {what} has {d} features, the model was started with {n_features}")
+
+
 class Rows:
     """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
 
@@ -241,15 +285,3 @@ class FeedbackRows(Sequence):
         if isinstance(i, slice):
             return FeedbackRows(self.Y[i])
         return FullFeedback(self.Y[i])
-
-
-def relevant_in_mapping(y: Mapping, what: str) -> list[Hashable]:
-    """The labels River's multi-label target ``y`` (``{label: bool}``) maps to True, in its order;
-    ``TypeError`` naming ``what[label]`` for a value that is not a bool (``1`` is not True)."""
-    for label, value in y.items():
-        if not isinstance(value, bool | np.bool_):
-            raise TypeError(
-                f"{what}[{label!r}] must be a bool (True: relevant), got "
-                f"{type(value).__name__} {value!r}"
-            )
-    return [label for label, value in y.items() if value]

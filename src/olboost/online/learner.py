@@ -1,39 +1,11 @@
-"""The online-learner layer: the River-style API every olboost estimator shares.
-
-An :class:`OnlineLearner` owns what does not depend on how it learns: its ``k`` outputs (labels to
-rank or classes) and their bookkeeping, the input checks (done completely before any state
-changes, so a rejected example leaves the model exactly as it was), its seed and round counter,
-the start on the first example, and pickling. :class:`RankingLearner` adds the multi-label ranking
-API (``learn_one(x, y)`` with a set, River's ``dict[label, bool]`` or a
-:class:`~olboost.feedback.Feedback`, ``score_one``, ``rank_one``, ``predict_one`` and the array
-paths ``learn`` / ``score`` / ``score_then_learn``; a ``river.base.MultiLabelClassifier`` when
-River is installed), :class:`MulticlassLearner` River's classifier API (``learn_one``,
-``predict_proba_one``, ``predict_one``; a ``river.base.Classifier`` when River is installed) and
-its array paths.
-
-A learner implements four hooks: ``_init_state()`` (allocate learned state once the outputs and
-the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64
-vector, without changing the model), ``_learn_row(xv, target)`` (learn one checked example) and,
-optionally, ``_stream(rows, targets, return_scores)`` (score then learn many rows; by default one
-at a time) and ``_missing_allowed()`` (whether it takes missing values; by default not).
-Committee boosters (:mod:`olboost.boosters`) are learners; so can be any other online model.
-
-Parameters are checked again when the model starts (they may have changed since construction,
-e.g. by River's ``mutate`` or by assignment), before anything is set, together with those of
-parameters that are themselves estimators (a booster's committee).
-
-**Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value,
-in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
-The features of dict input are fixed by the first example, as in River: a later dict may omit
-some of them (they are missing) and may hold keys not seen then, which are ignored. Any other
-learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
-and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
+"""The base classes of the online-learner layer, which :mod:`olboost.online` describes:
+:class:`OnlineLearner` (outputs, input checks, seed, start, pickling), :class:`RankingLearner`
+(multi-label ranking) and :class:`MulticlassLearner` (multiclass classification).
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -43,21 +15,25 @@ from olboost import _libm as libm
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
-from olboost.online.inputs import (
-    FeedbackRows,
-    Rows,
-    as_floats,
+from olboost.online.inputs import FeedbackRows, Rows, check_vector, check_width
+from olboost.online.labels import (
+    check_feedback_type,
+    check_label_columns,
     check_outputs,
-    check_values,
-    dict_values,
-    relevant_in_mapping,
+    class_vector,
+    classes_and_codes,
+    output_list,
+    rank_cut,
+    relevance_matrix,
+    relevant_mask,
+    unknown_class,
 )
 
 __all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
 
 
 class OnlineLearner(Estimator):
-    """Base class of every online learner (see the module docstring)."""
+    """Base class of every online learner (see :mod:`olboost.online`)."""
 
     #: Name of the parameter (and, with ``_``, of the learned attribute) holding the outputs.
     _outputs_param = "labels"
@@ -127,16 +103,8 @@ class OnlineLearner(Estimator):
         attr = self._outputs_param + "_"
         if attr in self.__dict__:
             return self.__dict__[attr]
-        value = getattr(self, self._outputs_param)
-        if value is None:
-            raise ValueError(
-                f"{type(self).__name__}: the {self._outputs_param} are unknown: pass "
-                f"{self._outputs_param}=k or {self._outputs_param}=[...] to the constructor, "
-                "or learn from arrays first"
-            )
-        if isinstance(value, numbers.Integral):
-            return list(range(int(value)))
-        return list(value)
+        param = self._outputs_param
+        return output_list(getattr(self, param), param, type(self).__name__)
 
     def _set_outputs(self, outputs: list[Hashable]) -> None:
         setattr(self, self._outputs_param + "_", list(outputs))
@@ -227,62 +195,25 @@ class OnlineLearner(Estimator):
     # ------------------------------------------------------------------ input checks
 
     def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
-        """Validate one feature vector; returns it as float64 and, for the first dict, the key
-        order (sorted) that fixes the features."""
-        name = type(self).__name__
-        allow = self._missing_allowed()
-        names: list[Hashable] | None = None
-        if isinstance(x, Mapping):
-            known = self.__dict__.get("feature_names_in_")
-            if self._started and known is None:
-                raise TypeError(f"{name}: x must be a vector, as in the first example, not a dict")
-            if known is None:
-                # Sorted, so that the first dict's key order does not decide which columns each
-                # weak learner sees.
-                names = sorted(x, key=lambda key: (str(key), type(key).__name__))
-                keys = names
-            else:
-                keys = known
-                if not allow and (len(x) != len(known) or any(key not in x for key in known)):
-                    missing = [key for key in known if key not in x]
-                    extra = [key for key in x if key not in set(known)]
-                    raise ValueError(
-                        f"{name}: x has different features than the first example "
-                        f"(missing {missing[:5]}, unexpected {extra[:5]}), and this model does "
-                        "not accept missing values"
-                    )
-            xv = dict_values(x, keys, allow, name)
-        else:
-            if self.__dict__.get("feature_names_in_") is not None:
-                raise TypeError(f"{name}: x must be a dict, as in the first example")
-            if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
-                raise TypeError(f"{name}: x must be a dict or a 1-D vector, got {type(x).__name__}")
-            keys = None
-            xv = as_floats(x, f"{name}: feature values")
-            if xv.ndim != 1:
-                raise ValueError(f"{name}: x must be 1-D, got shape {xv.shape}")
-        if self._started and xv.shape[0] != self.n_features_in_:
-            raise ValueError(
-                f"{name}: x has {xv.shape[0]} features, the model was started with "
-                f"{self.n_features_in_}"
-            )
-        if xv.shape[0] == 0:
-            raise ValueError(f"{name}: x has no features")
-        check_values(xv, keys, allow, name)
-        return xv, names
+        """Validate one feature vector (:func:`~olboost.online.inputs.check_vector`); returns it
+        as float64 and, for the first dict, the key order (sorted) that fixes the features."""
+        return check_vector(
+            x,
+            type(self).__name__,
+            self._missing_allowed(),
+            self.__dict__.get("feature_names_in_"),
+            self.n_features_in_ if self._started else None,
+        )
 
     def _check_X(self, X: Any) -> Rows:
         rows = Rows.of(X, type(self).__name__, self._missing_allowed())
-        if self._started and rows.d != self.n_features_in_:
-            raise ValueError(
-                f"{type(self).__name__}: X has {rows.d} features, the model was started with "
-                f"{self.n_features_in_}"
-            )
+        n_features = self.n_features_in_ if self._started else None
+        check_width("X", rows.d, n_features, type(self).__name__)
         return rows
 
 
 class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
-    """Base class of online learners for multi-label ranking (see the module docstring).
+    """Base class of online learners for multi-label ranking (see :mod:`olboost.online`).
 
     When River is installed, a ranking learner is a ``river.base.MultiLabelClassifier``: it runs
     in ``river.evaluate.progressive_val_score`` with River's multi-output metrics
@@ -360,12 +291,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         raises before anything changes (see the class docstring)."""
         xv, names = self._check_x(x)
         feedback = y if isinstance(y, Feedback) else FullFeedback(self._check_y(y))
-        if not isinstance(feedback, self._feedback_types):
-            raise TypeError(
-                f"{type(self).__name__} learns from "
-                + " or ".join(t.__name__ for t in self._feedback_types)
-                + f", got {type(feedback).__name__}"
-            )
+        check_feedback_type(feedback, self._feedback_types, type(self).__name__)
         self._check_feedback(feedback)
         self._learn_vector(xv, feedback, names)
         if isinstance(feedback, FullFeedback):
@@ -431,10 +357,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
 
     def _n_predicted(self, k: int) -> int:
         """How many labels :meth:`predict_one` predicts relevant (see the class docstring)."""
-        cardinality = self.label_cardinality_
-        if math.isnan(cardinality):
-            return 1
-        return min(k, max(1, math.floor(cardinality + 0.5)))
+        return rank_cut(self.label_cardinality_, k)
 
     def _count_targets(self, Y: np.ndarray) -> None:
         """Count the examples learned with their whole relevant set, ``Y`` their masks
@@ -488,50 +411,15 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
     def _check_y(self, y: Any) -> np.ndarray:
         """The relevant-label mask of a set or of River's ``{label: bool}``; raises naming the
         first unknown label (``ValueError``) or non-bool value (``TypeError``)."""
-        name = type(self).__name__
-        if isinstance(y, Mapping):
-            relevant = relevant_in_mapping(y, f"{name}: y")
-            self._label_mask(y, name)  # every key must be a label, those mapped to False too
-            return self._label_mask(relevant, name)
-        if not isinstance(y, set | frozenset):
-            raise TypeError(
-                f"{name}: y must be a set of relevant labels (possibly empty) or a dict "
-                f"label -> bool, got {type(y).__name__}"
-            )
-        return self._label_mask(y, name)
-
-    def _label_mask(self, labels: Any, name: str) -> np.ndarray:
-        """The mask of ``labels`` (an iterable of labels); ``ValueError`` naming an unknown one."""
-        outputs = self._outputs()
-        index = self._output_index()
-        mask = np.zeros(len(outputs), dtype=np.bool_)
-        for label in labels:
-            try:
-                mask[index[label]] = True
-            except (KeyError, TypeError):
-                raise ValueError(
-                    f"{name}: unknown label {label!r}; known labels are {outputs[:10]}"
-                    + (" ..." if len(outputs) > 10 else "")
-                ) from None
-        return mask
+        return relevant_mask(y, self._outputs, self._output_index, type(self).__name__)
 
     def _check_Y(self, Y: Any, n: int) -> np.ndarray:
         name = type(self).__name__
-        Y = np.asarray(Y)
-        if Y.ndim != 2 or Y.shape[0] != n:
-            raise ValueError(f"{name}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
-        if Y.dtype != np.bool_:
-            if not np.isin(Y, (0, 1)).all():
-                raise ValueError(f"{name}: Y must hold only 0/1 or booleans")
-            Y = Y.astype(np.bool_)
-        k = Y.shape[1]
+        Y = relevance_matrix(Y, n, name)
         known = self.__dict__.get("labels_")
         if known is None and self.labels is not None:
             known = self._outputs()
-        if known is not None and k != len(known):
-            raise ValueError(f"{name}: Y has {k} label columns, the model ranks {len(known)}")
-        if known is None and k < 2:
-            raise ValueError(f"{name}: Y must have at least 2 label columns")
+        check_label_columns(Y.shape[1], known, name)
         return Y
 
 
@@ -553,11 +441,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         try:
             return self._output_index()[y]
         except (KeyError, TypeError):
-            classes = self._outputs()
-            raise ValueError(
-                f"{type(self).__name__}: unknown class {y!r}; the classes are {classes[:10]}"
-                + (" ..." if len(classes) > 10 else "")
-            ) from None
+            raise unknown_class(y, self._outputs(), type(self).__name__) from None
 
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Hashable) -> None:
         """Learn from one example with features ``x`` and class ``y``."""
@@ -593,18 +477,10 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
     ) -> np.ndarray | None:
         """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row."""
         rows = self._check_X(X)
-        y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
-        if y.ndim != 1 or y.shape[0] != rows.n:
-            raise ValueError(
-                f"{type(self).__name__}: y must be 1-D with {rows.n} entries, got shape {y.shape}"
-            )
+        y = class_vector(y, rows.n, type(self).__name__)
         outputs = None
         if self.classes is None and "classes_" not in self.__dict__:
-            outputs = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
-            if len(outputs) < 2:
-                raise ValueError(f"{type(self).__name__}: y must hold at least 2 classes")
-            index = {value: i for i, value in enumerate(outputs)}
-            codes = [index[v] for v in y.tolist()]
+            outputs, codes = classes_and_codes(y, type(self).__name__)
         else:
             codes = [self._class_code(v) for v in y.tolist()]
         if not self._started:

@@ -20,204 +20,38 @@ Importing this module needs scikit-learn >= 1.6 (``pip install olboost[sklearn]`
 
 from __future__ import annotations
 
-import math
-import numbers
-import pickle
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin
-    from sklearn.utils import check_random_state
-    from sklearn.utils.multiclass import check_classification_targets, type_of_target
-    from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+    from sklearn.base import ClassifierMixin
+    from sklearn.utils.multiclass import check_classification_targets
+
+    # new in scikit-learn 1.6; imported here too so that an older version is reported as below
+    from sklearn.utils.validation import validate_data  # noqa: F401
 except ImportError as err:  # pragma: no cover - depends on the environment
     raise ImportError(
         "olboost.sklearn needs scikit-learn >= 1.6 (pip install 'olboost[sklearn]'): " + str(err)
     ) from err
 
 from olboost import _libm as libm
-from olboost.online.inputs import MAX_ABS_FEATURE
-from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
+from olboost.online.labels import rank_cut
+from olboost.online.learner import MulticlassLearner, RankingLearner
+from olboost.sklearn._base import _check_rows, _OnlineBoostingBase
+
+# pickles of fitted adapters name olboost.sklearn._PickledBooster
+from olboost.sklearn._base import _PickledBooster as _PickledBooster
+from olboost.sklearn._targets import (
+    _codes,
+    _indicator,
+    _need_two,
+    _one_hot,
+    _partial_fit_classes,
+    _ranking_target,
+)
 
 __all__ = ["OnlineBoostingClassifier", "OnlineBoostingRanker"]
-
-_T = TypeVar("_T")
-
-#: Largest ``random_state`` integer, as scikit-learn's ``check_random_state``.
-_MAX_SEED = 2**32 - 1
-
-
-class _OnlineBoostingBase(BaseEstimator):
-    """What both adapters share: the booster template, seeding, input checks, tags."""
-
-    #: The olboost learner class the booster must be an instance of.
-    _learner_type: type[OnlineLearner] = OnlineLearner
-    #: The booster parameter naming its outputs, which the adapter sets from ``y``.
-    _outputs_param = ""
-
-    def __init__(self, booster: OnlineLearner | None = None, *, random_state: Any = None):
-        self.booster = booster
-        self.random_state = random_state
-
-    # ------------------------------------------------------------------ the booster
-
-    def _default_booster(self) -> OnlineLearner:
-        raise NotImplementedError
-
-    def _template(self) -> OnlineLearner:
-        """The booster to clone: ``booster``, or the default one; a ``TypeError`` otherwise."""
-        booster = self._default_booster() if self.booster is None else self.booster
-        if not isinstance(booster, self._learner_type):
-            raise TypeError(
-                f"{type(self).__name__}.booster must be None or an olboost "
-                f"{self._learner_type.__name__} (e.g. {type(self._default_booster()).__name__}()"
-                f"), got {type(booster).__name__}"
-            )
-        return booster
-
-    def _seed(self) -> int | None:
-        """The booster seed ``random_state`` asks for (``None``: keep the booster's own)."""
-        rs = self.random_state
-        if rs is None:
-            return None
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool | np.bool_):
-            if not 0 <= rs <= _MAX_SEED:
-                raise ValueError(
-                    f"{type(self).__name__}.random_state must be in [0, {_MAX_SEED}], got {rs!r}"
-                )
-            return int(rs)
-        if isinstance(rs, np.random.RandomState):
-            return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
-        raise TypeError(
-            f"{type(self).__name__}.random_state must be None, an int or a "
-            f"numpy.random.RandomState, got {type(rs).__name__}"
-        )
-
-    def _new_booster(self, n_outputs: int) -> OnlineLearner:
-        """A fresh clone of the template over ``n_outputs`` outputs (classes or labels), seeded
-        by ``random_state`` if set. Checks everything first."""
-        template = self._template()
-        outputs = self._outputs_param
-        if getattr(template, outputs) is not None:
-            raise ValueError(
-                f"{type(self).__name__}: leave the booster's {outputs}=None; the adapter takes "
-                f"the {outputs} from y (or from partial_fit's classes=), got "
-                f"{outputs}={getattr(template, outputs)!r}"
-            )
-        params: dict[str, Any] = {outputs: n_outputs}
-        seed = self._seed()
-        if seed is not None and template._is_stochastic:
-            params["seed"] = seed
-        return template.clone(params)
-
-    def set_params(self, **params: Any) -> _OnlineBoostingBase:
-        """Set parameters (``booster__<name>`` for a parameter of the booster) and return
-        ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
-        parameter: the default booster is then created and held in ``booster``."""
-        before = dict(self.__dict__)
-        try:
-            if (
-                self.booster is None
-                and "booster" not in params
-                and any(key.startswith("booster__") for key in params)
-            ):
-                self.booster = self._default_booster()
-            return super().set_params(**params)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-    # ------------------------------------------------------------------ state and input
-
-    def _atomic(self, work: Callable[[], _T]) -> _T:
-        """Run ``work``; if it raises, restore the adapter's attributes as they were (the
-        booster itself rejects bad rows before learning any)."""
-        before = dict(self.__dict__)
-        try:
-            return work()
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-    def _missing_allowed(self) -> bool:
-        """Whether NaN passes the input checks: the (fitted or template) booster takes missing
-        values (e.g. ``VFDTCommittee(missing="learn")``, the default)."""
-        booster = self.__dict__.get("booster_")
-        if booster is None:
-            try:
-                booster = self._template()
-            except (TypeError, ValueError):
-                return False
-        return bool(booster._missing_allowed())
-
-    def _finite(self) -> bool | str:
-        return "allow-nan" if self._missing_allowed() else True
-
-    def _validate(self, *arrays: Any, reset: bool, **extra: Any) -> Any:
-        """scikit-learn's ``validate_data`` with this adapter's conventions: float64, C-ordered,
-        CSR accepted, NaN only where the booster allows missing values."""
-        return _no_overflow(
-            type(self).__name__,
-            lambda: validate_data(
-                self,
-                *arrays,
-                reset=reset,
-                accept_sparse="csr",
-                dtype=np.float64,
-                order="C",
-                ensure_all_finite=self._finite(),
-                **extra,
-            ),
-        )
-
-    def _check_X(self, X: Any) -> Any:
-        """``X`` checked against the fit (features, names, values) as float64, C-ordered and
-        writable (a read-only input is copied), or CSR."""
-        return _writable(self._validate(X, reset=False))
-
-    def _check_X_y(self, X: Any, y: Any, *, reset: bool, multi_output: bool) -> tuple[Any, Any]:
-        if y is None:
-            raise ValueError(
-                f"This {type(self).__name__} estimator requires y to be passed, but the target "
-                "y is None."
-            )
-        X, y = self._validate(X, y, reset=reset, multi_output=multi_output)
-        return _writable(X), y
-
-    def _scores(self, X: Any) -> np.ndarray:
-        """The booster's scores ``(n, k)`` for the checked rows of ``X`` (no learning)."""
-        check_is_fitted(self, "booster_")
-        X = self._check_X(X)
-        booster = self.booster_
-        return booster.votes(X) if isinstance(booster, MulticlassLearner) else booster.score(X)
-
-    # ------------------------------------------------------------------ pickling
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The fitted booster travels as pickle bytes: a model loaded as a read-only memory map
-        # (joblib's mmap_mode) would otherwise hold read-only arrays, which its compiled kernels
-        # cannot update (partial_fit) and must be compiled again for (predict).
-        state = dict(super().__getstate__())
-        if "booster_" in state:
-            state["booster_"] = _PickledBooster(pickle.dumps(state["booster_"], _PROTOCOL))
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        booster = state.get("booster_")
-        if isinstance(booster, _PickledBooster):
-            state = {**state, "booster_": pickle.loads(booster.data)}
-        super().__setstate__(state)
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.allow_nan = self._missing_allowed()
-        return tags
 
 
 class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
@@ -541,8 +375,7 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
     @property
     def _n_predicted(self) -> int:
         """``r``, the number of labels ``predict`` marks relevant (see the class docstring)."""
-        m = len(self.classes_)
-        return min(m, max(1, math.floor(self.label_cardinality_ + 0.5)))
+        return rank_cut(self.label_cardinality_, len(self.classes_))
 
     def decision_function(self, X: Any) -> np.ndarray:
         """The booster's label scores, ``(n, n_labels)``: higher means more relevant. For a
@@ -563,144 +396,3 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
         Y = np.zeros(scores.shape, dtype=np.bool_)
         np.put_along_axis(Y, order, True, axis=1)
         return Y.astype(self._y_dtype)
-
-
-# ---------------------------------------------------------------------------------- helpers
-
-_PROTOCOL = pickle.HIGHEST_PROTOCOL
-
-
-class _PickledBooster:
-    """A fitted booster as pickle bytes, inside a pickled adapter."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_PickledBooster, (self.data,))
-
-
-def _check_rows(booster: OnlineLearner, X: np.ndarray) -> None:
-    """Raise, before any row is learned, if the booster's committee would reject a row of ``X``
-    (a nominal code its trees do not know, a value outside [0, 1] for rankers under the entropy).
-    The booster's array path learns the rows before a rejected one, as a stream must; a
-    ``partial_fit`` batch is all or nothing."""
-    committee = booster.__dict__.get("committee_")
-    if committee is None:  # not started: a failure discards the new booster
-        return
-    first_bad = committee.check_rows(X)
-    if first_bad < X.shape[0]:
-        try:
-            committee.predict(X[first_bad])
-        except ValueError as error:
-            raise ValueError(f"X row {first_bad}: {error}") from None
-        raise ValueError(f"X row {first_bad} is rejected by {type(committee).__name__}")
-
-
-def _no_overflow(name: str, validate: Callable[[], _T]) -> _T:
-    """``validate()`` (scikit-learn's ``validate_data``), with the ``OverflowError`` NumPy
-    raises for an integer too large for a float64 reported as the ``ValueError`` of a value
-    out of range, as the boosters report values beyond ``MAX_ABS_FEATURE``."""
-    try:
-        return validate()
-    except OverflowError as err:
-        raise ValueError(
-            f"{name}: X holds a number too large for a float64 ({err}); feature values must lie "
-            f"within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE)"
-        ) from None
-
-
-def _writable(X: Any) -> Any:
-    """``X`` itself, or a copy when it is a read-only dense array (e.g. a memory map), so the
-    compiled kernels see the array type they were compiled for."""
-    if isinstance(X, np.ndarray) and not X.flags.writeable:
-        return np.array(X, order="C")
-    return X
-
-
-def _need_two(name: str, classes: np.ndarray) -> None:
-    if len(classes) < 2:
-        raise ValueError(
-            f"{name}: y has {len(classes)} class ({classes.tolist()!r}); at least 2 classes are "
-            "needed"
-        )
-
-
-def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones."""
-    index: dict[Hashable, int] = {c: i for i, c in enumerate(classes.tolist())}
-    codes = np.empty(len(y), dtype=np.int64)
-    unknown = []
-    for i, label in enumerate(y.tolist()):
-        code = index.get(label)
-        if code is None:
-            unknown.append(label)
-        else:
-            codes[i] = code
-    if unknown:
-        raise ValueError(
-            f"{name}: y has label(s) not in classes {classes.tolist()[:10]!r}: "
-            f"{sorted(set(unknown), key=repr)[:10]!r}"
-        )
-    return codes
-
-
-def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) -> np.ndarray:
-    """The classes of a ``partial_fit`` call with 1-D targets, as scikit-learn's convention:
-    required on the first call, equal to ``classes_`` if given later."""
-    name = type(est).__name__
-    if first:
-        if classes is None:
-            raise ValueError(
-                f"{name}: classes must be passed on the first call to partial_fit (every class "
-                "of the stream)"
-            )
-        known = np.unique(np.asarray(classes))
-        _need_two(name, known)
-        return known
-    if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), est.classes_):
-        raise ValueError(
-            f"{name}: classes={classes!r} is not the same as on the first call to partial_fit, "
-            f"was {est.classes_!r}"
-        )
-    return est.classes_
-
-
-def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
-    """The kind of a ranker's target (``"multilabel-indicator"``, ``"binary"`` or
-    ``"multiclass"``) and the target (a column vector made 1-D, with a warning, as
-    scikit-learn does); a ``ValueError`` for any other kind."""
-    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
-        y = column_or_1d(y, warn=True)
-    check_classification_targets(y)
-    kind = type_of_target(y, input_name="y")
-    if kind not in ("multilabel-indicator", "binary", "multiclass"):
-        raise ValueError(
-            f"{name}: y must be a 0/1 label indicator matrix (n_samples, n_labels) or 1-D class "
-            f"labels, got {kind} targets"
-        )
-    return kind, y
-
-
-def _indicator(name: str, y: Any) -> np.ndarray:
-    """A label indicator matrix (dense or sparse, 0/1 or boolean) as C-ordered booleans; a
-    ``ValueError`` for other values (scikit-learn takes any two-valued integer matrix for an
-    indicator, e.g. of 0 and 2, whose meaning would be a guess)."""
-    if hasattr(y, "toarray"):
-        y = y.toarray()
-    y = np.asarray(y)
-    values = np.unique(y)
-    if not np.isin(values, (0, 1)).all():
-        raise ValueError(
-            f"{name}: y must be a 0/1 (or boolean) label indicator matrix, got the values "
-            f"{values.tolist()[:10]}"
-        )
-    return np.ascontiguousarray(y != 0)
-
-
-def _one_hot(codes: np.ndarray, k: int) -> np.ndarray:
-    Y = np.zeros((len(codes), k), dtype=np.bool_)
-    Y[np.arange(len(codes)), codes] = True
-    return Y

@@ -1,0 +1,186 @@
+"""Targets of the online-learner layer: the outputs (labels to rank or classes), checked as a
+parameter and listed; the targets given over them (sets and River's ``{label: bool}``, feedback,
+0/1 matrices of relevant labels, class labels), checked completely before any state changes; and
+the rank cut that makes a predicted label set of a ranking.
+
+Errors name the learner and the offending label, class or value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from olboost.feedback import Feedback
+
+__all__ = [
+    "check_feedback_type",
+    "check_label_columns",
+    "check_outputs",
+    "class_vector",
+    "classes_and_codes",
+    "label_mask",
+    "output_list",
+    "rank_cut",
+    "relevance_matrix",
+    "relevant_in_mapping",
+    "relevant_mask",
+    "unknown_class",
+]
+
+
+def check_outputs(value: Any) -> str | None:
+    """Why ``value`` is not a valid ``labels``/``classes`` parameter (``None`` if it is)."""
+    if isinstance(value, bool):
+        return "must be None, an int >= 2 or a sequence of at least 2 distinct values"
+    if isinstance(value, numbers.Integral):
+        if value > sys.maxsize:  # no list, array or range holds that many
+            return f"must be at most {sys.maxsize} when an int, got {value}"
+        return None if value >= 2 else f"must be >= 2 when an int, got {value}"
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        return f"must be None, an int >= 2 or a sequence, got {value!r}"
+    if len(value) < 2:
+        return "must hold at least 2 values"
+    try:
+        distinct = len(set(value)) == len(value)
+    except TypeError:
+        return "must hold hashable values"
+    return None if distinct else "must not repeat a value"
+
+
+def output_list(value: Any, param: str, who: str) -> list[Hashable]:
+    """The outputs a ``labels``/``classes`` parameter (named ``param``) of value ``value`` gives:
+    ``0 .. k-1`` for an int ``k``, else the values in order; a ``ValueError`` for ``None``."""
+    if value is None:
+        raise ValueError(
+            f"{who}: the {param} are unknown: pass {param}=k or {param}=[...] to the constructor, "
+            "or learn from arrays first"
+        )
+    if isinstance(value, numbers.Integral):
+        return list(range(int(value)))
+    return list(value)
+
+
+def relevant_in_mapping(y: Mapping, what: str) -> list[Hashable]:
+    """The labels River's multi-label target ``y`` (``{label: bool}``) maps to True, in its order;
+    ``TypeError`` naming ``what[label]`` for a value that is not a bool (``1`` is not True)."""
+    for label, value in y.items():
+        if not isinstance(value, bool | np.bool_):
+            raise TypeError(
+                f"{what}[{label!r}] must be a bool (True: relevant), got "
+                f"{type(value).__name__} {value!r}"
+            )
+    return [label for label, value in y.items() if value]
+
+
+def label_mask(
+    labels: Iterable[Hashable], outputs: list[Hashable], index: dict[Hashable, int], who: str
+) -> np.ndarray:
+    """The mask over ``outputs`` (``index``: their positions) of ``labels``; a ``ValueError``
+    naming an unknown one."""
+    mask = np.zeros(len(outputs), dtype=np.bool_)
+    for label in labels:
+        try:
+            mask[index[label]] = True
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"{who}: unknown label {label!r}; known labels are {outputs[:10]}"
+                + (" ..." if len(outputs) > 10 else "")
+            ) from None
+    return mask
+
+
+def relevant_mask(
+    y: Any,
+    outputs: Callable[[], list[Hashable]],
+    index: Callable[[], dict[Hashable, int]],
+    who: str,
+) -> np.ndarray:
+    """The relevant-label mask of a set or of River's ``{label: bool}`` over the labels
+    ``outputs()`` (``index()``: their positions; both read only when ``y`` is of a right type);
+    raises naming the first unknown label (``ValueError``) or non-bool value (``TypeError``)."""
+    if isinstance(y, Mapping):
+        relevant = relevant_in_mapping(y, f"{who}: y")
+        # every key must be a label, those mapped to False too
+        label_mask(y, outputs(), index(), who)
+        return label_mask(relevant, outputs(), index(), who)
+    if not isinstance(y, set | frozenset):
+        raise TypeError(
+            f"{who}: y must be a set of relevant labels (possibly empty) or a dict "
+            f"label -> bool, got {type(y).__name__}"
+        )
+    return label_mask(y, outputs(), index(), who)
+
+
+def check_feedback_type(feedback: Feedback, types: tuple[type[Feedback], ...], who: str) -> None:
+    """Raise a ``TypeError`` unless ``feedback`` is of one of the kinds ``types`` the learner
+    ``who`` learns from."""
+    if not isinstance(feedback, types):
+        raise TypeError(
+            f"{who} learns from "
+            + " or ".join(t.__name__ for t in types)
+            + f", got {type(feedback).__name__}"
+        )
+
+
+def rank_cut(cardinality: float, k: int) -> int:
+    """How many of ``k`` labels a rank cut predicts relevant: the label cardinality
+    ``cardinality`` rounded half up, at least 1 and at most ``k`` (1 when it is NaN: nothing
+    learned yet)."""
+    if math.isnan(cardinality):
+        return 1
+    return min(k, max(1, math.floor(cardinality + 0.5)))
+
+
+def relevance_matrix(Y: Any, n: int, who: str) -> np.ndarray:
+    """``Y`` as an ``(n, k)`` boolean matrix of relevant labels; a ``ValueError`` for another
+    shape or values other than 0/1 or booleans."""
+    Y = np.asarray(Y)
+    if Y.ndim != 2 or Y.shape[0] != n:
+        raise ValueError(f"{who}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
+    if Y.dtype != np.bool_:
+        if not np.isin(Y, (0, 1)).all():
+            raise ValueError(f"{who}: Y must hold only 0/1 or booleans")
+        Y = Y.astype(np.bool_)
+    return Y
+
+
+def check_label_columns(k: int, known: Sequence[Hashable] | None, who: str) -> None:
+    """Raise a ``ValueError`` unless a matrix of ``k`` label columns fits the ``known`` labels
+    (``None``: not known yet, so at least 2 columns)."""
+    if known is not None and k != len(known):
+        raise ValueError(f"{who}: Y has {k} label columns, the model ranks {len(known)}")
+    if known is None and k < 2:
+        raise ValueError(f"{who}: Y must have at least 2 label columns")
+
+
+def unknown_class(y: Any, classes: list[Hashable], who: str) -> ValueError:
+    """The error for a class ``y`` that is not one of ``classes``."""
+    return ValueError(
+        f"{who}: unknown class {y!r}; the classes are {classes[:10]}"
+        + (" ..." if len(classes) > 10 else "")
+    )
+
+
+def class_vector(y: Any, n: int, who: str) -> np.ndarray:
+    """The ``n`` class labels ``y`` as a 1-D array (of objects unless ``y`` is an array); a
+    ``ValueError`` for another shape."""
+    y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"{who}: y must be 1-D with {n} entries, got shape {y.shape}")
+    return y
+
+
+def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int]]:
+    """The classes of ``y``, its distinct values sorted (by type name, then value), and the code
+    of each entry; a ``ValueError`` if there are fewer than 2."""
+    outputs = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+    if len(outputs) < 2:
+        raise ValueError(f"{who}: y must hold at least 2 classes")
+    index = {value: i for i, value in enumerate(outputs)}
+    return outputs, [index[v] for v in y.tolist()]

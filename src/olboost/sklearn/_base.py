@@ -1,0 +1,249 @@
+"""The base of the scikit-learn adapters of :mod:`olboost.sklearn`: what both share (the booster
+template, seeding, the checks of ``X``, tags and pickling).
+"""
+
+from __future__ import annotations
+
+import numbers
+import pickle
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.online.learner import MulticlassLearner, OnlineLearner
+
+_T = TypeVar("_T")
+
+#: Largest ``random_state`` integer, as scikit-learn's ``check_random_state``.
+_MAX_SEED = 2**32 - 1
+
+
+class _OnlineBoostingBase(BaseEstimator):
+    """What both adapters share: the booster template, seeding, input checks, tags."""
+
+    #: The olboost learner class the booster must be an instance of.
+    _learner_type: type[OnlineLearner] = OnlineLearner
+    #: The booster parameter naming its outputs, which the adapter sets from ``y``.
+    _outputs_param = ""
+
+    def __init__(self, booster: OnlineLearner | None = None, *, random_state: Any = None):
+        self.booster = booster
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ the booster
+
+    def _default_booster(self) -> OnlineLearner:
+        raise NotImplementedError
+
+    def _template(self) -> OnlineLearner:
+        """The booster to clone: ``booster``, or the default one; a ``TypeError`` otherwise."""
+        booster = self._default_booster() if self.booster is None else self.booster
+        if not isinstance(booster, self._learner_type):
+            raise TypeError(
+                f"{type(self).__name__}.booster must be None or an olboost "
+                f"{self._learner_type.__name__} (e.g. {type(self._default_booster()).__name__}()"
+                f"), got {type(booster).__name__}"
+            )
+        return booster
+
+    def _seed(self) -> int | None:
+        """The booster seed ``random_state`` asks for (``None``: keep the booster's own)."""
+        rs = self.random_state
+        if rs is None:
+            return None
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool | np.bool_):
+            if not 0 <= rs <= _MAX_SEED:
+                raise ValueError(
+                    f"{type(self).__name__}.random_state must be in [0, {_MAX_SEED}], got {rs!r}"
+                )
+            return int(rs)
+        if isinstance(rs, np.random.RandomState):
+            return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+        raise TypeError(
+            f"{type(self).__name__}.random_state must be None, an int or a "
+            f"numpy.random.RandomState, got {type(rs).__name__}"
+        )
+
+    def _new_booster(self, n_outputs: int) -> OnlineLearner:
+        """A fresh clone of the template over ``n_outputs`` outputs (classes or labels), seeded
+        by ``random_state`` if set. Checks everything first."""
+        template = self._template()
+        outputs = self._outputs_param
+        if getattr(template, outputs) is not None:
+            raise ValueError(
+                f"{type(self).__name__}: leave the booster's {outputs}=None; the adapter takes "
+                f"the {outputs} from y (or from partial_fit's classes=), got "
+                f"{outputs}={getattr(template, outputs)!r}"
+            )
+        params: dict[str, Any] = {outputs: n_outputs}
+        seed = self._seed()
+        if seed is not None and template._is_stochastic:
+            params["seed"] = seed
+        return template.clone(params)
+
+    def set_params(self, **params: Any) -> _OnlineBoostingBase:
+        """Set parameters (``booster__<name>`` for a parameter of the booster) and return
+        ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
+        parameter: the default booster is then created and held in ``booster``."""
+        before = dict(self.__dict__)
+        try:
+            if (
+                self.booster is None
+                and "booster" not in params
+                and any(key.startswith("booster__") for key in params)
+            ):
+                self.booster = self._default_booster()
+            return super().set_params(**params)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    # ------------------------------------------------------------------ state and input
+
+    def _atomic(self, work: Callable[[], _T]) -> _T:
+        """Run ``work``; if it raises, restore the adapter's attributes as they were (the
+        booster itself rejects bad rows before learning any)."""
+        before = dict(self.__dict__)
+        try:
+            return work()
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _missing_allowed(self) -> bool:
+        """Whether NaN passes the input checks: the (fitted or template) booster takes missing
+        values (e.g. ``VFDTCommittee(missing="learn")``, the default)."""
+        booster = self.__dict__.get("booster_")
+        if booster is None:
+            try:
+                booster = self._template()
+            except (TypeError, ValueError):
+                return False
+        return bool(booster._missing_allowed())
+
+    def _finite(self) -> bool | str:
+        return "allow-nan" if self._missing_allowed() else True
+
+    def _validate(self, *arrays: Any, reset: bool, **extra: Any) -> Any:
+        """scikit-learn's ``validate_data`` with this adapter's conventions: float64, C-ordered,
+        CSR accepted, NaN only where the booster allows missing values."""
+        return _no_overflow(
+            type(self).__name__,
+            lambda: validate_data(
+                self,
+                *arrays,
+                reset=reset,
+                accept_sparse="csr",
+                dtype=np.float64,
+                order="C",
+                ensure_all_finite=self._finite(),
+                **extra,
+            ),
+        )
+
+    def _check_X(self, X: Any) -> Any:
+        """``X`` checked against the fit (features, names, values) as float64, C-ordered and
+        writable (a read-only input is copied), or CSR."""
+        return _writable(self._validate(X, reset=False))
+
+    def _check_X_y(self, X: Any, y: Any, *, reset: bool, multi_output: bool) -> tuple[Any, Any]:
+        if y is None:
+            raise ValueError(
+                f"This {type(self).__name__} estimator requires y to be passed, but the target "
+                "y is None."
+            )
+        X, y = self._validate(X, y, reset=reset, multi_output=multi_output)
+        return _writable(X), y
+
+    def _scores(self, X: Any) -> np.ndarray:
+        """The booster's scores ``(n, k)`` for the checked rows of ``X`` (no learning)."""
+        check_is_fitted(self, "booster_")
+        X = self._check_X(X)
+        booster = self.booster_
+        return booster.votes(X) if isinstance(booster, MulticlassLearner) else booster.score(X)
+
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The fitted booster travels as pickle bytes: a model loaded as a read-only memory map
+        # (joblib's mmap_mode) would otherwise hold read-only arrays, which its compiled kernels
+        # cannot update (partial_fit) and must be compiled again for (predict).
+        state = dict(super().__getstate__())
+        if "booster_" in state:
+            state["booster_"] = _PickledBooster(pickle.dumps(state["booster_"], _PROTOCOL))
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        booster = state.get("booster_")
+        if isinstance(booster, _PickledBooster):
+            state = {**state, "booster_": pickle.loads(booster.data)}
+        super().__setstate__(state)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self._missing_allowed()
+        return tags
+
+
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+class _PickledBooster:
+    """A fitted booster as pickle bytes, inside a pickled adapter."""
+
+    # pickled under its name from before olboost.sklearn became a package (which re-exports
+    # it), so that pickles of fitted adapters keep their bytes and old ones still load
+    __module__ = "olboost.sklearn"
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_PickledBooster, (self.data,))
+
+
+def _check_rows(booster: OnlineLearner, X: np.ndarray) -> None:
+    """Raise, before any row is learned, if the booster's committee would reject a row of ``X``
+    (a nominal code its trees do not know, a value outside [0, 1] for rankers under the entropy).
+    The booster's array path learns the rows before a rejected one, as a stream must; a
+    ``partial_fit`` batch is all or nothing."""
+    committee = booster.__dict__.get("committee_")
+    if committee is None:  # not started: a failure discards the new booster
+        return
+    first_bad = committee.check_rows(X)
+    if first_bad < X.shape[0]:
+        try:
+            committee.predict(X[first_bad])
+        except ValueError as error:
+            raise ValueError(f"X row {first_bad}: {error}") from None
+        raise ValueError(f"X row {first_bad} is rejected by {type(committee).__name__}")
+
+
+def _no_overflow(name: str, validate: Callable[[], _T]) -> _T:
+    """``validate()`` (scikit-learn's ``validate_data``), with the ``OverflowError`` NumPy
+    raises for an integer too large for a float64 reported as the ``ValueError`` of a value
+    out of range, as the boosters report values beyond ``MAX_ABS_FEATURE``."""
+    try:
+        return validate()
+    except OverflowError as err:
+        raise ValueError(
+            f"{name}: X holds a number too large for a float64 ({err}); feature values must lie "
+            f"within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE)"
+        ) from None
+
+
+def _writable(X: Any) -> Any:
+    """``X`` itself, or a copy when it is a read-only dense array (e.g. a memory map), so the
+    compiled kernels see the array type they were compiled for."""
+    if isinstance(X, np.ndarray) and not X.flags.writeable:
+        return np.array(X, order="C")
+    return X

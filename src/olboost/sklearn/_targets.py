@@ -1,0 +1,102 @@
+"""The targets of the scikit-learn adapters of :mod:`olboost.sklearn`: class labels and their
+codes, label indicator matrices, the kind of a ranker's ``y`` and the classes of ``partial_fit``,
+checked by scikit-learn's conventions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import column_or_1d
+
+if TYPE_CHECKING:
+    from olboost.sklearn._base import _OnlineBoostingBase
+
+
+def _need_two(name: str, classes: np.ndarray) -> None:
+    if len(classes) < 2:
+        raise ValueError(
+            f"{name}: y has {len(classes)} class ({classes.tolist()!r}); at least 2 classes are "
+            "needed"
+        )
+
+
+def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones."""
+    index: dict[Hashable, int] = {c: i for i, c in enumerate(classes.tolist())}
+    codes = np.empty(len(y), dtype=np.int64)
+    unknown = []
+    for i, label in enumerate(y.tolist()):
+        code = index.get(label)
+        if code is None:
+            unknown.append(label)
+        else:
+            codes[i] = code
+    if unknown:
+        raise ValueError(
+            f"{name}: y has label(s) not in classes {classes.tolist()[:10]!r}: "
+            f"{sorted(set(unknown), key=repr)[:10]!r}"
+        )
+    return codes
+
+
+def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) -> np.ndarray:
+    """The classes of a ``partial_fit`` call with 1-D targets, as scikit-learn's convention:
+    required on the first call, equal to ``classes_`` if given later."""
+    name = type(est).__name__
+    if first:
+        if classes is None:
+            raise ValueError(
+                f"{name}: classes must be passed on the first call to partial_fit (every class "
+                "of the stream)"
+            )
+        known = np.unique(np.asarray(classes))
+        _need_two(name, known)
+        return known
+    if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), est.classes_):
+        raise ValueError(
+            f"{name}: classes={classes!r} is not the same as on the first call to partial_fit, "
+            f"was {est.classes_!r}"
+        )
+    return est.classes_
+
+
+def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
+    """The kind of a ranker's target (``"multilabel-indicator"``, ``"binary"`` or
+    ``"multiclass"``) and the target (a column vector made 1-D, with a warning, as
+    scikit-learn does); a ``ValueError`` for any other kind."""
+    if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    kind = type_of_target(y, input_name="y")
+    if kind not in ("multilabel-indicator", "binary", "multiclass"):
+        raise ValueError(
+            f"{name}: y must be a 0/1 label indicator matrix (n_samples, n_labels) or 1-D class "
+            f"labels, got {kind} targets"
+        )
+    return kind, y
+
+
+def _indicator(name: str, y: Any) -> np.ndarray:
+    """A label indicator matrix (dense or sparse, 0/1 or boolean) as C-ordered booleans; a
+    ``ValueError`` for other values (scikit-learn takes any two-valued integer matrix for an
+    indicator, e.g. of 0 and 2, whose meaning would be a guess)."""
+    if hasattr(y, "toarray"):
+        y = y.toarray()
+    y = np.asarray(y)
+    values = np.unique(y)
+    if not np.isin(values, (0, 1)).all():
+        raise ValueError(
+            f"{name}: y must be a 0/1 (or boolean) label indicator matrix, got the values "
+            f"{values.tolist()[:10]}"
+        )
+    return np.ascontiguousarray(y != 0)
+
+
+def _one_hot(codes: np.ndarray, k: int) -> np.ndarray:
+    Y = np.zeros((len(codes), k), dtype=np.bool_)
+    Y[np.arange(len(codes)), codes] = True
+    return Y
