@@ -239,6 +239,15 @@ def _evaluate(
     return record, model
 
 
+def add_missing_counts(record: dict[str, Any], counts: dict[str, int]) -> None:
+    """Add ``missing_values`` (their total) and ``missing_by_column`` to a run's ``record`` when
+    its data set has missing values (``counts``: its ``missing_counts()``), as ``olboost run``
+    and a sweep task record them."""
+    if counts:
+        record["missing_values"] = sum(counts.values())
+        record["missing_by_column"] = counts
+
+
 def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` checked before the run."""
     from olboost.checkpoint import remove_stale_temporaries
@@ -290,9 +299,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # said before the run, so that a model that cannot take them fails with the reason known
         print(f"{data.name}: {data.missing_summary()}", flush=True)
     record, model = _evaluate(args, data, checkpoint)
-    if counts:
-        record["missing_values"] = sum(counts.values())
-        record["missing_by_column"] = counts
+    add_missing_counts(record, counts)
     if args.save_model:
         from olboost.checkpoint import save
 

@@ -31,15 +31,12 @@ def _data(args: argparse.Namespace) -> Any:
 def run_task(argv: Sequence[str]) -> dict[str, Any]:
     """Run one task (``olboost run ARGV``, through :func:`olboost.cli.run_one`) and return its
     record, as ``olboost run --output`` writes it. Runs on a worker."""
-    from olboost.cli._run import run_one
+    from olboost.cli._run import add_missing_counts, run_one
 
     args = parse_run_args(argv)
     data = _data(args)
     record = run_one(args, data)
-    counts = data.missing_counts()
-    if counts:  # as olboost run adds them
-        record["missing_values"] = sum(counts.values())
-        record["missing_by_column"] = counts
+    add_missing_counts(record, data.missing_counts())
     return record
 
 
