@@ -1,0 +1,286 @@
+"""``olboost reproduce mlr`` (Jung & Tewari 2018, Table 3) and ``olboost reproduce multiclass``
+(Jung, Goetz & Tewari 2017, Tables 3-5): the suites, their printed tables and their parsers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from olboost._version import __version__
+from olboost.cli._algorithms import _add_committee_options, _add_ranking_options, _features
+from olboost.cli._run import run_one
+from olboost.cli._shared import (
+    HelpFormatter,
+    _environment,
+    add_output_options,
+    cell_cache,
+    cell_key,
+    check_output,
+    show_progress,
+    write_record,
+)
+
+#: Mean test rank loss published in Jung & Tewari (2018), Table 3: (Ada.OLMR, best BMR).
+PUBLISHED_MLR = {
+    "emotions": (0.1600, 0.1654),
+    "scene": (0.0881, 0.0743),
+    "yeast": (0.1874, 0.1836),
+    "mediamill-reduced": (0.0632, 0.0630),
+}
+
+
+def bmr_gammas(n_labels: int) -> tuple[float, ...]:
+    """Edges tried for "best BMR" (Jung & Tewari 2018, Table 3, footnote 4)."""
+    return (0.05, 0.01, 0.005, 0.001) if n_labels > 14 else (0.2, 0.1, 0.01, 0.001)
+
+
+def _mean_over_seeds(
+    args: argparse.Namespace, data: Any, cache: Any, **override: Any
+) -> dict[str, Any]:
+    losses, seconds, compile_s, capped = [], [], 0.0, 0
+    for seed in range(1, args.seeds + 1):
+        ns = argparse.Namespace(**{**vars(args), **override, "seed": seed})
+        record = cache.run(cell_key(ns, suite="mlr"), lambda ns=ns: run_one(ns, data))
+        losses.append(record["rank_loss"])
+        seconds.append(record["seconds"])
+        compile_s += record["compile_seconds"]
+        capped += record.get("n_gamma_capped", 0)
+    return {
+        "rank_loss_mean": float(np.mean(losses)),
+        "rank_loss_std": float(np.std(losses, ddof=1)) if len(losses) > 1 else 0.0,
+        "rank_loss_per_seed": losses,
+        "seconds_mean": float(np.mean(seconds)),
+        "compile_seconds": compile_s,
+        "n_gamma_capped": capped,
+    }
+
+
+def _check_positive(args: argparse.Namespace, *names: str) -> None:
+    for name in names:
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from olboost.datasets import load
+
+    check_output(args.output)
+    _check_positive(args, "seeds", "learners", "features")
+    cache = cell_cache(args, args.output, "mlr")
+    print(
+        f"{args.learners} learners, {args.committee} committee, {_features(args)} features each; "
+        f"mean test rank loss over seeds 1..{args.seeds} (published: Jung & Tewari 2018, Table 3)"
+    )
+    print(
+        f"{'data':<18}{'Ada.OLMR':>9}{'± sd':>8}{'published':>10}{'s/run':>7}"
+        f"{'best BMR':>10}{'± sd':>8}{'gamma':>7}{'published':>10}{'s/run':>7}"
+    )
+    rows = []
+    for name in args.datasets:
+        data = load(name)
+        ada = _mean_over_seeds(args, data, cache, algorithm="ada-olmr", dataset=name)
+        bmr: dict[float, dict[str, Any]] = {}
+        if not args.no_bmr:
+            for gamma in bmr_gammas(data.n_labels):
+                bmr[gamma] = _mean_over_seeds(
+                    args, data, cache, algorithm="online-bmr", dataset=name, gamma=gamma
+                )
+        best = min(bmr, key=lambda g: bmr[g]["rank_loss_mean"]) if bmr else None
+        pub_ada, pub_bmr = PUBLISHED_MLR.get(name, (None, None))
+        rows.append(
+            {
+                "dataset": name,
+                "seeds": args.seeds,
+                "ada_olmr": ada,
+                "published_ada_olmr": pub_ada,
+                "online_bmr_by_gamma": {str(g): r for g, r in bmr.items()},
+                "best_bmr_gamma": best,
+                "published_best_bmr": pub_bmr,
+            }
+        )
+        line = (
+            f"{name:<18}{ada['rank_loss_mean']:>9.4f}{ada['rank_loss_std']:>8.4f}"
+            f"{_fmt(pub_ada):>10}{ada['seconds_mean']:>7.2f}"
+        )
+        if best is not None:
+            b = bmr[best]
+            line += (
+                f"{b['rank_loss_mean']:>10.4f}{b['rank_loss_std']:>8.4f}{best:>7g}"
+                f"{_fmt(pub_bmr):>10}{b['seconds_mean']:>7.2f}"
+            )
+        print(line, flush=True)
+    compile_s = sum(
+        r["ada_olmr"]["compile_seconds"]
+        + sum(b["compile_seconds"] for b in r["online_bmr_by_gamma"].values())
+        for r in rows
+    )
+    print(f"s/run excludes compiling: {compile_s:.2f} s in all, before the clocks started")
+    if cache.summary():
+        print(cache.summary())
+    write_record(
+        args, {"suite": "mlr", "rows": rows, "compile_seconds": compile_s, **_environment()}
+    )
+    return 0
+
+
+def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
+    from olboost import experiments as ex
+
+    check_output(args.output)
+    _check_positive(args, "reorderings", "learners", "features")
+    columns = args.columns or list(ex.COLUMNS)
+    unknown = [c for c in columns if c not in ex.COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown columns {unknown}; choose from {list(ex.COLUMNS)}")
+    unknown = [d for d in args.datasets if d not in ex.PUBLISHED["full"]]
+    if unknown:
+        raise ValueError(f"unknown data sets {unknown}; choose from {list(ex.PUBLISHED['full'])}")
+    cache = cell_cache(args, args.output, "multiclass")
+    bar = None
+    if show_progress(args):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(desc="runs", file=sys.stderr, unit="run", leave=False)
+    results: dict[str, dict[str, Any]] = {}
+    for name in args.datasets:
+        data = ex.load_experiment_data(name, args.har)
+        if data is None:
+            why = "not available here" if name == "isolet" else "pass --har PATH to include it"
+            results[name] = {"missing": why}
+            print(f"{name}: skipped ({why})", flush=True)
+            continue
+        if args.features is not None and args.features > data.n_features:
+            raise ValueError(
+                f"--features {args.features}: {name} has {data.n_features} features, so a weak "
+                f"learner sees at most {data.n_features}"
+            )
+        n_reorder = min(args.reorderings, ex.PAPER_REORDERINGS.get(name, args.reorderings))
+        results[name] = {}
+        for column in columns:
+            runs = []
+            for r in range(1, n_reorder + 1):
+                key = {
+                    "suite": "multiclass", "dataset": name, "rows": data.n_samples,
+                    "har": args.har if name == "movement" else None, "column": column,
+                    "reordering": r, "learners": args.learners, "features": args.features,
+                    "olboost": __version__,
+                }  # fmt: skip
+                cell = cache.run(
+                    key,
+                    lambda c=column, r=r, d=data: asdict(
+                        ex.run_column(c, d, r, learners=args.learners, n_features=args.features)
+                    ),
+                )
+                runs.append(ex.MulticlassRun(**cell))
+                if bar is not None:
+                    bar.update(1)
+            results[name][column] = ex.summarize(runs)
+            got = results[name][column]
+            print(
+                f"{name:<9} {column:<8} final 20% {got['accuracy_last20']:.3f} "
+                f"(paper {ex.PUBLISHED['final20'][name][column]:.3f})  full "
+                f"{got['accuracy']:.3f} (paper {ex.PUBLISHED['full'][name][column]:.3f})  "
+                f"{got['seconds']:.2f} s (paper {ex.PUBLISHED['seconds'][name][column]:g} s, "
+                f"+ {got['compile_seconds']:.2f} s compile)  [{n_reorder} reorderings]",
+                flush=True,
+            )
+    if bar is not None:
+        bar.close()
+    for table, key_name, title in [
+        ("final20", "accuracy_last20", "Table 3: accuracy on the final 20% (ours / paper)"),
+        ("full", "accuracy", "Table 4: accuracy on the whole stream (ours / paper)"),
+        ("seconds", "seconds", "Table 5: run time in seconds, compiling excluded (ours / paper)"),
+    ]:
+        print(f"\n{title}")
+        print(f"{'data':<10}" + "".join(f"{c:>15}" for c in columns))
+        for name in args.datasets:
+            got = results[name]
+            cells = []
+            for c in columns:
+                pub = ex.PUBLISHED[table][name][c]
+                mine = (
+                    "n/a"
+                    if "missing" in got
+                    else (
+                        f"{got[c][key_name]:.2f}"
+                        if table == "seconds"
+                        else f"{got[c][key_name]:.3f}"
+                    )
+                )
+                cells.append(
+                    f"{mine + ' / ' + (f'{pub:g}' if table == 'seconds' else f'{pub:.3f}'):>15}"
+                )
+            print(f"{name:<10}" + "".join(cells))
+    if cache.summary():
+        print(cache.summary())
+    write_record(
+        args,
+        {
+            "suite": "multiclass",
+            "results": results,
+            "compile_seconds": sum(
+                cell["compile_seconds"]
+                for got in results.values()
+                for cell in got.values()
+                if isinstance(cell, dict)
+            ),
+            "published": ex.PUBLISHED,
+            **_environment(),
+        },
+    )
+    return 0
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _add_mlr(sub: Any) -> None:
+    mlr = sub.add_parser(
+        "mlr",
+        help="Jung & Tewari 2018, Table 3 (MULAN sets)",
+        description="Jung & Tewari (2018), Table 3: Ada.OLMR and OnlineBMR (the best of four "
+        "edges per data set, as the paper chose) on the bundled MULAN sets, with the train/test "
+        "protocol; the mean test rank loss over seeds beside the published numbers.",
+        formatter_class=HelpFormatter,
+    )
+    mlr.add_argument("--seeds", type=int, default=10, help="seeds 1..N per data set")
+    mlr.add_argument(
+        "--datasets", nargs="+", default=list(PUBLISHED_MLR), help="bundled data sets to run"
+    )
+    mlr.add_argument("--no-bmr", action="store_true", help="skip the best-BMR column")
+    _add_committee_options(mlr)
+    _add_ranking_options(mlr, gamma=False)
+    add_output_options(mlr, cells=True)
+    mlr.set_defaults(func=_cmd_reproduce, algorithm="ada-olmr", labels=None, test=None)
+
+
+def _add_multiclass(sub: Any) -> None:
+    mc = sub.add_parser(
+        "multiclass",
+        help="Jung, Goetz & Tewari 2017, Tables 3-5 (UCI sets)",
+        description="Jung, Goetz & Tewari (2017), Tables 3, 4 and 5: every column's booster "
+        "with VFDT weak learners seeing every attribute, prequentially on reorderings of each "
+        "UCI stream; accuracy on the final 20% and on the whole stream, and seconds, beside the "
+        "published numbers.",
+        formatter_class=HelpFormatter,
+    )
+    mc.add_argument("--reorderings", type=int, default=27, help="reorderings per data set")
+    mc.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["balance", "mice", "car", "mushroom", "nursery", "isolet", "movement"],
+        help="data sets (table rows)",
+    )
+    mc.add_argument("--columns", nargs="+", help="table columns to run (default: all)")
+    mc.add_argument("--har", help="path to dataset-har-PUC-Rio-ugulino.csv(.gz) (Movement)")
+    mc.add_argument("--learners", type=int, default=100, help="number N of weak learners")
+    # the multiclass paper's trees see every attribute (see olboost.experiments.run_column)
+    mc.add_argument("--features", type=int, help="random features per weak learner (default: all)")
+    add_output_options(mc, cells=True)
+    mc.set_defaults(func=_cmd_reproduce_multiclass)

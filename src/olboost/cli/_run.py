@@ -1,0 +1,408 @@
+"""``olboost run``: the data options checked and the data loaded, the checkpoints, the evaluation
+of one algorithm on one data set (:func:`run_one`, also a sweep task's) and the command's parser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from olboost.cli._algorithms import (
+    ALGORITHMS,
+    COMMITTEES,
+    Algorithm,
+    _add_committee_options,
+    _add_multiclass_options,
+    _add_ranking_options,
+    _add_topk_options,
+    _features,
+)
+from olboost.cli._shared import (
+    HelpFormatter,
+    _environment,
+    add_output_options,
+    cell_key,
+    check_output,
+    show_progress,
+    write_record,
+)
+
+#: Examples between two checkpoints when ``--checkpoint-every`` is not given.
+DEFAULT_CHECKPOINT_EVERY = 1000
+
+
+def _check_data_options(args: argparse.Namespace) -> None:
+    """``--dataset``, ``--labels`` and ``--test`` checked before anything is read, with errors
+    that name the options."""
+    multiclass = ALGORITHMS[args.algorithm].task == "multiclass"
+    given = [f"--{name}" for name in ("labels", "test") if getattr(args, name, None) is not None]
+    if multiclass:
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)}: for multi-label data; {args.algorithm} takes one UCI "
+                "data set (--dataset)"
+            )
+        return
+    from olboost.datasets.mulan import BUNDLED, _bundled_name
+
+    if _bundled_name(args.dataset) is not None:
+        if given:
+            raise ValueError(
+                f"{' and '.join(given)}: for data files; {args.dataset} is bundled with its "
+                "labels and test split"
+            )
+        return
+    dataset = Path(args.dataset)
+    if not dataset.exists():
+        if not given:
+            raise ValueError(
+                f"--dataset {args.dataset}: neither a bundled data set ({', '.join(BUNDLED)}) "
+                "nor an existing file"
+            )
+        raise FileNotFoundError(2, "no such data file", f"--dataset {dataset}")
+    if dataset.is_dir():
+        raise IsADirectoryError(21, "is a directory, not a data file", f"--dataset {dataset}")
+    if args.labels is None:
+        raise ValueError(
+            f"--dataset {dataset} is a data file: pass --labels with its MULAN XML label file"
+        )
+    for option in ("labels", "test"):
+        value = getattr(args, option)
+        if value is not None and not Path(value).is_file():
+            what = "MULAN XML label file" if option == "labels" else "test split"
+            if Path(value).is_dir():
+                raise IsADirectoryError(
+                    21, f"is a directory, not the {what}", f"--{option} {value}"
+                )
+            raise FileNotFoundError(2, f"no such file (the {what})", f"--{option} {value}")
+
+
+def _load(args: argparse.Namespace) -> Any:
+    _check_data_options(args)
+    if ALGORITHMS[args.algorithm].task == "multiclass":
+        from olboost.datasets import load_uci
+
+        return load_uci(args.dataset)
+    from olboost.datasets import load
+
+    return load(args.dataset, args.labels, test=args.test)
+
+
+def _check_features(args: argparse.Namespace, data: Any, algorithm: Algorithm) -> None:
+    features = getattr(args, "features", None)
+    if features is None:
+        return
+    if not algorithm.committee:
+        raise ValueError(
+            f"--features: for the boosters' weak learners; {args.algorithm} sees every feature"
+        )
+    if features < 1:
+        raise ValueError(f"--features must be >= 1, got {features}")
+    if features > data.n_features:
+        raise ValueError(
+            f"--features {features}: {data.name} has {data.n_features} features, so a weak "
+            f"learner sees at most {data.n_features}"
+        )
+
+
+@dataclass
+class _RunCheckpoint:
+    """``olboost run --checkpoint``: where the run is saved, how often, and the options it must
+    be resumed with."""
+
+    path: Path
+    every: int
+    resume: bool
+    key: dict[str, Any]
+
+    def start(self) -> dict[str, Any] | None:
+        """The saved state to continue from (``--resume`` and a checkpoint exists), or None."""
+        from olboost.checkpoint import load_run
+
+        if not self.resume:
+            return None
+        if not self.path.exists():
+            print(f"olboost: no checkpoint at {self.path} yet: starting from the beginning",
+                  file=sys.stderr)  # fmt: skip
+            return None
+        state = load_run(self.path)
+        saved = state.get("run", {})
+        if saved != self.key:
+            changed = [
+                f"{name} {saved.get(name)!r} there, {self.key.get(name)!r} here"
+                for name in sorted(set(saved) | set(self.key))
+                if saved.get(name) != self.key.get(name)
+            ]
+            raise ValueError(
+                f"--checkpoint {self.path} holds a run with other options ({'; '.join(changed)}): "
+                "resume it with the same options, or give another --checkpoint path"
+            )
+        progress = state["progress"]
+        print(
+            f"olboost: resuming from {self.path}: {progress.done} of {progress.total} examples "
+            "done",
+            file=sys.stderr,
+        )
+        return state
+
+    def save(self, model: Any, progress: Any) -> None:
+        from olboost.checkpoint import save_run
+
+        save_run({"model": model, "progress": progress, "run": self.key}, self.path)
+
+
+def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
+    """Evaluate ``args.algorithm`` on ``args.dataset``; return the JSON-ready record."""
+    return _evaluate(args, data)[0]
+
+
+def _evaluate(
+    args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
+) -> tuple[dict[str, Any], Any]:
+    """:func:`run_one`'s record and the trained model; with ``checkpoint``, saving the run as it
+    goes and continuing a saved one."""
+    from olboost.evaluate import prequential, resumable, train_test
+
+    algorithm = ALGORITHMS[args.algorithm]
+    loops = getattr(args, "loops", 1)
+    if data is None:
+        data = _load(args)
+    if loops != 1 and (algorithm.task == "multiclass" or data.n_train is None):
+        raise ValueError(
+            f"--loops {loops}: loops stream a train split before the test split; "
+            f"{args.algorithm} on {data.name} is evaluated prequentially over one stream "
+            "(multi-label data with a train/test split only)"
+        )
+    _check_features(args, data, algorithm)
+    committee = (
+        COMMITTEES[args.committee](args, data.nominal_cardinalities)
+        if algorithm.committee
+        else None
+    )
+    model = algorithm.build(committee, args)  # bad options fail here, before anything is read
+    saved = checkpoint.start() if checkpoint is not None else None
+    if saved is not None:
+        model = saved["model"]
+    progress = show_progress(args)
+    extra: dict[str, Any] = {}
+    if algorithm.committee:
+        extra.update(
+            learners=args.learners, committee=args.committee, features_per_learner=_features(args)
+        )
+    else:  # a linear label ranker
+        extra.update(
+            update=model.update, complexity=model.complexity, C=model.C, margin=model.margin
+        )
+    if hasattr(model, "show_one"):  # a top-k feedback booster
+        extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
+    # warm_up: every kernel is compiled (or loaded from Numba's cache) on a clone of the model
+    # before the clock starts; that time is reported as compile_seconds, apart from seconds.
+    if algorithm.task == "multiclass":
+        streams: tuple[Any, ...] = (data.shuffled(args.seed),)
+        protocol = "prequential, stream reordered with the seed"
+    elif data.n_train is None:
+        streams, protocol = (data,), "prequential"
+    else:
+        streams, protocol = (data.train, data.test), "train_test"
+    if checkpoint is not None:
+        result = resumable(
+            model, *streams, loops=loops, every=checkpoint.every,
+            on_checkpoint=lambda state: checkpoint.save(model, state),
+            start=None if saved is None else saved["progress"], progress=progress, warm_up=True,
+        )  # fmt: skip
+    elif len(streams) == 1:
+        result = prequential(model, streams[0], progress=progress, warm_up=True)
+    else:
+        result = train_test(model, *streams, loops=loops, progress=progress, warm_up=True)
+    for name in ("gamma", "n_gamma_capped_"):
+        if hasattr(model, name):
+            extra[name.rstrip("_")] = getattr(model, name)
+    if hasattr(model, "best_accuracy_in_hindsight_"):
+        # the paper's best single tree is chosen after seeing the whole stream: an oracle
+        extra["best_accuracy_in_hindsight"] = model.best_accuracy_in_hindsight_
+        extra["oracle"] = True
+    record = {
+        "algorithm": args.algorithm,
+        "dataset": data.name,
+        "seed": args.seed,
+        "protocol": protocol,
+        **extra,
+        **result.summary(),
+        **_environment(),
+    }
+    if getattr(args, "curve", False):  # per-example values, last (olboost.plots draws them)
+        from olboost.plots import curve_fields
+
+        record.update(curve_fields(result))
+    return record, model
+
+
+def add_missing_counts(record: dict[str, Any], counts: dict[str, int]) -> None:
+    """Add ``missing_values`` (their total) and ``missing_by_column`` to a run's ``record`` when
+    its data set has missing values (``counts``: its ``missing_counts()``), as ``olboost run``
+    and a sweep task record them."""
+    if counts:
+        record["missing_values"] = sum(counts.values())
+        record["missing_by_column"] = counts
+
+
+def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
+    """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` checked before the run."""
+    from olboost.checkpoint import remove_stale_temporaries
+
+    every = args.checkpoint_every
+    if args.checkpoint is None:
+        for option, value in (("--checkpoint-every", every), ("--resume", args.resume or None)):
+            if value is not None:
+                raise ValueError(f"{option}: needs --checkpoint PATH")
+        return None
+    if every is not None and every < 1:
+        raise ValueError(f"--checkpoint-every must be >= 1, got {every}")
+    path = check_output(args.checkpoint, "--checkpoint")
+    assert path is not None
+    if path.exists() and not args.resume:
+        raise FileExistsError(
+            17, "exists: pass --resume to continue the run it holds, or remove it to start over",
+            f"--checkpoint {path}",
+        )  # fmt: skip
+    remove_stale_temporaries(path)
+    every = DEFAULT_CHECKPOINT_EVERY if every is None else every
+    return _RunCheckpoint(path, every, args.resume, cell_key(args))
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from olboost.checkpoint import remove_stale_temporaries
+
+    for option in ("output", "save_model"):
+        target = check_output(getattr(args, option), f"--{option.replace('_', '-')}")
+        if target is not None:
+            remove_stale_temporaries(target)
+    if args.algorithm == "label-ranker":
+        from olboost import ranking_experiments
+
+        if ranking_experiments.foldering_source(args.dataset) is not None:
+            if args.curve:
+                raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
+            for option in ("checkpoint", "save_model"):
+                if getattr(args, option) is not None:
+                    raise ValueError(
+                        f"--{option.replace('_', '-')}: not for Enron foldering data, whose "
+                        "runs (one pass per user, seconds each) are not checkpointed"
+                    )
+            return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
+    checkpoint = _run_checkpoint(args)
+    data = _load(args)
+    counts = data.missing_counts()
+    if counts:
+        # said before the run, so that a model that cannot take them fails with the reason known
+        print(f"{data.name}: {data.missing_summary()}", flush=True)
+    record, model = _evaluate(args, data, checkpoint)
+    add_missing_counts(record, counts)
+    if args.save_model:
+        from olboost.checkpoint import save
+
+        save(model, args.save_model)
+    write_record(args, record)
+    if "learners" in record:
+        head = (
+            f"{record['algorithm']} on {record['dataset']} (seed {record['seed']}, "
+            f"{record['learners']} learners, {record['committee']}): "
+        )
+    else:
+        head = (
+            f"{record['algorithm']} on {record['dataset']} (Update {record['update']}, "
+            f"{record['complexity']}, C={record['C']:g}, margin={record['margin']:g}): "
+        )
+    if "accuracy" in record:
+        body = (
+            f"accuracy {record['accuracy']:.4f}, final 20% {record['accuracy_last20']:.4f} over "
+            f"{record['n_test']} examples"
+        )
+    else:
+        passes = record.get("loops", 1)
+        shown = " of the shown rankings" if record.get("feedback") == "topk" else ""
+        body = (
+            f"rank loss{shown} {record['rank_loss']:.4f} (skip convention "
+            f"{record['rank_loss_skip']:.4f}) over {record['n_test']} test examples after "
+            f"{record['n_train']} training examples" + (f" x {passes} loops" if passes != 1 else "")
+        )
+        if "k" in record:
+            head += (
+                f"top-{record['k']} feedback, {record['exploration']} exploration "
+                f"rho={record['rho']:g}: "
+            )
+    timing = f", {record['seconds']:.2f} s (+ {record['compile_seconds']:.2f} s compile before)"
+    print(head + body + timing)
+    return 0
+
+
+def _add_checkpoint_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="save the model and the evaluation's progress to this file, atomically, every "
+        "--checkpoint-every examples and at the end (an existing file needs --resume)",
+    )
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        metavar="N",
+        help=f"examples between two checkpoints (default: {DEFAULT_CHECKPOINT_EVERY})",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue from --checkpoint (from the beginning if it does not exist yet); the "
+        "options must be those of the saved run",
+    )
+    p.add_argument(
+        "--save-model",
+        metavar="PATH",
+        help="save the trained model to this file (olboost.save; olboost.load reads it)",
+    )
+
+
+_RUN_DESCRIPTION = """\
+Evaluate one algorithm on one data set: rank loss (multi-label ranking, top-k feedback), accuracy
+(multiclass) or online mistakes (label-ranker on Enron foldering data). Multi-label data with a
+train/test split are evaluated with the papers' train/test protocol, a single stream
+prequentially."""
+
+
+def _add_run(sub: Any) -> None:
+    from olboost import ranking_experiments
+
+    run = sub.add_parser(
+        "run",
+        help="evaluate one algorithm on one data set",
+        description=_RUN_DESCRIPTION,
+        formatter_class=HelpFormatter,
+    )
+    run.add_argument(
+        "--algorithm", choices=sorted(ALGORITHMS), default="ada-olmr", help="what to evaluate"
+    )
+    run.add_argument(
+        "--dataset",
+        required=True,
+        help="bundled name or path to a data file; for label-ranker also an Enron user "
+        "(e.g. sanders-r), <dir>/<user>.mbox.tar.xz or a directory of such archives",
+    )
+    run.add_argument("--labels", help="MULAN XML label file (required with an ARFF path)")
+    run.add_argument("--test", help="ARFF file of a separate test split (paper protocol)")
+    run.add_argument("--seed", type=int, default=1, help="seed of the model (and reordering)")
+    _add_committee_options(run)
+    _add_ranking_options(run)
+    _add_multiclass_options(run)
+    _add_topk_options(run)
+    ranking_experiments.add_run_options(run)
+    _add_checkpoint_options(run)
+    run.add_argument(
+        "--curve",
+        action="store_true",
+        help="add the loss (or correctness) of every example, in stream order, to the JSON record "
+        "(olboost plot draws it)",
+    )
+    add_output_options(run)
+    run.set_defaults(func=_cmd_run)

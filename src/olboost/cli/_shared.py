@@ -1,0 +1,208 @@
+"""What every ``olboost`` command shares: its output options and JSON record, the checks of
+output paths before a run, the cells a ``reproduce`` suite keeps, the help formatting and the
+one-line error message (re-exported by :mod:`olboost.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from olboost._version import __version__
+
+if TYPE_CHECKING:
+    from olboost.checkpoint import CellCache
+
+#: Options that do not change a run's numbers: left out of the key that a checkpoint or a
+#: finished cell is matched on.
+_NOT_RESULTS = frozenset(
+    {
+        "func", "command", "suite", "record", "output", "json", "no_progress", "checkpoint",
+        "checkpoint_every", "resume", "save_model", "cells", "no_cells", "seeds", "datasets",
+        "no_bmr",
+    }
+)  # fmt: skip
+
+
+def _environment() -> dict[str, Any]:
+    import numba
+
+    return {
+        "olboost_version": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+        "platform": platform.platform(),
+    }
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """Whether to draw a progress bar: not ``--no-progress``, and stderr is a terminal (a bar
+    redirected into a file is noise)."""
+    return not getattr(args, "no_progress", False) and _stderr_is_terminal()
+
+
+#: File names suggested when a path option names a directory.
+_EXAMPLE_NAMES = {"--checkpoint": "run.olb", "--save-model": "model.olb"}
+
+
+def check_output(path: str | os.PathLike[str] | None, option: str = "--output") -> Path | None:
+    """Check, before a run, that ``path`` can be written: not a directory, in a directory that
+    exists and is writable. Raises the ``OSError`` the write would have raised at the end, naming
+    ``option``; returns the path (``None`` for ``None``)."""
+    if path is None:
+        return None
+    target = Path(path)
+    where = f"{option} {target}"
+    if target.is_dir():
+        example = target / _EXAMPLE_NAMES.get(option, "results.json")
+        raise IsADirectoryError(
+            21, f"is a directory; give a file path, e.g. {option} {example}", where
+        )
+    parent = target.parent
+    if not parent.exists():
+        raise FileNotFoundError(2, f"no such directory {parent}", where)
+    if not parent.is_dir():
+        raise NotADirectoryError(20, f"{parent} is not a directory", where)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(13, f"cannot create files in {parent}", where)
+    if target.exists() and not os.access(target, os.W_OK):
+        raise PermissionError(13, "the file is not writable", where)
+    return target
+
+
+def write_record(
+    args: argparse.Namespace, record: dict[str, Any], path: str | os.PathLike[str] | None = None
+) -> None:
+    """Write a command's JSON record to ``path`` (default: ``--output``) atomically, and keep it
+    for ``--json``, which prints it to stdout when the command is done."""
+    target = getattr(args, "output", None) if path is None else path
+    if target:
+        from olboost.checkpoint import atomic_write
+
+        atomic_write(target, (json.dumps(record, indent=2) + "\n").encode())
+    args.record = record
+
+
+def cell_cache(
+    args: argparse.Namespace, output: str | os.PathLike[str] | None, suite: str
+) -> CellCache:
+    """The :class:`~olboost.checkpoint.CellCache` of a ``reproduce`` suite: ``--cells DIR``, or
+    ``<output stem>.cells`` beside ``output``; none with ``--no-cells`` or without an output."""
+    from olboost.checkpoint import CellCache
+
+    if getattr(args, "no_cells", False):
+        return CellCache(None, suite)
+    directory = getattr(args, "cells", None)
+    if directory is None and output is not None:
+        directory = Path(output).with_suffix(".cells")
+    return CellCache(directory, suite)
+
+
+def cell_key(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """What a run's numbers depend on: the options of ``args`` (those of :data:`_NOT_RESULTS`
+    aside), ``extra`` and the olboost version."""
+    key = {
+        name: value
+        for name, value in sorted(vars(args).items())
+        if name not in _NOT_RESULTS and not callable(value)
+    }
+    return {**key, **extra, "olboost": __version__}
+
+
+def add_output_options(
+    p: argparse.ArgumentParser,
+    *,
+    output: str = "write the results as JSON to this file (checked before the run)",
+    progress: bool = True,
+    cells: bool = False,
+) -> None:
+    """``--output``, ``--json``, ``--no-progress`` and, for a ``reproduce`` suite, ``--cells``
+    and ``--no-cells``."""
+    p.add_argument("--output", metavar="PATH", help=output)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the JSON record to stdout (the other messages go to stderr)",
+    )
+    if progress:
+        p.add_argument(
+            "--no-progress",
+            action="store_true",
+            help="no progress bar (one is drawn only when stderr is a terminal)",
+        )
+    if cells:
+        p.add_argument(
+            "--cells",
+            metavar="DIR",
+            help="directory keeping each finished cell, so that a rerun skips it (default: "
+            "beside the output, <output stem>.cells; none without an output)",
+        )
+        p.add_argument(
+            "--no-cells", action="store_true", help="neither read nor write finished cells"
+        )
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's default in its help, except where there is none to show (``None``, a
+    flag's ``False``) or the help says it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or "default:" in text
+            or not action.option_strings
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+        ):
+            return text
+        if isinstance(default, list | tuple):
+            shown = " ".join(str(v) for v in default).replace("%", "%%")
+            return f"{text} (default: {shown})"
+        return f"{text} (default: %(default)s)"
+
+
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`<]+?)(?:\s*<[^`]*>)?`")
+
+
+def plain_text(text: str) -> str:
+    """reStructuredText inline markup removed, for help texts written as docstrings:
+    ``:class:`~a.B``` -> ``B``, ``:func:`a.f``` -> ``a.f``, double back-quotes, ``**bold**``
+    and ``*emphasis*`` -> their text.
+
+    >>> plain_text("Top-k BBM (:class:`olboost.TopkBBM`), ``k = 3``, the *shown* ranking")
+    'Top-k BBM (olboost.TopkBBM), k = 3, the shown ranking'
+    """
+    text = _ROLE.sub(lambda m: m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2), text)
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text, flags=re.S)
+    return re.sub(r"(?<![\w*])\*(?=\S)(.+?)(?<=\S)\*(?![\w*])", r"\1", text, flags=re.S)
+
+
+def error_line(err: BaseException) -> str:
+    """An exception as one line: ``<file>: <reason>`` for an ``OSError`` with a file name."""
+    if isinstance(err, OSError) and err.strerror:
+        text = err.strerror if err.filename is None else f"{err.filename}: {err.strerror}"
+        if err.filename2 is not None:
+            text += f" (and {err.filename2})"
+    else:
+        text = str(err) or type(err).__name__
+    return " ".join(text.split())

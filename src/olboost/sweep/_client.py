@@ -1,0 +1,259 @@
+"""A sweep on the client: the results directory read and written (each record atomically as it
+arrives), and the tasks not finished run on a Dask cluster, local or given (:func:`run_sweep`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from olboost.sweep._spec import Task
+from olboost.sweep._workers import run_task, warm_worker
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did.
+
+    Attributes
+    ----------
+    records
+        Each task's record, in the order of the tasks (``None`` for a failed task).
+    skipped, ran
+        Tasks found finished in the results directory, and tasks run now.
+    failures
+        Task id -> the error, for the tasks that failed.
+    seconds
+        Wall-clock time from the first task submitted to the last result written (warm-ups and
+        starting a cluster excluded).
+    warm_up_seconds
+        Worker address -> seconds of its warm-up (compiling, or loading Numba's cache).
+    compiled
+        Worker address -> functions Numba compiled in its warm-up (0: all from the cache).
+    setup_seconds
+        Starting the local cluster (or connecting to the scheduler).
+    workers
+        Workers at the start.
+    """
+
+    records: list[dict[str, Any] | None]
+    skipped: int
+    ran: int
+    failures: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    warm_up_seconds: dict[str, float] = field(default_factory=dict)
+    compiled: dict[str, int] = field(default_factory=dict)
+    setup_seconds: float = 0.0
+    workers: int = 0
+
+
+def _write_json_atomic(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` so that ``path`` is always either absent or whole:
+    a temporary file beside it, flushed to disk, renamed over it, the directory synced."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _finished(path: Path, task: Task) -> dict[str, Any] | None:
+    """The record at ``path`` if it is the finished ``task``'s, else ``None``."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    task_of = record.get("sweep_task") if isinstance(record, dict) else None
+    return record if isinstance(task_of, dict) and task_of.get("id") == task.id else None
+
+
+def _require_dask() -> None:
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "olboost sweep runs on dask.distributed, which is not installed: "
+            "pip install 'olboost[dask]'"
+        ) from None
+
+
+def _order(tasks: Sequence[Task], sizes: Mapping[tuple[Any, ...], tuple[int, int]]) -> list[int]:
+    """Indices of ``tasks``, longest first (cost ~ learners x examples learned x outputs), so
+    that no long task is left running alone at the end."""
+
+    def cost(i: int) -> float:
+        task = tasks[i]
+        learned, outputs = sizes.get(task.cell, (1, 1))
+        return float(dict(task.params).get("learners", 100)) * learned * outputs
+
+    return sorted(range(len(tasks)), key=lambda i: -cost(i))
+
+
+def local_cluster(workers: int) -> Any:
+    """A ``dask.distributed.LocalCluster`` of ``workers`` processes with one thread each (the
+    kernels run on one thread), no dashboard, and each worker handed one task at a time
+    (``worker-saturation`` 1.0), so that none holds a task back while another is idle."""
+    _require_dask()
+    import dask
+    from dask.distributed import LocalCluster
+
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+        return LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+
+
+def run_sweep(
+    tasks: Sequence[Task],
+    results: str | os.PathLike,
+    *,
+    client: Any = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    log: Callable[[str], None] | None = print,
+) -> SweepOutcome:
+    """Run the tasks not yet finished in ``results`` on Dask; write each record there as it
+    arrives.
+
+    Parameters
+    ----------
+    tasks
+        From :func:`load_spec` or :func:`tasks_from_spec`.
+    results
+        The results directory (made if absent); its finished tasks are skipped.
+    client
+        A ``dask.distributed.Client`` to run on (left open). Otherwise one is made, on a
+        ``LocalCluster`` of ``workers`` processes with one thread each (default: one per core),
+        or connected to ``scheduler``; both are closed at the end.
+    progress
+        A progress bar of the tasks on stderr.
+    log
+        Where the lines saying what happens go (``None``: nowhere).
+
+    Returns
+    -------
+    SweepOutcome
+        The records (read back from ``results`` for the tasks skipped), failures and timings.
+    """
+    say = log or (lambda line: None)
+    out_dir = Path(results)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records: list[dict[str, Any] | None] = [None] * len(tasks)
+    todo = []
+    for i, task in enumerate(tasks):
+        records[i] = _finished(out_dir / task.filename, task)
+        if records[i] is None:
+            todo.append(i)
+    outcome = SweepOutcome(records, skipped=len(tasks) - len(todo), ran=0)
+    if not todo:
+        say(f"{len(tasks)} tasks, all finished before in {out_dir}: nothing to run")
+        return outcome
+    _require_dask()
+    from dask.distributed import Client, as_completed
+
+    with contextlib.ExitStack() as stack:
+        t0 = time.perf_counter()
+        if client is None:
+            if scheduler is not None:
+                client = stack.enter_context(Client(scheduler))
+                where = f"the cluster of scheduler {scheduler}"
+            else:
+                n = workers or os.cpu_count() or 1
+                if n < 1:
+                    raise ValueError(f"--workers must be >= 1, got {n}")
+                cluster = stack.enter_context(local_cluster(n))
+                client = stack.enter_context(Client(cluster))
+                where = f"a local cluster of {n} worker process{'es' if n > 1 else ''}"
+        else:
+            where = f"the cluster of {client.scheduler.address}"
+        outcome.setup_seconds = time.perf_counter() - t0
+        addresses = sorted(client.scheduler_info()["workers"])
+        outcome.workers = len(addresses)
+        if not where.startswith("a local"):
+            where += f" ({len(addresses)} worker{'s' if len(addresses) != 1 else ''})"
+        say(
+            f"{len(tasks)} tasks: {outcome.skipped} finished before, {len(todo)} to run on "
+            f"{where}; results in {out_dir}"
+        )
+        if not addresses:
+            raise ValueError(f"{where} has no workers")
+        # warm-ups: one worker at a time (concurrent compiles could corrupt Numba's cache)
+        cells = list(dict.fromkeys(tasks[i].cell for i in todo))
+        first = {tasks[i].cell: tasks[i] for i in reversed(todo)}
+        argvs = [first[c].argv for c in cells]
+        sizes: dict[tuple[Any, ...], tuple[int, int]] = {}
+        for address in addresses:
+            # a task (not client.run, which would block the worker's event loop for as long as
+            # compiling takes); it may go elsewhere if this worker dies meanwhile
+            got = client.submit(
+                warm_worker, argvs, workers=[address], allow_other_workers=True, pure=False
+            ).result()
+            outcome.warm_up_seconds[address] = got["seconds"]
+            outcome.compiled[address] = got["compiled"]
+            sizes = dict(zip(cells, map(tuple, got["sizes"]), strict=True))
+        say(
+            "warm-ups (compiling the kernels or loading them from Numba's cache), per worker: "
+            + ", ".join(
+                f"{outcome.warm_up_seconds[a]:.1f} s ({outcome.compiled[a]} compiled)"
+                for a in addresses
+            )
+        )
+        order = _order([tasks[i] for i in todo], sizes)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(
+                total=len(tasks), initial=outcome.skipped, desc="tasks", unit="task",
+                file=sys.stderr,
+            )  # fmt: skip
+        t0 = time.perf_counter()
+        futures = {}
+        for rank, j in enumerate(order):
+            task = tasks[todo[j]]
+            future = client.submit(
+                run_task, task.argv, key=f"olboost-sweep-{task.id}", priority=len(order) - rank
+            )
+            futures[future] = todo[j]
+        try:
+            for future in as_completed(futures):
+                i = futures[future]
+                task = tasks[i]
+                try:
+                    record = future.result()
+                except Exception as err:  # a task's own error, or a worker lost too often
+                    outcome.failures[task.id] = f"{type(err).__name__}: {err}"
+                    say(f"task {task.filename} failed: {type(err).__name__}: {err}")
+                else:
+                    record["sweep_task"] = {
+                        "id": task.id,
+                        **task.identity,
+                        "argv": ["olboost", "run", *task.argv],
+                    }
+                    _write_json_atomic(out_dir / task.filename, record)
+                    records[i] = record
+                    outcome.ran += 1
+                future.release()
+                if bar is not None:
+                    bar.update(1)
+        except BaseException:
+            client.cancel(list(futures))
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        outcome.seconds = time.perf_counter() - t0
+    return outcome

@@ -1,0 +1,310 @@
+"""A sweep's spec and its tasks: the TOML spec read and checked, its grid expanded into
+:class:`Task` objects (each an ``olboost run`` argument list), and a task's arguments parsed by
+``olboost run``'s own parser."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+#: Top-level keys of a spec.
+SPEC_KEYS = ("algorithms", "datasets", "seeds", "curve", "params", "algorithm-params")
+
+#: ``olboost run`` options a spec sets by its own keys (or the sweep itself), not in ``params``.
+RESERVED = ("algorithm", "dataset", "seed", "curve", "output", "no_progress")
+
+#: ``olboost run`` options about its own files and output, which a sweep task does not take
+#: (its record goes to the results directory).
+NOT_FOR_TASKS = ("json", "checkpoint", "checkpoint_every", "resume", "save_model")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One ``olboost run``: an algorithm on a data set with a seed and options.
+
+    ``params`` holds the options the spec sets (name with underscores, value), sorted by name;
+    ``curve`` asks for the learning curve in the record.
+
+    Examples
+    --------
+    >>> task = Task("ada-olmr", "emotions", 2, (("learners", 10),))
+    >>> task.argv
+    ['--algorithm', 'ada-olmr', '--dataset', 'emotions', '--seed', '2', '--learners', '10', '--no-progress']
+    >>> task.id == Task("ada-olmr", "emotions", 2, (("learners", 10),)).id, len(task.id)
+    (True, 16)
+    >>> task.filename == f"ada-olmr_emotions_seed2_{task.id}.json"
+    True
+    """  # noqa: E501
+
+    algorithm: str
+    dataset: str
+    seed: int
+    params: tuple[tuple[str, Any], ...] = ()
+    curve: bool = False
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What the task is, JSON-ready (its :attr:`id` hashes this)."""
+        return {
+            "algorithm": self.algorithm,
+            "dataset": self.dataset,
+            "seed": self.seed,
+            "params": {k: _jsonable(v) for k, v in self.params},
+            "curve": self.curve,
+        }
+
+    @functools.cached_property
+    def id(self) -> str:
+        """16 hex digits of the SHA-256 of :attr:`identity` (canonical JSON): stable across
+        processes, machines and Python versions."""
+        text = json.dumps(self.identity, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def argv(self) -> list[str]:
+        """The task as ``olboost run`` arguments."""
+        out = ["--algorithm", self.algorithm, "--dataset", self.dataset, "--seed", str(self.seed)]
+        for name, value in self.params:
+            flag = "--" + name.replace("_", "-")
+            if value is True:
+                out.append(flag)
+            elif value is False:
+                continue
+            elif isinstance(value, tuple):
+                out += [flag, *map(str, value)]
+            else:
+                out += [flag, str(value)]
+        out.append("--no-progress")
+        if self.curve:
+            out.append("--curve")
+        return out
+
+    @property
+    def filename(self) -> str:
+        """Its result file's name: readable parts, then the id."""
+        stem = Path(self.dataset).name
+        for suffix in (".arff", ".csv", ".gz", ".data"):
+            stem = stem.removesuffix(suffix)
+        stem = re.sub(r"[^A-Za-z0-9.-]+", "-", stem) or "data"
+        return f"{self.algorithm}_{stem}_seed{self.seed}_{self.id}.json"
+
+    @property
+    def cell(self) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
+        """The summary cell: the task but its seed."""
+        return (self.algorithm, self.dataset, self.params)
+
+
+def _jsonable(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _option_name(key: str, where: str) -> str:
+    name = key.replace("-", "_")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+        raise ValueError(f"{where}: {key!r} is not an option name")
+    if name in RESERVED:
+        raise ValueError(
+            f"{where}: {key!r} is set by the sweep (algorithms, datasets, seeds and curve are "
+            "top-level keys of the spec; results go to the results directory)"
+        )
+    if name in NOT_FOR_TASKS:
+        raise ValueError(
+            f"{where}: {key!r} is not for sweep tasks, which write their records to the results "
+            "directory (a rerun skips the finished ones)"
+        )
+    return name
+
+
+def _option_value(value: Any, where: str) -> Any:
+    if isinstance(value, bool | int | float | str):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}: {value} is not a finite number")
+        return value
+    if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):
+        return tuple(value)  # one grid point of an option that takes several values
+    raise ValueError(f"{where}: {value!r} is not an option value (a number, string or boolean)")
+
+
+def _axes(table: Mapping[str, Any], where: str) -> dict[str, list[Any]]:
+    """Option name -> its values in the grid (a scalar: one value)."""
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where} must be a table of options")
+    out = {}
+    for key, value in table.items():
+        name = _option_name(key, where)
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            raise ValueError(f"{where}.{key}: an empty list leaves nothing to run")
+        if isinstance(value, list) and all(isinstance(v, list) for v in value):
+            pass  # an axis of multi-valued points
+        elif isinstance(value, list) and any(isinstance(v, list) for v in value):
+            raise ValueError(f"{where}.{key}: mixes values and lists")
+        out[name] = [_option_value(v, f"{where}.{key}") for v in values]
+    return out
+
+
+def _dataset_entries(value: Any, where: str) -> list[tuple[str, dict[str, list[Any]]]]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where}: 'datasets' must be a non-empty list")
+    out = []
+    for entry in value:
+        if isinstance(entry, str):
+            out.append((entry, {}))
+        elif isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            rest = {k: v for k, v in entry.items() if k != "name"}
+            out.append((entry["name"], _axes(rest, f"{where}: datasets.{entry['name']}")))
+        else:
+            raise ValueError(
+                f"{where}: a data set is a name or path, or a table with 'name' (and e.g. "
+                f"'labels', 'test'), got {entry!r}"
+            )
+    return out
+
+
+def _seeds(value: Any, where: str) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise ValueError(f"{where}: seeds = {value}: at least 1")
+        return list(range(1, value + 1))
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+    ):
+        return list(value)
+    raise ValueError(f"{where}: seeds must be a count N (seeds 1..N) or a list of seeds >= 0")
+
+
+def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
+    """The tasks of a spec (a parsed TOML document): algorithms x data sets x parameter grid x
+    seeds, in that order; every task checked by ``olboost run``'s parser.
+
+    Raises
+    ------
+    ValueError
+        For an unknown key, a malformed value, an option ``olboost run`` does not take or
+        rejects, or a task named twice.
+
+    Examples
+    --------
+    >>> spec = {"algorithms": ["ada-olmr", "online-bmr"], "datasets": ["emotions"], "seeds": 2,
+    ...         "params": {"learners": 10},
+    ...         "algorithm-params": {"online-bmr": {"gamma": [0.1, 0.01]}}}
+    >>> [(t.algorithm, t.seed, dict(t.params)) for t in tasks_from_spec(spec)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('ada-olmr', 1, {'learners': 10}), ('ada-olmr', 2, {'learners': 10}),
+     ('online-bmr', 1, {'gamma': 0.1, 'learners': 10}),
+     ('online-bmr', 2, {'gamma': 0.1, 'learners': 10}),
+     ('online-bmr', 1, {'gamma': 0.01, 'learners': 10}),
+     ('online-bmr', 2, {'gamma': 0.01, 'learners': 10})]
+    >>> tasks_from_spec({**spec, "params": {"learners": "many"}})
+    Traceback (most recent call last):
+    ...
+    ValueError: spec: ada-olmr on emotions: olboost run: error: argument --learners: invalid int value: 'many'
+    """  # noqa: E501
+    unknown = sorted(set(spec) - set(SPEC_KEYS))
+    if unknown:
+        raise ValueError(f"{where}: unknown keys {unknown}; a spec has {list(SPEC_KEYS)}")
+    algorithms = spec.get("algorithms")
+    if not isinstance(algorithms, list) or not algorithms:
+        raise ValueError(f"{where}: 'algorithms' must be a non-empty list of names")
+    if not all(isinstance(a, str) for a in algorithms):
+        raise ValueError(f"{where}: 'algorithms' must be names, got {algorithms!r}")
+    datasets = _dataset_entries(spec.get("datasets"), where)
+    seeds = _seeds(spec.get("seeds", 1), where)
+    curve = spec.get("curve", False)
+    if not isinstance(curve, bool):
+        raise ValueError(f"{where}: curve must be true or false, got {curve!r}")
+    common = _axes(spec.get("params", {}), f"{where}: params")
+    by_algorithm = spec.get("algorithm-params", {})
+    if not isinstance(by_algorithm, Mapping):
+        raise ValueError(f"{where}: 'algorithm-params' must hold a table per algorithm")
+    stray = sorted(set(by_algorithm) - set(algorithms))
+    if stray:
+        raise ValueError(f"{where}: algorithm-params for {stray}, which are not in algorithms")
+
+    tasks: list[Task] = []
+    for algorithm in algorithms:
+        own = _axes(by_algorithm.get(algorithm, {}), f"{where}: algorithm-params.{algorithm}")
+        for dataset, extra in datasets:
+            axes = {**common, **own, **extra}
+            names = sorted(axes)
+            for point in itertools.product(*(axes[n] for n in names)):
+                params = tuple(zip(names, point, strict=True))
+                first = Task(algorithm, dataset, seeds[0], params, curve)
+                _check(first, f"{where}: {algorithm} on {dataset}")
+                tasks += [replace(first, seed=s) for s in seeds]
+    seen: dict[str, Task] = {}
+    for task in tasks:
+        if task.id in seen:
+            raise ValueError(f"{where}: the task {task.argv} is named twice")
+        seen[task.id] = task
+    return tasks
+
+
+def _run_options() -> set[str]:
+    """The option strings of ``olboost run``."""
+    for action in _parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices["run"]._option_string_actions)
+    raise AssertionError("olboost has no run command")  # pragma: no cover
+
+
+def _check(task: Task, where: str) -> None:
+    options = _run_options()
+    for name, _ in task.params:
+        flag = "--" + name.replace("_", "-")
+        if flag not in options:  # argparse would take an abbreviation: the hash would not
+            raise ValueError(f"{where}: olboost run has no option {flag}")
+    args = parse_run_args(task.argv, where)
+    if task.algorithm == "label-ranker":
+        from olboost import ranking_experiments
+
+        if ranking_experiments.foldering_source(args.dataset) is not None:
+            raise ValueError(
+                f"{where}: a sweep runs MULAN and UCI data; Enron foldering data run with "
+                "olboost run or olboost reproduce label-ranking"
+            )
+
+
+def load_spec(path: str | os.PathLike) -> list[Task]:
+    """The tasks of the TOML spec at ``path`` (see the module docstring)."""
+    path = Path(path)
+    with open(path, "rb") as f:
+        try:
+            spec = tomllib.load(f)
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"{path}: {err}") from None
+    return tasks_from_spec(spec, str(path))
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> argparse.ArgumentParser:
+    from olboost.cli import build_parser
+
+    return build_parser()
+
+
+def parse_run_args(argv: Sequence[str], where: str = "olboost run") -> argparse.Namespace:
+    """``argv`` parsed as ``olboost run ARGV`` is; a ``ValueError`` carrying argparse's message
+    (not an exit) when it is rejected."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            return _parser().parse_args(["run", *argv])
+    except SystemExit:
+        lines = err.getvalue().strip().splitlines()
+        raise ValueError(f"{where}: {lines[-1] if lines else ' '.join(argv)}") from None
