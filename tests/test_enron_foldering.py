@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from olboost.datasets import ENRON_USERS, FolderingStream, enron, load_enron_foldering
+from olboost.datasets import ENRON_USERS, FolderingStream, _email, enron, load_enron_foldering
 from olboost.datasets.enron import (
     HEADER_FIELDS,
     LEAKING_FIELDS,
@@ -411,7 +411,7 @@ def test_fast_dates_equal_email_utils():
             expected = int((when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp())
         except (TypeError, ValueError):
             expected = None
-        assert enron._parse_date(value) == expected, value
+        assert _email._parse_date(value) == expected, value
 
 
 def test_malformed_messages_are_skipped_and_counted(tmp_path):

@@ -1,0 +1,363 @@
+"""The commands of :mod:`olboost.topk_experiments`: ``olboost reproduce topk`` (Tables 1, 2 and
+4, with their record) and ``olboost reproduce topk-curves`` (Fig. 1, drawn and recorded), with
+their options."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olboost._reproduce import add_suite_parser, load_average
+from olboost.checkpoint import atomic_write
+from olboost.topk_experiments._jobs import (
+    DATASETS,
+    DEFAULT_TMC,
+    EXPLORATIONS,
+    GAMMAS,
+    LARGE_STREAM,
+    PAPER_ROW,
+    TABLE5,
+    Job,
+    K,
+    load_dataset,
+    plan,
+    run_jobs,
+)
+from olboost.topk_experiments._tables import (
+    PUBLISHED,
+    PUBLISHED_SECONDS,
+    PUBLISHED_STD,
+    TOLERANCE,
+    collect,
+    format_tables,
+)
+
+#: Fig. 1: Top-k BBM on yeast with these ``k``.
+CURVE_KS = (2, 3, 4, 6, 8, 10, 14)
+
+#: Fig. 1's edge, which Table 5 does not give: the one ``reproduce topk --seeds 10`` chose for yeast
+#: in both tables (``benchmarks/results/reproduce_topk.json``).
+CURVE_GAMMA = 0.4
+
+
+def _default_output(name: str) -> Path:
+    """``benchmarks/results/<name>`` when run from the repository, else ``<name>`` here."""
+    results = Path("benchmarks") / "results"
+    return results / name if results.is_dir() else Path(name)
+
+
+def _n_jobs(value: int | None) -> int:
+    n = (os.cpu_count() or 1) if value is None else value
+    if n < 1:
+        raise ValueError(f"--jobs must be >= 1, got {n}")
+    return n
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    for name in ("seeds", "loops", "learners"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name} must be >= 1, got {value}")
+
+
+def cmd_topk(args: argparse.Namespace) -> int:
+    """``olboost reproduce topk``: Tables 1, 2 and 4."""
+    from olboost.cli import _environment, cell_cache, check_output, show_progress, write_record
+
+    output = Path(args.output) if args.output else _default_output("reproduce_topk.json")
+    check_output(output)
+    _check_counts(args)
+    n_jobs = _n_jobs(args.jobs)
+    unknown = [g for g in args.gammas if not 0.0 < g < 1.0]
+    if unknown:
+        raise ValueError(f"--gammas must lie in (0, 1), got {unknown}")
+    datasets, skipped = [], {}
+    for name in args.datasets:
+        if name == LARGE_STREAM:
+            try:
+                load_dataset(name, args.tmc)
+            except FileNotFoundError as err:
+                if args.tmc is not None:
+                    raise
+                skipped[name] = f"{err} (pass --tmc DIR to include it)"
+                print(f"{name}: skipped: {skipped[name]}", flush=True)
+                continue
+        datasets.append(name)
+    jobs = plan(
+        datasets, args.explorations, args.seeds, args.gammas, not args.no_full, args.loops,
+        args.learners,
+    )  # fmt: skip
+    print(
+        f"{len(jobs)} runs ({args.seeds} seeds) on {n_jobs} process"
+        f"{'es' if n_jobs > 1 else ''}: Table 5 settings"
+        + (f", loops overridden: {args.loops}" if args.loops else "")
+        + (f", learners overridden: {args.learners}" if args.learners else ""),
+        flush=True,
+    )
+    cache = cell_cache(args, output, "topk")
+    load_start = load_average()
+    t0 = time.perf_counter()
+    results, compile_s = run_jobs(jobs, n_jobs, args.tmc, show_progress(args), cache)
+    wall = time.perf_counter() - t0
+    if cache.summary():
+        print(cache.summary(), flush=True)
+    warm_s = sum(r["compile_seconds"] or 0.0 for r in results)
+    collected = collect(jobs, results)
+    for line in format_tables(collected, args.seeds, datasets):
+        print(line)
+    print(
+        f"\n{len(jobs)} runs in {wall:.1f} s wall time on {n_jobs} process"
+        f"{'es' if n_jobs > 1 else ''}, all included (compiling or loading the kernels: "
+        f"{compile_s:.1f} s before the runs, {warm_s:.1f} s in the runs' warm-ups, outside their "
+        f"seconds); load average at start {load_start}",
+        flush=True,
+    )
+    record = {
+        "suite": "topk",
+        "k": K,
+        "seeds": args.seeds,
+        "datasets": datasets,
+        "skipped": skipped,
+        "explorations": list(args.explorations),
+        "gammas": list(args.gammas),
+        "gamma_choice": "per data set and table, the edge with the lowest mean test loss over "
+        "the seeds (TopOpt: of gammas; FullOpt: of olboost.cli.bmr_gammas)",
+        "loops_override": args.loops,
+        "learners_override": args.learners,
+        "table5": {
+            name: [None if s is None else asdict(s) for s in v] for name, v in TABLE5.items()
+        },
+        "stand_in": PAPER_ROW,
+        "tables": collected["tables"],
+        "full": collected["full"],
+        "published": PUBLISHED,
+        "published_std": PUBLISHED_STD,
+        "published_seconds": PUBLISHED_SECONDS,
+        "tolerance": TOLERANCE,
+        "runs": len(jobs),
+        "jobs": n_jobs,
+        "wall_seconds": wall,
+        "compile_seconds": compile_s,
+        "warm_up_seconds": warm_s,
+        "loadavg_start": load_start,
+        "loadavg_end": load_average(),
+        "cpu_count": os.cpu_count(),
+        **_environment(),
+    }
+    write_record(args, record, output)
+    print(f"results: {output}")
+    return 0
+
+
+def _require_matplotlib() -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "reproduce topk-curves draws its figure with matplotlib, which is not installed: "
+            "pip install 'olboost[plot]'"
+        ) from None
+
+
+def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
+    """Fig. 1 from the record :func:`cmd_curves` writes: one curve per ``k``, mean running
+    average over the seeds with a one-standard-deviation band, drawn by
+    :func:`olboost.plots.figure` (as ``olboost plot``), saved to ``path``; returns the figure."""
+    _require_matplotlib()
+    from olboost import plots
+
+    lines = []
+    for k, c in record["curves"].items():
+        rounds, mean, std = (np.asarray(c[key]) for key in ("rounds", "mean", "std"))
+        lines.append(plots.Curve(f"k = {k}", rounds, mean, std, record["seeds"]))
+    fig = plots.figure(
+        lines,
+        xlabel="round (training loops, then test after the dotted line)",
+        ylabel="running average weighted rank loss",
+        title=f"Top-k BBM on {record['dataset']} ({record['learners']} learners, rho "
+        f"{record['rho']:g}, gamma {record['gamma']:g}, {record['loops']} loops; "
+        f"{record['seeds']} seeds, mean ± 1 sd)",
+        test_starts_after=record["test_starts_after"],
+    )
+    image = io.BytesIO()
+    fig.savefig(image, format=Path(path).suffix.lstrip(".") or "png", dpi=120)
+    atomic_write(path, image.getvalue())
+    return fig
+
+
+def cmd_curves(args: argparse.Namespace) -> int:
+    """``olboost reproduce topk-curves``: Fig. 1."""
+    from olboost.cli import _environment, cell_cache, check_output, show_progress, write_record
+
+    output = Path(args.output) if args.output else _default_output("topk_curves.png")
+    check_output(output)
+    _require_matplotlib()
+    _check_counts(args)
+    n_jobs = _n_jobs(args.jobs)
+    if args.points < 2:
+        raise ValueError(f"--points must be >= 2, got {args.points}")
+    opt, _ = TABLE5[args.dataset]
+    assert opt is not None
+    learners = args.learners or opt.learners
+    loops = args.loops or opt.loops
+    rho = args.rho or opt.rho
+    m = len(load_dataset(args.dataset).label_names)
+    bad = [k for k in args.ks if not 2 <= k <= m]
+    if bad:
+        raise ValueError(f"--ks must lie in 2..{m} (the labels of {args.dataset}), got {bad}")
+    jobs = [
+        Job(
+            args.dataset,
+            "TopOpt",
+            seed,
+            learners,
+            loops,
+            "uniform",
+            rho,
+            args.gamma,
+            k,
+            args.points,
+        )  # fmt: skip
+        for k in args.ks
+        for seed in range(1, args.seeds + 1)
+    ]
+    cache = cell_cache(args, output, "topk-curves")
+    t0 = time.perf_counter()
+    results, compile_s = run_jobs(jobs, n_jobs, None, show_progress(args), cache)
+    wall = time.perf_counter() - t0
+    if cache.summary():
+        print(cache.summary(), flush=True)
+    curves: dict[str, dict[str, Any]] = {}
+    for k in args.ks:
+        runs = [r for job, r in zip(jobs, results, strict=True) if job.k == k]
+        stack = np.array([r["curve"] for r in runs])
+        finals = [r["rank_loss"] for r in runs]
+        curves[str(k)] = {
+            "rounds": runs[0]["rounds"],
+            "mean": stack.mean(axis=0).tolist(),
+            "std": (stack.std(axis=0, ddof=1) if len(runs) > 1 else 0 * stack[0]).tolist(),
+            "final_running_mean": float(stack[:, -1].mean()),
+            "test_rank_loss_mean": float(np.mean(finals)),
+            "test_rank_loss_std": float(np.std(finals, ddof=1)) if len(finals) > 1 else 0.0,
+            "test_rank_loss_per_seed": finals,
+        }
+    record = {
+        "figure": "Raman et al. 2020, Fig. 1",
+        "dataset": args.dataset,
+        "algorithm": "TopkBBM",
+        "exploration": "uniform",
+        "learners": learners,
+        "rho": rho,
+        "gamma": args.gamma,
+        "loops": loops,
+        "seeds": args.seeds,
+        "ks": list(args.ks),
+        "test_starts_after": results[0]["test_starts_after"],
+        "rounds_total": results[0]["n_learned"],
+        "curves": curves,
+        "wall_seconds": wall,
+        "compile_seconds": compile_s,
+        "jobs": n_jobs,
+        **_environment(),
+    }
+    plot_curves(record, output)
+    json_path = output.with_suffix(".json")
+    write_record(args, record, json_path)
+    print(f"{'k':>3}{'final running mean':>20}{'test loss ± sd':>20}")
+    for k, c in curves.items():
+        print(
+            f"{k:>3}{c['final_running_mean']:>20.4f}"
+            f"{c['test_rank_loss_mean']:>12.4f} ± {c['test_rank_loss_std']:.4f}"
+        )
+    print(f"{len(jobs)} runs in {wall:.1f} s on {n_jobs} processes; figure: {output}, numbers: "
+          f"{json_path}")  # fmt: skip
+    return 0
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``topk`` and ``topk-curves`` to the ``olboost reproduce`` subcommands."""
+    from olboost import topk_experiments
+    from olboost.cli import add_output_options
+
+    doc = topk_experiments.__doc__
+    topk = add_suite_parser(
+        sub, "topk", "Raman et al. 2020, Tables 1, 2 and 4 (top-k feedback)", doc, 1
+    )
+    topk.add_argument("--seeds", type=int, default=10, help="seeds 1..N per cell")
+    topk.add_argument(
+        "--datasets", nargs="+", choices=DATASETS, default=list(DATASETS), help="table rows"
+    )
+    topk.add_argument(
+        "--explorations",
+        nargs="+",
+        choices=EXPLORATIONS,
+        default=list(EXPLORATIONS),
+        help="uniform: Table 1; single-swap: Table 2",
+    )
+    topk.add_argument(
+        "--gammas", nargs="+", type=float, default=list(GAMMAS), help="TopOpt's edges to try"
+    )
+    topk.add_argument("--no-full", action="store_true", help="skip the FullOpt and FullAda columns")
+    topk.add_argument(
+        "--loops",
+        type=int,
+        help="override Table 5's loops for every top-k run (a quick look; the comparison with "
+        "the paper needs Table 5's)",
+    )
+    topk.add_argument(
+        "--learners",
+        type=int,
+        help="override every run's weak learners (Table 5's, 100 for the Full columns): a smoke "
+        "run",
+    )
+    topk.add_argument(
+        "--tmc",
+        help=f"directory holding {LARGE_STREAM}-{{train,test}}.arff and {LARGE_STREAM}.xml "
+        f"(default: {DEFAULT_TMC}, skipped if absent)",
+    )
+    topk.add_argument("--jobs", type=int, help="worker processes (default: every core)")
+    add_output_options(
+        topk,
+        output="JSON results (default: benchmarks/results/reproduce_topk.json in the repository, "
+        "else ./reproduce_topk.json)",
+        cells=True,
+    )
+    topk.set_defaults(func=cmd_topk)
+
+    curves = add_suite_parser(
+        sub,
+        "topk-curves",
+        "Raman et al. 2020, Fig. 1 (learning curves of Top-k BBM on yeast)",
+        doc,
+        4,
+    )
+    curves.add_argument("--seeds", type=int, default=10, help="seeds 1..N per curve")
+    curves.add_argument("--ks", nargs="+", type=int, default=list(CURVE_KS), help="labels shown")
+    curves.add_argument(
+        "--dataset", choices=[d for d in TABLE5 if d != "mediamill"], default="yeast"
+    )
+    curves.add_argument(
+        "--gamma",
+        type=float,
+        default=CURVE_GAMMA,
+        help="Top-k BBM's edge (not in Table 5: the one reproduce topk chose for yeast)",
+    )
+    curves.add_argument("--rho", type=float, help="exploration rate (default: Table 5's)")
+    curves.add_argument("--loops", type=int, help="loops (default: Table 5's)")
+    curves.add_argument("--learners", type=int, help="weak learners (default: Table 5's)")
+    curves.add_argument("--points", type=int, default=500, help="points kept of each curve")
+    curves.add_argument("--jobs", type=int, help="worker processes (default: every core)")
+    add_output_options(
+        curves,
+        output="PNG path; the numbers go beside it as .json (default: "
+        "benchmarks/results/topk_curves.png in the repository, else ./topk_curves.png)",
+        cells=True,
+    )
+    curves.set_defaults(func=cmd_curves)
