@@ -1,6 +1,8 @@
 """What every ``olboost`` command shares: its output options and JSON record, the checks of
 output paths before a run, the cells a ``reproduce`` suite keeps, the help formatting and the
-one-line error message (re-exported by :mod:`olboost.cli`)."""
+one-line error message (re-exported by :mod:`olboost.cli`); the parser and the load average
+of the ``reproduce`` suites kept in their own packages (:mod:`olboost.ranking_experiments`,
+:mod:`olboost.topk_experiments`)."""
 
 from __future__ import annotations
 
@@ -206,3 +208,34 @@ def error_line(err: BaseException) -> str:
     else:
         text = str(err) or type(err).__name__
     return " ".join(text.split())
+
+
+# ------------------------------------------------ the reproduce suites kept in their own packages
+
+
+def add_suite_parser(
+    sub: Any, name: str, help_text: str, doc: str, paragraph: int
+) -> argparse.ArgumentParser:
+    """Add the suite ``name`` to the ``olboost reproduce`` subparsers ``sub``: ``help_text`` in
+    the list of suites, paragraph ``paragraph`` (0-based) of the docstring ``doc``, its markup
+    removed, as the description.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The suite's parser, for its options.
+    """
+    return sub.add_parser(
+        name,
+        help=help_text,
+        description=plain_text(doc.split("\n\n")[paragraph]),
+        formatter_class=HelpFormatter,
+    )
+
+
+def load_average() -> list[float] | None:
+    """The 1, 5 and 15 minute load averages, or ``None`` where ``/proc/loadavg`` is unreadable."""
+    try:
+        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        return None

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost._reproduce import add_suite_parser, load_average
+from olboost.cli._shared import add_suite_parser, load_average
 from olboost.ranking_experiments._runs import (
     COLUMNS,
     FIELDS,

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from olboost._reproduce import add_suite_parser, load_average
 from olboost.checkpoint import atomic_write
+from olboost.cli._shared import add_suite_parser, load_average
 from olboost.topk_experiments._jobs import (
     DATASETS,
     DEFAULT_TMC,
