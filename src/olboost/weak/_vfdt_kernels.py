@@ -313,7 +313,7 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
     # the parallel lowering types i as uint64 where the serial typing says int64: one type,
     # so that the learning kernels below compile once, not twice
     tree = np.int64(i)
-    weight_multiplier = learners[3]
+    weight_multiplier = Learners(*learners).weight_multiplier
     for label in range(weights.shape[1]):
         if weights[tree, label] * weight_multiplier[tree] > 0.0:
             _learn_trees(tree, tree + 1, x, weights, learners, options, nodes, leaves, work)
@@ -324,11 +324,13 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
 def _lend_for_one_example(weights, nodes, leaves, pools, demand):
     """The checks and lending of :func:`_learn` before any tree learns: a ``LEARN_*`` code."""
     spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
-    free_slots, n_free_slots, free_blocks, n_free_blocks = leaves[6:10]
-    ok, needed = learn_demand(weights, nodes[5], max_branches, counts)
+    nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
+    free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
+    free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
+    ok, needed = learn_demand(weights, nodes_.n_nodes, max_branches, counts)
     if not ok:
         return LEARN_BAD_WEIGHTS
-    if needed > nodes[0].shape[1]:
+    if needed > nodes_.kind.shape[1]:
         demand[0] = needed
         return LEARN_GROW_NODES
     # Per example learned, a tree takes at most max_branches - 1 net slots (a split) and one
@@ -354,7 +356,9 @@ def _take_back(leaves, pools):
     may take, so that the next call lends nothing when every tree learns one example (the
     boosters' usual case)."""
     spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
-    free_slots, n_free_slots, free_blocks, n_free_blocks = leaves[6:10]
+    leaves_ = Leaves(*leaves)
+    free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
+    free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     give_back(free_slots, n_free_slots, spare_slots, n_spare_slots, max_branches - 1)
     one = np.int64(1)  # not a literal 1: Numba would compile give_back once more for it
     give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks, one)
