@@ -101,31 +101,20 @@ def first_class(predict: Any, learn: Any, state_type: Any) -> tuple[FirstClass, 
     )
 
 
-@numba.njit(cache=True, inline="always")
-def _put_rows(source: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """``out[rows[j]] = source[j]``: a member's rows to their places in the committee's."""
-    for j in range(rows.shape[0]):
-        r = rows[j]
-        for c in range(out.shape[1]):
-            out[r, c] = source[j, c]
-
-
-@numba.njit(cache=True, inline="always")
-def _take_rows(source: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    """``out[j] = source[rows[j]]``: a member's rows of the committee's."""
-    for j in range(rows.shape[0]):
-        r = rows[j]
-        for c in range(source.shape[1]):
-            out[j, c] = source[r, c]
-
-
 @numba.njit(cache=True)
 def predict(x: np.ndarray, st: Pair, H: np.ndarray) -> int:
     """Both members' predictions, each learner's row at its place in ``H``."""
     st.predict_a(x, st.state_a, st.H_a)
     st.predict_b(x, st.state_b, st.H_b)
-    _put_rows(st.H_a, st.rows_a, H)
-    _put_rows(st.H_b, st.rows_b, H)
+    k = H.shape[1]
+    for j in range(st.rows_a.shape[0]):
+        r = st.rows_a[j]
+        for c in range(k):
+            H[r, c] = st.H_a[j, c]
+    for j in range(st.rows_b.shape[0]):
+        r = st.rows_b[j]
+        for c in range(k):
+            H[r, c] = st.H_b[j, c]
     return 0
 
 
@@ -144,13 +133,19 @@ def learn(x: np.ndarray, weights: np.ndarray, st: Pair, demand: np.ndarray) -> i
                     progress[1] = SELF
                     return LEARN_BAD_WEIGHTS
     if progress[0] == 0:
-        _take_rows(weights, st.rows_a, st.W_a)
+        for j in range(st.rows_a.shape[0]):
+            r = st.rows_a[j]
+            for c in range(k):
+                st.W_a[j, c] = weights[r, c]
         status = st.learn_a(x, st.W_a, st.state_a, demand)
         if status != 0:
             progress[1] = FIRST
             return status
         progress[0] = 1
-    _take_rows(weights, st.rows_b, st.W_b)
+    for j in range(st.rows_b.shape[0]):
+        r = st.rows_b[j]
+        for c in range(k):
+            st.W_b[j, c] = weights[r, c]
     status = st.learn_b(x, st.W_b, st.state_b, demand)
     if status != 0:
         progress[1] = SECOND
