@@ -10,7 +10,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["STREAMS", "counter_uniform", "draw_key", "seed_int", "seed_key", "stream_rng"]
+__all__ = [
+    "MAX_KEY",
+    "STREAMS",
+    "counter_uniform",
+    "draw_key",
+    "seed_int",
+    "seed_key",
+    "stream_rng",
+]
+
+#: Largest draw key: keys are unsigned 64-bit integers (``np.uint64``).
+MAX_KEY = 2**64 - 1
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

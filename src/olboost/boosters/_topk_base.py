@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost._random import STREAMS, seed_key
+from olboost._random import MAX_KEY, STREAMS, seed_key
 from olboost.base import InstanceOf, Interval
 from olboost.boosters import _topk_kernels as K
 from olboost.boosters.base import RankingBooster
@@ -20,7 +20,6 @@ from olboost.feedback.exploration import Exploration, exploration_from
 
 __all__ = ["TopkBooster"]
 
-_MAX_KEY = 2**64 - 1
 _NO_COSTS = np.empty((0, 0))
 
 
@@ -166,7 +165,7 @@ class TopkBooster(RankingBooster):
             return 0
         if isinstance(key, bool) or not isinstance(key, int | np.integer):
             raise TypeError(f"key must be an int, got {type(key).__name__}")
-        if not 0 <= int(key) <= _MAX_KEY:
+        if not 0 <= int(key) <= MAX_KEY:
             raise ValueError(f"key must be in [0, 2^64), got {key}")
         return int(key)
 

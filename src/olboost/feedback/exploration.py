@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from olboost._random import STREAMS, draw_key, seed_key
+from olboost._random import MAX_KEY, STREAMS, draw_key, seed_key
 from olboost.base import Estimator, Interval
 from olboost.feedback import TopkFeedback
 from olboost.feedback import _kernels as K
@@ -100,7 +100,7 @@ class Exploration(Estimator):
         name = type(self).__name__
         seed = _check_int(f"{name}.draw: seed", seed, 0)
         round = _check_int(f"{name}.draw: round", round, 0, _MAX_ROUND)
-        key = 0 if key is None else _check_int(f"{name}.draw: key", key, 0, _MAX_KEY)
+        key = 0 if key is None else _check_int(f"{name}.draw: key", key, 0, MAX_KEY)
         r = self._ranking(ranking, k).copy()
         # uniform 0 of a round is a booster's own draw (Hedge's expert); exploration starts at 1
         K.randomise_ranking(r, k, self._scheme, float(self.rho), self._key(seed, round, key), 1)
@@ -191,7 +191,6 @@ class SingleSwapExploration(Exploration):
 
 
 _MAX_ROUND = 2**63 - 1
-_MAX_KEY = 2**64 - 1
 
 
 def _check_int(what: str, value: object, lo: int | None = None, hi: int | None = None) -> int:

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
+from olboost._random import MAX_KEY
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.serve.config import ServiceConfig
 
 #: Largest draw key of a ranking (the boosters' keys are 64-bit).
-_MAX_KEY = 2**64 - 1
 
 #: Longest feedback or impression id accepted.
 _MAX_ID = 128
@@ -115,7 +115,7 @@ def parse_rank(body: Any, config: ServiceConfig) -> tuple[np.ndarray, int | None
     x = parse_features(body["features"], config)
     key = body.get("key")
     if key is not None and (
-        isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= _MAX_KEY
+        isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= MAX_KEY
     ):
         raise _fail(f"key must be an integer in [0, 2^64), got {json.dumps(key)}")
     want_ranking = _flag(body, "ranking")
