@@ -88,6 +88,11 @@ LONGEST = {
 }
 
 
+#: Test files whose long tests compile on empty caches of their own (cold starts), not the
+#: shared one: they cannot load what another worker compiled, nor save anything for it.
+OWN_CACHE = {"test_numba_cache.py"}
+
+
 def _longest_first(items: list, workers: int) -> list:
     """``items`` reordered so that each worker's initial share starts with its long tests."""
     seconds = {id(i): LONGEST.get(f"{i.path.name}::{i.name}", 0) for i in items}
@@ -99,6 +104,11 @@ def _longest_first(items: list, workers: int) -> list:
         w = loads.index(min(loads))
         shares[w].append(item)
         loads[w] += seconds[id(item)]
+    # Every worker's first long test would otherwise compile the trees' kernels at the same
+    # moment as the others' (the shared cache only helps once one has saved them): the workers
+    # after the first start with their tests that compile into caches of their own instead.
+    for share in shares[1:]:
+        share.sort(key=lambda i: i.path.name not in OWN_CACHE)
     out, left = [], len(items)
     for w, share in enumerate(shares):  # the sizes worksteal gives: left // workers still up
         size = max(left // (workers - w), len(share))

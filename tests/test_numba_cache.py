@@ -203,13 +203,16 @@ def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, fir
     from olboost import AdaOLMR, LinearCommittee, VFDTCommittee  # noqa: F401 (eval)
     from olboost.datasets import make_label_stream
 
+    cache = str(tmp_path / "cache")
+    cold = _cold_stream(cache, committee, first_one)
+    # This process's run comes second: under pytest-xdist another worker has meanwhile saved
+    # the kernels it needs to the shared cache (conftest.OWN_CACHE), so they are not compiled
+    # twice at once.
     X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
     model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
     if first_one:
         model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
     here = model.score_then_learn(X[first_one:], Y[first_one:])
-    cache = str(tmp_path / "cache")
-    cold = _cold_stream(cache, committee, first_one)
     # The committee's learn (the trees' serial one or with its parallel loop, the linear
     # rankers') was compiled by the other process, started when the committee started, which
     # succeeded, on an empty cache: the first learn waited for it (learn_one's, or the

@@ -113,6 +113,20 @@ def test_cli_reports_a_bad_spec_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "spec-results").exists()
 
 
+def test_python_dash_m_olboost_sweep_is_the_sweep_command(tmp_path):
+    import subprocess
+    import sys
+
+    bad = _spec(tmp_path, "algorithms = [\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "olboost.sweep", str(bad)], capture_output=True, text=True
+    )
+    # the same one-line error and status as `olboost sweep` (above), not "is a package"
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("olboost: error: "), run.stderr
+    assert not (tmp_path / "spec-results").exists()
+
+
 def test_summary_is_mean_and_sd_over_seeds(tmp_path):
     tasks = sw.tasks_from_spec(
         {"algorithms": ["ada-olmr"], "datasets": ["emotions", "yeast"], "seeds": 3}
