@@ -152,6 +152,23 @@ def test_difference_law_matches_enumeration(n):
     assert not probs.flags.writeable
 
 
+def test_cached_laws_are_read_only_to_callers_and_writable_to_the_kernels():
+    args = (3, 1, 5, 0.15)
+    for law in (difference_law(*args)[1], difference_law_table(*args)[1]):
+        with pytest.raises(ValueError, match="read-only"):
+            law[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        difference_law_stack(*args)[1][0, 0, 0] = 1.0
+    assert difference_law(*args)[1][0] != 1.0  # the cache is unchanged
+    pairwise_potential([0.1, 0.0, 0.3, 0.2, 0.4], [0], 3, 0.15)
+    pairwise_costs([0.1, 0.0, 0.3, 0.2, 0.4], [0], 3, 0.15)
+    # the public functions hand the kernels the boosters' kind of table (writable, as the
+    # boosters copy theirs), so that a kernel is compiled once for both, not once more for a
+    # read-only table
+    for kernel in (PK.bmr_potential, PK.bmr_costs):
+        assert kernel.signatures and all(sig[2].mutable for sig in kernel.signatures)
+
+
 def test_law_stack_matches_single_tables():
     n_max = 7
     d_min, stack = difference_law_stack(n_max, 2, 5, 0.1)

@@ -54,22 +54,28 @@ def _step_probs(n_relevant: int, k: int, gamma: float) -> tuple[float, float]:
     return a, a + gamma
 
 
+# The cached laws stay writable, and are handed out as read-only views (_read_only): a kernel
+# compiles once per argument type, and a read-only array is a type of its own, so the public
+# functions would otherwise compile the kernels a second time beside the boosters' (which hold
+# writable copies). Nothing writes to them.
 @lru_cache(maxsize=LAW_CACHE_SIZE)
 def _law_cached(n: int, n_relevant: int, k: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     p_plus, p_minus = _step_probs(n_relevant, k, gamma)
     probs = K.difference_law_probs(n, p_plus, p_minus)
-    table = K.law_table(probs, -n)
-    probs.flags.writeable = False
-    table.flags.writeable = False
-    return probs, table
+    return probs, K.law_table(probs, -n)
 
 
 @lru_cache(maxsize=64)
 def _stack_cached(n_max: int, n_relevant: int, k: int, gamma: float) -> np.ndarray:
     p_plus, p_minus = _step_probs(n_relevant, k, gamma)
-    tables = K.law_table_stack(n_max, p_plus, p_minus)
-    tables.flags.writeable = False
-    return tables
+    return K.law_table_stack(n_max, p_plus, p_minus)
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view of a cached array, so that a caller cannot change the cache."""
+    view = a.view()
+    view.flags.writeable = False
+    return view
 
 
 def _check_law_args(n: object, n_relevant: object, k: object, gamma: object) -> tuple:
@@ -121,7 +127,7 @@ def difference_law(n: int, n_relevant: int, k: int, gamma: float) -> tuple[int, 
     (-1, [0.4, 0.4, 0.2])
     """
     n, n_relevant, k, gamma = _check_law_args(n, n_relevant, k, gamma)
-    return -n, _law_cached(n, n_relevant, k, gamma)[0]
+    return -n, _read_only(_law_cached(n, n_relevant, k, gamma)[0])
 
 
 def difference_law_table(n: int, n_relevant: int, k: int, gamma: float) -> tuple[int, np.ndarray]:
@@ -129,7 +135,7 @@ def difference_law_table(n: int, n_relevant: int, k: int, gamma: float) -> tuple
     the kernels :func:`~olboost.potentials._pairwise_kernels.bmr_costs` and
     :func:`~olboost.potentials._pairwise_kernels.expected_pair_loss` take (cached, read-only)."""
     n, n_relevant, k, gamma = _check_law_args(n, n_relevant, k, gamma)
-    return -n, _law_cached(n, n_relevant, k, gamma)[1]
+    return -n, _read_only(_law_cached(n, n_relevant, k, gamma)[1])
 
 
 def difference_law_stack(
@@ -140,7 +146,7 @@ def difference_law_stack(
     learners passes to :func:`~olboost.potentials._pairwise_kernels.bmr_costs` as ``tables[N - i]``.
     One O(n_max^2) pass; ``3 (n_max + 1) (2 n_max + 2)`` floats (cached, read-only)."""
     n_max, n_relevant, k, gamma = _check_law_args(n_max, n_relevant, k, gamma)
-    return -n_max, _stack_cached(n_max, n_relevant, k, gamma)
+    return -n_max, _read_only(_stack_cached(n_max, n_relevant, k, gamma))
 
 
 # --------------------------------------------------------------------------------------------------
