@@ -16,6 +16,9 @@ from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
 LOSSES = ["logistic", "exponential", "square_hinge"]
 CODE = {"logistic": K.LOGISTIC, "exponential": K.EXPONENTIAL, "square_hinge": K.SQUARE_HINGE}
 VOTE = {"argmax": K.VOTE_ARGMAX, "proba": K.VOTE_PROBA, "expected_cost": K.VOTE_EXPECTED_COST}
+#: olm_update's ``expert`` that writes no scores. The tests pass it and a scores array, as the
+#: compiled step does, so that the kernel is compiled once for both (not again with defaults).
+NO_EXPERT = -1
 
 # ----------------------------------------------------------------------------- reference
 
@@ -191,7 +194,7 @@ def test_update_kernel_matches_the_paper_transcription(loss, vote):
         w = np.empty((n, k))
         K.olm_update(
             H, y, alpha, log_v, t, VOTE[vote], CODE[loss], step, bound, 1.0, w,
-            np.zeros(n), np.zeros(n),
+            np.zeros(n), np.zeros(n), NO_EXPERT, np.empty(k),
         )  # fmt: skip
         atol = 1e-6 if vote == "proba" else 1e-12  # the proba reference uses finite differences
         np.testing.assert_allclose(alpha, ref_alpha, atol=atol)
@@ -215,7 +218,7 @@ def test_edges_of_always_right_and_always_wrong_learners():
     for t in range(1, 20):
         K.olm_update(
             H, 1, alpha, log_v, t, K.VOTE_ARGMAX, K.LOGISTIC, 1.0, 2.0, 1.0, np.empty((3, 3)),
-            num, den,
+            num, den, NO_EXPERT, np.empty(3),
         )  # fmt: skip
     edges = num / den
     assert edges[0] == pytest.approx(1.0)  # always predicts the true class

@@ -14,6 +14,7 @@ from olboost._random import STREAMS
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
 from olboost.boosters.baselines import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost, oza_lambda_step
+from test_ada_olm import NO_EXPERT
 
 _COMMITTEE_STREAM = STREAMS["committee"]
 
@@ -184,7 +185,7 @@ def test_ova_adaboost_ol_shapes_and_wiring():
             block = slice(c * N, (c + 1) * N)
             K.olm_update(
                 H[block], int(c == y), alpha[c], log_v[c], t, K.VOTE_ARGMAX, K.LOGISTIC,
-                step, bound, 1.0, w, np.zeros(N), np.zeros(N),
+                step, bound, 1.0, w, np.zeros(N), np.zeros(N), NO_EXPERT, np.empty(2),
             )  # fmt: skip
             np.testing.assert_allclose(W[block], w, rtol=1e-12)
             assert (W[block, 1 - int(c == y)] == 0).all()
@@ -210,7 +211,7 @@ def test_ada_ova_shapes_and_wiring():
         w = np.empty((N, k))
         K.olm_update(
             P, y, alpha, log_v, t, K.VOTE_ARGMAX, K.LOGISTIC, step, bound, 1.0, w,
-            np.zeros(N), np.zeros(N),
+            np.zeros(N), np.zeros(N), NO_EXPERT, np.empty(k),
         )  # fmt: skip
         W = model.committee_.learned_[-1].reshape(N, k, 2)
         for c in range(k):

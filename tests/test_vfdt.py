@@ -1076,7 +1076,8 @@ def test_merit_ceilings_bound_every_candidate():
         numeric_ceiling, nominal_ceiling = K._merit_ceilings(
             class_weight, obs2, 0, present, pre, False
         )
-        m_num, _ = K._best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present)
+        # the floor passed as the split attempt passes it (a default would compile once more)
+        m_num, _ = K._best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present, -np.inf)
         assert m_num <= numeric_ceiling, (case, m_num, numeric_ceiling)
         closest = min(closest, numeric_ceiling - m_num)
         nominal_blocks, cells = _nominal_case(rng, k, 4, integer=case % 2 == 0)
@@ -1130,7 +1131,9 @@ def test_pruned_thresholds_leave_every_merit_that_matters_exact():
         observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
         present = np.arange(k)
         fraction = [0.0, 0.01][case % 2]
-        exact = K._best_numeric(observed, blocks, gauss, 0, pre, 10, fraction, work, present)
+        exact = K._best_numeric(
+            observed, blocks, gauss, 0, pre, 10, fraction, work, present, -np.inf
+        )
         if exact[0] == -np.inf:
             continue
         for floor in (
