@@ -432,6 +432,8 @@ MALFORMED = {
     "sparse index not int": (HEADER + "{0 1}\n{x 1}\n", 7, "bad sparse index 'x'"),
     "sparse index float": (HEADER + "{1.0 u}\n", 6, "bad sparse index"),
     "sparse index range": (HEADER + "{0 1}\n{3 1}\n", 7, "out of range"),
+    "sparse index beyond int64": (HEADER + "{0 1}\n{9223372036854775808 1}\n", 7, "out of range"),
+    "sparse index of 5,000 digits": (HEADER + "{0 1}\n{" + "9" * 5000 + " 1}\n", 7, "out of range"),
     "sparse index negative": (HEADER + "{-1 1}\n", 6, "bad sparse index"),
     "sparse index repeat": (HEADER + "{0 1}\n{0 1,0 2}\n", 7, "not strictly increasing"),
     "sparse index order": (HEADER + "{2 1,0 1}\n", 6, "not strictly increasing"),

@@ -89,6 +89,8 @@ def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
         ("body not an object", "POST", "/rank", {"body": [1, 2, 3, 4]}, 400),
         ("NaN in features", "POST", "/rank", {"raw": b'{"features": [NaN, 1, 2, 3]}'}, 400),
         ("overflowing number", "POST", "/rank", {"raw": b'{"features": [1e999, 1, 2, 3]}'}, 422),
+        ("integer beyond any float", "POST", "/rank",
+         {"raw": b'{"features": [1' + b"0" * 400 + b', 1, 2, 3]}'}, 422),
         ("wrong width", "POST", "/rank", {"body": {"features": x[:3]}}, 422),
         ("string feature", "POST", "/rank", {"body": {"features": ["1", 2, 3, 4]}}, 422),
         ("boolean feature", "POST", "/rank", {"body": {"features": [True, 2, 3, 4]}}, 422),

@@ -376,13 +376,21 @@ def _parse_indices(
 ) -> np.ndarray:
     try:
         cols = np.fromiter(map(int, idx_tokens), dtype=np.int64, count=len(idx_tokens))
-    except ValueError:
+    except (ValueError, OverflowError):
         cols = None
     # int() also accepts "+1" and "1_0", which are not ARFF indices.
     if cols is None or not "".join(idx_tokens).isdigit() and idx_tokens:
         for k, tok in enumerate(idx_tokens):
             if not (tok.isascii() and tok.isdigit()):
                 raise _error(path, _entry_line(k, row_ptr, row_lines), f"bad sparse index {tok!r}")
+            digits = tok.lstrip("0")  # more than 18 of them: beyond int64, and any width
+            if len(digits) > 18 or int(digits or "0") >= n_attr:
+                raise _error(
+                    path,
+                    _entry_line(k, row_ptr, row_lines),
+                    f"sparse index {tok[:20]}{'...' if len(tok) > 20 else ''} out of range for "
+                    f"{n_attr} attributes",
+                )
         raise AssertionError("unreachable")  # pragma: no cover
     bad = np.flatnonzero(cols >= n_attr)
     if len(bad):

@@ -55,7 +55,10 @@ def _number(value: Any, where: str) -> float:
     # bool is an int in Python but not a feature value in JSON terms
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(f"features: {where} must be a number, got {json.dumps(value)}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond any float
+        raise _fail(f"features: {where} exceeds the limit of +-{MAX_ABS_FEATURE:g}") from None
     if not math.isfinite(v):
         raise _fail(f"features: {where} is not finite ({value})")
     if abs(v) > MAX_ABS_FEATURE:
@@ -67,8 +70,11 @@ def _vector(values: list[Any], where: Callable[[int], str]) -> np.ndarray:
     """``values`` as float64, every one a finite JSON number within the input limit."""
     # the usual case in one pass of C; the slow loop below only finds the culprit to name
     if all(type(v) is float or type(v) is int for v in values):
-        x = np.array(values, dtype=np.float64)
-        if np.all(np.abs(x) <= MAX_ABS_FEATURE):  # False for NaN and infinities too
+        try:
+            x = np.array(values, dtype=np.float64)
+        except OverflowError:  # an integer beyond any float: named below
+            x = None
+        if x is not None and np.all(np.abs(x) <= MAX_ABS_FEATURE):  # False for NaN, inf too
             return x
     for i, v in enumerate(values):
         _number(v, where(i))
