@@ -189,6 +189,22 @@ def test_ranker_takes_class_labels_as_one_relevant_label_per_row():
     assert np.array_equal(ranker.predict(X), classes[np.argmax(scores, axis=1)])
 
 
+def test_ranker_decision_function_follows_the_classes_not_the_first_batch():
+    X, y = _balance()
+    classes = np.unique(y)
+    assert len(classes) == 3
+    # a first batch holding 2 of the 3 declared classes looks binary to scikit-learn
+    first = np.flatnonzero(y != classes[2])[:20]
+    parts = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=3), random_state=0)
+    parts.partial_fit(X[first], y[first], classes=classes)
+    parts.partial_fit(X, y)
+    assert parts.decision_function(X).shape == (len(X), 3)
+    two = np.isin(y, classes[:2])
+    binary = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=3), random_state=0)
+    scores = binary.fit(X[two], y[two])._scores(X)
+    assert np.array_equal(binary.decision_function(X), scores[:, 1] - scores[:, 0])
+
+
 # ------------------------------------------------------------------------------ predict rule
 
 

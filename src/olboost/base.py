@@ -57,7 +57,10 @@ class Estimator:
         params.update(new_params or {})
         clone = type(self)(**params)
         if include_attributes:
-            for name, value in self.__dict__.items():
+            # the state pickle would save: it leaves out the caches of compiled code (which
+            # deepcopy cannot copy, and which are rebuilt when needed)
+            state = self.__getstate__() or {}
+            for name, value in state.items():
                 if name not in params:
                     setattr(clone, name, copy.deepcopy(value))
         return clone

@@ -402,6 +402,16 @@ def check_booster_clone_learns_alike(model: Estimator) -> None:
     a = _scores_after(model, X, ys)
     b = _scores_after(model.clone(), X, ys)
     assert np.array_equal(a, b), "a clone of a seeded model must learn identically"
+    # River's clone(include_attributes=True) (its pipelines pass it): a copy of the learned
+    # state, which goes on as the original would and leaves the original as it was
+    half = len(X) // 2
+    fitted = model.clone()
+    _scores_after(fitted, X[:half], ys[:half])
+    before = pickle.dumps(fitted)
+    copied = fitted.clone(include_attributes=True)
+    rest = _scores_after(copied, X[half:], ys[half:])
+    assert pickle.dumps(fitted) == before, "learning in a copy must not change the original"
+    assert np.array_equal(rest, a[half:]), "a copy with attributes must go on as the original"
 
 
 # ------------------------------------------------------------------------------ committees

@@ -381,7 +381,9 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
         """The booster's label scores, ``(n, n_labels)``: higher means more relevant. For a
         binary 1-D ``y``, ``scores[:, 1] - scores[:, 0]``, ``(n,)``."""
         scores = self._scores(X)
-        if self._target_kind == "binary":
+        # by the classes, not by the first batch's kind of target: a partial_fit whose first
+        # batch holds 2 of 3 declared classes looks binary
+        if self._target_kind != "multilabel-indicator" and len(self.classes_) == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
 
