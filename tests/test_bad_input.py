@@ -273,6 +273,44 @@ def test_a_failed_start_on_arrays_leaves_no_outputs_behind():
         assert pickle.dumps(model) == before
 
 
+@pytest.mark.parametrize("cls", BOOSTERS)
+@pytest.mark.parametrize("started", [False, True], ids=["fresh", "started"])
+def test_an_array_call_with_a_row_the_committee_rejects_learns_no_row(cls, started):
+    outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+    model = cls(
+        VFDTCommittee(nominal_attributes={0: 3}), learners=2, seed=1, **{outputs: 3}
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(3, size=40), rng.normal(size=40)]).astype(float)
+    if started:
+        model.learn(X, Y_of(model, 40))
+    bad = X.copy()
+    bad[25, 0] = 5.0  # a nominal code beyond the attribute's 3 categories
+    paths = [model.learn, model.score_then_learn] if outputs == "labels" else [model.learn]
+    if outputs == "classes":
+        paths.append(model.predict_then_learn)
+    for path in paths:
+        rejects(model, lambda p=path: p(bad, Y_of(model, 40)), ValueError, "X row 25: nominal")
+        rejects(model, lambda p=path: p(sp.csr_array(bad), Y_of(model, 40)), ValueError, "row 25")
+    assert model._started == started
+
+
+def test_a_linear_committee_under_the_entropy_rejects_an_array_call_whole():
+    from olboost import LinearCommittee
+
+    model = AdaOLMR(
+        LinearCommittee(complexity="entropy", scale="none", margin=(0.1, 0.5)),
+        learners=2,
+        seed=1,
+        labels=3,
+    )
+    X = np.random.default_rng(0).uniform(size=(30, 4))
+    model.learn(X, Y_of(model, 30))
+    bad = X.copy()
+    bad[17, 2] = 1.5
+    rejects(model, lambda: model.learn(bad, Y_of(model, 30)), ValueError, "X row 17: .*1.5")
+
+
 # ------------------------------------------------------------------------------ missing values
 
 

@@ -104,16 +104,24 @@ def test_compiled_loop_is_used_and_stops_where_storage_must_grow(monkeypatch):
     assert model.t_ == 300
 
 
-def test_bad_nominal_row_mid_stream_is_rejected_after_the_rows_before_it():
+def test_a_bad_nominal_row_rejects_the_whole_call_on_both_paths():
+    import pickle
+
     data = load_uci("car").shuffled(1).head(120)
     X = data.X.copy()
     X[70, 0] = 99.0  # not a category code of attribute 0
     make = {"nominal_attributes": data.nominal_cardinalities}
-    fast = AdaBoostOLM(VFDTCommittee(**make), learners=6, seed=2)
-    slow = RowByRow(VFDTCommittee(**make), learners=6, seed=2)
+    classes = np.unique(data.y).tolist()
+    fast = AdaBoostOLM(VFDTCommittee(**make), learners=6, seed=2, classes=classes)
+    slow = RowByRow(VFDTCommittee(**make), learners=6, seed=2, classes=classes)
     for model in (fast, slow):
-        with pytest.raises(ValueError, match="nominal attributes must hold integer codes"):
-            model.learn(X, data.y)
+        model.learn(X[:50], data.y[:50])
+        before = pickle.dumps(model)
+        # every row is checked before any is learned: rows 50..69 are not learned either
+        with pytest.raises(ValueError, match="X row 20: nominal attributes must hold integer"):
+            model.learn(X[50:], data.y[50:])
+        assert pickle.dumps(model) == before
+        model.learn(X[50:70], data.y[50:70])
     assert fast.t_ == 70
     _assert_same(fast, slow)
 

@@ -72,6 +72,20 @@ class Booster(OnlineLearner):
         # the committee's own conditions (nominal codes, the entropy's [0, 1], ...)
         self.committee_._check_x(xv)
 
+    def _check_rows(self, rows: Rows) -> None:
+        committee = self.committee_
+        if not committee.rejects_rows():
+            return
+        for start in range(0, rows.n, _BLOCK_ROWS):
+            X = rows.block(start, _BLOCK_ROWS)
+            bad = committee.check_rows(X)
+            if bad < X.shape[0]:
+                try:
+                    committee._check_x(X[bad])
+                except ValueError as error:
+                    raise ValueError(f"X row {start + bad}: {error}") from None
+                raise ValueError(f"X row {start + bad} is rejected by {type(committee).__name__}")
+
     def _predictions(self, xv: np.ndarray) -> np.ndarray:
         # predicting then learning the same x (the usual test-then-train loop) asks the
         # committee once: the predictions are cached until the model next changes.

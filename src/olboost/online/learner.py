@@ -130,12 +130,13 @@ class OnlineLearner(Estimator):
         feature_names: list[Hashable] | None,
         outputs: list[Hashable] | None = None,
         first: np.ndarray | None = None,
+        rows: Rows | None = None,
     ) -> None:
         """Fix the outputs (``outputs``, or those of :meth:`_outputs`), the seed and the
         features on the first example; then :meth:`_init_state`, and check the first example
-        ``first`` (if given) against what was created (:meth:`_check_first`). Parameters are
-        checked first; a start that fails, or whose first example is rejected, leaves the
-        learner as it was."""
+        ``first`` (if given) against what was created (:meth:`_check_first`), or the rows
+        ``rows`` (:meth:`_check_rows`). Parameters are checked first; a start that fails, or
+        whose first example or rows are rejected, leaves the learner as it was."""
         self._check_params()
         before = dict(self.__dict__)
         try:
@@ -149,6 +150,8 @@ class OnlineLearner(Estimator):
             self._init_model()
             if first is not None:
                 self._check_first(first)
+            if rows is not None:
+                self._check_rows(rows)
         except BaseException:
             # a start that fails (e.g. a committee parameter that does not fit the data) leaves
             # the learner as it was, not half started
@@ -166,6 +169,11 @@ class OnlineLearner(Estimator):
         """Raise, changing nothing, if the model just started would reject the checked vector
         ``xv`` (e.g. a booster's committee, on a nominal code it does not know), so that a
         rejected first example does not leave the model started. Nothing by default."""
+
+    def _check_rows(self, rows: Rows) -> None:
+        """Raise, changing nothing, if the started model would reject a row of ``rows`` (as
+        :meth:`_check_first` for one example), so that an array call learns every row or none.
+        Nothing by default."""
 
     def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
         if not self._started:
@@ -393,7 +401,9 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
             if self.labels is None and "labels_" not in self.__dict__:
                 outputs = list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs, first=rows.row(0))
+            self._start(rows.d, None, outputs, first=rows.row(0), rows=rows)
+        else:
+            self._check_rows(rows)
         t0 = self.t_
         try:
             return self._stream(rows, FeedbackRows(Ymask), return_scores)
@@ -488,7 +498,9 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
                 self._check_params()
                 return np.empty((0, len(self._outputs()))) if return_scores else None
             # the classes are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs, first=rows.row(0))
+            self._start(rows.d, None, outputs, first=rows.row(0), rows=rows)
+        else:
+            self._check_rows(rows)
         return self._stream(rows, codes, return_scores)
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:

@@ -38,7 +38,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 from olboost import _libm as libm
 from olboost.online.labels import rank_cut
 from olboost.online.learner import MulticlassLearner, RankingLearner
-from olboost.sklearn._base import _check_rows, _OnlineBoostingBase
+from olboost.sklearn._base import _OnlineBoostingBase
 
 # pickles of fitted adapters name olboost.sklearn._PickledBooster
 from olboost.sklearn._base import _PickledBooster as _PickledBooster
@@ -168,7 +168,6 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
                 self.classes_ = known
                 self.booster_ = booster
                 self.n_samples_seen_ = 0
-            _check_rows(self.booster_, Xc)
             self.booster_.learn(Xc, codes)
             self.n_samples_seen_ += int(Xc.shape[0])
             return self
@@ -363,7 +362,6 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
                 self.booster_ = self._new_booster(len(known))
                 self.n_samples_seen_ = 0
                 self._n_relevant = 0
-            _check_rows(self.booster_, Xc)
             self.booster_.learn(Xc, Y)
             self.n_samples_seen_ += int(Y.shape[0])
             self._n_relevant += int(Y.sum())

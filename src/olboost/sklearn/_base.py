@@ -211,23 +211,6 @@ class _PickledBooster:
         return (_PickledBooster, (self.data,))
 
 
-def _check_rows(booster: OnlineLearner, X: np.ndarray) -> None:
-    """Raise, before any row is learned, if the booster's committee would reject a row of ``X``
-    (a nominal code its trees do not know, a value outside [0, 1] for rankers under the entropy).
-    The booster's array path learns the rows before a rejected one, as a stream must; a
-    ``partial_fit`` batch is all or nothing."""
-    committee = booster.__dict__.get("committee_")
-    if committee is None:  # not started: a failure discards the new booster
-        return
-    first_bad = committee.check_rows(X)
-    if first_bad < X.shape[0]:
-        try:
-            committee.predict(X[first_bad])
-        except ValueError as error:
-            raise ValueError(f"X row {first_bad}: {error}") from None
-        raise ValueError(f"X row {first_bad} is rejected by {type(committee).__name__}")
-
-
 def _no_overflow(name: str, validate: Callable[[], _T]) -> _T:
     """``validate()`` (scikit-learn's ``validate_data``), with the ``OverflowError`` NumPy
     raises for an integer too large for a float64 reported as the ``ValueError`` of a value

@@ -288,3 +288,9 @@ class Committee(Estimator):
         beyond the booster's own checks (``len(X)`` if none): the compiled loop stops there and
         leaves that row to the checked path."""
         return X.shape[0]
+
+    def rejects_rows(self) -> bool:
+        """Whether :meth:`check_rows` can reject a row in this configuration (a started
+        committee): when not, a booster's array path skips checking every row before it learns
+        any."""
+        return False

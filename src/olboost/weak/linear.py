@@ -343,6 +343,10 @@ class LinearCommittee(Committee):
     def _needs_unit_interval(self) -> bool:
         return self.complexity == "entropy" and self.scale == "none"
 
+    def rejects_rows(self) -> bool:
+        """Whether :meth:`check_rows` can reject a row: under the entropy with ``scale="none"``."""
+        return self._needs_unit_interval()
+
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` with an attribute outside ``[0, 1]`` under the entropy
         with ``scale="none"`` (``len(X)`` if none, or in any other configuration)."""

@@ -279,6 +279,10 @@ class MixedCommittee(Committee):
             part._check_x(x)
         return x
 
+    def rejects_rows(self) -> bool:
+        """Whether some part's :meth:`check_rows` can reject a row."""
+        return any(part.rejects_rows() for part in self.parts_)
+
     def check_rows(self, X: np.ndarray) -> int:
         """The first row of ``X`` that some part's checks would reject (``len(X)`` if none)."""
         return min(part.check_rows(X) for part in self.parts_)

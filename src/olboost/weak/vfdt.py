@@ -310,6 +310,10 @@ class VFDTCommittee(TreeArrays, Committee):
             )
         return x
 
+    def rejects_rows(self) -> bool:
+        """Whether :meth:`check_rows` can reject a row: when there are nominal attributes."""
+        return bool(self.nominal_columns_.size)
+
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` (float64, ``(n, n_attributes)``) whose nominal codes
         :meth:`_check_x` would reject, ``n`` if none."""
