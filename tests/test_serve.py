@@ -221,3 +221,26 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         model, n = replay(server.store)
         assert n == 1 == state["rounds"]
         assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--learners", "0"), "learners must be in"),
+        (("--features", "-3"), "n_features must be in"),
+        (("--rho", "nan"), "rho must not be NaN"),
+        (("--k", "1"), "k must be at least 2"),
+        (("--k", "2", "--exploration", "single-swap"), "k must be at least 3"),
+        (("--port", "-1"), "--port must be in"),
+    ],
+)
+def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys, options, message):
+    from olboost.cli import main
+
+    store = tmp_path / "store"
+    args = ["serve", "--store", str(store), "--labels", "a,b,c,d", "--n-features", "3"]
+    assert main([*args, "--algorithm", "topk-bbm", *options]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and message in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not store.exists()  # no store, no token: the model's settings were checked first

@@ -51,6 +51,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     if args.max_body < 1:
         raise ValueError(f"--max-body must be >= 1, got {args.max_body}")
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be in [0, 65535], got {args.port}")
     service = Service(
         args.store, _config(args), checkpoint_every=args.checkpoint_every,
         impression_ttl=args.impression_ttl, synchronous=args.sync,

@@ -73,6 +73,9 @@ class ServiceConfig:
             object.__setattr__(self, "feature_names", names)
         if not 1 <= self.k <= len(labels):
             raise ValueError(f"k={self.k} must be in [1, {len(labels)}] labels")
+        # the model's own checks (learners, features, rho, gamma, k for the exploration ...): a
+        # bad setting is refused here, before a store or a server exists
+        build_model(self)._check_params()
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
