@@ -9,6 +9,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="olboost serve needs the serve extra")
@@ -244,3 +245,42 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert err.startswith("olboost: error: ") and message in err, err
     assert len(err.strip().splitlines()) == 1
     assert not store.exists()  # no store, no token: the model's settings were checked first
+
+
+def _tiny_mulan(folder: Path) -> tuple[Path, Path]:
+    """A MULAN data file (4 features, the labels of SMALL) and its XML label file."""
+    rng = np.random.default_rng(0)
+    labels = LABELS.split(",")
+    head = ["@relation tiny", *[f"@attribute f{j} numeric" for j in range(WIDTH)]]
+    head += [f"@attribute {label} {{0,1}}" for label in labels] + ["@data"]
+    rows = [
+        ",".join(
+            [f"{v:.3f}" for v in rng.random(WIDTH)] + [str(int(b)) for b in rng.random(6) < 0.4]
+        )
+        for _ in range(30)
+    ]
+    arff, xml = folder / "tiny.arff", folder / "tiny.xml"
+    arff.write_text("\n".join(head + rows) + "\n")
+    names = "".join(f'<label name="{label}"></label>' for label in labels)
+    xml.write_text(f'<labels xmlns="http://mulan.sourceforge.net/labels">{names}</labels>\n')
+    return arff, xml
+
+
+def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsys):
+    from olboost.cli import main
+
+    arff, xml = _tiny_mulan(tmp_path)
+    data = ("--dataset", str(arff), "--dataset-labels", str(xml))
+    # without its label file a data file is refused in one line, naming the option
+    assert main(["simulate", "--url", "http://127.0.0.1:9", "--dataset", str(arff)]) == 2
+    assert "--dataset-labels" in capsys.readouterr().err
+    # an unreachable service is one line too, not a traceback
+    assert main(["simulate", "--url", "http://127.0.0.1:9", *data, "--limit", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: --url") and len(err.strip().splitlines()) == 1
+    with Server(tmp_path / "store", *data, "--learners", "3", "--k", "3") as server:
+        token = tmp_path / "token"
+        token.write_text(server.token)
+        args = ["simulate", "--url", server.url, *data, "--limit", "5", "--token-file", str(token)]
+        assert main(args) == 0
+        assert capsys.readouterr().out.startswith("5 users")

@@ -15,6 +15,19 @@ __all__ = ["add_parsers"]
 _MISSING_EXTRA = "olboost serve needs the serve extra: pip install 'olboost[serve]' ({})"
 
 
+def _load_dataset(args: argparse.Namespace) -> Any:
+    """``--dataset``: a bundled name, or an ARFF file with its MULAN XML ``--dataset-labels``."""
+    from olboost.datasets import load
+    from olboost.datasets.mulan import _bundled_name
+
+    if args.dataset_labels is None and _bundled_name(args.dataset) is None:
+        raise ValueError(
+            f"--dataset {args.dataset}: not a bundled data set; for a data file, pass "
+            "--dataset-labels with its MULAN XML label file"
+        )
+    return load(args.dataset, args.dataset_labels)
+
+
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
     from olboost.serve.config import ServiceConfig
@@ -24,9 +37,7 @@ def _config(args: argparse.Namespace) -> Any:
     if args.dataset is not None and args.labels is not None:
         raise ValueError("--dataset and --labels: give one (the schema of a data set, or labels)")
     if args.dataset is not None:
-        from olboost.datasets import load
-
-        data = load(args.dataset)
+        data = _load_dataset(args)
         labels, n_features = list(data.label_names), data.X.shape[1]
         names = list(data.feature_names)
     else:
@@ -71,9 +82,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     import os
 
     from olboost.cli import check_output, write_record
-    from olboost.datasets import load
     from olboost.serve.app import TOKEN_ENV
-    from olboost.serve.simulate import simulate
+    from olboost.serve.simulate import HTTPError, simulate
 
     check_output(args.output)
     token = None
@@ -82,12 +92,17 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             token = f.read().strip()
     else:
         token = os.environ.get(TOKEN_ENV) or None
-    data = load(args.dataset)
-    report = simulate(
-        args.url, data, token=token, k=args.k, loops=args.loops, concurrency=args.concurrency,
-        delay=args.delay, drop=args.drop, seed=args.seed, key=args.key, wait=args.wait,
-        limit=args.limit, duration=args.duration,
-    )  # fmt: skip
+    data = _load_dataset(args)
+    try:
+        report = simulate(
+            args.url, data, token=token, k=args.k, loops=args.loops,
+            concurrency=args.concurrency, delay=args.delay, drop=args.drop, seed=args.seed,
+            key=args.key, wait=args.wait, limit=args.limit, duration=args.duration,
+        )  # fmt: skip
+    except HTTPError as err:  # the service unreachable, or refusing the run: one line
+        if err.status == 0:
+            raise ConnectionError(f"--url {args.url}: {err}") from None
+        raise ValueError(f"--url {args.url}: {err}") from None
     record = {"url": args.url, "dataset": args.dataset, "loops": args.loops, **report.record()}
     r, f = record["rank_latency_ms"], record["feedback_latency_ms"]
     print(
@@ -120,7 +135,10 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--store", required=True, help="directory of the log and checkpoints")
     serve.add_argument("--host", default="127.0.0.1", help="address to bind")
     serve.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
-    serve.add_argument("--dataset", help="take labels and features from this data set")
+    serve.add_argument(
+        "--dataset", help="take labels and features from this data set (bundled name or ARFF)"
+    )
+    serve.add_argument("--dataset-labels", help="MULAN XML label file of an ARFF --dataset")
     serve.add_argument("--labels", help="comma-separated labels (instead of --dataset)")
     serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
     serve.add_argument(
@@ -177,6 +195,7 @@ def add_parsers(sub: Any) -> None:
     )
     sim.add_argument("--url", required=True, help="the service, http://HOST:PORT")
     sim.add_argument("--dataset", required=True, help="bundled data set name or ARFF path")
+    sim.add_argument("--dataset-labels", help="MULAN XML label file of an ARFF --dataset")
     sim.add_argument("--k", type=int, help="check that the service shows k labels")
     sim.add_argument("--loops", type=int, default=1, help="passes over the train split")
     sim.add_argument("--concurrency", type=int, default=8, help="users served at once")
