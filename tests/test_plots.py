@@ -145,6 +145,26 @@ def test_bad_records_are_refused_with_the_reason(runs, tmp_path, capsys):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_bad_files_and_outputs_are_named(runs, tmp_path, capsys):
+    tmp, _ = runs
+    good = str(tmp / "ada1.json")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "broken.json").write_text('{"curve": [0.1, ')
+    (folder / "latin1.json").write_bytes(b'{"algorithm": "caf\xe9"}')
+    for bad in ("broken.json", "latin1.json"):
+        assert main(["plot", str(folder / bad), "-o", str(tmp_path / "x.png")]) == 2
+        assert f"{bad}: not a JSON record" in capsys.readouterr().err
+    assert main(["plot", str(folder), "-o", str(tmp_path / "x.png")]) == 2
+    assert "broken.json" in capsys.readouterr().err  # a directory's files are named too
+    # the figure goes where -o says, or nowhere
+    assert main(["plot", good, "-o", str(folder)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["plot", good, "-o", str(tmp_path / "figure")]) == 2
+    assert "suffix" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists() and not list(tmp_path.glob("figure*"))
+
+
 def test_run_curve_refused_on_enron_foldering(capsys):
     argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--curve"]
     assert main(argv) == 2

@@ -113,6 +113,14 @@ def test_cli_reports_a_bad_spec_in_one_line(tmp_path, capsys):
     assert not (tmp_path / "spec-results").exists()
 
 
+def test_a_spec_that_is_not_utf8_is_named(tmp_path, capsys):
+    spec = tmp_path / "latin1.toml"
+    spec.write_bytes(b'algorithms = ["caf\xe9"]\n')
+    assert main(["sweep", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"olboost: error: {spec}: ") and len(err.strip().splitlines()) == 1
+
+
 def test_python_dash_m_olboost_sweep_is_the_sweep_command(tmp_path):
     import subprocess
     import sys

@@ -392,6 +392,14 @@ def plot_curves(
     )
 
 
+def _read_json(path: Path) -> Any:
+    """The JSON of ``path``; a file that is not UTF-8 JSON is a ``ValueError`` naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: not a JSON record ({err})") from None
+
+
 def load_records(paths: Iterable[str | os.PathLike]) -> list[dict[str, Any]]:
     """The JSON records in ``paths``: files (each must hold a curve) and directories (their
     ``*.json`` files that hold one, e.g. a sweep's results; others are passed over).
@@ -402,13 +410,13 @@ def load_records(paths: Iterable[str | os.PathLike]) -> list[dict[str, Any]]:
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.glob("*.json")):
-                record = json.loads(f.read_text())
+                record = _read_json(f)
                 if isinstance(record, dict) and "curve" in record:
                     out.append(record)
             continue
         if not p.exists():
             raise FileNotFoundError(f"no such file or directory: {p}")
-        record = json.loads(p.read_text())
+        record = _read_json(p)
         if not isinstance(record, dict) or "curve" not in record:
             raise ValueError(
                 f"{p} holds no learning curve: write it with olboost run --curve --output"
@@ -427,6 +435,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     _require_matplotlib("olboost plot")
     if args.points < 0 or args.points == 1:
         raise ValueError(f"--points must be 0 (every round) or >= 2, got {args.points}")
+    output = Path(args.output)
+    if output.is_dir():
+        raise IsADirectoryError(21, "is a directory, not a figure file", f"-o {output}")
+    if not output.suffix:
+        raise ValueError(f"-o {output}: give the figure's format by its suffix (.png, .pdf, .svg)")
     records = load_records(args.results)
     fig = plot_curves(records, points=args.points or None, title=args.title)
     fig.savefig(args.output, dpi=args.dpi)

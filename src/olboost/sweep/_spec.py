@@ -286,7 +286,7 @@ def load_spec(path: str | os.PathLike) -> list[Task]:
     with open(path, "rb") as f:
         try:
             spec = tomllib.load(f)
-        except tomllib.TOMLDecodeError as err:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ValueError(f"{path}: {err}") from None
     return tasks_from_spec(spec, str(path))
 
