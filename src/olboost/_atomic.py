@@ -54,6 +54,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """
     path = _target(path)
     directory = path.parent
+    if not directory.is_dir():  # named here: mkstemp's error would name its temporary file
+        raise FileNotFoundError(2, "no such directory to write in", str(path))
     fd, temporary = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}.", suffix=_TEMPORARY_SUFFIX, dir=directory
     )
