@@ -81,7 +81,8 @@ def test_run_help_shows_every_default(capsys):
 def test_help_texts_hold_no_restructuredtext(capsys):
     for argv in [(), ("run",), ("reproduce",), ("reproduce", "mlr"), ("reproduce", "multiclass"),
                  ("reproduce", "topk"), ("reproduce", "topk-curves"),
-                 ("reproduce", "label-ranking")]:  # fmt: skip
+                 ("reproduce", "label-ranking"), ("plot",), ("sweep",), ("serve",),
+                 ("simulate",)]:  # fmt: skip
         text = _help(capsys, *argv)
         for markup in MARKUP:
             assert markup not in text, (argv, markup)

@@ -453,6 +453,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add ``plot`` to the ``olboost`` subcommands."""
+    from olboost.cli import HelpFormatter
+
     p = sub.add_parser(
         "plot",
         help="draw running-average learning curves from olboost run --curve records",
@@ -460,7 +462,7 @@ def add_parsers(sub: Any) -> None:
         "'olboost run --curve --output' (or a sweep with curve = true): runs of one "
         "configuration with different seeds as their mean with a band of one standard "
         "deviation, each configuration a line of its own.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("results", nargs="+", help="JSON records, or directories of them")
     p.add_argument(

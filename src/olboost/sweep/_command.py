@@ -48,6 +48,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: Any) -> None:
     """Add ``sweep`` to the ``olboost`` subcommands."""
+    from olboost.cli import HelpFormatter
+
     p = sub.add_parser(
         "sweep",
         help="run a grid of olboost run tasks (algorithms x data sets x options x seeds) on Dask",
@@ -55,7 +57,7 @@ def add_parsers(sub: Any) -> None:
         "see examples/sweep.toml) on a Dask cluster, each record to the results directory as "
         "it finishes (a rerun skips the finished ones), then print and write the summary (mean "
         "± sd over the seeds per cell). Needs pip install 'olboost[dask]'.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     p.add_argument("spec", help="TOML spec of the grid")
     p.add_argument(
