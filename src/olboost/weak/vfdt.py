@@ -304,10 +304,18 @@ class VFDTCommittee(TreeArrays, Committee):
         if self.nominal_columns_.size and not K.nominal_codes_valid(
             x, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
         ):
-            raise ValueError(
-                "nominal attributes must hold integer codes in [0, number of categories), got "
-                f"{x[self.nominal_columns_]!r} for columns {self.nominal_columns_.tolist()}"
-            )
+            for column, n in zip(
+                self.nominal_columns_.tolist(), self.nominal_cardinality_.tolist(), strict=True
+            ):
+                v = float(x[column])
+                if v != v and self.handles_missing:
+                    continue
+                if not (0.0 <= v < n and v == math.floor(v)):
+                    raise ValueError(
+                        "nominal attributes must hold integer codes in [0, number of "
+                        f"categories): attribute {column} has {n} categories, got {v:g}"
+                    )
+            raise AssertionError("unreachable: nominal_codes_valid found a bad code")
         return x
 
     def rejects_rows(self) -> bool:
