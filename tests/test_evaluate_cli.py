@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -45,6 +46,49 @@ def test_prequential_records_every_example_and_both_conventions():
     assert result.rank_loss_skip == pytest.approx(kept.mean())
     assert result.rank_loss == pytest.approx(result.losses.mean())
     assert result.n_skipped == int(empty.sum())
+
+
+def test_river_dict_targets_are_read_by_their_values_not_their_keys():
+    from olboost import TopkAdaptive
+
+    data = load("emotions")
+    labels = list(data.label_names)
+    sets = list(data.train)[:60]
+    dicts = [(x, {label: label in y for label in labels}) for x, y in sets]
+    for cls, params in [(AdaOLMR, {}), (TopkAdaptive, {"k": 3, "rho": 0.05})]:
+        results, models = [], []
+        for stream in (sets, dicts):
+            model = cls(VFDTCommittee(n_features=5), learners=4, seed=1, labels=labels, **params)
+            results.append(prequential(model, stream))
+            models.append(model)
+        # a label River maps to False is irrelevant: the same losses and model as with sets
+        np.testing.assert_array_equal(results[0].losses, results[1].losses)
+        assert results[1].n_skipped == results[0].n_skipped < 60
+        assert pickle.dumps(models[0]) == pickle.dumps(models[1]) or cls is TopkAdaptive
+        x = sets[0][0]
+        assert models[0].score_one(x) == models[1].score_one(x)
+    with pytest.raises(TypeError, match=r"y\['amazed-suprised'\] must be a bool"):
+        prequential(_model(), [(sets[0][0], {labels[0]: 1})])
+
+
+def test_protocol_inputs_are_checked_before_anything_changes():
+    import json
+
+    from olboost import TopkAdaptive
+    from olboost.boosters import OnlineMBBM
+    from olboost.experiments import load_experiment_data
+
+    data = load("emotions")
+    x = data.train.X[0]
+    topk = TopkAdaptive(VFDTCommittee(n_features=5), learners=4, seed=1, labels=6, k=3, rho=0.05)
+    with pytest.raises(ValueError, match="not among the model's labels"):
+        prequential(topk, [(x, {"no-such-label"})])
+    assert not topk._started  # the first show would have started it
+    balance = load_experiment_data("balance")
+    with pytest.raises(TypeError, match="multiclass classifier, evaluated with prequential"):
+        train_test(OnlineMBBM(learners=4, seed=1), balance, balance)
+    result = train_test(_model(), data.train, data.test, loops=np.int64(2))
+    assert json.loads(json.dumps(result.summary()))["loops"] == 2
 
 
 def test_losses_are_those_of_the_scores_made_before_learning():

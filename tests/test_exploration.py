@@ -447,6 +447,10 @@ def test_rank_estimate_counts_ties_and_weights_by_inverse_probability():
     seen = []
     unbiased_estimate(s, fb, lambda a, b: seen.append((a, b)) or 0.0)
     assert sorted(seen) == [(0.8, 0.3), (0.8, 0.7)]
+    for bad in (np.nan, np.inf):
+        s[2] = bad  # a score that is no number is refused, not estimated as 0
+        with pytest.raises(ValueError, match="s must be finite .* at label 2"):
+            unbiased_estimate(s, fb, "rank")
 
 
 # --------------------------------------------------------------------------------------------------

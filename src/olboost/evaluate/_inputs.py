@@ -54,14 +54,17 @@ def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
     return mode
 
 
-def _check_loops(loops: Any, train: Any) -> None:
+def _check_loops(loops: Any, train: Any) -> int:
+    """``loops`` as an ``int`` (a NumPy integer too, for JSON records) after its checks."""
     if isinstance(loops, bool) or not isinstance(loops, numbers.Integral) or loops < 1:
         raise ValueError(f"loops must be an integer >= 1, got {loops!r}")
+    loops = int(loops)
     if loops > 1 and iter(train) is train:
         raise ValueError(
             f"loops={loops} streams the train split {loops} times, but it is a one-pass "
             "iterator: pass a data set or a sequence of (x, y) pairs"
         )
+    return loops
 
 
 def _require_examples(stream: Any, role: str) -> None:

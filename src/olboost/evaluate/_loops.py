@@ -4,7 +4,7 @@ on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from olboost.evaluate._inputs import _is_classification_data, _is_dataset
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 from olboost.metrics import rank_loss
+from olboost.online.labels import relevant_in_mapping
 
 #: Rows handed to the model per call on the array path; sets the progress bar's granularity only.
 _CHUNK = 256
@@ -121,11 +122,20 @@ def _pairless(Y: np.ndarray) -> np.ndarray:
     return ~Y.any(axis=1) | Y.all(axis=1)
 
 
+def _relevant(y: Any) -> Any:
+    """The relevant labels of a target: a set (or sequence) of labels, or River's ``{label:
+    bool}``, whose relevant labels are those mapped to True (not its keys)."""
+    if isinstance(y, Mapping):
+        return set(relevant_in_mapping(y, "y"))
+    return y
+
+
 def _score_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
     """Full feedback, one example: score, record the loss, learn from the relevant set."""
+    relevant = _relevant(y)
     scores = model.score_one(x)
     s = np.fromiter(scores.values(), float, len(scores))
-    mask = np.array([label in y for label in scores])
+    mask = np.array([label in relevant for label in scores])
     loss = rank_loss(s, mask, empty="paper")
     model.learn_one(x, y)
     return loss, mask
@@ -135,14 +145,18 @@ def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
     """Top-k feedback, one example: the model shows its randomised ranking, the loss of that
     ranking is recorded, and the model learns which of the ``k`` labels it showed are relevant
     (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show)."""
-    impression = model.show_one(x)  # the first call starts the model: its labels are fixed now
+    y = _relevant(y)
+    # checked before the first show_one, which starts the model (_outputs raises, changing
+    # nothing, when the model does not know its labels yet)
     labels = model._outputs()
-    unknown = [label for label in y if label not in impression.ranking]
+    known = set(labels)
+    unknown = [label for label in y if label not in known]
     if unknown:
         raise ValueError(
             f"{type(model).__name__}: relevant labels {unknown[:5]} are not among the model's "
             f"labels {list(labels)[:5]}..."
         )
+    impression = model.show_one(x)
     m = len(labels)
     position = {label: p for p, label in enumerate(impression.ranking)}
     s = np.array([m - position[label] for label in labels], dtype=float)

@@ -78,8 +78,15 @@ def train_test(
     >>> result.train_losses.shape, result.running_losses().shape
     ((782,), (984,))
     """
+    from olboost.online import MulticlassLearner
+
+    if isinstance(model, MulticlassLearner):
+        raise TypeError(
+            f"train_test evaluates multi-label rankers; {type(model).__name__} is a multiclass "
+            "classifier, evaluated with prequential"
+        )
     mode = _feedback_mode(model, feedback, k)
-    _check_loops(loops, train)
+    loops = _check_loops(loops, train)
     _require_examples(test, "test stream")
     compile_s = None
     if warm_up:

@@ -78,7 +78,7 @@ class Progress:
 
 def _passes(stream: Any, test: Any, loops: Any, classify: bool) -> tuple[str, list[Any]]:
     """The protocol and the streams of its passes, in order; refuses what cannot resume."""
-    _check_loops(loops, stream)
+    loops = _check_loops(loops, stream)
     if test is None and loops != 1:
         raise ValueError(f"loops={loops} needs a test split: a prequential pass is one pass")
     if classify and test is not None:

@@ -244,6 +244,9 @@ def unbiased_estimate(
     s = np.asarray(s, dtype=np.float64)
     if s.ndim != 1:
         raise ValueError("s must be a 1-D score vector")
+    if not np.all(np.isfinite(s)):
+        j = int(np.flatnonzero(~np.isfinite(s))[0])
+        raise ValueError(f"s must be finite (no NaN or infinity), got {s[j]} at label {j}")
     if not isinstance(feedback, TopkFeedback):
         raise TypeError(f"feedback must be a TopkFeedback, got {type(feedback).__name__}")
     shown = feedback.shown
