@@ -278,6 +278,31 @@ def test_leaking_fields_never_reach_the_words(tmp_path):
         load_enron_foldering("ann-x", tmp_path, fields="Subject")
     with pytest.raises(ValueError, match="header field names"):
         load_enron_foldering("ann-x", tmp_path, fields=["Sub ject"])
+    for other in (b"Subject", None):  # not read as "b'subject'" or "none", which match nothing
+        with pytest.raises(TypeError, match="field names as strings"):
+            load_enron_foldering("ann-x", tmp_path, fields=["Subject", other])
+
+
+def test_a_lone_carriage_return_ends_a_header_line_and_cannot_leak(tmp_path):
+    # the email package reads X-Folder after a lone CR as a field of its own; so do we, so it
+    # is removed, never read as part of the Subject
+    raw = b"Date: 2 Jan 2001 10:00 +0000\nSubject: lunch\rX-Folder: \\zebrafolder\n\nsee you\n"
+    assert [k for k, _ in email.message_from_bytes(raw).items()] == ["Date", "Subject", "X-Folder"]
+    write_foldering_archive(tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"zebrafolder": [raw] * 3})
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.n_samples == 3 and stream.vocabulary == ["lunch", "see", "you"]
+
+
+def test_messages_without_a_body_are_read_wherever_they_are(tmp_path):
+    notes = [
+        f"Date: {d} Jan 2001 10:00 +0000\nSubject: note {w}\n"
+        for d, w in enumerate(["aa", "bb", "cc"], 1)
+    ]
+    write_foldering_archive(tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"notes": notes})
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.n_samples == 3 and stream.skipped == []
+    assert stream.vocabulary == ["note", "aa", "bb", "cc"]
+    assert message_text(notes[0]) == "note aa\n"
 
 
 def test_from_lines_are_unescaped_and_do_not_split_messages(tmp_path):

@@ -124,7 +124,11 @@ def _split_header(raw: bytes) -> tuple[bytes, bytes] | str:
     any field after it, ``X-Folder`` included, among the words).
     """
     end = raw.find(b"\n\n")
-    head, body = (raw, b"") if end < 0 else (raw[:end], raw[end + 2 :])
+    # a message of header lines only (no empty line, no body) may end with its line break
+    head, body = (raw.rstrip(b"\n"), b"") if end < 0 else (raw[:end], raw[end + 2 :])
+    # a lone carriage return ends a header line, as for the email package: a field after it
+    # (X-Folder, say) is a field of its own, never part of the value before it
+    head = head.replace(b"\r", b"\n")
     match = _HEADER_BLOCK.match(head)
     if match is None:
         return "no header field (not an e-mail message, or a piece of one cut at a 'From ' line)"
@@ -250,7 +254,10 @@ def _check_fields(fields: Sequence[str]) -> tuple[str, ...]:
     """The lower-case, de-duplicated field names of ``fields=``, checked."""
     if isinstance(fields, str | bytes):
         raise ValueError(f"fields must be a sequence of field names, got the string {fields!r}")
-    wanted = tuple(dict.fromkeys(str(f).lower() for f in fields))
+    others = [f for f in fields if not isinstance(f, str)]
+    if others:
+        raise TypeError(f"fields must be field names as strings, got {others[0]!r}")
+    wanted = tuple(dict.fromkeys(f.lower() for f in fields))
     bad = [f for f in wanted if not _FIELD_NAME.fullmatch(f)]
     if bad:
         raise ValueError(f"fields must be header field names (printable ASCII, no ':'): {bad}")
