@@ -350,6 +350,15 @@ def test_reproduce_topk_curves_writes_the_figure_and_its_numbers(tmp_path, capsy
     assert "final running mean" in capsys.readouterr().out
 
 
+def test_reproduce_topk_curves_options_given_as_zero_are_checked_not_replaced(tmp_path, capsys):
+    for option, message in (("--rho", "rho must be in (0, 1)"), ("--loops", "loops")):
+        argv = ["reproduce", "topk-curves", "--seeds", "1", "--no-progress", option, "0",
+                "--output", str(tmp_path / "c.png")]  # fmt: skip
+        assert main(argv) == 2
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "c.png").exists()
+
+
 def test_reproduce_topk_curves_without_matplotlib_names_the_extra(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     argv = ["reproduce", "topk-curves", "--seeds", "1", "--no-progress", "--output",

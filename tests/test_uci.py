@@ -348,6 +348,13 @@ def test_decimal_comma_and_crlf(tmp_path: Path) -> None:
     assert ds.X.tolist() == [[1.5] + [2.0] * 11] and ds.class_names == ["walking"]
 
 
+def test_experiment_data_merges_nursery_classes_under_any_spelling() -> None:
+    from olboost.experiments import load_experiment_data
+
+    for name in ("nursery", "Nursery", "NURSERY"):
+        assert load_experiment_data(name).n_classes == 4  # the paper's 4, not the file's 5
+
+
 def test_malformed_user_file(tmp_path: Path) -> None:
     path = tmp_path / "car.data"
     path.write_text("vhigh,vhigh,2,2,small,low,unacc\nvhigh,vhigh,2,2,small,unacc\n")

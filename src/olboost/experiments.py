@@ -110,7 +110,7 @@ def load_experiment_data(name: str, har_path: str | None = None) -> Any:
     if name == "movement":
         return None if har_path is None else load_uci(har_path)
     data = load_uci(name)
-    if name == "nursery":
+    if data.name == "nursery":  # by the canonical name: load_uci also takes "Nursery"
         data = data.merge_classes({"recommend": "very_recom"})  # the paper's 4 classes
     return data
 

@@ -40,6 +40,7 @@ BUNDLED_UCI: tuple[str, ...] = ("balance", "car", "mushroom", "nursery", "mice")
 MISSING_MODES: tuple[str, ...] = ("paper", "nan")
 
 # Field values that mean "missing" in the UCI files: "?" (mushroom) and an empty field (mice).
+# A numeric "nan" (which NumPy parses) is missing too, as in the loaders of MULAN files.
 _MISSING_TOKENS = frozenset({"", "?"})
 
 
@@ -223,7 +224,7 @@ def _numeric(
             path,
             row_lines[i],
             f"{column}: {values[i].strip()!r} is infinite or overflows float64 (a missing value "
-            "is an empty field or '?')",
+            "is an empty field, '?' or 'nan')",
         )
     return out, defects
 
@@ -368,9 +369,10 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
         ``x1``..``z4``, as the paper did.
     missing : {"paper", "nan"}
         ``"paper"`` (default): as in Jung, Goetz & Tewari (2017): empty numeric cells (mice,
-        1396) become 0; a ``?`` of a nominal feature (mushroom stalk-root, 2480) stays a category
-        of its own, named ``"?"``, so a multiway split gives missing values their own branch; the
-        row of a known malformed value (HAR, line 122078) is dropped, with a warning.
+        1396) become 0, as do a numeric ``?`` or ``nan``; a ``?`` of a nominal feature
+        (mushroom stalk-root, 2480) stays a category of its own, named ``"?"``, so a multiway
+        split gives missing values their own branch; the row of a known malformed value (HAR,
+        line 122078) is dropped, with a warning.
         ``"nan"``: missing values and the known malformed value are NaN (nominal ``?`` is not a
         category); no row is dropped.
 

@@ -205,9 +205,10 @@ def cmd_curves(args: argparse.Namespace) -> int:
         raise ValueError(f"--points must be >= 2, got {args.points}")
     opt, _ = TABLE5[args.dataset]
     assert opt is not None
-    learners = args.learners or opt.learners
-    loops = args.loops or opt.loops
-    rho = args.rho or opt.rho
+    # an option given as 0 is checked (and refused) as given, not replaced by Table 5's value
+    learners = opt.learners if args.learners is None else args.learners
+    loops = opt.loops if args.loops is None else args.loops
+    rho = opt.rho if args.rho is None else args.rho
     m = len(load_dataset(args.dataset).label_names)
     bad = [k for k in args.ks if not 2 <= k <= m]
     if bad:
