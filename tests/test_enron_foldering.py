@@ -293,6 +293,21 @@ def test_a_lone_carriage_return_ends_a_header_line_and_cannot_leak(tmp_path):
     assert stream.n_samples == 3 and stream.vocabulary == ["lunch", "see", "you"]
 
 
+def test_raw_8bit_header_words_do_not_depend_on_the_body_kind():
+    # the email package (HTML, multipart) keeps raw 8-bit header bytes as replacement
+    # characters; headers are read by one path for every message
+    for subject, encoding in (("Café olé", "utf-8"), ("Café olé", "latin-1")):
+        head = f"Subject: {subject}\n".encode(encoding)
+        plain = head + b"\nbody\n"
+        markup = head + b"Content-Type: text/html; charset=utf-8\n\n<p>body</p>\n"
+        multipart = head + (
+            b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b"\n\n'
+            b"--b\nContent-Type: text/plain\n\nbody\n--b--\n"
+        )
+        words = [tokenize(message_text(raw)) for raw in (plain, markup, multipart)]
+        assert words[0] == words[1] == words[2] == ["café", "olé", "body"], (encoding, words)
+
+
 def test_messages_without_a_body_are_read_wherever_they_are(tmp_path):
     notes = [
         f"Date: {d} Jan 2001 10:00 +0000\nSubject: note {w}\n"

@@ -203,15 +203,15 @@ def _body_fast(fields: dict[str, list[str]], body: bytes) -> str | None:
     return _decode_bytes(body, charset.group(1) if charset else None)
 
 
-def _text_email(raw: bytes, wanted: Sequence[str]) -> str:
-    """Fields and body text of a message read with the email package (any MIME structure)."""
+def _text_email(raw: bytes) -> list[str]:
+    """The body texts of a message read with the email package (any MIME structure). Its
+    header fields are read as for every other message (:func:`_read_fields`): the package keeps
+    raw 8-bit header bytes as replacement characters, which would split words."""
     end = raw.find(b"\n\n")
     if end >= 0:
         raw = raw[: end + 2] + _unescape_from(raw[end + 2 :])
     msg = email.message_from_bytes(raw)
-    for name in LEAKING_FIELDS:
-        del msg[name]
-    texts = [_header_text(str(v)) for f in wanted for v in msg.get_all(f, [])]
+    texts: list[str] = []
     plain: list[str] = []
     markup: list[str] = []
     for part in msg.walk():
@@ -226,7 +226,7 @@ def _text_email(raw: bytes, wanted: Sequence[str]) -> str:
         text = _decode_bytes(payload, part.get_content_charset())
         (plain if ctype == "text/plain" else markup).append(text)
     texts.extend(plain if plain else [_strip_html(t) for t in markup])
-    return "\n".join(texts)
+    return texts
 
 
 def _message_text(raw: bytes, wanted: Sequence[str]) -> tuple[str, int | None] | str:
@@ -239,14 +239,14 @@ def _message_text(raw: bytes, wanted: Sequence[str]) -> tuple[str, int | None] |
     head, body = parsed
     fields = _read_fields(head, (*_MIME_FIELDS, *wanted))
     timestamp = _parse_date(fields.get("date", [None])[0])
+    # Only the wanted fields are read from the header block, and they never include LEAKING_FIELDS.
+    heads = [_header_text(v) for f in wanted for v in fields.get(f, [])]
     text = _body_fast(fields, body)
     if text is None:
         try:
-            return _text_email(raw, wanted), timestamp
+            return "\n".join([*heads, *_text_email(raw)]), timestamp
         except Exception as exc:  # a broken MIME structure must not stop the stream
             return f"unreadable MIME structure ({type(exc).__name__}: {exc})"
-    # Only the wanted fields are read from the header block, and they never include LEAKING_FIELDS.
-    heads = [_header_text(v) for f in wanted for v in fields.get(f, [])]
     return "\n".join([*heads, text]), timestamp
 
 
