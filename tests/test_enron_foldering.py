@@ -439,6 +439,9 @@ def test_fast_dates_equal_email_utils():
         "Sun, 16 Oct 0001 03:49:34 -0800 (PST)",
         "1 Jan 2001 10:00 +0530",
         "1 Jan 2001 10:00:00 -0000",
+        "1 Jan 2001 10:00:00 +2359",
+        "1 Jan 2001 10:00:00 +2400",  # a zone a day off: refused, so the message is undated
+        "1 Jan 2001 10:00:00 -9900",
         "31 Feb 2001 10:00:00 +0000",
         "1 Foo 2001 10:00:00 +0000",
         "Wed, 14 Mar 2001 09:48:00 EST",

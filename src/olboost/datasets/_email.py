@@ -173,6 +173,8 @@ def _parse_date(value: str | None) -> int | None:
             except ValueError:
                 return None
             offset = (int(zh) * 3600 + int(zm) * 60) * (1 if sign == "+" else -1)
+            if abs(offset) >= 86400:  # no zone is a day off: email.utils refuses it too
+                return None
             return int(when.timestamp()) - offset
     try:
         when = email.utils.parsedate_to_datetime(value)
