@@ -93,6 +93,26 @@ def test_help_texts_hold_no_restructuredtext(capsys):
     )
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["mlr", "--datasets", "scene", "nosuch"], "'nosuch' is neither a bundled data set"),
+        (["mlr", "--datasets", "scene", "emotions", "--features", "100"], "emotions has 72"),
+        (["multiclass", "--datasets", "mice", "balance", "--features", "10"], "balance has 4"),
+    ],
+)
+def test_reproduce_checks_every_data_set_before_the_first_run(tmp_path, capsys, argv, message):
+    options = ["--seeds", "1"] if argv[0] == "mlr" else ["--reorderings", "1"]
+    out = tmp_path / "r.json"
+    common = ["--learners", "2", "--no-progress", "--output", str(out)]
+    assert main(["reproduce", *argv, *options, *common]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("olboost: error: ") and message in captured.err
+    # nothing ran: no table row of the data set before the bad one, no record
+    assert not any(row.startswith(argv[2]) for row in captured.out.splitlines()), captured.out
+    assert not out.exists()
+
+
 def test_each_reproduce_suite_lists_only_its_options(capsys):
     mlr = _help(capsys, "reproduce", "mlr")
     for option in ["--seeds", "--datasets", "--no-bmr", "--learners", "--committee",

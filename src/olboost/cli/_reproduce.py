@@ -11,8 +11,13 @@ from typing import Any
 import numpy as np
 
 from olboost._version import __version__
-from olboost.cli._algorithms import _add_committee_options, _add_ranking_options, _features
-from olboost.cli._run import run_one
+from olboost.cli._algorithms import (
+    ALGORITHMS,
+    _add_committee_options,
+    _add_ranking_options,
+    _features,
+)
+from olboost.cli._run import _check_features, run_one
 from olboost.cli._shared import (
     HelpFormatter,
     _environment,
@@ -71,6 +76,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     _check_positive(args, "seeds", "learners", "features")
+    # every data set read before the first run: an unknown one is an error, not one after hours
+    datasets = {name: load(name) for name in args.datasets}
+    for data in datasets.values():
+        _check_features(args, data, ALGORITHMS["ada-olmr"])
     cache = cell_cache(args, args.output, "mlr")
     print(
         f"{args.learners} learners, {args.committee} committee, {_features(args)} features each; "
@@ -81,8 +90,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         f"{'best BMR':>10}{'± sd':>8}{'gamma':>7}{'published':>10}{'s/run':>7}"
     )
     rows = []
-    for name in args.datasets:
-        data = load(name)
+    for name, data in datasets.items():
         ada = _mean_over_seeds(args, data, cache, algorithm="ada-olmr", dataset=name)
         bmr: dict[float, dict[str, Any]] = {}
         if not args.no_bmr:
@@ -147,18 +155,17 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
 
         bar = tqdm(desc="runs", file=sys.stderr, unit="run", leave=False)
     results: dict[str, dict[str, Any]] = {}
-    for name in args.datasets:
-        data = ex.load_experiment_data(name, args.har)
+    # every data set read and checked before the first run
+    datasets = {name: ex.load_experiment_data(name, args.har) for name in args.datasets}
+    for data in datasets.values():
+        if data is not None:
+            _check_features(args, data, ALGORITHMS["adaboost-olm"])
+    for name, data in datasets.items():
         if data is None:
             why = "not available here" if name == "isolet" else "pass --har PATH to include it"
             results[name] = {"missing": why}
             print(f"{name}: skipped ({why})", flush=True)
             continue
-        if args.features is not None and args.features > data.n_features:
-            raise ValueError(
-                f"--features {args.features}: {name} has {data.n_features} features, so a weak "
-                f"learner sees at most {data.n_features}"
-            )
         n_reorder = min(args.reorderings, ex.PAPER_REORDERINGS.get(name, args.reorderings))
         results[name] = {}
         for column in columns:
