@@ -6,8 +6,9 @@ bag of words, the stream runs in time order, and the folders with fewer than 3 m
 out. :func:`load_enron_foldering` reads one user's archive of a directory laid out as
 ``<user>.mbox.tar.xz`` files, each tar holding one mbox per folder, ``<user>/<folder>.mbox``
 (nested folders flattened with ``.``). The data are not part of the package; in the development
-tree they are in ``../shared/datasets/enron_foldering`` (see its ``PROVENANCE.md``). Cite Klimt &
-Yang (2004) for the corpus and Bekkerman et al. (2004) for the benchmark.
+tree they are in ``../shared/datasets/enron_foldering`` (their provenance is in
+``../shared/datasets/PROVENANCE.md``). Cite Klimt & Yang (2004) for the corpus and Bekkerman et
+al. (2004) for the benchmark.
 
 Reading a message
 -----------------
