@@ -99,6 +99,15 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
           "algorithm-params": {"online-bmr": {"gamma": 0.1}}}, "not in algorithms"),
         ({"algorithms": ["label-ranker"], "datasets": ["sanders-r"]}, "Enron"),
+        # options olboost run parses but refuses for the data or the model: one bad grid
+        # point stops the spec before a cluster starts, naming it (it failed in the workers'
+        # warm-up, with a Dask traceback, and no task ran)
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
+          "params": {"features": [5, 999]}}, "ada-olmr on emotions: --features 999"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": [2, -3]}},
+         "learners must be in"),
+        ({"algorithms": ["adaboost-olm"], "datasets": ["emotions"]}, "bundled UCI data set"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["no/such.arff"]}, "neither a bundled"),
     ],
 )  # fmt: skip
 def test_bad_specs_are_refused_before_anything_runs(spec, message):

@@ -158,13 +158,10 @@ def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
     return _evaluate(args, data)[0]
 
 
-def _evaluate(
-    args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
-) -> tuple[dict[str, Any], Any]:
-    """:func:`run_one`'s record and the trained model; with ``checkpoint``, saving the run as it
-    goes and continuing a saved one."""
-    from olboost.evaluate import prequential, resumable, train_test
-
+def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
+    """What :func:`run_one` checks before it evaluates anything: the data (read unless given),
+    ``--loops`` and ``--features`` against it, and the model the options build (bad options
+    raise here). Returns ``(data, model)``; nothing is learned."""
     algorithm = ALGORITHMS[args.algorithm]
     loops = getattr(args, "loops", 1)
     if data is None:
@@ -181,7 +178,19 @@ def _evaluate(
         if algorithm.committee
         else None
     )
-    model = algorithm.build(committee, args)  # bad options fail here, before anything is read
+    return data, algorithm.build(committee, args)
+
+
+def _evaluate(
+    args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
+) -> tuple[dict[str, Any], Any]:
+    """:func:`run_one`'s record and the trained model; with ``checkpoint``, saving the run as it
+    goes and continuing a saved one."""
+    from olboost.evaluate import prequential, resumable, train_test
+
+    algorithm = ALGORITHMS[args.algorithm]
+    loops = getattr(args, "loops", 1)
+    data, model = prepare_run(args, data)  # bad options fail here, before anything is learned
     saved = checkpoint.start() if checkpoint is not None else None
     if saved is not None:
         model = saved["model"]

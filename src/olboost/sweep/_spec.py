@@ -190,13 +190,14 @@ def _seeds(value: Any, where: str) -> list[int]:
 
 def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
     """The tasks of a spec (a parsed TOML document): algorithms x data sets x parameter grid x
-    seeds, in that order; every task checked by ``olboost run``'s parser.
+    seeds, in that order; every task checked as ``olboost run`` checks it before running: its
+    options, its data (each data set is read once) and the model its options build.
 
     Raises
     ------
     ValueError
         For an unknown key, a malformed value, an option ``olboost run`` does not take or
-        rejects, or a task named twice.
+        rejects (for the data or the model too), or a task named twice.
 
     Examples
     --------
@@ -237,6 +238,7 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
         raise ValueError(f"{where}: algorithm-params for {stray}, which are not in algorithms")
 
     tasks: list[Task] = []
+    data: dict[tuple[Any, ...], Any] = {}
     for algorithm in algorithms:
         own = _axes(by_algorithm.get(algorithm, {}), f"{where}: algorithm-params.{algorithm}")
         for dataset, extra in datasets:
@@ -245,7 +247,7 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
             for point in itertools.product(*(axes[n] for n in names)):
                 params = tuple(zip(names, point, strict=True))
                 first = Task(algorithm, dataset, seeds[0], params, curve)
-                _check(first, f"{where}: {algorithm} on {dataset}")
+                _check(first, f"{where}: {algorithm} on {dataset}", data)
                 tasks += [replace(first, seed=s) for s in seeds]
     seen: dict[str, Task] = {}
     for task in tasks:
@@ -263,7 +265,9 @@ def _run_options() -> set[str]:
     raise AssertionError("olboost has no run command")  # pragma: no cover
 
 
-def _check(task: Task, where: str) -> None:
+def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> None:
+    """``task`` as ``olboost run`` would check it before running: its options, its data (read
+    once per data set into ``data``, a cache for one spec) and the model its options build."""
     options = _run_options()
     for name, _ in task.params:
         flag = "--" + name.replace("_", "-")
@@ -278,6 +282,23 @@ def _check(task: Task, where: str) -> None:
                 f"{where}: a sweep runs MULAN and UCI data; Enron foldering data run with "
                 "olboost run or olboost reproduce label-ranking"
             )
+    # what olboost run checks before it evaluates (its data, and the model its options build),
+    # here, so that a bad grid point stops the spec before a cluster starts, naming the task
+    from olboost.cli import error_line
+    from olboost.cli._algorithms import ALGORITHMS
+    from olboost.cli._run import _load, prepare_run
+
+    key = (
+        ALGORITHMS[args.algorithm].task, args.dataset, getattr(args, "labels", None),
+        getattr(args, "test", None),
+    )  # fmt: skip
+    try:
+        if key not in data:
+            data.clear()  # one data set held at a time
+            data[key] = _load(args)
+        prepare_run(args, data[key])
+    except (ValueError, TypeError, OSError) as err:
+        raise ValueError(f"{where}: {error_line(err)}") from None
 
 
 def load_spec(path: str | os.PathLike) -> list[Task]:
