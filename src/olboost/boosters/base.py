@@ -114,8 +114,8 @@ class Booster(OnlineLearner):
         """Score then learn rows ``start, start + 1, ...`` in the compiled driver
         (:func:`olboost.boosters._driver.run`, a block at a time) when the committee is compiled
         and the booster has a step; return the first row left to the row-by-row path
-        (``start``: none done). A row the committee's checks reject stops the driver and is left
-        to that path, which raises."""
+        (``start``: none done). The array entry points have checked every row against the
+        committee first (:meth:`_check_rows`), as the driver requires."""
         kernels = self._step_kernels()
         if kernels is None or self.committee_.compiled() is None:
             return start
@@ -125,22 +125,19 @@ class Booster(OnlineLearner):
         i = start
         while i < rows.n:
             X = rows.block(i, _BLOCK_ROWS)
-            stop = i + self.committee_.check_rows(X)
-            if stop > i:
-                _driver.run(
-                    X[: stop - i],
-                    self._step_targets(targets[i:stop]),
-                    self.t_,
-                    out[i:stop] if out is not None else scratch,
-                    out is not None,
-                    self.committee_,
-                    kernels.step,
-                    state,
-                )
-                self.t_ += stop - i
-                self._cache = None
-            if stop < i + X.shape[0]:
-                return stop
+            stop = i + X.shape[0]
+            _driver.run(
+                X,
+                self._step_targets(targets[i:stop]),
+                self.t_,
+                out[i:stop] if out is not None else scratch,
+                out is not None,
+                self.committee_,
+                kernels.step,
+                state,
+            )
+            self.t_ += stop - i
+            self._cache = None
             i = stop
         return i
 

@@ -285,8 +285,8 @@ class Committee(Estimator):
 
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of the float64 matrix ``X`` that :meth:`predict` would reject
-        beyond the booster's own checks (``len(X)`` if none): the compiled loop stops there and
-        leaves that row to the checked path."""
+        beyond the booster's own checks (``len(X)`` if none): a booster's array path checks
+        every row with it before it learns any (the compiled loop takes checked rows only)."""
         return X.shape[0]
 
     def rejects_rows(self) -> bool:
