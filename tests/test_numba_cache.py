@@ -344,6 +344,31 @@ def test_olboost_kernels_are_stamped_with_every_kernel_module(tmp_path, monkeypa
 
     stamp = S.give_back._cache._impl.locator.get_source_stamp()
     assert isinstance(stamp, tuple) and stamp[1] == _numba_cache.package_stamp()
+    # What Numba compares is the stamp its cache file took when the kernel's module was
+    # imported: every olboost kernel, in whatever order olboost imports its modules, must hold
+    # the package stamp there (modules imported before the stamp was installed kept Numba's own,
+    # and a caller was loaded with a stale callee)
+    from numba.core.dispatcher import Dispatcher
+
+    import olboost.cli  # noqa: F401  (imports most kernel modules; the others below)
+    import olboost.serve._fused  # noqa: F401
+    import olboost.weak.river  # noqa: F401
+
+    kernels = [
+        value
+        for name, module in sorted(sys.modules.items())
+        if name.startswith("olboost.")
+        for value in vars(module).values()
+        if isinstance(value, Dispatcher)
+        and value.__module__ == name
+        and getattr(value, "_cache", None) is not None
+        and hasattr(value._cache, "_cache_file")
+    ]
+    assert len(kernels) > 100
+    for kernel in kernels:
+        taken = kernel._cache._cache_file._source_stamp
+        assert isinstance(taken, tuple), kernel.__qualname__
+        assert taken[1] == _numba_cache.package_stamp(), kernel.__qualname__
     user = tmp_path / "user_kernels.py"
     user.write_text("import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x\n")
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -19,16 +19,27 @@ online learner, one example at a time. The public API is small:
   and a digest (:mod:`olboost.checkpoint`; loading unpickles: load only files you trust).
 """
 
-from olboost import _numba_cache, datasets, evaluate, metrics, potentials, rankers
-from olboost._version import __version__
-from olboost.boosters import AdaBoostOLM, AdaOLMR, OnlineBMR, OnlineMBBM, TopkAdaptive, TopkBBM
-from olboost.checkpoint import load, save
-from olboost.feedback import FullFeedback, Impression, TopkFeedback
-from olboost.rankers import LabelRanker
-from olboost.weak import LinearCommittee, MixedCommittee, RiverCommittee, VFDTCommittee
+# Installed before any kernel module is imported: Numba takes a kernel's cache stamp when the
+# module defines it (at decoration), not when it compiles, so a module imported first would keep
+# Numba's own stamp (its file alone) and a caller could load stale callees from the cache.
+from olboost import _numba_cache
 
-# Kernels compile at their first call, never at import: installed before any compiles.
 _numba_cache.install()
+
+from olboost import datasets, evaluate, metrics, potentials, rankers  # noqa: E402
+from olboost._version import __version__  # noqa: E402
+from olboost.boosters import (  # noqa: E402
+    AdaBoostOLM,
+    AdaOLMR,
+    OnlineBMR,
+    OnlineMBBM,
+    TopkAdaptive,
+    TopkBBM,
+)
+from olboost.checkpoint import load, save  # noqa: E402
+from olboost.feedback import FullFeedback, Impression, TopkFeedback  # noqa: E402
+from olboost.rankers import LabelRanker  # noqa: E402
+from olboost.weak import LinearCommittee, MixedCommittee, RiverCommittee, VFDTCommittee  # noqa: E402
 
 __all__ = [
     "__version__",
