@@ -85,13 +85,22 @@ class Estimator:
         ``name__sub=value`` for a parameter of a parameter) and return ``self``.
 
         Every new value is validated first, as at construction: a bad one raises naming the
-        parameter, and nothing is set. Learned state is not touched (see ``clone``)."""
+        parameter, and nothing is set. Learned state is not touched (see ``clone``); what a
+        pickle leaves out (caches derived from the parameters, such as an edge's potential
+        tables) is dropped and rebuilt on demand, so that the model goes on as its pickle would."""
         direct, nested = self._checked_new_params(params)
         for name, value in direct.items():
             setattr(self, name, value)
         for name, sub in nested.items():
             getattr(self, name).set_params(**sub)
+        self._drop_caches()
         return self
+
+    def _drop_caches(self) -> None:
+        """Forget the attributes ``__getstate__`` leaves out of a pickle: the caches."""
+        kept = self.__getstate__() or {}
+        for name in [name for name in self.__dict__ if name not in kept]:
+            del self.__dict__[name]
 
     def _checked_new_params(
         self, params: dict[str, Any]

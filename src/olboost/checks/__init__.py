@@ -123,6 +123,7 @@ def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
         yield check_booster_bad_input
         yield check_booster_feature_order
         yield check_booster_clone_learns_alike
+        yield check_booster_set_params_goes_on_as_pickle
     elif isinstance(model, Committee):
         yield check_committee_predictions
         yield check_committee_pickling
@@ -412,6 +413,36 @@ def check_booster_clone_learns_alike(model: Estimator) -> None:
     rest = _scores_after(copied, X[half:], ys[half:])
     assert pickle.dumps(fitted) == before, "learning in a copy must not change the original"
     assert np.array_equal(rest, a[half:]), "a copy with attributes must go on as the original"
+
+
+def check_booster_set_params_goes_on_as_pickle(model: Estimator) -> None:
+    """``set_params`` of a real-valued parameter on a model that has learned: the model must go
+    on as its pickle does (no cache built from the old value, such as an edge's potential
+    tables, may outlive the change)."""
+    from olboost.base import Interval
+
+    model = _with_labels(model).clone({"seed": 5})
+    X, ys = _stream(model, 30)
+    for name, constraint in model._param_constraints.items():
+        value = getattr(model, name)
+        if not isinstance(constraint, Interval) or constraint.integer:
+            continue
+        if not isinstance(value, float):
+            continue
+        live = model.clone()
+        _scores_after(live, X[:20], ys[:20])
+        for other in (value * 0.5, value * 0.9, value * 1.1, value * 2.0):
+            try:
+                live.set_params(**{name: other})
+            except (TypeError, ValueError):
+                continue
+            break
+        else:
+            continue
+        copied = pickle.loads(pickle.dumps(live))
+        a = _scores_after(live, X[20:], ys[20:])
+        b = _scores_after(copied, X[20:], ys[20:])
+        assert np.array_equal(a, b), f"after set_params({name}=...), a model and its pickle differ"
 
 
 # ------------------------------------------------------------------------------ committees
