@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK
+from olboost.losses.pairwise import HINGE, HINGE_NO_MARGIN, RANK, RANK_TIES
 from olboost.potentials import _multiclass_kernels as MCK
 from olboost.potentials import _pairwise_kernels as PK
 from olboost.potentials import (
@@ -60,9 +60,9 @@ def multinomial_pmf(x: np.ndarray, u: np.ndarray) -> float:
     return coef * float(np.prod(u**x))
 
 
-def f_pair(x: float, loss: str) -> float:
+def f_pair(x: float, loss: str, tie: float = 0.5) -> float:
     if loss == "rank":
-        return 1.0 if x > 0 else (0.5 if x == 0 else 0.0)
+        return 1.0 if x > 0 else (tie if x == 0 else 0.0)
     if loss == "hinge":
         return max(1.0 + x, 0.0)
     return max(x, 0.0)
@@ -99,7 +99,10 @@ def brute_topk(s, y, n, gamma, loss, pw=None):
         for x in compositions(n, k):
             p = multinomial_pmf(x, u)
             v = np.asarray(s, float) + x
-            total += p * sum(pw[a, b] * f_pair(v[b] - v[a], loss) for b in range(k) if not y[b])
+            # Raman et al. 2020, Sec. 2.1: the rank loss I(s[a] <= s[b]) counts a tie whole
+            total += p * sum(
+                pw[a, b] * f_pair(v[b] - v[a], loss, tie=1.0) for b in range(k) if not y[b]
+            )
     return total
 
 
@@ -185,14 +188,21 @@ def test_law_stack_matches_single_tables():
             np.testing.assert_allclose(out1, out2, atol=TOL)
 
 
-@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("loss", [*LOSSES, "rank_ties"])
 def test_expected_pair_loss_for_real_shifts(loss):
-    code = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}[loss]
+    code = {
+        "rank": RANK,
+        "hinge": HINGE,
+        "hinge_no_margin": HINGE_NO_MARGIN,
+        "rank_ties": RANK_TIES,
+    }[loss]
+    tie = 1.0 if loss == "rank_ties" else 0.5
+    loss = "rank" if loss == "rank_ties" else loss
     n = 6
     d_min, probs = difference_law(n, 1, 3, 0.2)
     _, table = difference_law_table(n, 1, 3, 0.2)
     for z in [-100.0, -7.0, -6.0, -3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 5.0, 6.0, 6.75, 1e9]:
-        expect = sum(p * f_pair(z + d_min + j, loss) for j, p in enumerate(probs))
+        expect = sum(p * f_pair(z + d_min + j, loss, tie) for j, p in enumerate(probs))
         assert PK.expected_pair_loss(z, table, d_min, code) == pytest.approx(
             expect, abs=TOL, rel=TOL
         )
@@ -485,15 +495,24 @@ def test_pairwise_monte_carlo(loss):
     )
 
 
-def test_topk_monte_carlo():
+@pytest.mark.parametrize(("loss", "code"), [("hinge", HINGE), ("rank", RANK_TIES)])
+def test_topk_monte_carlo(loss, code):
     s = np.array([0.3, -0.5, 1.2, 0.0, 0.8])
     y = np.array([True, False, True, False, False])
     pw = np.random.default_rng(4).random((5, 5))
-    pot, cost = _topk_mc(s, y, 8, 0.2, HINGE, pw, 2000, 11)
-    _within(pot[:, None], topk_potential(s, y, 8, 0.2, "hinge", pw))
-    _within(cost, topk_costs(s, y, 8, 0.2, "hinge", pw))
-    mc = topk_costs(s, y, 8, 0.2, "hinge", pw, method="monte_carlo", draws=2000, seed=11)
+    pot, cost = _topk_mc(s, y, 8, 0.2, code, pw, 2000, 11)
+    _within(pot[:, None], topk_potential(s, y, 8, 0.2, loss, pw))
+    _within(cost, topk_costs(s, y, 8, 0.2, loss, pw))
+    mc = topk_costs(s, y, 8, 0.2, loss, pw, method="monte_carlo", draws=2000, seed=11)
     np.testing.assert_allclose(mc, cost.mean(axis=0))
+
+
+def test_topk_rank_loss_counts_a_tie_whole():
+    # Raman et al. 2020, Sec. 2.1, against the half-counted tie of the full-information rank
+    # loss (Jung & Tewari 2018): at n = 0 the potential is the loss itself
+    assert topk_potential([0.0, 0.0, 0.0], [0], 0, 0.2, "rank") == 2.0
+    assert pairwise_potential([0.0, 0.0, 0.0], [0], 0, 0.2, "rank") == 0.5
+    np.testing.assert_array_equal(topk_costs([0.0, 0.0, 0.0], [0], 0, 0.2, "rank"), [0, 2, 2])
 
 
 def test_multiclass_monte_carlo():

@@ -198,8 +198,10 @@ class TopkBooster(RankingBooster):
         self, x: Mapping | Sequence | np.ndarray, feedback: TopkFeedback
     ) -> np.ndarray:
         """The ``(N, m)`` cost vectors ``c^i`` the weak learners would get from ``feedback`` if
-        the model learned ``x`` now (eq. 3 or eq. 4); does not change the model. Their
-        expectation over the draw that showed the labels is the full-information cost."""
+        the model learned ``x`` now (eq. 3 or eq. 4); does not change the model. Without
+        ``clip_probability`` their expectation over the draw that showed the labels is the
+        full-information cost (eq. 1 is unbiased); the clipping of App. C.2 (the default) caps
+        the weights of rarely shown pairs, and so biases their estimates downwards."""
         if not isinstance(feedback, TopkFeedback):
             raise TypeError(f"feedback must be a TopkFeedback, got {type(feedback).__name__}")
         xv, _ = self._check_x(x)

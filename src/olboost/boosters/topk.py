@@ -36,7 +36,7 @@ from olboost.boosters.adaptive import AdaptiveState
 from olboost.boosters.base import BoosterKernels
 from olboost.feedback import FullFeedback, TopkFeedback
 from olboost.feedback.exploration import Exploration
-from olboost.losses.pairwise import LOSS_CODES
+from olboost.losses.pairwise import TOPK_LOSS_CODES
 from olboost.potentials import LOSSES, topk_costs
 from olboost.potentials.pairwise import difference_law_stack
 from olboost.weak.base import Committee
@@ -80,7 +80,7 @@ class TopkBBM(TopkBooster):
         The assumed edge in (0, 1) of the baselines ``u_a^gamma``.
     loss
         Pair loss behind the potentials: ``"hinge"`` (the paper's unweighted hinge), ``"rank"``
-        or ``"hinge_no_margin"``.
+        (the paper's ``I(s[a] <= s[b])``, a tie counting as an error) or ``"hinge_no_margin"``.
     method
         ``"exact"`` or ``"monte_carlo"`` (``draws`` random walks per cost vector).
     draws
@@ -180,7 +180,7 @@ class TopkBBM(TopkBooster):
         scheme, rho = self._scheme()
         return K.BBMState(
             self._tables(), self.weight_max_, self._draw_key, scheme, rho, self.k,
-            LOSS_CODES[self.loss], self._probability_clip,
+            TOPK_LOSS_CODES[self.loss], self._probability_clip,
         )  # fmt: skip
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
@@ -209,7 +209,7 @@ class TopkBBM(TopkBooster):
         if self.method == "exact":
             K.topk_bbm_update(
                 H, feedback.shown, feedback.relevant, feedback.probs, self._tables(),
-                LOSS_CODES[self.loss], self._probability_clip, weights, w_max, costs,
+                TOPK_LOSS_CODES[self.loss], self._probability_clip, weights, w_max, costs,
             )  # fmt: skip
             return weights
         return self._monte_carlo_update(H, feedback, weights, w_max, costs)

@@ -10,7 +10,10 @@ chosen by a code:
 
 * ``RANK`` (0): the rank loss ``1(x > 0) + 1/2 1(x = 0)`` (Jung & Tewari 2018, Sec. 3.1);
 * ``HINGE`` (1): the hinge ``(1 + x)_+`` (Sec. 3.1);
-* ``HINGE_NO_MARGIN`` (2): ``x_+``, used by the authors' code.
+* ``HINGE_NO_MARGIN`` (2): ``x_+``, used by the authors' code;
+* ``RANK_TIES`` (3): the unweighted rank loss of Raman et al. 2020 (Sec. 2.1), ``1(x >= 0)``:
+  a tie counts as a whole error (``loss="rank"`` of the top-k potentials and Top-k BBM,
+  :data:`TOPK_LOSS_CODES`).
 
 :func:`rank_loss_mask` is the weighted rank loss of a whole score vector, computed without going
 through the pairs: the scores are sorted once and the tie groups swept from the highest score down,
@@ -42,7 +45,9 @@ __all__ = [
     "RANK",
     "HINGE",
     "HINGE_NO_MARGIN",
+    "RANK_TIES",
     "LOSS_CODES",
+    "TOPK_LOSS_CODES",
     "pair_loss",
     "pair_losses",
     "pair_count",
@@ -53,14 +58,21 @@ __all__ = [
 RANK = 0
 HINGE = 1
 HINGE_NO_MARGIN = 2
+RANK_TIES = 3
 
-#: The codes by name (the boosters' and potentials' ``loss`` parameter).
+#: The codes by name (the full-information boosters' and potentials' ``loss`` parameter).
 LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
+#: The same names under top-k feedback, whose paper counts a tied pair as an error: its
+#: unweighted rank loss is ``sum I(s[a] <= s[b])`` (Raman et al. 2020, Sec. 2.1).
+TOPK_LOSS_CODES = {**LOSS_CODES, "rank": RANK_TIES}
 
 
 @numba.njit(cache=True)
 def pair_loss(x: float, loss_code: int) -> float:
-    """``f(x)`` of one pair, ``x = s[r] - s[l]``: rank, hinge ``(1 + x)_+`` or ``x_+``."""
+    """``f(x)`` of one pair, ``x = s[r] - s[l]``: rank, hinge ``(1 + x)_+``, ``x_+`` or the
+    top-k rank loss ``1(x >= 0)``."""
+    if loss_code == RANK_TIES:
+        return 1.0 if x >= 0.0 else 0.0
     if loss_code == RANK:
         if x > 0.0:
             return 1.0

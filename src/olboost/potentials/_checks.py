@@ -93,20 +93,21 @@ def _check_method(method: object, draws: object) -> int:
     return draws
 
 
-def _loss_code(loss: object) -> int:
-    if loss not in LOSS_CODES:
+def _loss_code(loss: object, codes: dict[str, int] = LOSS_CODES) -> int:
+    if loss not in codes:
         raise ValueError(f"loss must be one of {list(LOSSES)}, got {loss!r}")
-    return LOSS_CODES[loss]
+    return codes[loss]
 
 
-def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws):
+def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws, codes=LOSS_CODES):
     """The arguments of a pairwise or top-k potential, checked in this order: ``(s, k, y, n,
-    gamma, code, draws)`` with ``y`` the boolean mask of ``relevant`` and ``code`` the loss code."""
+    gamma, code, draws)`` with ``y`` the boolean mask of ``relevant`` and ``code`` the loss code
+    (from ``codes``: :data:`~olboost.losses.pairwise.TOPK_LOSS_CODES` for the top-k ones)."""
     s = _check_scores(s)
     k = s.shape[0]
     y = _as_mask_1d(relevant, k)
     n = _check_n(n)
     gamma = _check_gamma(gamma)
-    code = _loss_code(loss)
+    code = _loss_code(loss, codes)
     draws = _check_method(method, draws)
     return s, k, y, n, gamma, code, draws

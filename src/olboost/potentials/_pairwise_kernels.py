@@ -29,8 +29,9 @@ Signatures (``s`` float64[:], ``y_mask`` bool[:], ``out`` float64[:] of length `
   ``out[l] = phi^n(s + e_l)`` (eq. 2) in O(|Y||Y^c|);
 * ``normalize_costs_kernel(c, out) -> weight`` (eq. 3).
 
-``loss_code``: ``RANK`` (0), ``HINGE`` (1), ``HINGE_NO_MARGIN`` (2) of :mod:`olboost.losses`. The
-top-k surrogate kernels (:mod:`olboost.potentials._topk_kernels`) reuse :func:`_pairwise_core`.
+``loss_code``: ``RANK`` (0), ``HINGE`` (1), ``HINGE_NO_MARGIN`` (2), ``RANK_TIES`` (3) of
+:mod:`olboost.losses`. The top-k surrogate kernels (:mod:`olboost.potentials._topk_kernels`)
+reuse :func:`_pairwise_core`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ import math
 import numba
 import numpy as np
 
-from olboost.losses.pairwise import GROUP_FROM_LABELS, HINGE, RANK, irrelevant_groups, pair_count
+from olboost.losses.pairwise import (
+    GROUP_FROM_LABELS,
+    HINGE,
+    RANK,
+    RANK_TIES,
+    irrelevant_groups,
+    pair_count,
+)
 
 __all__ = [
     "difference_law_probs",
@@ -148,8 +156,9 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
     """``E f(z + D)`` for real ``z``, exact given the law table of ``D``; O(1).
 
     With ``t`` the smallest integer such that ``z + t > 0``: rank gives ``P(D >= t)`` plus half of
-    ``P(D = -z)`` when ``-z`` is an integer; ``x_+`` gives ``z P(D >= t) + E[D 1(D >= t)]``; the
-    hinge ``(1 + x)_+`` is ``x_+`` at ``z + 1``.
+    ``P(D = -z)`` when ``-z`` is an integer (all of it for ``RANK_TIES``, a tie being an error);
+    ``x_+`` gives ``z P(D >= t) + E[D 1(D >= t)]``; the hinge ``(1 + x)_+`` is ``x_+`` at
+    ``z + 1``.
     """
     L = table.shape[1] - 1
     if loss_code == HINGE:
@@ -164,12 +173,12 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
         j = L
     else:
         j = int(tf)
-    if loss_code == RANK:
+    if loss_code == RANK or loss_code == RANK_TIES:
         res = table[1, j]
         if fl == neg:
             idx_f = neg - d_min
             if 0.0 <= idx_f < L:
-                res += 0.5 * table[0, int(idx_f)]
+                res += (0.5 if loss_code == RANK else 1.0) * table[0, int(idx_f)]
         return res
     return z * table[1, j] + table[2, j]
 

@@ -12,6 +12,7 @@ from collections.abc import Collection
 import numpy as np
 from numpy.typing import ArrayLike
 
+from olboost.losses.pairwise import TOPK_LOSS_CODES
 from olboost.potentials import _topk_kernels as K
 from olboost.potentials._checks import _check_pairwise_args
 from olboost.potentials.pairwise import _law_cached, _pairwise_samples
@@ -21,7 +22,7 @@ __all__ = ["topk_potential", "topk_costs"]
 
 def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
     s, k, y, n, gamma, code, draws = _check_pairwise_args(
-        s, relevant, n, gamma, loss, method, draws
+        s, relevant, n, gamma, loss, method, draws, TOPK_LOSS_CODES
     )
     if pair_weights is None:
         pw = np.ones((k, k))
@@ -61,6 +62,8 @@ def topk_potential(
     relevant label, so each pair uses :func:`difference_law` ``(n, 1, k, gamma)``). The sum is
     *unweighted* (the paper's losses are the unweighted rank and hinge losses; Corollary 3 uses the
     hinge). It upper-bounds the ground-truth potential ``Upsilon`` of eq. 2 (Proposition 1).
+    ``loss="rank"`` is the paper's ``f = I(s[a] <= s[b])`` (Sec. 2.1): a tie is a whole error,
+    not the half of the full-information potentials (Jung & Tewari 2018).
 
     Parameters
     ----------
@@ -74,6 +77,8 @@ def topk_potential(
     Examples
     --------
     >>> round(topk_potential([0.0, 0.0, 0.0], [0], 0, 0.2, loss="hinge"), 6)   # two pairs
+    2.0
+    >>> topk_potential([0.0, 0.0, 0.0], [0], 0, 0.2, loss="rank")   # two tied pairs
     2.0
     """
     s, k, y, n, gamma, code, draws, pw = _topk_setup(
