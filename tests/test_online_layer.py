@@ -78,3 +78,30 @@ def test_a_start_that_fails_leaves_the_model_unstarted():
             model.learn_one(np.zeros(4), {1})
         assert not model._started
         assert not any(name.endswith("_") for name in vars(model))
+
+
+@pytest.mark.parametrize(
+    "y", [np.array([0.0, 1.0, np.nan, 0.0, 1.0, 1.0]), [0, 1, float("nan"), float("nan"), 1, 0]]
+)
+def test_a_nan_class_is_rejected_naming_its_row(y):
+    # NaN equals nothing, itself included: as a class it was a KeyError (from an array) or one
+    # class per NaN object (from a list), changing k
+    from olboost import AdaBoostOLM
+
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=0)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="NaN class at row 2"):
+        model.learn(X, y)
+    assert pickle.dumps(model) == before
+
+
+def test_classes_of_mixed_numbers_are_sorted_by_value_from_a_list_or_an_array():
+    from olboost import AdaBoostOLM
+
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    y = [0, 1, 2.5, 0, 1, 2.5]
+    a = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=0).learn(X, y)
+    b = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=0).learn(X, np.array(y))
+    assert a.classes_ == b.classes_ == [0, 1, 2.5]
+    np.testing.assert_array_equal(a.votes(X), b.votes(X))

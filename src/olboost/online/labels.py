@@ -176,11 +176,24 @@ def class_vector(y: Any, n: int, who: str) -> np.ndarray:
     return y
 
 
+def _class_order(value: Any) -> tuple:
+    # numbers by value whatever their type (a list [0, 1, 2.5] and its float array give the
+    # same order), then other types by type name and value
+    if isinstance(value, numbers.Real):
+        return (0, "", value)
+    return (1, str(type(value)), value)
+
+
 def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int]]:
-    """The classes of ``y``, its distinct values sorted (by type name, then value), and the code
-    of each entry; a ``ValueError`` if there are fewer than 2."""
-    outputs = sorted(set(y.tolist()), key=lambda v: (str(type(v)), v))
+    """The classes of ``y``, its distinct values sorted (numbers by value, then the others by
+    type name and value), and the code of each entry; a ``ValueError`` if there are fewer than 2
+    or one is NaN (no class: NaN equals nothing, not even itself)."""
+    values = y.tolist()
+    for row, value in enumerate(values):
+        if value != value:
+            raise ValueError(f"{who}: y has a NaN class at row {row}")
+    outputs = sorted(set(values), key=_class_order)
     if len(outputs) < 2:
         raise ValueError(f"{who}: y must hold at least 2 classes")
     index = {value: i for i, value in enumerate(outputs)}
-    return outputs, [index[v] for v in y.tolist()]
+    return outputs, [index[v] for v in values]
