@@ -116,6 +116,10 @@ def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
         ("unknown impression", "POST", "/feedback",
          {"body": {"impression": "999999-abc", "clicked": []}}, 404),
         ("feedback malformed JSON", "POST", "/feedback", {"raw": b"{'impression': 1}"}, 400),
+        # json's decoder recurses per level: a RecursionError, not a ValueError, was a 500
+        ("JSON nested too deeply", "POST", "/rank", {"raw": b"[" * 3000}, 400),
+        ("feedback JSON nested too deeply", "POST", "/feedback",
+         {"raw": b'{"impression": ' + b"[" * 3000}, 400),
         ("feedback id reused with other clicks", "POST", "/feedback",
          {"body": {"impression": answered, "clicked": [], "feedback_id": "fixed-id"}}, 409),
         ("impression answered by another id", "POST", "/feedback",
@@ -284,3 +288,51 @@ def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsy
         args = ["simulate", "--url", server.url, *data, "--limit", "5", "--token-file", str(token)]
         assert main(args) == 0
         assert capsys.readouterr().out.startswith("5 users")
+
+
+def _served_store(path: Path, seed: int, n: int) -> None:
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=seed)
+    service = Service(path, config)
+    service.start()
+    try:
+        for i in range(n):
+            shown, logged = service.rank({"features": [i / n, 1.0]})
+            logged.result()
+            service.feedback({"impression": shown["impression"], "clicked": shown["labels"][:1]})
+    finally:
+        service.close()
+
+
+def test_a_checkpoint_of_another_store_is_refused(tmp_path, capsys, monkeypatch):
+    # a backup restored into the wrong store: recovering from it would replay this store's log
+    # on another model (it was served silently, unequal to replay(store))
+    import shutil
+
+    from olboost.cli import main
+    from olboost.serve.service import Service
+
+    _served_store(tmp_path / "a", 1, 6)
+    _served_store(tmp_path / "b", 2, 3)
+    shutil.copy(tmp_path / "b" / "checkpoint.olb", tmp_path / "a" / "checkpoint.olb")
+    with pytest.raises(ValueError, match="checkpoint.olb: the checkpoint of another store"):
+        Service(tmp_path / "a").start()
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    assert main(["serve", "--store", str(tmp_path / "a"), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and "another store" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_corrupt_log_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    from olboost.cli import main
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / "log.sqlite").write_text("garbage\n")
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    assert main(["serve", "--store", str(store), "--port", "0", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and "log.sqlite: not a readable olboost log" in err
+    assert len(err.strip().splitlines()) == 1

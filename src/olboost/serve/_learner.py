@@ -60,6 +60,7 @@ class Learner:
     service's, set in its ``__init__`` and ``start``)."""
 
     path: Path
+    store_id: str | None
     model: Any
     lock: threading.Lock
     stats: Stats
@@ -142,7 +143,7 @@ class Learner:
         if self.applied_seq == self.checkpoint_seq:
             return
         # no lock: this thread alone changes the model, and a show changes nothing pickled
-        write_checkpoint(self.path, self.model, self.applied_seq)
+        write_checkpoint(self.path, self.model, self.applied_seq, self.store_id)
         self.checkpoint_seq = self.applied_seq
         with self.stats.lock:
             self.stats.checkpoints += 1
@@ -162,7 +163,7 @@ class Learner:
             try:
                 os.close(read_end)
                 _die_with_parent(parent)
-                write_checkpoint(self.path, self.model, seq)
+                write_checkpoint(self.path, self.model, seq, self.store_id)
                 os.write(write_end, b"ok")
                 code = 0
             except BaseException as err:  # the parent reports the failure (no "ok")

@@ -88,6 +88,10 @@ async def _body(request: Request, limit: int) -> Any:
         return json.loads(b"".join(chunks), parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as err:
         raise RequestError(400, f"malformed JSON: {err}") from None
+    except RecursionError:
+        # json's decoder recurses once per nesting level: a body of ``[[[[...`` within the size
+        # limit reaches Python's recursion limit
+        raise RequestError(400, "malformed JSON: nested too deeply") from None
 
 
 def _error(err: RequestError) -> JSONResponse:
@@ -194,7 +198,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await asyncio.to_thread(service.start)
+        if not service.started:  # run() starts it before the server, to report its errors
+            await asyncio.to_thread(service.start)
         if on_ready is not None:
             on_ready()
         try:
@@ -280,6 +285,14 @@ def run(
 
             atomic_write(ready_file, url.encode())
 
+    # Started here, not in the server's lifespan, so that a store that cannot be opened (a
+    # corrupt log, a checkpoint of another store) is the command's error, said in one line,
+    # rather than a traceback of the server's startup
+    try:
+        service.start()
+    except BaseException:
+        sock.close()
+        raise
     app = create_app(
         service, token=token, max_body=max_body, protect_rank=protect_rank, on_ready=ready
     )

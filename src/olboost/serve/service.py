@@ -182,6 +182,7 @@ class Service(LogWriter, Learner):
         self._closed = False
         self._learned = threading.Condition()
         self._waiters: dict[int, list[concurrent.futures.Future]] = {}
+        self.store_id: str | None = None
         self.applied_seq = 0
         self.committed_seq = 0
         self.checkpoint_seq = 0
@@ -190,6 +191,11 @@ class Service(LogWriter, Learner):
         self._error: BaseException | None = None
 
     # ------------------------------------------------------------------ life cycle
+
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` has run (and :meth:`close` not yet)."""
+        return self._started and not self._closed
 
     def start(self) -> None:
         """Create or recover the model (the last checkpoint, then the log after it), warm up
@@ -201,6 +207,7 @@ class Service(LogWriter, Learner):
             model = build_model(self.config)
             start_model(model, self.config)
             store.create(model, self.config.to_json())
+        self.store_id = store.store_id
         self.model, self.applied_seq = store.recover()
         self._fused = fused_learner(self.model)
         self.checkpoint_seq = store.read_checkpoint()[1]

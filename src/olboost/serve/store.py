@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,13 +172,18 @@ class Store:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path / "log.sqlite", isolation_level=None)
-        # WAL: readers (recovery, tests) never block the writer, and a commit appends to the WAL
-        # file before it returns
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(_SCHEMA)
+        log = self.path / "log.sqlite"
+        self.db = sqlite3.connect(log, isolation_level=None)
+        try:
+            # WAL: readers (recovery, tests) never block the writer, and a commit appends to
+            # the WAL file before it returns
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            self.db.close()
+            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
         version = self.meta("schema_version")
         if version is None:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
@@ -209,6 +215,9 @@ class Store:
         if self.count("impressions") or self.count("feedback"):
             raise ValueError(f"{self.path}: a log without a checkpoint; remove it or restore one")
         self.set_meta("config", json.dumps(config, sort_keys=True))
+        # names the store in its checkpoints, so that one restored into another store (a backup
+        # put back in the wrong place) is refused rather than replayed under a foreign log
+        self.set_meta("store_id", uuid.uuid4().hex)
         save(model, self.initial_path)
         self.write_checkpoint(model, 0)
 
@@ -217,14 +226,27 @@ class Store:
         text = self.meta("config")
         return None if text is None else json.loads(text)
 
+    @property
+    def store_id(self) -> str | None:
+        """The store's id, written in each of its checkpoints (``None`` for a store created
+        before stores had one)."""
+        return self.meta("store_id")
+
     def write_checkpoint(self, model: Any, seq: int) -> None:
         """Save ``model``, which has learned every feedback up to ``seq``, atomically."""
-        write_checkpoint(self.path, model, seq)
+        write_checkpoint(self.path, model, seq, self.store_id)
 
     def read_checkpoint(self) -> tuple[Any, int]:
-        """The last checkpoint: the model and the ``seq`` it has learned up to."""
+        """The last checkpoint: the model and the ``seq`` it has learned up to; a
+        ``ValueError`` for a checkpoint another store wrote."""
         remove_stale_temporaries(self.checkpoint_path)
         state = load_run(self.checkpoint_path)
+        if state.get("store_id") != self.store_id:
+            raise ValueError(
+                f"{self.checkpoint_path}: the checkpoint of another store (store id "
+                f"{state.get('store_id')!r}, this store {self.store_id!r}): restore this "
+                "store's own checkpoint"
+            )
         return state["model"], int(state["seq"])
 
     def initial_model(self) -> Any:
@@ -334,10 +356,14 @@ class Store:
         return model, seq
 
 
-def write_checkpoint(path: str | os.PathLike[str], model: Any, seq: int) -> None:
+def write_checkpoint(
+    path: str | os.PathLike[str], model: Any, seq: int, store_id: str | None
+) -> None:
     """Save ``model``, which has learned every feedback of the log up to ``seq``, as the
-    checkpoint of the store at ``path``, atomically (no database connection needed)."""
-    save_run({"model": model, "seq": int(seq)}, Path(path) / "checkpoint.olb")
+    checkpoint of the store at ``path`` whose id is ``store_id`` (:attr:`Store.store_id`),
+    atomically (no database connection needed)."""
+    state = {"model": model, "seq": int(seq), "store_id": store_id}
+    save_run(state, Path(path) / "checkpoint.olb")
 
 
 def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
