@@ -274,6 +274,21 @@ def test_pickled_model_resumes_mid_stream_bit_for_bit(cls):
     resumed.learn_one(X[0], imp.feedback([]))  # its own impressions survive the pickle
 
 
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_equal_models_pickle_to_equal_bytes_and_take_each_others_impressions(cls):
+    # the id of a model's impressions is a digest of how it was made (it was a random uuid, so
+    # that two models of the same seed and data saved to different files)
+    X, Y = synthetic_multilabel(n=40, k=6, d=5, seed=1)
+    a, b = (cls(VFDTCommittee(n_features=3), learners=4, seed=2, k=3, rho=0.2) for _ in "ab")
+    a.learn(X, Y)
+    b.learn(X, Y)
+    assert pickle.dumps(a) == pickle.dumps(b)
+    b.learn_one(X[0], a.show_one(X[0]).feedback([]))
+    other = cls(VFDTCommittee(n_features=3), learners=4, seed=3, k=3, rho=0.2).learn(X, Y)
+    with pytest.raises(ValueError, match="another model"):
+        other.learn_one(X[0], a.show_one(X[0]).feedback([]))
+
+
 # ------------------------------------------------------------------------------ Monte Carlo
 
 

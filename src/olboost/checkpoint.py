@@ -18,7 +18,9 @@ written by value (:func:`dumps`). The standard pickle of an array also records w
 one dtype *object*, and an array read back from a pickle carries a copy of its dtype; so a model
 that was checkpointed and resumed would pickle to different bytes from the same model trained
 without a break, although every number is the same. Here the bytes depend on the values only:
-two equal models give byte-identical files.
+two equal models give byte-identical files. (Models on a ``RiverCommittee`` are the exception:
+River's Gaussian estimators each hold an unseeded random generator, used only to sample, which
+olboost never does.)
 
 **Atomic writes.** Every file is written to a temporary file in the same directory, flushed,
 ``fsync``-ed and renamed over the target, and the directory is ``fsync``-ed

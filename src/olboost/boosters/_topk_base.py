@@ -4,8 +4,8 @@ changes anything."""
 
 from __future__ import annotations
 
+import hashlib
 import numbers
-import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -70,7 +70,12 @@ class TopkBooster(RankingBooster):
         super()._init_model()
 
     def _init_state(self) -> None:
-        self.model_id_ = uuid.uuid4().hex
+        # Names the model in its impressions, so that feedback for another model's is refused:
+        # a digest of what makes the model (class and parameters, seed, labels), not a random
+        # draw, so that equal models pickle to equal bytes (a seed of None is drawn at random,
+        # and so is then the id)
+        made = f"{self!r}|{self.seed_}|{self._outputs()!r}"
+        self.model_id_ = hashlib.sha256(made.encode()).hexdigest()[:32]
         self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
         self._init_topk()
 
