@@ -7,6 +7,7 @@ import it as ``from _common import ...``.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import platform
@@ -90,7 +91,8 @@ def machine_info(
     packages: Iterable[str] = (),
     loadavg_key: str = "loadavg",
 ) -> dict:
-    """Python, platform, CPU count and model, numpy/numba versions, numba threads, load average.
+    """Python, platform, CPU count and model, numpy/numba versions, numba threads, load average,
+    the date (UTC) and the git commit of the code (``None`` outside a git checkout).
 
     Each name in ``env`` adds ``"<name>_env"``: that environment variable, or ``None``. Each name
     in ``packages`` adds its ``__version__`` (``None`` if it is not installed). The load average is
@@ -122,6 +124,16 @@ def machine_info(
             info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
     except (OSError, StopIteration):
         pass
+    # which code and when: the README cites results by commit and date
+    info["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    try:
+        git = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        info["commit"] = git.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        info["commit"] = None
     return info
 
 

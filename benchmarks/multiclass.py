@@ -9,8 +9,8 @@ in its own subprocess, timed after a warm-up that compiles every kernel on a few
 
 * ``nursery-vfdt``: ``VFDTCommittee(nominal_attributes=data.nominal_cardinalities)`` on nursery
   (12,960 examples; published run time of the authors' code: 735 s); ``nursery-vfdt-1thread``
-  the same with ``NUMBA_NUM_THREADS=1`` (the committee learns its trees in parallel with Numba
-  threads, which on a loaded machine can slow it down a lot);
+  the same with ``NUMBA_NUM_THREADS=1`` (the trees learn on one thread by default,
+  ``n_threads=1``; this case also holds Numba's thread pool to one thread);
 * ``har-vfdt``: the full PUC-Rio HAR stream from
   ``../shared/datasets/puc_rio_har/dataset-har-PUC-Rio-ugulino.csv.gz`` (165,633 rows in the
   file, one malformed row dropped by ``load_uci``; skipped, with the reason recorded, when absent);

@@ -85,6 +85,7 @@ def main() -> int:
         return 0
 
     RESULTS.mkdir(parents=True, exist_ok=True)
+    machine = machine_info(env=(), loadavg_key="loadavg_at_start")  # before any case runs
     cases: dict[str, dict] = {}
     # Cold start first, each path in fresh interpreters on its own empty cache (one at a time,
     # so that they do not compete for the cores).
@@ -146,7 +147,7 @@ def main() -> int:
         print("tmc2007-500: skipped (no ../shared/datasets)")
     out = {
         "benchmark": "ada_olmr",
-        "machine": machine_info(env=(), loadavg_key="loadavg_at_start"),
+        "machine": machine,
         "cases": cases,
     }
     path = RESULTS / "ada_olmr.json"
