@@ -200,6 +200,22 @@ def test_update_three_gains_most_then_two_then_one(complexity):
     assert compared >= 3, "some examples must be mistakes, where Update I moves"
 
 
+def test_update_three_stays_optimal_when_the_budget_is_far_beyond_its_use():
+    # Under the squared norm only margin / C matters; with C a million times the margin the
+    # interior point method's tolerance (TOL C) once exceeded the whole gain, and Update III moved
+    # nothing where Update II gained 1.8e-4. Its tolerance and start now scale with the budget
+    # the optimum can use, which does not grow with C.
+    x = np.array([-1.0, 2.0, 0.0])
+    for C in (1.0, 1e4, 1e6):
+        model = LabelRanker(update="III", C=C, margin=1.0, labels=3, seed=0)
+        model.learn_one(x, {1})
+        model.learn_one(np.array([-1.0, -1.0, -1.0]), {0})
+        g = _gains(model, x, np.array([False, True, False]))
+        assert g["II"] > 1e-4
+        # the optimum of eq. 11 gains at least Update II's; TOL = 1e-8 relative, with rounding
+        assert g["III"] >= g["II"] * (1 - 1e-8)
+
+
 @pytest.mark.parametrize(("update", "complexity"), CONFIGS)
 def test_dual_never_decreases_and_grows_on_mistakes(update, complexity):
     """D(tau^1) = 0, D never decreases, and on a mistake it grows by at least

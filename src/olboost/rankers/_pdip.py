@@ -25,8 +25,9 @@ then a 2 x 2 system in ``Delta nu`` (the matrix ``A Z^{-1} A^T``), so an iterati
 ``u_r`` and write ``lambda_r p_r`` for ``lambda_r p_r^2`` in ``z_r``, and take ``Delta nu`` with
 the opposite sign; with ``p_r = +-1`` the derivation of eq. 17-18 gives the terms above.)
 
-The start is strictly feasible: half the budget spread evenly over the relevant labels and
-(negated) over the irrelevant ones, the slack holding the other half; ``lambda_r g_r`` equal for
+The start is strictly feasible: half the budget the optimum can use (:func:`_budget_used`)
+spread evenly over the relevant labels and (negated) over the irrelevant ones, the slack holding
+the rest; ``lambda_r g_r`` equal for
 every ``r`` (:data:`INITIAL_GAP`) and ``nu`` the least-squares fit of the dual residual.
 
 The step follows Boyd & Vandenberghe (2004), Sec. 11.7.3, the reference the paper cites (pp.
@@ -56,15 +57,16 @@ FRACTION_TO_BOUNDARY = 0.99
 STEP_BACK = 0.5
 #: Backtracking: the residual must fall by a factor ``1 - SUFFICIENT * step``.
 SUFFICIENT = 0.01
-#: The start's surrogate gap ``eta`` is this fraction of ``C scale`` (``lambda_r g_r`` equal for
+#: The start's surrogate gap ``eta`` is this fraction of ``B scale`` (``lambda_r g_r`` equal for
 #: every ``r``). On beck-s (k = 101) 0.1 took the fewest iterations (mean 11-12 over three
 #: settings of C and the margin, at most 18), where 1 took 13-14 (at most 19) and 0.01 15-17;
 #: over the seven Enron users (squared C = 1, margin 1; entropy C = 5, margin 0.1) the mean is
 #: 10.4 and 2 of 27,823 runs took more than 15 (16).
 INITIAL_GAP = 0.1
-#: Stop when ``eta <= TOL C scale`` and ``max |dual residual| <= TOL scale``, ``scale`` the
-#: largest of ``gamma`` and ``|f'_y(0)|``: the dual change is then within about ``TOL C scale``
-#: of its maximum.
+#: Stop when ``eta <= TOL B scale`` and ``max |dual residual| <= TOL scale``, ``scale`` the
+#: largest of ``gamma`` and ``|f'_y(0)|`` and ``B`` the bound of :func:`_budget_used` on the
+#: budget the optimum uses (``C`` under the entropy): the dual change is then within about
+#: ``TOL B scale`` of its maximum.
 TOL = 1e-8
 #: Iteration limit (the paper never needed more than 15); iteration counts are recorded.
 MAX_ITER = 100
@@ -117,6 +119,25 @@ def _slopes(
             _, h1, h2 = entropy_change(x[r], Q, r, R[r], vals, m, ebuf, False)
             f1[r] = h1 - (gamma if y[r] else 0.0)
             f2[r] = h2
+
+
+@numba.njit(cache=True, inline="always")
+def _budget_used(entropy, gamma, C, y, s, norm2, n_rel):
+    """An upper bound on ``sum_{y in Y} alpha_y`` at the optimum of eq. 11: ``C``, or under the
+    squared norm the smaller ``n_rel (max s - min s + gamma) / ||x||^2``. (At the optimum every
+    moved irrelevant label ends at a common score ``L`` no higher than the highest score, and
+    every moved relevant label ``r`` at most ``gamma`` above ``L``, having moved by
+    ``alpha_r ||x||^2``.) The start and the stopping tolerance scale with it, not with ``C``:
+    with a budget far beyond what the example can use, a tolerance of ``TOL C`` would exceed the
+    whole gain of the update."""
+    if entropy or not norm2 > 0.0:
+        return C
+    lo = np.inf
+    hi = -np.inf
+    for r in range(y.shape[0]):
+        lo = min(lo, s[r])
+        hi = max(hi, s[r])
+    return min(C, n_rel * (hi - lo + gamma) / norm2)
 
 
 # error_model="numpy": a division by zero gives an infinity or NaN, as in NumPy, instead of
@@ -172,8 +193,9 @@ def pdip(
     scale = gamma
     for r in range(k):
         scale = max(scale, abs(f1[r]))
+    budget = _budget_used(entropy, gamma, C, y, s, norm2, n_rel)
     # a strictly feasible start: half the budget spread evenly, the slack holding the rest
-    half = 0.5 * C
+    half = 0.5 * budget
     for r in range(k):
         x[r] = half / n_rel if y[r] else -half / (k - n_rel)
     x[k] = C - half
@@ -182,7 +204,7 @@ def pdip(
     f2[k] = 0.0
     f1_new[k] = 0.0
     f2_new[k] = 0.0
-    mu0 = INITIAL_GAP * C * scale / n
+    mu0 = INITIAL_GAP * budget * scale / n
     for r in range(n):
         lam[r] = mu0 / (-P[r] * x[r])
     eta = mu0 * n
@@ -198,7 +220,7 @@ def pdip(
     det = m11 * m22 - m12 * m12
     nu1 = -(c1 * m22 - c2 * m12) / det
     nu2 = -(m11 * c2 - m12 * c1) / det
-    tol_gap = TOL * C * scale
+    tol_gap = TOL * budget * scale
     tol_dual = TOL * scale
     its = MAX_ITER
     for it in range(MAX_ITER):
