@@ -132,7 +132,10 @@ class LabelRanker(RankingLearner):
     log_norm_
         ``(k,)``: ``log sum_j exp(theta_{j,y})`` under the entropy (zeros otherwise).
     norm_error_
-        ``(k,)``: a bound on the relative error of each running normaliser (entropy).
+        ``(k,)``: a bound on the relative error each running normaliser owes to its steps'
+        rounding at unit scale (entropy; see :mod:`olboost.rankers._kernels`): it does not
+        count the rounding of ``theta`` and ``log Z`` themselves, about their unit in the last
+        place per step, which matters only once they reach the hundreds (large ``C``).
     n_mistakes_
         Trials so far on which the ranking was a mistake (Sec. 1).
     n_updates_
