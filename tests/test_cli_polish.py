@@ -163,6 +163,45 @@ def test_features_beyond_the_data_set_are_refused(capsys):
     assert "balance has 4 features" in _error(capsys, argv)
 
 
+@pytest.mark.parametrize(
+    ("algorithm", "option"),
+    [
+        ("online-bmr", ["--predict-with", "best"]),
+        ("ada-olmr", ["--gamma", "0.3"]),
+        ("ada-olmr", ["--rho", "0.1"]),
+        ("topk-adaptive", ["--method", "monte_carlo"]),
+        ("label-ranker", ["--bmr-loss", "rank"]),
+    ],
+)
+def test_an_option_the_algorithm_does_not_take_is_refused(capsys, algorithm, option):
+    # it was accepted and ignored: the run gave the same result as without it
+    argv = ["run", "--algorithm", algorithm, "--dataset", "emotions", *option]
+    line = _error(capsys, argv)
+    assert f"{option[0]}: not an option of {algorithm}" in line
+
+
+def test_options_reach_every_algorithm_that_takes_them(capsys):
+    # adaboost-olm's --predict-with and topk-bbm's --bmr-loss were dropped on the way
+    from olboost.cli import build_parser
+    from olboost.cli._run import prepare_run
+
+    for argv, param, value in [
+        (["--algorithm", "adaboost-olm", "--dataset", "balance", "--predict-with", "best"],
+         "predict_with", "best"),
+        (["--algorithm", "ova-adaboost-ol", "--dataset", "balance", "--vote", "proba"],
+         "vote", "proba"),
+        (["--algorithm", "topk-bbm", "--dataset", "emotions", "--bmr-loss", "rank"],
+         "loss", "rank"),
+        (["--algorithm", "topk-bbm", "--dataset", "emotions", "--method", "monte_carlo"],
+         "method", "monte_carlo"),
+        (["--algorithm", "topk-adaptive", "--dataset", "emotions", "--predict-with", "best"],
+         "predict_with", "best"),
+    ]:  # fmt: skip
+        args = build_parser().parse_args(["run", *argv, "--learners", "3"])
+        _, model = prepare_run(args)
+        assert getattr(model, param) == value, argv
+
+
 def test_data_file_errors_name_the_options(capsys, tmp_path):
     arff = tmp_path / "d.arff"
     arff.write_text("@relation d\n")

@@ -13,19 +13,51 @@ from typing import Any
 DEFAULT_FEATURES = 20
 
 
+#: The CLI options (their ``dest``) that set a parameter of some algorithms and not others.
+ALGORITHM_OPTIONS = (
+    "predict_with", "gamma", "bmr_loss", "method", "olm_loss", "vote", "k", "exploration", "rho",
+)  # fmt: skip
+
+
+class GivenOption(argparse.Action):
+    """``store``, remembering in ``namespace.given_options`` that the option was given, so that
+    one the chosen algorithm does not take can be refused rather than ignored."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        given = set(getattr(namespace, "given_options", ()))
+        given.add(self.dest)
+        namespace.given_options = given
+
+
 @dataclass(frozen=True)
 class Algorithm:
-    """A CLI algorithm: its task (``"ranking"`` or ``"multiclass"``), how to build it, and
-    whether it is a booster over a committee of weak learners."""
+    """A CLI algorithm: its task (``"ranking"`` or ``"multiclass"``), how to build it, whether
+    it is a booster over a committee of weak learners, and which of :data:`ALGORITHM_OPTIONS` it
+    takes."""
 
     task: str
     build: Callable[[Any, argparse.Namespace], Any]
     committee: bool = True
+    options: tuple[str, ...] = ()
+
+    def check_options(self, name: str, args: argparse.Namespace) -> None:
+        """A ``ValueError`` for an option given on the command line that ``name`` does not
+        take (it would be ignored)."""
+        for dest in sorted(getattr(args, "given_options", ())):
+            if dest in ALGORITHM_OPTIONS and dest not in self.options:
+                takes = ", ".join(f"--{o.replace('_', '-')}" for o in self.options) or "none"
+                raise ValueError(
+                    f"--{dest.replace('_', '-')}: not an option of {name} (of these options "
+                    f"it takes: {takes})"
+                )
 
 
-def _booster(name: str, **options: str) -> Callable[[Any, argparse.Namespace], Any]:
-    """Factory of the booster ``olboost.boosters.<name>``: each ``options`` item maps one of its
-    parameters to the CLI option holding the value (options left unset keep the default)."""
+def _booster(
+    name: str, **options: str
+) -> tuple[Callable[[Any, argparse.Namespace], Any], tuple[str, ...]]:
+    """The booster ``olboost.boosters.<name>`` as an algorithm: each ``options`` item maps one of
+    its parameters to the CLI option holding the value (options left unset keep the default)."""
 
     def build(committee: Any, args: argparse.Namespace) -> Any:
         import olboost.boosters as boosters
@@ -37,7 +69,7 @@ def _booster(name: str, **options: str) -> Callable[[Any, argparse.Namespace], A
         }
         return getattr(boosters, name)(committee, learners=args.learners, seed=args.seed, **extra)
 
-    return build
+    return build, tuple(options.values())
 
 
 def _label_ranker(committee: Any, args: argparse.Namespace) -> Any:
@@ -47,26 +79,32 @@ def _label_ranker(committee: Any, args: argparse.Namespace) -> Any:
     return ranking_experiments.build_ranker(committee, args)
 
 
+def _boosting(task: str, name: str, **options: str) -> Algorithm:
+    build, taken = _booster(name, **options)
+    return Algorithm(task, build, options=taken)
+
+
+_ADAPTIVE_MULTICLASS = {"loss": "olm_loss", "vote": "vote", "predict_with": "predict_with"}
+_TOPK = {"k": "k", "exploration": "exploration", "rho": "rho"}
+
 #: CLI algorithm name -> what it solves and how to build it from a committee and the options.
 ALGORITHMS: dict[str, Algorithm] = {
-    "ada-olmr": Algorithm("ranking", _booster("AdaOLMR", predict_with="predict_with")),
-    "online-bmr": Algorithm(
-        "ranking", _booster("OnlineBMR", gamma="gamma", loss="bmr_loss", method="method")
+    "ada-olmr": _boosting("ranking", "AdaOLMR", predict_with="predict_with"),
+    "online-bmr": _boosting(
+        "ranking", "OnlineBMR", gamma="gamma", loss="bmr_loss", method="method"
     ),
-    "online-mbbm": Algorithm(
-        "multiclass", _booster("OnlineMBBM", gamma="gamma", method="method", vote="vote")
+    "online-mbbm": _boosting(
+        "multiclass", "OnlineMBBM", gamma="gamma", method="method", vote="vote"
     ),
-    "adaboost-olm": Algorithm("multiclass", _booster("AdaBoostOLM", loss="olm_loss", vote="vote")),
-    "best-tree": Algorithm("multiclass", _booster("BestTree")),
-    "oza-boost": Algorithm("multiclass", _booster("OzaBoost")),
-    "ova-adaboost-ol": Algorithm("multiclass", _booster("OvaAdaBoostOL", loss="olm_loss")),
-    "ada-ova": Algorithm("multiclass", _booster("AdaOVA", loss="olm_loss")),
-    "topk-bbm": Algorithm(
-        "ranking", _booster("TopkBBM", k="k", exploration="exploration", rho="rho", gamma="gamma")
+    "adaboost-olm": _boosting("multiclass", "AdaBoostOLM", **_ADAPTIVE_MULTICLASS),
+    "best-tree": _boosting("multiclass", "BestTree"),
+    "oza-boost": _boosting("multiclass", "OzaBoost"),
+    "ova-adaboost-ol": _boosting("multiclass", "OvaAdaBoostOL", **_ADAPTIVE_MULTICLASS),
+    "ada-ova": _boosting("multiclass", "AdaOVA", **_ADAPTIVE_MULTICLASS),
+    "topk-bbm": _boosting(
+        "ranking", "TopkBBM", **_TOPK, gamma="gamma", loss="bmr_loss", method="method"
     ),
-    "topk-adaptive": Algorithm(
-        "ranking", _booster("TopkAdaptive", k="k", exploration="exploration", rho="rho")
-    ),
+    "topk-adaptive": _boosting("ranking", "TopkAdaptive", **_TOPK, predict_with="predict_with"),
     "label-ranker": Algorithm("ranking", _label_ranker, committee=False),
 }
 
@@ -117,47 +155,59 @@ def _add_committee_options(p: argparse.ArgumentParser, committee: bool = True) -
 def _add_ranking_options(p: argparse.ArgumentParser, gamma: bool = True) -> None:
     p.add_argument(
         "--predict-with",
+        action=GivenOption,
         choices=["sampled", "best"],
         default="sampled",
-        help="Ada.OLMR: expert chosen by a Hedge draw (paper) or the best Hedge weight",
+        help="ada-olmr, adaboost-olm, the one-vs-all boosters, topk-adaptive: expert chosen by a "
+        "Hedge draw (paper) or the best Hedge weight",
     )
     if gamma:
         p.add_argument(
-            "--gamma", type=float, default=0.1, help="edge of online-bmr/online-mbbm/topk-bbm"
+            "--gamma",
+            type=float,
+            action=GivenOption,
+            default=0.1,
+            help="edge of online-bmr/online-mbbm/topk-bbm",
         )
     p.add_argument(
         "--bmr-loss",
+        action=GivenOption,
         choices=["hinge", "rank", "hinge_no_margin"],
         default="hinge",
-        help="loss behind OnlineBMR's potentials",
+        help="loss behind the potentials of online-bmr and topk-bbm (topk-bbm's rank loss counts a "
+        "tie as a whole error, as Raman et al. 2020 define it)",
     )
     p.add_argument(
         "--method",
+        action=GivenOption,
         choices=["exact", "monte_carlo"],
         default="exact",
-        help="potentials of online-bmr/online-mbbm: exact or Monte Carlo (100 draws)",
+        help="potentials of online-bmr/online-mbbm/topk-bbm: exact or Monte Carlo (100 draws)",
     )
 
 
 def _add_multiclass_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--olm-loss",
+        action=GivenOption,
         choices=["logistic", "exponential", "square_hinge"],
         default="logistic",
         help="surrogate loss of adaboost-olm and the one-vs-all boosters (App. D)",
     )
     p.add_argument(
         "--vote",
+        action=GivenOption,
         choices=["argmax", "expected_cost", "proba"],
-        help="weak predictions of online-mbbm/adaboost-olm: argmax of the learner's distribution "
-        "(default), class of least expected cost (the authors' code), or the distribution "
-        "(adaboost-olm only)",
+        help="weak predictions of online-mbbm, adaboost-olm and the one-vs-all boosters: argmax "
+        "of the learner's distribution (default), class of least expected cost (the authors' "
+        "code), or the distribution (not online-mbbm)",
     )
 
 
 def _add_topk_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--k",
+        action=GivenOption,
         type=int,
         default=3,
         help="topk-bbm/topk-adaptive: labels shown, whose relevance is revealed (2 <= k <= m; "
@@ -165,6 +215,7 @@ def _add_topk_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--exploration",
+        action=GivenOption,
         choices=["uniform", "single-swap"],
         default="uniform",
         help="topk-bbm/topk-adaptive: randomisation of the shown ranking, uniform (Sec. 2.2) or "
@@ -172,6 +223,7 @@ def _add_topk_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--rho",
+        action=GivenOption,
         type=float,
         default=0.02,
         help="topk-bbm/topk-adaptive: exploration rate in (0, 1); < 0.25 with single-swap "

@@ -163,6 +163,7 @@ def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
     ``--loops`` and ``--features`` against it, and the model the options build (bad options
     raise here). Returns ``(data, model)``; nothing is learned."""
     algorithm = ALGORITHMS[args.algorithm]
+    algorithm.check_options(args.algorithm, args)
     loops = getattr(args, "loops", 1)
     if data is None:
         data = _load(args)
