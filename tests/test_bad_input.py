@@ -200,7 +200,7 @@ def started(cls=AdaOLMR, dicts=False):
 def test_a_huge_finite_feature_is_rejected_naming_column_and_limit(value):
     model = started()
     x = np.array([0.0, value, 1.0])
-    limit = r"within \+/-1e\+100 \(MAX_ABS_FEATURE\), as the trees' Gaussian statistics"
+    limit = r"within \+/-1e\+100 \(MAX_ABS_FEATURE\), a bound every model shares"
     rejects(model, lambda: model.learn_one(x, {1}), ValueError, rf"at feature 1: .*{limit}")
     rejects(model, lambda: model.score_one(x), ValueError, "at feature 1")
     X = np.zeros((4, 3))

@@ -511,3 +511,36 @@ def test_a_mix_of_mixes_is_compiled_and_equals_its_python_path(monkeypatch):
     assert a.compiled() is not None
     monkeypatch.setattr(b, "compiled", lambda: None)
     np.testing.assert_array_equal(rounds(a, 40), rounds(b, 40))
+
+
+def test_update_one_steps_stay_finite_at_any_budget():
+    # Update I steps by the whole budget C * multiplier * sum(weights), whatever the loss: with a
+    # multiplier near the float maximum its weights overflowed, the committee predicted NaN rows
+    # and the booster failed half-way through a learn. The budget is capped (MAX_STEP_C), and a
+    # C beyond the cap is refused up front; II and III stop at the loss and keep any C.
+    from olboost import AdaOLMR, LabelRanker
+    from olboost.rankers.label_ranker import MAX_STEP_C
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    Y = rng.random((60, 3)) < 0.5
+    committee = LinearCommittee(n_features=3, update="I", weight_multiplier=(1e308, 1e308))
+    model = AdaOLMR(committee, learners=2, seed=1, labels=3)
+    assert np.isfinite(model.score_then_learn(X, Y)).all()
+    for make in (
+        lambda: LabelRanker(update="I", C=MAX_STEP_C * 10, labels=3),
+        lambda: LinearCommittee(update="I", C=(1.0, MAX_STEP_C * 10)),
+    ):
+        with pytest.raises(ValueError, match="C must be at most 1e\\+50 with update='I'"):
+            make()
+    LabelRanker(update="II", C=1e300, labels=3)
+    LinearCommittee(update="III", C=(1.0, 1e300))
+
+
+def test_shares_whose_sum_overflows_are_refused():
+    from olboost import MixedCommittee, VFDTCommittee
+
+    parts = [VFDTCommittee(n_features=2), LinearCommittee(n_features=2)]
+    with pytest.raises(ValueError, match="shares must have a finite sum"):
+        MixedCommittee(parts, shares=[1e308, 1e308])
+    MixedCommittee(parts, shares=[1e300, 1.0])

@@ -133,8 +133,9 @@ def _problem(value: float, where: str, allow_missing: bool, subject: str = "x") 
         return f"{subject} has an infinite value ({value}) at {where}{why}"
     return (
         f"{subject} has a value too large in magnitude ({value:g}) at {where}: feature values "
-        f"must lie within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE), as the trees' Gaussian "
-        "statistics square deviations from the mean, which would overflow"
+        f"must lie within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE), a bound every model "
+        "shares so that squares and products of feature values stay finite (the trees' "
+        "Gaussian statistics, the linear learners' scores and norms)"
     )
 
 

@@ -16,7 +16,14 @@ from olboost.online.learner import RankingLearner
 from olboost.rankers import _kernels as K
 from olboost.rankers._pdip import MAX_ITER
 
-__all__ = ["MAX_ENTROPY_C", "LabelRanker", "check_entropy_bounds", "ranking_mistakes"]
+__all__ = [
+    "MAX_ENTROPY_C",
+    "MAX_STEP_C",
+    "LabelRanker",
+    "check_entropy_bounds",
+    "check_step_bound",
+    "ranking_mistakes",
+]
 
 _UPDATES = {"I": 1, "II": 2, "III": 3}
 
@@ -26,6 +33,14 @@ _UPDATES = {"I": 1, "II": 2, "III": 3}
 #: could contribute after one step is below ``e^-145`` of the normaliser, far below rounding;
 #: beyond, a step could bring an underflowed weight back to a size that matters.
 MAX_ENTROPY_C = 600.0
+
+#: Largest ``C`` of Update I under the squared norm. Its step is ``C x`` whatever the loss (eq.
+#: 8), where Updates II and III stop at the loss; features lie within
+#: :data:`~olboost.online.inputs.MAX_ABS_FEATURE` (1e100), so a step moves a weight by at most
+#: 1e150 and a score by at most 1e250 per feature, and no stream can overflow them. (Under the
+#: squared norm Update I's ranking does not depend on ``C``: the weights are ``C`` times a sum
+#: of examples.)
+MAX_STEP_C = 1e50
 
 
 def check_entropy_bounds(name: str, margin: Any, top_margin: float, C: Any, top_C: float) -> None:
@@ -41,6 +56,17 @@ def check_entropy_bounds(name: str, margin: Any, top_margin: float, C: Any, top_
         raise ValueError(
             f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
             f"multiplies weights by up to e^C; weights below e^-745 underflow), got {C!r}"
+        )
+
+
+def check_step_bound(name: str, update: str, C: Any, top_C: float) -> None:
+    """Reject a ``C`` (``top_C`` its largest value) beyond :data:`MAX_STEP_C` for Update I under
+    the squared norm; ``name`` names the estimator in the ``ValueError``."""
+    if update == "I" and top_C > MAX_STEP_C:
+        raise ValueError(
+            f"{name}.C must be at most {MAX_STEP_C:g} with update='I' under the squared norm "
+            f"(its step is C x whatever the loss, and larger ones can overflow the weights; "
+            f"its ranking does not depend on C), got {C!r}"
         )
 
 
@@ -113,7 +139,8 @@ class LabelRanker(RankingLearner):
     C
         The trade-off ``C > 0`` of eq. 2-3: the budget of each example's dual variables (Update
         I's step; the largest step of II and III). At most 600 under the entropy (a step
-        multiplies weights by up to ``e^C``; see :data:`MAX_ENTROPY_C`).
+        multiplies weights by up to ``e^C``; see :data:`MAX_ENTROPY_C`), and at most 1e50 for
+        Update I under the squared norm (:data:`MAX_STEP_C`).
     margin
         The hinge loss's ``gamma`` (eq. 1): ``(0, inf)`` under the squared norm, ``(0, 1)``
         under the entropy.
@@ -208,6 +235,7 @@ class LabelRanker(RankingLearner):
     def _validate_params(self) -> None:
         super()._validate_params()
         if self.complexity != "entropy":
+            check_step_bound(type(self).__name__, self.update, self.C, self.C)
             return
         check_entropy_bounds(type(self).__name__, self.margin, self.margin, self.C, self.C)
 

@@ -17,7 +17,13 @@ import numpy as np
 from olboost.base import InstanceOf, Interval, OneOf, Range
 from olboost.rankers import _kernels as RK
 from olboost.rankers._pdip import MAX_ITER
-from olboost.rankers.label_ranker import _UPDATES, MAX_ENTROPY_C, check_entropy_bounds
+from olboost.rankers.label_ranker import (
+    _UPDATES,
+    MAX_ENTROPY_C,
+    MAX_STEP_C,
+    check_entropy_bounds,
+    check_step_bound,
+)
 from olboost.weak import _linear_kernels as K
 from olboost.weak.base import Committee, CompiledKernels, draw_feature_subsets, log_uniform
 
@@ -106,7 +112,9 @@ class LinearCommittee(Committee):
       learner (the weight a tree's leaf gains from it; the single label's weight under a
       multiclass booster) scales the budget of the example's dual variables, as an importance
       weight scales a hinge loss (eq. 3); capped at
-      :data:`olboost.rankers.label_ranker.MAX_ENTROPY_C` under the entropy.
+      :data:`olboost.rankers.label_ranker.MAX_ENTROPY_C` under the entropy and at
+      :data:`~olboost.rankers.label_ranker.MAX_STEP_C` for Update I under the squared norm (its
+      step is the whole budget).
 
     A row of zeros is skipped; a row whose every label has positive weight has no pair and
     learns nothing (as :class:`~olboost.rankers.LabelRanker` on a full set). The different
@@ -140,7 +148,9 @@ class LinearCommittee(Committee):
         Attributes each learner sees (all of them if ``None`` or larger than their number).
     C
         Range of the per-learner ``C`` (log-uniform): the budget of a unit of importance weight.
-        Under the entropy at most :data:`~olboost.rankers.label_ranker.MAX_ENTROPY_C`.
+        Under the entropy at most :data:`~olboost.rankers.label_ranker.MAX_ENTROPY_C`; with
+        Update I under the squared norm at most
+        :data:`~olboost.rankers.label_ranker.MAX_STEP_C`.
     margin
         Range of the per-learner margin ``gamma`` of the hinge loss (log-uniform); under the
         entropy within ``(0, 1)``.
@@ -265,9 +275,10 @@ class LinearCommittee(Committee):
 
     def _validate_params(self) -> None:
         super()._validate_params()
-        if self.complexity != "entropy":
-            return
         name = type(self).__name__
+        if self.complexity != "entropy":
+            check_step_bound(name, self.update, self.C, self.C[1])
+            return
         if self.scale == "standard":
             raise ValueError(
                 f"{name}.scale must be 'minmax' or 'none' under complexity='entropy' (its "
@@ -388,6 +399,12 @@ class LinearCommittee(Committee):
             raise ValueError("weights must be finite and non-negative")
         raise RuntimeError(f"unknown status {status} of the linear committee's learn")
 
+    def _step_cap(self) -> float:
+        """The largest budget of a step under the squared norm: :data:`MAX_STEP_C` for Update I,
+        whose step is the whole budget (weights times multipliers could pass any bound on
+        ``C``), unbounded for II and III, whose steps stop at the loss."""
+        return MAX_STEP_C if self.update == "I" else float(np.finfo(np.float64).max)
+
     def _state(self) -> K.State:
         setup = self.setup_
         entropy = self.complexity == "entropy"
@@ -401,7 +418,7 @@ class LinearCommittee(Committee):
                 float(self.temperature),
                 self.bias,
                 _SCALES[self.scale],
-                MAX_ENTROPY_C if entropy else np.finfo(np.float64).max,
+                MAX_ENTROPY_C if entropy else self._step_cap(),
                 self.average,
             ),
             model=K.Model(

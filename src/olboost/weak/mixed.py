@@ -57,8 +57,11 @@ def _shares_problem(value: Sequence) -> str | None:
             return f"must hold real numbers, got {value!r}"
         if not (0.0 <= share < float("inf")):
             return f"must hold finite non-negative numbers, got {value!r}"
-    if not sum(value) > 0:
+    total = sum(value)
+    if not total > 0:
         return f"must have a positive sum, got {value!r}"
+    if total == float("inf"):
+        return f"must have a finite sum (the parts' shares of the learners), got {value!r}"
     return None
 
 
