@@ -34,8 +34,9 @@ class OnlineMBBM(MulticlassBooster):
     Jung, Goetz & Tewari (2017), "Online Multiclass Boosting", Algorithm 1. Each weak learner
     votes for one class, by default (``vote="argmax"``) ``l^i = argmax`` of its committee row
     (lowest class on ties), with weight 1: ``s^i = s^{i-1} + e_{l^i}``, and the booster predicts
-    ``argmax s^N``. After the true class ``y`` is revealed, learner ``i`` is taught ``(x, y)`` with
-    importance weight ``w^i(t) / w^{i*}`` (times the committee's multiplier), where
+    ``argmax s^N`` (Algorithm 1 leaves ties open; the lowest class wins them, as in
+    ``predict_one``). After the true class ``y`` is revealed, learner ``i`` is taught ``(x, y)``
+    with importance weight ``w^i(t) / w^{i*}`` (times the committee's multiplier), where
     ``w^i(t) = sum_l [phi^y_{N-i}(s^{i-1} + e_l) - phi^y_{N-i}(s^{i-1} + e_y)]`` (line 11) is built
     from the cost row of eq. 4, and ``phi`` is the 0-1 loss potential of eq. 16: the probability
     that ``y`` does not win the vote after ``N - i`` more draws from the baseline ``u_gamma^y``.
