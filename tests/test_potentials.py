@@ -678,3 +678,12 @@ def test_bmr_costs_grouped_by_score_are_the_pairwise_sums_bit_for_bit(code):
         out = np.empty(k)
         assert PK.bmr_costs(s, y, table, d_min, code, out) == base
         assert out.tolist() == want
+
+
+def test_topk_costs_without_pair_weights_need_no_k_by_k_matrix():
+    # O(|R| |R^c|) as documented: a k x k matrix of ones was built (74.5 GiB at k = 100,000)
+    k = 100_000
+    c = topk_costs(np.zeros(k), [0, 1], 3, 0.1)
+    assert c.shape == (k,) and np.isfinite(c).all()
+    assert c[2] == c[k - 1] and c[0] == c[1]
+    assert topk_potential(np.zeros(k), [0, 1], 3, 0.1) > 0.0

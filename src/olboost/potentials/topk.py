@@ -13,11 +13,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from olboost.losses.pairwise import TOPK_LOSS_CODES
+from olboost.potentials import _pairwise_kernels as PK
 from olboost.potentials import _topk_kernels as K
 from olboost.potentials._checks import _check_pairwise_args
 from olboost.potentials.pairwise import _law_cached, _pairwise_samples
 
 __all__ = ["topk_potential", "topk_costs"]
+
+_NO_WEIGHTS = np.ones((1, 1))  # unread: the kernels' pair weights off
 
 
 def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
@@ -25,7 +28,7 @@ def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
         s, relevant, n, gamma, loss, method, draws, TOPK_LOSS_CODES
     )
     if pair_weights is None:
-        pw = np.ones((k, k))
+        pw = None  # every pair of weight 1, without a k x k matrix
     else:
         pw = np.ascontiguousarray(pair_weights, dtype=np.float64)
         if pw.shape != (k, k):
@@ -87,8 +90,11 @@ def topk_potential(
     if not y.any() or y.all():
         return 0.0
     if method == "monte_carlo":
+        pw = np.ones((k, k)) if pw is None else pw
         return float(_topk_mc(s, y, n, gamma, code, pw, draws, seed)[0].mean())
     table = _law_cached(n, 1, k, gamma)[1]
+    if pw is None:  # O(|R| |R^c|): no k x k matrix of ones (the same sums: weights of 1.0)
+        return float(PK._pairwise_core(s, y, table, -n, code, _NO_WEIGHTS, False, 1.0, False, s))
     return float(K.topk_potential_kernel(s, y, table, -n, code, pw))
 
 
@@ -120,8 +126,12 @@ def topk_costs(
     if not y.any() or y.all():
         return np.zeros(k)
     if method == "monte_carlo":
+        pw = np.ones((k, k)) if pw is None else pw
         return _topk_mc(s, y, n, gamma, code, pw, draws, seed)[1].mean(axis=0)
     table = _law_cached(n, 1, k, gamma)[1]
     out = np.empty(k)
-    K.topk_costs(s, y, table, -n, code, pw, out)
+    if pw is None:
+        PK._pairwise_core(s, y, table, -n, code, _NO_WEIGHTS, False, 1.0, True, out)
+    else:
+        K.topk_costs(s, y, table, -n, code, pw, out)
     return out

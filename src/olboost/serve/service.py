@@ -16,7 +16,9 @@ work:
   ``checkpoint_every`` feedbacks.
 
 **Concurrency.** The model lock is held by the learner for one ``learn_one`` at a time and by a
-ranking for one ``show_one``, so a ranking never waits for more than one example to be learned.
+ranking for one ``show_one``, so a ranking usually waits for at most the one example being
+learned. (``threading.Lock`` is not fair: the learner, releasing and taking it again between two
+learns, can win it over a waiting ranking, so now and then a ranking waits through several.)
 The trees' and the top-k boosters' compiled kernels release the GIL (``nogil``), so a learn on
 the learner's thread runs beside the event loop's parsing and answering on the other core; the
 model lock, not the GIL, is what keeps a ranking from reading trees being changed.

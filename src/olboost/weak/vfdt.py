@@ -47,8 +47,12 @@ class VFDTCommittee(TreeArrays, Committee):
 
     * a leaf keeps class weights and, per attribute, a Gaussian per class (weighted Welford mean
       and variance, min and max) for numeric attributes, or weights per (category, class) for
-      nominal ones, for the classes that reached it only: learning, split evaluation and
-      prediction cost the labels a leaf has seen, not ``k``;
+      nominal ones. The attribute statistics are kept for the classes that reached the leaf
+      only, and learning and split evaluation run over those classes: their cost follows the
+      labels a leaf has seen, not ``k``. The leaf's own per-class rows (weights, observed
+      weights, which classes are present) are dense, ``k`` entries a leaf slot (about
+      ``33 k`` bytes), so memory grows with the leaves times ``k``, and predictions cost
+      ``O(k)`` per tree;
     * once the weight seen at a leaf since its last attempt reaches the grace period, and the leaf
       has seen two classes or more, the leaf tries to split. Numeric candidates are ``x <= t`` at
       ``n_split_points`` thresholds evenly spaced strictly inside the observed range, the class
