@@ -105,3 +105,28 @@ def test_classes_of_mixed_numbers_are_sorted_by_value_from_a_list_or_an_array():
     b = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=0).learn(X, np.array(y))
     assert a.classes_ == b.classes_ == [0, 1, 2.5]
     np.testing.assert_array_equal(a.votes(X), b.votes(X))
+
+
+def test_classes_that_are_sets_get_one_order_whatever_the_hash_seed(tmp_path):
+    # "<" on frozensets is inclusion, not an order: sorted() kept the set's iteration order,
+    # which follows the process's hash seed, and the classes (and results) changed with it
+    import subprocess
+    import sys
+
+    script = tmp_path / "classes.py"
+    script.write_text(
+        "import numpy as np\n"
+        "from olboost.online.labels import classes_and_codes\n"
+        "y = np.empty(8, dtype=object)\n"
+        "for i, c in enumerate([frozenset(), {'rock'}, {'jazz'}, {'rock', 'jazz'}] * 2):\n"
+        "    y[i] = frozenset(c)\n"
+        "print([sorted(c) for c in classes_and_codes(y, 'test')[0]])\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, check=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(6)
+    }  # fmt: skip
+    assert len(outputs) == 1, outputs

@@ -284,6 +284,12 @@ def test_equal_models_pickle_to_equal_bytes_and_take_each_others_impressions(cls
     b.learn(X, Y)
     assert pickle.dumps(a) == pickle.dumps(b)
     b.learn_one(X[0], a.show_one(X[0]).feedback([]))
+    # the thread count and a seed of None (the one drawn, seed_, being the same) change no bit,
+    # and not the id either
+    c = cls(VFDTCommittee(n_features=3, n_threads=2), learners=4, seed=a.seed_, k=3, rho=0.2)
+    c.learn(X, Y)
+    assert c.model_id_ == a.model_id_
+    c.learn_one(X[0], a.show_one(X[0]).feedback([]))
     other = cls(VFDTCommittee(n_features=3), learners=4, seed=3, k=3, rho=0.2).learn(X, Y)
     with pytest.raises(ValueError, match="another model"):
         other.learn_one(X[0], a.show_one(X[0]).feedback([]))

@@ -74,13 +74,25 @@ class TopkBooster(RankingBooster):
         # a digest of what makes the model (class and parameters, seed, labels), not a random
         # draw, so that equal models pickle to equal bytes (a seed of None is drawn at random,
         # and so is then the id)
-        made = f"{self!r}|{self.seed_}|{self._outputs()!r}"
-        self.model_id_ = hashlib.sha256(made.encode()).hexdigest()[:32]
+        self.model_id_ = hashlib.sha256(self._making().encode()).hexdigest()[:32]
         self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
         self._init_topk()
 
     def _init_topk(self) -> None:
         raise NotImplementedError
+
+    def _making(self) -> str:
+        """What makes the model's results: its class, the parameters (the seed drawn, not
+        ``None``; the committee's by name, but not its thread count, which changes no bit) and
+        the labels."""
+        params = self.get_params(deep=True)
+        params["seed"] = self.seed_
+        kept = {
+            name: value
+            for name, value in params.items()
+            if name != "committee" and not name.endswith("n_threads")
+        }
+        return f"{type(self).__qualname__}|{sorted(kept.items())!r}|{self._outputs()!r}"
 
     # ------------------------------------------------------------------ showing
 

@@ -178,9 +178,15 @@ def class_vector(y: Any, n: int, who: str) -> np.ndarray:
 
 def _class_order(value: Any) -> tuple:
     # numbers by value whatever their type (a list [0, 1, 2.5] and its float array give the
-    # same order), then other types by type name and value
+    # same order), then other types by type name and value; sets by their sorted members and
+    # tuples member by member, as "<" on sets is only inclusion, which would leave their order
+    # to the hash seed of the process
     if isinstance(value, numbers.Real):
         return (0, "", value)
+    if isinstance(value, frozenset | set):
+        return (2, str(type(value)), tuple(sorted(_class_order(v) for v in value)))
+    if isinstance(value, tuple):
+        return (3, str(type(value)), tuple(_class_order(v) for v in value))
     return (1, str(type(value)), value)
 
 

@@ -115,7 +115,9 @@ class RiverCommittee(Committee):
     -----
     If ``model`` has a ``seed`` parameter and the committee is started with a seed, learner ``i``
     gets its own seed derived from it, so that the committee is reproducible and its learners are
-    not randomised identically.
+    not randomised identically. (Reproducible in what it predicts and learns: its pickles differ
+    from run to run, as River's Gaussian estimators hold unseeded random generators, which only
+    their ``sample`` uses.)
 
     Raises ``TypeError`` at :meth:`start` if ``model.learn_one`` takes no ``w``: olboost drives its
     weak learners with importance weights and never falls back on resampling.
