@@ -442,3 +442,18 @@ def test_json_of_a_reproduce_suite(capsys, tmp_path, monkeypatch):
     assert record["suite"] == "multiclass" and "OLB" in record["results"]["balance"]
     assert "Table 3" in captured.err
     assert list(tmp_path.iterdir()) == []  # no output: no file, no cells
+
+
+def test_cell_keys_ignore_which_options_were_given():
+    # the options given explicitly are remembered (given_options, a set) to refuse those an
+    # algorithm does not take; they are not an option of the run: a cell key holds values only
+    import json
+
+    from olboost.cli import build_parser
+    from olboost.cli._shared import cell_key
+
+    base = ["run", "--algorithm", "ada-olmr", "--dataset", "emotions"]
+    given = cell_key(build_parser().parse_args([*base, "--predict-with", "sampled"]))
+    omitted = cell_key(build_parser().parse_args(base))
+    assert given == omitted
+    json.dumps(given)

@@ -28,7 +28,7 @@ _NOT_RESULTS = frozenset(
     {
         "func", "command", "suite", "record", "output", "json", "no_progress", "checkpoint",
         "checkpoint_every", "resume", "save_model", "cells", "no_cells", "seeds", "datasets",
-        "no_bmr",
+        "no_bmr", "given_options",
     }
 )  # fmt: skip
 
