@@ -17,10 +17,11 @@ evaluates one algorithm on one data set.
   evaluated prequentially; they report ``accuracy`` and ``accuracy_last20``.
 
 * The linear label ranker (``label-ranker``: :class:`olboost.rankers.LabelRanker`, ``--update``,
-  ``--complexity``, ``--C``, ``--margin``; Table 1's hyperparameters by default) takes the same
-  MULAN data, or Enron foldering data (an Enron user such as ``sanders-r``, an archive
-  ``<dir>/<user>.mbox.tar.xz`` or a directory of them), on which it reports the percentage of
-  online mistakes over each user's chronological stream (:mod:`olboost.ranking_experiments`).
+  ``--complexity``, ``--C``, ``--margin``; by default the hyperparameters olboost chose for
+  Table 1, which the paper does not give) takes the same MULAN data, or Enron foldering data
+  (an Enron user such as ``sanders-r``, an archive ``<dir>/<user>.mbox.tar.xz`` or a directory
+  of them), on which it reports the percentage of online mistakes over each user's chronological
+  stream (:mod:`olboost.ranking_experiments`).
 
 A data set with missing feature values (``?`` in an ARFF file) is run as it is, the missing values
 as NaN for the trees to handle; ``olboost run`` first prints how many are missing in which

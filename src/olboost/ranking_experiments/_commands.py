@@ -170,8 +170,8 @@ def foldering_source(dataset: str) -> tuple[Path | None, list[str]] | None:
 
 
 def ranker_options(args: argparse.Namespace) -> tuple[float, float]:
-    """``(C, margin)`` of ``olboost run --algorithm label-ranker``: the options, or Table 1's
-    :data:`HYPERPARAMETERS` for the complexity where they are not given."""
+    """``(C, margin)`` of ``olboost run --algorithm label-ranker``: the options, or the
+    :data:`HYPERPARAMETERS` chosen for Table 1 (the paper gives none) where they are not given."""
     C, margin = HYPERPARAMETERS[args.complexity]
     return (C if args.C is None else args.C), (margin if args.margin is None else args.margin)
 
@@ -283,7 +283,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--C",
         type=float,
-        help="label-ranker: budget C > 0 of each example's dual variables (default: Table 1's, "
+        help="label-ranker: budget C > 0 of each example's dual variables (default: olboost's "
+        "choice for Table 1, which the paper does not give: "
         + ", ".join(f"{c} {v[0]:g}" for c, v in HYPERPARAMETERS.items())
         + ")",
     )
@@ -291,7 +292,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         "--margin",
         type=float,
         help="label-ranker: margin gamma of the hinge loss, in (0, 1) under the entropy "
-        "(default: Table 1's, "
+        "(default: olboost's choice for Table 1, which the paper does not give: "
         + ", ".join(f"{c} {v[1]:g}" for c, v in HYPERPARAMETERS.items())
         + ")",
     )

@@ -159,7 +159,9 @@ class LinearCommittee(Committee):
     update
         ``"I"``, ``"II"`` or ``"III"`` (see :class:`~olboost.rankers.LabelRanker`).
     complexity
-        ``"squared"`` or ``"entropy"``.
+        ``"squared"`` or ``"entropy"``. The entropy also needs ``scale`` ``"minmax"`` or
+        ``"none"`` and a ``margin`` range below 1: the defaults (``"standard"``, up to 1.0) are
+        the squared norm's, and are refused with it.
     temperature
         Predictions: softmax of the scores over ``temperature`` margins; ``0``: the top labels.
     bias
