@@ -13,14 +13,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from olboost.losses.pairwise import TOPK_LOSS_CODES
-from olboost.potentials import _pairwise_kernels as PK
 from olboost.potentials import _topk_kernels as K
 from olboost.potentials._checks import _check_pairwise_args
 from olboost.potentials.pairwise import _law_cached, _pairwise_samples
 
 __all__ = ["topk_potential", "topk_costs"]
 
-_NO_WEIGHTS = np.ones((1, 1))  # unread: the kernels' pair weights off
+# without pair weights the kernels read none: O(|R| |R^c|), no k x k matrix of ones
+_NO_WEIGHTS = np.ones((1, 1))
 
 
 def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
@@ -93,9 +93,9 @@ def topk_potential(
         pw = np.ones((k, k)) if pw is None else pw
         return float(_topk_mc(s, y, n, gamma, code, pw, draws, seed)[0].mean())
     table = _law_cached(n, 1, k, gamma)[1]
-    if pw is None:  # O(|R| |R^c|): no k x k matrix of ones (the same sums: weights of 1.0)
-        return float(PK._pairwise_core(s, y, table, -n, code, _NO_WEIGHTS, False, 1.0, False, s))
-    return float(K.topk_potential_kernel(s, y, table, -n, code, pw))
+    weighted = pw is not None
+    pw = pw if weighted else _NO_WEIGHTS
+    return float(K.topk_potential_kernel(s, y, table, -n, code, pw, weighted))
 
 
 def topk_costs(
@@ -130,8 +130,6 @@ def topk_costs(
         return _topk_mc(s, y, n, gamma, code, pw, draws, seed)[1].mean(axis=0)
     table = _law_cached(n, 1, k, gamma)[1]
     out = np.empty(k)
-    if pw is None:
-        PK._pairwise_core(s, y, table, -n, code, _NO_WEIGHTS, False, 1.0, True, out)
-    else:
-        K.topk_costs(s, y, table, -n, code, pw, out)
+    weighted = pw is not None
+    K.topk_costs(s, y, table, -n, code, pw if weighted else _NO_WEIGHTS, weighted, out)
     return out
