@@ -53,11 +53,10 @@ class Algorithm:
                 )
 
 
-def _booster(
-    name: str, **options: str
-) -> tuple[Callable[[Any, argparse.Namespace], Any], tuple[str, ...]]:
-    """The booster ``olboost.boosters.<name>`` as an algorithm: each ``options`` item maps one of
-    its parameters to the CLI option holding the value (options left unset keep the default)."""
+def _booster(task: str, name: str, **options: str) -> Algorithm:
+    """The booster ``olboost.boosters.<name>`` as an algorithm of ``task``: each ``options`` item
+    maps one of its parameters to the CLI option holding the value (options left unset keep the
+    default); those options are the ones it takes."""
 
     def build(committee: Any, args: argparse.Namespace) -> Any:
         import olboost.boosters as boosters
@@ -69,7 +68,7 @@ def _booster(
         }
         return getattr(boosters, name)(committee, learners=args.learners, seed=args.seed, **extra)
 
-    return build, tuple(options.values())
+    return Algorithm(task, build, options=tuple(options.values()))
 
 
 def _label_ranker(committee: Any, args: argparse.Namespace) -> Any:
@@ -79,32 +78,25 @@ def _label_ranker(committee: Any, args: argparse.Namespace) -> Any:
     return ranking_experiments.build_ranker(committee, args)
 
 
-def _boosting(task: str, name: str, **options: str) -> Algorithm:
-    build, taken = _booster(name, **options)
-    return Algorithm(task, build, options=taken)
-
-
 _ADAPTIVE_MULTICLASS = {"loss": "olm_loss", "vote": "vote", "predict_with": "predict_with"}
 _TOPK = {"k": "k", "exploration": "exploration", "rho": "rho"}
 
 #: CLI algorithm name -> what it solves and how to build it from a committee and the options.
 ALGORITHMS: dict[str, Algorithm] = {
-    "ada-olmr": _boosting("ranking", "AdaOLMR", predict_with="predict_with"),
-    "online-bmr": _boosting(
-        "ranking", "OnlineBMR", gamma="gamma", loss="bmr_loss", method="method"
-    ),
-    "online-mbbm": _boosting(
+    "ada-olmr": _booster("ranking", "AdaOLMR", predict_with="predict_with"),
+    "online-bmr": _booster("ranking", "OnlineBMR", gamma="gamma", loss="bmr_loss", method="method"),
+    "online-mbbm": _booster(
         "multiclass", "OnlineMBBM", gamma="gamma", method="method", vote="vote"
     ),
-    "adaboost-olm": _boosting("multiclass", "AdaBoostOLM", **_ADAPTIVE_MULTICLASS),
-    "best-tree": _boosting("multiclass", "BestTree"),
-    "oza-boost": _boosting("multiclass", "OzaBoost"),
-    "ova-adaboost-ol": _boosting("multiclass", "OvaAdaBoostOL", **_ADAPTIVE_MULTICLASS),
-    "ada-ova": _boosting("multiclass", "AdaOVA", **_ADAPTIVE_MULTICLASS),
-    "topk-bbm": _boosting(
+    "adaboost-olm": _booster("multiclass", "AdaBoostOLM", **_ADAPTIVE_MULTICLASS),
+    "best-tree": _booster("multiclass", "BestTree"),
+    "oza-boost": _booster("multiclass", "OzaBoost"),
+    "ova-adaboost-ol": _booster("multiclass", "OvaAdaBoostOL", **_ADAPTIVE_MULTICLASS),
+    "ada-ova": _booster("multiclass", "AdaOVA", **_ADAPTIVE_MULTICLASS),
+    "topk-bbm": _booster(
         "ranking", "TopkBBM", **_TOPK, gamma="gamma", loss="bmr_loss", method="method"
     ),
-    "topk-adaptive": _boosting("ranking", "TopkAdaptive", **_TOPK, predict_with="predict_with"),
+    "topk-adaptive": _booster("ranking", "TopkAdaptive", **_TOPK, predict_with="predict_with"),
     "label-ranker": Algorithm("ranking", _label_ranker, committee=False),
 }
 
