@@ -10,7 +10,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._prefetch import prefetch_record
+from olboost.weak._vfdt_bounds import _bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
     NO_SPLIT,
@@ -65,31 +65,6 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
-@numba.njit(cache=True, inline="always")
-def _feature_at(step, first, then, n_features):
-    """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
-    increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
-    the leads in the increasing order, and beyond the last feature)."""
-    if step == 0:
-        return first
-    if step == 1:
-        return then
-    j = step - 2
-    if j >= n_features or j == first or j == then:
-        return -1
-    return j
-
-
-@numba.njit(cache=True, inline="always")
-def _next_feature(step, first, then, n_features):
-    """The first feature evaluated at ``step`` or after (:func:`_feature_at`), -1 if none."""
-    for later in range(step, n_features + 2):
-        j = _feature_at(later, first, then, n_features)
-        if j >= 0:
-            return j
-    return -1
-
-
 @numba.njit(cache=True)
 def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
@@ -124,11 +99,12 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
 
     # The candidates are the null split, then the features; River sorts them stably by merit
     # and takes the last two, so the last (in subset order) of equal best merits wins. The fold
-    # below keeps that rule in any order of evaluation (a tie goes to the larger feature index),
-    # and the features are evaluated starting with the two best of the leaf's last attempt
-    # (``leaves.leads``), so that the floor under which _best_numeric skips thresholds, the
-    # second best merit so far, is high from the start. The leads are a hint: any values give
-    # the same result.
+    # below keeps that rule in any order of evaluation (a tie goes to the larger feature index).
+    # Each feature first gets cheap bounds on its best merit (numeric: _bounds_of_merits, within
+    # about 5e-4 bits; nominal: the ceiling), and features are then evaluated exactly, highest
+    # upper bound first, only while one of them could still change the outcome: the Hoeffding
+    # test (whose gap the bounds may already settle, often with no exact evaluation at all), or
+    # the best candidate when the test will pass. Any order gives the same result.
     pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
     for c in present:
@@ -144,46 +120,66 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     bound = math.sqrt(
         value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
     )
-    # Ceilings on the merit of the candidates not evaluated yet, to stop as soon as no split can
-    # win; the counts of numeric and nominal features left say which remain.
     numeric_ceiling, nominal_ceiling = _merit_ceilings(
         class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
     )
     n_features = features.shape[1]
     kinds = n_categories[i]
-    nominal_left = 0
+    lower = np.empty(n_features)
+    upper = np.empty(n_features)
+    acc = np.empty((3, n_split_points))
     for j in range(n_features):
-        nominal_left += kinds[j] > 0
-    numeric_left = n_features - nominal_left
-    first = leaves.leads[slot, 0]
-    first = first if 0 <= first < n_features else -1
-    then = leaves.leads[slot, 1]
-    then = then if 0 <= then < n_features and then != first else -1
-    stopped = False
-    j = -1
-    for step in range(-1, n_features + 2):
-        if step >= 0:
-            j = _feature_at(step, first, then, n_features)
-            if j < 0:
-                continue
-        # Start loading the Gaussian records of the next numeric feature (if it is one) of the
-        # leaf's classes, so that they are in the cache when its turn comes. Written out, not a
-        # helper: an inlined helper counts a reference to each array it is given, per feature.
-        ahead = _next_feature(step + 1, first, then, n_features)
-        if 0 <= ahead < n_features and kinds[ahead] == 0:
-            for q in range(present.shape[0]):
-                if blocks[present[q]] >= 0:
-                    prefetch_record(gauss, blocks[present[q]], ahead)
-        if step < 0:
-            continue
         if kinds[j] > 0:
-            nominal_left -= 1
+            lower[j] = -np.inf
+            upper[j] = nominal_ceiling
+            continue
+        ahead = j + 1 if j + 1 < n_features and kinds[j + 1] == 0 else -1
+        low, high = _bounds_of_merits(
+            observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
+            present, acc, ahead,
+        )  # fmt: skip
+        lower[j] = low
+        upper[j] = min(high, numeric_ceiling)
+    decided = bound >= tie_threshold  # the test depends on the gap, not on the tie rule
+    done = np.zeros(n_features, dtype=np.bool_)
+    stopped = False
+    while True:
+        # The unevaluated feature of highest upper bound, and the two best lower bounds on the
+        # final merits (exact ones for the features evaluated).
+        j = -1
+        ceiling = -np.inf
+        top = best
+        runner_up = second
+        for f in range(n_features):
+            if done[f]:
+                continue
+            if j < 0 or upper[f] > ceiling:
+                j = f
+                ceiling = upper[f]
+            if lower[f] > top:
+                runner_up = top
+                top = lower[f]
+            elif lower[f] > runner_up:
+                runner_up = lower[f]
+        if decided and max(best, ceiling) - runner_up <= bound - _CEILING_SLACK:
+            stopped = True
+            break
+        # Done once no feature left can become the best, nor (if the test depends on it) the
+        # second best: a merit below both changes neither, a tie included.
+        if j < 0 or ceiling < (second if decided else best):
+            break
+        done[j] = True
+        lower[j] = -np.inf
+        if ceiling == -np.inf:
+            # No threshold of j can be valid (a numeric feature): its merit is -inf, as
+            # _best_numeric would return it, and it still takes a tie at -inf.
+            merit, candidate_kind, candidate_value = -np.inf, NO_SPLIT, 0.0
+        elif kinds[j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], kinds[j], pre_entropy,
                 min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
-            numeric_left -= 1
             merit, candidate_value = _best_numeric(
                 observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
                 present, second,
@@ -199,15 +195,6 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         elif merit > second:
             second = merit
             second_feature = j
-        if bound >= tie_threshold:
-            ceiling = best
-            if numeric_left > 0:
-                ceiling = max(ceiling, numeric_ceiling)
-            if nominal_left > 0:
-                ceiling = max(ceiling, nominal_ceiling)
-            if ceiling - second <= bound - _CEILING_SLACK:
-                stopped = True
-                break
     leaves.leads[slot, 0] = best_feature
     leaves.leads[slot, 1] = second_feature
     if stopped:

@@ -1,0 +1,176 @@
+"""Bounds on the best merit of a numeric feature at a split attempt, without ``erf`` nor a
+logarithm per class, so that an attempt can settle the Hoeffding test while evaluating exactly
+only the features that can still change it (:func:`olboost.weak._vfdt_attempt._attempt_split`).
+
+A threshold's merit (:func:`olboost.weak._vfdt_split._best_numeric`) is the information gain
+``pre_entropy - H(C | S)``. With ``n_c`` the weight of class ``c`` seen by the feature's observer,
+``N`` their sum, ``w_c = n_c / N``, ``p_c`` the share of class ``c`` on the left of the
+threshold (0 or 1 for a class wholly on one side, its Gaussian CDF otherwise) and ``q = sum_c
+w_c p_c``, it is (in bits, ``h`` the binary entropy)
+
+    ``pre_entropy - H(C) + h(q) - sum_c w_c h(p_c)``,
+
+``H(C)`` being the entropy of the ``n_c``: the identity ``l log l + r log r = n log n - n h(p)``
+for ``l = p n``, ``r = n - l``, applied to each class and to the two sides. A class wholly on one
+side adds nothing to the sum. For the others, :func:`_bounds_of_merits` takes ``p~_c`` from the
+approximate CDF (within ``d = _APPROXIMATE_CDF_ERROR`` of ``p_c``) and ``h(p~_c)`` from the chord
+of a table of ``h`` (``h`` being concave, the chord is below it, by at most ``_CHORD_ERROR``).
+Since ``|h(x) - h(y)| <= h(|x - y|)`` for ``|x - y| <= 1/2``, each ``h(p_c)`` lies in
+``[chord(p~_c) - h(d), chord(p~_c) + _CHORD_ERROR + h(d)]``, and ``q`` within ``d`` times the
+share of such classes of ``q~``; ``h`` is bounded over that interval of ``q`` exactly
+(concave: its maximum at the point nearest 1/2, its minimum at an end). The minimum branch
+fraction rule is applied to the interval: a threshold counts towards the upper bound if it can be
+valid, towards the lower bound if it must be. Both bounds carry ``_BOUND_SLACK`` for the
+rounding of the merits as computed and of these sums.
+
+The bounds are within about ``_CHORD_ERROR + 3 h(d)`` (5e-4 bits) of each other, far inside the
+Hoeffding bounds at which attempts are decided, and cost a pass over the classes per feature with
+a few multiplications per (class, threshold) instead of ``erf`` and two logarithms: on a stream
+with 1,000 labels, where hundreds of classes reach a leaf, an attempt's exact evaluations were
+97% of the trees' time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from olboost.weak._prefetch import prefetch_record
+from olboost.weak._vfdt_layout import W_HI, W_LO, W_MU, W_N, W_NLOGN_F
+from olboost.weak._vfdt_split import (
+    _APPROXIMATE_CDF_ERROR,
+    _PRUNE_SLACK,
+    _approximate_cdf,
+    _gaussian_params,
+)
+
+#: Cells of the table of the binary entropy whose chords stand for it.
+_CELLS = 1024
+
+
+def _binary_entropy(p: np.ndarray) -> np.ndarray:
+    """``h(p)`` in bits, 0 at 0 and 1."""
+    p = np.asarray(p, dtype=float)
+    out = np.zeros_like(p)
+    inner = (p > 0.0) & (p < 1.0)
+    x = p[inner]
+    out[inner] = -x * np.log2(x) - (1.0 - x) * np.log2(1.0 - x)
+    return out
+
+
+def _chord_gap() -> float:
+    """The largest gap between ``h`` and its chords over the cells of the table: on a cell of
+    slope ``s`` the gap, a concave function, peaks where ``h'(x) = log2((1 - x) / x) = s``."""
+    slopes = np.diff(_ENTROPY_TABLE) * _CELLS
+    x = 1.0 / (1.0 + np.exp2(slopes))
+    cell = np.arange(_CELLS)
+    chord = _ENTROPY_TABLE[:-1] + slopes * (x - cell / _CELLS)
+    return float(np.max(_binary_entropy(x) - chord))
+
+
+_ENTROPY_TABLE = _binary_entropy(np.arange(_CELLS + 1) / _CELLS)
+#: Largest amount by which a chord of the table falls below ``h``, plus rounding (about 5e-4).
+_CHORD_ERROR = _chord_gap() + 1e-12
+#: What the approximate CDF's error can move ``h`` by: ``h(d)`` (about 2e-5 bits).
+_CDF_ENTROPY = float(_binary_entropy(np.array([_APPROXIMATE_CDF_ERROR]))[0])
+#: Rounding of the merits as computed, and of the sums here (the slack of the exact pruning).
+_BOUND_SLACK = _PRUNE_SLACK
+#: Rounding of the left share ``q~`` (a ratio of sums of up to thousands of terms).
+_SHARE_ROUNDING = 1e-12
+
+
+@numba.njit(cache=True, inline="always")
+def _chord(p):
+    """The chord of ``h`` over the table cell holding ``p`` (in [0, 1]), at ``p``: at most
+    ``h(p)``, by at most ``_CHORD_ERROR``."""
+    x = p * _CELLS
+    cell = min(int(x), _CELLS - 1)
+    low = _ENTROPY_TABLE[cell]
+    return low + (_ENTROPY_TABLE[cell + 1] - low) * (x - cell)
+
+
+@numba.njit(cache=True, inline="always")
+def _entropy(p):
+    if p <= 0.0 or p >= 1.0:
+        return 0.0
+    return -p * math.log2(p) - (1.0 - p) * math.log2(1.0 - p)
+
+
+@numba.njit(cache=True)
+def _bounds_of_merits(
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
+    acc, ahead,
+):  # fmt: skip
+    """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
+    :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
+    ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
+    ``acc`` is scratch of shape ``(3, n_split_points)``; ``ahead`` is a feature whose Gaussian
+    records are prefetched meanwhile (-1: none)."""
+    _gaussian_params(observed, blocks, gauss, j, work, present)
+    n_present = present.shape[0]
+    # The range, weight and class entropy as _best_numeric computes them, so that the
+    # thresholds, and which side each class is on, are the same to the bit.
+    lo = np.inf
+    hi = -np.inf
+    weight = 0.0
+    sum_n_log_n = 0.0
+    for i in range(n_present):
+        c = present[i]
+        n = work[W_N, c]
+        if n > 0.0:
+            lo = min(lo, work[W_LO, c])
+            hi = max(hi, work[W_HI, c])
+            weight += n
+            sum_n_log_n += work[W_NLOGN_F, c]
+        if ahead >= 0 and blocks[c] >= 0:
+            prefetch_record(gauss, blocks[c], ahead)
+    if lo == np.inf:
+        return -np.inf, -np.inf
+    base = pre_entropy - (weight * math.log2(weight) - sum_n_log_n) / weight
+    step = (hi - lo) / (n_split_points + 1.0)
+    for t in range(n_split_points):
+        acc[0, t] = 0.0  # sum of n_c p~_c
+        acc[1, t] = 0.0  # weight of the classes split by the threshold
+        acc[2, t] = 0.0  # sum of n_c chord(p~_c) over them
+    for i in range(n_present):
+        c = present[i]
+        n = work[W_N, c]
+        if n <= 0.0:
+            continue
+        c_lo = work[W_LO, c]
+        c_hi = work[W_HI, c]
+        mu = work[W_MU, c]
+        inverse_scale = work[1, c]
+        for t in range(n_split_points):
+            threshold = lo + step * (t + 1)
+            if threshold < c_lo:
+                continue
+            if threshold >= c_hi:
+                acc[0, t] += n
+                continue
+            p = _approximate_cdf(threshold, mu, inverse_scale)
+            acc[0, t] += n * p
+            acc[1, t] += n
+            acc[2, t] += n * _chord(p)
+    lower = -np.inf
+    upper = -np.inf
+    fraction = min_branch_fraction
+    for t in range(n_split_points):
+        threshold = lo + step * (t + 1)
+        if not (lo < threshold < hi):
+            continue
+        split = acc[1, t] / weight
+        q = acc[0, t] / weight
+        width = _APPROXIMATE_CDF_ERROR * split + _SHARE_ROUNDING
+        a = max(0.0, q - width)
+        b = min(1.0, q + width)
+        mixed = acc[2, t] / weight
+        if b > fraction - _SHARE_ROUNDING and 1.0 - a > fraction - _SHARE_ROUNDING:
+            h_max = 1.0 if a <= 0.5 <= b else max(_entropy(a), _entropy(b))
+            upper = max(upper, base + h_max - mixed + _CDF_ENTROPY * split)
+        if a > fraction + _SHARE_ROUNDING and 1.0 - b > fraction + _SHARE_ROUNDING:
+            h_min = min(_entropy(a), _entropy(b))
+            lower = max(lower, base + h_min - mixed - (_CHORD_ERROR + _CDF_ENTROPY) * split)
+    return lower - _BOUND_SLACK, upper + _BOUND_SLACK
