@@ -10,6 +10,7 @@ import math
 import numba
 import numpy as np
 
+from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_bounds import _bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
@@ -44,6 +45,10 @@ from olboost.weak._vfdt_split import (
 # entropies below log2 of any feasible class count), so that the early stop of _attempt_split
 # never declines a split the complete evaluation would make.
 _CEILING_SLACK = 1e-9
+# Below this many classes at a leaf, features are evaluated exactly without narrowing their
+# bounds first: an exact evaluation then costs little more than the bounds (a speed choice
+# only; results do not depend on it).
+_NARROW_MIN_CLASSES = 8
 
 
 @numba.njit(cache=True, inline="always")
@@ -63,6 +68,31 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
         return nominal_ceiling, nominal_ceiling
     h_observed = _row_entropy(observed, slot, present)
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
+
+
+@numba.njit(cache=True, inline="always")
+def _feature_at(step, first, then, n_features):
+    """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
+    increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
+    the leads in the increasing order, and beyond the last feature)."""
+    if step == 0:
+        return first
+    if step == 1:
+        return then
+    j = step - 2
+    if j >= n_features or j == first or j == then:
+        return -1
+    return j
+
+
+@numba.njit(cache=True, inline="always")
+def _next_feature(step, first, then, n_features):
+    """The first feature evaluated at ``step`` or after (:func:`_feature_at`), -1 if none."""
+    for later in range(step, n_features + 2):
+        j = _feature_at(later, first, then, n_features)
+        if j >= 0:
+            return j
+    return -1
 
 
 @numba.njit(cache=True)
@@ -100,11 +130,14 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     # The candidates are the null split, then the features; River sorts them stably by merit
     # and takes the last two, so the last (in subset order) of equal best merits wins. The fold
     # below keeps that rule in any order of evaluation (a tie goes to the larger feature index).
-    # Each feature first gets cheap bounds on its best merit (numeric: _bounds_of_merits, within
-    # about 5e-4 bits; nominal: the ceiling), and features are then evaluated exactly, highest
-    # upper bound first, only while one of them could still change the outcome: the Hoeffding
-    # test (whose gap the bounds may already settle, often with no exact evaluation at all), or
-    # the best candidate when the test will pass. Any order gives the same result.
+    # Features are evaluated exactly, highest upper bound on their merit first, only while one
+    # of them could still change the outcome: the Hoeffding test, which bounds alone often
+    # settle with no exact evaluation at all, or the best candidate when the test will pass.
+    # A numeric feature's bound starts as the leaf's ceiling and is narrowed, when it comes
+    # first, by _bounds_of_merits (within about 5e-4 bits, at a fraction of an exact
+    # evaluation's cost); the two best features of the leaf's last attempt (``leaves.leads``)
+    # are narrowed first, which settles the attempts whose Hoeffding bound is wide. Any order
+    # gives the same result.
     pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
     for c in present:
@@ -125,42 +158,63 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     )
     n_features = features.shape[1]
     kinds = n_categories[i]
-    lower = np.empty(n_features)
-    upper = np.empty(n_features)
-    acc = np.empty((3, n_split_points))
+    few = present.shape[0] < _NARROW_MIN_CLASSES
+    # Unless few: per feature, in one allocation (an attempt is frequent and often short),
+    # lower and upper bounds on its merit, then its stage (0: to narrow, 1: narrowed or
+    # nominal, 2: evaluated); and the scratch of _bounds_of_merits.
+    bounds = np.empty(0 if few else 3 * n_features)
+    lower = 0
+    upper = n_features
+    stage = 2 * n_features
+    acc = np.empty((5, 0 if few else n_split_points + 1))
+    numeric_left = 0  # with few: the features not evaluated yet
+    nominal_left = 0
     for j in range(n_features):
-        if kinds[j] > 0:
-            lower[j] = -np.inf
-            upper[j] = nominal_ceiling
-            continue
-        ahead = j + 1 if j + 1 < n_features and kinds[j + 1] == 0 else -1
-        low, high = _bounds_of_merits(
-            observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
-            present, acc, ahead,
-        )  # fmt: skip
-        lower[j] = low
-        upper[j] = min(high, numeric_ceiling)
+        nominal_left += kinds[j] > 0
+        numeric_left += kinds[j] == 0
+        if not few:
+            bounds[lower + j] = -np.inf
+            bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
+            bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
     decided = bound >= tie_threshold  # the test depends on the gap, not on the tie rule
-    done = np.zeros(n_features, dtype=np.bool_)
     stopped = False
+    first = leaves.leads[slot, 0]
+    first = first if 0 <= first < n_features else -1
+    then = leaves.leads[slot, 1]
+    then = then if 0 <= then < n_features and then != first else -1
+    step = -1
+    lead = 0
     while True:
-        # The unevaluated feature of highest upper bound, and the two best lower bounds on the
-        # final merits (exact ones for the features evaluated).
+        # The feature to look at next and the two best lower bounds on the final merits
+        # (exact ones for the features evaluated). With few classes: the leads, then the others
+        # in order (their merits raise the floor under which _best_numeric skips thresholds),
+        # under the leaf's ceilings. Otherwise: a lead not narrowed yet, else the unevaluated
+        # feature of highest upper bound.
         j = -1
         ceiling = -np.inf
         top = best
         runner_up = second
-        for f in range(n_features):
-            if done[f]:
-                continue
-            if j < 0 or upper[f] > ceiling:
-                j = f
-                ceiling = upper[f]
-            if lower[f] > top:
-                runner_up = top
-                top = lower[f]
-            elif lower[f] > runner_up:
-                runner_up = lower[f]
+        if few:
+            while j < 0 and step <= n_features:
+                step += 1
+                j = _feature_at(step, first, then, n_features)
+            if numeric_left > 0:
+                ceiling = numeric_ceiling
+            if nominal_left > 0:
+                ceiling = max(ceiling, nominal_ceiling)
+        else:
+            for f in range(n_features):
+                if bounds[stage + f] == 2.0:
+                    continue
+                if j < 0 or bounds[upper + f] > ceiling:
+                    j = f
+                    ceiling = bounds[upper + f]
+                low = bounds[lower + f]
+                if low > top:
+                    runner_up = top
+                    top = low
+                elif low > runner_up:
+                    runner_up = low
         if decided and max(best, ceiling) - runner_up <= bound - _CEILING_SLACK:
             stopped = True
             break
@@ -168,13 +222,53 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         # second best: a merit below both changes neither, a tie included.
         if j < 0 or ceiling < (second if decided else best):
             break
-        done[j] = True
-        lower[j] = -np.inf
-        if ceiling == -np.inf:
-            # No threshold of j can be valid (a numeric feature): its merit is -inf, as
-            # _best_numeric would return it, and it still takes a tie at -inf.
-            merit, candidate_kind, candidate_value = -np.inf, NO_SPLIT, 0.0
-        elif kinds[j] > 0:
+        if few:
+            # Start loading the Gaussian records of the next numeric feature, so that they are
+            # in the cache when its turn comes. Written out, not a helper: an inlined helper
+            # counts a reference to each array it is given, per feature.
+            ahead = _next_feature(step + 1, first, then, n_features)
+            if 0 <= ahead < n_features and kinds[ahead] == 0:
+                for q in range(present.shape[0]):
+                    if blocks[present[q]] >= 0:
+                        prefetch_record(gauss, blocks[present[q]], ahead)
+            nominal_left -= kinds[j] > 0
+            numeric_left -= kinds[j] == 0
+        else:
+            while lead < 2:
+                hint = first if lead == 0 else then
+                lead += 1
+                if hint >= 0 and bounds[stage + hint] == 0.0:
+                    j = hint
+                    break
+            if bounds[stage + j] == 0.0:
+                # Narrow j; if the test will pass whatever the gap, the best candidate is needed
+                # exactly and every feature will be narrowed: narrow them all at once.
+                for f in range(j if decided else 0, j + 1 if decided else n_features):
+                    if bounds[stage + f] != 0.0:
+                        continue
+                    ahead = f + 1 if f + 1 < n_features and bounds[stage + f + 1] == 0.0 else -1
+                    low, high = _bounds_of_merits(
+                        observed, blocks, gauss, f, pre_entropy, n_split_points,
+                        min_branch_fraction, n_log_n, present, acc, ahead,
+                    )  # fmt: skip
+                    bounds[lower + f] = low
+                    bounds[upper + f] = min(high, numeric_ceiling)
+                    bounds[stage + f] = 1.0
+                continue
+            if ceiling == -np.inf:
+                # No threshold of any feature left can be valid (they are numeric): their
+                # merits are -inf, as _best_numeric would return them, and at -inf the last of
+                # them takes a tie.
+                if best == -np.inf:
+                    for f in range(n_features):
+                        if bounds[stage + f] != 2.0 and f > best_feature:
+                            second_feature = best_feature
+                            best_feature = f
+                            best_kind = NO_SPLIT
+                            best_value = 0.0
+                break
+            bounds[stage + j] = 2.0
+        if kinds[j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], kinds[j], pre_entropy,
                 min_branch_fraction, options.binary_nominal, work, present,

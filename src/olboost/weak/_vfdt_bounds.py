@@ -38,13 +38,8 @@ import numba
 import numpy as np
 
 from olboost.weak._prefetch import prefetch_record
-from olboost.weak._vfdt_layout import W_HI, W_LO, W_MU, W_N, W_NLOGN_F
-from olboost.weak._vfdt_split import (
-    _APPROXIMATE_CDF_ERROR,
-    _PRUNE_SLACK,
-    _approximate_cdf,
-    _gaussian_params,
-)
+from olboost.weak._vfdt_layout import _SQRT2, G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT
+from olboost.weak._vfdt_split import _APPROXIMATE_CDF_ERROR, _PRUNE_SLACK, _approximate_cdf
 
 #: Cells of the table of the binary entropy whose chords stand for it.
 _CELLS = 1024
@@ -98,79 +93,106 @@ def _entropy(p):
     return -p * math.log2(p) - (1.0 - p) * math.log2(1.0 - p)
 
 
+@numba.njit(cache=True, inline="always")
+def _first_at_or_above(acc, n, value, guess):
+    """The number of the thresholds ``acc[0, :n]`` (non-decreasing) below ``value``, searched
+    from ``guess``."""
+    t = min(max(guess, 0), n)
+    while t > 0 and acc[0, t - 1] >= value:
+        t -= 1
+    while t < n and acc[0, t] < value:
+        t += 1
+    return t
+
+
 @numba.njit(cache=True)
 def _bounds_of_merits(
-    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, n_log_n, present,
     acc, ahead,
 ):  # fmt: skip
     """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
     :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
     ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
-    ``acc`` is scratch of shape ``(3, n_split_points)``; ``ahead`` is a feature whose Gaussian
-    records are prefetched meanwhile (-1: none)."""
-    _gaussian_params(observed, blocks, gauss, j, work, present)
-    n_present = present.shape[0]
-    # The range, weight and class entropy as _best_numeric computes them, so that the
-    # thresholds, and which side each class is on, are the same to the bit.
+    ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of shape
+    ``(5, n_split_points + 1)``; ``ahead`` is a feature whose Gaussian records are prefetched
+    meanwhile (-1: none). Rows of ``acc`` are indexed, never taken as views: a view counts a
+    reference to the array, in and out, by atomic operations, and this runs per class."""
+    # The range, weight and n log2 n sum as _gaussian_params and _best_numeric compute them
+    # (same additions, in class order), so that the thresholds, and which side of each a class
+    # is on, are the same to the bit.
     lo = np.inf
     hi = -np.inf
     weight = 0.0
     sum_n_log_n = 0.0
-    for i in range(n_present):
+    for i in range(present.shape[0]):
         c = present[i]
-        n = work[W_N, c]
-        if n > 0.0:
-            lo = min(lo, work[W_LO, c])
-            hi = max(hi, work[W_HI, c])
-            weight += n
-            sum_n_log_n += work[W_NLOGN_F, c]
-        if ahead >= 0 and blocks[c] >= 0:
-            prefetch_record(gauss, blocks[c], ahead)
-    if lo == np.inf:
-        return -np.inf, -np.inf
-    base = pre_entropy - (weight * math.log2(weight) - sum_n_log_n) / weight
-    step = (hi - lo) / (n_split_points + 1.0)
-    for t in range(n_split_points):
-        acc[0, t] = 0.0  # sum of n_c p~_c
-        acc[1, t] = 0.0  # weight of the classes split by the threshold
-        acc[2, t] = 0.0  # sum of n_c chord(p~_c) over them
-    for i in range(n_present):
-        c = present[i]
-        n = work[W_N, c]
-        if n <= 0.0:
+        b = blocks[c]
+        if ahead >= 0 and b >= 0:
+            prefetch_record(gauss, b, ahead)
+        if not observed[c] > 0.0:
             continue
-        c_lo = work[W_LO, c]
-        c_hi = work[W_HI, c]
-        mu = work[W_MU, c]
-        inverse_scale = work[1, c]
-        for t in range(n_split_points):
-            threshold = lo + step * (t + 1)
-            if threshold < c_lo:
-                continue
-            if threshold >= c_hi:
-                acc[0, t] += n
-                continue
-            p = _approximate_cdf(threshold, mu, inverse_scale)
-            acc[0, t] += n * p
-            acc[1, t] += n
-            acc[2, t] += n * _chord(p)
+        n = gauss[b, j, G_WEIGHT]
+        if n > 0.0:
+            lo = min(lo, gauss[b, j, G_MIN])
+            hi = max(hi, gauss[b, j, G_MAX])
+            weight += n
+            sum_n_log_n += n_log_n[c] if n == observed[c] else n * math.log2(n)
+    if not lo < hi:
+        return -np.inf, -np.inf  # no threshold strictly inside the range (or no class)
+    n_thresholds = n_split_points
+    step = (hi - lo) / (n_thresholds + 1.0)
+    per_step = 1.0 / step
+    # Rows: the thresholds; the weight of the classes wholly left, added at the first threshold
+    # at or above their maximum and summed forward; and over the classes a threshold splits,
+    # the sum of n_c p~_c, their weight and the sum of n_c chord(p~_c).
+    for t in range(n_thresholds + 1):
+        acc[0, t] = lo + step * (t + 1) if t < n_thresholds else np.inf
+        acc[1, t] = 0.0
+        acc[2, t] = 0.0
+        acc[3, t] = 0.0
+        acc[4, t] = 0.0
+    for i in range(present.shape[0]):
+        c = present[i]
+        if not observed[c] > 0.0:
+            continue
+        b = blocks[c]
+        n = gauss[b, j, G_WEIGHT]
+        if not n > 0.0:
+            continue
+        c_lo = gauss[b, j, G_MIN]
+        c_hi = gauss[b, j, G_MAX]
+        start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
+        stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
+        acc[1, stop] += n
+        if start == stop:
+            continue
+        mu = gauss[b, j, G_MEAN]
+        sigma = math.sqrt(gauss[b, j, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+        inverse_scale = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else 0.0
+        for t in range(start, stop):
+            p = _approximate_cdf(acc[0, t], mu, inverse_scale)
+            acc[2, t] += n * p
+            acc[3, t] += n
+            acc[4, t] += n * _chord(p)
+    base = pre_entropy - (weight * math.log2(weight) - sum_n_log_n) / weight
     lower = -np.inf
     upper = -np.inf
     fraction = min_branch_fraction
-    for t in range(n_split_points):
-        threshold = lo + step * (t + 1)
-        if not (lo < threshold < hi):
+    wholly_left = 0.0
+    for t in range(n_thresholds):
+        wholly_left += acc[1, t]
+        if not (lo < acc[0, t] < hi):
             continue
-        split = acc[1, t] / weight
-        q = acc[0, t] / weight
-        width = _APPROXIMATE_CDF_ERROR * split + _SHARE_ROUNDING
+        share = acc[3, t] / weight
+        q = (wholly_left + acc[2, t]) / weight
+        width = _APPROXIMATE_CDF_ERROR * share + _SHARE_ROUNDING
         a = max(0.0, q - width)
         b = min(1.0, q + width)
-        mixed = acc[2, t] / weight
+        entropies = acc[4, t] / weight
         if b > fraction - _SHARE_ROUNDING and 1.0 - a > fraction - _SHARE_ROUNDING:
             h_max = 1.0 if a <= 0.5 <= b else max(_entropy(a), _entropy(b))
-            upper = max(upper, base + h_max - mixed + _CDF_ENTROPY * split)
+            upper = max(upper, base + h_max - entropies + _CDF_ENTROPY * share)
         if a > fraction + _SHARE_ROUNDING and 1.0 - b > fraction + _SHARE_ROUNDING:
             h_min = min(_entropy(a), _entropy(b))
-            lower = max(lower, base + h_min - mixed - (_CHORD_ERROR + _CDF_ENTROPY) * split)
+            lower = max(lower, base + h_min - entropies - (_CHORD_ERROR + _CDF_ENTROPY) * share)
     return lower - _BOUND_SLACK, upper + _BOUND_SLACK
