@@ -1,0 +1,180 @@
+"""The bounds that let a split attempt skip exact evaluations (``olboost.weak._vfdt_bounds``).
+
+A split attempt's outcome is River's only if every bound it acts on holds: a feature's exact
+best merit must lie between its lower and upper bounds, whatever the leaf (classes seen once,
+classes wholly on one side of every threshold, zero deviations, a minimum branch fraction that
+rejects thresholds, one split point or many). And the bounds must be narrow, or the attempts
+evaluate everything exactly and the module costs without saving.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_vfdt import (
+    K,
+    _random_numeric_leaf,
+    assert_matches_reference,
+    committee,
+    mixed_stream,
+)
+
+from olboost.weak import VFDTCommittee
+from olboost.weak import _vfdt_attempt as A
+from olboost.weak import _vfdt_bounds as B
+
+
+def _bounds(observed, blocks, gauss, pre, n_split_points, fraction, work, present):
+    acc = np.empty((5, n_split_points + 1))
+    return B._bounds_of_merits(
+        observed, blocks, gauss, 0, pre, n_split_points, fraction, work[K.W_NLOGN].copy(),
+        present, acc, -1,
+    )  # fmt: skip
+
+
+def _exact(observed, blocks, gauss, pre, n_split_points, fraction, work, present):
+    return K._best_numeric(
+        observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present, -np.inf
+    )[0]
+
+
+@pytest.mark.parametrize("n_split_points", [1, 3, 10])
+def test_bounds_hold_the_exact_best_merit(n_split_points):
+    """On random leaves (up to 300 classes, some seen once or wholly on one side, some of zero
+    deviation, weights over five orders of magnitude) and minimum branch fractions from none to
+    one that rejects most thresholds, ``lower <= exact <= upper``; both are ``-inf`` exactly when
+    the exact merit is, and the interval is at most ``_CHORD_ERROR + 3 h(d)`` wide plus slack
+    (about 6e-4 bits), the width the module docstring states."""
+    rng = np.random.default_rng(17 + n_split_points)
+    widest = 0.0
+    finite = 0
+    for case in range(600):
+        k = int(rng.integers(2, 40)) if case % 4 else int(rng.integers(40, 300))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        fraction = [0.0, 0.01, 0.2, 0.45][case % 4]
+        leaf = (observed, blocks, gauss, pre, n_split_points, fraction, work, present)
+        exact = _exact(*leaf)
+        lower, upper = _bounds(*leaf)
+        assert lower <= exact <= upper, (case, lower, exact, upper)
+        if exact == -np.inf:
+            assert lower == -np.inf
+            continue
+        if lower > -np.inf:
+            finite += 1
+            widest = max(widest, upper - lower)
+    allowance = B._CHORD_ERROR + 3 * B._CDF_ENTROPY + 2 * B._BOUND_SLACK
+    assert finite > 300 and widest <= allowance, (finite, widest, allowance)
+
+
+def test_bounds_hold_on_a_leaf_the_size_of_a_tag_stream():
+    """A leaf of a stream with 1,000 labels: hundreds of classes seen a few times each (most
+    once, with no spread), a few heavy ones with wide Gaussians, in a large pool of blocks."""
+    rng = np.random.default_rng(23)
+    k, C = 1000, 400
+    present = np.sort(rng.choice(k, C, replace=False)).astype(np.int64)
+    observed = np.zeros(k)
+    observed[present] = np.where(rng.uniform(size=C) < 0.6, 1.0, rng.exponential(size=C) * 8 + 1)
+    blocks = np.full(k, -1, dtype=np.int64)
+    blocks[present] = rng.permutation(3 * C)[:C]
+    gauss = np.zeros((3 * C, 1, K.N_GAUSS_FIELDS))
+    for c in present:
+        b, n = blocks[c], observed[c]
+        spread = 0.0 if n <= 1.0 else rng.uniform(0.05, 2.0)
+        gauss[b, 0, K.G_WEIGHT] = n
+        gauss[b, 0, K.G_MEAN] = rng.normal()
+        gauss[b, 0, K.G_SSD] = spread**2 * max(n - 1.0, 0.0)
+        gauss[b, 0, K.G_MIN] = gauss[b, 0, K.G_MEAN] - 2 * spread
+        gauss[b, 0, K.G_MAX] = gauss[b, 0, K.G_MEAN] + 2 * spread
+    work = np.zeros((2 + K.N_WORK_ROWS, k))
+    work[K.W_NLOGN] = np.where(observed > 0, observed * np.log2(np.maximum(observed, 1e-300)), 0)
+    inherited = np.where(rng.uniform(size=k) < 0.1, rng.exponential(size=k), 0.0)
+    pre = K._row_entropy((observed + inherited)[None, :], 0, present)
+    for fraction in (0.0, 0.01):
+        leaf = (observed, blocks, gauss, pre, 10, fraction, work, present)
+        exact = _exact(*leaf)
+        lower, upper = _bounds(*leaf)
+        assert lower <= exact <= upper and upper - lower < 1e-3, (lower, exact, upper)
+
+
+def test_chord_table_is_below_the_entropy_by_at_most_its_error():
+    """The chords stand for ``h`` from below, within ``_CHORD_ERROR``, on a dense grid of shares
+    (and exactly 0 at 0 and 1, where a class wholly on one side contributes nothing)."""
+    p = np.concatenate([np.linspace(0.0, 1.0, 400_001), [1e-12, 1 - 1e-12, 3e-7]])
+    h = B._binary_entropy(p)
+    chords = np.array([B._chord(x) for x in p])
+    assert np.all(chords <= h + 1e-15)
+    assert np.max(h - chords) <= B._CHORD_ERROR
+    assert np.max(h - chords) > B._CHORD_ERROR / 2  # the stated error is not loose
+    assert B._chord(0.0) == 0.0 and B._chord(1.0) == 0.0
+
+
+def _leaf_classes(c: VFDTCommittee) -> np.ndarray:
+    counts = []
+    for i in range(c.n_nodes_.shape[0]):
+        live = c.node_kind_[i, : c.n_nodes_[i]] == K.LEAF
+        counts.extend(c.leaf_n_present_[c.node_slot_[i, : c.n_nodes_[i]][live]])
+    return np.array(counts)
+
+
+def test_narrowed_attempts_grow_the_reference_trees():
+    """With 24 classes, leaves hold more than ``_NARROW_MIN_CLASSES`` of them (attempts narrow
+    the bounds before evaluating) as well as fewer (the lead-ordered exact loop): the trees are
+    the reference's, which evaluates every class and every candidate, and predict as it does."""
+    X, W = mixed_stream(900, k=24, seed=4)
+    c = committee(k=24)
+    assert_matches_reference(c, X, W)
+    classes = _leaf_classes(c)
+    assert c.leaf_counts().sum() >= 15
+    assert classes.max() >= A._NARROW_MIN_CLASSES > classes.min(), classes
+
+
+@pytest.mark.parametrize("semantics", ["river", "weka_port"])
+def test_ties_between_identical_columns_with_many_classes(semantics):
+    """Identical pairs of columns (numeric and nominal) make merits tie exactly, at finite values
+    and at ``-inf`` (a minimum branch fraction that rejects every threshold of a narrow leaf):
+    with a dozen classes per leaf, so that the attempts narrow bounds and fold the ``-inf``
+    features without evaluating them, River's rule (the last of equal best merits wins) still
+    picks the split, as the reference does."""
+    rng = np.random.default_rng(8)
+    n, k = 1500, 12
+    a = rng.normal(size=n)
+    b = rng.normal(size=n)
+    nominal = rng.integers(0, 3, size=n).astype(float)
+    X = np.column_stack([a, a, b, nominal, nominal, b, a, b])
+    labels = np.clip(np.digitize(a, np.linspace(-1.5, 1.5, k - 1)) + (nominal == 1), 0, k - 1)
+    W = np.zeros((n, 5, k))
+    for t in range(n):
+        W[t, :, labels[t]] = rng.uniform(0.5, 2.0, size=5)
+        W[t, :, rng.integers(k)] += rng.uniform(0.0, 0.3, size=5)
+    c = VFDTCommittee(
+        n_features=None, grace_period=(3.0, 10.0), split_confidence=(0.05, 0.5),
+        tie_threshold=(0.05, 0.5), weight_multiplier=(1.0, 2.0), nominal_attributes={3: 3, 4: 3},
+        min_branch_fraction=0.2, semantics=semantics,
+    )  # fmt: skip
+    c.start(5, k, X.shape[1], seed=3)
+    assert_matches_reference(c, X, W)
+    assert _leaf_classes(c).max() >= A._NARROW_MIN_CLASSES
+    assert c.leaf_counts().sum() > 10
+
+
+def test_a_tie_at_minus_infinity_goes_to_the_last_feature():
+    """When no candidate is valid (constant columns: a nominal one, whose multiway split has a
+    single branch, then numeric ones) and the Hoeffding bound is below the tie threshold, River
+    takes the last of the ``-inf`` candidates: the numeric columns after the nominal one give the
+    null split (the observers restart), not the nominal multiway split. The attempts fold those
+    columns without evaluating them, with a dozen classes per leaf."""
+    rng = np.random.default_rng(9)
+    n, k = 600, 12
+    X = np.column_stack([np.zeros(n), np.full(n, 0.5), np.full(n, -2.0)])
+    W = np.zeros((n, 5, k))
+    W[np.arange(n), :, rng.integers(0, k, size=n)] = 1.0
+    c = VFDTCommittee(
+        n_features=None, grace_period=(3.0, 6.0), split_confidence=(0.3, 0.6),
+        tie_threshold=(0.5, 0.9), weight_multiplier=(1.0, 1.0), nominal_attributes={0: 3},
+        min_branch_fraction=0.2,
+    )  # fmt: skip
+    c.start(5, k, X.shape[1], seed=4)
+    assert_matches_reference(c, X, W)
+    assert (c.leaf_counts() == 1).all()  # only null splits won
+    assert _leaf_classes(c).min() >= A._NARROW_MIN_CLASSES
