@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from olboost.weak import VFDTCommittee
+from olboost.weak import _vfdt_attempt as A
+from olboost.weak import _vfdt_bounds as B
 from test_vfdt import (
     K,
     _random_numeric_leaf,
@@ -18,10 +22,6 @@ from test_vfdt import (
     committee,
     mixed_stream,
 )
-
-from olboost.weak import VFDTCommittee
-from olboost.weak import _vfdt_attempt as A
-from olboost.weak import _vfdt_bounds as B
 
 
 def _bounds(observed, blocks, gauss, pre, n_split_points, fraction, work, present):
