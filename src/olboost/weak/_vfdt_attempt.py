@@ -1,7 +1,8 @@
 """Split attempts of the compiled Hoeffding trees (:mod:`olboost.weak._vfdt_kernels`): River's
 ``HoeffdingTreeClassifier._attempt_to_split`` at a leaf, the Hoeffding test over the best
-candidates of :mod:`._vfdt_split` with an early stop once no remaining feature can change the
-test, and the split itself (new children from the candidate's class partition)."""
+candidates of :mod:`._vfdt_split`, evaluated exactly only where the bounds of
+:mod:`._vfdt_bounds` (or, with few classes, the leaf's ceilings) leave the outcome open, and
+the split itself (new children from the candidate's class partition)."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def _gaussian_params(observed, blocks, gauss, j, work, present):
     evaluated, gets ``1 / (sigma sqrt(2))`` (0 for a zero deviation) for
     :func:`_approximate_cdf`."""
     # work[ROW, c] and a range loop: no view nor iterator, each a new array reference counted
-    # in and out atomically (see _numeric_merit)
+    # in and out atomically (see _best_numeric)
     for i in range(present.shape[0]):
         c = present[i]
         n = gauss[blocks[c], j, G_WEIGHT] if observed[c] > 0.0 else 0.0
@@ -157,7 +157,7 @@ def _approximate_cdf(threshold, mu, inverse_scale):
 
 
 # Below this lower bound on q (1 - q) (q: the share of the weight on the left) the chi-square
-# bound of _numeric_merit is left unused: its rounding error grows as 1 / (q (1 - q)) and could
+# bound of _best_numeric is left unused: its rounding error grows as 1 / (q (1 - q)) and could
 # then exceed _PRUNE_SLACK.
 _PRUNE_MIN_SHARE = 1e-3
 # Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value

@@ -124,11 +124,16 @@ class VFDTCommittee(TreeArrays, Committee):
     grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. Trees
     learn in parallel (Numba threads) with results that do not depend on the number of threads.
 
-    A split attempt computes River's outcome exactly but skips what cannot change it: it stops
-    once the Hoeffding test cannot pass whatever is left, and skips the thresholds whose
-    information gain is provably below the second best merit so far (a chi-square bound on the
-    gain; see :func:`olboost.weak._vfdt_split._numeric_merit`), evaluating first the two best
-    features of the leaf's last attempt so that this floor is high from the start.
+    A split attempt computes River's outcome exactly but skips what cannot change it. At a leaf
+    with 8 classes or more, each numeric feature's best merit is first bounded within about
+    5e-4 bits without ``erf`` nor a logarithm per class (:mod:`olboost.weak._vfdt_bounds`), and
+    features are evaluated exactly, highest bound first, only while one of them could still
+    change the Hoeffding test or, when the test will pass, the best candidate: most attempts
+    that do not split evaluate nothing exactly. With fewer classes the features are evaluated
+    exactly, the two best of the leaf's last attempt first, until the test cannot pass
+    whatever is left. Either way, the thresholds whose information gain is provably below the
+    second best merit so far are skipped (a chi-square bound on the gain; see
+    :func:`olboost.weak._vfdt_split._best_numeric`).
 
     Parameters
     ----------
