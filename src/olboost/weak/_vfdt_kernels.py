@@ -56,8 +56,8 @@ arrays they read.
 The kernels are split by concern: the state layout and named records (:mod:`._vfdt_layout`),
 storage lending (:mod:`._vfdt_storage`), leaves (:mod:`._vfdt_leaves`), split evaluation
 (:mod:`._vfdt_split`), bounds on merits (:mod:`._vfdt_bounds`), split attempts
-(:mod:`._vfdt_attempt`), prediction (:mod:`._vfdt_predict`), and here :func:`learn` with the per-example leaf update; this module
-re-exports the names the committee uses.
+(:mod:`._vfdt_attempt`), prediction (:mod:`._vfdt_predict`), and here :func:`learn` with the
+per-example leaf update; this module re-exports the names the committee uses.
 
 Each tree is trained sequentially in a deterministic order and touches only its own nodes, slots
 and blocks, so results are bit-identical whatever the capacities, the number of threads, and
