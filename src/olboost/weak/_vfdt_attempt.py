@@ -135,7 +135,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     # of them could still change the outcome: the Hoeffding test, which bounds alone often
     # settle with no exact evaluation at all, or the best candidate when the test will pass.
     # A numeric feature's bound starts as the leaf's ceiling and is narrowed, when it comes
-    # first, by _bounds_of_merits (within about 5e-4 bits, at a fraction of an exact
+    # first, by _bounds_of_merits (within about 6e-4 bits, at a fraction of an exact
     # evaluation's cost); the two best features of the leaf's last attempt (``leaves.leads``)
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. Any order
     # gives the same result.

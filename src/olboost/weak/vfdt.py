@@ -126,7 +126,7 @@ class VFDTCommittee(TreeArrays, Committee):
 
     A split attempt computes River's outcome exactly but skips what cannot change it. At a leaf
     with 8 classes or more, each numeric feature's best merit is first bounded within about
-    5e-4 bits without ``erf`` nor a logarithm per class (:mod:`olboost.weak._vfdt_bounds`), and
+    6e-4 bits without ``erf`` nor a logarithm per class (:mod:`olboost.weak._vfdt_bounds`), and
     features are evaluated exactly, highest bound first, only while one of them could still
     change the Hoeffding test or, when the test will pass, the best candidate: most attempts
     that do not split evaluate nothing exactly. With fewer classes the features are evaluated
