@@ -1168,7 +1168,10 @@ def test_approximate_cdf_is_within_its_stated_error():
         abs(S._approximate_cdf(t, 0.0, 1.0 / np.sqrt(2.0)) - S._cdf(t, 0.0, 1.0)) for t in z
     )
     assert worst <= 1.5e-7 + 1e-15 < S._APPROXIMATE_CDF_ERROR
-    assert S._approximate_cdf(3.0, 1.0, 0.0) == S._cdf(3.0, 1.0, 0.0) == 0.0
+    # a zero deviation (marker -1) gives River's 0; an infinite one (inverse scale 0, its sum of
+    # squared deviations having overflowed) gives 1/2, as the exact CDF does
+    assert S._approximate_cdf(3.0, 1.0, -1.0) == S._cdf(3.0, 1.0, 0.0) == 0.0
+    assert S._approximate_cdf(3.0, 1.0, 0.0) == S._cdf(3.0, 1.0, np.inf) == 0.5
 
 
 def test_chi_square_bound_is_above_every_threshold_merit():

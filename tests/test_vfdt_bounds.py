@@ -178,3 +178,46 @@ def test_a_tie_at_minus_infinity_goes_to_the_last_feature():
     assert_matches_reference(c, X, W)
     assert (c.leaf_counts() == 1).all()  # only null splits won
     assert _leaf_classes(c).min() >= A._NARROW_MIN_CLASSES
+
+
+def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
+    """Values near 1e158 given to the committee directly make a class's sum of squared
+    deviations overflow: its deviation is infinite and the exact CDF gives it 1/2 at every
+    threshold. The bounds (and the chi-square pruning) must read it so too, not as a zero
+    deviation (found by an audit: the bounds held an interval 0.23 bits above the exact merit,
+    and the root of this stream stayed a leaf where River's tree splits)."""
+    n = np.array([3.0, 8.0, 5.0])
+    gauss = np.zeros((3, 1, K.N_GAUSS_FIELDS))
+    gauss[:, 0, K.G_WEIGHT] = n
+    gauss[:, 0, K.G_MEAN] = [0.0, 2.0, 0.0]
+    gauss[:, 0, K.G_SSD] = [8.0, 28.0, np.inf]
+    gauss[:, 0, K.G_MIN] = [-2.0, 0.0, -4.0]
+    gauss[:, 0, K.G_MAX] = [2.0, 4.0, 3.0]
+    work = np.zeros((2 + K.N_WORK_ROWS, 3))
+    work[K.W_NLOGN] = n * np.log2(n)
+    present = np.arange(3)
+    pre = K._row_entropy(n[None, :], 0, present)
+    leaf = (n, present, gauss, pre, 3, 0.01, work, present)
+    exact = _exact(*leaf)
+    lower, upper = _bounds(*leaf)
+    assert lower <= exact <= upper, (lower, exact, upper)
+    full = K._best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, -np.inf)
+    assert K._best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, exact) == full
+
+    rng = np.random.default_rng(3)
+    rows, k = 60, 12
+    y = rng.integers(0, k, size=rows)
+    X = np.column_stack(
+        [(y + 2 * rng.normal(size=rows)) * 1e158, rng.normal(size=rows) * 1e158,
+         (y % 3 + rng.normal(size=rows)) * 1e158]
+    )  # fmt: skip
+    W = np.zeros((rows, 1, k))
+    W[np.arange(rows), 0, y] = 1.0
+    c = VFDTCommittee(
+        n_features=None, grace_period=(10.0, 10.0), split_confidence=(0.5, 0.5),
+        tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0),
+    )  # fmt: skip
+    c.start(1, k, 3, seed=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # the reference's own overflows
+        assert_matches_reference(c, X, W)
+    assert c.leaf_counts()[0] >= 2

@@ -168,7 +168,7 @@ def _bounds_of_merits(
             continue
         mu = gauss[b, j, G_MEAN]
         sigma = math.sqrt(gauss[b, j, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
-        inverse_scale = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else 0.0
+        inverse_scale = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
         for t in range(start, stop):
             p = _approximate_cdf(acc[0, t], mu, inverse_scale)
             acc[2, t] += n * p

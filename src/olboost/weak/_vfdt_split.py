@@ -77,8 +77,8 @@ def _gaussian_params(observed, blocks, gauss, j, work, present):
     examples whose value of ``j`` was missing. Without missing values it equals ``observed[c]``
     bit for bit (the same additions), and the ``n log2 n`` computed once per split attempt
     (``work[W_NLOGN]``) is reused. ``work[1]``, a branch row that is free while candidates are
-    evaluated, gets ``1 / (sigma sqrt(2))`` (0 for a zero deviation) for
-    :func:`_approximate_cdf`."""
+    evaluated, gets ``1 / (sigma sqrt(2))`` (-1 for a zero deviation; 0 for an infinite one,
+    whose sum of squared deviations overflowed) for :func:`_approximate_cdf`."""
     # work[ROW, c] and a range loop: no view nor iterator, each a new array reference counted
     # in and out atomically (see _best_numeric)
     for i in range(present.shape[0]):
@@ -92,7 +92,7 @@ def _gaussian_params(observed, blocks, gauss, j, work, present):
             work[W_SIGMA, c] = sigma
             work[W_LO, c] = gauss[b, j, G_MIN]
             work[W_HI, c] = gauss[b, j, G_MAX]
-            work[1, c] = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else 0.0
+            work[1, c] = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
             work[W_NLOGN_F, c] = work[W_NLOGN, c] if n == observed[c] else n * math.log2(n)
         else:
             work[W_NLOGN_F, c] = 0.0
@@ -139,11 +139,13 @@ _APPROXIMATE_CDF_ERROR = 1e-6
 @numba.njit(cache=True, inline="always")
 def _approximate_cdf(threshold, mu, inverse_scale):
     """:func:`_cdf` within ``_APPROXIMATE_CDF_ERROR``, without ``erf`` nor division (a rational
-    function, Abramowitz & Stegun 7.1.28), ``inverse_scale`` being ``1 / (sigma sqrt(2))``, or 0
+    function, Abramowitz & Stegun 7.1.28), ``inverse_scale`` being ``1 / (sigma sqrt(2))``, or -1
     for a zero deviation: cheap enough to bound a merit before computing it. (Multiplying by
     the inverse moves ``z`` by a few units in the last place, and the CDF by far less than the
-    allowance.)"""
-    if not inverse_scale > 0.0:
+    allowance.) An infinite deviation (a sum of squared deviations that overflowed) has inverse
+    scale 0, hence ``z = 0`` and 1/2, as :func:`_cdf` gives it; so the zero deviation, for which
+    :func:`_cdf` gives 0, needs a marker of its own."""
+    if inverse_scale < 0.0:
         return 0.0
     z = (threshold - mu) * inverse_scale
     x = abs(z)
