@@ -245,7 +245,8 @@ def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
     sig = numba.types.int64(numba.types.int64)
     assert not _numba_cache.compile_elsewhere(users_kernel, sig).started
     # olboost's own, compiled already in this process
-    values = (np.zeros((1, 1)), np.zeros(1, dtype=np.int64), 2, np.zeros(1, dtype=np.int64))
+    counts = np.zeros(1, dtype=np.int64)
+    values = (np.zeros((1, 1)), np.ones(1), np.zeros(1, dtype=np.int64), 2, counts)
     K.learn_demand(*values)
     args = tuple(numba.typeof(v) for v in values)
     assert args in K.learn_demand.overloads

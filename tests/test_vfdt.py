@@ -526,6 +526,7 @@ def test_zero_weights_change_nothing():
         (None, -np.ones((5, 4))),
         (None, np.full((5, 4), np.nan)),
         (None, np.full((5, 4), np.inf)),
+        (None, np.full((5, 4), 1.7e308)),  # finite, but not once multiplied (by 1.06 or more)
         ("short", np.ones((5, 4))),
         ("nominal_out_of_range", np.ones((5, 4))),
         ("nominal_not_integer", np.ones((5, 4))),
@@ -562,6 +563,21 @@ def test_bad_input_raises_and_changes_nothing(x_fix, weights):
         with pytest.raises(ValueError):
             c.predict(x)
     assert pickle.dumps(c) == before
+
+
+def test_a_weight_that_overflows_once_multiplied_is_refused():
+    """A finite weight that its learner's multiplier makes infinite would leave infinite class
+    weights and NaN predictions for good (found by an audit): it is refused before any tree
+    learns, naming the multiplier, and the trees keep predicting finite distributions."""
+    c = VFDTCommittee(n_features=None, weight_multiplier=(3.0, 3.0))
+    c.start(2, 3, 2, seed=0)
+    c.learn(np.array([0.1, 0.2]), np.ones((2, 3)))
+    before = pickle.dumps(c)
+    with pytest.raises(ValueError, match="weight_multiplier"):
+        c.learn(np.array([0.1, 0.2]), np.full((2, 3), 1e308))
+    assert pickle.dumps(c) == before
+    assert np.isfinite(c.predict(np.array([0.1, 0.2]))).all()
+    c.learn(np.array([0.1, 0.2]), np.full((2, 3), 1e307))  # 3e307 is finite: learned
 
 
 def test_bad_parameters():

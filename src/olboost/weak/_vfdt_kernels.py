@@ -175,7 +175,8 @@ def learn_serial(x, weights, state, demand):
     less is a second or two less of a cold start."""
     learners, options, nodes = state.learners[:], state.options[:], state.nodes[:]
     leaves, pools, work = state.leaves[:], state.pools[:], state.work
-    status = _lend_for_one_example(weights, nodes, leaves, pools, demand)
+    multiplier = Learners(*learners).weight_multiplier
+    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
     if status != LEARN_OK:
         return status
     _learn_trees(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
@@ -321,13 +322,13 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
 
 
 @numba.njit(cache=True, inline="always")
-def _lend_for_one_example(weights, nodes, leaves, pools, demand):
+def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand):
     """The checks and lending of :func:`_learn` before any tree learns: a ``LEARN_*`` code."""
     spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
     nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
     free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
-    ok, needed = learn_demand(weights, nodes_.n_nodes, max_branches, counts)
+    ok, needed = learn_demand(weights, multiplier, nodes_.n_nodes, max_branches, counts)
     if not ok:
         return LEARN_BAD_WEIGHTS
     if needed > nodes_.kind.shape[1]:
@@ -383,7 +384,8 @@ def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
     Trees touch disjoint state (their own node rows, leaf slots, free stacks and ``work[i]``), so
     they are trained in parallel (on the calling thread's ``numba.get_num_threads()``) with
     identical results."""
-    status = _lend_for_one_example(weights, nodes, leaves, pools, demand)
+    multiplier = Learners(*learners).weight_multiplier
+    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
     if status != LEARN_OK:
         return status
     for i in numba.prange(weights.shape[0]):

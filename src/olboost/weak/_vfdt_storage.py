@@ -33,19 +33,20 @@ def first_bad_row(X, nominal_columns, nominal_cardinality, allow_missing):
 
 
 @numba.njit(cache=True)
-def learn_demand(weights, n_nodes, max_branches, counts):
+def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
     """Validate ``weights`` and bound the node storage one ``learn`` call may need.
 
     Returns ``(ok, nodes)``: ``ok`` is False, and nothing is written, if a weight is negative or
-    not finite; ``nodes`` is the largest node count a tree may reach, each positive weight being
-    one learned example that can split one leaf into ``max_branches``. ``counts[i]`` receives the
-    number of examples tree ``i`` will learn.
+    not finite, or overflows once multiplied by its tree's ``multiplier`` (the trees would then
+    learn an infinite weight and predict NaN); ``nodes`` is the largest node count a tree may
+    reach, each positive weight being one learned example that can split one leaf into
+    ``max_branches``. ``counts[i]`` receives the number of examples tree ``i`` will learn.
     """
     n, k = weights.shape
     for i in range(n):
         for c in range(k):
             w = weights[i, c]
-            if not (w >= 0.0 and w < np.inf):
+            if not (w >= 0.0 and w < np.inf and w * multiplier[i] < np.inf):
                 return False, 0
     nodes = 0
     for i in range(n):

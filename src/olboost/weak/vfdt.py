@@ -487,7 +487,10 @@ class VFDTCommittee(TreeArrays, Committee):
         """Grow what the trees' ``learn`` (:meth:`compiled`) asked for with ``status`` and
         ``demand``; a ``ValueError`` on bad weights (then nothing was learned)."""
         if status == K.LEARN_BAD_WEIGHTS:
-            raise ValueError("weights must be finite and non-negative")
+            raise ValueError(
+                "weights must be finite and non-negative, and stay finite once multiplied by "
+                "their learner's weight multiplier (weight_multiplier)"
+            )
         if status == K.LEARN_GROW_NODES:
             self._grow_nodes(int(demand[0]))
         else:
