@@ -544,3 +544,24 @@ def test_shares_whose_sum_overflows_are_refused():
     with pytest.raises(ValueError, match="shares must have a finite sum"):
         MixedCommittee(parts, shares=[1e308, 1e308])
     MixedCommittee(parts, shares=[1e300, 1.0])
+
+
+def test_a_weight_a_tree_would_overflow_is_refused_before_any_part_learns():
+    """A finite weight that a tree's multiplier makes infinite is refused by the trees' kernel;
+    in a mix whose trees learn after a linear part, the linear part would have learned it
+    already (the compiled pair cannot undo it). The mix asks every part first: the error names
+    the multiplier and nothing changes, whichever part the trees are."""
+    x = np.array([0.3, -0.2, 0.5])
+    for parts in (
+        [LinearCommittee(), VFDTCommittee(n_features=None, weight_multiplier=(3, 3))],
+        [VFDTCommittee(n_features=None, weight_multiplier=(3, 3)), LinearCommittee()],
+    ):
+        mix = MixedCommittee(parts, order="blocks")
+        mix.start(4, 3, 3, seed=1)
+        mix.learn(x, np.ones((4, 3)))
+        before = pickle.dumps(mix)
+        with pytest.raises(ValueError, match="weight_multiplier"):
+            mix.learn(x, np.full((4, 3), 1e308))
+        assert pickle.dumps(mix) == before
+        mix.learn(x, np.ones((4, 3)))  # and it goes on learning
+        assert np.isfinite(mix.predict(x)).all()

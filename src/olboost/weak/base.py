@@ -294,3 +294,9 @@ class Committee(Estimator):
         committee): when not, a booster's array path skips checking every row before it learns
         any."""
         return False
+
+    def weights_problem(self, weights: np.ndarray) -> str | None:
+        """What :meth:`learn` would refuse in ``weights`` (finite and non-negative, checked by
+        the caller) beyond those checks, or ``None``: a committee holding others (a mix) asks
+        each before any of them learns, so that none learns what another refuses."""
+        return None

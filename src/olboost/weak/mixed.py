@@ -371,12 +371,25 @@ class MixedCommittee(Committee):
             )
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise ValueError("weights must be finite and non-negative")
+        problem = self.weights_problem(weights)
+        if problem is not None:
+            raise ValueError(problem)
         if self.compiled() is not None:
             with self.running():
                 self.learn_compiled(x, weights)
             return
         for part, rows in zip(self.parts_, self.rows_, strict=True):
             part.learn(x, weights[rows])
+
+    def weights_problem(self, weights: np.ndarray) -> str | None:
+        """The first part's objection to its rows of ``weights``: asked of every part before
+        any learns, since the compiled pair cannot undo a part that learned when the next one
+        refuses."""
+        for part, rows in zip(self.parts_, self.rows_, strict=True):
+            problem = part.weights_problem(weights[rows])
+            if problem is not None:
+                return problem
+        return None
 
     def make_room(self, status: int, demand: np.ndarray) -> None:
         """Pass a storage request to the part that made it; a ``ValueError`` on bad weights."""

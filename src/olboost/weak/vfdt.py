@@ -27,6 +27,12 @@ __all__ = ["VFDTCommittee"]
 _MODES = {"mc": K.MC, "nb": K.NB, "nba": K.NBA}
 
 
+_OVERFLOWING_WEIGHTS = (
+    "weights must be finite and non-negative, and stay finite once multiplied by their "
+    "learner's weight multiplier (weight_multiplier)"
+)
+
+
 def _check_nominal_attributes(value: Mapping) -> str | None:
     for col, n_cat in value.items():
         for item in (col, n_cat):
@@ -483,14 +489,19 @@ class VFDTCommittee(TreeArrays, Committee):
             if n_threads != previous:
                 numba.set_num_threads(previous)
 
+    def weights_problem(self, weights: np.ndarray) -> str | None:
+        """A weight that its learner's multiplier makes infinite (the kernels refuse it too)."""
+        with np.errstate(over="ignore"):
+            scaled = weights * self.setup_.weight_multiplier[:, None]
+        if np.all(np.isfinite(scaled)):
+            return None
+        return _OVERFLOWING_WEIGHTS
+
     def make_room(self, status: int, demand: np.ndarray) -> None:
         """Grow what the trees' ``learn`` (:meth:`compiled`) asked for with ``status`` and
         ``demand``; a ``ValueError`` on bad weights (then nothing was learned)."""
         if status == K.LEARN_BAD_WEIGHTS:
-            raise ValueError(
-                "weights must be finite and non-negative, and stay finite once multiplied by "
-                "their learner's weight multiplier (weight_multiplier)"
-            )
+            raise ValueError(_OVERFLOWING_WEIGHTS)
         if status == K.LEARN_GROW_NODES:
             self._grow_nodes(int(demand[0]))
         else:
