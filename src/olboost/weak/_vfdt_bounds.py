@@ -38,8 +38,13 @@ import numba
 import numpy as np
 
 from olboost.weak._prefetch import prefetch_record
-from olboost.weak._vfdt_layout import _SQRT2, G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT
-from olboost.weak._vfdt_split import _APPROXIMATE_CDF_ERROR, _PRUNE_SLACK, _approximate_cdf
+from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT
+from olboost.weak._vfdt_split import (
+    _APPROXIMATE_CDF_ERROR,
+    _PRUNE_SLACK,
+    _approximate_cdf,
+    _deviation,
+)
 
 #: Cells of the table of the binary entropy whose chords stand for it.
 _CELLS = 1024
@@ -167,8 +172,7 @@ def _bounds_of_merits(
         if start == stop:
             continue
         mu = gauss[b, j, G_MEAN]
-        sigma = math.sqrt(gauss[b, j, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
-        inverse_scale = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
+        inverse_scale = _deviation(gauss[b, j, G_SSD], n)[1]
         for t in range(start, stop):
             p = _approximate_cdf(acc[0, t], mu, inverse_scale)
             acc[2, t] += n * p

@@ -68,6 +68,17 @@ def _row_entropy(a, r, present):
 
 
 @numba.njit(cache=True, inline="always")
+def _deviation(ssd, n):
+    """A class's standard deviation from its sum of squared deviations ``ssd`` over weight
+    ``n`` (``ddof=1``, 0 below two units of weight, as River's ``proba.Gaussian``), and the
+    inverse scale ``1 / (sigma sqrt(2))`` that :func:`_approximate_cdf` takes: -1 marks a zero
+    deviation, and an infinite one (``ssd`` overflowed) gives 0. Every bound on a merit reads
+    the deviation from here, so that the marker means the same everywhere."""
+    sigma = math.sqrt(ssd / (n - 1.0)) if n > 1.0 else 0.0
+    return sigma, 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
+
+
+@numba.njit(cache=True, inline="always")
 def _gaussian_params(observed, blocks, gauss, j, work, present):
     """Per-class weight, mean, standard deviation (``ddof=1``, 0 below two units of weight, as
     River's ``proba.Gaussian``), min and max of feature ``j`` into ``work[W_N]``, ``work[W_MU]``
@@ -88,11 +99,11 @@ def _gaussian_params(observed, blocks, gauss, j, work, present):
         if n > 0.0:
             b = blocks[c]
             work[W_MU, c] = gauss[b, j, G_MEAN]
-            sigma = math.sqrt(gauss[b, j, G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+            sigma, inverse_scale = _deviation(gauss[b, j, G_SSD], n)
             work[W_SIGMA, c] = sigma
             work[W_LO, c] = gauss[b, j, G_MIN]
             work[W_HI, c] = gauss[b, j, G_MAX]
-            work[1, c] = 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
+            work[1, c] = inverse_scale
             work[W_NLOGN_F, c] = work[W_NLOGN, c] if n == observed[c] else n * math.log2(n)
         else:
             work[W_NLOGN_F, c] = 0.0
