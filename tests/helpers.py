@@ -90,3 +90,17 @@ def load_benchmark(monkeypatch, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def best_numeric(
+    observed, blocks, gauss, j, pre, n_split_points, fraction, work, present, floor=-np.inf,
+    ceiling_only=False,
+):  # fmt: skip
+    """``_vfdt_split._best_numeric`` with the scratch a split attempt gives it."""
+    from olboost.weak import _vfdt_split as S
+
+    acc = np.empty((5, S._scratch_columns(n_split_points)))
+    return S._best_numeric(
+        observed, blocks, gauss, j, pre, n_split_points, fraction, work, present, acc, floor,
+        ceiling_only,
+    )  # fmt: skip

@@ -8,6 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
+from helpers import best_numeric
 from olboost.weak import _vfdt_kernels as K
 from olboost.weak.vfdt import VFDTCommittee
 
@@ -1093,7 +1094,7 @@ def test_merit_ceilings_bound_every_candidate():
             class_weight, obs2, 0, present, pre, False
         )
         # the floor passed as the split attempt passes it (a default would compile once more)
-        m_num, _ = K._best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present, -np.inf)
+        m_num, _ = best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present, -np.inf)
         assert m_num <= numeric_ceiling, (case, m_num, numeric_ceiling)
         closest = min(closest, numeric_ceiling - m_num)
         nominal_blocks, cells = _nominal_case(rng, k, 4, integer=case % 2 == 0)
@@ -1134,6 +1135,47 @@ def _random_numeric_leaf(rng, k):
     return observed, blocks, gauss, work, pre
 
 
+def brute_best_numeric(observed, blocks, gauss, j, pre, n_split_points, fraction):
+    """The best merit of numeric feature ``j`` written out from River's ``GaussianSplitter``
+    (MOA's thresholds, the minimum branch fraction), with no bound nor pruning: a reference
+    for the kernels' bounds (within rounding of the kernel's merit)."""
+    classes = []
+    for c in range(len(observed)):
+        n = gauss[blocks[c], j, K.G_WEIGHT] if observed[c] > 0.0 else 0.0
+        if n > 0.0:
+            g = gauss[blocks[c], j]
+            sigma = math.sqrt(g[K.G_SSD] / (n - 1.0)) if n > 1.0 else 0.0
+            classes.append((n, g[K.G_MEAN], sigma, g[K.G_MIN], g[K.G_MAX]))
+    if not classes:
+        return -math.inf
+    lo = min(c[3] for c in classes)
+    hi = max(c[4] for c in classes)
+    step = (hi - lo) / (n_split_points + 1.0)
+    best = -math.inf
+    for t in range(n_split_points):
+        threshold = lo + step * (t + 1)
+        if not lo < threshold < hi:
+            continue
+        left, right = [], []
+        for n, mu, sigma, c_lo, c_hi in classes:
+            if threshold < c_lo:
+                share = 0.0
+            elif threshold >= c_hi:
+                share = 1.0
+            elif sigma > 0.0:
+                share = 0.5 * (1.0 + math.erf((threshold - mu) / sigma / math.sqrt(2.0)))
+            else:
+                share = 0.0
+            left.append(share * n if share < 1.0 else n)
+            right.append(n - left[-1] if share > 0.0 else n)
+        sums = [sum(left), sum(right)]
+        total = sum(sums)
+        if total > 0.0 and sum(x / total > fraction for x in sums) == 2:
+            post = sums[0] * entropy(left) + sums[1] * entropy(right)
+            best = max(best, pre - post / total)
+    return best
+
+
 def test_pruned_thresholds_leave_every_merit_that_matters_exact():
     """A split attempt hands each numeric feature the second best merit so far as a floor, below
     which thresholds are skipped by a chi-square bound on their information gain. The feature's
@@ -1147,9 +1189,10 @@ def test_pruned_thresholds_leave_every_merit_that_matters_exact():
         observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
         present = np.arange(k)
         fraction = [0.0, 0.01][case % 2]
-        exact = K._best_numeric(
-            observed, blocks, gauss, 0, pre, 10, fraction, work, present, -np.inf
-        )
+        exact = best_numeric(observed, blocks, gauss, 0, pre, 10, fraction, work, present, -np.inf)
+        # the thresholds whose bound is -inf are skipped whatever the floor: -inf exactly
+        brute = brute_best_numeric(observed, blocks, gauss, 0, pre, 10, fraction)
+        assert exact[0] == brute or abs(exact[0] - brute) < 1e-12, (case, exact, brute)
         if exact[0] == -np.inf:
             continue
         for floor in (
@@ -1161,7 +1204,7 @@ def test_pruned_thresholds_leave_every_merit_that_matters_exact():
             exact[0] + 1e-3,
             exact[0] + 0.5,
         ):
-            pruned = K._best_numeric(
+            pruned = best_numeric(
                 observed, blocks, gauss, 0, pre, 10, fraction, work, present, floor
             )
             if exact[0] >= floor:
@@ -1213,14 +1256,14 @@ def test_chi_square_bound_is_above_every_threshold_merit():
         h = (total * np.log2(total) - work[S.W_NLOGN_F][live].sum()) / total
 
         leaf = (observed, blocks, gauss, 0, pre, 1, 0.0, work, present)
-        merit, _ = S._best_numeric(*leaf, -np.inf)
+        merit, _ = best_numeric(*leaf, -np.inf)
         if merit == -np.inf:
             continue
-        assert S._best_numeric(*leaf, merit) == S._best_numeric(*leaf, -np.inf)
+        assert best_numeric(*leaf, merit) == best_numeric(*leaf, -np.inf)
         # A Bernoulli KL divergence is about half its chi-square one when the shares are
         # close: a floor of three times the information gain is mostly above the bound.
         gain = merit - (pre - h)
-        above, _ = S._best_numeric(*leaf, pre - h + 3 * gain)
+        above, _ = best_numeric(*leaf, pre - h + 3 * gain)
         assert above in (merit, -np.inf)
         returned += above == merit
         tried += 1

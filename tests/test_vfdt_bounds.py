@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import best_numeric
 from olboost.weak import VFDTCommittee
 from olboost.weak import _vfdt_attempt as A
 from olboost.weak import _vfdt_bounds as B
@@ -19,6 +20,7 @@ from test_vfdt import (
     K,
     _random_numeric_leaf,
     assert_matches_reference,
+    brute_best_numeric,
     committee,
     mixed_stream,
 )
@@ -33,7 +35,7 @@ def _bounds(observed, blocks, gauss, pre, n_split_points, fraction, work, presen
 
 
 def _exact(observed, blocks, gauss, pre, n_split_points, fraction, work, present):
-    return K._best_numeric(
+    return best_numeric(
         observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present, -np.inf
     )[0]
 
@@ -65,6 +67,98 @@ def test_bounds_hold_the_exact_best_merit(n_split_points):
             widest = max(widest, upper - lower)
     allowance = B._CHORD_ERROR + 3 * B._CDF_ENTROPY + 2 * B._BOUND_SLACK
     assert finite > 300 and widest <= allowance, (finite, widest, allowance)
+
+
+@pytest.mark.parametrize("n_split_points", [1, 3, 10, 17])
+def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
+    """The ceiling that attempts at leaves of few classes narrow each feature with
+    (``_best_numeric(..., ceiling_only=True)``, the chi-square bound of every threshold in one
+    vectorised pass): on random leaves (as above) it is at or above the exact best merit (so
+    ``-inf`` only when that merit is), and ``-inf`` for most features that the minimum branch
+    fraction leaves with no valid threshold. 17 split points take more columns than the
+    scratch's minimum 16."""
+    rng = np.random.default_rng(41 + n_split_points)
+    finite = 0
+    invalid = 0
+    folded = 0
+    for case in range(600):
+        k = int(rng.integers(2, 40)) if case % 4 else int(rng.integers(40, 300))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        fraction = [0.0, 0.01, 0.2, 0.45][case % 4]
+        leaf = (observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present)
+        exact = brute_best_numeric(observed, blocks, gauss, 0, pre, n_split_points, fraction)
+        ceiling, _ = best_numeric(*leaf, -np.inf, True)
+        assert exact <= ceiling, (case, exact, ceiling)
+        if exact == -np.inf:
+            # a share of 0 or 1 leaves the bound undefined (inf): only the minimum branch
+            # fraction can show a threshold invalid
+            invalid += fraction > 0.0
+            folded += ceiling == -np.inf
+            continue
+        finite += 1
+    assert finite > 300 and folded > invalid / 2, (finite, folded, invalid)
+
+
+def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():
+    """Not vacuous: on a leaf of six classes with Gaussians of their own (as on emotions, no
+    inherited weight, so that ``pre = H(C)``), each feature's ceiling is within a small factor of
+    its exact best merit: a Bernoulli KL divergence is about half its chi-square one when the
+    shares are close. (The leaf-wide ceiling, ``pre - H(C) + 1``, is 1 here.)"""
+    rng = np.random.default_rng(8)
+    k, F = 6, 40
+    observed = rng.uniform(20, 60, k)
+    present = np.arange(k)
+    gauss = np.zeros((k, F, K.N_GAUSS_FIELDS))
+    mu = rng.normal(size=(k, F))
+    sd = rng.uniform(0.5, 1.5, size=(k, F))
+    gauss[:, :, K.G_WEIGHT] = observed[:, None]
+    gauss[:, :, K.G_MEAN] = mu
+    gauss[:, :, K.G_SSD] = sd**2 * (observed[:, None] - 1)
+    gauss[:, :, K.G_MIN] = mu - 2.5 * sd
+    gauss[:, :, K.G_MAX] = mu + 2.5 * sd
+    work = np.zeros((2 + K.N_WORK_ROWS, k))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    pre = K._row_entropy(observed[None, :], 0, present)  # = H(C): no inherited weight
+    ratios = []
+    for j in range(F):
+        leaf = (observed, present, gauss, j, pre, 10, 0.01, work, present)
+        exact = brute_best_numeric(observed, present, gauss, j, pre, 10, 0.01)
+        ceiling, _ = best_numeric(*leaf, -np.inf, True)
+        ratios.append(ceiling / exact)
+        assert 0.0 < exact <= ceiling, (j, exact, ceiling)
+    # about 2 where the shares are close; up to 2.7 here, the largest bound sitting at another
+    # threshold than the best merit
+    assert np.median(ratios) < 2.0 and max(ratios) < 3.0, sorted(ratios)
+
+
+def test_chi_square_ceiling_is_minus_infinity_only_where_every_threshold_is_invalid():
+    """``-inf`` lets an attempt fold a feature as the null candidate without evaluating it, so it
+    must come only when the exact evaluation finds no valid threshold: two overlapping classes,
+    under minimum branch fractions that reject some, all or none of the thresholds, and a range
+    with no threshold strictly inside."""
+    present = np.arange(2)
+    work = np.zeros((2 + K.N_WORK_ROWS, 2))
+    observed = np.array([10.0, 10.0])
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    blocks = present.copy()
+    gauss = np.zeros((2, 1, K.N_GAUSS_FIELDS))
+    gauss[:, 0, K.G_WEIGHT] = observed
+    gauss[:, 0, K.G_MEAN] = [0.0, 1.0]
+    gauss[:, 0, K.G_SSD] = 9.0
+    gauss[:, 0, K.G_MIN] = [-2.0, -1.0]
+    gauss[:, 0, K.G_MAX] = [2.0, 3.0]
+    pre = K._row_entropy(observed[None, :], 0, present)
+    for fraction, valid in ((0.01, True), (0.2, True), (0.5, False), (0.9, False)):
+        leaf = (observed, blocks, gauss, 0, pre, 10, fraction, work, present)
+        exact = brute_best_numeric(observed, blocks, gauss, 0, pre, 10, fraction)
+        ceiling, _ = best_numeric(*leaf, -np.inf, True)
+        assert (exact > -np.inf) == valid and (ceiling > -np.inf) == valid, (fraction, exact)
+        assert exact <= ceiling
+    gauss[:, 0, K.G_MIN] = gauss[:, 0, K.G_MAX] = 1.0  # one point: no threshold inside
+    leaf = (observed, blocks, gauss, 0, pre, 10, 0.0, work, present)
+    assert brute_best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0) == -np.inf
+    assert best_numeric(*leaf)[0] == best_numeric(*leaf, -np.inf, True)[0] == -np.inf
 
 
 def test_bounds_hold_on_a_leaf_the_size_of_a_tag_stream():
@@ -201,8 +295,8 @@ def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
     exact = _exact(*leaf)
     lower, upper = _bounds(*leaf)
     assert lower <= exact <= upper, (lower, exact, upper)
-    full = K._best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, -np.inf)
-    assert K._best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, exact) == full
+    full = best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, -np.inf)
+    assert best_numeric(n, present, gauss, 0, pre, 3, 0.01, work, present, exact) == full
 
     rng = np.random.default_rng(3)
     rows, k = 60, 12

@@ -11,7 +11,6 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_bounds import _bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
@@ -40,6 +39,7 @@ from olboost.weak._vfdt_split import (
     _numeric_partition,
     _row_entropy,
     _row_sum,
+    _scratch_columns,
 )
 
 # Absorbs the rounding of merits and ceilings (each within about 1e-13 of its exact value for
@@ -69,31 +69,6 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
         return nominal_ceiling, nominal_ceiling
     h_observed = _row_entropy(observed, slot, present)
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
-
-
-@numba.njit(cache=True, inline="always")
-def _feature_at(step, first, then, n_features):
-    """The feature a split attempt evaluates at ``step``: ``first``, ``then``, then the others in
-    increasing order; -1 for a step with nothing to evaluate (a lead that is -1, the places of
-    the leads in the increasing order, and beyond the last feature)."""
-    if step == 0:
-        return first
-    if step == 1:
-        return then
-    j = step - 2
-    if j >= n_features or j == first or j == then:
-        return -1
-    return j
-
-
-@numba.njit(cache=True, inline="always")
-def _next_feature(step, first, then, n_features):
-    """The first feature evaluated at ``step`` or after (:func:`_feature_at`), -1 if none."""
-    for later in range(step, n_features + 2):
-        j = _feature_at(later, first, then, n_features)
-        if j >= 0:
-            return j
-    return -1
 
 
 @numba.njit(cache=True)
@@ -160,62 +135,44 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     n_features = features.shape[1]
     kinds = n_categories[i]
     few = present.shape[0] < _NARROW_MIN_CLASSES
-    # Unless few: per feature, in one allocation (an attempt is frequent and often short),
-    # lower and upper bounds on its merit, then its stage (0: to narrow, 1: narrowed or
-    # nominal, 2: evaluated); and the scratch of _bounds_of_merits.
-    bounds = np.empty(0 if few else 3 * n_features)
+    # Per feature, in one allocation (an attempt is frequent and often short), lower and upper
+    # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
+    # and the scratch of _bounds_of_merits and _best_numeric.
+    bounds = np.empty(3 * n_features)
     lower = 0
     upper = n_features
     stage = 2 * n_features
-    acc = np.empty((5, 0 if few else n_split_points + 1))
-    numeric_left = 0  # with few: the features not evaluated yet
-    nominal_left = 0
+    acc = np.empty((5, _scratch_columns(n_split_points)))
     for j in range(n_features):
-        nominal_left += kinds[j] > 0
-        numeric_left += kinds[j] == 0
-        if not few:
-            bounds[lower + j] = -np.inf
-            bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
-            bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
+        bounds[lower + j] = -np.inf
+        bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
+        bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
     decided = bound >= tie_threshold  # the test depends on the gap, not on the tie rule
     stopped = False
     first = leaves.leads[slot, 0]
     first = first if 0 <= first < n_features else -1
     then = leaves.leads[slot, 1]
     then = then if 0 <= then < n_features and then != first else -1
-    step = -1
     lead = 0
     while True:
-        # The feature to look at next and the two best lower bounds on the final merits
-        # (exact ones for the features evaluated). With few classes: the leads, then the others
-        # in order (their merits raise the floor under which _best_numeric skips thresholds),
-        # under the leaf's ceilings. Otherwise: a lead not narrowed yet, else the unevaluated
-        # feature of highest upper bound.
+        # The unevaluated feature of highest upper bound (a lead not narrowed yet first), and
+        # the two best lower bounds on the final merits (exact ones for the features evaluated).
         j = -1
         ceiling = -np.inf
         top = best
         runner_up = second
-        if few:
-            while j < 0 and step <= n_features:
-                step += 1
-                j = _feature_at(step, first, then, n_features)
-            if numeric_left > 0:
-                ceiling = numeric_ceiling
-            if nominal_left > 0:
-                ceiling = max(ceiling, nominal_ceiling)
-        else:
-            for f in range(n_features):
-                if bounds[stage + f] == 2.0:
-                    continue
-                if j < 0 or bounds[upper + f] > ceiling:
-                    j = f
-                    ceiling = bounds[upper + f]
-                low = bounds[lower + f]
-                if low > top:
-                    runner_up = top
-                    top = low
-                elif low > runner_up:
-                    runner_up = low
+        for f in range(n_features):
+            if bounds[stage + f] == 2.0:
+                continue
+            if j < 0 or bounds[upper + f] > ceiling:
+                j = f
+                ceiling = bounds[upper + f]
+            low = bounds[lower + f]
+            if low > top:
+                runner_up = top
+                top = low
+            elif low > runner_up:
+                runner_up = low
         if decided and max(best, ceiling) - runner_up <= bound - _CEILING_SLACK:
             stopped = True
             break
@@ -223,52 +180,51 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         # second best: a merit below both changes neither, a tie included.
         if j < 0 or ceiling < (second if decided else best):
             break
-        if few:
-            # Start loading the Gaussian records of the next numeric feature, so that they are
-            # in the cache when its turn comes. Written out, not a helper: an inlined helper
-            # counts a reference to each array it is given, per feature.
-            ahead = _next_feature(step + 1, first, then, n_features)
-            if 0 <= ahead < n_features and kinds[ahead] == 0:
-                for q in range(present.shape[0]):
-                    if blocks[present[q]] >= 0:
-                        prefetch_record(gauss, blocks[present[q]], ahead)
-            nominal_left -= kinds[j] > 0
-            numeric_left -= kinds[j] == 0
-        else:
-            while lead < 2:
-                hint = first if lead == 0 else then
-                lead += 1
-                if hint >= 0 and bounds[stage + hint] == 0.0:
-                    j = hint
-                    break
-            if bounds[stage + j] == 0.0:
-                # Narrow j; if the test will pass whatever the gap, the best candidate is needed
-                # exactly and every feature will be narrowed: narrow them all at once.
-                for f in range(j if decided else 0, j + 1 if decided else n_features):
-                    if bounds[stage + f] != 0.0:
-                        continue
+        while lead < 2:
+            hint = first if lead == 0 else then
+            lead += 1
+            if hint >= 0 and bounds[stage + hint] == 0.0:
+                j = hint
+                break
+        if bounds[stage + j] == 0.0:
+            # Narrow j; if the test will pass whatever the gap, the best candidate is needed
+            # exactly and every feature will be narrowed: narrow them all at once. With few
+            # classes every feature is narrowed at once, by the chi-square ceiling of
+            # _best_numeric (an upper bound only, but a fraction of the cost of the bounds of
+            # _bounds_of_merits, which then cost about as much as an exact evaluation).
+            every = few or not decided
+            for f in range(0 if every else j, n_features if every else j + 1):
+                if bounds[stage + f] != 0.0:
+                    continue
+                if few:
+                    low = -np.inf
+                    high, _ = _best_numeric(
+                        observed, blocks, gauss, f, pre_entropy, n_split_points,
+                        min_branch_fraction, work, present, acc, -np.inf, True,
+                    )  # fmt: skip
+                else:
                     ahead = f + 1 if f + 1 < n_features and bounds[stage + f + 1] == 0.0 else -1
                     low, high = _bounds_of_merits(
                         observed, blocks, gauss, f, pre_entropy, n_split_points,
                         min_branch_fraction, n_log_n, present, acc, ahead,
                     )  # fmt: skip
-                    bounds[lower + f] = low
-                    bounds[upper + f] = min(high, numeric_ceiling)
-                    bounds[stage + f] = 1.0
-                continue
-            if ceiling == -np.inf:
-                # No threshold of any feature left can be valid (they are numeric): their
-                # merits are -inf, as _best_numeric would return them, and at -inf the last of
-                # them takes a tie.
-                if best == -np.inf:
-                    for f in range(n_features):
-                        if bounds[stage + f] != 2.0 and f > best_feature:
-                            second_feature = best_feature
-                            best_feature = f
-                            best_kind = NO_SPLIT
-                            best_value = 0.0
-                break
-            bounds[stage + j] = 2.0
+                bounds[lower + f] = low
+                bounds[upper + f] = min(high, numeric_ceiling)
+                bounds[stage + f] = 1.0
+            continue
+        if ceiling == -np.inf:
+            # No threshold of any feature left can be valid (they are numeric): their
+            # merits are -inf, as _best_numeric would return them, and at -inf the last of
+            # them takes a tie.
+            if best == -np.inf:
+                for f in range(n_features):
+                    if bounds[stage + f] != 2.0 and f > best_feature:
+                        second_feature = best_feature
+                        best_feature = f
+                        best_kind = NO_SPLIT
+                        best_value = 0.0
+            break
+        bounds[stage + j] = 2.0
         if kinds[j] > 0:
             merit, candidate_kind, candidate_value = _best_nominal(
                 blocks, nominal, nominal_offset[i, j], kinds[j], pre_entropy,
@@ -277,7 +233,7 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         else:
             merit, candidate_value = _best_numeric(
                 observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
-                present, second,
+                present, acc, second, False,
             )  # fmt: skip
             candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
         if merit > best or (merit == best and j > best_feature):

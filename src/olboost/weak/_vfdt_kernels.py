@@ -72,9 +72,7 @@ import numpy as np
 from olboost.weak._vfdt_attempt import (  # noqa: F401 (re-exported: the tests use K.*)
     _CEILING_SLACK,
     _attempt_split,
-    _feature_at,
     _merit_ceilings,
-    _next_feature,
 )
 from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committee and the tests use K.*)
     C_MC,

@@ -170,15 +170,90 @@ def _approximate_cdf(threshold, mu, inverse_scale):
 
 
 # Below this lower bound on q (1 - q) (q: the share of the weight on the left) the chi-square
-# bound of _best_numeric is left unused: its rounding error grows as 1 / (q (1 - q)) and could
+# bound of _threshold_bounds is not used: its rounding error grows as 1 / (q (1 - q)) and could
 # then exceed _PRUNE_SLACK.
 _PRUNE_MIN_SHARE = 1e-3
 # Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value
 # for any feasible class count and weight), so that a threshold is skipped only when its merit,
 # as computed, is below the floor (the same slack as _vfdt_attempt._CEILING_SLACK).
 _PRUNE_SLACK = 1e-9
-# Above this many classes at a leaf the bound pass is not tried (see _best_numeric).
-_BOUND_MAX_CLASSES = 64
+# Rows of the scratch that _threshold_bounds and _best_numeric share (at least n_split_points
+# columns): each threshold, then its bound.
+A_THRESHOLD = 0
+A_BOUND = 1
+A_SQUARE = 2
+
+
+@numba.njit(cache=True, inline="always")
+def _scratch_columns(n_split_points):
+    """Columns of the scratch ``acc`` of :func:`_best_numeric` and of
+    :func:`olboost.weak._vfdt_bounds._bounds_of_merits` (at least ``n_split_points + 1``): a whole
+    number of 8-wide vectors, at least two, since :func:`_threshold_bounds` runs over every
+    column and LLVM takes its vector loop for 16 iterations or more."""
+    return max(16, (n_split_points + 8) // 8 * 8)
+
+
+# error_model="numpy": a division is IEEE's, with no test for a zero divisor (none is zero
+# here), so that LLVM vectorises the loop over thresholds; Python's error model branches on
+# every division. Not inlined, so that the model stays this function's.
+@numba.njit(cache=True, error_model="numpy")
+def _threshold_bounds(
+    work, present, lo, hi, weight, pre_entropy, h_classes, n_split_points, min_branch_fraction,
+    acc,
+):  # fmt: skip
+    """Thresholds of a numeric feature and upper bounds on their merits, for :func:`_best_numeric`
+    (whose preamble gives ``lo``, ``hi``, ``weight`` and ``h_classes``, and fills ``work``).
+
+    Threshold ``t`` (``t < n_split_points``) goes to ``acc[A_THRESHOLD, t]``, an upper bound on
+    its merit to ``acc[A_BOUND, t]``; the largest bound is returned (``-inf`` if none). The
+    columns from ``n_split_points`` on are computed too and mean nothing (whole vectors). The bound
+    is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
+    ``p~_c`` of :func:`_approximate_cdf`, plus ``_PRUNE_SLACK``; it is ``-inf`` for a threshold
+    whose merit is ``-inf`` for certain (outside ``(lo, hi)``, or an approximate left share
+    ``q~`` at or below the minimum branch fraction on either side by more than twice the CDF
+    allowance ``d``: the share ``q`` is within ``d`` of ``q~``), and ``inf`` where the bound does
+    not apply (``q (1 - q)`` may be under ``_PRUNE_MIN_SHARE``, or a NaN).
+
+    The classes are the outer loop and the thresholds the inner one, with no branch: the loop
+    runs on vector registers, about eight times as fast as one (class, threshold) at a time."""
+    threshold = acc[A_THRESHOLD]
+    share = acc[A_BOUND]
+    square = acc[A_SQUARE]
+    step = (hi - lo) / (n_split_points + 1.0)
+    width = acc.shape[1]
+    for t in range(width):
+        threshold[t] = lo + step * (t + 1)
+        share[t] = 0.0
+        square[t] = 0.0
+    for i in range(present.shape[0]):
+        c = present[i]
+        n = work[W_N, c]
+        if n <= 0.0:
+            continue
+        mu = work[W_MU, c]
+        inverse_scale = work[1, c]
+        below = work[W_LO, c]
+        above = work[W_HI, c]
+        for t in range(width):
+            p = _approximate_cdf(threshold[t], mu, inverse_scale)
+            p = 1.0 if threshold[t] >= above else p
+            p = 0.0 if threshold[t] < below else p
+            share[t] += n * p
+            square[t] += n * p * p
+    d = _APPROXIMATE_CDF_ERROR
+    ceiling = -np.inf
+    for t in range(n_split_points):
+        q = share[t] / weight
+        spread = q * (1.0 - q) - d
+        variance = square[t] / weight - q * q + 2.0 * d * (2.0 + d)
+        bound = pre_entropy - h_classes + variance / (spread * _LN2) + _PRUNE_SLACK
+        if not (lo < threshold[t] < hi) or min(q, 1.0 - q) < min_branch_fraction - 2.0 * d:
+            bound = -np.inf
+        elif not (spread >= _PRUNE_MIN_SHARE and bound < np.inf):
+            bound = np.inf
+        share[t] = bound
+        ceiling = max(ceiling, bound)
+    return ceiling
 
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
@@ -186,18 +261,21 @@ _BOUND_MAX_CLASSES = 64
 @numba.njit(cache=True)
 def _best_numeric(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
-    floor=-np.inf,
+    acc, floor, ceiling_only,
 ):  # fmt: skip
-    """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none.
+    """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none;
+    with ``ceiling_only``, ``(ceiling, 0.0)``, an upper bound on that merit from the bounds of
+    :func:`_threshold_bounds` alone (no ``erf`` nor logarithm), ``-inf`` exactly when the merit
+    is. ``acc`` is scratch of at least 3 rows and ``n_split_points`` columns.
 
     Thresholds are spread evenly strictly inside the range observed over all classes; the first
     best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``).
 
-    ``floor`` (the second best merit of the features before this one in a split attempt) lets
-    the thresholds whose merit is provably below both it and this feature's best so far be
-    skipped: neither can change the feature's best, nor, when the feature's best is below
-    ``floor``, the attempt's two best merits. So the result is exact whenever it reaches
-    ``floor``, and otherwise below ``floor`` (possibly ``-inf``).
+    ``floor`` (the second best merit of the features evaluated before this one in a split
+    attempt, or ``-inf``) lets the thresholds whose merit is provably below both it and this
+    feature's best so far be skipped: neither can change the feature's best, nor, when the
+    feature's best is below ``floor``, the attempt's two best merits. So the result is exact
+    whenever it reaches ``floor``, and otherwise below ``floor`` (possibly ``-inf``).
 
     A threshold's merit is the information gain of the partition of :func:`_numeric_partition`,
     fused into one pass: bit-identical to partition-then-merit (same operations in the same
@@ -208,14 +286,13 @@ def _best_numeric(
     classes, ``I(C; S) = sum_c n_c / N KL(p_c || q)`` (``N`` being ``weight``), and a Bernoulli
     KL divergence is at most the chi-square one, ``(p_c - q)^2 / (q (1 - q))`` nats; so the merit
     is at most ``pre_entropy - H(C) + (sum_c w_c p_c^2 - q^2) / (q (1 - q) ln 2)`` with ``w_c =
-    n_c / N``. Before any ``erf`` or logarithm, that bound is taken from shares ``p~_c`` within
-    ``d = _APPROXIMATE_CDF_ERROR`` of the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened
-    by what that error can change (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at
-    most ``d``). When the bound, plus ``_PRUNE_SLACK``, is below the floor, the threshold is
-    skipped (its merit taken as ``-inf``, which compares with the floor as the merit would).
-    Otherwise the merit is computed exactly, in one pass. (Taking the bound again from the exact
-    shares, to skip the logarithms only, cost more passes over the classes than it saved on
-    streams with many classes per leaf.)"""
+    n_c / N``. Before any ``erf`` or logarithm, that bound is taken for every threshold
+    (:func:`_threshold_bounds`) from shares ``p~_c`` within ``d = _APPROXIMATE_CDF_ERROR`` of the
+    ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened by what that error can change (the
+    numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at most ``d``). A threshold whose
+    bound, which carries ``_PRUNE_SLACK``, is below both the floor and the feature's best so far,
+    or is ``-inf``, is skipped (its merit taken as ``-inf``, which compares with the floor as the
+    merit would). Otherwise the merit is computed exactly, in one pass."""
     # Written as one function, with work[ROW, c] rather than views of its rows and range loops
     # rather than iterators over present: a helper per threshold, a view or an iterator each
     # count a reference to an array in and out (atomic operations), and this runs for every
@@ -227,8 +304,6 @@ def _best_numeric(
     hi = -np.inf
     weight = 0.0
     sum_n_log_n = 0.0
-    n_live = 0
-    n_spread = 0
     for i in range(n_present):
         c = present[i]
         n = work[W_N, c]
@@ -237,94 +312,55 @@ def _best_numeric(
             hi = max(hi, work[W_HI, c])
             weight += n
             sum_n_log_n += work[W_NLOGN_F, c]
-            n_live += 1
-            n_spread += work[W_LO, c] < work[W_HI, c] and work[W_SIGMA, c] > 0.0
     best = -np.inf
     best_threshold = 0.0
     if lo == np.inf:
         return best, best_threshold
     h_classes = (weight * math.log2(weight) - sum_n_log_n) / weight
-    # The bound costs a pass over the classes; where it seldom skips a threshold (classes wholly
-    # on one side make it loose, and with many classes per leaf the pass costs about as much as
-    # the exact merit: a stream with 1,000 labels ran twice as slow with it), it is given up for
-    # this feature after two thresholds came back with a merit and none as -inf (a -inf counts
-    # as skipped even when the minimum branch fraction, not the bound, made it: a heuristic for
-    # speed only, results do not depend on it).
-    bounded = 2 * n_spread >= n_live and n_live <= _BOUND_MAX_CLASSES
-    kept = 0
-    skipped = 0
-    step = (hi - lo) / (n_split_points + 1.0)
+    ceiling = _threshold_bounds(
+        work, present, lo, hi, weight, pre_entropy, h_classes, n_split_points,
+        min_branch_fraction, acc,
+    )  # fmt: skip
+    if ceiling_only:
+        return ceiling, 0.0
     for t in range(n_split_points):
-        threshold = lo + step * (t + 1)
-        if not (lo < threshold < hi):
+        if acc[A_BOUND, t] < max(floor, best) or acc[A_BOUND, t] == -np.inf:
             continue
-        cut = max(floor, best) if bounded else -np.inf
-        merit = -np.inf
-        pruned = False
-        if cut > -np.inf:
-            share = 0.0
-            square = 0.0
-            for i in range(n_present):
-                c = present[i]
-                n = work[W_N, c]
-                if n <= 0.0:
-                    continue
-                if threshold < work[W_LO, c]:
-                    continue
-                if threshold >= work[W_HI, c]:
-                    p = 1.0
-                else:
-                    p = _approximate_cdf(threshold, work[W_MU, c], work[1, c])
-                share += n * p
-                square += n * p * p
-            q = share / weight
-            d = _APPROXIMATE_CDF_ERROR
-            spread = q * (1.0 - q) - d
-            if spread >= _PRUNE_MIN_SHARE:
-                variance = square / weight - q * q + 2.0 * d * (2.0 + d)
-                bound = pre_entropy - h_classes + variance / (spread * _LN2)
-                pruned = bound + _PRUNE_SLACK < cut
-        if not pruned:
-            left = 0.0
-            right = 0.0
-            h_left = 0.0
-            h_right = 0.0
-            for i in range(n_present):
-                c = present[i]
-                n = work[W_N, c]
-                if n <= 0.0:
-                    continue
-                if threshold < work[W_LO, c]:
-                    right += n
-                    h_right -= work[W_NLOGN_F, c]
-                elif threshold >= work[W_HI, c]:
-                    left += n
-                    h_left -= work[W_NLOGN_F, c]
-                else:
-                    lw = _cdf(threshold, work[W_MU, c], work[W_SIGMA, c]) * n
-                    rw = n - lw
-                    left += lw
-                    right += rw
-                    if lw > 0.0:
-                        h_left -= lw * math.log2(lw)
-                    if rw > 0.0:
-                        h_right -= rw * math.log2(rw)
-            total = left + right
-            if total > 0.0 and (
-                (left / total > min_branch_fraction) + (right / total > min_branch_fraction) >= 2
-            ):
-                e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
-                e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
-                merit = pre_entropy - (left * e_left + right * e_right) / total
-        if bounded and max(floor, best) > -np.inf:
-            if merit > -np.inf:
-                kept += 1
+        threshold = acc[A_THRESHOLD, t]
+        left = 0.0
+        right = 0.0
+        h_left = 0.0
+        h_right = 0.0
+        for i in range(n_present):
+            c = present[i]
+            n = work[W_N, c]
+            if n <= 0.0:
+                continue
+            if threshold < work[W_LO, c]:
+                right += n
+                h_right -= work[W_NLOGN_F, c]
+            elif threshold >= work[W_HI, c]:
+                left += n
+                h_left -= work[W_NLOGN_F, c]
             else:
-                skipped += 1
-            bounded = skipped > 0 or kept < 2
-        if merit > best:
-            best = merit
-            best_threshold = threshold
+                lw = _cdf(threshold, work[W_MU, c], work[W_SIGMA, c]) * n
+                rw = n - lw
+                left += lw
+                right += rw
+                if lw > 0.0:
+                    h_left -= lw * math.log2(lw)
+                if rw > 0.0:
+                    h_right -= rw * math.log2(rw)
+        total = left + right
+        if total > 0.0 and (
+            (left / total > min_branch_fraction) + (right / total > min_branch_fraction) >= 2
+        ):
+            e_left = (h_left + left * math.log2(left)) / left if left > 0.0 else 0.0
+            e_right = (h_right + right * math.log2(right)) / right if right > 0.0 else 0.0
+            merit = pre_entropy - (left * e_left + right * e_right) / total
+            if merit > best:
+                best = merit
+                best_threshold = threshold
     return best, best_threshold
 
 
