@@ -34,6 +34,7 @@ from olboost.weak._vfdt_split import (
     _best_nominal,
     _best_numeric,
     _category_weights,
+    _chi_square_ceilings,
     _gaussian_params,
     _nominal_binary,
     _numeric_partition,
@@ -137,12 +138,15 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     few = present.shape[0] < _NARROW_MIN_CLASSES
     # Per feature, in one allocation (an attempt is frequent and often short), lower and upper
     # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
-    # and the scratch of _bounds_of_merits and _best_numeric.
+    # the scratch of _bounds_of_merits and _chi_square_ceilings, and the bounds on each
+    # numeric feature's thresholds that _best_numeric reads.
     bounds = np.empty(3 * n_features)
     lower = 0
     upper = n_features
     stage = 2 * n_features
-    acc = np.empty((5, _scratch_columns(n_split_points)))
+    width = _scratch_columns(n_split_points)
+    acc = np.empty((5, width))
+    table = np.empty((n_features, width + 1))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
@@ -189,19 +193,21 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
         if bounds[stage + j] == 0.0:
             # Narrow j; if the test will pass whatever the gap, the best candidate is needed
             # exactly and every feature will be narrowed: narrow them all at once. With few
-            # classes every feature is narrowed at once, by the chi-square ceiling of
-            # _best_numeric (an upper bound only, but a fraction of the cost of the bounds of
-            # _bounds_of_merits, which then cost about as much as an exact evaluation).
+            # classes every feature is narrowed at once, by the chi-square ceilings (upper
+            # bounds only, but a fraction of the cost of the bounds of _bounds_of_merits, which
+            # then cost about as much as an exact evaluation).
+            if few:
+                _chi_square_ceilings(
+                    0, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
+                    min_branch_fraction, work, present, acc, table,
+                )  # fmt: skip
             every = few or not decided
             for f in range(0 if every else j, n_features if every else j + 1):
                 if bounds[stage + f] != 0.0:
                     continue
                 if few:
                     low = -np.inf
-                    high, _ = _best_numeric(
-                        observed, blocks, gauss, f, pre_entropy, n_split_points,
-                        min_branch_fraction, work, present, acc, -np.inf, True,
-                    )  # fmt: skip
+                    high = table[f, width]
                 else:
                     ahead = f + 1 if f + 1 < n_features and bounds[stage + f + 1] == 0.0 else -1
                     low, high = _bounds_of_merits(
@@ -231,9 +237,14 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
                 min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
+            if not few:
+                _chi_square_ceilings(
+                    j, j + 1, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
+                    min_branch_fraction, work, present, acc, table,
+                )  # fmt: skip
             merit, candidate_value = _best_numeric(
                 observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work,
-                present, acc, second, False,
+                present, table, second,
             )  # fmt: skip
             candidate_kind = NUMERIC_LE if merit > -np.inf else NO_SPLIT
         if merit > best or (merit == best and j > best_feature):

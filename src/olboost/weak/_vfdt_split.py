@@ -170,44 +170,64 @@ def _approximate_cdf(threshold, mu, inverse_scale):
 
 
 # Below this lower bound on q (1 - q) (q: the share of the weight on the left) the chi-square
-# bound of _threshold_bounds is not used: its rounding error grows as 1 / (q (1 - q)) and could
+# bound of _chi_square_ceilings is not used: its rounding error grows as 1 / (q (1 - q)) and could
 # then exceed _PRUNE_SLACK.
 _PRUNE_MIN_SHARE = 1e-3
 # Absorbs the rounding of a merit and of its bound (each within about 1e-12 of its exact value
 # for any feasible class count and weight), so that a threshold is skipped only when its merit,
 # as computed, is below the floor (the same slack as _vfdt_attempt._CEILING_SLACK).
 _PRUNE_SLACK = 1e-9
-# Rows of the scratch that _threshold_bounds and _best_numeric share (at least n_split_points
-# columns): each threshold, then its bound.
-A_THRESHOLD = 0
-A_BOUND = 1
-A_SQUARE = 2
 
 
 @numba.njit(cache=True, inline="always")
 def _scratch_columns(n_split_points):
-    """Columns of the scratch ``acc`` of :func:`_best_numeric` and of
+    """Columns of the scratch ``acc`` of :func:`_chi_square_ceilings` and of
     :func:`olboost.weak._vfdt_bounds._bounds_of_merits` (at least ``n_split_points + 1``): a whole
-    number of 8-wide vectors, at least two, since :func:`_threshold_bounds` runs over every
-    column and LLVM takes its vector loop for 16 iterations or more."""
+    number of 8-wide vectors, at least two, since :func:`_chi_square_ceilings` runs over every
+    column and LLVM takes its vector loop for 16 iterations or more. The ``table`` of the
+    threshold bounds has one column more, for each feature's ceiling."""
     return max(16, (n_split_points + 8) // 8 * 8)
+
+
+@numba.njit(cache=True, inline="always")
+def _observed_range(work, present):
+    """After :func:`_gaussian_params`: the range ``(lo, hi)`` of the feature over its classes,
+    their total weight, and the entropy (bits) of their weights, ``H(C)`` (``lo`` is ``inf``
+    when no class has weight)."""
+    lo = np.inf
+    hi = -np.inf
+    weight = 0.0
+    sum_n_log_n = 0.0
+    for i in range(present.shape[0]):
+        c = present[i]
+        n = work[W_N, c]
+        if n > 0.0:
+            lo = min(lo, work[W_LO, c])
+            hi = max(hi, work[W_HI, c])
+            weight += n
+            sum_n_log_n += work[W_NLOGN_F, c]
+    h_classes = (weight * math.log2(weight) - sum_n_log_n) / weight if weight > 0.0 else 0.0
+    return lo, hi, weight, h_classes
 
 
 # error_model="numpy": a division is IEEE's, with no test for a zero divisor (none is zero
 # here), so that LLVM vectorises the loop over thresholds; Python's error model branches on
-# every division. Not inlined, so that the model stays this function's.
+# every division. Not inlined, so that the model stays this function's; one call for all the
+# features of an attempt, since a call costs about a third of a feature's pass.
 @numba.njit(cache=True, error_model="numpy")
-def _threshold_bounds(
-    work, present, lo, hi, weight, pre_entropy, h_classes, n_split_points, min_branch_fraction,
-    acc,
+def _chi_square_ceilings(
+    first, stop, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
+    min_branch_fraction, work, present, acc, table,
 ):  # fmt: skip
-    """Thresholds of a numeric feature and upper bounds on their merits, for :func:`_best_numeric`
-    (whose preamble gives ``lo``, ``hi``, ``weight`` and ``h_classes``, and fills ``work``).
+    """For each numeric feature ``j`` from ``first`` to ``stop`` (``kinds[j] == 0``), upper bounds
+    on the merits of its thresholds into ``table[j, t]`` (``t < n_split_points``, the thresholds
+    of :func:`_best_numeric`), and their largest, an upper bound on the feature's best merit,
+    into ``table[j, -1]`` (``-inf`` if none). ``acc`` is scratch of 3 rows; both have
+    :func:`_scratch_columns` columns (``table`` one more), and the columns from
+    ``n_split_points`` on are computed too and mean nothing (whole vectors). Overwrites the
+    ``work`` rows of :func:`_gaussian_params`.
 
-    Threshold ``t`` (``t < n_split_points``) goes to ``acc[A_THRESHOLD, t]``, an upper bound on
-    its merit to ``acc[A_BOUND, t]``; the largest bound is returned (``-inf`` if none). The
-    columns from ``n_split_points`` on are computed too and mean nothing (whole vectors). The bound
-    is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
+    The bound is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
     ``p~_c`` of :func:`_approximate_cdf`, plus ``_PRUNE_SLACK``; it is ``-inf`` for a threshold
     whose merit is ``-inf`` for certain (outside ``(lo, hi)``, or an approximate left share
     ``q~`` at or below the minimum branch fraction on either side by more than twice the CDF
@@ -215,45 +235,54 @@ def _threshold_bounds(
     not apply (``q (1 - q)`` may be under ``_PRUNE_MIN_SHARE``, or a NaN).
 
     The classes are the outer loop and the thresholds the inner one, with no branch: the loop
-    runs on vector registers, about eight times as fast as one (class, threshold) at a time."""
-    threshold = acc[A_THRESHOLD]
-    share = acc[A_BOUND]
-    square = acc[A_SQUARE]
-    step = (hi - lo) / (n_split_points + 1.0)
+    runs on vector registers, several times as fast as one (class, threshold) at a time."""
+    threshold = acc[0]
+    share = acc[1]
+    square = acc[2]
     width = acc.shape[1]
-    for t in range(width):
-        threshold[t] = lo + step * (t + 1)
-        share[t] = 0.0
-        square[t] = 0.0
-    for i in range(present.shape[0]):
-        c = present[i]
-        n = work[W_N, c]
-        if n <= 0.0:
-            continue
-        mu = work[W_MU, c]
-        inverse_scale = work[1, c]
-        below = work[W_LO, c]
-        above = work[W_HI, c]
-        for t in range(width):
-            p = _approximate_cdf(threshold[t], mu, inverse_scale)
-            p = 1.0 if threshold[t] >= above else p
-            p = 0.0 if threshold[t] < below else p
-            share[t] += n * p
-            square[t] += n * p * p
     d = _APPROXIMATE_CDF_ERROR
-    ceiling = -np.inf
-    for t in range(n_split_points):
-        q = share[t] / weight
-        spread = q * (1.0 - q) - d
-        variance = square[t] / weight - q * q + 2.0 * d * (2.0 + d)
-        bound = pre_entropy - h_classes + variance / (spread * _LN2) + _PRUNE_SLACK
-        if not (lo < threshold[t] < hi) or min(q, 1.0 - q) < min_branch_fraction - 2.0 * d:
-            bound = -np.inf
-        elif not (spread >= _PRUNE_MIN_SHARE and bound < np.inf):
-            bound = np.inf
-        share[t] = bound
-        ceiling = max(ceiling, bound)
-    return ceiling
+    for j in range(first, stop):
+        if kinds[j] > 0:
+            continue
+        bounds = table[j]
+        _gaussian_params(observed, blocks, gauss, j, work, present)
+        lo, hi, weight, h_classes = _observed_range(work, present)
+        ceiling = -np.inf
+        if lo == np.inf:
+            bounds[width] = ceiling
+            continue
+        step = (hi - lo) / (n_split_points + 1.0)
+        for t in range(width):
+            threshold[t] = lo + step * (t + 1)
+            share[t] = 0.0
+            square[t] = 0.0
+        for i in range(present.shape[0]):
+            c = present[i]
+            n = work[W_N, c]
+            if n <= 0.0:
+                continue
+            mu = work[W_MU, c]
+            inverse_scale = work[1, c]
+            below = work[W_LO, c]
+            above = work[W_HI, c]
+            for t in range(width):
+                p = _approximate_cdf(threshold[t], mu, inverse_scale)
+                p = 1.0 if threshold[t] >= above else p
+                p = 0.0 if threshold[t] < below else p
+                share[t] += n * p
+                square[t] += n * p * p
+        for t in range(n_split_points):
+            q = share[t] / weight
+            spread = q * (1.0 - q) - d
+            variance = square[t] / weight - q * q + 2.0 * d * (2.0 + d)
+            bound = pre_entropy - h_classes + variance / (spread * _LN2) + _PRUNE_SLACK
+            if not (lo < threshold[t] < hi) or min(q, 1.0 - q) < min_branch_fraction - 2.0 * d:
+                bound = -np.inf
+            elif not (spread >= _PRUNE_MIN_SHARE and bound < np.inf):
+                bound = np.inf
+            bounds[t] = bound
+            ceiling = max(ceiling, bound)
+        bounds[width] = ceiling
 
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
@@ -261,12 +290,10 @@ def _threshold_bounds(
 @numba.njit(cache=True)
 def _best_numeric(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
-    acc, floor, ceiling_only,
+    table, floor,
 ):  # fmt: skip
     """Best threshold of numeric feature ``j``: ``(merit, threshold)``, merit ``-inf`` if none;
-    with ``ceiling_only``, ``(ceiling, 0.0)``, an upper bound on that merit from the bounds of
-    :func:`_threshold_bounds` alone (no ``erf`` nor logarithm), ``-inf`` exactly when the merit
-    is. ``acc`` is scratch of at least 3 rows and ``n_split_points`` columns.
+    ``table[j]`` holds the bounds on its thresholds' merits of :func:`_chi_square_ceilings`.
 
     Thresholds are spread evenly strictly inside the range observed over all classes; the first
     best one wins ties (MOA's ``GaussianNumericAttributeClassObserver``).
@@ -287,9 +314,9 @@ def _best_numeric(
     KL divergence is at most the chi-square one, ``(p_c - q)^2 / (q (1 - q))`` nats; so the merit
     is at most ``pre_entropy - H(C) + (sum_c w_c p_c^2 - q^2) / (q (1 - q) ln 2)`` with ``w_c =
     n_c / N``. Before any ``erf`` or logarithm, that bound is taken for every threshold
-    (:func:`_threshold_bounds`) from shares ``p~_c`` within ``d = _APPROXIMATE_CDF_ERROR`` of the
-    ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened by what that error can change (the
-    numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at most ``d``). A threshold whose
+    (:func:`_chi_square_ceilings`) from shares ``p~_c`` within ``d = _APPROXIMATE_CDF_ERROR`` of
+    the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened by what that error can change
+    (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at most ``d``). A threshold whose
     bound, which carries ``_PRUNE_SLACK``, is below both the floor and the feature's best so far,
     or is ``-inf``, is skipped (its merit taken as ``-inf``, which compares with the floor as the
     merit would). Otherwise the merit is computed exactly, in one pass."""
@@ -300,33 +327,16 @@ def _best_numeric(
     # present took a quarter of Ada.OLMR's time on emotions).
     _gaussian_params(observed, blocks, gauss, j, work, present)
     n_present = present.shape[0]
-    lo = np.inf
-    hi = -np.inf
-    weight = 0.0
-    sum_n_log_n = 0.0
-    for i in range(n_present):
-        c = present[i]
-        n = work[W_N, c]
-        if n > 0.0:
-            lo = min(lo, work[W_LO, c])
-            hi = max(hi, work[W_HI, c])
-            weight += n
-            sum_n_log_n += work[W_NLOGN_F, c]
+    lo, hi, _, _ = _observed_range(work, present)
     best = -np.inf
     best_threshold = 0.0
     if lo == np.inf:
         return best, best_threshold
-    h_classes = (weight * math.log2(weight) - sum_n_log_n) / weight
-    ceiling = _threshold_bounds(
-        work, present, lo, hi, weight, pre_entropy, h_classes, n_split_points,
-        min_branch_fraction, acc,
-    )  # fmt: skip
-    if ceiling_only:
-        return ceiling, 0.0
+    step = (hi - lo) / (n_split_points + 1.0)
     for t in range(n_split_points):
-        if acc[A_BOUND, t] < max(floor, best) or acc[A_BOUND, t] == -np.inf:
+        if table[j, t] < max(floor, best) or table[j, t] == -np.inf:
             continue
-        threshold = acc[A_THRESHOLD, t]
+        threshold = lo + step * (t + 1)
         left = 0.0
         right = 0.0
         h_left = 0.0

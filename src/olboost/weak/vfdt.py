@@ -357,7 +357,7 @@ class VFDTCommittee(TreeArrays, Committee):
         elsewhere = super()._compile_learn_elsewhere()
         if elsewhere is None or not elsewhere.started:
             return elsewhere
-        f8, i8, b1 = numba.float64, numba.int64, numba.boolean
+        f8, i8 = numba.float64, numba.int64
         state = self._state()
         learners, nodes, leaves = (
             numba.typeof(state.learners),
@@ -366,7 +366,7 @@ class VFDTCommittee(TreeArrays, Committee):
         )
         try:
             numeric = (f8[::1], i8[::1], f8[:, :, ::1], i8, f8, i8, f8, f8[:, ::1], i8[::1])
-            K._best_numeric.compile((*numeric, f8[:, ::1], f8, b1))
+            K._best_numeric.compile((*numeric, f8[:, ::1], f8))
             K._score_predictors.compile((i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1]))
             K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
         except BaseException:
