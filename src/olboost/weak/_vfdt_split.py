@@ -9,6 +9,7 @@ import math
 import numba
 import numpy as np
 
+from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_layout import (
     _SQRT2,
     G_MAX,
@@ -245,6 +246,10 @@ def _chi_square_ceilings(
         if kinds[j] > 0:
             continue
         bounds = table[j]
+        if j + 1 < stop:
+            for i in range(present.shape[0]):
+                if blocks[present[i]] >= 0:
+                    prefetch_record(gauss, blocks[present[i]], j + 1)
         _gaussian_params(observed, blocks, gauss, j, work, present)
         lo, hi, weight, h_classes = _observed_range(work, present)
         ceiling = -np.inf
@@ -271,17 +276,21 @@ def _chi_square_ceilings(
                 p = 0.0 if threshold[t] < below else p
                 share[t] += n * p
                 square[t] += n * p * p
-        for t in range(n_split_points):
+        base = pre_entropy - h_classes + _PRUNE_SLACK
+        for t in range(width):
             q = share[t] / weight
             spread = q * (1.0 - q) - d
             variance = square[t] / weight - q * q + 2.0 * d * (2.0 + d)
-            bound = pre_entropy - h_classes + variance / (spread * _LN2) + _PRUNE_SLACK
-            if not (lo < threshold[t] < hi) or min(q, 1.0 - q) < min_branch_fraction - 2.0 * d:
-                bound = -np.inf
-            elif not (spread >= _PRUNE_MIN_SHARE and bound < np.inf):
-                bound = np.inf
+            bound = base + variance / (spread * _LN2)
+            # as selects, for the vector loop: -inf where invalid for certain, inf where the
+            # bound does not apply (a NaN included)
+            bound = np.inf if not (spread >= _PRUNE_MIN_SHARE and bound < np.inf) else bound
+            side = min(q, 1.0 - q)
+            bound = -np.inf if side < min_branch_fraction - 2.0 * d else bound
+            bound = -np.inf if not (lo < threshold[t] < hi) else bound
             bounds[t] = bound
-            ceiling = max(ceiling, bound)
+        for t in range(n_split_points):
+            ceiling = max(ceiling, bounds[t])
         bounds[width] = ceiling
 
 
