@@ -52,8 +52,8 @@ _CEILING_SLACK = 1e-9
 # _bounds_of_merits (tight, lower and upper); below it, by the chi-square ceilings alone (loose
 # and upper only, but several times cheaper, which more than pays for the exact evaluations
 # they leave: on yeast, 14 labels, the trees took 1.1 s instead of 2.0 s with 8 here; the
-# 1,000-label stream and mediamill-reduced ran alike with 8, 16, 32 or 64). A speed choice
-# only; results do not depend on it.
+# 1,000-label stream ran alike with 8, 32 or 64, and TopAda on mediamill-reduced with 8 or 64).
+# A speed choice only; results do not depend on it.
 _NARROW_MIN_CLASSES = 32
 
 
