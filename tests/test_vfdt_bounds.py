@@ -40,6 +40,18 @@ def _exact(observed, blocks, gauss, pre, n_split_points, fraction, work, present
     )[0]
 
 
+def _random_leaves(seed):
+    """600 random numeric leaves (``_random_numeric_leaf``; one in four with 40 to 300 classes,
+    the others fewer), each with a minimum branch fraction from none to one that rejects most
+    thresholds: ``(case, fraction, observed, blocks, gauss, work, pre, present)``."""
+    rng = np.random.default_rng(seed)
+    for case in range(600):
+        k = int(rng.integers(2, 40)) if case % 4 else int(rng.integers(40, 300))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        fraction = [0.0, 0.01, 0.2, 0.45][case % 4]
+        yield case, fraction, observed, blocks, gauss, work, pre, np.arange(k)
+
+
 @pytest.mark.parametrize("n_split_points", [1, 3, 10])
 def test_bounds_hold_the_exact_best_merit(n_split_points):
     """On random leaves (up to 300 classes, some seen once or wholly on one side, some of zero
@@ -47,14 +59,11 @@ def test_bounds_hold_the_exact_best_merit(n_split_points):
     one that rejects most thresholds, ``lower <= exact <= upper``; both are ``-inf`` exactly when
     the exact merit is, and the interval is at most ``_CHORD_ERROR + 3 h(d)`` wide plus slack
     (about 6e-4 bits), the width the module docstring states."""
-    rng = np.random.default_rng(17 + n_split_points)
     widest = 0.0
     finite = 0
-    for case in range(600):
-        k = int(rng.integers(2, 40)) if case % 4 else int(rng.integers(40, 300))
-        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
-        present = np.arange(k)
-        fraction = [0.0, 0.01, 0.2, 0.45][case % 4]
+    for case, fraction, observed, blocks, gauss, work, pre, present in _random_leaves(
+        17 + n_split_points
+    ):
         leaf = (observed, blocks, gauss, pre, n_split_points, fraction, work, present)
         exact = _exact(*leaf)
         lower, upper = _bounds(*leaf)
@@ -72,20 +81,17 @@ def test_bounds_hold_the_exact_best_merit(n_split_points):
 @pytest.mark.parametrize("n_split_points", [1, 3, 10, 17])
 def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
     """The ceiling that attempts at leaves of few classes narrow each feature with
-    (``_best_numeric(..., ceiling_only=True)``, the chi-square bound of every threshold in one
-    vectorised pass): on random leaves (as above) it is at or above the exact best merit (so
+    (``_chi_square_ceilings``, the chi-square bound of every threshold in one vectorised pass):
+    on random leaves (as above) it is at or above the exact best merit (so
     ``-inf`` only when that merit is), and ``-inf`` for most features that the minimum branch
     fraction leaves with no valid threshold. 17 split points take more columns than the
     scratch's minimum 16."""
-    rng = np.random.default_rng(41 + n_split_points)
     finite = 0
     invalid = 0
     folded = 0
-    for case in range(600):
-        k = int(rng.integers(2, 40)) if case % 4 else int(rng.integers(40, 300))
-        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
-        present = np.arange(k)
-        fraction = [0.0, 0.01, 0.2, 0.45][case % 4]
+    for case, fraction, observed, blocks, gauss, work, pre, present in _random_leaves(
+        41 + n_split_points
+    ):
         leaf = (observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present)
         exact = brute_best_numeric(observed, blocks, gauss, 0, pre, n_split_points, fraction)
         ceiling, _ = best_numeric(*leaf, -np.inf, True)

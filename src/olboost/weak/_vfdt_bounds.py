@@ -118,8 +118,8 @@ def _bounds_of_merits(
     """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
     :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
     ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
-    ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of shape
-    ``(5, n_split_points + 1)``; ``ahead`` is a feature whose Gaussian records are prefetched
+    ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of 5 rows and at least
+    ``n_split_points + 1`` columns; ``ahead`` is a feature whose Gaussian records are prefetched
     meanwhile (-1: none). Rows of ``acc`` are indexed, never taken as views: a view counts a
     reference to the array, in and out, by atomic operations, and this runs per class."""
     # The range, weight and n log2 n sum as _gaussian_params and _best_numeric compute them
