@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -166,7 +167,10 @@ here = []  # the trees' learn's callees this process compiled before the first w
 join = _numba_cache.Elsewhere.join
 def recording_join(self):
     if not joined:
-        callees = (K._best_numeric, K._score_predictors, K._new_leaf)
+        callees = (
+            K._best_numeric, K._score_predictors, K._new_leaf, K._chi_square_ceilings,
+            K._bounds_of_merits,
+        )  # fmt: skip
         here.extend(f.py_func.__name__ for f in callees if f.signatures)
     started = self.started
     ok = join(self)
@@ -220,10 +224,22 @@ def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, fir
     assert cold["joined"][0] == [learn, True, True]
     # later requests found it compiled here
     assert all(row == [learn, False, False] for row in cold["joined"][1:])
-    # meanwhile this process compiled three of the trees' learn's callees, which the other
+    # meanwhile this process compiled five of the trees' learn's callees, which the other
     # process then found in the cache (the linear committee has none)
     trees = committee.startswith("VFDT")
-    assert cold["here"] == (["_best_numeric", "_score_predictors", "_new_leaf"] if trees else [])
+    callees = [
+        "_best_numeric",
+        "_score_predictors",
+        "_new_leaf",
+        "_chi_square_ceilings",
+        "_bounds_of_merits",
+    ]
+    assert cold["here"] == (callees if trees else [])
+    # each once, for the other process's types: one machine code per callee in the cache (a
+    # second would be the other process compiling it again, or the ceilings compiled once more
+    # for a literal argument)
+    for name in callees if trees else []:
+        assert len(list(Path(cache).rglob(f"*.{name}-*.nbc"))) == 1, name
     # and the code it saved gives this process's scores, bit for bit
     assert np.array_equal(np.array(cold["scores"]), here)
     # a second start finds it on disk (and loads it, parallel loop included): no other process

@@ -203,8 +203,9 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
             # bounds only, but a fraction of the cost of the bounds of _bounds_of_merits, which
             # then cost about as much as an exact evaluation).
             if few:
+                zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
                 _chi_square_ceilings(
-                    0, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
+                    zero, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
                     min_branch_fraction, work, present, acc, table,
                 )  # fmt: skip
             every = few or not decided

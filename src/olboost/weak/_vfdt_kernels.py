@@ -74,6 +74,7 @@ from olboost.weak._vfdt_attempt import (  # noqa: F401 (re-exported: the tests u
     _attempt_split,
     _merit_ceilings,
 )
+from olboost.weak._vfdt_bounds import _bounds_of_merits  # noqa: F401
 from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committee and the tests use K.*)
     C_MC,
     C_NB,
@@ -123,6 +124,7 @@ from olboost.weak._vfdt_split import (  # noqa: F401
     _best_nominal,
     _best_numeric,
     _category_weights,
+    _chi_square_ceilings,
     _gaussian_params,
     _nominal_binary,
     _numeric_partition,
@@ -167,17 +169,18 @@ def learn_serial(x, weights, state, demand):
     committee's ``learn`` when it runs one thread (``n_threads=1``, the default). Compiling it
     skips Numba's parallel lowering (``olboost run --algorithm ada-olmr --dataset emotions`` on
     an empty cache compiled 3 to 8 s faster, of about 40 s, in two paired runs); the trees'
-    learning kernels are shared with :func:`learn`, compiled once for both. It does the work of
-    :func:`_learn` itself rather than through a serial twin: each compiled function called
-    from another is optimised and turned into machine code again inside its caller, so a layer
-    less is a second or two less of a cold start."""
+    split attempts and leaf kernels are shared with :func:`learn`, compiled once for both. It
+    does the work of :func:`_learn` itself rather than through a serial twin, and
+    :func:`_learn_trees` is inlined into it: each compiled function called from another is
+    optimised and turned into machine code again inside its caller, so a layer less is a
+    second or two less of a cold start."""
     learners, options, nodes = state.learners[:], state.options[:], state.nodes[:]
     leaves, pools, work = state.leaves[:], state.pools[:], state.work
     multiplier = Learners(*learners).weight_multiplier
     status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
     if status != LEARN_OK:
         return status
-    _learn_trees(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
+    _learn_trees_inlined(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
     _take_back(leaves, pools)
     return LEARN_OK
 
@@ -304,6 +307,14 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             if (since > grace) if weka else (since >= grace):
                 last_attempt[slot] = weight_seen
                 _attempt_split(i, node, weight_seen, learners_, options_, nodes_, leaves_, rows)
+
+
+# _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the
+# compiled _learn_trees would be optimised and turned into machine code a second time inside
+# learn_serial, with every callee it links (about a second of the cold start's longer process,
+# olboost run --algorithm ada-olmr, paired runs). Only inlined, never compiled on its own: no
+# cache of its own, which would share _learn_trees' cache index.
+_learn_trees_inlined = numba.njit(inline="always")(_learn_trees.py_func)
 
 
 @numba.njit(cache=True, inline="always")

@@ -350,10 +350,12 @@ class VFDTCommittee(TreeArrays, Committee):
 
     def _compile_learn_elsewhere(self) -> Any:
         """:meth:`Committee._compile_learn_elsewhere`, then, when the other process was started,
-        three of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
-        ``_new_leaf``) compiled here first: the other process reaches them late enough to find
-        them in the cache, which moves about a second of its compile, the longer of the two,
-        to this process (``benchmarks/cold_start.py``; the same machine code either way)."""
+        five of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
+        ``_new_leaf``, ``_chi_square_ceilings``, ``_bounds_of_merits``) compiled here first: the
+        other process reaches them late enough to find them in the cache, which moves about
+        three seconds of its compile, the longer of the two, to this process and leaves the two
+        about even (``benchmarks/cold_start.py``, CPU seconds of each process; the same machine
+        code either way)."""
         elsewhere = super()._compile_learn_elsewhere()
         if elsewhere is None or not elsewhere.started:
             return elsewhere
@@ -369,6 +371,9 @@ class VFDTCommittee(TreeArrays, Committee):
             K._best_numeric.compile((*numeric, f8[:, ::1], f8))
             K._score_predictors.compile((i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1]))
             K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
+            ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
+            K._chi_square_ceilings.compile(ceilings)
+            K._bounds_of_merits.compile((*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8))
         except BaseException:
             elsewhere.cancel()
             raise
