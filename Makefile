@@ -34,6 +34,7 @@ test: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/cold_start_paired.py
 	$(BIN)/python benchmarks/potentials.py
 	$(BIN)/python benchmarks/online_bmr.py
 	$(BIN)/python benchmarks/multiclass.py

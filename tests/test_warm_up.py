@@ -71,6 +71,24 @@ def test_cli_run_reports_compile_seconds_apart_from_seconds(tmp_path, capsys):
 
 
 @pytest.mark.usefixtures("_slow_clones")
+def test_the_paired_cold_start_benchmark_reads_what_olboost_run_prints(
+    tmp_path, capsys, monkeypatch
+):
+    from helpers import load_benchmark
+
+    paired = load_benchmark(monkeypatch, "cold_start_paired")
+    record = _run(["run", "--dataset", "emotions", "--learners", "3", "--features", "5"], tmp_path)
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    # the job's and the compile's seconds as printed (two decimals), together
+    shown = round(record["seconds"], 2) + round(record["compile_seconds"], 2)
+    assert paired.reported_seconds(line) == pytest.approx(shown, abs=1e-9)
+    # before the redesign the line ended with one figure, the compile included
+    old = "rank loss 0.1513 (skip convention 0.1513) over 202 test examples after 391 training "
+    assert paired.reported_seconds(old + "examples, 37.90 s") == 37.9
+    assert paired.reported_seconds("olboost: error: no such data set") is None
+
+
+@pytest.mark.usefixtures("_slow_clones")
 def test_cli_reproduce_reports_compile_seconds(tmp_path):
     mlr = _run(
         ["reproduce", "mlr", "--seeds", "1", "--datasets", "emotions", "--learners", "2"],
