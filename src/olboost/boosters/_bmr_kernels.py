@@ -14,7 +14,11 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from olboost.potentials._pairwise_kernels import bmr_costs, law_table_stack
+from olboost.potentials._pairwise_kernels import (
+    _bmr_scale,
+    _pairwise_core_inlined,
+    law_table_stack,
+)
 
 __all__ = ["State", "bmr_score", "bmr_step", "new_stacks", "online_bmr_update"]
 
@@ -32,17 +36,26 @@ def online_bmr_update(
     """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed.
 
     For ``i = 1..N`` (0-based ``i`` below): the cost vector ``c^i[l] = phi^{N-i}(s^{i-1} + e_l)``
-    (eq. 2), exact; the weak learner's label weights ``max_l c^i[l] - c^i[l]`` on the relevant
-    labels (the importance weights of the paper's experiments, Sec. 4; up to the factor
-    ``1 / w^{i*}`` they are the normalised costs of eq. 3 times the weight ``w^i[t]``); then
-    ``s^i = s^{i-1} + h^i``. ``w_max[i]`` keeps the largest ``w^i[t] = max c^i - min c^i`` seen,
-    the running estimate of ``w^{i*}``.
+    (eq. 2), exact (:func:`olboost.potentials._pairwise_kernels.bmr_costs`); the weak learner's
+    label weights ``max_l c^i[l] - c^i[l]`` on the relevant labels (the importance weights of
+    the paper's experiments, Sec. 4; up to the factor ``1 / w^{i*}`` they are the normalised
+    costs of eq. 3 times the weight ``w^i[t]``); then ``s^i = s^{i-1} + h^i``. ``w_max[i]``
+    keeps the largest ``w^i[t] = max c^i - min c^i`` seen, the running estimate of ``w^{i*}``.
     """
     n, k = H.shape
     s = np.zeros(k)
     cost = np.empty(k)
+    # bmr_costs, written out with what does not depend on the learner taken out of the loop
+    no_pair_weights = np.empty((0, 0), dtype=np.float64)
+    scale = _bmr_scale(y)
     for i in range(n):
-        bmr_costs(s, y, tables[n - 1 - i], d_min, loss_code, cost)
+        if scale == 0.0:
+            cost[:] = 0.0
+        else:
+            _pairwise_core_inlined(
+                s, y, tables[n - 1 - i], d_min, loss_code, no_pair_weights, False, scale, True,
+                cost,
+            )  # fmt: skip
         c_max = cost.max()
         c_min = cost.min()
         if c_max - c_min > w_max[i]:
