@@ -69,12 +69,10 @@ def _run(src: Path, cache: str) -> tuple[float, float]:
 
 
 def _source(rev: str | None, into: Path) -> tuple[Path, str]:
-    """The ``src`` directory of ``rev`` (``None``: this checkout's) and the commit it names."""
+    """The ``src`` directory of ``rev`` (``None``: this checkout's, whose commit the record's
+    ``commit`` names, from :func:`machine_info`) and the commit it names."""
     if rev is None:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        )
-        return ROOT / "src", head.stdout.strip() + " (working tree)"
+        return ROOT / "src", "working tree"
     commit = subprocess.run(
         ["git", "rev-parse", "--short", rev], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.strip()
