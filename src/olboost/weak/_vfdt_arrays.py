@@ -7,6 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from olboost.weak import _vfdt_kernels as K
+from olboost.weak._vfdt_attempt import _NARROW_MIN_CLASSES
+from olboost.weak._vfdt_bounds import KEPT_LEAVES, LOG_LENGTH
+from olboost.weak._vfdt_split import _scratch_columns
+
+scratch_columns = _scratch_columns.py_func
 
 __all__ = ["TreeArrays"]
 
@@ -62,6 +67,7 @@ class TreeArrays:
         # The two best features of each leaf's last split attempt, evaluated first at the next
         # one (a hint that changes no result, see K._attempt_split).
         self.leaf_leads_ = np.full((n_slots, 2), -1, dtype=np.int64)
+        self._allocate_kept_sums()
         n_blocks = 2 * n_slots
         self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
         self.block_nominal_ = np.zeros((n_blocks, n_nominal_cells))
@@ -80,6 +86,26 @@ class TreeArrays:
         self.counts_ = np.zeros(n, dtype=np.int64)
 
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
+
+    def _allocate_kept_sums(self) -> None:
+        """Each tree's kept sums of one leaf's split-attempt bounds
+        (:func:`olboost.weak._vfdt_bounds._kept_bounds_of_merits`), none kept yet; with no tree
+        at all when there are too few labels for a leaf to narrow features by them."""
+        n = self.n_learners_ if self.n_labels_ >= _NARROW_MIN_CLASSES else 0
+        m = self.setup_.features.shape[1]
+        width = scratch_columns(self.n_split_points)
+        e = KEPT_LEAVES
+        self.kept_slot_ = np.full((n, e), -1, dtype=np.int64)
+        self.kept_used_ = np.zeros((n, e), dtype=np.int64)
+        self.kept_seq_ = np.zeros(n, dtype=np.int64)
+        self.kept_log_slot_ = np.full((n, LOG_LENGTH), -1, dtype=np.int64)
+        self.kept_log_class_ = np.zeros((n, LOG_LENGTH), dtype=np.int64)
+        self.kept_log_ = np.zeros((n, LOG_LENGTH, m, K.N_GAUSS_FIELDS))
+        self.kept_mark_ = np.zeros((n, self.n_labels_), dtype=np.bool_)
+        self.kept_synced_ = np.full((n, e, m), -1, dtype=np.int64)
+        self.kept_age_ = np.zeros((n, e, m), dtype=np.int64)
+        self.kept_acc_ = np.zeros((n, e, m, 5, width))
+        self.kept_sums_ = np.zeros((n, e, m, 4))
 
     def _grow_nodes(self, needed: int) -> None:
         size = self.node_kind_.shape[1]

@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._vfdt_bounds import _bounds_of_merits
+from olboost.weak._vfdt_bounds import _kept_bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
     NO_SPLIT,
@@ -117,7 +117,8 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
     # settle with no exact evaluation at all, or the best candidate when the test will pass.
     # A numeric feature's bound starts as the leaf's ceiling and is narrowed, when it comes
     # first, by _bounds_of_merits (within about 6e-4 bits, at a fraction of an exact
-    # evaluation's cost); the two best features of the leaf's last attempt (``leaves.leads``)
+    # evaluation's cost, from sums the tree keeps between attempts: _kept_bounds_of_merits);
+    # the two best features of the leaf's last attempt (``leaves.leads``)
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. At a leaf
     # of fewer than _NARROW_MIN_CLASSES classes every numeric feature is narrowed at once, to
     # its chi-square ceiling (_chi_square_ceilings). Any order gives the same result.
@@ -216,10 +217,14 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
                     low = -np.inf
                     high = table[f, width]
                 else:
-                    ahead = f + 1 if f + 1 < n_features and bounds[stage + f + 1] == 0.0 else -1
-                    low, high = _bounds_of_merits(
-                        observed, blocks, gauss, f, pre_entropy, n_split_points,
-                        min_branch_fraction, n_log_n, present, acc, ahead,
+                    # (with this many classes there are at least _NARROW_MIN_CLASSES labels,
+                    # and the trees keep sums: _vfdt_arrays._allocate_kept_sums)
+                    low, high = _kept_bounds_of_merits(
+                        i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
+                        min_branch_fraction, n_log_n, present, leaves.kept_slot,
+                        leaves.kept_used, leaves.kept_seq, leaves.kept_log_slot,
+                        leaves.kept_log_class, leaves.kept_log, leaves.kept_mark,
+                        leaves.kept_synced, leaves.kept_age, leaves.kept_acc, leaves.kept_sums,
                     )  # fmt: skip
                 bounds[lower + f] = low
                 bounds[upper + f] = min(high, numeric_ceiling)

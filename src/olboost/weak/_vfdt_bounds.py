@@ -110,18 +110,32 @@ def _first_at_or_above(acc, n, value, guess):
     return t
 
 
-@numba.njit(cache=True)
-def _bounds_of_merits(
-    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, n_log_n, present,
-    acc, ahead,
-):  # fmt: skip
-    """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
-    :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
-    ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
-    ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of 5 rows and at least
-    ``n_split_points + 1`` columns; ``ahead`` is a feature whose Gaussian records are prefetched
-    meanwhile (-1: none). Rows of ``acc`` are indexed, never taken as views: a view counts a
-    reference to the array, in and out, by atomic operations, and this runs per class."""
+@numba.njit(cache=True, inline="always")
+def _class_sums(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
+    """Add (``sign`` 1) or take back (``sign`` -1) the terms of one class of weight ``n``, range
+    ``[c_lo, c_hi]``, mean ``mu`` and squared deviations ``ssd`` to the rows 1-4 of ``acc`` (see
+    :func:`_threshold_sums`). Taking back computes the same terms from the same record."""
+    start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
+    stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
+    acc[1, stop] += sign * n
+    if start == stop:
+        return
+    inverse_scale = _deviation(ssd, n)[1]
+    for t in range(start, stop):
+        p = _approximate_cdf(acc[0, t], mu, inverse_scale)
+        acc[2, t] += sign * (n * p)
+        acc[3, t] += sign * n
+        acc[4, t] += sign * (n * _chord(p))
+
+
+@numba.njit(cache=True, inline="always")
+def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead):
+    """The sums behind :func:`_bounds_of_merits`: ``(lo, hi, weight, sum_n_log_n)``, the range of
+    feature ``j`` over the classes, their weight and the sum of ``n log2 n``, and, when ``lo <
+    hi``, in ``acc`` the thresholds (row 0, ``inf`` after the last); per threshold, the weight of
+    the classes wholly left that it is the first at or above the maximum of (row 1); and over
+    the classes the threshold splits, the sum of ``n_c p~_c``, their weight and the sum of ``n_c
+    chord(p~_c)`` (rows 2-4)."""
     # The range, weight and n log2 n sum as _gaussian_params and _best_numeric compute them
     # (same additions, in class order), so that the thresholds, and which side of each a class
     # is on, are the same to the bit.
@@ -143,13 +157,10 @@ def _bounds_of_merits(
             weight += n
             sum_n_log_n += n_log_n[c] if n == observed[c] else n * math.log2(n)
     if not lo < hi:
-        return -np.inf, -np.inf  # no threshold strictly inside the range (or no class)
+        return lo, hi, weight, sum_n_log_n  # no threshold strictly inside the range (or no class)
     n_thresholds = n_split_points
     step = (hi - lo) / (n_thresholds + 1.0)
     per_step = 1.0 / step
-    # Rows: the thresholds; the weight of the classes wholly left, added at the first threshold
-    # at or above their maximum and summed forward; and over the classes a threshold splits,
-    # the sum of n_c p~_c, their weight and the sum of n_c chord(p~_c).
     for t in range(n_thresholds + 1):
         acc[0, t] = lo + step * (t + 1) if t < n_thresholds else np.inf
         acc[1, t] = 0.0
@@ -164,24 +175,22 @@ def _bounds_of_merits(
         n = gauss[b, j, G_WEIGHT]
         if not n > 0.0:
             continue
-        c_lo = gauss[b, j, G_MIN]
-        c_hi = gauss[b, j, G_MAX]
-        start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
-        stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
-        acc[1, stop] += n
-        if start == stop:
-            continue
-        mu = gauss[b, j, G_MEAN]
-        inverse_scale = _deviation(gauss[b, j, G_SSD], n)[1]
-        for t in range(start, stop):
-            p = _approximate_cdf(acc[0, t], mu, inverse_scale)
-            acc[2, t] += n * p
-            acc[3, t] += n
-            acc[4, t] += n * _chord(p)
+        _class_sums(
+            acc, n_thresholds, lo, per_step, n, gauss[b, j, G_MIN], gauss[b, j, G_MAX],
+            gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0,
+        )  # fmt: skip
+    return lo, hi, weight, sum_n_log_n
+
+
+@numba.njit(cache=True, inline="always")
+def _merit_bounds(acc, n_thresholds, lo, hi, weight, sum_n_log_n, pre_entropy, fraction, drift):
+    """``(lower, upper)`` from the sums of :func:`_threshold_sums` (``lo < hi``), each ratio of
+    a sum to the weight being within ``drift`` (beyond a fresh pass's rounding) of its value."""
     base = pre_entropy - (weight * math.log2(weight) - sum_n_log_n) / weight
+    # the n log2 n sum drifts by at most log2 of the weight times as much (in bits)
+    slack = _BOUND_SLACK + drift * (2.0 + abs(math.log2(weight)))
     lower = -np.inf
     upper = -np.inf
-    fraction = min_branch_fraction
     wholly_left = 0.0
     for t in range(n_thresholds):
         wholly_left += acc[1, t]
@@ -189,7 +198,7 @@ def _bounds_of_merits(
             continue
         share = acc[3, t] / weight
         q = (wholly_left + acc[2, t]) / weight
-        width = _APPROXIMATE_CDF_ERROR * share + _SHARE_ROUNDING
+        width = _APPROXIMATE_CDF_ERROR * share + _SHARE_ROUNDING + 2.0 * drift
         a = max(0.0, q - width)
         b = min(1.0, q + width)
         entropies = acc[4, t] / weight
@@ -199,4 +208,212 @@ def _bounds_of_merits(
         if a > fraction + _SHARE_ROUNDING and 1.0 - b > fraction + _SHARE_ROUNDING:
             h_min = min(_entropy(a), _entropy(b))
             lower = max(lower, base + h_min - entropies - (_CHORD_ERROR + _CDF_ENTROPY) * share)
-    return lower - _BOUND_SLACK, upper + _BOUND_SLACK
+    return lower - slack, upper + slack
+
+
+@numba.njit(cache=True)
+def _bounds_of_merits(
+    observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, n_log_n, present,
+    acc, ahead,
+):  # fmt: skip
+    """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
+    :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
+    ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
+    ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of 5 rows and at least
+    ``n_split_points + 1`` columns; ``ahead`` is a feature whose Gaussian records are prefetched
+    meanwhile (-1: none). Rows of ``acc`` are indexed, never taken as views: a view counts a
+    reference to the array, in and out, by atomic operations, and this runs per class."""
+    lo, hi, weight, sum_n_log_n = _threshold_sums(
+        observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead
+    )
+    if not lo < hi:
+        return -np.inf, -np.inf
+    return _merit_bounds(
+        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, 0.0
+    )
+
+
+# ------------------------------------------------------------------ sums kept between attempts
+#
+# At a leaf that hundreds of classes reached, attempts are frequent and each narrows most
+# features, while between two attempts the leaf updates the records of a few classes only (on
+# the 1,000-label stream of benchmarks/large_k.py, a median of 17 updates against 280 classes).
+# Each tree therefore keeps, for its KEPT_LEAVES most recently attempted leaves, each feature's
+# sums of _threshold_sums, and logs the records its classes had before each update of those
+# leaves (the learn loop of _vfdt_kernels calls _log_update): narrowing a feature again takes
+# back the terms of each class updated since from its record before the first of those updates,
+# and adds those of its record now, instead of summing over every class. The thresholds stay
+# those of a fresh pass as long as no updated class leaves the range [lo, hi] (a range only
+# grows); otherwise, or when the log no longer reaches back to the feature's last narrowing, or
+# after MAX_AGE updates, the sums are made afresh. The additions differ from a fresh pass's, so
+# the sums do in their last bits: every partial sum of rows 1-4 is at most the leaf's weight
+# (each term is a class's weight times a share or chord in [0, 1], a class's weight only grows,
+# and each update takes back before it adds), so each of the two extra roundings per update
+# moves a ratio to the weight by at most 2^-53, and the sum of n log2 n by at most log2 of the
+# weight times that. _merit_bounds widens the bounds by that much (at most 1e-11 bits at
+# MAX_AGE, against their width of about 6e-4): they hold as fresh ones do, so the attempts'
+# outcomes are the same.
+
+#: Leaves per tree whose sums are kept.
+KEPT_LEAVES = 4
+#: Updates of kept leaves logged per tree (a power of two): a feature's sums are brought up to
+#: date only if the tree logged at most this many updates since the feature was narrowed.
+LOG_LENGTH = 128
+#: Updates a feature's sums take in before they are made afresh (see above).
+MAX_AGE = 1 << 16
+#: The largest relative rounding of one addition, 2^-53.
+_UNIT_ROUNDING = 2.0**-53
+
+
+@numba.njit(cache=True, inline="always")
+def _log_update(i, slot, block, label, gauss, kept_slot, seq, log_slot, log_class, log):
+    """Before leaf ``slot`` of tree ``i`` updates class ``label``'s records (block ``block``),
+    log them if the tree keeps the leaf's sums."""
+    if kept_slot.shape[0] == 0:
+        return
+    for e in range(kept_slot.shape[1]):
+        if kept_slot[i, e] == slot:
+            r = seq[i] & (LOG_LENGTH - 1)
+            log_slot[i, r] = slot
+            log_class[i, r] = label
+            for j in range(gauss.shape[1]):
+                for g in range(gauss.shape[2]):
+                    log[i, r, j, g] = gauss[block, j, g]
+            seq[i] += 1
+            return
+
+
+@numba.njit(cache=True, inline="always")
+def _forget_kept(i, slot, kept_slot):
+    """Tree ``i`` stops keeping the sums of leaf ``slot`` (its observers were reset)."""
+    if kept_slot.shape[0] == 0:
+        return
+    for e in range(kept_slot.shape[1]):
+        if kept_slot[i, e] == slot:
+            kept_slot[i, e] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, log_slot,
+              log_class, log, mark, age, acc, sums):  # fmt: skip
+    """Bring the sums ``acc``, ``sums`` of feature ``j`` at leaf ``slot`` of tree ``i`` from
+    the tree's update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they
+    must be made afresh. ``mark`` (``k`` flags, all clear) is left clear."""
+    lo = sums[0]
+    hi = sums[1]
+    if not lo < hi:
+        return False
+    mask = LOG_LENGTH - 1
+    for e in range(since, seq):
+        r = e & mask
+        if log_slot[i, r] != slot:
+            continue
+        c = log_class[i, r]
+        b = blocks[c]
+        if b < 0:
+            return False
+        if gauss[b, j, G_WEIGHT] > 0.0 and observed[c] > 0.0:
+            if gauss[b, j, G_MIN] < lo or gauss[b, j, G_MAX] > hi:
+                return False
+    n_thresholds = n_split_points
+    per_step = 1.0 / ((hi - lo) / (n_thresholds + 1.0))
+    weight = sums[2]
+    sum_n_log_n = sums[3]
+    for e in range(since, seq):
+        r = e & mask
+        if log_slot[i, r] != slot:
+            continue
+        c = log_class[i, r]
+        if mark[i, c]:
+            continue  # the terms were those of its record before its first update since
+        mark[i, c] = True
+        n = log[i, r, j, G_WEIGHT]
+        if n > 0.0:
+            _class_sums(
+                acc, n_thresholds, lo, per_step, n, log[i, r, j, G_MIN], log[i, r, j, G_MAX],
+                log[i, r, j, G_MEAN], log[i, r, j, G_SSD], -1.0,
+            )  # fmt: skip
+            weight -= n
+            sum_n_log_n -= n * math.log2(n)
+        b = blocks[c]
+        n = gauss[b, j, G_WEIGHT]
+        if n > 0.0 and observed[c] > 0.0:
+            _class_sums(
+                acc, n_thresholds, lo, per_step, n, gauss[b, j, G_MIN], gauss[b, j, G_MAX],
+                gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0,
+            )  # fmt: skip
+            weight += n
+            sum_n_log_n += n * math.log2(n)
+        age[j] += 1
+    for e in range(since, seq):
+        r = e & mask
+        if log_slot[i, r] == slot:
+            mark[i, log_class[i, r]] = False
+    sums[2] = weight
+    sums[3] = sum_n_log_n
+    return True
+
+
+@numba.njit(cache=True, inline="always")
+def _kept_entry(i, slot, kept_slot, kept_used, seq, synced):
+    """The entry of tree ``i``'s kept sums for leaf ``slot``: its own, or the least recently
+    used one, then cleared for it."""
+    entry = -1
+    for e in range(kept_slot.shape[1]):
+        if kept_slot[i, e] == slot:
+            entry = e
+            break
+    if entry < 0:
+        entry = 0
+        for e in range(1, kept_slot.shape[1]):
+            if kept_used[i, e] < kept_used[i, entry]:
+                entry = e
+        kept_slot[i, entry] = slot
+        for f in range(synced.shape[2]):
+            synced[i, entry, f] = -1
+    kept_used[i, entry] = seq[i] + 1
+    return entry
+
+
+@numba.njit(cache=True)
+def _kept_bounds_of_merits(
+    i, slot, j, observed, blocks, gauss, pre_entropy, n_split_points, min_branch_fraction,
+    n_log_n, present, kept_slot, kept_used, seq, log_slot, log_class, log, mark, synced, age,
+    kept_acc, kept_sums,
+):  # fmt: skip
+    """:func:`_bounds_of_merits` of feature ``j`` at leaf ``slot`` of tree ``i``, from the sums
+    the tree keeps for the leaf (see above), brought up to date or made afresh."""
+    e = _kept_entry(i, slot, kept_slot, kept_used, seq, synced)
+    now = seq[i]
+    since = synced[i, e, j]
+    acc = kept_acc[i, e, j]
+    sums = kept_sums[i, e, j]
+    ages = age[i, e]
+    kept = (
+        since >= 0
+        and now - since <= LOG_LENGTH
+        and ages[j] < MAX_AGE
+        and _catch_up(
+            i, slot, j, since, now, observed, blocks, gauss, n_split_points, log_slot, log_class,
+            log, mark, ages, acc, sums,
+        )
+    )  # fmt: skip
+    if not kept:
+        lo, hi, weight, sum_n_log_n = _threshold_sums(
+            observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1
+        )
+        sums[0] = lo
+        sums[1] = hi
+        sums[2] = weight
+        sums[3] = sum_n_log_n
+        ages[j] = 0
+    synced[i, e, j] = now
+    lo = sums[0]
+    hi = sums[1]
+    if not lo < hi:
+        return -np.inf, -np.inf
+    # each update taken in since the last fresh pass added two roundings (see above)
+    drift = 2.0 * ages[j] * _UNIT_ROUNDING
+    return _merit_bounds(
+        acc, n_split_points, lo, hi, sums[2], sums[3], pre_entropy, min_branch_fraction, drift
+    )

@@ -74,7 +74,11 @@ from olboost.weak._vfdt_attempt import (  # noqa: F401 (re-exported: the tests u
     _attempt_split,
     _merit_ceilings,
 )
-from olboost.weak._vfdt_bounds import _bounds_of_merits  # noqa: F401
+from olboost.weak._vfdt_bounds import (  # noqa: F401
+    _bounds_of_merits,
+    _kept_bounds_of_merits,
+    _log_update,
+)
 from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committee and the tests use K.*)
     C_MC,
     C_NB,
@@ -220,6 +224,12 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
     incomplete = leaves_.incomplete
+    kept_slot, kept_seq = leaves_.kept_slot, leaves_.kept_seq
+    kept_log_slot, kept_log_class, kept_log = (
+        leaves_.kept_log_slot,
+        leaves_.kept_log_class,
+        leaves_.kept_log,
+    )
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
     for i in range(lo, hi):
@@ -267,6 +277,10 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                     blocks[slot, label] = block
                     gauss[block] = 0.0
                     nominal[block] = 0.0
+                _log_update(
+                    i, slot, block, label, gauss, kept_slot, kept_seq, kept_log_slot,
+                    kept_log_class, kept_log,
+                )  # fmt: skip
                 if weka:
                     # a separate pass keeps the loop below as it is without the Weka rules
                     for j in range(n_features):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numba
 
+from olboost.weak._vfdt_bounds import _forget_kept
 from olboost.weak._vfdt_layout import C_MC, C_NB, LEAF
 from olboost.weak._vfdt_predict import _listed_total, _naive_bayes
 
@@ -30,6 +31,7 @@ def _reset_observers(i, slot, leaves):
             blocks[slot, c] = -1
         observed[slot, c] = 0.0
     leaves.incomplete[slot] = False
+    _forget_kept(i, slot, leaves.kept_slot)  # its kept sums (_vfdt_bounds) no longer hold
 
 
 @numba.njit(cache=True, inline="always")
