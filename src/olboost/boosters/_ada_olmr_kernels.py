@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
-from olboost.losses.logistic import logistic_cost
+from olboost.losses.logistic import grouped_logistic_cost
 from olboost.losses.pairwise import rank_loss_mask
 
 __all__ = ["State", "expert_scores", "ada_olmr_score", "ada_olmr_step", "ada_olmr_update"]
@@ -110,7 +110,9 @@ def ada_olmr_update(
     n, k = H.shape
     s = np.zeros(k)
     cost = np.empty(k)
-    w_cur = logistic_cost(s, y, cost)
+    # whether grouping equal scores still pays: once it did not, the experts' scores, each
+    # adding a weak prediction, only differ more (the same bits either way)
+    w_cur, groups = grouped_logistic_cost(s, y, cost, True)
     eta = step_scale / math.sqrt(t)
     for i in range(n):
         own = 0.0
@@ -127,7 +129,7 @@ def ada_olmr_update(
         a = alpha[i]
         for c in range(k):
             s[c] += a * H[i, c]
-        w_cur = logistic_cost(s, y, cost)
+        w_cur, groups = grouped_logistic_cost(s, y, cost, groups)
         grad = 0.0
         for c in range(k):
             grad += cost[c] * H[i, c]

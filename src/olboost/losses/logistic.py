@@ -15,7 +15,7 @@ import numpy as np
 
 from olboost.losses.pairwise import GROUP_FROM_LABELS, irrelevant_groups, pair_count
 
-__all__ = ["logistic_loss", "logistic_cost"]
+__all__ = ["logistic_loss", "logistic_cost", "grouped_logistic_cost"]
 
 
 @numba.njit(cache=True, inline="always")
@@ -58,6 +58,17 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
     ``c[r] = w_Y sum_{l in Y} sigma(s[r] - s[l])`` for irrelevant ``r``, with ``sigma`` the logistic
     function. Returns the weight ``w[t] = ||c||_1 / 2`` of eq. 9.
     """
+    return grouped_logistic_cost(s, y, out, True)[0]
+
+
+@numba.njit(cache=True)
+def grouped_logistic_cost(
+    s: np.ndarray, y: np.ndarray, out: np.ndarray, try_groups: bool
+) -> tuple[float, bool]:
+    """:func:`logistic_cost`, and whether grouping the irrelevant labels by score paid (see
+    below; tried only with ``try_groups``): a caller computing the cost vectors of a sequence
+    of scores that only grow more distinct (Ada.OLMR's experts) stops trying once it did not.
+    The same bits either way."""
     k = s.shape[0]
     n_rel = 0
     for j in range(k):
@@ -66,10 +77,10 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
             n_rel += 1
     n_pairs = n_rel * (k - n_rel)
     if n_pairs == 0:
-        return 0.0
+        return 0.0, try_groups
     w_y = 1.0 / n_pairs
     half_l1 = 0.0
-    if k >= GROUP_FROM_LABELS:
+    if try_groups and k >= GROUP_FROM_LABELS:
         # one sigmoid per (relevant label, distinct irrelevant score), the pairs then added in
         # their usual order: the same sums bit for bit (see irrelevant_groups); not worth it when
         # most scores differ
@@ -88,7 +99,7 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
                         out[irrelevant[q]] += g
                         half_l1 += g
                     out[l] = own
-            return half_l1
+            return half_l1, True
     for l in range(k):
         if y[l]:
             # out[l] is only written here: summed in a register, in the same order
@@ -101,4 +112,4 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
                     out[r] += g
                     half_l1 += g
             out[l] = own
-    return half_l1
+    return half_l1, False
