@@ -1338,20 +1338,21 @@ def test_split_attempts_do_not_depend_on_the_kept_sums():
     cache. Forgetting it every few rows (every narrowing then sums afresh) leaves every tree
     bit-identical, the kept sums having been used most of the time in the other committee."""
     from olboost.datasets import make_label_stream
+    from olboost.weak._vfdt_bounds import KEPT_LEAVES, kept_ages
 
-    X, Y = make_label_stream(1500, 60, relevant=4, features=8, seed=2)
+    X, Y = make_label_stream(1500, 150, relevant=4, features=8, seed=2)
     params = dict(n_features=None, grace_period=(5.0, 20.0))
     plain, forgetful = VFDTCommittee(**params), VFDTCommittee(**params)
     for committee in (plain, forgetful):
-        committee.start(4, 60, X.shape[1], seed=3)
+        committee.start(4, 150, X.shape[1], seed=3)
     caught_up = 0
     for t in range(X.shape[0]):
         weights = np.outer(np.linspace(0.5, 2.0, 4), Y[t])
         if t % 5 == 0:
-            forgetful.kept_slot_[:] = -1
+            forgetful.kept_[:, :KEPT_LEAVES] = -1
         plain.learn(X[t], weights)
         forgetful.learn(X[t], weights)
-        caught_up = max(caught_up, int(plain.kept_age_.max()))
+        caught_up = max(caught_up, int(kept_ages(plain.kept_, X.shape[1]).max()))
     assert plain.leaf_counts().sum() > 12 and caught_up > 50, (plain.leaf_counts(), caught_up)
     for name, value in vars(plain).items():
         # the caches differ, so may the hints of the leads and the scratch in work_
@@ -1372,11 +1373,12 @@ def test_a_committee_pickled_before_the_kept_sums_loads_without_them():
     """Committees pickled before trees kept their bounds' sums load with none kept, and then
     learn exactly as a committee that had them."""
     from olboost.datasets import make_label_stream
+    from olboost.weak._vfdt_bounds import KEPT_LEAVES
 
-    X, Y = make_label_stream(800, 40, relevant=3, features=5, seed=4)
+    X, Y = make_label_stream(800, 80, relevant=3, features=5, seed=4)
     committee = VFDTCommittee(n_features=None)
-    committee.start(3, 40, X.shape[1], seed=1)
-    weights = np.ones((3, 40))
+    committee.start(3, 80, X.shape[1], seed=1)
+    weights = np.ones((3, 80))
     for t in range(400):
         committee.learn(X[t], weights * Y[t])
     state = pickle.loads(pickle.dumps(committee)).__dict__
@@ -1384,7 +1386,7 @@ def test_a_committee_pickled_before_the_kept_sums_loads_without_them():
         del state[name]
     old = VFDTCommittee.__new__(VFDTCommittee)
     old.__setstate__(state)
-    assert (old.kept_slot_ == -1).all() and old.kept_log_.shape[0] == 3
+    assert (old.kept_[:, :KEPT_LEAVES] == -1).all() and old.kept_log_.shape[0] == 3
     for t in range(400, 800):
         committee.learn(X[t], weights * Y[t])
         old.learn(X[t], weights * Y[t])

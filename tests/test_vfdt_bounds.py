@@ -16,7 +16,6 @@ from helpers import best_numeric
 from olboost.weak import VFDTCommittee
 from olboost.weak import _vfdt_attempt as A
 from olboost.weak import _vfdt_bounds as B
-from olboost.weak._vfdt_arrays import scratch_columns
 from test_vfdt import (
     K,
     _random_numeric_leaf,
@@ -329,20 +328,6 @@ def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
     assert c.leaf_counts()[0] >= 2
 
 
-def _kept_arrays(k, m, n_split_points):
-    """One tree's kept sums (``_vfdt_arrays._allocate_kept_sums``'s layout), none kept yet."""
-    e, n_log = B.KEPT_LEAVES, B.LOG_LENGTH
-    width = scratch_columns(n_split_points)
-    return (
-        np.full((1, e), -1, dtype=np.int64), np.zeros((1, e), dtype=np.int64),
-        np.zeros(1, dtype=np.int64), np.full((1, n_log), -1, dtype=np.int64),
-        np.zeros((1, n_log), dtype=np.int64), np.zeros((1, n_log, m, K.N_GAUSS_FIELDS)),
-        np.zeros((1, k), dtype=np.bool_), np.full((1, e, m), -1, dtype=np.int64),
-        np.zeros((1, e, m), dtype=np.int64), np.zeros((1, e, m, 5, width)),
-        np.zeros((1, e, m, 4)),
-    )  # fmt: skip
-
-
 @pytest.mark.parametrize("fraction", [0.0, 0.01])
 def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
     """Two leaves of one tree, 1,000 labels, learning one class at a time (classes already
@@ -370,7 +355,7 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
             g[K.G_SSD] = spread**2 * (n - 1.0)
             g[K.G_MIN], g[K.G_MAX] = g[K.G_MEAN] - 2 * spread, g[K.G_MEAN] + 2 * spread
         leaves.append([slot, observed, blocks, present])
-    kept = _kept_arrays(k, 1, n_split_points)
+    kept = B.new_kept_sums(1, 1, k, n_split_points)
     brought_up, fresh, checked = 0, 0, 0
     for step in range(600):
         slot, observed, blocks, present = leaves[int(rng.integers(2))]
@@ -384,7 +369,7 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
                 gauss[blocks[c]] = 0.0
                 present = leaves[slot][3] = np.union1d(present, [c]).astype(np.int64)
             b = blocks[c]
-            B._log_update.py_func(0, slot, b, c, gauss, kept[0], kept[2], kept[3], kept[4], kept[5])
+            B._log_update.py_func(0, slot, b, c, gauss, kept[0], kept[1])
             stretch = rng.uniform() < 0.04  # beyond the leaf's range: thresholds move
             v = rng.choice([-1.0, 1.0]) * (5.0 + step / 20) if stretch else rng.normal() * 0.5
             w = rng.uniform(0.5, 5.0)
@@ -403,17 +388,17 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
         pre = K._row_entropy(observed[None, :] * 1.1, 0, present)
         lower, upper = K._kept_bounds_of_merits(
             0, slot, 0, observed, blocks, gauss, pre, n_split_points, fraction,
-            work[K.W_NLOGN], present, *kept,
+            work[K.W_NLOGN], present, np.empty((5, 16)), *kept,
         )  # fmt: skip
-        entry = int(np.flatnonzero(kept[0][0] == slot)[0])
-        age = kept[8][0, entry, 0]
+        entry = int(np.flatnonzero(kept[0][0, : B.KEPT_LEAVES] == slot)[0])
+        age = B.kept_ages(kept[0], 1)[0, entry, 0]
         brought_up += age > 0
         fresh += age == 0
         leaf = (observed, blocks, gauss, pre, n_split_points, fraction, work, present)
         fresh_lower, fresh_upper = _bounds(*leaf)
         for got, want in ((lower, fresh_lower), (upper, fresh_upper)):
             assert got == want or abs(got - want) <= 1e-9, (step, got, want)
-        assert not kept[6].any()  # the scratch flags are left clear
+        assert not kept[0][0, -k:].any()  # the flags are left clear
         if step % 10 == 0:
             exact = _exact(*leaf)
             assert lower <= exact <= upper, (step, lower, exact, upper)

@@ -7,11 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from olboost.weak import _vfdt_kernels as K
-from olboost.weak._vfdt_attempt import _NARROW_MIN_CLASSES
-from olboost.weak._vfdt_bounds import KEPT_LEAVES, LOG_LENGTH
-from olboost.weak._vfdt_split import _scratch_columns
-
-scratch_columns = _scratch_columns.py_func
+from olboost.weak._vfdt_bounds import KEEP_MIN_CLASSES, new_kept_sums
 
 __all__ = ["TreeArrays"]
 
@@ -88,24 +84,14 @@ class TreeArrays:
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
 
     def _allocate_kept_sums(self) -> None:
-        """Each tree's kept sums of one leaf's split-attempt bounds
+        """Each tree's kept sums of its split-attempt bounds at a few leaves
         (:func:`olboost.weak._vfdt_bounds._kept_bounds_of_merits`), none kept yet; with no tree
-        at all when there are too few labels for a leaf to narrow features by them."""
-        n = self.n_learners_ if self.n_labels_ >= _NARROW_MIN_CLASSES else 0
+        at all when there are too few labels for a leaf to keep them."""
+        n = self.n_learners_ if self.n_labels_ >= KEEP_MIN_CLASSES else 0
         m = self.setup_.features.shape[1]
-        width = scratch_columns(self.n_split_points)
-        e = KEPT_LEAVES
-        self.kept_slot_ = np.full((n, e), -1, dtype=np.int64)
-        self.kept_used_ = np.zeros((n, e), dtype=np.int64)
-        self.kept_seq_ = np.zeros(n, dtype=np.int64)
-        self.kept_log_slot_ = np.full((n, LOG_LENGTH), -1, dtype=np.int64)
-        self.kept_log_class_ = np.zeros((n, LOG_LENGTH), dtype=np.int64)
-        self.kept_log_ = np.zeros((n, LOG_LENGTH, m, K.N_GAUSS_FIELDS))
-        self.kept_mark_ = np.zeros((n, self.n_labels_), dtype=np.bool_)
-        self.kept_synced_ = np.full((n, e, m), -1, dtype=np.int64)
-        self.kept_age_ = np.zeros((n, e, m), dtype=np.int64)
-        self.kept_acc_ = np.zeros((n, e, m, 5, width))
-        self.kept_sums_ = np.zeros((n, e, m, 4))
+        self.kept_, self.kept_log_, self.kept_acc_ = new_kept_sums(
+            n, m, self.n_labels_, self.n_split_points
+        )
 
     def _grow_nodes(self, needed: int) -> None:
         size = self.node_kind_.shape[1]

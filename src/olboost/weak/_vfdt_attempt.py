@@ -217,14 +217,12 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
                     low = -np.inf
                     high = table[f, width]
                 else:
-                    # (with this many classes there are at least _NARROW_MIN_CLASSES labels,
-                    # and the trees keep sums: _vfdt_arrays._allocate_kept_sums)
+                    # (kept sums from KEEP_MIN_CLASSES classes on, which the trees have
+                    # arrays for: _vfdt_arrays._allocate_kept_sums)
                     low, high = _kept_bounds_of_merits(
                         i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
-                        min_branch_fraction, n_log_n, present, leaves.kept_slot,
-                        leaves.kept_used, leaves.kept_seq, leaves.kept_log_slot,
-                        leaves.kept_log_class, leaves.kept_log, leaves.kept_mark,
-                        leaves.kept_synced, leaves.kept_age, leaves.kept_acc, leaves.kept_sums,
+                        min_branch_fraction, n_log_n, present, acc, leaves.kept,
+                        leaves.kept_log, leaves.kept_acc,
                     )  # fmt: skip
                 bounds[lower + f] = low
                 bounds[upper + f] = min(high, numeric_ceiling)

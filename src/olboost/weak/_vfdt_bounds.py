@@ -38,12 +38,13 @@ import numba
 import numpy as np
 
 from olboost.weak._prefetch import prefetch_record
-from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT
+from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, N_GAUSS_FIELDS
 from olboost.weak._vfdt_split import (
     _APPROXIMATE_CDF_ERROR,
     _PRUNE_SLACK,
     _approximate_cdf,
     _deviation,
+    _scratch_columns,
 )
 
 #: Cells of the table of the binary entropy whose chords stand for it.
@@ -259,56 +260,88 @@ KEPT_LEAVES = 4
 #: Updates of kept leaves logged per tree (a power of two): a feature's sums are brought up to
 #: date only if the tree logged at most this many updates since the feature was narrowed.
 LOG_LENGTH = 128
+#: Classes from which a leaf's sums are kept: below, a fresh pass costs little more than
+#: bringing kept sums up to date, and logging the updates costs more than it saves.
+KEEP_MIN_CLASSES = 64
 #: Updates a feature's sums take in before they are made afresh (see above).
 MAX_AGE = 1 << 16
 #: The largest relative rounding of one addition, 2^-53.
 _UNIT_ROUNDING = 2.0**-53
 
+# A tree's kept state is three arrays (each array a kernel is given costs two atomic reference
+# counts per call, and the trees' records go to every split attempt): a row of integers
+# ``kept[i]``, laid out as below (``m`` features, ``k`` labels); the logged records
+# ``log[i, r, j]`` (the Gaussian record of feature j); and per kept leaf and feature the sums
+# ``acc[i, e, j]``: rows 0-4 those of _threshold_sums, row 5 ``(lo, hi, weight, sum of n log2
+# n)``.
+_SLOT = 0  # the leaf of each kept entry, -1: none
+_USED = KEPT_LEAVES  # when each entry was last used (the tree's update count, plus one)
+_SEQ = 2 * KEPT_LEAVES  # updates of kept leaves logged
+_LOG_SLOT = _SEQ + 1  # leaf of each logged update (LOG_LENGTH of them)
+_LOG_CLASS = _LOG_SLOT + LOG_LENGTH  # class of each logged update
+_SYNCED = _LOG_CLASS + LOG_LENGTH  # per (entry, feature): update count at its last narrowing
+# then per (entry, feature) the updates taken into its sums since made afresh, and k flags
+
+
+def new_kept_sums(
+    n_trees: int, n_features: int, n_labels: int, n_split_points: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kept state of ``n_trees`` trees, none kept yet: ``(kept, log, acc)``."""
+    e, m = KEPT_LEAVES, n_features
+    kept = np.zeros((n_trees, _SYNCED + 2 * e * m + n_labels), dtype=np.int64)
+    kept[:, _SLOT : _SLOT + e] = -1
+    kept[:, _LOG_SLOT : _LOG_SLOT + LOG_LENGTH] = -1
+    kept[:, _SYNCED : _SYNCED + e * m] = -1
+    log = np.zeros((n_trees, LOG_LENGTH, m, N_GAUSS_FIELDS))
+    acc = np.zeros((n_trees, e, m, 6, _scratch_columns.py_func(n_split_points)))
+    return kept, log, acc
+
 
 @numba.njit(cache=True, inline="always")
-def _log_update(i, slot, block, label, gauss, kept_slot, seq, log_slot, log_class, log):
+def _log_update(i, slot, block, label, gauss, kept, log):
     """Before leaf ``slot`` of tree ``i`` updates class ``label``'s records (block ``block``),
     log them if the tree keeps the leaf's sums."""
-    if kept_slot.shape[0] == 0:
+    if kept.shape[0] == 0:
         return
-    for e in range(kept_slot.shape[1]):
-        if kept_slot[i, e] == slot:
-            r = seq[i] & (LOG_LENGTH - 1)
-            log_slot[i, r] = slot
-            log_class[i, r] = label
+    for e in range(KEPT_LEAVES):
+        if kept[i, _SLOT + e] == slot:
+            r = kept[i, _SEQ] & (LOG_LENGTH - 1)
+            kept[i, _LOG_SLOT + r] = slot
+            kept[i, _LOG_CLASS + r] = label
             for j in range(gauss.shape[1]):
                 for g in range(gauss.shape[2]):
                     log[i, r, j, g] = gauss[block, j, g]
-            seq[i] += 1
+            kept[i, _SEQ] += 1
             return
 
 
 @numba.njit(cache=True, inline="always")
-def _forget_kept(i, slot, kept_slot):
+def _forget_kept(i, slot, kept):
     """Tree ``i`` stops keeping the sums of leaf ``slot`` (its observers were reset)."""
-    if kept_slot.shape[0] == 0:
+    if kept.shape[0] == 0:
         return
-    for e in range(kept_slot.shape[1]):
-        if kept_slot[i, e] == slot:
-            kept_slot[i, e] = -1
+    for e in range(KEPT_LEAVES):
+        if kept[i, _SLOT + e] == slot:
+            kept[i, _SLOT + e] = -1
 
 
 @numba.njit(cache=True, inline="always")
-def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, log_slot,
-              log_class, log, mark, age, acc, sums):  # fmt: skip
-    """Bring the sums ``acc``, ``sums`` of feature ``j`` at leaf ``slot`` of tree ``i`` from
-    the tree's update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they
-    must be made afresh. ``mark`` (``k`` flags, all clear) is left clear."""
-    lo = sums[0]
-    hi = sums[1]
+def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, kept, log, age,
+              mark, acc):  # fmt: skip
+    """Bring the sums ``acc`` of feature ``j`` at leaf ``slot`` of tree ``i`` from the tree's
+    update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they must be made
+    afresh. ``age`` and ``mark`` are the columns of the feature's age and of the flags in
+    ``kept[i]``; the flags are clear, and left clear."""
+    lo = acc[5, 0]
+    hi = acc[5, 1]
     if not lo < hi:
         return False
     mask = LOG_LENGTH - 1
     for e in range(since, seq):
         r = e & mask
-        if log_slot[i, r] != slot:
+        if kept[i, _LOG_SLOT + r] != slot:
             continue
-        c = log_class[i, r]
+        c = kept[i, _LOG_CLASS + r]
         b = blocks[c]
         if b < 0:
             return False
@@ -317,16 +350,16 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, l
                 return False
     n_thresholds = n_split_points
     per_step = 1.0 / ((hi - lo) / (n_thresholds + 1.0))
-    weight = sums[2]
-    sum_n_log_n = sums[3]
+    weight = acc[5, 2]
+    sum_n_log_n = acc[5, 3]
     for e in range(since, seq):
         r = e & mask
-        if log_slot[i, r] != slot:
+        if kept[i, _LOG_SLOT + r] != slot:
             continue
-        c = log_class[i, r]
-        if mark[i, c]:
+        c = kept[i, _LOG_CLASS + r]
+        if kept[i, mark + c] != 0:
             continue  # the terms were those of its record before its first update since
-        mark[i, c] = True
+        kept[i, mark + c] = 1
         n = log[i, r, j, G_WEIGHT]
         if n > 0.0:
             _class_sums(
@@ -344,76 +377,89 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, l
             )  # fmt: skip
             weight += n
             sum_n_log_n += n * math.log2(n)
-        age[j] += 1
+        kept[i, age] += 1
     for e in range(since, seq):
         r = e & mask
-        if log_slot[i, r] == slot:
-            mark[i, log_class[i, r]] = False
-    sums[2] = weight
-    sums[3] = sum_n_log_n
+        if kept[i, _LOG_SLOT + r] == slot:
+            kept[i, mark + kept[i, _LOG_CLASS + r]] = 0
+    acc[5, 2] = weight
+    acc[5, 3] = sum_n_log_n
     return True
 
 
 @numba.njit(cache=True, inline="always")
-def _kept_entry(i, slot, kept_slot, kept_used, seq, synced):
+def _kept_entry(i, slot, kept, m):
     """The entry of tree ``i``'s kept sums for leaf ``slot``: its own, or the least recently
     used one, then cleared for it."""
-    entry = -1
-    for e in range(kept_slot.shape[1]):
-        if kept_slot[i, e] == slot:
+    for e in range(KEPT_LEAVES):
+        if kept[i, _SLOT + e] == slot:
+            kept[i, _USED + e] = kept[i, _SEQ] + 1
+            return e
+    entry = 0
+    for e in range(1, KEPT_LEAVES):
+        if kept[i, _USED + e] < kept[i, _USED + entry]:
             entry = e
-            break
-    if entry < 0:
-        entry = 0
-        for e in range(1, kept_slot.shape[1]):
-            if kept_used[i, e] < kept_used[i, entry]:
-                entry = e
-        kept_slot[i, entry] = slot
-        for f in range(synced.shape[2]):
-            synced[i, entry, f] = -1
-    kept_used[i, entry] = seq[i] + 1
+    kept[i, _SLOT + entry] = slot
+    kept[i, _USED + entry] = kept[i, _SEQ] + 1
+    for f in range(m):
+        kept[i, _SYNCED + entry * m + f] = -1
     return entry
 
 
 @numba.njit(cache=True)
 def _kept_bounds_of_merits(
     i, slot, j, observed, blocks, gauss, pre_entropy, n_split_points, min_branch_fraction,
-    n_log_n, present, kept_slot, kept_used, seq, log_slot, log_class, log, mark, synced, age,
-    kept_acc, kept_sums,
+    n_log_n, present, scratch, kept, kept_log, kept_acc,
 ):  # fmt: skip
     """:func:`_bounds_of_merits` of feature ``j`` at leaf ``slot`` of tree ``i``, from the sums
-    the tree keeps for the leaf (see above), brought up to date or made afresh."""
-    e = _kept_entry(i, slot, kept_slot, kept_used, seq, synced)
-    now = seq[i]
-    since = synced[i, e, j]
+    the tree keeps for the leaf (see above), brought up to date or made afresh; at a leaf of
+    fewer than KEEP_MIN_CLASSES classes, afresh in ``scratch`` (see there)."""
+    if present.shape[0] < KEEP_MIN_CLASSES:
+        return _bounds_of_merits(
+            observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction,
+            n_log_n, present, scratch, -1,
+        )  # fmt: skip
+    m = kept_log.shape[2]
+    e = _kept_entry(i, slot, kept, m)
+    now = kept[i, _SEQ]
+    synced = _SYNCED + e * m + j
+    age = _SYNCED + (KEPT_LEAVES + e) * m + j
+    mark = _SYNCED + 2 * KEPT_LEAVES * m
+    since = kept[i, synced]
     acc = kept_acc[i, e, j]
-    sums = kept_sums[i, e, j]
-    ages = age[i, e]
-    kept = (
+    brought_up = (
         since >= 0
         and now - since <= LOG_LENGTH
-        and ages[j] < MAX_AGE
+        and kept[i, age] < MAX_AGE
         and _catch_up(
-            i, slot, j, since, now, observed, blocks, gauss, n_split_points, log_slot, log_class,
-            log, mark, ages, acc, sums,
+            i, slot, j, since, now, observed, blocks, gauss, n_split_points, kept, kept_log, age,
+            mark, acc,
         )
     )  # fmt: skip
-    if not kept:
+    if not brought_up:
         lo, hi, weight, sum_n_log_n = _threshold_sums(
             observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1
         )
-        sums[0] = lo
-        sums[1] = hi
-        sums[2] = weight
-        sums[3] = sum_n_log_n
-        ages[j] = 0
-    synced[i, e, j] = now
-    lo = sums[0]
-    hi = sums[1]
+        acc[5, 0] = lo
+        acc[5, 1] = hi
+        acc[5, 2] = weight
+        acc[5, 3] = sum_n_log_n
+        kept[i, age] = 0
+    kept[i, synced] = now
+    lo = acc[5, 0]
+    hi = acc[5, 1]
     if not lo < hi:
         return -np.inf, -np.inf
     # each update taken in since the last fresh pass added two roundings (see above)
-    drift = 2.0 * ages[j] * _UNIT_ROUNDING
+    drift = 2.0 * kept[i, age] * _UNIT_ROUNDING
     return _merit_bounds(
-        acc, n_split_points, lo, hi, sums[2], sums[3], pre_entropy, min_branch_fraction, drift
+        acc, n_split_points, lo, hi, acc[5, 2], acc[5, 3], pre_entropy, min_branch_fraction, drift
     )
+
+
+def kept_ages(kept: np.ndarray, n_features: int) -> np.ndarray:
+    """``(trees, KEPT_LEAVES, m)``: the updates each kept feature's sums took in since they were
+    made afresh (for tests and diagnostics)."""
+    e, m = KEPT_LEAVES, n_features
+    start = _SYNCED + e * m
+    return kept[:, start : start + e * m].reshape(-1, e, m)

@@ -224,12 +224,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
     incomplete = leaves_.incomplete
-    kept_slot, kept_seq = leaves_.kept_slot, leaves_.kept_seq
-    kept_log_slot, kept_log_class, kept_log = (
-        leaves_.kept_log_slot,
-        leaves_.kept_log_class,
-        leaves_.kept_log,
-    )
+    kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
     for i in range(lo, hi):
@@ -277,10 +272,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                     blocks[slot, label] = block
                     gauss[block] = 0.0
                     nominal[block] = 0.0
-                _log_update(
-                    i, slot, block, label, gauss, kept_slot, kept_seq, kept_log_slot,
-                    kept_log_class, kept_log,
-                )  # fmt: skip
+                _log_update(i, slot, block, label, gauss, kept, kept_log)
                 if weka:
                     # a separate pass keeps the loop below as it is without the Weka rules
                     for j in range(n_features):

@@ -83,17 +83,9 @@ Leaves = namedtuple(
         "leads",  # (slots, 2) best and second best feature of the last split attempt (a hint)
         # Per tree, the sums of its split-attempt bounds at a few leaves (_vfdt_bounds; a cache
         # that changes no result; first dimension 0 when no leaf can hold enough classes):
-        "kept_slot",  # (N, KEPT_LEAVES) the leaves (slots) whose sums the tree keeps, -1: none
-        "kept_used",  # (N, KEPT_LEAVES) when each was last used (the tree's update count)
-        "kept_seq",  # (N,) updates of kept leaves the tree logged
-        "kept_log_slot",  # (N, LOG_LENGTH) leaf of each logged update
-        "kept_log_class",  # (N, LOG_LENGTH) class of each logged update
-        "kept_log",  # (N, LOG_LENGTH, m, N_GAUSS_FIELDS) its records before the update
-        "kept_mark",  # (N, k) scratch flags, clear
-        "kept_synced",  # (N, KEPT_LEAVES, m) update count at each feature's last narrowing
-        "kept_age",  # (N, KEPT_LEAVES, m) updates taken into the sums since made afresh
-        "kept_acc",  # (N, KEPT_LEAVES, m, 5, scratch columns) each feature's sums
-        "kept_sums",  # (N, KEPT_LEAVES, m, 4) each feature's range, weight, sum of n log2 n
+        "kept",  # (N, .) int64: kept leaves, log of updates, counts, flags (_vfdt_bounds)
+        "kept_log",  # (N, LOG_LENGTH, m, N_GAUSS_FIELDS) the logged records before each update
+        "kept_acc",  # (N, KEPT_LEAVES, m, 6, scratch columns) each kept feature's sums
     ],
 )
 Pools = namedtuple(

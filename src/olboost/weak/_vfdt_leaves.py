@@ -31,7 +31,7 @@ def _reset_observers(i, slot, leaves):
             blocks[slot, c] = -1
         observed[slot, c] = 0.0
     leaves.incomplete[slot] = False
-    _forget_kept(i, slot, leaves.kept_slot)  # its kept sums (_vfdt_bounds) no longer hold
+    _forget_kept(i, slot, leaves.kept)  # its kept sums (_vfdt_bounds) no longer hold
 
 
 @numba.njit(cache=True, inline="always")

@@ -373,12 +373,9 @@ class VFDTCommittee(TreeArrays, Committee):
             K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
             ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
             K._chi_square_ceilings.compile(ceilings)
-            i8_2, i8_3 = i8[:, ::1], i8[:, :, ::1]
-            kept = (i8_2, i8_2, i8[::1], i8_2, i8_2, f8[:, :, :, ::1], numba.bool_[:, ::1])
-            kept = (*kept, i8_3, i8_3, f8[:, :, :, :, ::1], f8[:, :, :, ::1])
-            K._kept_bounds_of_merits.compile(
-                (i8, i8, *numeric[3:4], *numeric[:3], *numeric[4:7], f8[::1], i8[::1], *kept)
-            )
+            kept = (i8[:, ::1], f8[:, :, :, ::1], f8[:, :, :, :, ::1])
+            leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1])
+            K._kept_bounds_of_merits.compile((i8, i8, i8, *leaf, *kept))
         except BaseException:
             elsewhere.cancel()
             raise
@@ -424,7 +421,7 @@ class VFDTCommittee(TreeArrays, Committee):
         if "leaf_last_" in state and "leaf_leads_" not in state:
             # pickled before leaves kept their leads: a hint, so start without one
             self.leaf_leads_ = np.full((len(state["leaf_last_"]), 2), -1, dtype=np.int64)
-        if "leaf_last_" in state and "kept_slot_" not in state:
+        if "leaf_last_" in state and "kept_" not in state:
             # pickled before the trees kept their bounds' sums: a cache, so start without
             self._allocate_kept_sums()
 
@@ -475,17 +472,9 @@ class VFDTCommittee(TreeArrays, Committee):
                 self.leaf_n_present_,
                 self.leaf_incomplete_,
                 self.leaf_leads_,
-                self.kept_slot_,
-                self.kept_used_,
-                self.kept_seq_,
-                self.kept_log_slot_,
-                self.kept_log_class_,
+                self.kept_,
                 self.kept_log_,
-                self.kept_mark_,
-                self.kept_synced_,
-                self.kept_age_,
                 self.kept_acc_,
-                self.kept_sums_,
             ),
             pools=K.Pools(
                 self.spare_slots_,
