@@ -169,7 +169,7 @@ def recording_join(self):
     if not joined:
         callees = (
             K._best_numeric, K._score_predictors, K._new_leaf, K._chi_square_ceilings,
-            K._kept_bounds_of_merits,
+            K._bounds_of_merits,
         )  # fmt: skip
         here.extend(f.py_func.__name__ for f in callees if f.signatures)
     started = self.started
@@ -232,7 +232,7 @@ def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, fir
         "_score_predictors",
         "_new_leaf",
         "_chi_square_ceilings",
-        "_kept_bounds_of_merits",
+        "_bounds_of_merits",
     ]
     assert cold["here"] == (callees if trees else [])
     # each once, for the other process's types: one machine code per callee in the cache (a

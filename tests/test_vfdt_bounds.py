@@ -369,7 +369,7 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
                 gauss[blocks[c]] = 0.0
                 present = leaves[slot][3] = np.union1d(present, [c]).astype(np.int64)
             b = blocks[c]
-            B._log_update.py_func(0, slot, b, c, gauss, kept[0], kept[1])
+            B._log_kept_update.py_func(0, slot, b, c, gauss, kept[0], kept[1])
             stretch = rng.uniform() < 0.04  # beyond the leaf's range: thresholds move
             v = rng.choice([-1.0, 1.0]) * (5.0 + step / 20) if stretch else rng.normal() * 0.5
             w = rng.uniform(0.5, 5.0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from olboost.weak import _vfdt_kernels as K
-from olboost.weak._vfdt_bounds import KEEP_MIN_CLASSES, new_kept_sums
+from olboost.weak._vfdt_bounds import KEEP_MIN_CLASSES, new_kept_sums, no_kept_sums
 
 __all__ = ["TreeArrays"]
 
@@ -85,12 +85,14 @@ class TreeArrays:
 
     def _allocate_kept_sums(self) -> None:
         """Each tree's kept sums of its split-attempt bounds at a few leaves
-        (:func:`olboost.weak._vfdt_bounds._kept_bounds_of_merits`), none kept yet; with no tree
-        at all when there are too few labels for a leaf to keep them."""
-        n = self.n_learners_ if self.n_labels_ >= KEEP_MIN_CLASSES else 0
-        m = self.setup_.features.shape[1]
+        (:func:`olboost.weak._vfdt_bounds._kept_bounds_of_merits`), none kept yet; ``None``
+        when there are too few labels for a leaf to keep them, so that their code is not
+        compiled (:func:`olboost.weak._vfdt_bounds.no_kept_sums`)."""
+        if self.n_labels_ < KEEP_MIN_CLASSES:
+            self.kept_, self.kept_log_, self.kept_acc_ = no_kept_sums()
+            return
         self.kept_, self.kept_log_, self.kept_acc_ = new_kept_sums(
-            n, m, self.n_labels_, self.n_split_points
+            self.n_learners_, self.setup_.features.shape[1], self.n_labels_, self.n_split_points
         )
 
     def _grow_nodes(self, needed: int) -> None:

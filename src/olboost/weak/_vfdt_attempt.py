@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._vfdt_bounds import _kept_bounds_of_merits
+from olboost.weak._vfdt_bounds import _bounds_of_merits, _kept_bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
     NO_SPLIT,
@@ -78,8 +78,10 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
 
 
 @numba.njit(cache=True)
-def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work):
-    """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``."""
+def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work, kept):
+    """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``;
+    ``kept`` is ``leaves.kept``, an argument so that Numba prunes by its type the branch that
+    trees keeping no sums (``None``) never take."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
     split_confidence, tie_threshold = learners.split_confidence[i], learners.tie_threshold[i]
@@ -217,13 +219,20 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work)
                     low = -np.inf
                     high = table[f, width]
                 else:
-                    # (kept sums from KEEP_MIN_CLASSES classes on, which the trees have
-                    # arrays for: _vfdt_arrays._allocate_kept_sums)
-                    low, high = _kept_bounds_of_merits(
-                        i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
-                        min_branch_fraction, n_log_n, present, acc, leaves.kept,
-                        leaves.kept_log, leaves.kept_acc,
-                    )  # fmt: skip
+                    if kept is None:
+                        ahead = -1
+                        if f + 1 < n_features and bounds[stage + f + 1] == 0.0:
+                            ahead = f + 1
+                        low, high = _bounds_of_merits(
+                            observed, blocks, gauss, f, pre_entropy, n_split_points,
+                            min_branch_fraction, n_log_n, present, acc, ahead,
+                        )  # fmt: skip
+                    else:
+                        low, high = _kept_bounds_of_merits(
+                            i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
+                            min_branch_fraction, n_log_n, present, acc, kept, leaves.kept_log,
+                            leaves.kept_acc,
+                        )  # fmt: skip
                 bounds[lower + f] = low
                 bounds[upper + f] = min(high, numeric_ceiling)
                 bounds[stage + f] = 1.0

@@ -36,6 +36,8 @@ import math
 
 import numba
 import numpy as np
+from numba import types
+from numba.extending import overload
 
 from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, N_GAUSS_FIELDS
@@ -297,12 +299,48 @@ def new_kept_sums(
     return kept, log, acc
 
 
-@numba.njit(cache=True, inline="always")
+def no_kept_sums() -> tuple[None, None, None]:
+    """The kept state of trees that keep no sums (too few labels): ``None``, so that the kernels
+    compiled for them leave out the code of kept sums (it would add seconds to a cold start that
+    uses none of it): a split attempt tests ``kept is None``, a branch Numba prunes by the
+    argument's type, and the two functions below are typed by it."""
+    return None, None, None
+
+
 def _log_update(i, slot, block, label, gauss, kept, log):
     """Before leaf ``slot`` of tree ``i`` updates class ``label``'s records (block ``block``),
-    log them if the tree keeps the leaf's sums."""
-    if kept.shape[0] == 0:
-        return
+    log them if the tree keeps the leaf's sums (compiled code only)."""
+    raise NotImplementedError
+
+
+def _forget_kept(i, slot, kept):
+    """Tree ``i`` stops keeping the sums of leaf ``slot`` (compiled code only)."""
+    raise NotImplementedError
+
+
+def _keeps(kept) -> bool:
+    return isinstance(kept, types.Array)
+
+
+@overload(_log_update)
+def _log_update_typed(i, slot, block, label, gauss, kept, log):
+    if _keeps(kept):
+        return lambda i, slot, block, label, gauss, kept, log: _log_kept_update(
+            i, slot, block, label, gauss, kept, log
+        )
+    return lambda i, slot, block, label, gauss, kept, log: None
+
+
+@overload(_forget_kept)
+def _forget_kept_typed(i, slot, kept):
+    if _keeps(kept):
+        return lambda i, slot, kept: _forget_kept_leaf(i, slot, kept)
+    return lambda i, slot, kept: None
+
+
+@numba.njit(cache=True, inline="always")
+def _log_kept_update(i, slot, block, label, gauss, kept, log):
+    """:func:`_log_update` for trees that keep sums."""
     for e in range(KEPT_LEAVES):
         if kept[i, _SLOT + e] == slot:
             r = kept[i, _SEQ] & (LOG_LENGTH - 1)
@@ -316,10 +354,8 @@ def _log_update(i, slot, block, label, gauss, kept, log):
 
 
 @numba.njit(cache=True, inline="always")
-def _forget_kept(i, slot, kept):
-    """Tree ``i`` stops keeping the sums of leaf ``slot`` (its observers were reset)."""
-    if kept.shape[0] == 0:
-        return
+def _forget_kept_leaf(i, slot, kept):
+    """:func:`_forget_kept` for trees that keep sums."""
     for e in range(KEPT_LEAVES):
         if kept[i, _SLOT + e] == slot:
             kept[i, _SLOT + e] = -1
@@ -360,23 +396,21 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
         if kept[i, mark + c] != 0:
             continue  # the terms were those of its record before its first update since
         kept[i, mark + c] = 1
-        n = log[i, r, j, G_WEIGHT]
-        if n > 0.0:
-            _class_sums(
-                acc, n_thresholds, lo, per_step, n, log[i, r, j, G_MIN], log[i, r, j, G_MAX],
-                log[i, r, j, G_MEAN], log[i, r, j, G_SSD], -1.0,
-            )  # fmt: skip
-            weight -= n
-            sum_n_log_n -= n * math.log2(n)
         b = blocks[c]
-        n = gauss[b, j, G_WEIGHT]
-        if n > 0.0 and observed[c] > 0.0:
-            _class_sums(
-                acc, n_thresholds, lo, per_step, n, gauss[b, j, G_MIN], gauss[b, j, G_MAX],
-                gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0,
-            )  # fmt: skip
-            weight += n
-            sum_n_log_n += n * math.log2(n)
+        # its old terms taken back, then its new ones added (one call site: compile time)
+        for side in range(2):
+            if side == 0:
+                record, row, sign = log[i, r], j, -1.0
+            else:
+                record, row, sign = gauss[b], j, 1.0
+            n = record[row, G_WEIGHT]
+            if n > 0.0 and (side == 0 or observed[c] > 0.0):
+                _class_sums(
+                    acc, n_thresholds, lo, per_step, n, record[row, G_MIN], record[row, G_MAX],
+                    record[row, G_MEAN], record[row, G_SSD], sign,
+                )  # fmt: skip
+                weight += sign * n
+                sum_n_log_n += sign * (n * math.log2(n))
         kept[i, age] += 1
     for e in range(since, seq):
         r = e & mask
@@ -414,46 +448,48 @@ def _kept_bounds_of_merits(
     """:func:`_bounds_of_merits` of feature ``j`` at leaf ``slot`` of tree ``i``, from the sums
     the tree keeps for the leaf (see above), brought up to date or made afresh; at a leaf of
     fewer than KEEP_MIN_CLASSES classes, afresh in ``scratch`` (see there)."""
-    if present.shape[0] < KEEP_MIN_CLASSES:
-        return _bounds_of_merits(
-            observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction,
-            n_log_n, present, scratch, -1,
+    keep = present.shape[0] >= KEEP_MIN_CLASSES
+    brought_up = False
+    acc = scratch
+    drift = 0.0
+    if keep:
+        m = kept_log.shape[2]
+        e = _kept_entry(i, slot, kept, m)
+        now = kept[i, _SEQ]
+        synced = _SYNCED + e * m + j
+        age = _SYNCED + (KEPT_LEAVES + e) * m + j
+        mark = _SYNCED + 2 * KEPT_LEAVES * m
+        since = kept[i, synced]
+        acc = kept_acc[i, e, j]
+        brought_up = (
+            since >= 0
+            and now - since <= LOG_LENGTH
+            and kept[i, age] < MAX_AGE
+            and _catch_up(
+                i, slot, j, since, now, observed, blocks, gauss, n_split_points, kept, kept_log,
+                age, mark, acc,
+            )
         )  # fmt: skip
-    m = kept_log.shape[2]
-    e = _kept_entry(i, slot, kept, m)
-    now = kept[i, _SEQ]
-    synced = _SYNCED + e * m + j
-    age = _SYNCED + (KEPT_LEAVES + e) * m + j
-    mark = _SYNCED + 2 * KEPT_LEAVES * m
-    since = kept[i, synced]
-    acc = kept_acc[i, e, j]
-    brought_up = (
-        since >= 0
-        and now - since <= LOG_LENGTH
-        and kept[i, age] < MAX_AGE
-        and _catch_up(
-            i, slot, j, since, now, observed, blocks, gauss, n_split_points, kept, kept_log, age,
-            mark, acc,
-        )
-    )  # fmt: skip
-    if not brought_up:
+        if not brought_up:
+            kept[i, age] = 0
+        kept[i, synced] = now
+        # each update taken in since the last fresh pass added two roundings (see above)
+        drift = 2.0 * kept[i, age] * _UNIT_ROUNDING
+    if brought_up:
+        lo, hi, weight, sum_n_log_n = acc[5, 0], acc[5, 1], acc[5, 2], acc[5, 3]
+    else:
         lo, hi, weight, sum_n_log_n = _threshold_sums(
             observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1
         )
-        acc[5, 0] = lo
-        acc[5, 1] = hi
-        acc[5, 2] = weight
-        acc[5, 3] = sum_n_log_n
-        kept[i, age] = 0
-    kept[i, synced] = now
-    lo = acc[5, 0]
-    hi = acc[5, 1]
+        if keep:
+            acc[5, 0] = lo
+            acc[5, 1] = hi
+            acc[5, 2] = weight
+            acc[5, 3] = sum_n_log_n
     if not lo < hi:
         return -np.inf, -np.inf
-    # each update taken in since the last fresh pass added two roundings (see above)
-    drift = 2.0 * kept[i, age] * _UNIT_ROUNDING
     return _merit_bounds(
-        acc, n_split_points, lo, hi, acc[5, 2], acc[5, 3], pre_entropy, min_branch_fraction, drift
+        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, drift
     )
 
 

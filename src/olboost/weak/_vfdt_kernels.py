@@ -312,7 +312,9 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             grace = grace_period[i]
             if (since > grace) if weka else (since >= grace):
                 last_attempt[slot] = weight_seen
-                _attempt_split(i, node, weight_seen, learners_, options_, nodes_, leaves_, rows)
+                _attempt_split(
+                    i, node, weight_seen, learners_, options_, nodes_, leaves_, rows, kept
+                )
 
 
 # _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the
