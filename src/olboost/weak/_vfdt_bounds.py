@@ -43,6 +43,7 @@ from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, N_GAUSS_FIELDS
 from olboost.weak._vfdt_split import (
     _APPROXIMATE_CDF_ERROR,
+    _LN2,
     _PRUNE_SLACK,
     _approximate_cdf,
     _deviation,
@@ -186,12 +187,21 @@ def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present
 
 
 @numba.njit(cache=True, inline="always")
-def _merit_bounds(acc, n_thresholds, lo, hi, weight, sum_n_log_n, pre_entropy, fraction, drift):
-    """``(lower, upper)`` from the sums of :func:`_threshold_sums` (``lo < hi``), each ratio of
-    a sum to the weight being within ``drift`` (beyond a fresh pass's rounding) of its value."""
+def _merit_bounds(
+    acc, n_thresholds, lo, hi, weight, sum_n_log_n, pre_entropy, fraction, drift, drift_n_log_n
+):  # fmt: skip
+    """``(lower, upper)`` from the sums of :func:`_threshold_sums` (``lo < hi``), beyond a fresh
+    pass's rounding the sums of rows 1-4 and the weight being within ``drift`` times the weight
+    of their values, and the sum of n log2 n within ``drift_n_log_n``."""
     base = pre_entropy - (weight * math.log2(weight) - sum_n_log_n) / weight
-    # the n log2 n sum drifts by at most log2 of the weight times as much (in bits)
-    slack = _BOUND_SLACK + drift * (2.0 + abs(math.log2(weight)))
+    # base = pre_entropy - log2(weight) + sum_n_log_n / weight: the weight's drift moves the
+    # logarithm by at most drift / ln 2 and the ratio by drift times its size; the entropies
+    # (row 4 over the weight, at most 1) by 2 drift
+    slack = (
+        _BOUND_SLACK
+        + drift_n_log_n / weight
+        + drift * (1.0 / _LN2 + abs(sum_n_log_n) / weight + 2.0)
+    )
     lower = -np.inf
     upper = -np.inf
     wholly_left = 0.0
@@ -201,7 +211,8 @@ def _merit_bounds(acc, n_thresholds, lo, hi, weight, sum_n_log_n, pre_entropy, f
             continue
         share = acc[3, t] / weight
         q = (wholly_left + acc[2, t]) / weight
-        width = _APPROXIMATE_CDF_ERROR * share + _SHARE_ROUNDING + 2.0 * drift
+        # q: two drifting numerators over a drifting weight
+        width = _APPROXIMATE_CDF_ERROR * share + _SHARE_ROUNDING + 3.0 * drift
         a = max(0.0, q - width)
         b = min(1.0, q + width)
         entropies = acc[4, t] / weight
@@ -232,15 +243,17 @@ def _bounds_of_merits(
     if not lo < hi:
         return -np.inf, -np.inf
     return _merit_bounds(
-        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, 0.0
-    )
+        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, 0.0,
+        0.0,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ sums kept between attempts
 #
 # At a leaf that hundreds of classes reached, attempts are frequent and each narrows most
 # features, while between two attempts the leaf updates the records of a few classes only (on
-# the 1,000-label stream of benchmarks/large_k.py, a median of 17 updates against 280 classes).
+# the 1,000-label stream of benchmarks/large_k.py, a median of 17 updates of a leaf between two
+# of its attempts, at leaves of hundreds of classes).
 # Each tree therefore keeps, for its KEPT_LEAVES most recently attempted leaves, each feature's
 # sums of _threshold_sums, and logs the records its classes had before each update of those
 # leaves (the learn loop of _vfdt_kernels calls _log_update): narrowing a feature again takes
@@ -249,13 +262,14 @@ def _bounds_of_merits(
 # those of a fresh pass as long as no updated class leaves the range [lo, hi] (a range only
 # grows); otherwise, or when the log no longer reaches back to the feature's last narrowing, or
 # after MAX_AGE updates, the sums are made afresh. The additions differ from a fresh pass's, so
-# the sums do in their last bits: every partial sum of rows 1-4 is at most the leaf's weight
-# (each term is a class's weight times a share or chord in [0, 1], a class's weight only grows,
-# and each update takes back before it adds), so each of the two extra roundings per update
-# moves a ratio to the weight by at most 2^-53, and the sum of n log2 n by at most log2 of the
-# weight times that. _merit_bounds widens the bounds by that much (at most 1e-11 bits at
-# MAX_AGE, against their width of about 6e-4): they hold as fresh ones do, so the attempts'
-# outcomes are the same.
+# the sums do in their last bits: every partial sum of rows 1-4 and of the weight is at most the
+# leaf's weight now (each term is a class's weight times a share or chord in [0, 1], a class's
+# weight only grows, and each update takes back before it adds), so each of the two extra
+# roundings per update moves it by at most 2^-53 times that weight; the sum of n log2 n, whose
+# terms can have either sign, is tracked: each rounding by at most 2^-53 times the sum it gives
+# (row 5, column 4, adds them up). _merit_bounds widens the bounds by what these can move them
+# (below 1e-9 bits at MAX_AGE on the streams measured, against their width of about 6e-4): they
+# hold as fresh ones do, so the attempts' outcomes are the same.
 
 #: Leaves per tree whose sums are kept.
 KEPT_LEAVES = 4
@@ -275,7 +289,7 @@ _UNIT_ROUNDING = 2.0**-53
 # ``kept[i]``, laid out as below (``m`` features, ``k`` labels); the logged records
 # ``log[i, r, j]`` (the Gaussian record of feature j); and per kept leaf and feature the sums
 # ``acc[i, e, j]``: rows 0-4 those of _threshold_sums, row 5 ``(lo, hi, weight, sum of n log2
-# n)``.
+# n, bound on the extra rounding of that sum)``.
 _SLOT = 0  # the leaf of each kept entry, -1: none
 _USED = KEPT_LEAVES  # when each entry was last used (the tree's update count, plus one)
 _SEQ = 2 * KEPT_LEAVES  # updates of kept leaves logged
@@ -388,6 +402,7 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
     per_step = 1.0 / ((hi - lo) / (n_thresholds + 1.0))
     weight = acc[5, 2]
     sum_n_log_n = acc[5, 3]
+    drift_n_log_n = acc[5, 4]
     for e in range(since, seq):
         r = e & mask
         if kept[i, _LOG_SLOT + r] != slot:
@@ -396,21 +411,19 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
         if kept[i, mark + c] != 0:
             continue  # the terms were those of its record before its first update since
         kept[i, mark + c] = 1
-        b = blocks[c]
         # its old terms taken back, then its new ones added (one call site: compile time)
         for side in range(2):
-            if side == 0:
-                record, row, sign = log[i, r], j, -1.0
-            else:
-                record, row, sign = gauss[b], j, 1.0
-            n = record[row, G_WEIGHT]
+            record = log[i, r] if side == 0 else gauss[blocks[c]]
+            sign = -1.0 if side == 0 else 1.0
+            n = record[j, G_WEIGHT]
             if n > 0.0 and (side == 0 or observed[c] > 0.0):
                 _class_sums(
-                    acc, n_thresholds, lo, per_step, n, record[row, G_MIN], record[row, G_MAX],
-                    record[row, G_MEAN], record[row, G_SSD], sign,
+                    acc, n_thresholds, lo, per_step, n, record[j, G_MIN], record[j, G_MAX],
+                    record[j, G_MEAN], record[j, G_SSD], sign,
                 )  # fmt: skip
                 weight += sign * n
                 sum_n_log_n += sign * (n * math.log2(n))
+                drift_n_log_n += _UNIT_ROUNDING * abs(sum_n_log_n)
         kept[i, age] += 1
     for e in range(since, seq):
         r = e & mask
@@ -418,6 +431,7 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
             kept[i, mark + kept[i, _LOG_CLASS + r]] = 0
     acc[5, 2] = weight
     acc[5, 3] = sum_n_log_n
+    acc[5, 4] = drift_n_log_n
     return True
 
 
@@ -486,11 +500,13 @@ def _kept_bounds_of_merits(
             acc[5, 1] = hi
             acc[5, 2] = weight
             acc[5, 3] = sum_n_log_n
+            acc[5, 4] = 0.0
     if not lo < hi:
         return -np.inf, -np.inf
     return _merit_bounds(
-        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, drift
-    )
+        acc, n_split_points, lo, hi, weight, sum_n_log_n, pre_entropy, min_branch_fraction, drift,
+        acc[5, 4] if keep else 0.0,
+    )  # fmt: skip
 
 
 def kept_ages(kept: np.ndarray, n_features: int) -> np.ndarray:
