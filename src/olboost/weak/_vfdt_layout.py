@@ -82,7 +82,7 @@ Leaves = namedtuple(
         "incomplete",  # (slots,) the leaf's observers skipped a missing value since their reset
         "leads",  # (slots, 2) best and second best feature of the last split attempt (a hint)
         # Per tree, the sums of its split-attempt bounds at a few leaves (_vfdt_bounds; a cache
-        # that changes no result; first dimension 0 when no leaf can hold enough classes):
+        # that changes no result; None when no leaf can hold enough classes):
         "kept",  # (N, .) int64: kept leaves, log of updates, counts, flags (_vfdt_bounds)
         "kept_log",  # (N, LOG_LENGTH, m, N_GAUSS_FIELDS) the logged records before each update
         "kept_acc",  # (N, KEPT_LEAVES, m, 6, scratch columns) each kept feature's sums

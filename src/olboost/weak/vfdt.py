@@ -352,11 +352,11 @@ class VFDTCommittee(TreeArrays, Committee):
         """:meth:`Committee._compile_learn_elsewhere`, then, when the other process was started,
         five of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
         ``_new_leaf``, ``_chi_square_ceilings``, ``_bounds_of_merits`` or, with kept sums,
-        ``_kept_bounds_of_merits``) compiled here first:
-        the other process reaches them late enough to find them in the cache, which moves about
-        three seconds of its compile, the longer of the two, to this process and leaves the two
-        about even (``benchmarks/cold_start.py``, CPU seconds of each process; the same machine
-        code either way)."""
+        ``_kept_bounds_of_merits``) compiled here first: the other process reaches them late
+        enough to find them in the cache, which moves about three seconds of its compile, the
+        longer of the two, to this process and leaves the two about even
+        (``benchmarks/cold_start.py``, CPU seconds of each process; the same machine code either
+        way)."""
         elsewhere = super()._compile_learn_elsewhere()
         if elsewhere is None or not elsewhere.started:
             return elsewhere
