@@ -351,7 +351,7 @@ class VFDTCommittee(TreeArrays, Committee):
     def _compile_learn_elsewhere(self) -> Any:
         """:meth:`Committee._compile_learn_elsewhere`, then, when the other process was started,
         five of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
-        ``_new_leaf``, ``_chi_square_ceilings``, ``_bounds_of_merits`` or, with kept sums,
+        ``_new_leaf``, ``_chi_square_ceilings``, ``_bounds_of_merits`` and, with kept sums,
         ``_kept_bounds_of_merits``) compiled here first: the other process reaches them late
         enough to find them in the cache, which moves about three seconds of its compile, the
         longer of the two, to this process and leaves the two about even
@@ -374,12 +374,13 @@ class VFDTCommittee(TreeArrays, Committee):
             K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
             ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
             K._chi_square_ceilings.compile(ceilings)
+            K._bounds_of_merits.compile((*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8))
             if self.kept_ is not None:
+                # (the attempt's branch for trees without kept sums is compiled too: Numba
+                # prunes it only when the argument is None)
                 kept = (i8[:, ::1], f8[:, :, :, ::1], f8[:, :, :, :, ::1])
                 leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1])
                 K._kept_bounds_of_merits.compile((i8, i8, i8, *leaf, *kept))
-            else:
-                K._bounds_of_merits.compile((*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8))
         except BaseException:
             elsewhere.cancel()
             raise
