@@ -268,8 +268,8 @@ def _bounds_of_merits(
 # roundings per update moves it by at most 2^-53 times that weight; the sum of n log2 n, whose
 # terms can have either sign, is tracked: each rounding by at most 2^-53 times the sum it gives
 # (row 5, column 4, adds them up). _merit_bounds widens the bounds by what these can move them
-# (below 1e-9 bits at MAX_AGE on the streams measured, against their width of about 6e-4): they
-# hold as fresh ones do, so the attempts' outcomes are the same.
+# (for the rows and the weight, at most 2 MAX_AGE 2^-53, 1.5e-11, of the weight; the bounds'
+# width is about 6e-4 bits): they hold as fresh ones do, so the attempts' outcomes are the same.
 
 #: Leaves per tree whose sums are kept.
 KEPT_LEAVES = 4
