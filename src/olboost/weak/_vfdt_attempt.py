@@ -77,11 +77,26 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
-@numba.njit(cache=True)
-def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work, kept):
+@numba.njit(cache=True, inline="always")
+def attempt_scratch(n_features, n_split_points, k):
+    """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
+    labels: ``(floats, classes)``."""
+    width = _scratch_columns(n_split_points)
+    floats = np.empty(3 * n_features + 5 * width + n_features * (width + 1))
+    return floats, np.empty(k, dtype=np.int64)
+
+
+# Compiled without Numba's runtime (no array is allocated here: the caller hands the scratch of
+# attempt_scratch): a function with the runtime counts a reference, in and out, to each array it
+# binds, atomically, and the records given here hold about thirty, on the path of every attempt.
+@numba.njit(cache=True, _nrt=False)
+def _attempt_split(
+    i, node, weight_seen, learners, options, nodes, leaves, work, kept, scratch, spare
+):  # fmt: skip
     """River's ``HoeffdingTreeClassifier._attempt_to_split`` on leaf ``node`` of tree ``i``;
     ``kept`` is ``leaves.kept``, an argument so that Numba prunes by its type the branch that
-    trees keeping no sums (``None``) never take."""
+    trees keeping no sums (``None``) never take; ``scratch`` and ``spare`` are
+    :func:`attempt_scratch`'s."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
     split_confidence, tie_threshold = learners.split_confidence[i], learners.tie_threshold[i]
@@ -149,13 +164,15 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work,
     # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
     # the scratch of _bounds_of_merits and _chi_square_ceilings, and the bounds on each
     # numeric feature's thresholds that _best_numeric reads.
-    bounds = np.empty(3 * n_features)
     lower = 0
     upper = n_features
     stage = 2 * n_features
     width = _scratch_columns(n_split_points)
-    acc = np.empty((5, width))
-    table = np.empty((n_features, width + 1))
+    bounds = scratch[: 3 * n_features]
+    at = 3 * n_features
+    acc = scratch[at : at + 5 * width].reshape((5, width))
+    at += 5 * width
+    table = scratch[at : at + n_features * (width + 1)].reshape((n_features, width + 1))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
@@ -323,7 +340,9 @@ def _attempt_split(i, node, weight_seen, learners, options, nodes, leaves, work,
     child[i, node] = first
     _reset_observers(i, slot, leaves)
     # the children may take the slot back at once: keep its classes, then clean it
-    classes = present.copy()
+    classes = spare[: present.shape[0]]
+    for q in range(present.shape[0]):
+        classes[q] = present[q]
     _free_slot(i, slot, leaves)
     for b in range(n_branches):
         if best_kind == NOMINAL_MULTIWAY and not _row_sum(work, b, classes) > 0.0:

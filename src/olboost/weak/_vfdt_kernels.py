@@ -72,6 +72,7 @@ import numpy as np
 from olboost.weak._vfdt_attempt import (  # noqa: F401 (re-exported: the tests use K.*)
     _CEILING_SLACK,
     _attempt_split,
+    attempt_scratch,
     _merit_ceilings,
 )
 from olboost.weak._vfdt_bounds import (  # noqa: F401
@@ -227,6 +228,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
+    scratch, spare = np.empty(0), np.empty(0, dtype=np.int64)  # allocated at a first attempt
     for i in range(lo, hi):
         rows = work[i]
         for label in range(weights.shape[1]):
@@ -312,9 +314,14 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             grace = grace_period[i]
             if (since > grace) if weka else (since >= grace):
                 last_attempt[slot] = weight_seen
+                if spare.shape[0] == 0:
+                    scratch, spare = attempt_scratch(
+                        n_features, options_.n_split_points, weights.shape[1]
+                    )
                 _attempt_split(
-                    i, node, weight_seen, learners_, options_, nodes_, leaves_, rows, kept
-                )
+                    i, node, weight_seen, learners_, options_, nodes_, leaves_, rows, kept,
+                    scratch, spare,
+                )  # fmt: skip
 
 
 # _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the

@@ -215,7 +215,7 @@ def _observed_range(work, present):
 # here), so that LLVM vectorises the loop over thresholds; Python's error model branches on
 # every division. Not inlined, so that the model stays this function's; one call for all the
 # features of an attempt, since a call costs about a third of a feature's pass.
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", _nrt=False)
 def _chi_square_ceilings(
     first, stop, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
     min_branch_fraction, work, present, acc, table,
@@ -296,7 +296,7 @@ def _chi_square_ceilings(
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
 # LLVM (inlined, it made the trees' learn take 8 s more to compile); one call per feature.
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _best_numeric(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, work, present,
     table, floor,
