@@ -225,7 +225,7 @@ def _merit_bounds(
     return lower - slack, upper + slack
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)  # see _vfdt_attempt._attempt_split
 def _bounds_of_merits(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, n_log_n, present,
     acc, ahead,
@@ -454,7 +454,7 @@ def _kept_entry(i, slot, kept, m):
     return entry
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)  # see _vfdt_attempt._attempt_split
 def _kept_bounds_of_merits(
     i, slot, j, observed, blocks, gauss, pre_entropy, n_split_points, min_branch_fraction,
     n_log_n, present, scratch, kept, kept_log, kept_acc,
