@@ -72,8 +72,8 @@ import numpy as np
 from olboost.weak._vfdt_attempt import (  # noqa: F401 (re-exported: the tests use K.*)
     _CEILING_SLACK,
     _attempt_split,
-    attempt_scratch,
     _merit_ceilings,
+    attempt_scratch,
 )
 from olboost.weak._vfdt_bounds import (  # noqa: F401
     _bounds_of_merits,
