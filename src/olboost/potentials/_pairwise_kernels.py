@@ -194,6 +194,43 @@ def _pair_expectations(z, table, d_min, loss_code, want_costs):
     return g0, g_minus, expected_pair_loss(z + 1.0, table, d_min, loss_code)
 
 
+# The two loops below are _pairwise_core's inner ones, compiled without Numba's runtime (they
+# allocate nothing): inlined there, each expectation bound ``table`` to fresh variables, and each
+# binding counted a reference to it in and out, atomically; at k = 1,000 those counts were 42% of
+# OnlineBMR's run (perf), for the same arithmetic, which these do in the same order.
+@numba.njit(cache=True, _nrt=False)
+def _group_expectations(values, s_l, table, d_min, loss_code, want_costs, e0, e_minus, e_plus):
+    """:func:`_pair_expectations` at ``values[d] - s_l`` for every group ``d``, into ``e0``,
+    ``e_minus`` and ``e_plus``."""
+    for d in range(values.shape[0]):
+        e0[d], e_minus[d], e_plus[d] = _pair_expectations(
+            values[d] - s_l, table, d_min, loss_code, want_costs
+        )
+
+
+@numba.njit(cache=True, _nrt=False)
+def _pairs_of_label(
+    l, s, y_mask, table, d_min, loss_code, pair_w, use_pair_w, scale, want_costs, out, base
+):  # fmt: skip
+    """The pairs ``(l, r)`` of relevant label ``l``, one by one: ``(base, own)``, ``base`` with
+    their weighted expectations added in the order of ``r``, ``own`` their changes at
+    ``s + e_l``; ``out[r]`` gets theirs at ``s + e_r`` if ``want_costs``."""
+    s_l = s[l]
+    own = 0.0
+    for r in range(s.shape[0]):
+        if y_mask[r]:
+            continue
+        w = scale * pair_w[l, r] if use_pair_w else scale
+        if w == 0.0:
+            continue
+        g0, g_minus, g_plus = _pair_expectations(s[r] - s_l, table, d_min, loss_code, want_costs)
+        base += w * g0
+        if want_costs:
+            own += w * (g_minus - g0)
+            out[r] += w * (g_plus - g0)
+    return base, own
+
+
 @numba.njit(cache=True)
 def _pairwise_core(
     s: np.ndarray,
@@ -230,10 +267,9 @@ def _pairwise_core(
         # out[l] is only written in this iteration: summed in a register, in the same order
         own = 0.0
         if k >= GROUP_FROM_LABELS:
-            for d in range(n_groups):
-                e0[d], e_minus[d], e_plus[d] = _pair_expectations(
-                    values[d] - s_l, table, d_min, loss_code, want_costs
-                )
+            _group_expectations(
+                values, s_l, table, d_min, loss_code, want_costs, e0, e_minus, e_plus
+            )
             for q in range(irrelevant.shape[0]):
                 r = irrelevant[q]
                 w = scale * pair_w[l, r] if use_pair_w else scale
@@ -245,19 +281,10 @@ def _pairwise_core(
                     own += w * (e_minus[d] - e0[d])
                     out[r] += w * (e_plus[d] - e0[d])
         else:
-            for r in range(k):
-                if y_mask[r]:
-                    continue
-                w = scale * pair_w[l, r] if use_pair_w else scale
-                if w == 0.0:
-                    continue
-                g0, g_minus, g_plus = _pair_expectations(
-                    s[r] - s_l, table, d_min, loss_code, want_costs
-                )
-                base += w * g0
-                if want_costs:
-                    own += w * (g_minus - g0)
-                    out[r] += w * (g_plus - g0)
+            base, own = _pairs_of_label(
+                l, s, y_mask, table, d_min, loss_code, pair_w, use_pair_w, scale, want_costs, out,
+                base,
+            )  # fmt: skip
         if want_costs:
             out[l] = own
     if want_costs:
