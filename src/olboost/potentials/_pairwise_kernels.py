@@ -165,21 +165,17 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
         z = z + 1.0
     neg = -z
     fl = math.floor(neg)
-    # index of t = floor(-z) + 1, clamped to [0, L] before any integer conversion
+    # index of t = floor(-z) + 1, clamped to [0, L] before any integer conversion; written as
+    # selects, with no branch, so that a loop of these runs on vector registers
     tf = fl + 1.0 - d_min
-    if tf <= 0.0:
-        j = 0
-    elif tf >= L:
-        j = L
-    else:
-        j = int(tf)
+    tf = 0.0 if tf <= 0.0 else tf
+    j = int(L if tf >= L else tf)
     if loss_code == RANK or loss_code == RANK_TIES:
-        res = table[1, j]
-        if fl == neg:
-            idx_f = neg - d_min
-            if 0.0 <= idx_f < L:
-                res += (0.5 if loss_code == RANK else 1.0) * table[0, int(idx_f)]
-        return res
+        idx_f = neg - d_min
+        tie = fl == neg and 0.0 <= idx_f < L
+        half = (0.5 if loss_code == RANK else 1.0) * table[0, int(idx_f) if tie else 0]
+        # adding an exact 0.0 where there is no tie leaves the probability's bits as they are
+        return table[1, j] + (half if tie else 0.0)
     return z * table[1, j] + table[2, j]
 
 
