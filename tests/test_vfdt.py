@@ -1393,3 +1393,22 @@ def test_a_committee_pickled_before_the_kept_sums_loads_without_them():
     assert np.array_equal(committee.node_feature_, old.node_feature_)
     assert np.array_equal(committee.leaf_class_, old.leaf_class_)
     assert np.array_equal(committee.predict(X[0]), old.predict(X[0]))
+
+
+@pytest.mark.parametrize("semantics", ["river", "weka_port"])
+def test_heavy_weights_match_reference_exactly(semantics):
+    """Weights that reach the grace period at every example (as the top-k boosters' importance
+    weights do, times the multipliers): each leaf attempts a split at every example, and after
+    a null split restarts its observers with one example in them, one point per feature, which
+    split attempts settle by a shortcut (``_vfdt_attempt._no_threshold_anywhere``). Numeric
+    features only, so that the shortcut can apply."""
+    X, W = mixed_stream(n=500, seed=3)
+    W = W * 4.0
+    c = committee(
+        semantics=semantics,
+        nominal_attributes={},
+        grace_period=(1.0, 3.0),
+        tie_threshold=(0.05, 0.5),
+        weight_multiplier=(3.0, 10.0),
+    )
+    assert_matches_reference(c, X, W)

@@ -404,3 +404,37 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
             assert lower <= exact <= upper, (step, lower, exact, upper)
             checked += 1
     assert brought_up > 400 and fresh > 20 and checked == 60, (brought_up, fresh)
+
+
+def test_no_threshold_anywhere_holds_only_when_every_merit_is_minus_infinity():
+    """The shortcut of split attempts at leaves whose every feature's observed range is empty or
+    one point (``_no_threshold_anywhere``): on random leaves of few classes, as drawn (ranges of
+    their own: the shortcut must not be taken), collapsed to one shared value (it must be, and
+    River's splitter finds no valid threshold), and collapsed but for one class (it must not
+    be), it is taken only where the exact best merit is ``-inf``; a nominal feature rules it
+    out."""
+    rng = np.random.default_rng(11)
+    numeric = np.zeros(1, dtype=np.int64)
+    taken = {"drawn": 0, "collapsed": 0, "one wide": 0}
+    for _ in range(300):
+        k = int(rng.integers(2, 32))
+        observed, blocks, gauss, _, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        collapsed = gauss.copy()
+        collapsed[:, 0, K.G_MIN] = collapsed[:, 0, K.G_MAX] = collapsed[:, 0, K.G_MEAN] = 0.7
+        collapsed[:, 0, K.G_SSD] = 0.0
+        one_wide = collapsed.copy()
+        wide = int(np.flatnonzero(observed > 0)[0])
+        one_wide[wide, 0, K.G_MIN], one_wide[wide, 0, K.G_MAX] = 0.0, 1.0
+        for name, g in (("drawn", gauss), ("collapsed", collapsed), ("one wide", one_wide)):
+            shortcut = A._no_threshold_anywhere(observed, blocks, g, numeric, present)
+            taken[name] += shortcut
+            if shortcut:
+                for fraction in (0.0, 0.01):
+                    exact = brute_best_numeric(observed, blocks, g, 0, pre, 10, fraction)
+                    assert exact == -np.inf, (name, fraction, exact)
+            assert not A._no_threshold_anywhere(
+                observed, blocks, g, np.ones(1, dtype=np.int64), present
+            )
+    # drawn leaves take it only where no class with weight has a spread
+    assert taken["collapsed"] == 300 and taken["one wide"] == 0 and taken["drawn"] < 30, taken

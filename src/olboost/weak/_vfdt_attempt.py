@@ -15,6 +15,9 @@ import numpy as np
 from olboost.weak._vfdt_bounds import _bounds_of_merits, _kept_bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
+    G_MAX,
+    G_MIN,
+    G_WEIGHT,
     NO_SPLIT,
     NOMINAL_EQ,
     NOMINAL_MULTIWAY,
@@ -75,6 +78,27 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
         return nominal_ceiling, nominal_ceiling
     h_observed = _row_entropy(observed, slot, present)
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
+
+
+@numba.njit(cache=True, inline="always")
+def _no_threshold_anywhere(observed, blocks, gauss, kinds, present):
+    """Whether no feature of a leaf has a threshold inside its range: every feature numeric,
+    and each one's observed range over the leaf's classes (as :func:`._vfdt_split._observed_range`
+    takes it) empty or a single point. Then every threshold of :func:`._best_numeric` is the
+    range's end, outside the open range, and every candidate's merit is ``-inf``."""
+    for j in range(kinds.shape[0]):
+        if kinds[j] > 0:
+            return False
+        lo = np.inf
+        hi = -np.inf
+        for q in range(present.shape[0]):
+            c = present[q]
+            if observed[c] > 0.0 and gauss[blocks[c], j, G_WEIGHT] > 0.0:
+                lo = min(lo, gauss[blocks[c], j, G_MIN])
+                hi = max(hi, gauss[blocks[c], j, G_MAX])
+        if lo < hi:
+            return False
+    return True
 
 
 @numba.njit(cache=True, inline="always")
@@ -139,6 +163,26 @@ def _attempt_split(
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. At a leaf
     # of fewer than _NARROW_MIN_CLASSES classes every numeric feature is narrowed at once, to
     # its chi-square ceiling (_chi_square_ceilings). Any order gives the same result.
+    value_range = math.log2(max(n_classes, 2))
+    bound = math.sqrt(
+        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
+    )
+    decided = bound >= tie_threshold  # the test depends on the gap, not on the tie rule
+    n_features = features.shape[1]
+    kinds = n_categories[i]
+    few = present.shape[0] < _NARROW_MIN_CLASSES
+    if few and _no_threshold_anywhere(observed, blocks, gauss, kinds, present):
+        # Every candidate's merit is -inf: what the loop below ends with, at once (its ceilings
+        # would all be -inf, and the last feature takes the tie). Common where the weights
+        # reach the grace period at every example: the observers, reset by the attempt before,
+        # hold one example, so each feature's range is a single point.
+        leaves.leads[slot, 0] = n_features - 1
+        leaves.leads[slot, 1] = n_features - 2 if n_features > 1 else -1
+        if not decided:
+            _reset_observers(i, slot, leaves)
+            if options.weka:
+                leaves.last_attempt[slot] = np.inf
+        return
     pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
     for c in present:
@@ -150,16 +194,9 @@ def _attempt_split(
     best_feature = -1
     second_feature = -1
     best_value = 0.0
-    value_range = math.log2(max(n_classes, 2))
-    bound = math.sqrt(
-        value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
-    )
     numeric_ceiling, nominal_ceiling = _merit_ceilings(
         class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
     )
-    n_features = features.shape[1]
-    kinds = n_categories[i]
-    few = present.shape[0] < _NARROW_MIN_CLASSES
     # Per feature, in one allocation (an attempt is frequent and often short), lower and upper
     # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
     # the scratch of _bounds_of_merits and _chi_square_ceilings, and the bounds on each
@@ -177,7 +214,6 @@ def _attempt_split(
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
         bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
-    decided = bound >= tie_threshold  # the test depends on the gap, not on the tie rule
     stopped = False
     first = leaves.leads[slot, 0]
     first = first if 0 <= first < n_features else -1
