@@ -102,6 +102,17 @@ def _no_threshold_anywhere(observed, blocks, gauss, kinds, present):
 
 
 @numba.njit(cache=True, inline="always")
+def _null_split_wins(i, slot, leaves, weka):
+    """Pre-pruning, when the null split passes the Hoeffding test at leaf ``slot`` of tree
+    ``i``: River deactivates the leaf, then its memory manager, the tree being under its size
+    limit, reactivates it with empty observers (MOA's enforceTrackerLimit does the same). The
+    Weka port deactivates it for good."""
+    _reset_observers(i, slot, leaves)
+    if weka:
+        leaves.last_attempt[slot] = np.inf
+
+
+@numba.njit(cache=True, inline="always")
 def attempt_scratch(n_features, n_split_points, k):
     """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
     labels: ``(floats, classes)``."""
@@ -179,9 +190,7 @@ def _attempt_split(
         leaves.leads[slot, 0] = n_features - 1
         leaves.leads[slot, 1] = n_features - 2 if n_features > 1 else -1
         if not decided:
-            _reset_observers(i, slot, leaves)
-            if options.weka:
-                leaves.last_attempt[slot] = np.inf
+            _null_split_wins(i, slot, leaves, options.weka)
         return
     pre_entropy = _row_entropy(class_weight, slot, present)
     n_log_n = work[W_NLOGN]
@@ -337,12 +346,7 @@ def _attempt_split(
     if not (best - second > bound or bound < tie_threshold):
         return
     if best_kind == NO_SPLIT:
-        # Pre-pruning: River deactivates the leaf, then its memory manager, the tree being under
-        # its size limit, reactivates it with empty observers (MOA's enforceTrackerLimit does
-        # the same). The Weka port deactivates it for good.
-        _reset_observers(i, slot, leaves)
-        if options.weka:
-            leaves.last_attempt[slot] = np.inf
+        _null_split_wins(i, slot, leaves, options.weka)
         return
 
     # Branch statistics of the winning split, computed before the slot is recycled.
