@@ -310,6 +310,31 @@ def test_reproduce_topk_results_do_not_depend_on_the_processes(tmp_path, capsys)
     assert cells[0] == cells[1]
 
 
+def test_reproduce_topk_grows_the_authors_trees_unless_told_otherwise(tmp_path, capsys):
+    # Sec. 4: every column on the weak learners of Jung & Tewari (2018), whose code grows the port
+    # of Weka's HoeffdingTree; --trees river runs every column on River's semantics instead.
+    jobs = tx.plan(["emotions"], ["uniform"], 1, gammas=(0.1,))
+    assert {job.column for job in jobs} == set(tx.COLUMNS)
+    assert {job.trees for job in jobs} == {"weka_port"}
+    assert {tx.build_model(job).committee.semantics for job in jobs} == {"weka_port"}
+    river = tx.plan(["emotions"], ["uniform"], 1, gammas=(0.1,), trees="river")
+    assert {tx.build_model(job).committee.semantics for job in river} == {"river"}
+    out = tmp_path / "topk.json"
+    argv = ["reproduce", "topk", "--datasets", "emotions", "--explorations", "single-swap",
+            "--seeds", "1", "--loops", "1", "--learners", "3", "--gammas", "0.2", "--no-full",
+            "--trees", "river", "--jobs", "1", "--no-progress", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    assert "river trees" in capsys.readouterr().out
+    record = json.loads(out.read_text())
+    assert record["trees"] == "river"
+    job = tx.Job("emotions", "TopAda", 1, 3, 1, "single-swap", 0.02, trees="river")
+    got = record["tables"]["single-swap"]["emotions"]["TopAda"]["rank_loss_per_seed"]
+    assert got == [tx.run_job(job)["rank_loss"]]
+    with pytest.raises(SystemExit):
+        main([*argv[:-2], "--trees", "moa", "--output", str(out)])
+    assert "invalid choice: 'moa'" in capsys.readouterr().err
+
+
 def test_reproduce_topk_skips_the_large_stream_when_it_is_absent(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no ../shared here
     out = tmp_path / "topk.json"

@@ -24,6 +24,7 @@ from olboost.topk_experiments._jobs import (
     LARGE_STREAM,
     PAPER_ROW,
     TABLE5,
+    TREES,
     Job,
     K,
     load_dataset,
@@ -44,7 +45,7 @@ CURVE_KS = (2, 3, 4, 6, 8, 10, 14)
 
 #: Fig. 1's edge, which Table 5 does not give: the one ``reproduce topk --seeds 10`` chose for yeast
 #: in both tables (``benchmarks/results/reproduce_topk.json``).
-CURVE_GAMMA = 0.4
+CURVE_GAMMA = 0.1
 
 
 def _default_output(name: str) -> Path:
@@ -92,13 +93,14 @@ def cmd_topk(args: argparse.Namespace) -> int:
         datasets.append(name)
     jobs = plan(
         datasets, args.explorations, args.seeds, args.gammas, not args.no_full, args.loops,
-        args.learners,
+        args.learners, args.trees,
     )  # fmt: skip
     print(
         f"{len(jobs)} runs ({args.seeds} seeds) on {n_jobs} process"
         f"{'es' if n_jobs > 1 else ''}: Table 5 settings"
         + (f", loops overridden: {args.loops}" if args.loops else "")
-        + (f", learners overridden: {args.learners}" if args.learners else ""),
+        + (f", learners overridden: {args.learners}" if args.learners else "")
+        + f"; {args.trees} trees",
         flush=True,
     )
     cache = cell_cache(args, output, "topk")
@@ -131,6 +133,7 @@ def cmd_topk(args: argparse.Namespace) -> int:
         "the seeds (TopOpt: of gammas; FullOpt: of olboost.cli.bmr_gammas)",
         "loops_override": args.loops,
         "learners_override": args.learners,
+        "trees": args.trees,
         "table5": {
             name: [None if s is None else asdict(s) for s in v] for name, v in TABLE5.items()
         },
@@ -182,7 +185,8 @@ def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
         xlabel="round (training loops, then test after the dotted line)",
         ylabel="running average weighted rank loss",
         title=f"Top-k BBM on {record['dataset']} ({record['learners']} learners, rho "
-        f"{record['rho']:g}, gamma {record['gamma']:g}, {record['loops']} loops; "
+        f"{record['rho']:g}, gamma {record['gamma']:g}, {record['loops']} loops, "
+        f"{record.get('trees', 'river')} trees; "
         f"{record['seeds']} seeds, mean ± 1 sd)",
         test_starts_after=record["test_starts_after"],
     )
@@ -225,6 +229,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
             args.gamma,
             k,
             args.points,
+            args.trees,
         )  # fmt: skip
         for k in args.ks
         for seed in range(1, args.seeds + 1)
@@ -258,6 +263,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
         "rho": rho,
         "gamma": args.gamma,
         "loops": loops,
+        "trees": args.trees,
         "seeds": args.seeds,
         "ks": list(args.ks),
         "test_starts_after": results[0]["test_starts_after"],
@@ -280,6 +286,17 @@ def cmd_curves(args: argparse.Namespace) -> int:
     print(f"{len(jobs)} runs in {wall:.1f} s on {n_jobs} processes; figure: {output}, numbers: "
           f"{json_path}")  # fmt: skip
     return 0
+
+
+def _add_trees_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trees",
+        choices=TREES,
+        default=TREES[0],
+        help="every run's weak learners (VFDTCommittee.semantics): weka_port, the port of Weka's "
+        "HoeffdingTree the authors' code grows (default), or river, River's "
+        "HoeffdingTreeClassifier",
+    )
 
 
 def add_parsers(sub: Any) -> None:
@@ -323,6 +340,7 @@ def add_parsers(sub: Any) -> None:
         help=f"directory holding {LARGE_STREAM}-{{train,test}}.arff and {LARGE_STREAM}.xml "
         f"(default: {DEFAULT_TMC}, skipped if absent)",
     )
+    _add_trees_option(topk)
     topk.add_argument("--jobs", type=int, help="worker processes (default: every core)")
     add_output_options(
         topk,
@@ -354,6 +372,7 @@ def add_parsers(sub: Any) -> None:
     curves.add_argument("--loops", type=int, help="loops (default: Table 5's)")
     curves.add_argument("--learners", type=int, help="weak learners (default: Table 5's)")
     curves.add_argument("--points", type=int, default=500, help="points kept of each curve")
+    _add_trees_option(curves)
     curves.add_argument("--jobs", type=int, help="worker processes (default: every core)")
     add_output_options(
         curves,
