@@ -226,6 +226,24 @@ def test_cli_runs_the_topk_algorithms(algorithm, extra, tmp_path, capsys, emotio
     assert record["rank_loss"] == expected
 
 
+def test_cli_runs_on_the_trees_of_reproduce_topk(tmp_path, capsys):
+    # --committee vfdt-weka: what reproduce topk runs (its Job with 20 features), bit for bit
+    out = tmp_path / "r.json"
+    argv = ["run", "--algorithm", "topk-adaptive", "--dataset", "emotions", "--learners", "3",
+            "--seed", "2", "--k", "3", "--rho", "0.02", "--loops", "2", "--features", "20",
+            "--exploration", "single-swap", "--committee", "vfdt-weka", "--no-progress",
+            "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    record = json.loads(out.read_text())
+    assert record["committee"] == "vfdt-weka"
+    job = tx.Job("emotions", "TopAda", 2, 3, 2, "single-swap", 0.02)
+    assert record["rank_loss"] == tx.run_job(job)["rank_loss"]
+    river = tx.run_job(replace(job, trees="river"))["rank_loss"]
+    assert river != record["rank_loss"]  # so the two checks tell the trees apart
+    assert main([*argv[:-5], "--committee", "vfdt", "--no-progress", "--output", str(out)]) == 0
+    assert json.loads(out.read_text())["rank_loss"] == river
+
+
 def test_cli_help_shows_the_topk_options_with_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])

@@ -114,6 +114,19 @@ def _vfdt(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
     return VFDTCommittee(n_features=_features(args), nominal_attributes=nominal or None)
 
 
+def _vfdt_weka(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
+    """The trees of the papers' code: the Python port of Weka's ``HoeffdingTree`` (multiway
+    nominal splits only), as ``olboost reproduce topk`` grows them by default."""
+    from olboost.weak.vfdt import VFDTCommittee
+
+    return VFDTCommittee(
+        n_features=_features(args),
+        nominal_attributes=nominal or None,
+        semantics="weka_port",
+        nominal_splits="multiway",
+    )
+
+
 def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
     from olboost.weak.river import RiverCommittee
 
@@ -123,6 +136,7 @@ def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
 #: CLI committee name -> factory(args, nominal cardinalities).
 COMMITTEES: dict[str, Callable[[argparse.Namespace, dict[int, int]], Any]] = {
     "vfdt": _vfdt,
+    "vfdt-weka": _vfdt_weka,
     "river": _river,
 }
 
@@ -134,7 +148,10 @@ def _add_committee_options(p: argparse.ArgumentParser, committee: bool = True) -
             "--committee",
             choices=sorted(COMMITTEES),
             default="vfdt",
-            help="vfdt: compiled Hoeffding trees (fast); river: River HoeffdingTreeClassifier",
+            help="vfdt: compiled Hoeffding trees (fast) with the rules of River's "
+            "HoeffdingTreeClassifier; vfdt-weka: the same, with the rules of the port of Weka's "
+            "HoeffdingTree that the papers' code used (as reproduce topk); river: River's "
+            "HoeffdingTreeClassifier itself",
         )
     p.add_argument(
         "--features",
