@@ -4,6 +4,7 @@ and the options, and the options themselves (shared with ``olboost reproduce mlr
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -108,23 +109,10 @@ def _features(args: argparse.Namespace) -> int | None:
     return DEFAULT_FEATURES if features is None else features
 
 
-def _vfdt(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
+def _vfdt(args: argparse.Namespace, nominal: dict[int, int], **rules: str) -> Any:
     from olboost.weak.vfdt import VFDTCommittee
 
-    return VFDTCommittee(n_features=_features(args), nominal_attributes=nominal or None)
-
-
-def _vfdt_weka(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
-    """The trees of the papers' code: the Python port of Weka's ``HoeffdingTree`` (multiway
-    nominal splits only), as ``olboost reproduce topk`` grows them by default."""
-    from olboost.weak.vfdt import VFDTCommittee
-
-    return VFDTCommittee(
-        n_features=_features(args),
-        nominal_attributes=nominal or None,
-        semantics="weka_port",
-        nominal_splits="multiway",
-    )
+    return VFDTCommittee(n_features=_features(args), nominal_attributes=nominal or None, **rules)
 
 
 def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
@@ -136,7 +124,9 @@ def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
 #: CLI committee name -> factory(args, nominal cardinalities).
 COMMITTEES: dict[str, Callable[[argparse.Namespace, dict[int, int]], Any]] = {
     "vfdt": _vfdt,
-    "vfdt-weka": _vfdt_weka,
+    # the trees of the papers' code, as reproduce topk grows them: the port of Weka's
+    # HoeffdingTree, whose nominal splits are multiway only
+    "vfdt-weka": functools.partial(_vfdt, semantics="weka_port", nominal_splits="multiway"),
     "river": _river,
 }
 
