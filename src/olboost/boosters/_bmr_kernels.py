@@ -14,13 +14,29 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from olboost.boosters._label_groups import column_groups
 from olboost.potentials._pairwise_kernels import (
     _bmr_scale,
     _pairwise_core_inlined,
+    counted_pairwise_costs,
     law_table_stack,
 )
 
-__all__ = ["State", "bmr_score", "bmr_step", "new_stacks", "online_bmr_update"]
+__all__ = [
+    "COMPACT_FROM_LABELS",
+    "State",
+    "bmr_score",
+    "bmr_step",
+    "new_stacks",
+    "online_bmr_update",
+    "dense_update",
+]
+
+#: From this many labels on, a round works on the groups of labels that no weak learner tells
+#: apart (:mod:`olboost.boosters._label_groups`), as Ada.OLMR's does
+#: (:data:`olboost.boosters._ada_olmr_kernels.COMPACT_FROM_LABELS`); below, every result is the
+#: label-by-label one, bit for bit.
+COMPACT_FROM_LABELS = 256
 
 
 @numba.njit(cache=True)
@@ -34,6 +50,72 @@ def online_bmr_update(
     w_max: np.ndarray,
 ) -> None:
     """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed.
+
+    The round of :func:`dense_update` (which says what it computes). From
+    :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
+    weak predictions are identical (:func:`olboost.boosters._label_groups.column_groups`),
+    each group's pairs taken once and multiplied by its size: the scores keep their bits, the
+    costs (hence the weights) differ from the label-by-label sums by rounding only (tested
+    against :func:`dense_update`).
+    """
+    n, k = H.shape
+    if k >= COMPACT_FROM_LABELS:
+        group_of = np.empty(k, dtype=np.int64)
+        first = np.empty(k, dtype=np.int64)
+        count = np.empty(k, dtype=np.int64)
+        n_groups = column_groups(H, y, group_of, first, count)
+        if n_groups >= 0:
+            _compact_update(
+                H, y, first[:n_groups], count[:n_groups], tables, d_min, loss_code,
+                weights_out, w_max,
+            )  # fmt: skip
+            return
+    dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+
+
+@numba.njit(cache=True)
+def _compact_update(H, y, first, count, tables, d_min, loss_code, weights_out, w_max):
+    """:func:`dense_update` on the groups ``first``/``count`` of :func:`column_groups`."""
+    n, k = H.shape
+    n_groups = first.shape[0]
+    Hc = np.empty((n, n_groups))
+    yc = np.empty(n_groups, dtype=np.bool_)
+    for g in range(n_groups):
+        yc[g] = y[first[g]]
+    for i in range(n):
+        for g in range(n_groups):
+            Hc[i, g] = H[i, first[g]]
+    s = np.zeros(n_groups)
+    cost = np.empty(n_groups)
+    scale = _bmr_scale(y)
+    for i in range(n):
+        if scale == 0.0:
+            cost[:] = 0.0
+        else:
+            counted_pairwise_costs(s, yc, count, tables[n - 1 - i], d_min, loss_code, scale, cost)
+        c_max = cost.max()
+        c_min = cost.min()
+        if c_max - c_min > w_max[i]:
+            w_max[i] = c_max - c_min
+        weights_out[i, :] = 0.0
+        for g in range(n_groups):
+            if yc[g]:
+                weights_out[i, first[g]] = c_max - cost[g]
+        for g in range(n_groups):
+            s[g] += Hc[i, g]
+
+
+@numba.njit(cache=True)
+def dense_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    tables: np.ndarray,
+    d_min: int,
+    loss_code: int,
+    weights_out: np.ndarray,
+    w_max: np.ndarray,
+) -> None:
+    """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed, label by label.
 
     For ``i = 1..N`` (0-based ``i`` below): the cost vector ``c^i[l] = phi^{N-i}(s^{i-1} + e_l)``
     (eq. 2), exact (:func:`olboost.potentials._pairwise_kernels.bmr_costs`); the weak learner's

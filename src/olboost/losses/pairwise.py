@@ -52,6 +52,7 @@ __all__ = [
     "pair_losses",
     "pair_count",
     "rank_loss_mask",
+    "counted_rank_loss",
 ]
 
 #: Pair-loss codes (the ``loss_code`` argument of the kernels).
@@ -226,6 +227,28 @@ def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: boo
     if weighted:
         return 0.5 * twice / (n_rel * n_irr)
     return 0.5 * twice
+
+
+@numba.njit(cache=True)
+def counted_rank_loss(s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: int) -> float:
+    """:func:`rank_loss_mask` of labels in groups of equal score (group ``g``: ``count[g]``
+    labels of score ``s[g]``, all relevant or all irrelevant, ``y[g]``; ``n_pairs = |Y| |Y^c|``
+    over the labels): the same integer count of mis-ordered pairs, so the same bits. O(G^2)
+    for ``G`` groups; meant for few relevant ones."""
+    for v in s:
+        if np.isnan(v):
+            return np.nan
+    if n_pairs == 0:
+        return 0.0
+    n = s.shape[0]
+    twice = 0
+    for l in range(n):
+        if y[l]:
+            s_l = s[l]
+            for r in range(n):
+                if not y[r]:
+                    twice += count[r] * (2 if s[r] > s_l else (1 if s[r] == s_l else 0))
+    return 0.5 * twice / n_pairs
 
 
 @numba.njit(cache=True)

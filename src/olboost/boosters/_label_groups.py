@@ -1,0 +1,78 @@
+"""Labels that no weak learner tells apart, grouped, so that a booster's round costs what the
+labels that occur cost, not ``k`` (issue #11).
+
+With thousands of labels and a handful relevant per example, most labels never reached any
+tree's leaf: every learner predicts the same value for all of them (its leaf's prior), so their
+columns of the ``(N, k)`` weak predictions ``H`` are identical, and so are their scores in every
+expert ``s^i = sum_{j <= i} alpha_j h^j`` and their costs. A booster can then run its round on
+one column per group of identical columns, each carrying the number of labels it stands for,
+and write the per-label results back. :func:`column_groups` finds the groups of one example, by
+hashing each column's bits and then checking every label against its group's first label, bit
+for bit: labels are grouped only when their columns are identical, whatever the committee.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["column_groups"]
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True)
+def column_groups(H: np.ndarray, y: np.ndarray, group_of: np.ndarray, first: np.ndarray,
+                  count: np.ndarray) -> int:  # fmt: skip
+    """Group the irrelevant labels whose columns of ``H`` are identical bit for bit; each
+    relevant label (``y[c]`` True) is a group of its own.
+
+    Groups are numbered in the order of their first label: ``group_of[c]`` is label ``c``'s
+    group, ``first[g]`` the first (smallest) label of group ``g`` and ``count[g]`` its number of
+    labels (``group_of``, ``first`` and ``count`` have ``k`` entries; only the first ``G`` of
+    ``first`` and ``count`` are written). Returns ``G``, or ``-1`` when two different columns
+    share a hash (then nothing written is meaningful, and the caller takes its label-by-label
+    path): every group it returns holds identical columns only.
+    """
+    n, k = H.shape
+    bits = H.view(np.int64)
+    key = np.full(k, np.uint64(0x243F6A8885A308D3))
+    for i in range(n):
+        for c in range(k):
+            key[c] = (key[c] ^ np.uint64(bits[i, c])) * _MIX
+    log_size = 1
+    while (1 << log_size) < 2 * k:
+        log_size += 1
+    size = 1 << log_size
+    table_key = np.empty(size, dtype=np.uint64)
+    table_group = np.full(size, -1, dtype=np.int64)
+    shift = np.uint64(64 - log_size)
+    n_groups = 0
+    for c in range(k):
+        if y[c]:
+            g = n_groups
+            n_groups += 1
+            first[g] = c
+            count[g] = 0
+        else:
+            h = np.int64((key[c] * _MIX) >> shift)
+            while table_group[h] >= 0 and table_key[h] != key[c]:
+                h = (h + 1) & (size - 1)
+            if table_group[h] < 0:
+                table_key[h] = key[c]
+                table_group[h] = n_groups
+                first[n_groups] = c
+                count[n_groups] = 0
+                n_groups += 1
+            g = table_group[h]
+        group_of[c] = g
+        count[g] += 1
+    # a hash says nothing for sure: every label is checked against its group's first label
+    for i in range(n):
+        row = bits[i]
+        differ = False
+        for c in range(k):
+            differ |= row[c] != row[first[group_of[c]]]
+        if differ:
+            return -1
+    return n_groups

@@ -1,0 +1,150 @@
+"""Rounds on groups of labels that no weak learner tells apart (issue #11): the groups, and
+Ada.OLMR's and OnlineBMR's rounds on them against their label-by-label rounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from olboost.boosters import _ada_olmr_kernels as ada
+from olboost.boosters import _bmr_kernels as bmr
+from olboost.boosters import _label_groups
+from olboost.boosters._label_groups import column_groups
+from olboost.potentials._pairwise_kernels import law_table_stack
+
+K = 300  # >= COMPACT_FROM_LABELS of both boosters (checked below)
+
+
+def _predictions(rng, n, k, active, quantum=None):
+    """Weak predictions as trees make them at many labels: every label the learners never
+    told apart gets its learner's prior, ``active`` labels get values of their own."""
+    H = np.repeat(rng.random((n, 1)), k, axis=1)
+    H[:, active] = rng.random((n, active.size))
+    if quantum is not None:
+        H = np.round(H / quantum) * quantum
+    return H
+
+
+def _groups(H, y):
+    k = H.shape[1]
+    group_of, first, count = (np.empty(k, dtype=np.int64) for _ in range(3))
+    n_groups = column_groups(H, y, group_of, first, count)
+    return n_groups, group_of, first[: max(n_groups, 0)], count[: max(n_groups, 0)]
+
+
+def test_the_compact_rounds_start_at_the_documented_label_count():
+    assert ada.COMPACT_FROM_LABELS == bmr.COMPACT_FROM_LABELS <= K
+
+
+def test_groups_hold_identical_columns_and_relevant_labels_alone():
+    rng = np.random.default_rng(0)
+    n, k = 6, 200
+    active = rng.choice(k, 40, replace=False)
+    H = _predictions(rng, n, k, active)
+    H[:, active[:4]] = H[:, [active[4]]]  # five active labels that nobody tells apart
+    H[3, active[5]] = np.nextafter(H[3, active[6]], 2.0)  # one bit away from a neighbour
+    H[:, active[6]] = H[:, active[5]]
+    H[3, active[6]] = np.nextafter(H[3, active[6]], -2.0)
+    y = np.zeros(k, dtype=bool)
+    y[[active[0], 3, 150]] = True
+    n_groups, group_of, first, count = _groups(H, y)
+    assert n_groups > 0
+    assert count.sum() == k
+    assert (np.diff(first) > 0).all()
+    np.testing.assert_array_equal(group_of[first], np.arange(n_groups))
+    bits = H.view(np.int64)
+    for c in range(k):
+        # a member's column is its group's first label's, bit for bit
+        np.testing.assert_array_equal(bits[:, c], bits[:, first[group_of[c]]])
+    for c in np.flatnonzero(y):
+        assert count[group_of[c]] == 1
+    # labels whose columns differ somewhere are never grouped
+    assert group_of[active[5]] != group_of[active[6]]
+    distinct = {tuple(bits[:, c]) for c in np.flatnonzero(~y)}
+    assert n_groups == len(distinct) + y.sum()
+    # the untouched labels make one group, active[1..4] another (active[0] is relevant)
+    assert count.max() == k - active.size - (y & ~np.isin(np.arange(k), active)).sum()
+    assert count[group_of[active[1]]] == 4
+
+
+def test_a_hash_collision_is_caught_and_reported(monkeypatch):
+    # every key the same: the check against each group's first label must find the difference
+    monkeypatch.setattr(_label_groups, "_MIX", np.uint64(0))
+    rng = np.random.default_rng(1)
+    n, k = 3, 20
+    H = _predictions(rng, n, k, np.arange(5))
+    y = np.zeros(k, dtype=bool)
+    y[10] = True
+    args = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
+    assert column_groups.py_func(H, y, *args) == -1
+    H[:, :5] = H[:, [5]]  # now every irrelevant column is the same: one group, no collision
+    assert column_groups.py_func(H, y, *args) == 2
+
+
+def _ada_round(update, H, y, alpha, t):
+    n, k = H.shape
+    alpha = alpha.copy()
+    log_v = np.linspace(-1.0, 0.0, n)
+    weights = np.full((n, k), 7.0)  # garbage: every entry must be written
+    edge_num, edge_den = np.zeros(n), np.zeros(n)
+    update(H, y, alpha, log_v, t, 1.0, 2.0, 1.0, weights, edge_num, edge_den)
+    return alpha, log_v, weights, edge_num, edge_den
+
+
+@pytest.mark.parametrize("relevant", [0, 1, 5, 40])
+def test_ada_olmr_round_on_groups_equals_the_label_by_label_round(relevant):
+    rng = np.random.default_rng(relevant)
+    n = 12
+    for t in (1, 7, 100):
+        active = rng.choice(K, 90, replace=False)
+        H = _predictions(rng, n, K, active)
+        y = np.zeros(K, dtype=bool)
+        y[rng.choice(active, relevant, replace=False)] = True
+        alpha = rng.uniform(-2.0, 2.0, n)
+        assert _groups(H, y)[0] < K // 2  # the round does run on groups
+        alpha_g, log_v_g, w_g, num_g, den_g = _ada_round(ada.ada_olmr_update, H, y, alpha, t)
+        alpha_d, log_v_d, w_d, num_d, den_d = _ada_round(ada.dense_update, H, y, alpha, t)
+        # the scores are the same bits, so are the rank losses and Hedge's weights
+        np.testing.assert_array_equal(log_v_g, log_v_d)
+        np.testing.assert_array_equal(w_g[:, ~y], 0.0)
+        # the rest are sums of at most K terms of size at most 1 (a cost entry is at most 1 in
+        # size, a weak prediction in [0, 1]) taken in another order: they differ by at most
+        # about K * 2^-53 = 3e-14
+        for got, want in ((alpha_g, alpha_d), (w_g, w_d), (num_g, num_d), (den_g, den_d)):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+
+
+def test_ada_olmr_round_below_the_compact_count_is_the_label_by_label_one_bit_for_bit():
+    rng = np.random.default_rng(3)
+    n, k = 8, ada.COMPACT_FROM_LABELS - 1
+    H = _predictions(rng, n, k, rng.choice(k, 30, replace=False))
+    y = np.zeros(k, dtype=bool)
+    y[[2, 9]] = True
+    alpha = rng.uniform(-2.0, 2.0, n)
+    got = _ada_round(ada.ada_olmr_update, H, y, alpha, 3)
+    want = _ada_round(ada.dense_update, H, y, alpha, 3)
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("relevant", [0, 1, 5])
+def test_online_bmr_round_on_groups_equals_the_label_by_label_round(relevant):
+    rng = np.random.default_rng(10 + relevant)
+    n, gamma = 10, 0.05
+    for quantum in (None, 0.25):  # 0.25: many ties and integer differences (the laws' atoms)
+        active = rng.choice(K, 90, replace=False)
+        H = _predictions(rng, n, K, active, quantum)
+        y = np.zeros(K, dtype=bool)
+        y[rng.choice(active, relevant, replace=False)] = True
+        p_plus = (1.0 - gamma * max(relevant, 1)) / K
+        tables = law_table_stack(n - 1, p_plus, p_plus + gamma)
+        got, want = [], []
+        for update, out in ((bmr.online_bmr_update, got), (bmr.dense_update, want)):
+            weights, w_max = np.full((n, K), 7.0), np.zeros(n)
+            update(H, y, tables, -(n - 1), 0, weights, w_max)
+            out += [weights, w_max]
+        np.testing.assert_array_equal(got[0][:, ~y], 0.0)
+        # costs are potentials (sums of K^2 pair terms, each at most 1, over K^2 pairs) summed
+        # in another order: they differ by rounding only, far below 1e-13
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
