@@ -44,8 +44,9 @@ def column_groups(H: np.ndarray, y: np.ndarray, group_of: np.ndarray, first: np.
     while (1 << log_size) < 2 * k:
         log_size += 1
     size = 1 << log_size
-    table_key = np.empty(size, dtype=np.uint64)
-    table_group = np.full(size, -1, dtype=np.int64)
+    # int32 and no copy of the keys (a group's key is its first label's): a smaller table
+    # stays on the heap, where a large one would be mapped afresh, page by page, every call
+    table = np.full(size, -1, dtype=np.int32)
     shift = np.uint64(64 - log_size)
     n_groups = 0
     for c in range(k):
@@ -56,23 +57,25 @@ def column_groups(H: np.ndarray, y: np.ndarray, group_of: np.ndarray, first: np.
             count[g] = 0
         else:
             h = np.int64((key[c] * _MIX) >> shift)
-            while table_group[h] >= 0 and table_key[h] != key[c]:
+            while table[h] >= 0 and key[first[table[h]]] != key[c]:
                 h = (h + 1) & (size - 1)
-            if table_group[h] < 0:
-                table_key[h] = key[c]
-                table_group[h] = n_groups
+            if table[h] < 0:
+                table[h] = n_groups
                 first[n_groups] = c
                 count[n_groups] = 0
                 n_groups += 1
-            g = table_group[h]
+            g = table[h]
         group_of[c] = g
         count[g] += 1
     # a hash says nothing for sure: every label is checked against its group's first label
+    rep = np.empty(k, dtype=np.int64)
+    for c in range(k):
+        rep[c] = first[group_of[c]]
     for i in range(n):
         row = bits[i]
         differ = False
         for c in range(k):
-            differ |= row[c] != row[first[group_of[c]]]
+            differ |= row[c] != row[rep[c]]
         if differ:
             return -1
     return n_groups

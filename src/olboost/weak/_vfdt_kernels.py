@@ -229,9 +229,19 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
     scratch, spare = np.empty(0), np.empty(0, dtype=np.int64)  # allocated at a first attempt
+    # The labels some tree weighs, in increasing order: with thousands of labels, a booster
+    # weighs a handful, and a tree's scan of its row for them cost more than learning them.
+    # One pass that compiles to vector code finds them for all trees; each tree then visits
+    # those labels in the same order as its whole row, skipping the same ones.
+    k = weights.shape[1]
+    weighed = np.zeros(k, dtype=np.bool_)
+    for i in range(lo, hi):
+        for label in range(k):
+            weighed[label] |= weights[i, label] > 0.0
+    labels = np.flatnonzero(weighed)
     for i in range(lo, hi):
         rows = work[i]
-        for label in range(weights.shape[1]):
+        for label in labels:
             w = weights[i, label] * weight_multiplier[i]
             if not w > 0.0:
                 continue

@@ -43,19 +43,23 @@ def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
     ``max_branches``. ``counts[i]`` receives the number of examples tree ``i`` will learn.
     """
     n, k = weights.shape
+    # one pass, with no early exit, so that it compiles to vector code (thousands of labels)
+    positive = np.empty(n, dtype=np.int64)
     for i in range(n):
-        for c in range(k):
-            w = weights[i, c]
-            if not (w >= 0.0 and w < np.inf and w * multiplier[i] < np.inf):
-                return False, 0
-    nodes = 0
-    for i in range(n):
+        m = multiplier[i]
+        bad = False
         count = 0
         for c in range(k):
-            if weights[i, c] > 0.0:
-                count += 1
-        nodes = max(nodes, n_nodes[i] + count * max_branches)
-        counts[i] = count
+            w = weights[i, c]
+            bad |= not (w >= 0.0 and w < np.inf and w * m < np.inf)
+            count += w > 0.0
+        if bad:
+            return False, 0
+        positive[i] = count
+    nodes = 0
+    for i in range(n):
+        nodes = max(nodes, n_nodes[i] + positive[i] * max_branches)
+        counts[i] = positive[i]
     return True, nodes
 
 
