@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
-from olboost.boosters._label_groups import column_groups
+from olboost.boosters._label_groups import grouped_columns
 from olboost.losses.logistic import counted_logistic_cost, grouped_logistic_cost
 from olboost.losses.pairwise import counted_rank_loss, rank_loss_mask
 
@@ -111,23 +111,20 @@ def ada_olmr_update(
 
     The round of :func:`dense_update` (which says what it computes). From
     :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
-    weak predictions are identical (:func:`olboost.boosters._label_groups.column_groups`),
+    weak predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`),
     each group's terms taken once and multiplied by its size: the irrelevant labels' costs,
     the scores and the rank losses keep their bits, while the relevant labels' costs, the
     weights ``w[t]`` and the dot products ``c . h^i`` (hence ``alpha``) differ from the
-    label-by-label sums by rounding only, a relative ``k * 2^-53`` at most (tested against
-    :func:`dense_update`).
+    label-by-label sums by rounding only: by at most about ``k 2^-53`` times the sum of their
+    terms' sizes (tested against :func:`dense_update`).
     """
     n, k = H.shape
     if k >= COMPACT_FROM_LABELS:
-        group_of = np.empty(k, dtype=np.int64)
-        first = np.empty(k, dtype=np.int64)
-        count = np.empty(k, dtype=np.int64)
-        n_groups = column_groups(H, y, group_of, first, count)
-        if n_groups >= 0:
+        first, count, Hc, yc = grouped_columns(H, y)
+        if first.shape[0] > 0:
             _compact_update(
-                H, y, first[:n_groups], count[:n_groups], alpha, log_v, t, step_scale,
-                alpha_bound, hedge_rate, weights_out, edge_num, edge_den,
+                k, first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate,
+                weights_out, edge_num, edge_den,
             )  # fmt: skip
             return
     dense_update(
@@ -138,22 +135,15 @@ def ada_olmr_update(
 
 @numba.njit(cache=True)
 def _compact_update(
-    H, y, first, count, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out,
+    k, first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out,
     edge_num, edge_den,
 ):  # fmt: skip
-    """:func:`dense_update` on the groups ``first``/``count`` of :func:`column_groups`."""
-    n, k = H.shape
-    n_groups = first.shape[0]
-    Hc = np.empty((n, n_groups))
-    yc = np.empty(n_groups, dtype=np.bool_)
+    """:func:`dense_update` over ``k`` labels, on the groups of :func:`grouped_columns`."""
+    n, n_groups = Hc.shape
     n_rel = 0
     for g in range(n_groups):
-        yc[g] = y[first[g]]
         if yc[g]:
             n_rel += 1
-    for i in range(n):
-        for g in range(n_groups):
-            Hc[i, g] = H[i, first[g]]
     n_pairs = n_rel * (k - n_rel)
     s = np.zeros(n_groups)
     cost = np.empty(n_groups)

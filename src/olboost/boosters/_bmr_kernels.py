@@ -14,7 +14,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from olboost.boosters._label_groups import column_groups
+from olboost.boosters._label_groups import grouped_columns
 from olboost.potentials._pairwise_kernels import (
     _bmr_scale,
     _pairwise_core_inlined,
@@ -53,38 +53,24 @@ def online_bmr_update(
 
     The round of :func:`dense_update` (which says what it computes). From
     :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
-    weak predictions are identical (:func:`olboost.boosters._label_groups.column_groups`),
+    weak predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`),
     each group's pairs taken once and multiplied by its size: the scores keep their bits, the
     costs (hence the weights) differ from the label-by-label sums by rounding only (tested
     against :func:`dense_update`).
     """
     n, k = H.shape
     if k >= COMPACT_FROM_LABELS:
-        group_of = np.empty(k, dtype=np.int64)
-        first = np.empty(k, dtype=np.int64)
-        count = np.empty(k, dtype=np.int64)
-        n_groups = column_groups(H, y, group_of, first, count)
-        if n_groups >= 0:
-            _compact_update(
-                H, y, first[:n_groups], count[:n_groups], tables, d_min, loss_code,
-                weights_out, w_max,
-            )  # fmt: skip
+        first, count, Hc, yc = grouped_columns(H, y)
+        if first.shape[0] > 0:
+            _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max)
             return
     dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
 
 
 @numba.njit(cache=True)
-def _compact_update(H, y, first, count, tables, d_min, loss_code, weights_out, w_max):
-    """:func:`dense_update` on the groups ``first``/``count`` of :func:`column_groups`."""
-    n, k = H.shape
-    n_groups = first.shape[0]
-    Hc = np.empty((n, n_groups))
-    yc = np.empty(n_groups, dtype=np.bool_)
-    for g in range(n_groups):
-        yc[g] = y[first[g]]
-    for i in range(n):
-        for g in range(n_groups):
-            Hc[i, g] = H[i, first[g]]
+def _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max):
+    """:func:`dense_update` for the mask ``y``, on the groups of :func:`grouped_columns`."""
+    n, n_groups = Hc.shape
     s = np.zeros(n_groups)
     cost = np.empty(n_groups)
     scale = _bmr_scale(y)

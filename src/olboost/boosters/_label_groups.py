@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["column_groups"]
+__all__ = ["column_groups", "grouped_columns"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -79,3 +79,25 @@ def column_groups(H: np.ndarray, y: np.ndarray, group_of: np.ndarray, first: np.
         if differ:
             return -1
     return n_groups
+
+
+@numba.njit(cache=True)
+def grouped_columns(
+    H: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The groups of :func:`column_groups` and their columns: ``(first, count, Hg, yg)``,
+    ``Hg[:, g]`` the column of group ``g`` (that of its first label) and ``yg[g]`` whether it is
+    relevant. Empty arrays (no group) when the hashes collided."""
+    n, k = H.shape
+    group_of = np.empty(k, dtype=np.int64)
+    first = np.empty(k, dtype=np.int64)
+    count = np.empty(k, dtype=np.int64)
+    n_groups = max(column_groups(H, y, group_of, first, count), 0)
+    Hg = np.empty((n, n_groups))
+    yg = np.empty(n_groups, dtype=np.bool_)
+    for g in range(n_groups):
+        yg[g] = y[first[g]]
+    for i in range(n):
+        for g in range(n_groups):
+            Hg[i, g] = H[i, first[g]]
+    return first[:n_groups], count[:n_groups], Hg, yg
