@@ -148,3 +148,23 @@ def test_online_bmr_round_on_groups_equals_the_label_by_label_round(relevant):
         # in another order: they differ by rounding only, far below 1e-13
         for a, b in zip(got, want, strict=True):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-13)
+
+
+def test_vector_sigmoids_are_within_three_units_in_the_last_place_of_the_c_library():
+    from olboost.losses.logistic import _sigmoid, _vector_sigmoids
+
+    rng = np.random.default_rng(7)
+    s = np.concatenate(
+        [rng.normal(0.0, 3.0, 20_000), rng.uniform(-40.0, 40.0, 5_000), [0.0, -0.0, 1e-300]]
+    )
+    s_l, w_y = 0.3, 1.0 / 7.0
+    got = np.empty_like(s)
+    _vector_sigmoids(s, s_l, w_y, got, np.empty_like(s), np.empty(s.shape, dtype=np.int64))
+    want = np.array([w_y * _sigmoid(v - s_l) for v in s])
+    # the exp itself is within one unit; the sigmoid's division and the scaling round again
+    assert (np.abs(got - want) <= 3 * np.spacing(want)).all()
+    # far out, e^-|z| underflows: the terms are w_y or (about) 0 either way
+    far = np.array([-800.0, -708.5, 708.5, 800.0])
+    got = np.empty_like(far)
+    _vector_sigmoids(far, 0.0, w_y, got, np.empty_like(far), np.empty(4, dtype=np.int64))
+    np.testing.assert_allclose(got, [0.0, 0.0, w_y, w_y], rtol=1e-15, atol=1e-300)
