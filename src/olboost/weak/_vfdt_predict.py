@@ -237,9 +237,17 @@ def predict(x, state, out):
                     out[i, c] = evidence * out[i, c] + floor
             continue
         denominator = total + k * leaf_prior
-        for c in range(k):
-            if denominator > 0.0:
+        if denominator > 0.0:
+            # a class the leaf does not hold has weight 0: its entry is the prior's share, the
+            # bits the formula gives it (0 + p is p), written for every class, then the held
+            # classes' entries (with thousands of labels, a leaf holds a few hundred)
+            share = leaf_prior / denominator
+            for c in range(k):
+                out[i, c] = share
+            for q in range(n_present[slot]):
+                c = present[slot, q]
                 out[i, c] = (stats[c] + leaf_prior) / denominator
-            else:
+        else:
+            for c in range(k):
                 out[i, c] = 1.0 / k
     return 0

@@ -51,7 +51,7 @@ def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
         count = 0
         for c in range(k):
             w = weights[i, c]
-            bad |= not (w >= 0.0 and w < np.inf and w * m < np.inf)
+            bad |= not ((w >= 0.0) & (w < np.inf) & (w * m < np.inf))  # no branch: & not and
             count += w > 0.0
         if bad:
             return False, 0
