@@ -25,8 +25,10 @@ __all__ = [
     "expert_scores",
     "ada_olmr_score",
     "ada_olmr_step",
+    "ada_olmr_step_grouped",
     "ada_olmr_update",
     "dense_update",
+    "grouped_update",
 ]
 
 #: From this many labels on, a round works on the groups of labels that no weak learner tells
@@ -83,10 +85,34 @@ def ada_olmr_step(
     return_scores: bool,
 ) -> int:
     """Round ``t`` of Ada.OLMR for the driver: the scores (if asked), then the update of
-    :func:`ada_olmr_update` for the relevant-label mask ``y``."""
+    :func:`dense_update` for the relevant-label mask ``y`` (fewer than
+    :data:`COMPACT_FROM_LABELS` labels; :func:`ada_olmr_step_grouped` from there on). Two
+    kernels, chosen by the booster, rather than one with both branches: a kernel compiles every
+    function it may call, and the grouped round added 4 s to the cold start of every model."""
     if return_scores:
         ada_olmr_score(H, t, state, scores)
-    ada_olmr_update(
+    dense_update(
+        H, y, state.alpha, state.log_v, t, state.step_scale, state.alpha_bound,
+        state.hedge_rate, weights_out, state.edge_num, state.edge_den,
+    )  # fmt: skip
+    return 0
+
+
+@numba.njit(cache=True)
+def ada_olmr_step_grouped(
+    H: np.ndarray,
+    y: np.ndarray,
+    t: int,
+    state: State,
+    weights_out: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """:func:`ada_olmr_step` with the update of :func:`grouped_update` (from
+    :data:`COMPACT_FROM_LABELS` labels on)."""
+    if return_scores:
+        ada_olmr_score(H, t, state, scores)
+    grouped_update(
         H, y, state.alpha, state.log_v, t, state.step_scale, state.alpha_bound,
         state.hedge_rate, weights_out, state.edge_num, state.edge_den,
     )  # fmt: skip
@@ -112,24 +138,50 @@ def ada_olmr_update(
     The round of :func:`dense_update` (which says what it computes). From
     :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
     weak predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`),
-    each group's terms taken once and multiplied by its size: the irrelevant labels' costs,
-    the scores and the rank losses keep their bits, while the relevant labels' costs, the
-    weights ``w[t]`` and the dot products ``c . h^i`` (hence ``alpha``) differ from the
-    label-by-label sums by rounding only: by at most about ``k 2^-53`` times the sum of their
-    terms' sizes (tested against :func:`dense_update`).
+    each group's terms taken once and multiplied by its size, the sigmoids from an exp in
+    vector code (:func:`olboost.losses.logistic.counted_logistic_cost`): the scores and the
+    rank losses keep their bits, while the costs, the weights ``w[t]`` and the dot products
+    ``c . h^i`` (hence ``alpha``) differ from the label-by-label ones by rounding only, about
+    ``k 2^-53`` times the sum of their terms' sizes (tested against :func:`dense_update`).
     """
-    n, k = H.shape
-    if k >= COMPACT_FROM_LABELS:
-        first, count, Hc, yc = grouped_columns(H, y)
-        if first.shape[0] > 0:
-            _compact_update(
-                k, first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate,
-                weights_out, edge_num, edge_den,
-            )  # fmt: skip
-            return
-    dense_update(
-        H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
-        edge_den,
+    if H.shape[1] >= COMPACT_FROM_LABELS:
+        grouped_update(
+            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
+            edge_den,
+        )  # fmt: skip
+    else:
+        dense_update(
+            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
+            edge_den,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def grouped_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    alpha: np.ndarray,
+    log_v: np.ndarray,
+    t: int,
+    step_scale: float,
+    alpha_bound: float,
+    hedge_rate: float,
+    weights_out: np.ndarray,
+    edge_num: np.ndarray,
+    edge_den: np.ndarray,
+) -> None:
+    """:func:`ada_olmr_update`'s round on groups of labels (any label count), or
+    :func:`dense_update` when the groups' hashes collided."""
+    first, count, Hc, yc = grouped_columns(H, y)
+    if first.shape[0] == 0:
+        dense_update(
+            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
+            edge_den,
+        )  # fmt: skip
+        return
+    _compact_update(
+        H.shape[1], first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate,
+        weights_out, edge_num, edge_den,
     )  # fmt: skip
 
 

@@ -27,9 +27,11 @@ __all__ = [
     "State",
     "bmr_score",
     "bmr_step",
+    "bmr_step_grouped",
     "new_stacks",
     "online_bmr_update",
     "dense_update",
+    "grouped_update",
 ]
 
 #: From this many labels on, a round works on the groups of labels that no weak learner tells
@@ -58,13 +60,29 @@ def online_bmr_update(
     costs (hence the weights) differ from the label-by-label sums by rounding only (tested
     against :func:`dense_update`).
     """
-    n, k = H.shape
-    if k >= COMPACT_FROM_LABELS:
-        first, count, Hc, yc = grouped_columns(H, y)
-        if first.shape[0] > 0:
-            _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max)
-            return
-    dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+    if H.shape[1] >= COMPACT_FROM_LABELS:
+        grouped_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+    else:
+        dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+
+
+@numba.njit(cache=True)
+def grouped_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    tables: np.ndarray,
+    d_min: int,
+    loss_code: int,
+    weights_out: np.ndarray,
+    w_max: np.ndarray,
+) -> None:
+    """:func:`online_bmr_update`'s round on groups of labels (any label count), or
+    :func:`dense_update` when the groups' hashes collided."""
+    first, count, Hc, yc = grouped_columns(H, y)
+    if first.shape[0] == 0:
+        dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+        return
+    _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max)
 
 
 @numba.njit(cache=True)
@@ -160,6 +178,30 @@ def bmr_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
             out[c] += H[i, c]
 
 
+@numba.njit(cache=True, inline="always")
+def _law_tables(H, y, state, weights):
+    """What :func:`bmr_step` needs before its update: ``(True, tables)``, the law tables of
+    the example's edge, or ``(False, ...)`` with every weight set to 0 when ``Y`` is empty or
+    full (no pair, every potential 0)."""
+    n, k = H.shape
+    n_rel = 0
+    for c in range(k):
+        if y[c]:
+            n_rel += 1
+    if n_rel == 0 or n_rel == k:
+        weights[:, :] = 0.0
+        return False, np.empty((0, 0, 0))
+    gamma = state.gamma
+    if gamma * n_rel >= 1.0:
+        gamma = state.gamma_cap / n_rel
+    if gamma != state.gamma:
+        state.n_capped[0] += 1
+    if n_rel not in state.stacks:
+        p_plus = (1.0 - gamma * n_rel) / k
+        state.stacks[n_rel] = law_table_stack(n - 1, p_plus, p_plus + gamma)
+    return True, state.stacks[n_rel]
+
+
 @numba.njit(cache=True)
 def bmr_step(
     H: np.ndarray,
@@ -171,30 +213,36 @@ def bmr_step(
     return_scores: bool,
 ) -> int:
     """Round ``t`` of OnlineBMR with exact potentials: the scores (if asked), then, unless ``Y``
-    is empty or full (no pair, every potential 0), :func:`online_bmr_update` with the law tables
+    is empty or full (no pair, every potential 0), :func:`dense_update` with the law tables
     of the example's edge ``gamma`` (``gamma_cap / |Y|`` when ``gamma |Y| >= 1``) and
-    ``u_gamma^Y``'s steps ``P(+1) = (1 - gamma |Y|) / k``, ``P(-1) = P(+1) + gamma``."""
+    ``u_gamma^Y``'s steps ``P(+1) = (1 - gamma |Y|) / k``, ``P(-1) = P(+1) + gamma``. Below
+    :data:`COMPACT_FROM_LABELS` labels; :func:`bmr_step_grouped` from there on (two kernels,
+    so that neither compiles the other's round: see
+    :func:`olboost.boosters._ada_olmr_kernels.ada_olmr_step`)."""
     if return_scores:
         bmr_score(H, t, state, scores)
-    n, k = H.shape
-    n_rel = 0
-    for c in range(k):
-        if y[c]:
-            n_rel += 1
-    if n_rel == 0 or n_rel == k:
-        weights[:, :] = 0.0
-        return 0
-    gamma = state.gamma
-    if gamma * n_rel >= 1.0:
-        gamma = state.gamma_cap / n_rel
-    if gamma != state.gamma:
-        state.n_capped[0] += 1
-    if n_rel not in state.stacks:
-        p_plus = (1.0 - gamma * n_rel) / k
-        state.stacks[n_rel] = law_table_stack(n - 1, p_plus, p_plus + gamma)
-    online_bmr_update(
-        H, y, state.stacks[n_rel], -(n - 1), state.loss_code, weights, state.weight_max
-    )
+    ok, tables = _law_tables(H, y, state, weights)
+    if ok:
+        dense_update(H, y, tables, -(H.shape[0] - 1), state.loss_code, weights, state.weight_max)
+    return 0
+
+
+@numba.njit(cache=True)
+def bmr_step_grouped(
+    H: np.ndarray,
+    y: np.ndarray,
+    t: int,
+    state: State,
+    weights: np.ndarray,
+    scores: np.ndarray,
+    return_scores: bool,
+) -> int:
+    """:func:`bmr_step` with the update of :func:`grouped_update`."""
+    if return_scores:
+        bmr_score(H, t, state, scores)
+    ok, tables = _law_tables(H, y, state, weights)
+    if ok:
+        grouped_update(H, y, tables, -(H.shape[0] - 1), state.loss_code, weights, state.weight_max)
     return 0
 
 

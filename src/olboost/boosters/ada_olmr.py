@@ -119,6 +119,8 @@ class AdaOLMR(AdaptiveState, RankingBooster):
         self._init_adaptive()  # Algorithm 3, line 1: alpha^i_1 = 0, v^i_1 = 1
 
     def _step_kernels(self) -> BoosterKernels:
+        if len(self._outputs()) >= K.COMPACT_FROM_LABELS:
+            return BoosterKernels(K.ada_olmr_score, K.ada_olmr_step_grouped)
         return BoosterKernels(K.ada_olmr_score, K.ada_olmr_step)
 
     def _step_state(self) -> K.State:

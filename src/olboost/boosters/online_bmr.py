@@ -117,7 +117,11 @@ class OnlineBMR(RankingBooster):
         return int(self._n_capped[0])
 
     def _step_kernels(self) -> BoosterKernels | None:
-        return BoosterKernels(K.bmr_score, K.bmr_step) if self.method == "exact" else None
+        if self.method != "exact":
+            return None
+        if len(self._outputs()) >= K.COMPACT_FROM_LABELS:
+            return BoosterKernels(K.bmr_score, K.bmr_step_grouped)
+        return BoosterKernels(K.bmr_score, K.bmr_step)
 
     def _step_state(self) -> K.State:
         stacks = self.__dict__.get("_stacks")

@@ -233,8 +233,8 @@ def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: boo
 def counted_rank_loss(s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: int) -> float:
     """:func:`rank_loss_mask` of labels in groups of equal score (group ``g``: ``count[g]``
     labels of score ``s[g]``, all relevant or all irrelevant, ``y[g]``; ``n_pairs = |Y| |Y^c|``
-    over the labels): the same integer count of mis-ordered pairs, so the same bits. O(G^2)
-    for ``G`` groups; meant for few relevant ones."""
+    over the labels): the same integer count of mis-ordered pairs, so the same bits.
+    O(|Y| G) for ``G`` groups."""
     for v in s:
         if np.isnan(v):
             return np.nan

@@ -196,44 +196,43 @@ def _pair_expectations(z, table, d_min, loss_code, want_costs):
 # binding counted a reference to it in and out, atomically; at k = 1,000 those counts were 42% of
 # OnlineBMR's run (perf), for the same arithmetic, which these do in the same order.
 @numba.njit(cache=True, _nrt=False)
-def _group_expectations(values, s_l, table, d_min, loss_code, want_costs, e0, e_minus, e_plus):
-    """:func:`_pair_expectations` at ``values[d] - s_l`` for every group ``d``, into ``e0``,
-    ``e_minus`` and ``e_plus``."""
+def _group_expectations(values, s_l, table, d_min, loss_code, e0, e_minus, e_plus):
+    """:func:`_pair_expectations` at ``values[d] - s_l`` for every group ``d``, with the
+    changes, into ``e0``, ``e_minus`` and ``e_plus``."""
     # One loop per loss, its code a constant: the loss's branches fold away at compile time
     # (the same arithmetic; at k = 1,000, OnlineBMR's expectations took 6 instead of 15 to 21
-    # ns per group, and were 45% of its run)
+    # ns per group, and were 45% of its run). Each loop takes the changes too, wanted or not
+    # (the expectation at z is the same bits either way): four copies of the code, not eight.
     n = values.shape[0]
-    if want_costs and loss_code == HINGE:
+    if loss_code == HINGE:
         for d in range(n):
             e0[d], e_minus[d], e_plus[d] = _pair_expectations(
                 values[d] - s_l, table, d_min, HINGE, True
             )
-    elif want_costs and loss_code == RANK:
+    elif loss_code == RANK:
         for d in range(n):
             e0[d], e_minus[d], e_plus[d] = _pair_expectations(
                 values[d] - s_l, table, d_min, RANK, True
             )
-    elif want_costs and loss_code == HINGE_NO_MARGIN:
+    elif loss_code == HINGE_NO_MARGIN:
         for d in range(n):
             e0[d], e_minus[d], e_plus[d] = _pair_expectations(
                 values[d] - s_l, table, d_min, HINGE_NO_MARGIN, True
             )
-    elif want_costs and loss_code == RANK_TIES:
+    else:
         for d in range(n):
             e0[d], e_minus[d], e_plus[d] = _pair_expectations(
                 values[d] - s_l, table, d_min, RANK_TIES, True
             )
-    else:
-        for d in range(n):
-            e0[d], e_minus[d], e_plus[d] = _pair_expectations(
-                values[d] - s_l, table, d_min, loss_code, want_costs
-            )
 
 
-@numba.njit(cache=True, inline="always")
-def _pairs_loop(
+@numba.njit(cache=True, _nrt=False)
+def _pairs_of_label(
     l, s, y_mask, table, d_min, loss_code, pair_w, use_pair_w, scale, want_costs, out, base
 ):  # fmt: skip
+    """The pairs ``(l, r)`` of relevant label ``l``, one by one: ``(base, own)``, ``base`` with
+    their weighted expectations added in the order of ``r``, ``own`` their changes at
+    ``s + e_l``; ``out[r]`` gets theirs at ``s + e_r`` if ``want_costs``."""
     s_l = s[l]
     own = 0.0
     for r in range(s.shape[0]):
@@ -248,36 +247,6 @@ def _pairs_loop(
             own += w * (g_minus - g0)
             out[r] += w * (g_plus - g0)
     return base, own
-
-
-@numba.njit(cache=True, _nrt=False)
-def _pairs_of_label(
-    l, s, y_mask, table, d_min, loss_code, pair_w, use_pair_w, scale, want_costs, out, base
-):  # fmt: skip
-    """The pairs ``(l, r)`` of relevant label ``l``, one by one: ``(base, own)``, ``base`` with
-    their weighted expectations added in the order of ``r``, ``own`` their changes at
-    ``s + e_l``; ``out[r]`` gets theirs at ``s + e_r`` if ``want_costs``."""
-    # one loop per loss, its code a constant, as in _group_expectations
-    if loss_code == HINGE:
-        return _pairs_loop(
-            l, s, y_mask, table, d_min, HINGE, pair_w, use_pair_w, scale, want_costs, out, base
-        )
-    if loss_code == RANK:
-        return _pairs_loop(
-            l, s, y_mask, table, d_min, RANK, pair_w, use_pair_w, scale, want_costs, out, base
-        )
-    if loss_code == HINGE_NO_MARGIN:
-        return _pairs_loop(
-            l, s, y_mask, table, d_min, HINGE_NO_MARGIN, pair_w, use_pair_w, scale, want_costs,
-            out, base,
-        )  # fmt: skip
-    if loss_code == RANK_TIES:
-        return _pairs_loop(
-            l, s, y_mask, table, d_min, RANK_TIES, pair_w, use_pair_w, scale, want_costs, out, base
-        )
-    return _pairs_loop(
-        l, s, y_mask, table, d_min, loss_code, pair_w, use_pair_w, scale, want_costs, out, base
-    )
 
 
 @numba.njit(cache=True)
@@ -316,9 +285,7 @@ def _pairwise_core(
         # out[l] is only written in this iteration: summed in a register, in the same order
         own = 0.0
         if k >= GROUP_FROM_LABELS:
-            _group_expectations(
-                values, s_l, table, d_min, loss_code, want_costs, e0, e_minus, e_plus
-            )
+            _group_expectations(values, s_l, table, d_min, loss_code, e0, e_minus, e_plus)
             for q in range(irrelevant.shape[0]):
                 r = irrelevant[q]
                 w = scale * pair_w[l, r] if use_pair_w else scale
@@ -378,7 +345,7 @@ def counted_pairwise_costs(
     base = 0.0
     for l in range(n):
         if y[l]:
-            _group_expectations(s, s[l], table, d_min, loss_code, True, e0, e_minus, e_plus)
+            _group_expectations(s, s[l], table, d_min, loss_code, e0, e_minus, e_plus)
             base = _counted_pairs(l, y, count, scale, e0, e_minus, e_plus, out, base)
     for j in range(n):
         out[j] += base

@@ -231,7 +231,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     scratch, spare = np.empty(0), np.empty(0, dtype=np.int64)  # allocated at a first attempt
     # The labels some tree weighs, in increasing order: with thousands of labels, a booster
     # weighs a handful, and a tree's scan of its row for them cost more than learning them.
-    # One pass that compiles to vector code finds them for all trees; each tree then visits
+    # One branch-free pass finds them for all trees; each tree then visits
     # those labels in the same order as its whole row, skipping the same ones.
     k = weights.shape[1]
     weighed = np.zeros(k, dtype=np.bool_)
