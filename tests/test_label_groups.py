@@ -12,7 +12,7 @@ from olboost.boosters import _label_groups
 from olboost.boosters._label_groups import column_groups
 from olboost.potentials._pairwise_kernels import law_table_stack
 
-K = 300  # >= COMPACT_FROM_LABELS of both boosters (checked below)
+K = 300  # >= COMPACT_FROM_LABELS of both boosters (checked with the steps they take)
 
 
 def _predictions(rng, n, k, active, quantum=None):
@@ -30,10 +30,6 @@ def _groups(H, y):
     group_of, first, count = (np.empty(k, dtype=np.int64) for _ in range(3))
     n_groups = column_groups(H, y, group_of, first, count)
     return n_groups, group_of, first[: max(n_groups, 0)], count[: max(n_groups, 0)]
-
-
-def test_the_compact_rounds_start_at_the_documented_label_count():
-    assert ada.COMPACT_FROM_LABELS == bmr.COMPACT_FROM_LABELS <= K
 
 
 def test_groups_hold_identical_columns_and_relevant_labels_alone():
@@ -102,8 +98,8 @@ def test_ada_olmr_round_on_groups_equals_the_label_by_label_round(relevant):
         y[rng.choice(active, relevant, replace=False)] = True
         alpha = rng.uniform(-2.0, 2.0, n)
         assert _groups(H, y)[0] < K // 2  # the round does run on groups
-        alpha_g, log_v_g, w_g, num_g, den_g = _ada_round(ada.ada_olmr_update, H, y, alpha, t)
-        alpha_d, log_v_d, w_d, num_d, den_d = _ada_round(ada.dense_update, H, y, alpha, t)
+        alpha_g, log_v_g, w_g, num_g, den_g = _ada_round(ada.grouped_update, H, y, alpha, t)
+        alpha_d, log_v_d, w_d, num_d, den_d = _ada_round(ada.ada_olmr_update, H, y, alpha, t)
         # the scores are the same bits, so are the rank losses and Hedge's weights
         np.testing.assert_array_equal(log_v_g, log_v_d)
         np.testing.assert_array_equal(w_g[:, ~y], 0.0)
@@ -112,19 +108,6 @@ def test_ada_olmr_round_on_groups_equals_the_label_by_label_round(relevant):
         # about K * 2^-53 = 3e-14
         for got, want in ((alpha_g, alpha_d), (w_g, w_d), (num_g, num_d), (den_g, den_d)):
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
-
-
-def test_ada_olmr_round_below_the_compact_count_is_the_label_by_label_one_bit_for_bit():
-    rng = np.random.default_rng(3)
-    n, k = 8, ada.COMPACT_FROM_LABELS - 1
-    H = _predictions(rng, n, k, rng.choice(k, 30, replace=False))
-    y = np.zeros(k, dtype=bool)
-    y[[2, 9]] = True
-    alpha = rng.uniform(-2.0, 2.0, n)
-    got = _ada_round(ada.ada_olmr_update, H, y, alpha, 3)
-    want = _ada_round(ada.dense_update, H, y, alpha, 3)
-    for a, b in zip(got, want, strict=True):
-        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("relevant", [0, 1, 5])
@@ -139,7 +122,7 @@ def test_online_bmr_round_on_groups_equals_the_label_by_label_round(relevant):
         p_plus = (1.0 - gamma * max(relevant, 1)) / K
         tables = law_table_stack(n - 1, p_plus, p_plus + gamma)
         got, want = [], []
-        for update, out in ((bmr.online_bmr_update, got), (bmr.dense_update, want)):
+        for update, out in ((bmr.grouped_update, got), (bmr.online_bmr_update, want)):
             weights, w_max = np.full((n, K), 7.0), np.zeros(n)
             update(H, y, tables, -(n - 1), 0, weights, w_max)
             out += [weights, w_max]
@@ -189,9 +172,12 @@ def test_boosters_take_the_grouped_step_from_the_compact_count_and_it_tracks_the
             olboost.VFDTCommittee(n_features=5), learners=6, seed=2, labels=K
         )
 
-    small = getattr(olboost, booster)(olboost.VFDTCommittee(n_features=5), learners=6, labels=20)
-    small.learn_one({"a": 1.0}, {0})
-    assert small._step_kernels().step is dense
+    # the grouped step from COMPACT_FROM_LABELS labels on, the label-by-label one below
+    assert ada.COMPACT_FROM_LABELS == bmr.COMPACT_FROM_LABELS <= K
+    for k, step in ((ada.COMPACT_FROM_LABELS - 1, dense), (ada.COMPACT_FROM_LABELS, grouped)):
+        edge = getattr(olboost, booster)(olboost.VFDTCommittee(n_features=5), learners=6, labels=k)
+        edge.learn_one({"a": 1.0}, {0})
+        assert edge._step_kernels().step is step
     whole = model()
     scores = whole.score_then_learn(X, Y)
     assert whole._step_kernels().step is grouped

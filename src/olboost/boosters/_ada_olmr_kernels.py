@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
-from olboost.boosters._label_groups import grouped_columns
+from olboost.boosters._label_groups import grouped_columns, relevant_weights
 from olboost.losses.logistic import counted_logistic_cost, grouped_logistic_cost
 from olboost.losses.pairwise import counted_rank_loss, rank_loss_mask
 
@@ -27,13 +27,12 @@ __all__ = [
     "ada_olmr_step",
     "ada_olmr_step_grouped",
     "ada_olmr_update",
-    "dense_update",
     "grouped_update",
 ]
 
 #: From this many labels on, a round works on the groups of labels that no weak learner tells
 #: apart (:mod:`olboost.boosters._label_groups`): its cost follows the labels that occur, and
-#: its results equal the label-by-label ones up to rounding (see :func:`ada_olmr_update`).
+#: its results equal the label-by-label ones up to rounding (see :func:`grouped_update`).
 #: Below, every result is the label-by-label one, bit for bit.
 COMPACT_FROM_LABELS = 256
 
@@ -85,13 +84,13 @@ def ada_olmr_step(
     return_scores: bool,
 ) -> int:
     """Round ``t`` of Ada.OLMR for the driver: the scores (if asked), then the update of
-    :func:`dense_update` for the relevant-label mask ``y`` (fewer than
+    :func:`ada_olmr_update` for the relevant-label mask ``y`` (fewer than
     :data:`COMPACT_FROM_LABELS` labels; :func:`ada_olmr_step_grouped` from there on). Two
     kernels, chosen by the booster, rather than one with both branches: a kernel compiles every
     function it may call, and the grouped round added 4 s to the cold start of every model."""
     if return_scores:
         ada_olmr_score(H, t, state, scores)
-    dense_update(
+    ada_olmr_update(
         H, y, state.alpha, state.log_v, t, state.step_scale, state.alpha_bound,
         state.hedge_rate, weights_out, state.edge_num, state.edge_den,
     )  # fmt: skip
@@ -133,116 +132,9 @@ def ada_olmr_update(
     edge_num: np.ndarray,
     edge_den: np.ndarray,
 ) -> None:
-    """One learning round of Ada.OLMR after ``Y_t`` (mask ``y``) is revealed; updates in place.
-
-    The round of :func:`dense_update` (which says what it computes). From
-    :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
-    weak predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`),
-    each group's terms taken once and multiplied by its size, the sigmoids from an exp in
-    vector code (:func:`olboost.losses.logistic.counted_logistic_cost`): the scores and the
-    rank losses keep their bits, while the costs, the weights ``w[t]`` and the dot products
-    ``c . h^i`` (hence ``alpha``) differ from the label-by-label ones by rounding only, about
-    ``k 2^-53`` times the sum of their terms' sizes (tested against :func:`dense_update`).
-    """
-    if H.shape[1] >= COMPACT_FROM_LABELS:
-        grouped_update(
-            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
-            edge_den,
-        )  # fmt: skip
-    else:
-        dense_update(
-            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
-            edge_den,
-        )  # fmt: skip
-
-
-@numba.njit(cache=True)
-def grouped_update(
-    H: np.ndarray,
-    y: np.ndarray,
-    alpha: np.ndarray,
-    log_v: np.ndarray,
-    t: int,
-    step_scale: float,
-    alpha_bound: float,
-    hedge_rate: float,
-    weights_out: np.ndarray,
-    edge_num: np.ndarray,
-    edge_den: np.ndarray,
-) -> None:
-    """:func:`ada_olmr_update`'s round on groups of labels (any label count), or
-    :func:`dense_update` when the groups' hashes collided."""
-    first, count, Hc, yc = grouped_columns(H, y)
-    if first.shape[0] == 0:
-        dense_update(
-            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
-            edge_den,
-        )  # fmt: skip
-        return
-    _compact_update(
-        H.shape[1], first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate,
-        weights_out, edge_num, edge_den,
-    )  # fmt: skip
-
-
-@numba.njit(cache=True)
-def _compact_update(
-    k, first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out,
-    edge_num, edge_den,
-):  # fmt: skip
-    """:func:`dense_update` over ``k`` labels, on the groups of :func:`grouped_columns`."""
-    n, n_groups = Hc.shape
-    n_rel = 0
-    for g in range(n_groups):
-        if yc[g]:
-            n_rel += 1
-    n_pairs = n_rel * (k - n_rel)
-    s = np.zeros(n_groups)
-    cost = np.empty(n_groups)
-    w_cur = counted_logistic_cost(s, yc, count, n_pairs, cost)
-    eta = step_scale / math.sqrt(t)
-    for i in range(n):
-        own = 0.0
-        for g in range(n_groups):
-            own += count[g] * cost[g] * Hc[i, g]
-        edge_num[i] -= own
-        edge_den[i] += w_cur
-        c_max = cost[0]
-        for g in range(1, n_groups):
-            if cost[g] > c_max:
-                c_max = cost[g]
-        weights_out[i, :] = 0.0
-        for g in range(n_groups):
-            if yc[g]:
-                weights_out[i, first[g]] = c_max - cost[g]
-        a = alpha[i]
-        for g in range(n_groups):
-            s[g] += a * Hc[i, g]
-        w_cur = counted_logistic_cost(s, yc, count, n_pairs, cost)
-        grad = 0.0
-        for g in range(n_groups):
-            grad += count[g] * cost[g] * Hc[i, g]
-        alpha[i] = ogd_step(a, eta, grad, alpha_bound)
-        log_v[i] -= hedge_rate * counted_rank_loss(s, yc, count, n_pairs)
-    hedge_renormalise(log_v)
-
-
-@numba.njit(cache=True)
-def dense_update(
-    H: np.ndarray,
-    y: np.ndarray,
-    alpha: np.ndarray,
-    log_v: np.ndarray,
-    t: int,
-    step_scale: float,
-    alpha_bound: float,
-    hedge_rate: float,
-    weights_out: np.ndarray,
-    edge_num: np.ndarray,
-    edge_den: np.ndarray,
-) -> None:
     """One learning round of Ada.OLMR after ``Y_t`` (mask ``y``) is revealed, label by label;
-    updates in place.
+    updates in place (below :data:`COMPACT_FROM_LABELS` labels; :func:`grouped_update` from
+    there on).
 
     For ``i = 1..N`` (0-based ``i`` below):
 
@@ -285,4 +177,79 @@ def dense_update(
             grad += cost[c] * H[i, c]
         alpha[i] = ogd_step(a, eta, grad, alpha_bound)
         log_v[i] -= hedge_rate * rank_loss_mask(s, y)
+    hedge_renormalise(log_v)
+
+
+@numba.njit(cache=True)
+def grouped_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    alpha: np.ndarray,
+    log_v: np.ndarray,
+    t: int,
+    step_scale: float,
+    alpha_bound: float,
+    hedge_rate: float,
+    weights_out: np.ndarray,
+    edge_num: np.ndarray,
+    edge_den: np.ndarray,
+) -> None:
+    """The round of :func:`ada_olmr_update` on one column per group of labels whose weak
+    predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`), each
+    group's terms taken once and multiplied by its size, the sigmoids from an exp in vector code
+    (:func:`olboost.losses.logistic.counted_logistic_cost`); :func:`ada_olmr_update` itself
+    when the groups' hashes collided. The scores and the rank losses keep their bits, while the
+    costs, the weights ``w[t]`` and the dot products ``c . h^i`` (hence ``alpha``) differ from
+    the label-by-label ones by rounding only, about ``k 2^-53`` times the sum of their terms'
+    sizes (tested against :func:`ada_olmr_update`). The booster's round from
+    :data:`COMPACT_FROM_LABELS` labels on."""
+    first, count, Hc, yc = grouped_columns(H, y)
+    if first.shape[0] == 0:
+        ada_olmr_update(
+            H, y, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out, edge_num,
+            edge_den,
+        )  # fmt: skip
+        return
+    _compact_update(
+        H.shape[1], first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate,
+        weights_out, edge_num, edge_den,
+    )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def _compact_update(
+    k, first, count, Hc, yc, alpha, log_v, t, step_scale, alpha_bound, hedge_rate, weights_out,
+    edge_num, edge_den,
+):  # fmt: skip
+    """:func:`ada_olmr_update` over ``k`` labels, on the groups of :func:`grouped_columns`."""
+    n, n_groups = Hc.shape
+    n_rel = 0
+    for g in range(n_groups):
+        if yc[g]:
+            n_rel += 1
+    n_pairs = n_rel * (k - n_rel)
+    s = np.zeros(n_groups)
+    cost = np.empty(n_groups)
+    w_cur = counted_logistic_cost(s, yc, count, n_pairs, cost)
+    eta = step_scale / math.sqrt(t)
+    for i in range(n):
+        own = 0.0
+        for g in range(n_groups):
+            own += count[g] * cost[g] * Hc[i, g]
+        edge_num[i] -= own
+        edge_den[i] += w_cur
+        c_max = cost[0]
+        for g in range(1, n_groups):
+            if cost[g] > c_max:
+                c_max = cost[g]
+        relevant_weights(weights_out[i], first, yc, cost, c_max)
+        a = alpha[i]
+        for g in range(n_groups):
+            s[g] += a * Hc[i, g]
+        w_cur = counted_logistic_cost(s, yc, count, n_pairs, cost)
+        grad = 0.0
+        for g in range(n_groups):
+            grad += count[g] * cost[g] * Hc[i, g]
+        alpha[i] = ogd_step(a, eta, grad, alpha_bound)
+        log_v[i] -= hedge_rate * counted_rank_loss(s, yc, count, n_pairs)
     hedge_renormalise(log_v)

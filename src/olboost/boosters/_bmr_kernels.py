@@ -14,7 +14,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
-from olboost.boosters._label_groups import grouped_columns
+from olboost.boosters._label_groups import grouped_columns, relevant_weights
 from olboost.potentials._pairwise_kernels import (
     _bmr_scale,
     _pairwise_core_inlined,
@@ -30,14 +30,13 @@ __all__ = [
     "bmr_step_grouped",
     "new_stacks",
     "online_bmr_update",
-    "dense_update",
     "grouped_update",
 ]
 
 #: From this many labels on, a round works on the groups of labels that no weak learner tells
 #: apart (:mod:`olboost.boosters._label_groups`), as Ada.OLMR's does
-#: (:data:`olboost.boosters._ada_olmr_kernels.COMPACT_FROM_LABELS`); below, every result is the
-#: label-by-label one, bit for bit.
+#: (:data:`olboost.boosters._ada_olmr_kernels.COMPACT_FROM_LABELS`; see :func:`grouped_update`);
+#: below, every result is the label-by-label one, bit for bit.
 COMPACT_FROM_LABELS = 256
 
 
@@ -51,75 +50,8 @@ def online_bmr_update(
     weights_out: np.ndarray,
     w_max: np.ndarray,
 ) -> None:
-    """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed.
-
-    The round of :func:`dense_update` (which says what it computes). From
-    :data:`COMPACT_FROM_LABELS` labels on, it runs on one column per group of labels whose
-    weak predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`),
-    each group's pairs taken once and multiplied by its size: the scores keep their bits, the
-    costs (hence the weights) differ from the label-by-label sums by rounding only (tested
-    against :func:`dense_update`).
-    """
-    if H.shape[1] >= COMPACT_FROM_LABELS:
-        grouped_update(H, y, tables, d_min, loss_code, weights_out, w_max)
-    else:
-        dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
-
-
-@numba.njit(cache=True)
-def grouped_update(
-    H: np.ndarray,
-    y: np.ndarray,
-    tables: np.ndarray,
-    d_min: int,
-    loss_code: int,
-    weights_out: np.ndarray,
-    w_max: np.ndarray,
-) -> None:
-    """:func:`online_bmr_update`'s round on groups of labels (any label count), or
-    :func:`dense_update` when the groups' hashes collided."""
-    first, count, Hc, yc = grouped_columns(H, y)
-    if first.shape[0] == 0:
-        dense_update(H, y, tables, d_min, loss_code, weights_out, w_max)
-        return
-    _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max)
-
-
-@numba.njit(cache=True)
-def _compact_update(y, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max):
-    """:func:`dense_update` for the mask ``y``, on the groups of :func:`grouped_columns`."""
-    n, n_groups = Hc.shape
-    s = np.zeros(n_groups)
-    cost = np.empty(n_groups)
-    scale = _bmr_scale(y)
-    for i in range(n):
-        if scale == 0.0:
-            cost[:] = 0.0
-        else:
-            counted_pairwise_costs(s, yc, count, tables[n - 1 - i], d_min, loss_code, scale, cost)
-        c_max = cost.max()
-        c_min = cost.min()
-        if c_max - c_min > w_max[i]:
-            w_max[i] = c_max - c_min
-        weights_out[i, :] = 0.0
-        for g in range(n_groups):
-            if yc[g]:
-                weights_out[i, first[g]] = c_max - cost[g]
-        for g in range(n_groups):
-            s[g] += Hc[i, g]
-
-
-@numba.njit(cache=True)
-def dense_update(
-    H: np.ndarray,
-    y: np.ndarray,
-    tables: np.ndarray,
-    d_min: int,
-    loss_code: int,
-    weights_out: np.ndarray,
-    w_max: np.ndarray,
-) -> None:
-    """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed, label by label.
+    """One learning round of OnlineBMR after ``Y_t`` (mask ``y``) is revealed, label by label
+    (below :data:`COMPACT_FROM_LABELS` labels; :func:`grouped_update` from there on).
 
     For ``i = 1..N`` (0-based ``i`` below): the cost vector ``c^i[l] = phi^{N-i}(s^{i-1} + e_l)``
     (eq. 2), exact (:func:`olboost.potentials._pairwise_kernels.bmr_costs`); the weak learner's
@@ -150,6 +82,56 @@ def dense_update(
             weights_out[i, c] = (c_max - cost[c]) if y[c] else 0.0
         for c in range(k):
             s[c] += H[i, c]
+
+
+@numba.njit(cache=True)
+def grouped_update(
+    H: np.ndarray,
+    y: np.ndarray,
+    tables: np.ndarray,
+    d_min: int,
+    loss_code: int,
+    weights_out: np.ndarray,
+    w_max: np.ndarray,
+) -> None:
+    """The round of :func:`online_bmr_update` on one column per group of labels whose weak
+    predictions are identical (:func:`olboost.boosters._label_groups.grouped_columns`), each
+    group's pairs taken once and multiplied by its size; :func:`online_bmr_update` itself when
+    the groups' hashes collided. The scores keep their bits, the costs (hence the weights)
+    differ from the label-by-label ones by rounding only (tested against
+    :func:`online_bmr_update`). The booster's round from :data:`COMPACT_FROM_LABELS` labels
+    on."""
+    first, count, Hc, yc = grouped_columns(H, y)
+    if first.shape[0] == 0:
+        online_bmr_update(H, y, tables, d_min, loss_code, weights_out, w_max)
+        return
+    _compact_update(H.shape[1], first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max)
+
+
+@numba.njit(cache=True)
+def _compact_update(k, first, count, Hc, yc, tables, d_min, loss_code, weights_out, w_max):
+    """:func:`online_bmr_update` over ``k`` labels, on the groups of :func:`grouped_columns`."""
+    n, n_groups = Hc.shape
+    s = np.zeros(n_groups)
+    cost = np.empty(n_groups)
+    n_rel = 0
+    for g in range(n_groups):
+        if yc[g]:
+            n_rel += 1
+    n_pairs = n_rel * (k - n_rel)  # _bmr_scale's, from the groups
+    scale = 0.0 if n_pairs == 0 else 1.0 / n_pairs
+    for i in range(n):
+        if scale == 0.0:
+            cost[:] = 0.0
+        else:
+            counted_pairwise_costs(s, yc, count, tables[n - 1 - i], d_min, loss_code, scale, cost)
+        c_max = cost.max()
+        c_min = cost.min()
+        if c_max - c_min > w_max[i]:
+            w_max[i] = c_max - c_min
+        relevant_weights(weights_out[i], first, yc, cost, c_max)
+        for g in range(n_groups):
+            s[g] += Hc[i, g]
 
 
 #: What the compiled step of OnlineBMR reads and updates (``olboost.boosters._driver``).
@@ -213,7 +195,7 @@ def bmr_step(
     return_scores: bool,
 ) -> int:
     """Round ``t`` of OnlineBMR with exact potentials: the scores (if asked), then, unless ``Y``
-    is empty or full (no pair, every potential 0), :func:`dense_update` with the law tables
+    is empty or full (no pair, every potential 0), :func:`online_bmr_update` with the law tables
     of the example's edge ``gamma`` (``gamma_cap / |Y|`` when ``gamma |Y| >= 1``) and
     ``u_gamma^Y``'s steps ``P(+1) = (1 - gamma |Y|) / k``, ``P(-1) = P(+1) + gamma``. Below
     :data:`COMPACT_FROM_LABELS` labels; :func:`bmr_step_grouped` from there on (two kernels,
@@ -223,7 +205,9 @@ def bmr_step(
         bmr_score(H, t, state, scores)
     ok, tables = _law_tables(H, y, state, weights)
     if ok:
-        dense_update(H, y, tables, -(H.shape[0] - 1), state.loss_code, weights, state.weight_max)
+        online_bmr_update(
+            H, y, tables, -(H.shape[0] - 1), state.loss_code, weights, state.weight_max
+        )
     return 0
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["column_groups", "grouped_columns"]
+__all__ = ["column_groups", "grouped_columns", "relevant_weights"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
@@ -101,3 +101,14 @@ def grouped_columns(
         for g in range(n_groups):
             Hg[i, g] = H[i, first[g]]
     return first[:n_groups], count[:n_groups], Hg, yg
+
+
+@numba.njit(cache=True, inline="always")
+def relevant_weights(row: np.ndarray, first: np.ndarray, yg: np.ndarray, cost: np.ndarray,
+                     c_max: float) -> None:  # fmt: skip
+    """A learner's label weights from a grouped round: ``c_max - cost[g]`` for the label of each
+    relevant group ``g`` (a group of its own), 0 for every other label of ``row``."""
+    row[:] = 0.0
+    for g in range(first.shape[0]):
+        if yg[g]:
+            row[first[g]] = c_max - cost[g]
