@@ -266,7 +266,7 @@ def kernel_structure(c: VFDTCommittee, i: int, node: int = 0):
         return None
     if kind == K.LEAF:
         s = c.node_slot_[i, node]
-        return ("leaf", tuple(c.leaf_class_[s].tolist()))
+        return ("leaf", tuple(c._dense_leaf_rows()["leaf_class_"][s].tolist()))
     j = int(c.node_feature_[i, node])
     n_branches = int(c.n_categories_[i, j]) if kind == K.NOMINAL_MULTIWAY else 2
     first = int(c.node_child_[i, node])
@@ -472,7 +472,7 @@ def test_capacity_growth_is_invisible():
     tiny = committee(capacity=1)
     big = committee(capacity=512)
     assert np.array_equal(run(tiny, X, W), run(big, X, W))
-    assert tiny.node_kind_.shape[1] > 1 and tiny.leaf_class_.shape[0] > 5
+    assert tiny.node_kind_.shape[1] > 1 and tiny.leaf_last_.shape[0] > 5
     for i in range(5):
         assert kernel_structure(tiny, i) == kernel_structure(big, i)
 
@@ -637,7 +637,8 @@ def listed_zero_classes(c: VFDTCommittee) -> int:
     total = 0
     for i in range(c.n_learners_):
         live = c.node_slot_[i, : c.n_nodes_[i]][c.node_kind_[i, : c.n_nodes_[i]] == K.LEAF]
-        total += int((c.leaf_listed_[live] & (c.leaf_class_[live] == 0.0)).sum())
+        rows = c._dense_leaf_rows()
+        total += int((rows["leaf_listed_"][live] & (rows["leaf_class_"][live] == 0.0)).sum())
     return total
 
 
@@ -694,7 +695,7 @@ def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshol
     # River's zero-weight classes (which vote log 1 in naive Bayes) must have been exercised.
     assert zero_listed > 0
     if mode == "nba":
-        weights = c.leaf_correct_[: c.leaf_class_.shape[0]]
+        weights = c.leaf_correct_
         assert (weights[:, 0] > weights[:, 1]).any() and (weights[:, 1] > weights[:, 0]).any()
 
 
@@ -719,7 +720,7 @@ def test_naive_bayes_leaf_prior_mixes_with_uniform():
                     break
             if plain.node_kind_[i, node] != K.LEAF:
                 continue
-            total = plain.leaf_class_[plain.node_slot_[i, node]].sum()
+            total = plain._dense_leaf_rows()["leaf_class_"][plain.node_slot_[i, node]].sum()
             if total > 0.0:
                 np.testing.assert_allclose(
                     p[i], (total * q[i] + 0.5) / (total + 4 * 0.5), rtol=0, atol=1e-12
@@ -764,7 +765,7 @@ def test_naive_bayes_adaptive_capacity_growth_is_invisible():
     tiny = committee(capacity=1, leaf_prediction="nba")
     big = committee(capacity=512, leaf_prediction="nba")
     assert np.array_equal(run(tiny, X, W), run(big, X, W))
-    assert tiny.leaf_correct_.shape[0] > 5 and tiny.leaf_listed_.shape == tiny.leaf_class_.shape
+    assert tiny.leaf_correct_.shape[0] > 5 and tiny.leaf_start_.shape == tiny.leaf_last_.shape
     for i in range(5):
         assert kernel_structure(tiny, i) == kernel_structure(big, i)
         assert kernel_correct(tiny, i) == kernel_correct(big, i)
@@ -978,9 +979,10 @@ def test_weka_port_laplace_counts_and_prediction():
     w[0, 1], w[0, 2] = 0.0, 0.5
     c.learn(np.array([0.0, 0.1]), w)
     slot = c.node_slot_[0, 0]
+    rows = c._dense_leaf_rows()
     # a class starts at 1 the first time the leaf learns it; so does a (class, category) cell
-    assert c.leaf_class_[slot].tolist() == [0.0, 1.5, 1.5]
-    block_1, block_2 = c.leaf_blocks_[slot, 1], c.leaf_blocks_[slot, 2]
+    assert rows["leaf_class_"][slot].tolist() == [0.0, 1.5, 1.5]
+    block_1, block_2 = rows["leaf_blocks_"][slot, 1], rows["leaf_blocks_"][slot, 2]
     assert c.block_nominal_[block_1].tolist() == [0.0, 0.0, 1.5]
     assert c.block_nominal_[block_2].tolist() == [1.5, 0.0, 0.0]
     # listed classes predict their weight, the others 1 (leaf_prior is not used)
@@ -1013,18 +1015,21 @@ def test_weka_port_grace_is_strict_and_pruned_leaves_stay_inactive(semantics):
     slot = c.node_slot_[0, 0]
     # River tries once the weight seen reaches the grace period: at 4 = 1 + 1 + 1 + 1. The port
     # starts each class at 1 and tries once the weight exceeds it: at 5 = 2 + 2 + 1 (not at 4).
-    assert c.leaf_class_[slot].tolist() == ([3.0, 3.0] if weka else [2.0, 2.0])
+    assert c._dense_leaf_rows()["leaf_class_"][slot].tolist() == (
+        [3.0, 3.0] if weka else [2.0, 2.0]
+    )
     assert c.leaf_last_[slot] == (np.inf if weka else 4.0)
     for _ in range(11):
         c.learn(x, np.array([[1.0, 0.0]]))
+    rows = c._dense_leaf_rows()
     if weka:
         # deactivated for good: the class weights keep growing, the observers stay empty
-        assert c.leaf_class_[slot].tolist() == [14.0, 3.0]
-        assert (c.leaf_blocks_[slot] == -1).all() and c.leaf_last_[slot] == np.inf
+        assert rows["leaf_class_"][slot].tolist() == [14.0, 3.0]
+        assert (rows["leaf_blocks_"][slot] == -1).all() and c.leaf_last_[slot] == np.inf
     else:
         # River restarts the observers and keeps trying (last at 12; 13-15 were observed)
-        assert c.leaf_class_[slot].tolist() == [13.0, 2.0]
-        assert c.leaf_blocks_[slot, 0] >= 0 and c.leaf_last_[slot] == 12.0
+        assert rows["leaf_class_"][slot].tolist() == [13.0, 2.0]
+        assert rows["leaf_blocks_"][slot, 0] >= 0 and c.leaf_last_[slot] == 12.0
 
 
 def test_weka_port_bad_parameters():
@@ -1086,13 +1091,10 @@ def test_merit_ceilings_bound_every_candidate():
         gauss[:, 0, K.G_MAX] = gauss[:, 0, K.G_MEAN] + 2 * spread
         pre = K._row_entropy(class_weight, 0, present)
         work = np.zeros((8 + K.N_WORK_ROWS, k))
-        obs2 = observed[None, :]
         work[K.W_NLOGN] = np.where(
             observed > 0, observed * np.log2(np.where(observed > 0, observed, 1)), 0
         )
-        numeric_ceiling, nominal_ceiling = K._merit_ceilings(
-            class_weight, obs2, 0, present, pre, False
-        )
+        numeric_ceiling, nominal_ceiling = K._merit_ceilings(observed, present, pre, False)
         # the floor passed as the split attempt passes it (a default would compile once more)
         m_num, _ = best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present, -np.inf)
         assert m_num <= numeric_ceiling, (case, m_num, numeric_ceiling)
@@ -1103,7 +1105,7 @@ def test_merit_ceilings_bound_every_candidate():
         )
         assert m_nom <= nominal_ceiling, (case, m_nom, nominal_ceiling)
         # with a missing value seen, both ceilings fall back to the pre-split entropy
-        assert K._merit_ceilings(class_weight, obs2, 0, present, pre, True) == (
+        assert K._merit_ceilings(observed, present, pre, True) == (
             pre + K._CEILING_SLACK,
             pre + K._CEILING_SLACK,
         )
@@ -1391,7 +1393,9 @@ def test_a_committee_pickled_before_the_kept_sums_loads_without_them():
         committee.learn(X[t], weights * Y[t])
         old.learn(X[t], weights * Y[t])
     assert np.array_equal(committee.node_feature_, old.node_feature_)
-    assert np.array_equal(committee.leaf_class_, old.leaf_class_)
+    assert np.array_equal(
+        committee._dense_leaf_rows()["leaf_class_"], old._dense_leaf_rows()["leaf_class_"]
+    )
     assert np.array_equal(committee.predict(X[0]), old.predict(X[0]))
 
 

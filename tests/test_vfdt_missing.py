@@ -97,8 +97,9 @@ def test_complete_data_learns_the_same_with_either_setting():
     X, W = mixed_stream(400)
     a, b = committee(), committee(missing="error")
     assert np.array_equal(run(a, X, W), run(b, X, W))
-    for name in ("node_kind_", "node_value_", "leaf_class_", "block_gauss_"):
+    for name in ("node_kind_", "node_value_", "block_gauss_"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(a._dense_leaf_rows()["leaf_class_"], b._dense_leaf_rows()["leaf_class_"])
 
 
 def test_per_attribute_weights():
@@ -109,9 +110,10 @@ def test_per_attribute_weights():
     for x in ([1.0, np.nan], [2.0, 5.0], [np.nan, np.nan], [4.0, 7.0]):
         c.learn(np.array(x), w)
     slot = c.node_slot_[0, 0]
-    block = c.leaf_blocks_[slot, 0]
+    rows = c._dense_leaf_rows()
+    block = rows["leaf_blocks_"][slot, 0]
     g = c.block_gauss_[block]
-    assert c.leaf_obs_[slot, 0] == 4.0
+    assert rows["leaf_obs_"][slot, 0] == 4.0
     features = list(c.setup_.features[0])
     a, b = g[features.index(0)], g[features.index(1)]
     assert a[K.G_WEIGHT] == 3.0 and a[K.G_MEAN] == pytest.approx(7.0 / 3.0)
@@ -123,12 +125,12 @@ def test_all_missing_predicts_and_learns():
     X, W = mixed_stream(300)
     c = committee()
     run(c, X, W)
-    before = c.leaf_class_.sum()
+    before = c._dense_leaf_rows()["leaf_class_"].sum()
     x = np.full(8, np.nan)
     p = c.predict(x)
     assert p.shape == (5, 4) and np.allclose(p.sum(axis=1), 1.0)
     c.learn(x, np.ones((5, 4)))
-    assert c.leaf_class_.sum() > before
+    assert c._dense_leaf_rows()["leaf_class_"].sum() > before
 
 
 def test_error_setting_rejects_missing_and_learn_rejects_infinity():

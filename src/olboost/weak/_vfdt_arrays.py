@@ -50,15 +50,17 @@ class TreeArrays:
 
         m = features.shape[1]
         self.leaf_last_ = np.zeros(n_slots)
-        self.leaf_class_ = np.zeros((n_slots, k))
-        self.leaf_obs_ = np.zeros((n_slots, k))
-        self.leaf_blocks_ = np.full((n_slots, k), -1, dtype=np.int64)
-        self.leaf_listed_ = np.zeros((n_slots, k), dtype=np.bool_)
         # Weight the majority class and naive Bayes predicted right ("nba"; zero otherwise).
         self.leaf_correct_ = np.zeros((n_slots, 2))
-        # The classes each leaf holds statistics for, so that its cost follows them, not k.
-        self.leaf_present_ = np.zeros((n_slots, k), dtype=np.int64)
+        # A leaf's classes are entries of its tree's rows (see K.Leaves): only the classes it
+        # met, so that its memory and cost follow them, not k. Each root has MIN_ROOM entries.
+        self.leaf_start_ = np.zeros(n_slots, dtype=np.int64)
+        self.leaf_room_ = np.zeros(n_slots, dtype=np.int64)
+        self.leaf_room_[:n] = K.MIN_ROOM
         self.leaf_n_present_ = np.zeros(n_slots, dtype=np.int64)
+        self._new_entries(4 * K.MIN_ROOM)
+        self.entry_top_ = np.full(n, K.MIN_ROOM, dtype=np.int64)
+        self.entry_widest_ = np.zeros(n, dtype=np.int64)
         self.leaf_incomplete_ = np.zeros(n_slots, dtype=np.bool_)
         # The two best features of each leaf's last split attempt, evaluated first at the next
         # one (a hint that changes no result, see K._attempt_split).
@@ -82,6 +84,111 @@ class TreeArrays:
         self.counts_ = np.zeros(n, dtype=np.int64)
 
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
+
+    _ENTRIES = (
+        "entry_label_", "entry_class_", "entry_obs_", "entry_blocks_", "entry_listed_",
+        "entry_present_",
+    )  # fmt: skip
+
+    def _new_entries(self, width: int) -> None:
+        """Empty entry rows, ``width`` per tree."""
+        n = self.n_learners_
+        self.entry_label_ = np.zeros((n, width), dtype=np.int64)
+        self.entry_class_ = np.zeros((n, width))
+        self.entry_obs_ = np.zeros((n, width))
+        self.entry_blocks_ = np.full((n, width), -1, dtype=np.int64)
+        self.entry_listed_ = np.zeros((n, width), dtype=np.bool_)
+        self.entry_present_ = np.zeros((n, width), dtype=np.int64)
+
+    def _live_slots(self, i: int) -> np.ndarray:
+        """The slots of tree ``i``'s leaves, in node order."""
+        nodes = slice(0, int(self.n_nodes_[i]))
+        return self.node_slot_[i, nodes][self.node_kind_[i, nodes] == K.LEAF]
+
+    def _compact_entries(self, needed: int) -> None:
+        """Move every tree's live leaves' entries to the front of new rows with ``needed`` free
+        entries per tree, twice over (so that a compaction is followed by at least as many
+        entries' worth of learning as it moved). A leaf keeps its room and its positions; the entries of
+        split leaves, dead since, are dropped."""
+        n = self.n_learners_
+        old = {name: getattr(self, name) for name in self._ENTRIES}
+        gathers = []
+        for i in range(n):
+            slots = self._live_slots(i)
+            rooms = self.leaf_room_[slots]
+            new_starts = np.cumsum(rooms) - rooms
+            # each live entry's old index, leaf after leaf
+            offsets = np.arange(int(rooms.sum())) - np.repeat(new_starts, rooms)
+            gathers.append(np.repeat(self.leaf_start_[slots], rooms) + offsets)
+            self.leaf_start_[slots] = new_starts
+        used = max(len(g) for g in gathers)
+        self._new_entries(2 * (used + needed))
+        for i, gather in enumerate(gathers):
+            for name in self._ENTRIES:
+                getattr(self, name)[i, : len(gather)] = old[name][i, gather]
+            self.entry_top_[i] = len(gather)
+
+    def _entries_from_dense_rows(self) -> None:
+        """Convert the state of a committee pickled before leaves held entries (rows of ``k``
+        per slot: ``leaf_class_``, ``leaf_obs_``, ``leaf_blocks_``, ``leaf_listed_``,
+        ``leaf_present_``): each live leaf's present classes become its entries, in class
+        order. The kept sums, which name entries by position, start afresh (a cache)."""
+        dense = {
+            name: self.__dict__.pop(name)
+            for name in ("leaf_class_", "leaf_obs_", "leaf_blocks_", "leaf_listed_",
+                         "leaf_present_")
+        }  # fmt: skip
+        n_slots = len(self.leaf_last_)
+        self.leaf_start_ = np.zeros(n_slots, dtype=np.int64)
+        self.leaf_room_ = np.zeros(n_slots, dtype=np.int64)
+        leaves = [self._live_slots(i) for i in range(self.n_learners_)]
+        rooms = [np.maximum(self.leaf_n_present_[slots], K.MIN_ROOM) for slots in leaves]
+        self._new_entries(2 * max(int(r.sum()) for r in rooms))
+        self.entry_top_ = np.zeros(self.n_learners_, dtype=np.int64)
+        self.entry_widest_ = np.zeros(self.n_learners_, dtype=np.int64)
+        fields = (
+            ("entry_class_", "leaf_class_"), ("entry_obs_", "leaf_obs_"),
+            ("entry_blocks_", "leaf_blocks_"), ("entry_listed_", "leaf_listed_"),
+        )  # fmt: skip
+        for i, slots in enumerate(leaves):
+            for slot, room in zip(slots.tolist(), rooms[i].tolist(), strict=True):
+                n = int(self.leaf_n_present_[slot])
+                classes = dense["leaf_present_"][slot, :n]
+                start = int(self.entry_top_[i])
+                self.leaf_start_[slot], self.leaf_room_[slot] = start, room
+                self.entry_label_[i, start : start + n] = classes
+                self.entry_present_[i, start : start + n] = np.arange(n)
+                for entry, row in fields:
+                    getattr(self, entry)[i, start : start + n] = dense[row][slot, classes]
+                self.entry_top_[i] += room
+                self.entry_widest_[i] = max(self.entry_widest_[i], n)
+        self._allocate_kept_sums()
+
+    def _dense_leaf_rows(self) -> dict[str, np.ndarray]:
+        """The live leaves' entries as rows of ``k`` per slot, as committees stored them before
+        leaves held entries (zero, ``-1`` for blocks, in the rows of free slots): the inverse of
+        :meth:`_entries_from_dense_rows`, for inspection and tests."""
+        n_slots, k = len(self.leaf_last_), self.n_labels_
+        rows = {
+            "leaf_class_": np.zeros((n_slots, k)),
+            "leaf_obs_": np.zeros((n_slots, k)),
+            "leaf_blocks_": np.full((n_slots, k), -1, dtype=np.int64),
+            "leaf_listed_": np.zeros((n_slots, k), dtype=np.bool_),
+            "leaf_present_": np.zeros((n_slots, k), dtype=np.int64),
+        }
+        fields = (
+            ("leaf_class_", "entry_class_"), ("leaf_obs_", "entry_obs_"),
+            ("leaf_blocks_", "entry_blocks_"), ("leaf_listed_", "entry_listed_"),
+        )  # fmt: skip
+        for i in range(self.n_learners_):
+            for slot in self._live_slots(i).tolist():
+                start, n = int(self.leaf_start_[slot]), int(self.leaf_n_present_[slot])
+                entries = start + self.entry_present_[i, start : start + n]
+                classes = self.entry_label_[i, entries]
+                rows["leaf_present_"][slot, :n] = classes
+                for row, entry in fields:
+                    rows[row][slot, classes] = getattr(self, entry)[i, entries]
+        return rows
 
     def _allocate_kept_sums(self) -> None:
         """Each tree's kept sums of its split-attempt bounds at a few leaves
@@ -113,8 +220,6 @@ class TreeArrays:
             old = getattr(self, name)
             new = np.zeros((new_size,) + old.shape[1:], dtype=old.dtype)
             new[:size] = old
-            if name == "leaf_blocks_":
-                new[size:] = -1  # a free slot has no observer block
             setattr(self, name, new)
         n_spare = getattr(self, "n_" + spare)
         stack = np.zeros(new_size, dtype=np.int64)
@@ -128,18 +233,15 @@ class TreeArrays:
         lists): a :meth:`_state` built earlier is current while these are the same objects."""
         return (
             self.node_kind_, self.leaf_last_, self.block_gauss_, self.free_slots_,
-            self.free_blocks_,
+            self.free_blocks_, self.entry_label_,
         )  # fmt: skip
 
     _POOLS = {
         "slots": (
             "leaf_last_",
-            "leaf_class_",
-            "leaf_obs_",
-            "leaf_blocks_",
-            "leaf_listed_",
             "leaf_correct_",
-            "leaf_present_",
+            "leaf_start_",
+            "leaf_room_",
             "leaf_n_present_",
             "leaf_incomplete_",
             "leaf_leads_",

@@ -42,7 +42,7 @@ from olboost.weak._vfdt_split import (
     _gaussian_params,
     _nominal_binary,
     _numeric_partition,
-    _row_entropy,
+    _entropy_of,
     _row_sum,
     _scratch_columns,
 )
@@ -62,7 +62,7 @@ _NARROW_MIN_CLASSES = 32
 
 
 @numba.njit(cache=True, inline="always")
-def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomplete):
+def _merit_ceilings(observed, present, pre_entropy, incomplete):
     """Upper bounds on the merit of any numeric and any nominal candidate of a leaf, used by
     :func:`_attempt_split` to stop once the Hoeffding test cannot pass whatever is left.
 
@@ -76,7 +76,7 @@ def _merit_ceilings(class_weight, observed, slot, present, pre_entropy, incomple
     nominal_ceiling = pre_entropy + _CEILING_SLACK
     if incomplete:
         return nominal_ceiling, nominal_ceiling
-    h_observed = _row_entropy(observed, slot, present)
+    h_observed = _entropy_of(observed, present)
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
@@ -138,15 +138,17 @@ def _attempt_split(
     n_split_points, min_branch_fraction = options.n_split_points, options.min_branch_fraction
     max_share_to_split = options.max_share_to_split
     kind, feature, value, child, node_slot, n_nodes = nodes
-    class_weight, observed_all, blocks_all = leaves.class_weight, leaves.observed, leaves.blocks
     gauss, nominal = leaves.gauss, leaves.nominal
 
+    # The leaf's entries, indexed by position (the per-class rows below and ``work``'s too);
+    # ``present`` lists the positions in class order, the order of every loop.
     slot = node_slot[i, node]
-    stats = class_weight[slot]
-    observed = observed_all[slot]
-    blocks = blocks_all[slot]
-    listed = leaves.listed[slot]
-    present = leaves.present[slot, : leaves.n_present[slot]]
+    start, end = leaves.start[slot], leaves.start[slot] + leaves.room[slot]
+    stats = leaves.class_weight[i, start:end]
+    observed = leaves.observed[i, start:end]
+    blocks = leaves.blocks[i, start:end]
+    listed = leaves.listed[i, start:end]
+    present = leaves.present[i, start : start + leaves.n_present[slot]]
     n_classes = 0
     majority = 0.0
     for c in present:
@@ -192,7 +194,7 @@ def _attempt_split(
         if not decided:
             _null_split_wins(i, slot, leaves, options.weka)
         return
-    pre_entropy = _row_entropy(class_weight, slot, present)
+    pre_entropy = _entropy_of(stats, present)
     n_log_n = work[W_NLOGN]
     for c in present:
         n = observed[c]
@@ -204,7 +206,7 @@ def _attempt_split(
     second_feature = -1
     best_value = 0.0
     numeric_ceiling, nominal_ceiling = _merit_ceilings(
-        class_weight, observed_all, slot, present, pre_entropy, leaves.incomplete[slot]
+        observed, present, pre_entropy, leaves.incomplete[slot]
     )
     # Per feature, in one allocation (an attempt is frequent and often short), lower and upper
     # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
@@ -379,7 +381,8 @@ def _attempt_split(
     value[i, node] = best_value
     child[i, node] = first
     _reset_observers(i, slot, leaves)
-    # the children may take the slot back at once: keep its classes, then clean it
+    # the children may take the slot back at once: keep its classes' positions (its entries
+    # stay where they are until the tree's rows are compacted, after the call)
     classes = spare[: present.shape[0]]
     for q in range(present.shape[0]):
         classes[q] = present[q]
@@ -389,6 +392,6 @@ def _attempt_split(
             kind[i, first + b] = EMPTY
         elif best_kind == NUMERIC_LE:
             listed_initial = work[W_MU if b == 0 else W_SIGMA]
-            _new_leaf(i, first + b, work[b], listed_initial, classes, nodes, leaves)
+            _new_leaf(i, first + b, work[b], listed_initial, classes, start, nodes, leaves)
         else:
-            _new_leaf(i, first + b, work[b], work[b], classes, nodes, leaves)
+            _new_leaf(i, first + b, work[b], work[b], classes, start, nodes, leaves)

@@ -294,7 +294,7 @@ _SLOT = 0  # the leaf of each kept entry, -1: none
 _USED = KEPT_LEAVES  # when each entry was last used (the tree's update count, plus one)
 _SEQ = 2 * KEPT_LEAVES  # updates of kept leaves logged
 _LOG_SLOT = _SEQ + 1  # leaf of each logged update (LOG_LENGTH of them)
-_LOG_CLASS = _LOG_SLOT + LOG_LENGTH  # class of each logged update
+_LOG_CLASS = _LOG_SLOT + LOG_LENGTH  # class entry (its position in the leaf) of each update
 _SYNCED = _LOG_CLASS + LOG_LENGTH  # per (entry, feature): update count at its last narrowing
 # then per (entry, feature) the updates taken into its sums since made afresh, and k flags
 
@@ -322,7 +322,8 @@ def no_kept_sums() -> tuple[None, None, None]:
 
 
 def _log_update(i, slot, block, label, gauss, kept, log):
-    """Before leaf ``slot`` of tree ``i`` updates class ``label``'s records (block ``block``),
+    """Before leaf ``slot`` of tree ``i`` updates the records (block ``block``) of its class
+    entry ``label`` (a position in the leaf's entries, stable while the leaf lives),
     log them if the tree keeps the leaf's sums (compiled code only)."""
     raise NotImplementedError
 

@@ -92,6 +92,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     LEAF,
     MC,
     MC_WEKA,
+    MIN_ROOM,
     MISSING,
     N_GAUSS_FIELDS,
     N_WORK_ROWS,
@@ -115,7 +116,8 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     State,
 )
 from olboost.weak._vfdt_leaves import (
-    _add_present,
+    _find_class,
+    _insert_class,
     _new_leaf,
     _score_predictors,
 )
@@ -139,6 +141,7 @@ from olboost.weak._vfdt_split import (  # noqa: F401
 from olboost.weak._vfdt_storage import (  # noqa: F401
     LEND_NO_SPARE,
     LEND_OK,
+    entries_demand,
     first_bad_row,
     give_back,
     learn_demand,
@@ -154,6 +157,7 @@ LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
 LEARN_GROW_NODES = 2  # the node arrays need ``demand[0]`` columns
 LEARN_GROW_SLOTS = 3  # grow the leaf-slot pool (``demand[1]``: a LEND_* code)
 LEARN_GROW_BLOCKS = 4  # grow the observer-block pool (``demand[1]``: a LEND_* code)
+LEARN_GROW_ENTRIES = 5  # give every tree ``demand[0]`` free class entries
 
 
 @numba.njit(cache=True, nogil=True)
@@ -224,6 +228,8 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     blocks, gauss, nominal = leaves_.blocks, leaves_.gauss, leaves_.nominal
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
+    start, room, label_of = leaves_.start, leaves_.room, leaves_.label
+    top, widest = leaves_.top, leaves_.widest
     incomplete = leaves_.incomplete
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
@@ -256,7 +262,9 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                 elif kind[i, child] == EMPTY:
                     # A category unseen when the multiway split was made: River grows the branch
                     # and trains the new leaf.
-                    _new_leaf(i, child, rows[0], rows[0], np.empty(0, np.int64), nodes_, leaves_)
+                    _new_leaf(
+                        i, child, rows[0], rows[0], np.empty(0, np.int64), 0, nodes_, leaves_
+                    )
                     no_attempt = True
                 node = child
             slot = node_slot[i, node]
@@ -270,21 +278,28 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             # leaf sees it, so does a category's weight the first time the class's observer sees
             # it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
             # only.
-            if not listed[slot, label]:
-                _add_present(present, n_present, slot, label)
-                if weka:
-                    class_weight[slot, label] = 1.0
-            class_weight[slot, label] += w
-            listed[slot, label] = True
+            q, found = _find_class(i, start[slot], n_present[slot], label, label_of, present)
+            if found:
+                p = present[i, start[slot] + q]
+            else:
+                p = _insert_class(
+                    i, slot, label, q, start, room, n_present, label_of, class_weight, observed,
+                    blocks, listed, present, top, widest,
+                )  # fmt: skip
+            e = start[slot] + p
+            if not listed[i, e] and weka:
+                class_weight[i, e] = 1.0
+            class_weight[i, e] += w
+            listed[i, e] = True
             if not (weka and last_attempt[slot] == np.inf):
-                block = blocks[slot, label]
+                block = blocks[i, e]
                 if block < 0:
                     n_free_blocks[i] -= 1
                     block = free_blocks[i, n_free_blocks[i]]
-                    blocks[slot, label] = block
+                    blocks[i, e] = block
                     gauss[block] = 0.0
                     nominal[block] = 0.0
-                _log_update(i, slot, block, label, gauss, kept, kept_log)
+                _log_update(i, slot, block, p, gauss, kept, kept_log)
                 if weka:
                     # a separate pass keeps the loop below as it is without the Weka rules
                     for j in range(n_features):
@@ -293,7 +308,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                             cell = nominal_offset[i, j] + int(v)
                             if nominal[block, cell] == 0.0:
                                 nominal[block, cell] = 1.0
-                observed[slot, label] += w
+                observed[i, e] += w
                 for j in range(n_features):
                     v = x[features[i, j]]
                     if v != v:
@@ -318,8 +333,9 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             if no_attempt:
                 continue
             weight_seen = 0.0  # _listed_total's sum, written out as the rest of the path
+            st = start[slot]
             for q in range(n_present[slot]):
-                weight_seen += class_weight[slot, present[slot, q]]
+                weight_seen += class_weight[i, st + present[i, st + q]]
             since = weight_seen - last_attempt[slot]
             grace = grace_period[i]
             if (since > grace) if weka else (since >= grace):
@@ -382,6 +398,10 @@ def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand):
     if status != LEND_OK:
         demand[1] = status
         return LEARN_GROW_BLOCKS
+    needed = entries_demand(counts, leaves_.widest, leaves_.top, leaves_.label.shape[1], max_branches)
+    if needed > 0:
+        demand[0] = needed
+        return LEARN_GROW_ENTRIES
     return LEARN_OK
 
 

@@ -66,21 +66,31 @@ Leaves = namedtuple(
     "Leaves",
     [
         "last_attempt",  # per slot: weight seen at the last split attempt
-        "class_weight",  # (slots, k)
-        "observed",  # (slots, k) weight seen by the observers
-        "blocks",  # (slots, k) observer block of each class, -1 if none
+        # A leaf's classes are entries of its tree's entry rows (N, .): those of slot ``s`` of
+        # tree ``i`` at ``start[s] .. start[s] + room[s] - 1``, the first ``n_present[s]`` used,
+        # in the order the leaf met them; a position never moves while the leaf lives.
+        "start",  # (slots,)
+        "room",  # (slots,)
+        "label",  # (N, entries) the class of each entry
+        "class_weight",  # (N, entries)
+        "observed",  # (N, entries) weight seen by the observers
+        "blocks",  # (N, entries) observer block of each entry, -1 if none
         "gauss",  # (blocks, m, N_GAUSS_FIELDS)
         "nominal",  # (blocks, nominal cells)
         "free_slots",  # (N, .) slots lent to each tree
         "n_free_slots",  # (N,)
         "free_blocks",  # (N, .) blocks lent to each tree
         "n_free_blocks",  # (N,)
-        "listed",  # (slots, k) classes a leaf lists
+        "listed",  # (N, entries) whether the leaf lists the entry's class
         "correct",  # (slots, 2) correctness weights (adaptive naive Bayes)
-        "present",  # (slots, k) classes a leaf has statistics for, increasing, first n_present
+        # (N, entries) a leaf's entry positions in increasing class order, first n_present: the
+        # order of every per-class loop, so that sums run as over a dense row
+        "present",
         "n_present",  # (slots,)
         "incomplete",  # (slots,) the leaf's observers skipped a missing value since their reset
         "leads",  # (slots, 2) best and second best feature of the last split attempt (a hint)
+        "top",  # (N,) first unused entry of each tree's rows
+        "widest",  # (N,) at least the most classes a live leaf of the tree holds
         # Per tree, the sums of its split-attempt bounds at a few leaves (_vfdt_bounds; a cache
         # that changes no result; None when no leaf can hold enough classes):
         "kept",  # (N, .) int64: kept leaves, log of updates, counts, flags (_vfdt_bounds)
@@ -93,6 +103,9 @@ Pools = namedtuple(
     ["spare_slots", "n_spare_slots", "spare_blocks", "n_spare_blocks", "counts", "max_branches"],
 )
 State = namedtuple("State", ["learners", "options", "nodes", "leaves", "pools", "work"])
+
+# Entries a new leaf has room for at least (its room doubles as it meets classes).
+MIN_ROOM = 4
 
 # Leaf prediction modes.
 MC = 0  # majority class

@@ -1,5 +1,5 @@
 """Leaf kernels of the compiled Hoeffding trees (:mod:`olboost.weak._vfdt_kernels`): a leaf's
-present classes, making and freeing leaves, resetting its observers and the adaptive naive Bayes
+class entries, making and freeing leaves, resetting its observers and the adaptive naive Bayes
 bookkeeping. (Learning one example at a leaf is written out in ``_vfdt_kernels._learn_trees``.)"""
 
 from __future__ import annotations
@@ -7,57 +7,93 @@ from __future__ import annotations
 import numba
 
 from olboost.weak._vfdt_bounds import _forget_kept
-from olboost.weak._vfdt_layout import C_MC, C_NB, LEAF
+from olboost.weak._vfdt_layout import C_MC, C_NB, LEAF, MIN_ROOM
 from olboost.weak._vfdt_predict import _listed_total, _naive_bayes
 
 # ------------------------------------------------------------------------------ leaves
 #
 # The kernels below take the committee's arrays as the named records of ``_vfdt_layout``
-# (``learners``, ``options``, ``nodes``, ``leaves``), where leaf arrays are indexed by slot, gauss
-# and nominal by block, and free_slots[i] / free_blocks[i] are the stacks lent to tree i for the
-# current call (see lend).
+# (``learners``, ``options``, ``nodes``, ``leaves``), where per-leaf arrays are indexed by slot, a
+# leaf's class entries by tree and entry (those of slot s from ``start[s]``), gauss and nominal by
+# block, and free_slots[i] / free_blocks[i] are the stacks lent to tree i for the current call
+# (see lend).
 
 
 @numba.njit(cache=True, inline="always")
 def _reset_observers(i, slot, leaves):
     """Give the leaf's observer blocks back to tree ``i``'s stack."""
-    observed, blocks = leaves.observed, leaves.blocks
+    observed, blocks, present = leaves.observed, leaves.blocks, leaves.present
     free_blocks, n_free_blocks = leaves.free_blocks, leaves.n_free_blocks
-    present = leaves.present[slot, : leaves.n_present[slot]]
-    for c in present:
-        if blocks[slot, c] >= 0:
-            free_blocks[i, n_free_blocks[i]] = blocks[slot, c]
+    start = leaves.start[slot]
+    for q in range(leaves.n_present[slot]):
+        e = start + present[i, start + q]
+        if blocks[i, e] >= 0:
+            free_blocks[i, n_free_blocks[i]] = blocks[i, e]
             n_free_blocks[i] += 1
-            blocks[slot, c] = -1
-        observed[slot, c] = 0.0
+            blocks[i, e] = -1
+        observed[i, e] = 0.0
     leaves.incomplete[slot] = False
     _forget_kept(i, slot, leaves.kept)  # its kept sums (_vfdt_bounds) no longer hold
 
 
 @numba.njit(cache=True, inline="always")
-def _add_present(present, n_present, slot, c):
-    """Insert class ``c`` in the slot's increasing list of present classes, if absent."""
+def _find_class(i, start, n, c, label, present):
+    """``(q, found)``: where class ``c`` is, or would be inserted, in the leaf's class order
+    (entries ``start ..`` of tree ``i``'s rows, ``n`` of them), by bisection."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if label[i, start + present[i, start + mid]] < c:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo, lo < n and label[i, start + present[i, start + lo]] == c
+
+
+@numba.njit(cache=True)
+def _insert_class(
+    i, slot, c, q, start, room, n_present, label, class_weight, observed, blocks, listed, present,
+    top, widest,
+):  # fmt: skip
+    """Give leaf ``slot`` of tree ``i`` an entry for class ``c`` (zero weights, no block, not
+    listed), ``q``-th in its class order; returns its position. A full leaf first moves its
+    entries to twice the room at the top of the tree's rows (the room was lent before the call,
+    see ``_vfdt_kernels._lend_for_one_example``); positions do not change."""
+    st = start[slot]
     n = n_present[slot]
-    q = n
-    while q > 0 and present[slot, q - 1] > c:
-        q -= 1
-    if q > 0 and present[slot, q - 1] == c:
-        return
+    if n == room[slot]:
+        new_room = max(2 * room[slot], MIN_ROOM)
+        moved = top[i]
+        top[i] += new_room
+        for p in range(n):
+            label[i, moved + p] = label[i, st + p]
+            class_weight[i, moved + p] = class_weight[i, st + p]
+            observed[i, moved + p] = observed[i, st + p]
+            blocks[i, moved + p] = blocks[i, st + p]
+            listed[i, moved + p] = listed[i, st + p]
+            present[i, moved + p] = present[i, st + p]
+        st = moved
+        start[slot] = moved
+        room[slot] = new_room
+    label[i, st + n] = c
+    class_weight[i, st + n] = 0.0
+    observed[i, st + n] = 0.0
+    blocks[i, st + n] = -1
+    listed[i, st + n] = False
     for r in range(n, q, -1):
-        present[slot, r] = present[slot, r - 1]
-    present[slot, q] = c
+        present[i, st + r] = present[i, st + r - 1]
+    present[i, st + q] = n
     n_present[slot] = n + 1
+    widest[i] = max(widest[i], n + 1)
+    return n
 
 
 @numba.njit(cache=True, inline="always")
 def _free_slot(i, slot, leaves):
-    """Return a split leaf's slot to tree ``i``'s stack, clean: a free slot holds zero weights,
-    no listed class, no block and no present class, so that a new leaf writes its own classes
-    only. Called after :func:`_reset_observers`, which cleared the blocks and observed weights."""
-    class_weight, listed = leaves.class_weight, leaves.listed
-    for c in leaves.present[slot, : leaves.n_present[slot]]:
-        class_weight[slot, c] = 0.0
-        listed[slot, c] = False
+    """Return a split leaf's slot to tree ``i``'s stack. Its entries stay as they were until the
+    next compaction of the tree's rows (:meth:`olboost.weak._vfdt_arrays.TreeArrays.
+    _compact_entries`), so that the children made after it can read them."""
     leaves.n_present[slot] = 0
     leaves.incomplete[slot] = False
     leaves.free_slots[i, leaves.n_free_slots[i]] = slot
@@ -67,27 +103,41 @@ def _free_slot(i, slot, leaves):
 # Not inlined (unlike the other helpers of learn): inlining it changed the trees grown (Numba
 # 0.68; the reference tests in tests/test_vfdt.py catch it), and it only runs when a leaf is made.
 @numba.njit(cache=True)
-def _new_leaf(i, node, initial, listed_initial, classes, nodes, leaves):
+def _new_leaf(i, node, initial, listed_initial, classes, parent, nodes, leaves):
     """Turn ``node`` of tree ``i`` into a fresh leaf with class weights ``initial``, listing the
     classes whose ``listed_initial`` is positive, and zero correctness weights (River's new
-    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``). Only the entries of
-    ``classes`` (increasing; the split leaf's present classes) are read: the others are zero."""
+    leaves start with ``_mc_correct_weight = _nb_correct_weight = 0``). ``classes`` are the split
+    leaf's entry positions in class order, its entries starting at ``parent``; ``initial`` and
+    ``listed_initial`` are indexed by those positions (the other classes' weights are zero). The
+    leaf holds the classes of positive weight or listed, in the same order."""
     kind, node_slot = nodes.kind, nodes.slot
     last_attempt, class_weight = leaves.last_attempt, leaves.class_weight
     free_slots, n_free_slots = leaves.free_slots, leaves.n_free_slots
-    listed, correct = leaves.listed, leaves.correct
+    listed, correct, label, present = leaves.listed, leaves.correct, leaves.label, leaves.present
     n_free_slots[i] -= 1
     slot = free_slots[i, n_free_slots[i]]
+    n = 0
+    for p in classes:
+        n += initial[p] > 0.0 or listed_initial[p] > 0.0
+    room = max(n, MIN_ROOM)
+    start = leaves.top[i]
+    leaves.top[i] += room
     # River starts a leaf's grace period from the weight it inherits.
     total = 0.0
     n = 0
-    for c in classes:
-        if initial[c] > 0.0 or listed_initial[c] > 0.0:
-            class_weight[slot, c] = initial[c]
-            listed[slot, c] = listed_initial[c] > 0.0
-            leaves.present[slot, n] = c
+    for p in classes:
+        if initial[p] > 0.0 or listed_initial[p] > 0.0:
+            e = start + n
+            label[i, e] = label[i, parent + p]
+            class_weight[i, e] = initial[p]
+            leaves.observed[i, e] = 0.0
+            leaves.blocks[i, e] = -1
+            listed[i, e] = listed_initial[p] > 0.0
+            present[i, e] = n
             n += 1
-        total += initial[c]
+        total += initial[p]
+    leaves.start[slot] = start
+    leaves.room[slot] = room
     leaves.n_present[slot] = n
     correct[slot, :] = 0.0
     last_attempt[slot] = total
@@ -96,35 +146,38 @@ def _new_leaf(i, node, initial, listed_initial, classes, nodes, leaves):
 
 
 @numba.njit(cache=True, inline="always")
-def _listed_argmax(listed, values, present):
-    """First listed class of largest value (River: first in its class dict), -1 if none."""
+def _listed_argmax(i, start, n, listed, label, present, values):
+    """First listed class of largest ``values[class]`` (River: first in its class dict), -1 if
+    none, over the leaf's ``n`` entries from ``start`` in class order."""
     best = -1
-    for c in present:
-        if listed[c] and (best < 0 or values[c] > values[best]):
+    for q in range(n):
+        e = start + present[i, start + q]
+        c = label[i, e]
+        if listed[i, e] and (best < 0 or values[c] > values[best]):
             best = c
     return best
 
 
 @numba.njit(cache=True)
-def _score_predictors(i, slot, x, label, w, learners, leaves, scratch):
+def _score_predictors(i, slot, x, c, w, learners, leaves, scratch):
     """River's ``LeafNaiveBayesAdaptive.learn_one`` bookkeeping, before the leaf learns
-    ``(x, label)``: add ``w`` to the majority-class correct weight if the leaf lists no class or
-    its majority class is ``label``, and to the naive Bayes correct weight if naive Bayes has votes
-    and its most probable class is ``label``. ``scratch`` is a length-``k`` work row."""
-    class_weight, listed, correct = leaves.class_weight[slot], leaves.listed[slot], leaves.correct
-    present = leaves.present[slot, : leaves.n_present[slot]]
-    total, any_listed = _listed_total(
-        leaves.class_weight, leaves.listed, leaves.present, leaves.n_present, slot
-    )
+    ``(x, c)``: add ``w`` to the majority-class correct weight if the leaf lists no class or
+    its majority class is ``c``, and to the naive Bayes correct weight if naive Bayes has votes
+    and its most probable class is ``c``. ``scratch`` is a length-``k`` work row."""
+    class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
+    label, present = leaves.label, leaves.present
+    start, n = leaves.start[slot], leaves.n_present[slot]
+    total, any_listed = _listed_total(i, start, n, class_weight, listed, present)
     if not any_listed:
         correct[slot, C_MC] += w
     else:
         # River compares the normalised weights (scaled by 1 / total unless total is 0).
         scale = 1.0 / total if total != 0.0 else 1.0
-        for c in present:
-            scratch[c] = class_weight[c] * scale
-        if _listed_argmax(listed, scratch, present) == label:
+        for q in range(n):
+            e = start + present[i, start + q]
+            scratch[label[i, e]] = class_weight[i, e] * scale
+        if _listed_argmax(i, start, n, listed, label, present, scratch) == c:
             correct[slot, C_MC] += w
     if _naive_bayes(i, slot, x, learners, leaves, scratch):
-        if _listed_argmax(listed, scratch, present) == label:
+        if _listed_argmax(i, start, n, listed, label, present, scratch) == c:
             correct[slot, C_NB] += w

@@ -33,15 +33,15 @@ from olboost.weak._vfdt_layout import (
 
 
 @numba.njit(cache=True, inline="always")
-def _listed_total(class_weight, listed, present, n_present, slot):
-    """A leaf's total class weight (summed in class order, as ``np.sum`` of its dense row) and
-    whether it lists any class."""
+def _listed_total(i, start, n, class_weight, listed, present):
+    """The total class weight of a leaf of tree ``i`` whose ``n`` entries start at ``start``
+    (summed in class order, as ``np.sum`` of its dense row) and whether it lists any class."""
     total = 0.0
     any_listed = False
-    for q in range(n_present[slot]):
-        c = present[slot, q]
-        total += class_weight[slot, c]
-        any_listed = any_listed or listed[slot, c]
+    for q in range(n):
+        e = start + present[i, start + q]
+        total += class_weight[i, e]
+        any_listed = any_listed or listed[i, e]
     return total, any_listed
 
 
@@ -56,31 +56,31 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     class)`` for a nominal one (skipped when the category was not seen with the class); a missing
     value (NaN) adds nothing, as River skips the attributes absent from ``x``. A listed
     class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
-    log-sum-exp; unlisted classes get 0. Only the leaf's present classes are written (the others'
-    probability is 0: the caller zeroes them). Returns ``False``, leaving ``out`` undefined, when
+    log-sum-exp; unlisted classes get 0. ``out`` is indexed by class; only the leaf's classes are
+    written (the others' probability is 0: the caller zeroes them). Returns ``False``, leaving ``out`` undefined, when
     River returns no votes (no listed class or zero total weight)."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
-    class_weight, blocks = leaves.class_weight, leaves.blocks
+    class_weight, blocks, label = leaves.class_weight, leaves.blocks, leaves.label
     gauss, nominal = leaves.gauss, leaves.nominal
-    listed = leaves.listed[slot]
-    stats = class_weight[slot]
-    present = leaves.present[slot, : leaves.n_present[slot]]
-    total, any_listed = _listed_total(
-        class_weight, leaves.listed, leaves.present, leaves.n_present, slot
-    )
+    start, n = leaves.start[slot], leaves.n_present[slot]
+    listed = leaves.listed[i, start : start + leaves.room[slot]]
+    stats = class_weight[i, start : start + leaves.room[slot]]
+    present = leaves.present[i, start : start + n]
+    total, any_listed = _listed_total(i, start, n, class_weight, leaves.listed, leaves.present)
     if not any_listed or total == 0.0:
         return False
     best = -np.inf
-    for c in present:
-        if not listed[c]:
+    for p in present:
+        if not listed[p]:
             continue
-        if not stats[c] > 0.0:
+        c = label[i, start + p]
+        if not stats[p] > 0.0:
             out[c] = 0.0
             best = max(best, 0.0)
             continue
-        vote = math.log(stats[c] / total)
-        block = blocks[slot, c]
+        vote = math.log(stats[p] / total)
+        block = blocks[i, start + p]
         if block >= 0:
             for j in range(features.shape[1]):
                 v = x[features[i, j]]
@@ -105,12 +105,13 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
         out[c] = vote
         best = max(best, vote)
     acc = 0.0
-    for c in present:
-        if listed[c]:
-            acc += math.exp(out[c] - best)
+    for p in present:
+        if listed[p]:
+            acc += math.exp(out[label[i, start + p]] - best)
     lse = best + math.log(acc)
-    for c in present:
-        out[c] = math.exp(out[c] - lse) if listed[c] else 0.0
+    for p in present:
+        c = label[i, start + p]
+        out[c] = math.exp(out[c] - lse) if listed[p] else 0.0
     return True
 
 
@@ -135,16 +136,14 @@ def _subtree_weights(i, lowest, n_categories, nodes, leaves, totals):
 
     Children always come after their parent, so one backward sweep suffices."""
     kind, feature, _, child, node_slot, n_nodes = nodes
-    class_weight, listed, present, n_present = (
-        leaves.class_weight,
-        leaves.listed,
-        leaves.present,
-        leaves.n_present,
-    )
+    class_weight, listed, present = leaves.class_weight, leaves.listed, leaves.present
+    start, n_present = leaves.start, leaves.n_present
     for node in range(n_nodes[i] - 1, lowest - 1, -1):
         if kind[i, node] == LEAF:
             slot = node_slot[i, node]
-            totals[node] = _listed_total(class_weight, listed, present, n_present, slot)[0]
+            totals[node] = _listed_total(
+                i, start[slot], n_present[slot], class_weight, listed, present
+            )[0]
         elif kind[i, node] == EMPTY:
             totals[node] = 0.0
         else:
@@ -200,7 +199,7 @@ def predict(x, state, out):
     kind, feature, value, child_of = nodes.kind, nodes.feature, nodes.value, nodes.child
     node_slot = nodes.slot
     class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
-    present, n_present = leaves.present, leaves.n_present
+    present, n_present, label = leaves.present, leaves.n_present, leaves.label
     n, k = out.shape
     for i in range(n):
         node = np.int64(0)  # not a literal 0: one compile of _most_common_child
@@ -211,16 +210,21 @@ def predict(x, state, out):
                 child = _most_common_child(i, node, n_categories, nodes, leaves)
             node = child
         slot = node_slot[i, node]
-        stats = class_weight[slot]
+        start, held = leaves.start[slot], n_present[slot]
         if leaf_prediction == MC_WEKA:
+            for c in range(k):
+                out[i, c] = 1.0
+            for q in range(held):
+                e = start + present[i, start + q]
+                if listed[i, e]:
+                    out[i, label[i, e]] = class_weight[i, e]
             total = 0.0
             for c in range(k):
-                out[i, c] = stats[c] if listed[slot, c] else 1.0
                 total += out[i, c]
             for c in range(k):
                 out[i, c] /= total
             continue
-        total = _listed_total(class_weight, listed, present, n_present, slot)[0]
+        total = _listed_total(i, start, held, class_weight, listed, present)[0]
         if leaf_prediction == NB:
             naive_bayes = total >= nb_threshold
         elif leaf_prediction == NBA:
@@ -244,9 +248,9 @@ def predict(x, state, out):
             share = leaf_prior / denominator
             for c in range(k):
                 out[i, c] = share
-            for q in range(n_present[slot]):
-                c = present[slot, q]
-                out[i, c] = (stats[c] + leaf_prior) / denominator
+            for q in range(held):
+                e = start + present[i, start + q]
+                out[i, label[i, e]] = (class_weight[i, e] + leaf_prior) / denominator
         else:
             for c in range(k):
                 out[i, c] = 1.0 / k

@@ -45,10 +45,16 @@ def _row_sum(a, r, present):
 def _row_entropy(a, r, present):
     """Entropy (bits) of the weight vector ``a[r]`` (zero outside ``present``), computed as
     River's ``InfoGainSplitCriterion`` does."""
+    return _entropy_of(a[r], present)
+
+
+@numba.njit(cache=True, inline="always")
+def _entropy_of(row, present):
+    """:func:`_row_entropy` of a vector."""
     entropy = 0.0
     total = 0.0
     for c in present:
-        d = a[r, c]
+        d = row[c]
         if d > 0.0:
             entropy -= d * math.log2(d)
             total += d

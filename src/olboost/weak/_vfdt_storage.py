@@ -8,6 +8,8 @@ import math
 import numba
 import numpy as np
 
+from olboost.weak._vfdt_layout import MIN_ROOM
+
 
 @numba.njit(cache=True)
 def nominal_codes_valid(x, nominal_columns, nominal_cardinality, allow_missing):
@@ -61,6 +63,25 @@ def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
         nodes = max(nodes, n_nodes[i] + positive[i] * max_branches)
         counts[i] = positive[i]
     return True, nodes
+
+
+@numba.njit(cache=True)
+def entries_demand(counts, widest, top, width, max_branches):
+    """The free class entries every tree needs before it learns ``counts[i]`` labels of one
+    example, if some tree has fewer (else 0).
+
+    Per label learned, a tree's leaf holds at most ``widest[i] + counts[i]`` classes: the leaf
+    may move to twice its room (``_vfdt_leaves._insert_class``), a split may make
+    ``max_branches`` leaves of at most as many classes, and a new branch a leaf of none, each
+    with at least ``MIN_ROOM`` entries."""
+    needed = 0
+    short = False
+    for i in range(counts.shape[0]):
+        most = widest[i] + counts[i] + MIN_ROOM
+        need = counts[i] * (max_branches + 3) * most
+        needed = max(needed, need)
+        short |= top[i] + need > width
+    return needed if short else 0
 
 
 LEND_OK = 0

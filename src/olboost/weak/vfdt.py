@@ -371,7 +371,7 @@ class VFDTCommittee(TreeArrays, Committee):
             numeric = (f8[::1], i8[::1], f8[:, :, ::1], i8, f8, i8, f8, f8[:, ::1], i8[::1])
             K._best_numeric.compile((*numeric, f8[:, ::1], f8))
             K._score_predictors.compile((i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1]))
-            K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], nodes, leaves))
+            K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], i8, nodes, leaves))
             ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
             K._chi_square_ceilings.compile(ceilings)
             K._bounds_of_merits.compile((*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8))
@@ -429,6 +429,8 @@ class VFDTCommittee(TreeArrays, Committee):
         if "leaf_last_" in state and "kept_" not in state:
             # pickled before the trees kept their bounds' sums: a cache, so start without
             self._allocate_kept_sums()
+        if "leaf_class_" in state:
+            self._entries_from_dense_rows()
 
     def _state(self) -> K.State:
         setup = self.setup_
@@ -462,21 +464,26 @@ class VFDTCommittee(TreeArrays, Committee):
             ),
             leaves=K.Leaves(
                 self.leaf_last_,
-                self.leaf_class_,
-                self.leaf_obs_,
-                self.leaf_blocks_,
+                self.leaf_start_,
+                self.leaf_room_,
+                self.entry_label_,
+                self.entry_class_,
+                self.entry_obs_,
+                self.entry_blocks_,
                 self.block_gauss_,
                 self.block_nominal_,
                 self.free_slots_,
                 self.n_free_slots_,
                 self.free_blocks_,
                 self.n_free_blocks_,
-                self.leaf_listed_,
+                self.entry_listed_,
                 self.leaf_correct_,
-                self.leaf_present_,
+                self.entry_present_,
                 self.leaf_n_present_,
                 self.leaf_incomplete_,
                 self.leaf_leads_,
+                self.entry_top_,
+                self.entry_widest_,
                 self.kept_,
                 self.kept_log_,
                 self.kept_acc_,
@@ -521,6 +528,8 @@ class VFDTCommittee(TreeArrays, Committee):
             raise ValueError(_OVERFLOWING_WEIGHTS)
         if status == K.LEARN_GROW_NODES:
             self._grow_nodes(int(demand[0]))
+        elif status == K.LEARN_GROW_ENTRIES:
+            self._compact_entries(int(demand[0]))
         else:
             kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
             self._grow_for(kind, int(demand[1]))
