@@ -108,8 +108,8 @@ class TreeArrays:
     def _compact_entries(self, needed: int) -> None:
         """Move every tree's live leaves' entries to the front of new rows with ``needed`` free
         entries per tree, twice over (so that a compaction is followed by at least as many
-        entries' worth of learning as it moved). A leaf keeps its room and its positions; the entries of
-        split leaves, dead since, are dropped."""
+        entries' worth of learning as it moved). A leaf keeps its room and its positions; the
+        entries of split leaves, dead since, are dropped."""
         n = self.n_learners_
         old = {name: getattr(self, name) for name in self._ENTRIES}
         gathers = []

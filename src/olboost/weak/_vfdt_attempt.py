@@ -39,10 +39,10 @@ from olboost.weak._vfdt_split import (
     _best_numeric,
     _category_weights,
     _chi_square_ceilings,
+    _entropy_of,
     _gaussian_params,
     _nominal_binary,
     _numeric_partition,
-    _entropy_of,
     _row_sum,
     _scratch_columns,
 )

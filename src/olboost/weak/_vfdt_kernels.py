@@ -29,16 +29,22 @@ node stores its kind, split feature (a position in the learner's feature subset)
 the index of its first child; its children are consecutive (2 for a binary split, one per category
 for a multiway split, of which those not yet created have kind ``EMPTY``). A leaf stores the slot of
 its statistics in the leaf pool, shared by all trees; a slot is freed when its leaf splits, so the
-pool holds one slot per live leaf. Per slot: class weights, class weights seen by the attribute
-observers (they differ by the weights a leaf inherits from its parent's split), for each class the
+pool holds one slot per live leaf. Per slot: the weights the majority class and naive Bayes
+predicted right (adaptive naive Bayes), whether the observers skipped a missing value, and where
+the leaf's class entries are. A leaf holds one entry per class it has any statistic for (its
+*present* classes), in its tree's entry rows: the class, its weight, its weight seen by the
+attribute observers (they differ by the weights a leaf inherits from its parent's split), the
 index of its observer block and whether the class is listed in the leaf (River's class dict: a
 class is listed once the leaf learns it, or when a split gives it to the leaf, even with zero
-weight, which matters to naive Bayes), the weights the majority class and naive Bayes predicted
-right (adaptive naive Bayes), whether the observers skipped a missing value, and the leaf's
-*present* classes: those it has any statistic for, in increasing order. Every per-class loop of
-learning, split evaluation and prediction runs over the present classes only, so a leaf costs the
-labels that reached it, not ``k``; the other classes' entries are zero (a freed slot is cleaned),
-so every sum is the dense one bit for bit.
+weight, which matters to naive Bayes). Entries sit in the order the leaf met their classes, so
+that a position never moves (the kept sums of :mod:`._vfdt_bounds` name entries by position); a
+list of the positions in increasing class order drives every per-class loop of learning, split
+evaluation and prediction, so every sum adds the same terms in the same order as over a dense row
+of ``k``, bit for bit, and a leaf costs, in time and memory, the labels that reached it, not
+``k``. Learning finds a class by bisection in that list; a leaf whose room is full moves to twice
+the room at the end of its tree's rows, and a split leaf's entries are left behind: the rows are
+compacted (:meth:`olboost.weak._vfdt_arrays.TreeArrays._compact_entries`) when a call could
+otherwise run out, which :func:`._vfdt_storage.entries_demand` bounds before any tree learns.
 A block, allocated the first time a leaf's observers see a class, holds that class's statistics
 for every attribute of the learner: a weighted Gaussian (weight seen, mean, sum of squared
 deviations, min, max) per numeric attribute and a weight per category of each nominal attribute.
@@ -262,9 +268,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                 elif kind[i, child] == EMPTY:
                     # A category unseen when the multiway split was made: River grows the branch
                     # and trains the new leaf.
-                    _new_leaf(
-                        i, child, rows[0], rows[0], np.empty(0, np.int64), 0, nodes_, leaves_
-                    )
+                    _new_leaf(i, child, rows[0], rows[0], np.empty(0, np.int64), 0, nodes_, leaves_)
                     no_attempt = True
                 node = child
             slot = node_slot[i, node]
@@ -398,7 +402,8 @@ def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand):
     if status != LEND_OK:
         demand[1] = status
         return LEARN_GROW_BLOCKS
-    needed = entries_demand(counts, leaves_.widest, leaves_.top, leaves_.label.shape[1], max_branches)
+    width = leaves_.label.shape[1]
+    needed = entries_demand(counts, leaves_.widest, leaves_.top, width, max_branches)
     if needed > 0:
         demand[0] = needed
         return LEARN_GROW_ENTRIES

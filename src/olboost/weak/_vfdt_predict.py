@@ -56,9 +56,10 @@ def _naive_bayes(i, slot, x, learners, leaves, out):
     class)`` for a nominal one (skipped when the category was not seen with the class); a missing
     value (NaN) adds nothing, as River skips the attributes absent from ``x``. A listed
     class of zero weight votes ``0.0`` (River's ``votes[c] = 0.0``). The votes go through
-    log-sum-exp; unlisted classes get 0. ``out`` is indexed by class; only the leaf's classes are
-    written (the others' probability is 0: the caller zeroes them). Returns ``False``, leaving ``out`` undefined, when
-    River returns no votes (no listed class or zero total weight)."""
+    log-sum-exp; unlisted classes get 0. ``out`` is indexed by class; only the leaf's classes
+    are written (the others' probability is 0: the caller zeroes them). Returns ``False``,
+    leaving ``out`` undefined, when River returns no votes (no listed class or zero total
+    weight)."""
     features, n_categories = learners.features, learners.n_categories
     nominal_offset = learners.nominal_offset
     class_weight, blocks, label = leaves.class_weight, leaves.blocks, leaves.label

@@ -55,10 +55,11 @@ class VFDTCommittee(TreeArrays, Committee):
       and variance, min and max) for numeric attributes, or weights per (category, class) for
       nominal ones. The attribute statistics are kept for the classes that reached the leaf
       only, and learning and split evaluation run over those classes: their cost follows the
-      labels a leaf has seen, not ``k``. The leaf's own per-class rows (weights, observed
-      weights, which classes are present) are dense, ``k`` entries a leaf slot (about
-      ``33 k`` bytes), so memory grows with the leaves times ``k``, and predictions cost
-      ``O(k)`` per tree;
+      labels a leaf has seen, not ``k``. The leaf's own per-class statistics (weight, observed
+      weight, observer block, whether listed) are entries, one per class the leaf met (41
+      bytes each, in rows that double as they fill), so memory grows with the (leaf, class)
+      pairs seen, not the leaves times ``k``. A prediction writes each tree's ``k``
+      probabilities: the prior's share for every class, then the leaf's classes;
     * once the weight seen at a leaf since its last attempt reaches the grace period, and the leaf
       has seen two classes or more, the leaf tries to split. Numeric candidates are ``x <= t`` at
       ``n_split_points`` thresholds evenly spaced strictly inside the observed range, the class
