@@ -1,0 +1,207 @@
+"""The label-sparse leaves of :class:`olboost.weak.vfdt.VFDTCommittee` (issue #11): a leaf's
+class statistics are entries, one per class it met, in its tree's entry rows
+(:mod:`olboost.weak._vfdt_kernels`, "Layout"). Their results are the dense rows' bit for bit
+(``tests/test_vfdt.py`` checks the trees against a reference; the pinned scores hold); here, the
+layout's own invariants, compaction, the bound that keeps every write inside the rows, and
+committees pickled with the dense rows."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from olboost import AdaOLMR
+from olboost.datasets import make_label_stream
+from olboost.weak import _vfdt_kernels as K
+from olboost.weak._vfdt_storage import entries_demand
+from olboost.weak.vfdt import VFDTCommittee
+
+DATA = Path(__file__).parent / "data"
+
+
+def check_entries(c: VFDTCommittee) -> int:
+    """Assert the layout's invariants; returns the live entries."""
+    width = c.entry_label_.shape[1]
+    live = 0
+    for i in range(c.n_learners_):
+        top = int(c.entry_top_[i])
+        assert top <= width, (i, top, width)  # no allocation ran past the rows
+        spans = []
+        for slot in c._live_slots(i).tolist():
+            start, room = int(c.leaf_start_[slot]), int(c.leaf_room_[slot])
+            n = int(c.leaf_n_present_[slot])
+            assert 0 <= n <= room and start + room <= top, (i, slot)
+            assert n <= c.entry_widest_[i]
+            order = c.entry_present_[i, start : start + n]
+            assert sorted(order.tolist()) == list(range(n))  # a permutation of the positions
+            classes = c.entry_label_[i, start + order]
+            assert (np.diff(classes) > 0).all() and (classes >= 0).all()
+            assert (classes < c.n_labels_).all()
+            # an entry is a class the leaf met: some weight, or listed by a split
+            weights = c.entry_class_[i, start + order]
+            assert ((weights != 0.0) | c.entry_listed_[i, start + order]).all()
+            spans.append((start, start + room))
+            live += n
+        spans.sort()
+        # leaves do not overlap
+        assert all(a[1] <= b[0] for a, b in zip(spans[:-1], spans[1:], strict=True)), i
+    return live
+
+
+def label_stream(rows, k, seed=0):
+    X, Y = make_label_stream(rows, k, 5, 20, seed)
+    return X, Y.astype(np.float64)
+
+
+@pytest.mark.parametrize("mode", ["mc", "nba", "weka"])
+def test_entries_hold_the_classes_each_leaf_met(mode):
+    """After a 400-label stream, every live leaf's entries are the classes it met, once each,
+    in class order, inside its own room, and the rows hold a fraction of ``k`` per slot."""
+    k = 400
+    X, Y = label_stream(300, k)
+    params = {"semantics": "weka_port"} if mode == "weka" else {"leaf_prediction": mode}
+    c = VFDTCommittee(n_features=10, grace_period=(3.0, 10.0), **params)
+    c.start(6, k, X.shape[1], seed=1)
+    rng = np.random.default_rng(2)
+    for t in range(len(X)):
+        # a few labels per tree, relevant ones and others, as a booster weighs them
+        w = Y[t] * rng.uniform(0.5, 2.0, size=(6, k))
+        w[:, rng.integers(0, k, 3)] = 0.3
+        c.learn(X[t], w)
+        if t % 50 == 49:
+            check_entries(c)
+    live = check_entries(c)
+    dense = c._dense_leaf_rows()
+    # the entries are exactly the dense rows' present classes
+    assert live == int(sum(c.leaf_n_present_[c._live_slots(i)].sum() for i in range(6)))
+    assert live == int((dense["leaf_class_"] != 0.0).sum() + (
+        dense["leaf_listed_"] & (dense["leaf_class_"] == 0.0)).sum())  # fmt: skip
+
+
+def test_memory_follows_the_labels_that_occur():
+    """The same stream with its labels spread over 10 times as many (label ``c`` becomes
+    ``10 c``): the same trees, and entry rows of the same size, whatever ``k``. Only rows of
+    ``k`` per tree (``work_`` and the kept sums' flags), not per leaf, grow with it."""
+    k = 300
+    X, Y = label_stream(400, k, seed=1)
+    committees = []
+    for spread in (1, 10):
+        Ys = np.zeros((len(Y), k * spread))
+        Ys[:, ::spread] = Y
+        c = VFDTCommittee(n_features=10, grace_period=(3.0, 10.0))
+        c.start(8, k * spread, X.shape[1], seed=1)
+        for t in range(len(X)):
+            c.learn(X[t], np.tile(Ys[t], (8, 1)))
+        check_entries(c)
+        committees.append(c)
+    narrow, wide = committees
+    assert wide.leaf_counts().sum() > 100
+    for name in ("node_kind_", "node_value_", "block_gauss_", "leaf_start_", "leaf_room_"):
+        assert np.array_equal(getattr(narrow, name), getattr(wide, name)), name
+    for name in VFDTCommittee._ENTRIES:
+        a, b = getattr(narrow, name), getattr(wide, name)
+        assert a.shape == b.shape, name
+        if name != "entry_label_":
+            assert np.array_equal(a, b), name
+    assert np.array_equal(narrow.entry_label_ * 10, wide.entry_label_)
+
+
+def test_compaction_changes_no_result():
+    """Compacting every tree's rows after every example (leaves move, positions stay) gives
+    the same predictions and trees, bit for bit, as compacting only when needed."""
+    k = 120
+    X, Y = label_stream(250, k, seed=3)
+    a, b = (VFDTCommittee(n_features=8, grace_period=(2.0, 6.0)) for _ in range(2))
+    for c in (a, b):
+        c.start(4, k, X.shape[1], seed=5)
+    compactions = 0
+    for t in range(len(X)):
+        w = np.tile(Y[t], (4, 1))
+        assert np.array_equal(a.predict(X[t]), b.predict(X[t])), t
+        a.learn(X[t], w)
+        b.learn(X[t], w)
+        before = b.leaf_start_.copy()
+        b._compact_entries(0)
+        compactions += not np.array_equal(before, b.leaf_start_)
+    assert compactions > 20  # the leaves really moved (40 times of 250 here)
+    check_entries(b)
+    for name in ("node_kind_", "node_value_", "block_gauss_"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    rows_a, rows_b = a._dense_leaf_rows(), b._dense_leaf_rows()
+    for name in rows_a:
+        assert np.array_equal(rows_a[name], rows_b[name]), name
+
+
+def test_entries_demand_bounds_the_worst_example():
+    """The room a learn call asks for covers the worst example: every label new to the leaf, a
+    split at every label. Checked against its formula, then under stress: weights large enough
+    that every label learned passes the grace period, random labels besides the relevant ones,
+    and the layout's invariants after every call (an allocation past the rows would leave
+    ``entry_top_`` above their width)."""
+    assert entries_demand(np.array([0, 0]), np.array([9, 9]), np.array([0, 0]), 0, 2) == 0
+    # 2 labels, widest leaf 3: (3 + 2 + MIN_ROOM) entries per leaf, 2 + 2 + 1 leaves per label
+    need = 2 * (2 + 3) * (3 + 2 + K.MIN_ROOM)
+    assert entries_demand(np.array([2, 0]), np.array([3, 7]), np.array([0, 0]), need, 2) == 0
+    assert entries_demand(np.array([2, 0]), np.array([3, 7]), np.array([1, 0]), need, 2) == need
+    k = 60
+    X, Y = label_stream(200, k, seed=4)
+    c = VFDTCommittee(
+        n_features=8, grace_period=(30.0, 30.0), weight_multiplier=(1.0, 1.0),
+        split_confidence=(0.9, 0.9), tie_threshold=(0.9, 0.9),
+    )  # fmt: skip
+    c.start(3, k, X.shape[1], seed=6)
+    rng = np.random.default_rng(7)
+    most_splits = 0
+    for t in range(len(X)):
+        w = np.zeros((3, k))
+        labels = np.concatenate([np.flatnonzero(Y[t]), rng.choice(k, 3, replace=False)])
+        w[:, labels] = rng.uniform(5.0, 50.0, size=(3, len(labels)))
+        before = c.leaf_counts()
+        c.learn(X[t], w)
+        check_entries(c)  # top <= width after every call: nothing was written past the rows
+        most_splits = max(most_splits, int((c.leaf_counts() - before).max()))
+    # splits happened inside calls; one per call at most here: a new leaf's observers are
+    # empty, so its first attempt finds no split
+    assert most_splits >= 1 and c.leaf_counts().sum() > 150
+
+
+def test_round_trip_through_dense_rows():
+    """A committee converted to dense rows and back (as one pickled before the entries is
+    loaded) predicts and learns as the original, bit for bit."""
+    k = 80
+    X, Y = label_stream(300, k, seed=8)
+    c = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
+    c.start(4, k, X.shape[1], seed=9)
+    for t in range(150):
+        c.learn(X[t], np.tile(Y[t], (4, 1)))
+    state = pickle.loads(pickle.dumps(c)).__dict__
+    for name in VFDTCommittee._ENTRIES + ("leaf_start_", "leaf_room_", "entry_top_"):
+        del state[name]
+    del state["entry_widest_"]
+    state.update(c._dense_leaf_rows())
+    old = VFDTCommittee.__new__(VFDTCommittee)
+    old.__setstate__(state)
+    check_entries(old)
+    for t in range(150, 300):
+        assert np.array_equal(c.predict(X[t]), old.predict(X[t])), t
+        c.learn(X[t], np.tile(Y[t], (4, 1)))
+        old.learn(X[t], np.tile(Y[t], (4, 1)))
+    rows, old_rows = c._dense_leaf_rows(), old._dense_leaf_rows()
+    for name in rows:
+        assert np.array_equal(rows[name], old_rows[name]), name
+
+
+def test_loads_a_model_pickled_with_dense_rows():
+    """An Ada.OLMR model pickled by olboost at 20d9e18 (the last commit with rows of ``k`` per
+    leaf slot; ``tests/data/dense_layout_ada_olmr.pkl``, 100 rows learned) loads and scores the
+    next 60 rows as that code did (``dense_layout_expected.npz``, written by it)."""
+    model = pickle.loads((DATA / "dense_layout_ada_olmr.pkl").read_bytes())
+    assert isinstance(model, AdaOLMR) and "leaf_class_" not in model.committee_.__dict__
+    check_entries(model.committee_)
+    expected = np.load(DATA / "dense_layout_expected.npz")
+    X, Y = expected["X"], expected["Y"]
+    later = model.score_then_learn(X[100:], Y[100:])
+    assert np.array_equal(later, expected["later"])
