@@ -268,7 +268,9 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                 elif kind[i, child] == EMPTY:
                     # A category unseen when the multiway split was made: River grows the branch
                     # and trains the new leaf.
-                    _new_leaf(i, child, rows[0], rows[0], np.empty(0, np.int64), 0, nodes_, leaves_)
+                    # no classes, so no parent entries (an int64 0, not a literal: one compile)
+                    none = np.empty(0, np.int64)
+                    _new_leaf(i, child, rows[0], rows[0], none, np.int64(0), nodes_, leaves_)
                     no_attempt = True
                 node = child
             slot = node_slot[i, node]
