@@ -122,8 +122,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     State,
 )
 from olboost.weak._vfdt_leaves import (
-    _find_class,
-    _insert_class,
+    _move_leaf,
     _new_leaf,
     _score_predictors,
 )
@@ -234,8 +233,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     blocks, gauss, nominal = leaves_.blocks, leaves_.gauss, leaves_.nominal
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
-    start, room, label_of = leaves_.start, leaves_.room, leaves_.label
-    top, widest = leaves_.top, leaves_.widest
+    start, room, label_of, widest = leaves_.start, leaves_.room, leaves_.label, leaves_.widest
     incomplete = leaves_.incomplete
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
@@ -284,15 +282,36 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             # leaf sees it, so does a category's weight the first time the class's observer sees
             # it, and a deactivated leaf (``last_attempt`` infinite) updates its class weights
             # only.
-            q, found = _find_class(i, start[slot], n_present[slot], label, label_of, present)
-            if found:
-                p = present[i, start[slot] + q]
+            # The label's entry: found by bisection in the leaf's class order, or made (the
+            # leaf moved first if full, a rare event, see _move_leaf), written out as the rest.
+            st = start[slot]
+            n = n_present[slot]
+            lo = 0
+            hi = n
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if label_of[i, st + present[i, st + mid]] < label:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < n and label_of[i, st + present[i, st + lo]] == label:
+                p = present[i, st + lo]
             else:
-                p = _insert_class(
-                    i, slot, label, q, start, room, n_present, label_of, class_weight, observed,
-                    blocks, listed, present, top, widest,
-                )  # fmt: skip
-            e = start[slot] + p
+                if n == room[slot]:
+                    st = _move_leaf(i, slot, leaves_)
+                p = n
+                e = st + p
+                label_of[i, e] = label
+                class_weight[i, e] = 0.0
+                observed[i, e] = 0.0
+                blocks[i, e] = -1
+                listed[i, e] = False
+                for r in range(n, lo, -1):
+                    present[i, st + r] = present[i, st + r - 1]
+                present[i, st + lo] = p
+                n_present[slot] = n + 1
+                widest[i] = max(widest[i], n + 1)
+            e = st + p
             if not listed[i, e] and weka:
                 class_weight[i, e] = 1.0
             class_weight[i, e] += w

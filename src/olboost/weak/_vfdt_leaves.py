@@ -36,57 +36,27 @@ def _reset_observers(i, slot, leaves):
     _forget_kept(i, slot, leaves.kept)  # its kept sums (_vfdt_bounds) no longer hold
 
 
-@numba.njit(cache=True, inline="always")
-def _find_class(i, start, n, c, label, present):
-    """``(q, found)``: where class ``c`` is, or would be inserted, in the leaf's class order
-    (entries ``start ..`` of tree ``i``'s rows, ``n`` of them), by bisection."""
-    lo = 0
-    hi = n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if label[i, start + present[i, start + mid]] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo, lo < n and label[i, start + present[i, start + lo]] == c
-
-
 @numba.njit(cache=True)
-def _insert_class(
-    i, slot, c, q, start, room, n_present, label, class_weight, observed, blocks, listed, present,
-    top, widest,
-):  # fmt: skip
-    """Give leaf ``slot`` of tree ``i`` an entry for class ``c`` (zero weights, no block, not
-    listed), ``q``-th in its class order; returns its position. A full leaf first moves its
-    entries to twice the room at the top of the tree's rows (the room was lent before the call,
-    see ``_vfdt_kernels._lend_for_one_example``); positions do not change."""
+def _move_leaf(i, slot, leaves):
+    """Move the entries of leaf ``slot`` of tree ``i``, its room full, to twice the room at the
+    top of the tree's rows (lent before the call, see ``_vfdt_kernels._lend_for_one_example``);
+    positions do not change. Returns the new start. (Giving a leaf an entry for a new class is
+    written out in ``_vfdt_kernels._learn_trees``.)"""
+    start, room, top = leaves.start, leaves.room, leaves.top
     st = start[slot]
-    n = n_present[slot]
-    if n == room[slot]:
-        new_room = max(2 * room[slot], MIN_ROOM)
-        moved = top[i]
-        top[i] += new_room
-        for p in range(n):
-            label[i, moved + p] = label[i, st + p]
-            class_weight[i, moved + p] = class_weight[i, st + p]
-            observed[i, moved + p] = observed[i, st + p]
-            blocks[i, moved + p] = blocks[i, st + p]
-            listed[i, moved + p] = listed[i, st + p]
-            present[i, moved + p] = present[i, st + p]
-        st = moved
-        start[slot] = moved
-        room[slot] = new_room
-    label[i, st + n] = c
-    class_weight[i, st + n] = 0.0
-    observed[i, st + n] = 0.0
-    blocks[i, st + n] = -1
-    listed[i, st + n] = False
-    for r in range(n, q, -1):
-        present[i, st + r] = present[i, st + r - 1]
-    present[i, st + q] = n
-    n_present[slot] = n + 1
-    widest[i] = max(widest[i], n + 1)
-    return n
+    new_room = max(2 * room[slot], MIN_ROOM)
+    moved = top[i]
+    top[i] += new_room
+    for p in range(leaves.n_present[slot]):
+        leaves.label[i, moved + p] = leaves.label[i, st + p]
+        leaves.class_weight[i, moved + p] = leaves.class_weight[i, st + p]
+        leaves.observed[i, moved + p] = leaves.observed[i, st + p]
+        leaves.blocks[i, moved + p] = leaves.blocks[i, st + p]
+        leaves.listed[i, moved + p] = leaves.listed[i, st + p]
+        leaves.present[i, moved + p] = leaves.present[i, st + p]
+    start[slot] = moved
+    room[slot] = new_room
+    return moved
 
 
 @numba.njit(cache=True, inline="always")

@@ -201,6 +201,7 @@ def predict(x, state, out):
     node_slot = nodes.slot
     class_weight, listed, correct = leaves.class_weight, leaves.listed, leaves.correct
     present, n_present, label = leaves.present, leaves.n_present, leaves.label
+    start_of = leaves.start  # taken out of the loop: in it, each access counts a reference
     n, k = out.shape
     for i in range(n):
         node = np.int64(0)  # not a literal 0: one compile of _most_common_child
@@ -211,12 +212,11 @@ def predict(x, state, out):
                 child = _most_common_child(i, node, n_categories, nodes, leaves)
             node = child
         slot = node_slot[i, node]
-        start, held = leaves.start[slot], n_present[slot]
+        start, held = start_of[slot], n_present[slot]
         if leaf_prediction == MC_WEKA:
             for c in range(k):
                 out[i, c] = 1.0
-            for q in range(held):
-                e = start + present[i, start + q]
+            for e in range(start, start + held):  # distinct classes: any order
                 if listed[i, e]:
                     out[i, label[i, e]] = class_weight[i, e]
             total = 0.0
@@ -249,8 +249,7 @@ def predict(x, state, out):
             share = leaf_prior / denominator
             for c in range(k):
                 out[i, c] = share
-            for q in range(held):
-                e = start + present[i, start + q]
+            for e in range(start, start + held):  # distinct classes: any order
                 out[i, label[i, e]] = (class_weight[i, e] + leaf_prior) / denominator
         else:
             for c in range(k):

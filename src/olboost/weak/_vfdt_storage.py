@@ -71,7 +71,7 @@ def entries_demand(counts, widest, top, width, max_branches):
     example, if some tree has fewer (else 0).
 
     Per label learned, a tree's leaf holds at most ``widest[i] + counts[i]`` classes: the leaf
-    may move to twice its room (``_vfdt_leaves._insert_class``), a split may make
+    may move to twice its room (``_vfdt_leaves._move_leaf``), a split may make
     ``max_branches`` leaves of at most as many classes, and a new branch a leaf of none, each
     with at least ``MIN_ROOM`` entries."""
     needed = 0
