@@ -205,3 +205,29 @@ def test_loads_a_model_pickled_with_dense_rows():
     X, Y = expected["X"], expected["Y"]
     later = model.score_then_learn(X[100:], Y[100:])
     assert np.array_equal(later, expected["later"])
+
+
+def test_a_failed_compaction_changes_nothing(monkeypatch):
+    """A compaction whose allocation fails (MemoryError) leaves the committee as it was, bit for
+    bit, and the committee learns on as if it had never been tried."""
+    k = 40
+    X, Y = label_stream(120, k, seed=10)
+    c = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
+    c.start(3, k, X.shape[1], seed=11)
+    for t in range(60):
+        c.learn(X[t], np.tile(Y[t], (3, 1)))
+    before = pickle.dumps(c)
+
+    def no_memory(self, width):
+        raise MemoryError(f"{width} entries")
+
+    monkeypatch.setattr(VFDTCommittee, "_empty_entries", no_memory)
+    with pytest.raises(MemoryError):
+        c._compact_entries(10_000)
+    assert pickle.dumps(c) == before
+    monkeypatch.undo()
+    twin = pickle.loads(before)
+    for t in range(60, 120):
+        c.learn(X[t], np.tile(Y[t], (3, 1)))
+        twin.learn(X[t], np.tile(Y[t], (3, 1)))
+    assert pickle.dumps(c) == pickle.dumps(twin)

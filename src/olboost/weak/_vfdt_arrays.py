@@ -90,15 +90,21 @@ class TreeArrays:
         "entry_present_",
     )  # fmt: skip
 
+    def _empty_entries(self, width: int) -> dict[str, np.ndarray]:
+        """Empty entry rows, ``width`` per tree, by attribute name."""
+        shape = (self.n_learners_, width)
+        return {
+            "entry_label_": np.zeros(shape, dtype=np.int64),
+            "entry_class_": np.zeros(shape),
+            "entry_obs_": np.zeros(shape),
+            "entry_blocks_": np.full(shape, -1, dtype=np.int64),
+            "entry_listed_": np.zeros(shape, dtype=np.bool_),
+            "entry_present_": np.zeros(shape, dtype=np.int64),
+        }
+
     def _new_entries(self, width: int) -> None:
-        """Empty entry rows, ``width`` per tree."""
-        n = self.n_learners_
-        self.entry_label_ = np.zeros((n, width), dtype=np.int64)
-        self.entry_class_ = np.zeros((n, width))
-        self.entry_obs_ = np.zeros((n, width))
-        self.entry_blocks_ = np.full((n, width), -1, dtype=np.int64)
-        self.entry_listed_ = np.zeros((n, width), dtype=np.bool_)
-        self.entry_present_ = np.zeros((n, width), dtype=np.int64)
+        """Start the committee's entry rows empty, ``width`` per tree."""
+        self.__dict__.update(self._empty_entries(width))
 
     def _live_slots(self, i: int) -> np.ndarray:
         """The slots of tree ``i``'s leaves, in node order."""
@@ -112,23 +118,26 @@ class TreeArrays:
         again (47 compactions in the 1,000 rows of ``benchmarks/large_k.py`` at k = 5,000,
         against 7). A leaf keeps its room and its positions; the entries of split leaves, dead
         since, are dropped."""
-        n = self.n_learners_
-        old = {name: getattr(self, name) for name in self._ENTRIES}
-        gathers = []
-        for i in range(n):
+        # Everything is built aside and assigned at the end, so that a failed allocation
+        # (MemoryError) leaves the committee as it was.
+        gathers, starts = [], self.leaf_start_.copy()
+        for i in range(self.n_learners_):
             slots = self._live_slots(i)
             rooms = self.leaf_room_[slots]
             new_starts = np.cumsum(rooms) - rooms
             # each live entry's old index, leaf after leaf
             offsets = np.arange(int(rooms.sum())) - np.repeat(new_starts, rooms)
             gathers.append(np.repeat(self.leaf_start_[slots], rooms) + offsets)
-            self.leaf_start_[slots] = new_starts
+            starts[slots] = new_starts
         used = max(len(g) for g in gathers)
-        self._new_entries(2 * (used + needed))
-        for i, gather in enumerate(gathers):
-            for name in self._ENTRIES:
-                getattr(self, name)[i, : len(gather)] = old[name][i, gather]
-            self.entry_top_[i] = len(gather)
+        rows = self._empty_entries(2 * (used + needed))
+        for name, row in rows.items():
+            old = getattr(self, name)
+            for i, gather in enumerate(gathers):
+                row[i, : len(gather)] = old[i, gather]
+        self.__dict__.update(rows)
+        self.leaf_start_ = starts
+        self.entry_top_ = np.array([len(g) for g in gathers], dtype=np.int64)
 
     def _entries_from_dense_rows(self) -> None:
         """Convert the state of a committee pickled before leaves held entries (rows of ``k``
