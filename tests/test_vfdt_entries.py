@@ -58,8 +58,8 @@ def label_stream(rows, k, seed=0):
 
 @pytest.mark.parametrize("mode", ["mc", "nba", "weka"])
 def test_entries_hold_the_classes_each_leaf_met(mode):
-    """After a 400-label stream, every live leaf's entries are the classes it met, once each,
-    in class order, inside its own room, and the rows hold a fraction of ``k`` per slot."""
+    """After a 400-label stream, every live leaf's entries are the classes it met (some weight,
+    or listed), once each, in class order, inside its own room."""
     k = 400
     X, Y = label_stream(300, k)
     params = {"semantics": "weka_port"} if mode == "weka" else {"leaf_prediction": mode}
