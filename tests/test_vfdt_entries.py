@@ -56,6 +56,17 @@ def label_stream(rows, k, seed=0):
     return X, Y.astype(np.float64)
 
 
+def learned(k, rows, learned_rows, n, seed):
+    """A committee of ``n`` trees (8 features each) that learned the first ``learned_rows`` of a
+    ``rows``-row, ``k``-label stream, every tree every relevant label; and the stream."""
+    X, Y = label_stream(rows, k, seed=seed)
+    c = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
+    c.start(n, k, X.shape[1], seed=seed + 1)
+    for t in range(learned_rows):
+        c.learn(X[t], np.tile(Y[t], (n, 1)))
+    return c, X, Y
+
+
 @pytest.mark.parametrize("mode", ["mc", "nba", "weka"])
 def test_entries_hold_the_classes_each_leaf_met(mode):
     """After a 400-label stream, every live leaf's entries are the classes it met (some weight,
@@ -101,7 +112,7 @@ def test_memory_follows_the_labels_that_occur():
     assert wide.leaf_counts().sum() > 100
     for name in ("node_kind_", "node_value_", "block_gauss_", "leaf_start_", "leaf_room_"):
         assert np.array_equal(getattr(narrow, name), getattr(wide, name)), name
-    for name in VFDTCommittee._ENTRIES:
+    for name in narrow._empty_entries(0):
         a, b = getattr(narrow, name), getattr(wide, name)
         assert a.shape == b.shape, name
         if name != "entry_label_":
@@ -171,20 +182,19 @@ def test_entries_demand_bounds_the_worst_example():
 def test_round_trip_through_dense_rows():
     """A committee converted to dense rows and back (as one pickled before the entries is
     loaded) predicts and learns as the original, bit for bit."""
-    k = 80
-    X, Y = label_stream(300, k, seed=8)
-    c = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
-    c.start(4, k, X.shape[1], seed=9)
-    for t in range(150):
-        c.learn(X[t], np.tile(Y[t], (4, 1)))
+    c, X, Y = learned(80, 300, 150, 4, seed=8)
     state = pickle.loads(pickle.dumps(c)).__dict__
-    for name in VFDTCommittee._ENTRIES + ("leaf_start_", "leaf_room_", "entry_top_"):
+    for name in (*c._empty_entries(0), "leaf_start_", "leaf_room_", "entry_top_", "entry_widest_"):
         del state[name]
-    del state["entry_widest_"]
     state.update(c._dense_leaf_rows())
     old = VFDTCommittee.__new__(VFDTCommittee)
     old.__setstate__(state)
     check_entries(old)
+    # every statistic came across (the listed flags too, which a majority-class leaf rarely reads)
+    rows, old_rows = c._dense_leaf_rows(), old._dense_leaf_rows()
+    assert rows["leaf_listed_"].any()
+    for name in rows:
+        assert np.array_equal(rows[name], old_rows[name]), name
     for t in range(150, 300):
         assert np.array_equal(c.predict(X[t]), old.predict(X[t])), t
         c.learn(X[t], np.tile(Y[t], (4, 1)))
@@ -210,12 +220,7 @@ def test_loads_a_model_pickled_with_dense_rows():
 def test_a_failed_compaction_changes_nothing(monkeypatch):
     """A compaction whose allocation fails (MemoryError) leaves the committee as it was, bit for
     bit, and the committee learns on as if it had never been tried."""
-    k = 40
-    X, Y = label_stream(120, k, seed=10)
-    c = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
-    c.start(3, k, X.shape[1], seed=11)
-    for t in range(60):
-        c.learn(X[t], np.tile(Y[t], (3, 1)))
+    c, X, Y = learned(40, 120, 60, 3, seed=10)
     before = pickle.dumps(c)
 
     def no_memory(self, width):

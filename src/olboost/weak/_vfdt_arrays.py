@@ -85,10 +85,12 @@ class TreeArrays:
 
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
 
-    _ENTRIES = (
-        "entry_label_", "entry_class_", "entry_obs_", "entry_blocks_", "entry_listed_",
-        "entry_present_",
-    )  # fmt: skip
+    #: The dense rows of ``k`` per slot that committees kept before their leaves held entries,
+    #: and the entry rows holding the same statistics (the class lists excepted).
+    _DENSE_ROWS = {
+        "leaf_class_": "entry_class_", "leaf_obs_": "entry_obs_",
+        "leaf_blocks_": "entry_blocks_", "leaf_listed_": "entry_listed_",
+    }  # fmt: skip
 
     def _empty_entries(self, width: int) -> dict[str, np.ndarray]:
         """Empty entry rows, ``width`` per tree, by attribute name."""
@@ -144,11 +146,7 @@ class TreeArrays:
         per slot: ``leaf_class_``, ``leaf_obs_``, ``leaf_blocks_``, ``leaf_listed_``,
         ``leaf_present_``): each live leaf's present classes become its entries, in class
         order. The kept sums, which name entries by position, start afresh (a cache)."""
-        dense = {
-            name: self.__dict__.pop(name)
-            for name in ("leaf_class_", "leaf_obs_", "leaf_blocks_", "leaf_listed_",
-                         "leaf_present_")
-        }  # fmt: skip
+        dense = {name: self.__dict__.pop(name) for name in (*self._DENSE_ROWS, "leaf_present_")}
         n_slots = len(self.leaf_last_)
         self.leaf_start_ = np.zeros(n_slots, dtype=np.int64)
         self.leaf_room_ = np.zeros(n_slots, dtype=np.int64)
@@ -157,10 +155,6 @@ class TreeArrays:
         self._new_entries(2 * max(int(r.sum()) for r in rooms))
         self.entry_top_ = np.zeros(self.n_learners_, dtype=np.int64)
         self.entry_widest_ = np.zeros(self.n_learners_, dtype=np.int64)
-        fields = (
-            ("entry_class_", "leaf_class_"), ("entry_obs_", "leaf_obs_"),
-            ("entry_blocks_", "leaf_blocks_"), ("entry_listed_", "leaf_listed_"),
-        )  # fmt: skip
         for i, slots in enumerate(leaves):
             for slot, room in zip(slots.tolist(), rooms[i].tolist(), strict=True):
                 n = int(self.leaf_n_present_[slot])
@@ -169,7 +163,7 @@ class TreeArrays:
                 self.leaf_start_[slot], self.leaf_room_[slot] = start, room
                 self.entry_label_[i, start : start + n] = classes
                 self.entry_present_[i, start : start + n] = np.arange(n)
-                for entry, row in fields:
+                for row, entry in self._DENSE_ROWS.items():
                     getattr(self, entry)[i, start : start + n] = dense[row][slot, classes]
                 self.entry_top_[i] += room
                 self.entry_widest_[i] = max(self.entry_widest_[i], n)
@@ -187,17 +181,13 @@ class TreeArrays:
             "leaf_listed_": np.zeros((n_slots, k), dtype=np.bool_),
             "leaf_present_": np.zeros((n_slots, k), dtype=np.int64),
         }
-        fields = (
-            ("leaf_class_", "entry_class_"), ("leaf_obs_", "entry_obs_"),
-            ("leaf_blocks_", "entry_blocks_"), ("leaf_listed_", "entry_listed_"),
-        )  # fmt: skip
         for i in range(self.n_learners_):
             for slot in self._live_slots(i).tolist():
                 start, n = int(self.leaf_start_[slot]), int(self.leaf_n_present_[slot])
                 entries = start + self.entry_present_[i, start : start + n]
                 classes = self.entry_label_[i, entries]
                 rows["leaf_present_"][slot, :n] = classes
-                for row, entry in fields:
+                for row, entry in self._DENSE_ROWS.items():
                     rows[row][slot, classes] = getattr(self, entry)[i, entries]
         return rows
 

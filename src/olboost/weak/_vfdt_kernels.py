@@ -358,8 +358,7 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             if no_attempt:
                 continue
             weight_seen = 0.0  # _listed_total's sum, written out as the rest of the path
-            st = start[slot]
-            for q in range(n_present[slot]):
+            for q in range(n_present[slot]):  # (st: the leaf's start, after any move above)
                 weight_seen += class_weight[i, st + present[i, st + q]]
             since = weight_seen - last_attempt[slot]
             grace = grace_period[i]
