@@ -116,10 +116,9 @@ class TreeArrays:
     def _compact_entries(self, needed: int) -> None:
         """Move every tree's live leaves' entries to the front of new rows with ``needed`` free
         entries per tree, twice over, and as many again as the most a tree uses: the bound
-        grows with the widest leaf, and with ``needed`` free only, every widening would compact
-        again (47 compactions in the 1,000 rows of ``benchmarks/large_k.py`` at k = 5,000,
-        against 7). A leaf keeps its room and its positions; the entries of split leaves, dead
-        since, are dropped."""
+        grows with the widest leaf, and with ``needed`` free only, nearly every widening of it
+        would compact again. A leaf keeps its room and its positions; the entries of split
+        leaves, dead since, are dropped."""
         # Everything is built aside and assigned at the end, so that a failed allocation
         # (MemoryError) leaves the committee as it was.
         gathers, starts = [], self.leaf_start_.copy()
