@@ -153,8 +153,9 @@ def ada_olmr_update(
     s = np.zeros(k)
     cost = np.empty(k)
     # whether grouping equal scores still pays: once it did not, the experts' scores, each
-    # adding a weak prediction, only differ more (the same bits either way)
-    w_cur, groups = grouped_logistic_cost(s, y, cost, True)
+    # adding a weak prediction, only differ more (the same bits either way); np.bool_(True), not
+    # the literal True, for which Numba would compile the cost a second time (its literal type)
+    w_cur, groups = grouped_logistic_cost(s, y, cost, np.bool_(True))
     eta = step_scale / math.sqrt(t)
     for i in range(n):
         own = 0.0

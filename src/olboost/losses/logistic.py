@@ -58,7 +58,9 @@ def logistic_cost(s: np.ndarray, y: np.ndarray, out: np.ndarray) -> float:
     ``c[r] = w_Y sum_{l in Y} sigma(s[r] - s[l])`` for irrelevant ``r``, with ``sigma`` the logistic
     function. Returns the weight ``w[t] = ||c||_1 / 2`` of eq. 9.
     """
-    return grouped_logistic_cost(s, y, out, True)[0]
+    # np.bool_(True), not the literal True, for which Numba would compile a specialisation of
+    # its own: one machine code for this caller and Ada.OLMR's update
+    return grouped_logistic_cost(s, y, out, np.bool_(True))[0]
 
 
 @numba.njit(cache=True)
