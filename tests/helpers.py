@@ -97,20 +97,20 @@ def best_numeric(
     ceiling_only=False,
 ):  # fmt: skip
     """``_vfdt_split._best_numeric`` of feature ``j`` as a split attempt runs it, after the bounds
-    of ``_chi_square_ceilings``; with ``ceiling_only``, ``(ceiling, floor)``: the upper and lower
-    bounds on the feature's best merit that these bounds give it."""
+    of ``_chi_square_ceilings``; with ``ceiling_only``, ``(ceiling, 0.0)``: the ceiling that
+    these bounds give the feature."""
     from olboost.weak import _vfdt_split as S
 
     width = S._scratch_columns(n_split_points)
     acc = np.empty((5, width))
-    table = np.full((gauss.shape[1], width + 2), np.nan)
+    table = np.full((gauss.shape[1], width + 1), np.nan)
     kinds = np.zeros(gauss.shape[1], dtype=np.int64)
     S._chi_square_ceilings(
         j, j + 1, observed, blocks, gauss, kinds, pre, n_split_points, fraction, work, present,
         acc, table,
     )  # fmt: skip
     if ceiling_only:
-        return table[j, width], table[j, width + 1]
+        return table[j, width], 0.0
     return S._best_numeric(
         observed, blocks, gauss, j, pre, n_split_points, fraction, work, present, table, floor
     )

@@ -106,27 +106,6 @@ def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
     assert finite > 300 and folded > invalid / 2, (finite, folded, invalid)
 
 
-@pytest.mark.parametrize("n_split_points", [1, 3, 10, 17])
-def test_chi_square_floor_is_below_the_exact_best_merit(n_split_points):
-    """The lower bound ``_chi_square_ceilings`` gives with each ceiling (``pre - H(C)`` when a
-    threshold is valid for certain) is at or below the exact best merit on the random leaves
-    above, and finite on most of the leaves whose minimum branch fraction lets thresholds through
-    (not vacuous). With no threshold valid for certain it is ``-inf``: always where the exact
-    merit is ``-inf``."""
-    finite = 0
-    usable = 0
-    for case, fraction, observed, blocks, gauss, work, pre, present in _random_leaves(
-        59 + n_split_points
-    ):
-        leaf = (observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present)
-        exact = brute_best_numeric(observed, blocks, gauss, 0, pre, n_split_points, fraction)
-        ceiling, floor = best_numeric(*leaf, -np.inf, True)
-        assert floor <= exact <= ceiling, (case, floor, exact, ceiling)
-        usable += exact > -np.inf and fraction < 0.2
-        finite += floor > -np.inf and fraction < 0.2
-    assert finite > 0.8 * usable > 100, (finite, usable)
-
-
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():
     """Not vacuous: on a leaf of six classes with Gaussians of their own (as on emotions, no
     inherited weight, so that ``pre = H(C)``), each feature's ceiling is within a small factor of

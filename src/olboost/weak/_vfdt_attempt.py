@@ -52,12 +52,12 @@ from olboost.weak._vfdt_split import (
 # never declines a split the complete evaluation would make.
 _CEILING_SLACK = 1e-9
 # From this many classes at a leaf on, features are narrowed by the bounds of
-# _bounds_of_merits (tight, lower and upper); below it, by the chi-square ceilings alone (loose,
-# with the floor pre_entropy - H(C) as the lower bound, but several times cheaper, which more
-# than pays for the exact evaluations they leave: on yeast, 14 labels, the trees replayed alone
-# (benchmarks/booster_share.py's replay, on the train split) took 1.1 s instead of 2.0 s with 8
-# here; the 1,000-label stream ran alike with 8, 32 or 64, and TopAda on mediamill-reduced with
-# 8 or 64). A speed choice only; results do not depend on it.
+# _bounds_of_merits (tight, lower and upper); below it, by the chi-square ceilings alone (loose
+# and upper only, but several times cheaper, which more than pays for the exact evaluations
+# they leave: on yeast, 14 labels, the trees replayed alone (benchmarks/booster_share.py's
+# replay, on the train split) took 1.1 s instead of 2.0 s with 8 here; the
+# 1,000-label stream ran alike with 8, 32 or 64, and TopAda on mediamill-reduced with 8 or 64).
+# A speed choice only; results do not depend on it.
 _NARROW_MIN_CLASSES = 32
 
 
@@ -117,7 +117,7 @@ def attempt_scratch(n_features, n_split_points, k):
     """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
     labels: ``(floats, classes)``."""
     width = _scratch_columns(n_split_points)
-    floats = np.empty(3 * n_features + 5 * width + n_features * (width + 2))
+    floats = np.empty(3 * n_features + 5 * width + n_features * (width + 1))
     return floats, np.empty(k, dtype=np.int64)
 
 
@@ -175,7 +175,7 @@ def _attempt_split(
     # the two best features of the leaf's last attempt (``leaves.leads``)
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. At a leaf
     # of fewer than _NARROW_MIN_CLASSES classes every numeric feature is narrowed at once, to
-    # its chi-square ceiling and floor (_chi_square_ceilings). Any order gives the same result.
+    # its chi-square ceiling (_chi_square_ceilings). Any order gives the same result.
     value_range = math.log2(max(n_classes, 2))
     bound = math.sqrt(
         value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
@@ -220,7 +220,7 @@ def _attempt_split(
     at = 3 * n_features
     acc = scratch[at : at + 5 * width].reshape((5, width))
     at += 5 * width
-    table = scratch[at : at + n_features * (width + 2)].reshape((n_features, width + 2))
+    table = scratch[at : at + n_features * (width + 1)].reshape((n_features, width + 1))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
@@ -266,10 +266,9 @@ def _attempt_split(
         if bounds[stage + j] == 0.0:
             # Narrow j; if the test will pass whatever the gap, the best candidate is needed
             # exactly and every feature will be narrowed: narrow them all at once. With few
-            # classes every feature is narrowed at once, by the chi-square ceilings (loose, with
-            # pre_entropy - H(C) as the lower bound of a feature with a threshold valid for
-            # certain, but a fraction of the cost of the bounds of _bounds_of_merits, which then
-            # cost about as much as an exact evaluation).
+            # classes every feature is narrowed at once, by the chi-square ceilings (upper
+            # bounds only, but a fraction of the cost of the bounds of _bounds_of_merits, which
+            # then cost about as much as an exact evaluation).
             if few:
                 zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
                 _chi_square_ceilings(
@@ -281,7 +280,7 @@ def _attempt_split(
                 if bounds[stage + f] != 0.0:
                     continue
                 if few:
-                    low = table[f, width + 1]
+                    low = -np.inf
                     high = table[f, width]
                 else:
                     if kept is None:

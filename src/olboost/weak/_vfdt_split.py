@@ -229,9 +229,8 @@ def _chi_square_ceilings(
     """For each numeric feature ``j`` from ``first`` to ``stop`` (``kinds[j] == 0``), upper bounds
     on the merits of its thresholds into ``table[j, t]`` (``t < n_split_points``, the thresholds
     of :func:`_best_numeric`), and their largest, an upper bound on the feature's best merit,
-    into ``table[j, width]``, ``-inf`` if none; a lower bound on the feature's best merit into
-    ``table[j, width + 1]`` (below). ``acc`` is scratch of 3 rows; both have ``width =``
-    :func:`_scratch_columns` columns (``table`` two more), and the columns from
+    into ``table[j, -1]`` (``-inf`` if none). ``acc`` is scratch of 3 rows; both have
+    :func:`_scratch_columns` columns (``table`` one more), and the columns from
     ``n_split_points`` on are computed too and mean nothing (whole vectors). Overwrites the
     ``work`` rows of :func:`_gaussian_params`.
 
@@ -241,14 +240,6 @@ def _chi_square_ceilings(
     ``q~`` at or below the minimum branch fraction on either side by more than twice the CDF
     allowance ``d``: the share ``q`` is within ``d`` of ``q~``), and ``inf`` where the bound does
     not apply (``q (1 - q)`` may be under ``_PRUNE_MIN_SHARE``, or a NaN).
-
-    The lower bound: a threshold whose approximate left share ``q~`` is above the minimum branch
-    fraction on both sides by more than twice ``d`` is valid for certain, and its merit is
-    ``pre_entropy - H(C) + I(C; S)`` with ``I(C; S) >= 0``: so the feature's best merit is at
-    least ``pre_entropy - H(C)``, less ``_PRUNE_SLACK`` for rounding, when it has such a
-    threshold (``-inf`` otherwise). That lets a split attempt see that its Hoeffding test cannot
-    pass (the gap between the two best merits at most the largest ceiling less the second
-    largest lower bound) without evaluating any feature exactly.
 
     The classes are the outer loop and the thresholds the inner one, with no branch: the loop
     runs on vector registers, several times as fast as one (class, threshold) at a time."""
@@ -270,7 +261,6 @@ def _chi_square_ceilings(
         ceiling = -np.inf
         if lo == np.inf:
             bounds[width] = ceiling
-            bounds[width + 1] = ceiling
             continue
         step = (hi - lo) / (n_split_points + 1.0)
         for t in range(width):
@@ -305,14 +295,9 @@ def _chi_square_ceilings(
             bound = -np.inf if side < min_branch_fraction - 2.0 * d else bound
             bound = -np.inf if not (lo < threshold[t] < hi) else bound
             bounds[t] = bound
-        floor = -np.inf
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
-            q = share[t] / weight
-            if min(q, 1.0 - q) > min_branch_fraction + 2.0 * d and lo < threshold[t] < hi:
-                floor = pre_entropy - h_classes - _PRUNE_SLACK
         bounds[width] = ceiling
-        bounds[width + 1] = floor
 
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
