@@ -117,3 +117,21 @@ def test_logistic_cost_grouped_by_score_is_the_pairwise_sum_bit_for_bit(k):
         out = np.empty(k)
         assert logistic_cost(s, y, out) == half
         assert out.tolist() == want
+
+
+def test_the_logistic_cost_is_compiled_for_no_literal_flag():
+    """Ada.OLMR's update and ``logistic_cost`` hand ``grouped_logistic_cost`` a flag of type
+    ``bool``: a literal ``True`` made Numba compile it a second time on a cold start, for
+    ``Literal[bool]`` (0.8 s of the Ada.OLMR path)."""
+    from olboost import AdaOLMR, VFDTCommittee
+    from olboost.losses import logistic_cost
+    from olboost.losses.logistic import grouped_logistic_cost
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    Y = rng.random((30, 5)) < 0.4
+    Y[:, 0] = True
+    AdaOLMR(VFDTCommittee(n_features=2), learners=3, seed=1, labels=5).score_then_learn(X, Y)
+    logistic_cost(rng.normal(size=5), Y[0], np.empty(5))
+    signatures = [str(sig) for sig in grouped_logistic_cost.signatures]
+    assert signatures and not any("Literal" in sig for sig in signatures), signatures
