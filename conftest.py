@@ -111,6 +111,7 @@ def _longest_first(items: list, workers: int) -> list:
     rest = [i for i in items if not seconds[id(i)]]
     shares: list[list] = [[] for _ in range(workers)]
     loads = [0] * workers
+
     # Every worker's first long test would otherwise compile the trees' kernels at the same
     # moment as the others' (the shared cache only helps once one has saved them): the long
     # tests that compile into caches of their own go to the workers after the first, ahead of
@@ -118,15 +119,11 @@ def _longest_first(items: list, workers: int) -> list:
     # others need them. With only some of them there (2026-12-02, a fresh clone on 2 workers,
     # benchmarks/compile_events.py), the second worker's first Ada.OLMR test compiled again,
     # beside the first worker, 53 s of kernels the first was compiling.
-    own = [i for i in long if i.path.name in OWN_CACHE]
-    for item in own if workers > 1 else []:
-        w = 1 + loads[1:].index(min(loads[1:]))
-        shares[w].append(item)
-        loads[w] += seconds[id(item)]
-    for item in long:
-        if workers > 1 and item.path.name in OWN_CACHE:
-            continue
-        w = loads.index(min(loads))
+    def own(item) -> bool:
+        return workers > 1 and item.path.name in OWN_CACHE
+
+    for item in sorted(long, key=lambda i: not own(i)):  # stable: longest first in each group
+        w = min(range(1 if own(item) else 0, workers), key=loads.__getitem__)
         shares[w].append(item)
         loads[w] += seconds[id(item)]
     out, left = [], len(items)
