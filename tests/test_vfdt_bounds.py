@@ -106,6 +106,46 @@ def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
     assert finite > 300 and folded > invalid / 2, (finite, folded, invalid)
 
 
+def test_the_tighter_chi_square_form_holds_every_merit_and_skips_what_the_linear_one_does_not():
+    """``log2(1 + x)`` in place of ``x / ln 2`` (``_vfdt_split._tighter_bound``): one split point
+    per leaf, so that the table holds that threshold's linear bound and the ceiling its tighter
+    form. The tighter form is at or above the threshold's merit as the kernel computes it (with
+    the merit as the floor, the exact result comes back), below the linear bound wherever that
+    is finite and above the base by more than rounding, and it is acted on: a floor between the
+    two skips the threshold (``-inf``) where the linear bound alone would evaluate it."""
+    from olboost.weak import _vfdt_split as S
+
+    width = S._scratch_columns(1)
+    rng = np.random.default_rng(12)
+    skipped = 0
+    for case in range(1500):
+        k = int(rng.integers(2, 40))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        present = np.arange(k)
+        leaf = (observed, blocks, gauss, 0, pre, 1, 0.0, work, present)
+        merit, threshold = best_numeric(*leaf, -np.inf)
+        if merit == -np.inf:
+            continue
+        table = np.full((1, width + 1), np.nan)
+        S._chi_square_ceilings(
+            0, 1, observed, blocks, gauss, np.zeros(1, dtype=np.int64), pre, 1, 0.0, work,
+            present, np.empty((5, width)), table,
+        )  # fmt: skip
+        linear, tight = table[0, 0], table[0, width]
+        if not linear < np.inf:
+            continue
+        assert merit <= tight <= linear, (case, merit, tight, linear)
+        assert best_numeric(*leaf, merit) == (merit, threshold), case
+        _, _, _, h_classes = S._observed_range(work, present)
+        if linear - (pre - h_classes) > 1e-3:
+            assert tight < linear, (case, tight, linear)
+            floor = 0.5 * (tight + linear)
+            if floor > tight:
+                assert best_numeric(*leaf, floor)[0] == -np.inf, (case, floor, merit)
+                skipped += 1
+    assert skipped > 300, skipped
+
+
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():
     """Not vacuous: on a leaf of six classes with Gaussians of their own (as on emotions, no
     inherited weight, so that ``pre = H(C)``), each feature's ceiling is within a small factor of
