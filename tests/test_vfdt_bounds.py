@@ -106,13 +106,15 @@ def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
     assert finite > 300 and folded > invalid / 2, (finite, folded, invalid)
 
 
-def test_the_tighter_chi_square_form_holds_every_merit_and_skips_what_the_linear_one_does_not():
-    """``log2(1 + x)`` in place of ``x / ln 2`` (``_vfdt_split._tighter_bound``): one split point
-    per leaf, so that the table holds that threshold's linear bound and the ceiling its tighter
-    form. The tighter form is at or above the threshold's merit as the kernel computes it (with
-    the merit as the floor, the exact result comes back), below the linear bound wherever that
-    is finite and above the base by more than rounding, and it is acted on: a floor between the
-    two skips the threshold (``-inf``) where the linear bound alone would evaluate it."""
+def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_not():
+    """Two bounds tighter than the linear chi-square one, ``base + x / ln 2``: its form ``base +
+    log2(1 + x)`` (``_vfdt_split._tighter_bound``) and the cap ``base + h(q)`` (``I(C; S) <= H(S)``,
+    through the chords of the entropy table). One split point per leaf, so that the table holds
+    that threshold's linear bound and cap and the ceiling the least of the three. The ceiling is
+    at or above the threshold's merit as the kernel computes it (with the merit as the floor,
+    the exact result comes back), below the linear bound wherever that is finite and above the
+    base by more than rounding, and it is acted on: a floor between the two skips the threshold
+    (``-inf``) where the linear bound alone would evaluate it."""
     from olboost.weak import _vfdt_split as S
 
     width = S._scratch_columns(1)
@@ -126,16 +128,17 @@ def test_the_tighter_chi_square_form_holds_every_merit_and_skips_what_the_linear
         merit, threshold = best_numeric(*leaf, -np.inf)
         if merit == -np.inf:
             continue
-        table = np.full((1, width + 1), np.nan)
+        table = np.full((1, 2 * width + 1), np.nan)
         S._chi_square_ceilings(
             0, 1, observed, blocks, gauss, np.zeros(1, dtype=np.int64), pre, 1, 0.0, work,
             present, np.empty((5, width)), table,
         )  # fmt: skip
         linear, tight = table[0, 0], table[0, width]
+        assert merit <= tight, (case, merit, tight)
+        assert best_numeric(*leaf, merit) == (merit, threshold), case
         if not linear < np.inf:
             continue
-        assert merit <= tight <= linear, (case, merit, tight, linear)
-        assert best_numeric(*leaf, merit) == (merit, threshold), case
+        assert tight <= linear, (case, tight, linear)
         _, _, _, h_classes = S._observed_range(work, present)
         if linear - (pre - h_classes) > 1e-3:
             assert tight < linear, (case, tight, linear)
@@ -144,6 +147,35 @@ def test_the_tighter_chi_square_form_holds_every_merit_and_skips_what_the_linear
                 assert best_numeric(*leaf, floor)[0] == -np.inf, (case, floor, merit)
                 skipped += 1
     assert skipped > 300, skipped
+
+
+def test_the_cap_by_the_entropy_of_the_side_is_tight_where_classes_fall_on_either_side():
+    """Where every class lies wholly on one side of the threshold, ``I(C; S) = H(S)``: the cap
+    ``base + h(q)`` is then the merit itself (within the chords' error), where the chi-square
+    bound (``x = 1``) stays a whole ``1 - h(q)`` bits above it. Three classes of a leaf, two
+    below the middle of the range and one above, weights 30, 50 and 20 (``q = 0.8``)."""
+    from olboost.weak import _vfdt_split as S
+
+    observed = np.array([30.0, 50.0, 20.0])
+    present = np.arange(3)
+    gauss = np.zeros((3, 1, K.N_GAUSS_FIELDS))
+    gauss[:, 0, K.G_WEIGHT] = observed
+    gauss[:, 0, K.G_MEAN] = [0.0, 1.0, 5.0]
+    gauss[:, 0, K.G_SSD] = 0.01 * (observed - 1.0)
+    gauss[:, 0, K.G_MIN] = [-0.5, 0.5, 4.5]
+    gauss[:, 0, K.G_MAX] = [0.5, 1.5, 5.5]
+    work = np.zeros((2 + K.N_WORK_ROWS, 3))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    pre = K._row_entropy(observed[None, :], 0, present)
+    leaf = (observed, present, gauss, 0, pre, 1, 0.0, work, present)
+    merit, _ = best_numeric(*leaf, -np.inf)
+    ceiling, _ = best_numeric(*leaf, -np.inf, True)
+    h_side = -(0.8 * np.log2(0.8) + 0.2 * np.log2(0.2))
+    assert merit == pytest.approx(h_side, abs=1e-12)  # pre - H(C) = 0: no inherited weight
+    # allowance: the chords' error, h's slope at 0.8 (2 bits) times the approximate shares'
+    # error d, and the slack of the base
+    allowance = S._CHORD_ERROR + 2.0 * S._APPROXIMATE_CDF_ERROR + 2 * S._PRUNE_SLACK
+    assert merit <= ceiling <= merit + allowance, (merit, ceiling, allowance)
 
 
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():

@@ -117,7 +117,7 @@ def attempt_scratch(n_features, n_split_points, k):
     """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
     labels: ``(floats, classes)``."""
     width = _scratch_columns(n_split_points)
-    floats = np.empty(3 * n_features + 5 * width + n_features * (width + 1))
+    floats = np.empty(3 * n_features + 5 * width + n_features * (2 * width + 1))
     return floats, np.empty(k, dtype=np.int64)
 
 
@@ -220,7 +220,7 @@ def _attempt_split(
     at = 3 * n_features
     acc = scratch[at : at + 5 * width].reshape((5, width))
     at += 5 * width
-    table = scratch[at : at + n_features * (width + 1)].reshape((n_features, width + 1))
+    table = scratch[at : at + n_features * (2 * width + 1)].reshape((n_features, 2 * width + 1))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling

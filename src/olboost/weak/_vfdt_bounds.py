@@ -43,56 +43,22 @@ from olboost.weak._prefetch import prefetch_record
 from olboost.weak._vfdt_layout import G_MAX, G_MEAN, G_MIN, G_SSD, G_WEIGHT, N_GAUSS_FIELDS
 from olboost.weak._vfdt_split import (
     _APPROXIMATE_CDF_ERROR,
+    _CHORD_ERROR,
     _LN2,
     _PRUNE_SLACK,
     _approximate_cdf,
+    _binary_entropy,
+    _chord,
     _deviation,
     _scratch_columns,
 )
 
-#: Cells of the table of the binary entropy whose chords stand for it.
-_CELLS = 1024
-
-
-def _binary_entropy(p: np.ndarray) -> np.ndarray:
-    """``h(p)`` in bits, 0 at 0 and 1."""
-    p = np.asarray(p, dtype=float)
-    out = np.zeros_like(p)
-    inner = (p > 0.0) & (p < 1.0)
-    x = p[inner]
-    out[inner] = -x * np.log2(x) - (1.0 - x) * np.log2(1.0 - x)
-    return out
-
-
-def _chord_gap() -> float:
-    """The largest gap between ``h`` and its chords over the cells of the table: on a cell of
-    slope ``s`` the gap, a concave function, peaks where ``h'(x) = log2((1 - x) / x) = s``."""
-    slopes = np.diff(_ENTROPY_TABLE) * _CELLS
-    x = 1.0 / (1.0 + np.exp2(slopes))
-    cell = np.arange(_CELLS)
-    chord = _ENTROPY_TABLE[:-1] + slopes * (x - cell / _CELLS)
-    return float(np.max(_binary_entropy(x) - chord))
-
-
-_ENTROPY_TABLE = _binary_entropy(np.arange(_CELLS + 1) / _CELLS)
-#: Largest amount by which a chord of the table falls below ``h``, plus rounding (about 5e-4).
-_CHORD_ERROR = _chord_gap() + 1e-12
 #: What the approximate CDF's error can move ``h`` by: ``h(d)`` (about 2e-5 bits).
 _CDF_ENTROPY = float(_binary_entropy(np.array([_APPROXIMATE_CDF_ERROR]))[0])
 #: Rounding of the merits as computed, and of the sums here (the slack of the exact pruning).
 _BOUND_SLACK = _PRUNE_SLACK
 #: Rounding of the left share ``q~`` (a ratio of sums of up to thousands of terms).
 _SHARE_ROUNDING = 1e-12
-
-
-@numba.njit(cache=True, inline="always")
-def _chord(p):
-    """The chord of ``h`` over the table cell holding ``p`` (in [0, 1]), at ``p``: at most
-    ``h(p)``, by at most ``_CHORD_ERROR``."""
-    x = p * _CELLS
-    cell = min(int(x), _CELLS - 1)
-    low = _ENTROPY_TABLE[cell]
-    return low + (_ENTROPY_TABLE[cell + 1] - low) * (x - cell)
 
 
 @numba.njit(cache=True, inline="always")

@@ -184,6 +184,46 @@ _PRUNE_MIN_SHARE = 1e-3
 # for any feasible class count and weight), so that a threshold is skipped only when its merit,
 # as computed, is below the floor (the same slack as _vfdt_attempt._CEILING_SLACK).
 _PRUNE_SLACK = 1e-9
+
+#: Cells of the table of the binary entropy whose chords stand for it.
+_CELLS = 1024
+
+
+def _binary_entropy(p: np.ndarray) -> np.ndarray:
+    """``h(p)`` in bits, 0 at 0 and 1."""
+    p = np.asarray(p, dtype=float)
+    out = np.zeros_like(p)
+    inner = (p > 0.0) & (p < 1.0)
+    x = p[inner]
+    out[inner] = -x * np.log2(x) - (1.0 - x) * np.log2(1.0 - x)
+    return out
+
+
+def _chord_gap() -> float:
+    """The largest gap between ``h`` and its chords over the cells of the table: on a cell of
+    slope ``s`` the gap, a concave function, peaks where ``h'(x) = log2((1 - x) / x) = s``."""
+    slopes = np.diff(_ENTROPY_TABLE) * _CELLS
+    x = 1.0 / (1.0 + np.exp2(slopes))
+    cell = np.arange(_CELLS)
+    chord = _ENTROPY_TABLE[:-1] + slopes * (x - cell / _CELLS)
+    return float(np.max(_binary_entropy(x) - chord))
+
+
+_ENTROPY_TABLE = _binary_entropy(np.arange(_CELLS + 1) / _CELLS)
+#: Largest amount by which a chord of the table falls below ``h``, plus rounding (about 5e-4).
+_CHORD_ERROR = _chord_gap() + 1e-12
+
+
+@numba.njit(cache=True, inline="always")
+def _chord(p):
+    """The chord of ``h`` over the table cell holding ``p`` (in [0, 1]), at ``p``: at most
+    ``h(p)``, by at most ``_CHORD_ERROR``."""
+    x = p * _CELLS
+    cell = min(int(x), _CELLS - 1)
+    low = _ENTROPY_TABLE[cell]
+    return low + (_ENTROPY_TABLE[cell + 1] - low) * (x - cell)
+
+
 # Covers the rounding of _tighter_bound's recovery of x from a linear bound (about 1e-15).
 _TIGHTER_SLACK = 1e-12
 
@@ -206,7 +246,7 @@ def _scratch_columns(n_split_points):
     :func:`olboost.weak._vfdt_bounds._bounds_of_merits` (at least ``n_split_points + 1``): a whole
     number of 8-wide vectors, at least two, since :func:`_chi_square_ceilings` runs over every
     column and LLVM takes its vector loop for 16 iterations or more. The ``table`` of the
-    threshold bounds has one column more, for each feature's ceiling."""
+    threshold bounds has twice as many and one more (see :func:`_chi_square_ceilings`)."""
     return max(16, (n_split_points + 8) // 8 * 8)
 
 
@@ -241,12 +281,15 @@ def _chi_square_ceilings(
     min_branch_fraction, work, present, acc, table,
 ):  # fmt: skip
     """For each numeric feature ``j`` from ``first`` to ``stop`` (``kinds[j] == 0``), upper bounds
-    on the merits of its thresholds into ``table[j, t]`` (``t < n_split_points``, the thresholds
-    of :func:`_best_numeric`), and the tighter form (:func:`_tighter_bound`) of their largest, an
-    upper bound on the feature's best merit, into ``table[j, -1]`` (``-inf`` if none). ``acc``
-    is scratch of 3 rows; both have :func:`_scratch_columns` columns (``table`` one more), and
-    the columns from ``n_split_points`` on are computed too and mean nothing (whole vectors).
-    Overwrites the ``work`` rows of :func:`_gaussian_params`.
+    on the merits of its thresholds and an upper bound on its best merit (``-inf`` if none).
+    ``acc`` is scratch of 3 rows of ``w = _scratch_columns(n_split_points)`` columns, ``table``
+    has ``2 w + 1``: ``table[j, t]`` holds threshold ``t``'s chi-square bound (``t <
+    n_split_points``, the thresholds of :func:`_best_numeric`; the columns from
+    ``n_split_points`` to ``w`` are computed too and mean nothing: whole vectors), ``table[j,
+    w + 1 + t]`` its cap by the entropy of the side, and ``table[j, w]`` the feature's ceiling,
+    the least of the tighter form (:func:`_tighter_bound`) of the largest chi-square bound and
+    the largest of the thresholds' lesser bounds. Overwrites the ``work`` rows of
+    :func:`_gaussian_params`.
 
     The bound is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
     ``p~_c`` of :func:`_approximate_cdf`, plus ``_PRUNE_SLACK``; it is ``-inf`` for a threshold
@@ -309,13 +352,25 @@ def _chi_square_ceilings(
             bound = -np.inf if side < min_branch_fraction - 2.0 * d else bound
             bound = -np.inf if not (lo < threshold[t] < hi) else bound
             bounds[t] = bound
+        capped = -np.inf
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
+            # I(C; S) <= H(S) = h(q) bits, at most h at the share nearest 1/2 within d of q~ (h
+            # is concave), at most the chord of the entropy table there plus its error: tight
+            # where the classes fall wholly on either side, where the chi-square bound is
+            # loosest; and it holds where that bound does not apply
+            cap = -np.inf
+            if bounds[t] > -np.inf:
+                q = share[t] / weight
+                r = min(max(0.5, q - d), q + d)
+                cap = base + _chord(r) + _CHORD_ERROR if 0.0 <= r <= 1.0 else np.inf
+            bounds[width + 1 + t] = cap
+            capped = max(capped, min(bounds[t], cap))
         if -np.inf < ceiling < np.inf:
             # one logarithm per feature, not per threshold (the form is increasing): the
             # ceiling is what decides which features an attempt evaluates exactly
             ceiling = _tighter_bound(ceiling, base)
-        bounds[width] = ceiling
+        bounds[width] = min(ceiling, capped)
 
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
@@ -350,10 +405,11 @@ def _best_numeric(
     (:func:`_chi_square_ceilings`) from shares ``p~_c`` within ``d = _APPROXIMATE_CDF_ERROR`` of
     the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened by what that error can change
     (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at most ``d``). A threshold whose
-    bound, which carries ``_PRUNE_SLACK``, or its tighter form of :func:`_tighter_bound`, is below
-    both the floor and the feature's best so far, or is ``-inf``, is skipped (its merit taken as
-    ``-inf``, which compares with the floor as the merit would). Otherwise the merit is computed
-    exactly, in one pass."""
+    bound, which carries ``_PRUNE_SLACK``, its cap by the entropy of the side (``I(C; S) <=
+    H(S)``, see :func:`_chi_square_ceilings`) or its tighter form of :func:`_tighter_bound` is
+    below both the floor and the feature's best so far, or is ``-inf``, is skipped (its merit
+    taken as ``-inf``, which compares with the floor as the merit would). Otherwise the merit is
+    computed exactly, in one pass."""
     # Written as one function, with work[ROW, c] rather than views of its rows and range loops
     # rather than iterators over present: a helper per threshold, a view or an iterator each
     # count a reference to an array in and out (atomic operations), and this runs for every
@@ -367,9 +423,12 @@ def _best_numeric(
     if lo == np.inf:
         return best, best_threshold
     base = pre_entropy - h_classes + _PRUNE_SLACK  # as _chi_square_ceilings has it
+    side_caps = table.shape[1] // 2 + 1  # the column of the first threshold's cap by h(q)
     step = (hi - lo) / (n_split_points + 1.0)
     for t in range(n_split_points):
         if table[j, t] < max(floor, best) or table[j, t] == -np.inf:
+            continue
+        if table[j, side_caps + t] < max(floor, best):
             continue
         # the tighter form of the bound, taken only where the linear one does not skip the
         # threshold: a logarithm that may spare an erf and two logarithms per class
