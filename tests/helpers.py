@@ -103,7 +103,7 @@ def best_numeric(
 
     width = S._scratch_columns(n_split_points)
     acc = np.empty((5, width))
-    table = np.full((gauss.shape[1], 2 * width + 1), np.nan)
+    table = np.full((gauss.shape[1], 2 * width + 2), np.nan)
     kinds = np.zeros(gauss.shape[1], dtype=np.int64)
     S._chi_square_ceilings(
         j, j + 1, observed, blocks, gauss, kinds, pre, n_split_points, fraction, work, present,

@@ -128,13 +128,13 @@ def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_
         merit, threshold = best_numeric(*leaf, -np.inf)
         if merit == -np.inf:
             continue
-        table = np.full((1, 2 * width + 1), np.nan)
+        table = np.full((1, 2 * width + 2), np.nan)
         S._chi_square_ceilings(
             0, 1, observed, blocks, gauss, np.zeros(1, dtype=np.int64), pre, 1, 0.0, work,
             present, np.empty((5, width)), table,
         )  # fmt: skip
         linear, tight = table[0, 0], table[0, width]
-        assert merit <= tight, (case, merit, tight)
+        assert table[0, 2 * width + 1] <= merit <= tight, (case, merit, tight)
         assert best_numeric(*leaf, merit) == (merit, threshold), case
         if not linear < np.inf:
             continue
@@ -149,33 +149,92 @@ def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_
     assert skipped > 300, skipped
 
 
-def test_the_cap_by_the_entropy_of_the_side_is_tight_where_classes_fall_on_either_side():
-    """Where every class lies wholly on one side of the threshold, ``I(C; S) = H(S)``: the cap
-    ``base + h(q)`` is then the merit itself (within the chords' error), where the chi-square
-    bound (``x = 1``) stays a whole ``1 - h(q)`` bits above it. Three classes of a leaf, two
-    below the middle of the range and one above, weights 30, 50 and 20 (``q = 0.8``)."""
+def _ceilings_table(observed, gauss, pre, n_split_points, fraction):
+    """``_chi_square_ceilings`` of feature 0 of a leaf whose classes are all observed: the
+    table row and its width ``w`` (the ceiling at ``w``, the floor at ``2 w + 1``)."""
     from olboost.weak import _vfdt_split as S
 
-    observed = np.array([30.0, 50.0, 20.0])
-    present = np.arange(3)
-    gauss = np.zeros((3, 1, K.N_GAUSS_FIELDS))
+    k = observed.shape[0]
+    present = np.arange(k)
+    work = np.zeros((2 + K.N_WORK_ROWS, k))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    width = S._scratch_columns(n_split_points)
+    table = np.full((1, 2 * width + 2), np.nan)
+    S._chi_square_ceilings(
+        0, 1, observed, present, gauss, np.zeros(1, dtype=np.int64), pre, n_split_points,
+        fraction, work, present, np.empty((5, width)), table,
+    )  # fmt: skip
+    return table[0], width
+
+
+def _two_class_leaf(mean, sd, weights, low, high):
+    observed = np.asarray(weights, dtype=float)
+    gauss = np.zeros((len(observed), 1, K.N_GAUSS_FIELDS))
     gauss[:, 0, K.G_WEIGHT] = observed
-    gauss[:, 0, K.G_MEAN] = [0.0, 1.0, 5.0]
-    gauss[:, 0, K.G_SSD] = 0.01 * (observed - 1.0)
-    gauss[:, 0, K.G_MIN] = [-0.5, 0.5, 4.5]
-    gauss[:, 0, K.G_MAX] = [0.5, 1.5, 5.5]
+    gauss[:, 0, K.G_MEAN] = mean
+    gauss[:, 0, K.G_SSD] = np.asarray(sd, dtype=float) ** 2 * (observed - 1.0)
+    gauss[:, 0, K.G_MIN] = low
+    gauss[:, 0, K.G_MAX] = high
+    pre = K._row_entropy(observed[None, :], 0, np.arange(len(observed)))
+    return observed, gauss, pre
+
+
+def test_the_cap_and_the_floor_are_tight_where_classes_fall_on_either_side():
+    """Where every class lies wholly on one side of the threshold, ``I(C; S) = H(S)``: the cap
+    ``base + h(q) - 4 sum_c w_c p_c (1 - p_c)`` is then the merit itself (within the chords'
+    error), where the chi-square bound (``x = 1``) stays ``1 - h(q)`` bits above it, and the
+    floor (the lower bound of a threshold no class straddles) is the merit less at most the
+    chords' error. Three classes, two below the middle of the range and one above, weights 30,
+    50 and 20 (``q = 0.8``), one split point (the middle)."""
+    from olboost.weak import _vfdt_split as S
+
+    observed, gauss, pre = _two_class_leaf(
+        [0.0, 1.0, 5.0], [0.1, 0.1, 0.1], [30.0, 50.0, 20.0], [-0.5, 0.5, 4.5], [0.5, 1.5, 5.5]
+    )
+    present = np.arange(3)
     work = np.zeros((2 + K.N_WORK_ROWS, 3))
     work[K.W_NLOGN] = observed * np.log2(observed)
-    pre = K._row_entropy(observed[None, :], 0, present)
-    leaf = (observed, present, gauss, 0, pre, 1, 0.0, work, present)
-    merit, _ = best_numeric(*leaf, -np.inf)
-    ceiling, _ = best_numeric(*leaf, -np.inf, True)
+    merit, _ = best_numeric(observed, present, gauss, 0, pre, 1, 0.0, work, present, -np.inf)
+    row, width = _ceilings_table(observed, gauss, pre, 1, 0.0)
     h_side = -(0.8 * np.log2(0.8) + 0.2 * np.log2(0.2))
     assert merit == pytest.approx(h_side, abs=1e-12)  # pre - H(C) = 0: no inherited weight
     # allowance: the chords' error, h's slope at 0.8 (2 bits) times the approximate shares'
     # error d, and the slack of the base
     allowance = S._CHORD_ERROR + 2.0 * S._APPROXIMATE_CDF_ERROR + 2 * S._PRUNE_SLACK
-    assert merit <= ceiling <= merit + allowance, (merit, ceiling, allowance)
+    assert merit <= row[width] <= merit + allowance, (merit, row[width], allowance)
+    assert merit - allowance <= row[2 * width + 1] <= merit, (merit, row[2 * width + 1])
+    # a minimum branch fraction the 0.2 side does not exceed: no valid threshold, no floor
+    row, width = _ceilings_table(observed, gauss, pre, 1, 0.2)
+    assert row[2 * width + 1] == -np.inf
+
+
+def test_the_cap_takes_the_entropy_of_classes_that_straddle_the_threshold():
+    """Two classes of equal weight, Gaussians at -1 and 1 of deviation 0.78, the threshold in the
+    middle: each class puts ``p = 0.9`` (about) of its weight on its side, so ``I(C; S) = 1 -
+    h(p)`` (0.53 bits). The cap ``1 - 4 p (1 - p)`` (0.64) is below the chi-square bound's
+    tighter form ``log2(1 + 4 (p - 1/2)^2)`` (0.71) and at or above the merit; both classes
+    straddle the threshold, so there is no floor."""
+    from olboost.weak import _vfdt_split as S
+
+    sd = 1.0 / 1.2815515655446004  # the 0.9 quantile of the standard normal at 1 / sd
+    observed, gauss, pre = _two_class_leaf(
+        [-1.0, 1.0], [sd, sd], [400.0, 400.0], [-4.0, -2.0], [2.0, 4.0]
+    )
+    present = np.arange(2)
+    work = np.zeros((2 + K.N_WORK_ROWS, 2))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    merit, threshold = best_numeric(
+        observed, present, gauss, 0, pre, 1, 0.0, work, present, -np.inf
+    )
+    assert threshold == 0.0
+    p = 0.9
+    assert merit == pytest.approx(1.0 + p * np.log2(p) + (1 - p) * np.log2(1 - p), abs=1e-6)
+    row, width = _ceilings_table(observed, gauss, pre, 1, 0.0)
+    cap = 1.0 - 4.0 * p * (1.0 - p)
+    allowance = S._CHORD_ERROR + 8.0 * S._APPROXIMATE_CDF_ERROR + 2 * S._PRUNE_SLACK
+    assert merit <= row[width] <= cap + allowance, (merit, row[width], cap)
+    assert cap + allowance < np.log2(1.0 + 4.0 * (p - 0.5) ** 2)
+    assert row[2 * width + 1] == -np.inf
 
 
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():

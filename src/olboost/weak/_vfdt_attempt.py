@@ -117,7 +117,7 @@ def attempt_scratch(n_features, n_split_points, k):
     """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
     labels: ``(floats, classes)``."""
     width = _scratch_columns(n_split_points)
-    floats = np.empty(3 * n_features + 5 * width + n_features * (2 * width + 1))
+    floats = np.empty(3 * n_features + 5 * width + n_features * (2 * width + 2))
     return floats, np.empty(k, dtype=np.int64)
 
 
@@ -175,7 +175,7 @@ def _attempt_split(
     # the two best features of the leaf's last attempt (``leaves.leads``)
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. At a leaf
     # of fewer than _NARROW_MIN_CLASSES classes every numeric feature is narrowed at once, to
-    # its chi-square ceiling (_chi_square_ceilings). Any order gives the same result.
+    # its ceiling and floor (_chi_square_ceilings). Any order gives the same result.
     value_range = math.log2(max(n_classes, 2))
     bound = math.sqrt(
         value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
@@ -220,7 +220,7 @@ def _attempt_split(
     at = 3 * n_features
     acc = scratch[at : at + 5 * width].reshape((5, width))
     at += 5 * width
-    table = scratch[at : at + n_features * (2 * width + 1)].reshape((n_features, 2 * width + 1))
+    table = scratch[at : at + n_features * (2 * width + 2)].reshape((n_features, 2 * width + 2))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
@@ -266,9 +266,9 @@ def _attempt_split(
         if bounds[stage + j] == 0.0:
             # Narrow j; if the test will pass whatever the gap, the best candidate is needed
             # exactly and every feature will be narrowed: narrow them all at once. With few
-            # classes every feature is narrowed at once, by the chi-square ceilings (upper
-            # bounds only, but a fraction of the cost of the bounds of _bounds_of_merits, which
-            # then cost about as much as an exact evaluation).
+            # classes every feature is narrowed at once, by _chi_square_ceilings (looser, but a
+            # fraction of the cost of the bounds of _bounds_of_merits, which then cost about as
+            # much as an exact evaluation).
             if few:
                 zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
                 _chi_square_ceilings(
@@ -280,7 +280,7 @@ def _attempt_split(
                 if bounds[stage + f] != 0.0:
                     continue
                 if few:
-                    low = -np.inf
+                    low = table[f, 2 * width + 1]
                     high = table[f, width]
                 else:
                     if kept is None:

@@ -246,7 +246,7 @@ def _scratch_columns(n_split_points):
     :func:`olboost.weak._vfdt_bounds._bounds_of_merits` (at least ``n_split_points + 1``): a whole
     number of 8-wide vectors, at least two, since :func:`_chi_square_ceilings` runs over every
     column and LLVM takes its vector loop for 16 iterations or more. The ``table`` of the
-    threshold bounds has twice as many and one more (see :func:`_chi_square_ceilings`)."""
+    threshold bounds has twice as many and two more (see :func:`_chi_square_ceilings`)."""
     return max(16, (n_split_points + 8) // 8 * 8)
 
 
@@ -281,15 +281,16 @@ def _chi_square_ceilings(
     min_branch_fraction, work, present, acc, table,
 ):  # fmt: skip
     """For each numeric feature ``j`` from ``first`` to ``stop`` (``kinds[j] == 0``), upper bounds
-    on the merits of its thresholds and an upper bound on its best merit (``-inf`` if none).
-    ``acc`` is scratch of 3 rows of ``w = _scratch_columns(n_split_points)`` columns, ``table``
-    has ``2 w + 1``: ``table[j, t]`` holds threshold ``t``'s chi-square bound (``t <
+    on the merits of its thresholds and upper and lower bounds on its best merit (``-inf`` if
+    none). ``acc`` is scratch of 4 rows of ``w = _scratch_columns(n_split_points)`` columns,
+    ``table`` has ``2 w + 2``: ``table[j, t]`` holds threshold ``t``'s chi-square bound (``t <
     n_split_points``, the thresholds of :func:`_best_numeric`; the columns from
     ``n_split_points`` to ``w`` are computed too and mean nothing: whole vectors), ``table[j,
     w + 1 + t]`` its cap by the entropy of the side, and ``table[j, w]`` the feature's ceiling,
     the least of the tighter form (:func:`_tighter_bound`) of the largest chi-square bound and
-    the largest of the thresholds' lesser bounds. Overwrites the ``work`` rows of
-    :func:`_gaussian_params`.
+    the largest of the thresholds' lesser bounds, and ``table[j, 2 w + 1]`` the floor, a lower
+    bound from the valid thresholds that no class straddles (``-inf`` if none). Overwrites the
+    ``work`` rows of :func:`_gaussian_params`.
 
     The bound is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
     ``p~_c`` of :func:`_approximate_cdf`, plus ``_PRUNE_SLACK``; it is ``-inf`` for a threshold
@@ -303,6 +304,7 @@ def _chi_square_ceilings(
     threshold = acc[0]
     share = acc[1]
     square = acc[2]
+    straddling = acc[3]
     width = acc.shape[1]
     d = _APPROXIMATE_CDF_ERROR
     for j in range(first, stop):
@@ -318,12 +320,14 @@ def _chi_square_ceilings(
         ceiling = -np.inf
         if lo == np.inf:
             bounds[width] = ceiling
+            bounds[2 * width + 1] = ceiling
             continue
         step = (hi - lo) / (n_split_points + 1.0)
         for t in range(width):
             threshold[t] = lo + step * (t + 1)
             share[t] = 0.0
             square[t] = 0.0
+            straddling[t] = 0.0
         for i in range(present.shape[0]):
             c = present[i]
             n = work[W_N, c]
@@ -339,6 +343,7 @@ def _chi_square_ceilings(
                 p = 0.0 if threshold[t] < below else p
                 share[t] += n * p
                 square[t] += n * p * p
+                straddling[t] += 1.0 if below <= threshold[t] < above else 0.0
         base = pre_entropy - h_classes + _PRUNE_SLACK
         for t in range(width):
             q = share[t] / weight
@@ -353,17 +358,31 @@ def _chi_square_ceilings(
             bound = -np.inf if not (lo < threshold[t] < hi) else bound
             bounds[t] = bound
         capped = -np.inf
+        floor = -np.inf
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
-            # I(C; S) <= H(S) = h(q) bits, at most h at the share nearest 1/2 within d of q~ (h
-            # is concave), at most the chord of the entropy table there plus its error: tight
-            # where the classes fall wholly on either side, where the chi-square bound is
-            # loosest; and it holds where that bound does not apply
+            if straddling[t] == 0.0 and lo < threshold[t] < hi:
+                # No class straddles the threshold: the shares are 0 or 1, q is exact, and the
+                # merit is pre - H(C) + h(q) exactly (the grouping rule of entropy), at least
+                # the chord of h there; a lower bound on the feature's best merit when the
+                # threshold is valid (q's rounding, about 1e-16, is far inside the margin)
+                q = share[t] / weight
+                if min(q, 1.0 - q) > min_branch_fraction + 1e-12:
+                    floor = max(floor, pre_entropy - h_classes - _PRUNE_SLACK + _chord(q))
+            # I(C; S) = H(S) - H(S | C) = h(q) - sum_c w_c h(p_c) bits. h(q) is at most h at
+            # the share nearest 1/2 within d of q~ (h is concave), at most the chord of the
+            # entropy table there plus its error; h(p) >= 4 p (1 - p), whose sum over the
+            # classes, sum_c w_c p_c (1 - p_c), is (share - square) / weight, within d of its
+            # value from the approximate shares (p - p^2 moves by at most |p - p~|). Tight where
+            # the classes fall wholly on either side, where the chi-square bound is loosest;
+            # and it holds where that bound does not apply.
             cap = -np.inf
             if bounds[t] > -np.inf:
                 q = share[t] / weight
                 r = min(max(0.5, q - d), q + d)
-                cap = base + _chord(r) + _CHORD_ERROR if 0.0 <= r <= 1.0 else np.inf
+                spread_within = max((share[t] - square[t]) / weight - d, 0.0)
+                cap = base + _chord(r) + _CHORD_ERROR - 4.0 * spread_within
+                cap = cap if 0.0 <= r <= 1.0 else np.inf
             bounds[width + 1 + t] = cap
             capped = max(capped, min(bounds[t], cap))
         if -np.inf < ceiling < np.inf:
@@ -371,6 +390,7 @@ def _chi_square_ceilings(
             # ceiling is what decides which features an attempt evaluates exactly
             ceiling = _tighter_bound(ceiling, base)
         bounds[width] = min(ceiling, capped)
+        bounds[2 * width + 1] = floor
 
 
 # Not inlined: a function of its own, compiled once, keeps _attempt_split small enough for
@@ -423,7 +443,7 @@ def _best_numeric(
     if lo == np.inf:
         return best, best_threshold
     base = pre_entropy - h_classes + _PRUNE_SLACK  # as _chi_square_ceilings has it
-    side_caps = table.shape[1] // 2 + 1  # the column of the first threshold's cap by h(q)
+    side_caps = _scratch_columns(n_split_points) + 1  # the column of threshold 0's cap by h(q)
     step = (hi - lo) / (n_split_points + 1.0)
     for t in range(n_split_points):
         if table[j, t] < max(floor, best) or table[j, t] == -np.inf:
