@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._vfdt_bounds import _bounds_of_merits, _kept_bounds_of_merits
+from olboost.weak._vfdt_bounds import KEEP_MIN_CLASSES, _bounds_of_merits, _kept_bounds_of_merits
 from olboost.weak._vfdt_layout import (
     EMPTY,
     G_MAX,
@@ -225,6 +225,23 @@ def _attempt_split(
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
         bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
+    if decided and not few and present.shape[0] < KEEP_MIN_CLASSES:
+        # At a leaf of many classes the Hoeffding test is settled by narrowing features one at
+        # a time with the tight bounds of _bounds_of_merits, highest upper bound first: the
+        # loose ceilings and floors of one vectorised pass over every feature start them off,
+        # so that only the features those leave open get the tight bounds (on mediamill-reduced,
+        # Ada.OLMR's seed 1, 2.1 features narrowed per failed attempt instead of 18.8). Not
+        # where the tree keeps sums (KEEP_MIN_CLASSES): their bounds cost less than the pass
+        # (at 1,000 labels, the pass made Ada.OLMR 1.7x slower).
+        zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
+        _chi_square_ceilings(
+            zero, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
+            min_branch_fraction, work, present, acc, table,
+        )  # fmt: skip
+        for j in range(n_features):
+            if kinds[j] == 0:
+                bounds[lower + j] = table[j, 2 * width + 1]
+                bounds[upper + j] = min(table[j, width], numeric_ceiling)
     stopped = False
     first = leaves.leads[slot, 0]
     first = first if 0 <= first < n_features else -1
@@ -297,8 +314,8 @@ def _attempt_split(
                             min_branch_fraction, n_log_n, present, acc, kept, leaves.kept_log,
                             leaves.kept_acc,
                         )  # fmt: skip
-                bounds[lower + f] = low
-                bounds[upper + f] = min(high, numeric_ceiling)
+                bounds[lower + f] = max(bounds[lower + f], low)
+                bounds[upper + f] = min(bounds[upper + f], high)
                 bounds[stage + f] = 1.0
             continue
         if ceiling == -np.inf:
