@@ -7,15 +7,17 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: setup run test bench e2e lint clean clean-cache
 
 # pip byte-compiles what it installs one file at a time (42 of its 72 seconds here): install
-# without, then byte-compile the environment and the sources on every core (27 s). The .pyc files
+# without, then byte-compile the environment and the sources on every core. The .pyc files
 # must exist: where PYTHONDONTWRITEBYTECODE is set (as on our CI machine) Python never writes
 # them, and every process would compile SciPy, pandas and Dask again on import (13 s instead of
-# 4 s for the test suite's imports).
+# 4 s for the test suite's imports). The packages' own test suites (directories named tests, a
+# third of the files) are never imported here: skipped, 10 s instead of 18 s (16 instead of 28
+# CPU-seconds) on 2 cores.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --no-compile -e ".[dev,serve]"
-	$(BIN)/python -m compileall -q -j 0 $$($(BIN)/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") src > /dev/null
+	$(BIN)/python -m compileall -q -j 0 -x '/tests/' $$($(BIN)/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") src > /dev/null
 	touch $(STAMP)
 
 setup: $(STAMP)

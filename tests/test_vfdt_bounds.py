@@ -108,13 +108,14 @@ def test_chi_square_ceiling_holds_the_exact_best_merit(n_split_points):
 
 def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_not():
     """Two bounds tighter than the linear chi-square one, ``base + x / ln 2``: its form ``base +
-    log2(1 + x)`` (``_vfdt_split._tighter_bound``) and the cap ``base + h(q)`` (``I(C; S) <= H(S)``,
-    through the chords of the entropy table). One split point per leaf, so that the table holds
-    that threshold's linear bound and cap and the ceiling the least of the three. The ceiling is
-    at or above the threshold's merit as the kernel computes it (with the merit as the floor,
-    the exact result comes back), below the linear bound wherever that is finite and above the
-    base by more than rounding, and it is acted on: a floor between the two skips the threshold
-    (``-inf``) where the linear bound alone would evaluate it."""
+    log2(1 + x)`` (``_vfdt_split._tighter_bound``) and the cap ``base + h(q) - 4 sum_c w_c p_c (1
+    - p_c)`` (``I(C; S) = H(S) - H(S | C)``, ``h(q)`` through the chords of the entropy table).
+    One split point per leaf, so that the table holds that threshold's linear bound and cap and
+    the ceiling the least of the three. The ceiling is at or above the threshold's merit as the
+    kernel computes it (with the merit as the floor, the exact result comes back), and the
+    feature's floor at or below it; the ceiling is below the linear bound wherever that is
+    finite and above the base by more than rounding, and it is acted on: a floor between the two
+    skips the threshold (``-inf``) where the linear bound alone would evaluate it."""
     from olboost.weak import _vfdt_split as S
 
     width = S._scratch_columns(1)
@@ -167,7 +168,7 @@ def _ceilings_table(observed, gauss, pre, n_split_points, fraction):
     return table[0], width
 
 
-def _two_class_leaf(mean, sd, weights, low, high):
+def _leaf_of_classes(mean, sd, weights, low, high):
     observed = np.asarray(weights, dtype=float)
     gauss = np.zeros((len(observed), 1, K.N_GAUSS_FIELDS))
     gauss[:, 0, K.G_WEIGHT] = observed
@@ -188,7 +189,7 @@ def test_the_cap_and_the_floor_are_tight_where_classes_fall_on_either_side():
     50 and 20 (``q = 0.8``), one split point (the middle)."""
     from olboost.weak import _vfdt_split as S
 
-    observed, gauss, pre = _two_class_leaf(
+    observed, gauss, pre = _leaf_of_classes(
         [0.0, 1.0, 5.0], [0.1, 0.1, 0.1], [30.0, 50.0, 20.0], [-0.5, 0.5, 4.5], [0.5, 1.5, 5.5]
     )
     present = np.arange(3)
@@ -217,7 +218,7 @@ def test_the_cap_takes_the_entropy_of_classes_that_straddle_the_threshold():
     from olboost.weak import _vfdt_split as S
 
     sd = 1.0 / 1.2815515655446004  # the 0.9 quantile of the standard normal at 1 / sd
-    observed, gauss, pre = _two_class_leaf(
+    observed, gauss, pre = _leaf_of_classes(
         [-1.0, 1.0], [sd, sd], [400.0, 400.0], [-4.0, -2.0], [2.0, 4.0]
     )
     present = np.arange(2)

@@ -425,9 +425,9 @@ def _best_numeric(
     (:func:`_chi_square_ceilings`) from shares ``p~_c`` within ``d = _APPROXIMATE_CDF_ERROR`` of
     the ``p_c`` (:func:`_approximate_cdf`, no ``erf``), widened by what that error can change
     (the numerator by at most ``2 d (2 + d)``, ``q (1 - q)`` by at most ``d``). A threshold whose
-    bound, which carries ``_PRUNE_SLACK``, its cap by the entropy of the side (``I(C; S) <=
-    H(S)``, see :func:`_chi_square_ceilings`) or its tighter form of :func:`_tighter_bound` is
-    below both the floor and the feature's best so far, or is ``-inf``, is skipped (its merit
+    bound, which carries ``_PRUNE_SLACK``, its cap from ``I(C; S) = H(S) - H(S | C)`` (see
+    :func:`_chi_square_ceilings`) or its tighter form of :func:`_tighter_bound` is below both
+    the floor and the feature's best so far, or is ``-inf``, is skipped (its merit
     taken as ``-inf``, which compares with the floor as the merit would). Otherwise the merit is
     computed exactly, in one pass."""
     # Written as one function, with work[ROW, c] rather than views of its rows and range loops
