@@ -92,6 +92,21 @@ def load_benchmark(monkeypatch, name: str) -> ModuleType:
     return module
 
 
+def ceilings_table(observed, blocks, gauss, j, pre, n_split_points, fraction, work, present):
+    """``_vfdt_split._chi_square_ceilings`` of numeric feature ``j`` of a leaf: the whole table
+    and its width ``w`` (row ``j``: threshold ``t``'s linear bound at ``t``, the ceiling at
+    ``w``, the caps from ``w + 1``, the floor at ``2 w + 1``)."""
+    from olboost.weak import _vfdt_split as S
+
+    width = S._scratch_columns(n_split_points)
+    table = np.full((gauss.shape[1], 2 * width + 2), np.nan)
+    S._chi_square_ceilings(
+        j, j + 1, observed, blocks, gauss, np.zeros(gauss.shape[1], dtype=np.int64), pre,
+        n_split_points, fraction, work, present, np.empty((5, width)), table,
+    )  # fmt: skip
+    return table, width
+
+
 def best_numeric(
     observed, blocks, gauss, j, pre, n_split_points, fraction, work, present, floor=-np.inf,
     ceiling_only=False,
@@ -101,14 +116,8 @@ def best_numeric(
     these bounds give the feature."""
     from olboost.weak import _vfdt_split as S
 
-    width = S._scratch_columns(n_split_points)
-    acc = np.empty((5, width))
-    table = np.full((gauss.shape[1], 2 * width + 2), np.nan)
-    kinds = np.zeros(gauss.shape[1], dtype=np.int64)
-    S._chi_square_ceilings(
-        j, j + 1, observed, blocks, gauss, kinds, pre, n_split_points, fraction, work, present,
-        acc, table,
-    )  # fmt: skip
+    leaf = (observed, blocks, gauss, j, pre, n_split_points, fraction, work, present)
+    table, width = ceilings_table(*leaf)
     if ceiling_only:
         return table[j, width], 0.0
     return S._best_numeric(

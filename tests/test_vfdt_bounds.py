@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers import best_numeric
+from helpers import best_numeric, ceilings_table
 from olboost.weak import VFDTCommittee
 from olboost.weak import _vfdt_attempt as A
 from olboost.weak import _vfdt_bounds as B
@@ -118,7 +118,6 @@ def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_
     skips the threshold (``-inf``) where the linear bound alone would evaluate it."""
     from olboost.weak import _vfdt_split as S
 
-    width = S._scratch_columns(1)
     rng = np.random.default_rng(12)
     skipped = 0
     for case in range(1500):
@@ -129,13 +128,10 @@ def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_
         merit, threshold = best_numeric(*leaf, -np.inf)
         if merit == -np.inf:
             continue
-        table = np.full((1, 2 * width + 2), np.nan)
-        S._chi_square_ceilings(
-            0, 1, observed, blocks, gauss, np.zeros(1, dtype=np.int64), pre, 1, 0.0, work,
-            present, np.empty((5, width)), table,
-        )  # fmt: skip
-        linear, tight = table[0, 0], table[0, width]
-        assert table[0, 2 * width + 1] <= merit <= tight, (case, merit, tight)
+        table, width = ceilings_table(*leaf)
+        row = table[0]
+        linear, tight = row[0], row[width]
+        assert row[2 * width + 1] <= merit <= tight, (case, merit, tight)
         assert best_numeric(*leaf, merit) == (merit, threshold), case
         if not linear < np.inf:
             continue
@@ -148,24 +144,6 @@ def test_the_tighter_forms_hold_every_merit_and_skip_what_the_linear_bound_does_
                 assert best_numeric(*leaf, floor)[0] == -np.inf, (case, floor, merit)
                 skipped += 1
     assert skipped > 300, skipped
-
-
-def _ceilings_table(observed, gauss, pre, n_split_points, fraction):
-    """``_chi_square_ceilings`` of feature 0 of a leaf whose classes are all observed: the
-    table row and its width ``w`` (the ceiling at ``w``, the floor at ``2 w + 1``)."""
-    from olboost.weak import _vfdt_split as S
-
-    k = observed.shape[0]
-    present = np.arange(k)
-    work = np.zeros((2 + K.N_WORK_ROWS, k))
-    work[K.W_NLOGN] = observed * np.log2(observed)
-    width = S._scratch_columns(n_split_points)
-    table = np.full((1, 2 * width + 2), np.nan)
-    S._chi_square_ceilings(
-        0, 1, observed, present, gauss, np.zeros(1, dtype=np.int64), pre, n_split_points,
-        fraction, work, present, np.empty((5, width)), table,
-    )  # fmt: skip
-    return table[0], width
 
 
 def _leaf_of_classes(mean, sd, weights, low, high):
@@ -196,7 +174,8 @@ def test_the_cap_and_the_floor_are_tight_where_classes_fall_on_either_side():
     work = np.zeros((2 + K.N_WORK_ROWS, 3))
     work[K.W_NLOGN] = observed * np.log2(observed)
     merit, _ = best_numeric(observed, present, gauss, 0, pre, 1, 0.0, work, present, -np.inf)
-    row, width = _ceilings_table(observed, gauss, pre, 1, 0.0)
+    table, width = ceilings_table(observed, present, gauss, 0, pre, 1, 0.0, work, present)
+    row = table[0]
     h_side = -(0.8 * np.log2(0.8) + 0.2 * np.log2(0.2))
     assert merit == pytest.approx(h_side, abs=1e-12)  # pre - H(C) = 0: no inherited weight
     # allowance: the chords' error, h's slope at 0.8 (2 bits) times the approximate shares'
@@ -205,7 +184,8 @@ def test_the_cap_and_the_floor_are_tight_where_classes_fall_on_either_side():
     assert merit <= row[width] <= merit + allowance, (merit, row[width], allowance)
     assert merit - allowance <= row[2 * width + 1] <= merit, (merit, row[2 * width + 1])
     # a minimum branch fraction the 0.2 side does not exceed: no valid threshold, no floor
-    row, width = _ceilings_table(observed, gauss, pre, 1, 0.2)
+    table, width = ceilings_table(observed, present, gauss, 0, pre, 1, 0.2, work, present)
+    row = table[0]
     assert row[2 * width + 1] == -np.inf
 
 
@@ -230,7 +210,8 @@ def test_the_cap_takes_the_entropy_of_classes_that_straddle_the_threshold():
     assert threshold == 0.0
     p = 0.9
     assert merit == pytest.approx(1.0 + p * np.log2(p) + (1 - p) * np.log2(1 - p), abs=1e-6)
-    row, width = _ceilings_table(observed, gauss, pre, 1, 0.0)
+    table, width = ceilings_table(observed, present, gauss, 0, pre, 1, 0.0, work, present)
+    row = table[0]
     cap = 1.0 - 4.0 * p * (1.0 - p)
     allowance = S._CHORD_ERROR + 8.0 * S._APPROXIMATE_CDF_ERROR + 2 * S._PRUNE_SLACK
     assert merit <= row[width] <= cap + allowance, (merit, row[width], cap)

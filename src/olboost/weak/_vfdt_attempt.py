@@ -225,7 +225,8 @@ def _attempt_split(
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
         bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
-    if decided and not few and present.shape[0] < KEEP_MIN_CLASSES:
+    passed = decided and not few and present.shape[0] < KEEP_MIN_CLASSES
+    if passed:
         # At a leaf of many classes the Hoeffding test is settled by narrowing features one at
         # a time with the tight bounds of _bounds_of_merits, highest upper bound first: the
         # loose ceilings and floors of one vectorised pass over every feature start them off,
@@ -337,7 +338,7 @@ def _attempt_split(
                 min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
-            if not few:
+            if not (few or passed):  # else the pass above has the feature's row already
                 _chi_square_ceilings(
                     j, j + 1, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
                     min_branch_fraction, work, present, acc, table,

@@ -361,12 +361,12 @@ def _chi_square_ceilings(
         floor = -np.inf
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
+            q = share[t] / weight
             if straddling[t] == 0.0 and lo < threshold[t] < hi:
                 # No class straddles the threshold: the shares are 0 or 1, q is exact, and the
                 # merit is pre - H(C) + h(q) exactly (the grouping rule of entropy), at least
                 # the chord of h there; a lower bound on the feature's best merit when the
                 # threshold is valid (q's rounding, about 1e-16, is far inside the margin)
-                q = share[t] / weight
                 if min(q, 1.0 - q) > min_branch_fraction + 1e-12:
                     floor = max(floor, pre_entropy - h_classes - _PRUNE_SLACK + _chord(q))
             # I(C; S) = H(S) - H(S | C) = h(q) - sum_c w_c h(p_c) bits. h(q) is at most h at
@@ -378,7 +378,6 @@ def _chi_square_ceilings(
             # and it holds where that bound does not apply.
             cap = -np.inf
             if bounds[t] > -np.inf:
-                q = share[t] / weight
                 r = min(max(0.5, q - d), q + d)
                 spread_within = max((share[t] - square[t]) / weight - d, 0.0)
                 cap = base + _chord(r) + _CHORD_ERROR - 4.0 * spread_within
