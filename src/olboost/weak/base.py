@@ -236,11 +236,16 @@ class Committee(Estimator):
         demand = np.zeros(2, dtype=np.int64)
         kernels = self.compiled()
         join_pending(kernels.learn)
-        status = kernels.learn(x, weights, kernels.state, demand)
+        status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
         while status != 0:
             self.make_room(status, demand)
             kernels = self.compiled()
-            status = kernels.learn(x, weights, kernels.state, demand)
+            status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
+
+    def _learn_kernel(self, kernels: CompiledKernels) -> Any:
+        """What :meth:`learn_compiled` calls for ``kernels.learn``: the dispatcher itself, or
+        (a committee whose state Numba types slowly) an entry point for its state's type."""
+        return kernels.learn
 
     def running(self) -> contextlib.AbstractContextManager:
         """A context the compiled kernels run in (e.g. the committee's thread count)."""

@@ -341,6 +341,9 @@ class MixedCommittee(Committee):
             entry = entries[name] = kernel.overloads[arg_types].entry_point
         return entry
 
+    def _learn_kernel(self, kernels: CompiledKernels) -> Any:
+        return self._entry("learn", kernels)
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_functions", None)
