@@ -236,3 +236,71 @@ def test_a_mixed_committees_first_class_kernels_are_compiled_for_their_arguments
     learn = MK.first_class(_toy_predict, _toy_learn, state_type)[1]
     assert learn.__wrapper_address__() != 0
     assert asked == [(MK.ROW, MK.MATRIX, state_type, MK.DEMAND)]
+
+
+def _layout_cases():
+    """Values whose Numba types differ in every way a driver argument's can: dtype, dimensions,
+    layout (C, F, neither), read-only, alignment, tuple class and items, scalars."""
+    from collections import namedtuple
+
+    Pair = namedtuple("Pair", ["a", "b"])
+    Other = namedtuple("Other", ["a", "b"])
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    unaligned = np.frombuffer(b"\0" + np.zeros(4).tobytes(), dtype=np.float64, offset=1, count=4)
+    arrays = [
+        base, base.astype(np.int64), base.astype(np.float32), base.astype(bool), base.ravel(),
+        base.T, base[:, ::2], base[::2], readonly, unaligned, base[:1, :1],
+    ]  # fmt: skip
+    scalars = [1, 2**63, 1.5, True, None, np.uint64(3), np.int8(2), np.bool_(True)]
+    return (
+        arrays
+        + scalars
+        + [
+            (base, 1),
+            (base, 1.0),
+            Pair(base, 1),
+            Other(base, 1),
+            Pair(base.T, 1),
+            (),
+            (base,),
+        ]
+    )
+
+
+def test_the_layout_key_determines_the_numba_type():
+    # _entry finds a compiled loop again by the arguments' _layout: values with one key must
+    # have one Numba type, else a loop compiled for other types would be handed them
+    cases = _layout_cases()
+    for a in cases:
+        for b in cases:
+            if _driver._layout(a) == _driver._layout(b):
+                assert numba.typeof(a) == numba.typeof(b), (a, b)
+
+
+def test_entry_types_the_arguments_once_per_layout(monkeypatch):
+    typed = []
+    original = _driver._typed_entry
+
+    def counting(*args):
+        typed.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(_driver, "_typed_entry", counting)
+    monkeypatch.setattr(_driver, "_by_layout", {})
+    X, targets = np.ones((3, 2)), np.zeros(3, dtype=np.int64)
+    scores, booster = np.zeros((1, 1)), np.zeros(1)
+    H, weights, demand = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2, dtype=np.int64)
+
+    def entry(X, state, booster):
+        committee = CompiledKernels(_toy_predict, _toy_learn, state)
+        return _driver._entry(X, targets, scores, committee, _toy_step, booster, H, weights, demand)
+
+    first = entry(X, np.zeros(1), booster)
+    assert entry(X.copy(), np.zeros(1), booster.copy()) is first  # new arrays, same layout
+    assert len(typed) == 1
+    # another type of the committee's or the booster's state is typed again, and compiled for
+    assert entry(X, np.zeros(1, dtype=np.int64), booster) is not first
+    assert entry(X, np.zeros(1), (booster, 1.0)) is not first
+    assert len(typed) == 3
