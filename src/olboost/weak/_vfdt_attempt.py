@@ -225,15 +225,16 @@ def _attempt_split(
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
         bounds[stage + j] = 1.0 if kinds[j] > 0 else 0.0
-    passed = decided and not few and present.shape[0] < KEEP_MIN_CLASSES
+    # One vectorised pass of ceilings and floors over every numeric feature (_chi_square_ceilings)
+    # opens the attempt: with fewer than _NARROW_MIN_CLASSES classes it narrows them for good
+    # (the loop below would narrow every feature at its first step anyway); at a leaf of more,
+    # when the Hoeffding test depends on the gap, it starts them off, so that only the features
+    # it leaves open get the tight bounds of _bounds_of_merits (on mediamill-reduced, Ada.OLMR's
+    # seed 1, 2.1 features narrowed per failed attempt instead of 18.8). Not where the tree keeps
+    # sums (KEEP_MIN_CLASSES): their bounds cost less than the pass (at 1,000 labels, the pass
+    # made Ada.OLMR 1.7x slower).
+    passed = few or (decided and present.shape[0] < KEEP_MIN_CLASSES)
     if passed:
-        # At a leaf of many classes the Hoeffding test is settled by narrowing features one at
-        # a time with the tight bounds of _bounds_of_merits, highest upper bound first: the
-        # loose ceilings and floors of one vectorised pass over every feature start them off,
-        # so that only the features those leave open get the tight bounds (on mediamill-reduced,
-        # Ada.OLMR's seed 1, 2.1 features narrowed per failed attempt instead of 18.8). Not
-        # where the tree keeps sums (KEEP_MIN_CLASSES): their bounds cost less than the pass
-        # (at 1,000 labels, the pass made Ada.OLMR 1.7x slower).
         zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
         _chi_square_ceilings(
             zero, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
@@ -243,6 +244,7 @@ def _attempt_split(
             if kinds[j] == 0:
                 bounds[lower + j] = table[j, 2 * width + 1]
                 bounds[upper + j] = min(table[j, width], numeric_ceiling)
+                bounds[stage + j] = 1.0 if few else 0.0
     stopped = False
     first = leaves.leads[slot, 0]
     first = first if 0 <= first < n_features else -1
@@ -282,39 +284,28 @@ def _attempt_split(
                 j = hint
                 break
         if bounds[stage + j] == 0.0:
-            # Narrow j; if the test will pass whatever the gap, the best candidate is needed
-            # exactly and every feature will be narrowed: narrow them all at once. With few
-            # classes every feature is narrowed at once, by _chi_square_ceilings (looser, but a
-            # fraction of the cost of the bounds of _bounds_of_merits, which then cost about as
-            # much as an exact evaluation).
-            if few:
-                zero = np.int64(0)  # not a literal 0: Numba would compile the ceilings again
-                _chi_square_ceilings(
-                    zero, n_features, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
-                    min_branch_fraction, work, present, acc, table,
-                )  # fmt: skip
-            every = few or not decided
+            # Narrow j (only at a leaf of _NARROW_MIN_CLASSES classes or more: with fewer the
+            # pass above narrowed every feature); if the test will pass whatever the gap, the
+            # best candidate is needed exactly and every feature will be narrowed: narrow them
+            # all at once.
+            every = not decided
             for f in range(0 if every else j, n_features if every else j + 1):
                 if bounds[stage + f] != 0.0:
                     continue
-                if few:
-                    low = table[f, 2 * width + 1]
-                    high = table[f, width]
+                if kept is None:
+                    ahead = -1
+                    if f + 1 < n_features and bounds[stage + f + 1] == 0.0:
+                        ahead = f + 1
+                    low, high = _bounds_of_merits(
+                        observed, blocks, gauss, f, pre_entropy, n_split_points,
+                        min_branch_fraction, n_log_n, present, acc, ahead,
+                    )  # fmt: skip
                 else:
-                    if kept is None:
-                        ahead = -1
-                        if f + 1 < n_features and bounds[stage + f + 1] == 0.0:
-                            ahead = f + 1
-                        low, high = _bounds_of_merits(
-                            observed, blocks, gauss, f, pre_entropy, n_split_points,
-                            min_branch_fraction, n_log_n, present, acc, ahead,
-                        )  # fmt: skip
-                    else:
-                        low, high = _kept_bounds_of_merits(
-                            i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
-                            min_branch_fraction, n_log_n, present, acc, kept, leaves.kept_log,
-                            leaves.kept_acc,
-                        )  # fmt: skip
+                    low, high = _kept_bounds_of_merits(
+                        i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
+                        min_branch_fraction, n_log_n, present, acc, kept, leaves.kept_log,
+                        leaves.kept_acc,
+                    )  # fmt: skip
                 bounds[lower + f] = max(bounds[lower + f], low)
                 bounds[upper + f] = min(bounds[upper + f], high)
                 bounds[stage + f] = 1.0
@@ -338,7 +329,7 @@ def _attempt_split(
                 min_branch_fraction, options.binary_nominal, work, present,
             )  # fmt: skip
         else:
-            if not (few or passed):  # else the pass above has the feature's row already
+            if not passed:  # else the pass above has the feature's row already
                 _chi_square_ceilings(
                     j, j + 1, observed, blocks, gauss, kinds, pre_entropy, n_split_points,
                     min_branch_fraction, work, present, acc, table,
