@@ -190,20 +190,27 @@ def learn_serial(x, weights, state, demand):
     second or two less of a cold start."""
     learners, options, nodes = state.learners[:], state.options[:], state.nodes[:]
     leaves, pools, work = state.leaves[:], state.pools[:], state.work
-    multiplier = Learners(*learners).weight_multiplier
+    learners_ = Learners(*learners)
+    multiplier = learners_.weight_multiplier
     status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
     if status != LEARN_OK:
         return status
-    _learn_trees_inlined(0, weights.shape[0], x, weights, learners, options, nodes, leaves, work)
+    scratch, spare = attempt_scratch(
+        learners_.features.shape[1], Options(*options).n_split_points, weights.shape[1]
+    )
+    _learn_trees_inlined(
+        0, weights.shape[0], x, weights, learners, options, nodes, leaves, work, scratch, spare
+    )
     _take_back(leaves, pools)
     return LEARN_OK
 
 
 @numba.njit(cache=True)
-def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
+def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work, scratch, spare):
     """Trees ``lo .. hi - 1``, in order: tree ``i`` learns ``(x, l)`` with weight ``weights[i,
     l]`` times its multiplier, for each label ``l`` in increasing order with a positive weight,
-    as River's ``HoeffdingTreeClassifier.learn_one``.
+    as River's ``HoeffdingTreeClassifier.learn_one``. ``scratch`` and ``spare`` are the split
+    attempts' (:func:`attempt_scratch`), or empty: then each attempt allocates its own.
 
     At a split whose attribute is missing from ``x`` the example follows the child with the most
     weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
@@ -238,7 +245,6 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
-    scratch, spare = np.empty(0), np.empty(0, dtype=np.int64)  # allocated at a first attempt
     # The labels some tree weighs, in increasing order: with thousands of labels, a booster
     # weighs a handful, and a tree's scan of its row for them cost more than learning them.
     # One branch-free pass finds them for all trees; each tree then visits
@@ -250,8 +256,9 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             weighed[label] |= weights[i, label] > 0.0
     labels = np.flatnonzero(weighed)
     for i in range(lo, hi):
-        rows = work[i]
-        for label in labels:
+        # work[i] is taken on the rare paths only: a view counts a reference in and out
+        for q in range(labels.shape[0]):  # (iterating the array counts a reference per tree)
+            label = labels[q]
             w = weights[i, label] * weight_multiplier[i]
             if not w > 0.0:
                 continue
@@ -268,12 +275,12 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
                     # and trains the new leaf.
                     # no classes, so no parent entries (an int64 0, not a literal: one compile)
                     none = np.empty(0, np.int64)
-                    _new_leaf(i, child, rows[0], rows[0], none, np.int64(0), nodes_, leaves_)
+                    _new_leaf(i, child, work[i, 0], work[i, 0], none, np.int64(0), nodes_, leaves_)
                     no_attempt = True
                 node = child
             slot = node_slot[i, node]
             if leaf_mode == NBA:
-                _score_predictors(i, slot, x, label, w, learners_, leaves_, rows[W_MU])
+                _score_predictors(i, slot, x, label, w, learners_, leaves_, work[i, W_MU])
             # The leaf update (weighted Welford), written out (see above). A missing value (NaN)
             # is skipped by its attribute's observer, as River's splitters skip ``None``: each
             # numeric observer keeps its own weight (``G_WEIGHT``), which equals the class's
@@ -364,14 +371,22 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work):
             grace = grace_period[i]
             if (since > grace) if weka else (since >= grace):
                 last_attempt[slot] = weight_seen
+                # never reassigned here: a variable reassigned in the loop counted a
+                # reference to each of the two arrays in and out at every (tree, label), the
+                # most reference counting of a TopAda run on yeast (perf)
                 if spare.shape[0] == 0:
-                    scratch, spare = attempt_scratch(
+                    floats, classes = attempt_scratch(
                         n_features, options_.n_split_points, weights.shape[1]
                     )
-                _attempt_split(
-                    i, node, weight_seen, learners_, options_, nodes_, leaves_, rows, kept,
-                    scratch, spare,
-                )  # fmt: skip
+                    _attempt_split(
+                        i, node, weight_seen, learners_, options_, nodes_, leaves_, work[i], kept,
+                        floats, classes,
+                    )  # fmt: skip
+                else:
+                    _attempt_split(
+                        i, node, weight_seen, learners_, options_, nodes_, leaves_, work[i], kept,
+                        scratch, spare,
+                    )  # fmt: skip
 
 
 # _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the
@@ -391,7 +406,11 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
     weight_multiplier = Learners(*learners).weight_multiplier
     for label in range(weights.shape[1]):
         if weights[tree, label] * weight_multiplier[tree] > 0.0:
-            _learn_trees(tree, tree + 1, x, weights, learners, options, nodes, leaves, work)
+            none, no_classes = np.empty(0), np.empty(0, dtype=np.int64)  # see _learn_trees
+            _learn_trees(
+                tree, tree + 1, x, weights, learners, options, nodes, leaves, work, none,
+                no_classes,
+            )  # fmt: skip
             return
 
 
