@@ -322,6 +322,48 @@ def test_chord_table_is_below_the_entropy_by_at_most_its_error():
     assert B._chord(0.0) == 0.0 and B._chord(1.0) == 0.0
 
 
+def test_the_clamped_chord_is_the_chord_on_every_share_and_stays_in_the_table():
+    """The chord of the vector loop of caps and floors (``_chord_clamped``) is ``_chord`` bit for
+    bit on [0, 1], and a value of the table anywhere else, NaN included, since that loop
+    evaluates it on lanes whose result it discards."""
+    from olboost.weak import _vfdt_split as S
+
+    p = np.concatenate([np.linspace(0.0, 1.0, 100_001), [np.nextafter(1.0, 0.0), 1e-300]])
+    assert all(S._chord_clamped(x) == S._chord(x) for x in p)
+    table = set(S._ENTROPY_TABLE.tolist())
+    for x in (-1e-4, -1.0, -1e300, 1.0 + 1e-5, 2.0, 1e300, np.inf, -np.inf, np.nan):
+        assert S._chord_clamped(x) in table, x
+
+
+def test_the_bracket_settles_only_what_the_tighter_bound_settles():
+    """``_tighter_bracket`` holds ``_tighter_bound`` as computed, and ``_tighter_bound_below``
+    answers as the bound itself would, on targets at, around and far from it (a bracket that
+    settled a comparison the logarithm decides otherwise would change which thresholds a split
+    attempt evaluates, and could skip the best one)."""
+    from olboost.weak import _vfdt_split as S
+
+    rng = np.random.default_rng(11)
+    # u = (linear - base) ln 2: up to about 3 (a few bits above the base, as merits are), and
+    # the huge values of a nearly empty side
+    u = np.concatenate([np.zeros(10), 10.0 ** rng.uniform(-14.0, 0.5, 2_990), [1e3, 1e6, 1e12]])
+    base = rng.uniform(-3.0, 3.0, u.shape[0])
+    far_settled = 0
+    for b, x in zip(base, u, strict=True):
+        linear = b + x / S._LN2
+        exact = S._tighter_bound(linear, b)
+        low, high = S._tighter_bracket(linear, b)
+        assert low <= exact <= high
+        near = (exact, np.nextafter(exact, np.inf), np.nextafter(exact, -np.inf), exact + 1e-12)
+        for target in (*near, exact - 1e-12, low, high, exact + 0.1, exact - 0.1):
+            assert S._tighter_bound_below(linear, b, target) == (exact < target)
+        far_settled += sum(not (low < t <= high) for t in (exact + 0.1, exact - 0.1))
+    # the bracket does spare the logarithm: it settles targets a tenth of a bit away (not all:
+    # the gap between its bounds grows with u, about 0.04 bits at u = 1, as u / 4 for large u)
+    assert far_settled > 0.95 * 2 * u.shape[0]
+    # a linear bound below its base (u < 0) leaves everything to the logarithm
+    assert S._tighter_bracket(-1.0, 0.0) == (-np.inf, np.inf)
+
+
 def _leaf_classes(c: VFDTCommittee) -> np.ndarray:
     counts = []
     for i in range(c.n_nodes_.shape[0]):

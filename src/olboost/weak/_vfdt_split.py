@@ -253,6 +253,37 @@ def _tighter_bound(linear, base):
     return base + math.log1p((linear - base) * _LN2) / _LN2 + _TIGHTER_SLACK
 
 
+# Far beyond the rounding of _tighter_bound and of the bracket below (values of a few bits,
+# each within about 1e-14 of its exact value).
+_BRACKET_MARGIN = 1e-11
+
+
+@numba.njit(cache=True, inline="always")
+def _tighter_bracket(linear, base):
+    """Lower and upper bounds on :func:`_tighter_bound` without its logarithm, from ``2 u / (2
+    + u) <= log(1 + u) <= u (6 + u) / (6 + 4 u)`` for ``u >= 0`` (Topsoe), less and plus
+    ``_BRACKET_MARGIN``; ``(-inf, inf)`` if ``u < 0``. A comparison they settle is the one the
+    bound gives as computed; the others need it."""
+    u = (linear - base) * _LN2
+    if not u >= 0.0:
+        return -np.inf, np.inf
+    low = base + (2.0 * u / (2.0 + u)) / _LN2 + _TIGHTER_SLACK - _BRACKET_MARGIN
+    high = base + (u * (6.0 + u) / (6.0 + 4.0 * u)) / _LN2 + _TIGHTER_SLACK + _BRACKET_MARGIN
+    return low, high
+
+
+@numba.njit(cache=True, inline="always")
+def _tighter_bound_below(linear, base, target):
+    """Whether ``_tighter_bound(linear, base) < target``, its logarithm taken only when
+    :func:`_tighter_bracket` leaves it open."""
+    low, high = _tighter_bracket(linear, base)
+    if low >= target:
+        return False
+    if high < target:
+        return True
+    return _tighter_bound(linear, base) < target
+
+
 @numba.njit(cache=True, inline="always")
 def _scratch_columns(n_split_points):
     """Columns of the scratch ``acc`` of :func:`_chi_square_ceilings` and of
@@ -402,9 +433,10 @@ def _chi_square_ceilings(
             ceiling = max(ceiling, bounds[t])
             capped = max(capped, min(bounds[t], bounds[width + 1 + t]))
             floor = max(floor, floors[t])
-        if -np.inf < ceiling < np.inf:
+        if -np.inf < ceiling < np.inf and capped > _tighter_bracket(ceiling, base)[0]:
             # one logarithm per feature, not per threshold (the form is increasing): the
-            # ceiling is what decides which features an attempt evaluates exactly
+            # ceiling is what decides which features an attempt evaluates exactly; none when
+            # the caps are below it for certain (the least is theirs then)
             ceiling = _tighter_bound(ceiling, base)
         bounds[width] = min(ceiling, capped)
         bounds[2 * width + 1] = floor
@@ -469,7 +501,7 @@ def _best_numeric(
             continue
         # the tighter form of the bound, taken only where the linear one does not skip the
         # threshold: a logarithm that may spare an erf and two logarithms per class
-        if table[j, t] < np.inf and _tighter_bound(table[j, t], base) < max(floor, best):
+        if table[j, t] < np.inf and _tighter_bound_below(table[j, t], base, max(floor, best)):
             continue
         threshold = lo + step * (t + 1)
         left = 0.0
