@@ -94,6 +94,35 @@ def test_loops_equal_learning_the_train_split_again_by_hand(emotions):
     assert _state(looped) == _state(by_hand)
 
 
+@pytest.mark.parametrize("cls", [TopkAdaptive, AdaOLMR])
+def test_the_blocks_of_the_array_path_change_no_result(cls, emotions, monkeypatch):
+    """The evaluator hands the rows to the model in blocks (``_chunk_rows``: up to 4,096 rows, so
+    emotions' splits go in one call each); blocks of 7 and of 100 rows give the same losses and
+    the same model, bit for bit."""
+    from olboost.evaluate import _loops
+
+    def run():
+        model = _topk(cls) if cls is TopkAdaptive else cls(VFDTCommittee(n_features=5), seed=3)
+        result = train_test(model, emotions.train, emotions.test, loops=2)
+        return result.train_losses, result.losses, _state(model)
+
+    default = run()
+    for rows in (7, 100):
+        monkeypatch.setattr(_loops, "_chunk_rows", lambda n_outputs, rows=rows: rows)
+        blocks = run()
+        np.testing.assert_array_equal(blocks[0], default[0])
+        np.testing.assert_array_equal(blocks[1], default[1])
+        assert blocks[2] == default[2]
+
+
+def test_the_blocks_hold_about_a_million_scores():
+    from olboost.evaluate._loops import _chunk_rows
+
+    assert _chunk_rows(6) == _chunk_rows(101) == 4096  # the papers' data sets: one call a pass
+    assert _chunk_rows(983) == 1066 and _chunk_rows(5000) == _chunk_rows(10**6) == 256
+    assert _chunk_rows(0) == 4096
+
+
 @pytest.mark.parametrize("loops", [0, -1, 1.5, 2.0, True, "2", None])
 def test_bad_loops_are_refused_before_anything_is_learned(loops, emotions):
     model = _topk(TopkBBM)

@@ -26,7 +26,7 @@ from olboost.evaluate._inputs import (
     _require_examples,
 )
 from olboost.evaluate._loops import (
-    _CHUNK,
+    _chunk_rows,
     _class_codes,
     _classification_step,
     _label_columns,
@@ -200,6 +200,7 @@ def resumable(
         outputs = np.asarray(model._outputs(), dtype=object)
     else:
         labels = {id(s): s.Y[:, _label_columns(model, s)] for s in passes}
+    chunk = _chunk_rows(len(outputs) if classify else passes[0].Y.shape[1])
     bar = _progress(state.total, progress, protocol.replace("_", "+"))
     if bar is not None and state.done:
         bar.update(state.done)
@@ -209,7 +210,7 @@ def resumable(
         phase = "train" if protocol == "train_test" and index < loops else "test"
         while state.done < offset:
             lo = state.done - first
-            hi = min(sizes[index], (lo // _CHUNK + 1) * _CHUNK)
+            hi = min(sizes[index], (lo // chunk + 1) * chunk)
             if every is not None:
                 hi = min(hi, (state.done // every + 1) * every - first)
             t0 = time.perf_counter()
