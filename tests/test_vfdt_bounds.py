@@ -322,6 +322,39 @@ def test_chord_table_is_below_the_entropy_by_at_most_its_error():
     assert B._chord(0.0) == 0.0 and B._chord(1.0) == 0.0
 
 
+def test_the_pass_reads_each_class_as_the_exact_evaluation_does():
+    """``_dense_gaussians`` (the chi-square pass's reading of a feature's records, by position in
+    ``present``) gives the range, weight and class entropy of ``_observed_range`` and, class by
+    class, the weight, mean, range and inverse scale of ``_gaussian_params``, to the bit, on
+    random leaves with classes of no weight, seen once, of zero deviation or of an overflowed
+    one, and in a shuffled class order; compiled, as the pass runs it, under the numpy error
+    model (a class seen once divides by zero on a discarded lane)."""
+    import numba
+
+    from olboost.weak import _vfdt_split as S
+
+    dense = numba.njit(error_model="numpy")(
+        lambda o, b, g, w, p: S._dense_gaussians(o, b, g, 0, w, p)
+    )
+    rng = np.random.default_rng(5)
+    compared = 0
+    for case, _, observed, blocks, gauss, work, _, present in _random_leaves(7):
+        if case % 5 == 0:
+            gauss[0, 0, K.G_SSD] = np.inf  # an overflowed sum: inverse scale 0
+        present = rng.permutation(present)
+        mine = work.copy()
+        got = dense(observed, blocks, gauss, mine, present)
+        S._gaussian_params(observed, blocks, gauss, 0, work, present)
+        assert got == S._observed_range(work, present), case
+        n = work[K.W_N, present]
+        assert np.array_equal(mine[K.W_N, : len(present)], n), case
+        seen = n > 0
+        for row in (K.W_MU, K.W_LO, K.W_HI, 1):
+            assert np.array_equal(mine[row, : len(present)][seen], work[row, present][seen]), case
+        compared += seen.sum()
+    assert compared > 5_000
+
+
 def test_the_clamped_chord_is_the_chord_on_every_share_and_stays_in_the_table():
     """The chord of the vector loop of caps and floors (``_chord_clamped``) is ``_chord`` bit for
     bit on [0, 1], and a value of the table anywhere else, NaN included, since that loop
