@@ -229,12 +229,8 @@ def _chord_clamped(p):
     """:func:`_chord` for ``p`` in [0, 1], and a value of the table for any other ``p``, NaN
     included (the index stays in the table): for loops of selects, which evaluate it on lanes
     whose result they discard."""
-    x = p * _CELLS
-    x = x if x >= 0.0 else 0.0
-    x = x if x <= _CELLS else float(_CELLS)
-    cell = min(int(x), _CELLS - 1)
-    low = _ENTROPY_TABLE[cell]
-    return low + (_ENTROPY_TABLE[cell + 1] - low) * (x - cell)
+    p = p if p >= 0.0 else 0.0
+    return _chord(p if p <= 1.0 else 1.0)
 
 
 # Covers the rounding of _tighter_bound's recovery of x from a linear bound (about 1e-15).
@@ -374,7 +370,8 @@ def _chi_square_ceilings(
     the least of the tighter form (:func:`_tighter_bound`) of the largest chi-square bound and
     the largest of the thresholds' lesser bounds, and ``table[j, 2 w + 1]`` the floor, a lower
     bound from the valid thresholds that no class straddles (``-inf`` if none). Overwrites the
-    ``work`` rows of :func:`_gaussian_params`.
+    ``work`` rows of :func:`_gaussian_params`, by position in ``present``
+    (:func:`_dense_gaussians`).
 
     The bound is the chi-square one of :func:`_best_numeric`'s docstring, taken from the shares
     ``p~_c`` of :func:`_approximate_cdf`, plus ``_PRUNE_SLACK``; it is ``-inf`` for a threshold
