@@ -312,7 +312,7 @@ def _observed_range(work, present):
 
 
 @numba.njit(cache=True, inline="always")
-def _dense_gaussians(observed, blocks, gauss, j, work, present):
+def _dense_gaussians(observed, blocks, gauss, j, work, present, last_weight, last_log):
     """:func:`_gaussian_params` then :func:`_observed_range` for :func:`_chi_square_ceilings`,
     the same values to the bit, but by position in ``present`` (``work[ROW, i]`` for its ``i``-th
     class, not ``work[ROW, c]``) and without the deviation row: the records are read in one
@@ -320,7 +320,12 @@ def _dense_gaussians(observed, blocks, gauss, j, work, present):
     fifth of the pass as one scalar loop, perf on TopAda, yeast) computed in another, a vector
     loop of selects over contiguous rows. ``work[W_SIGMA]`` holds the sums of squared
     deviations; classes of no weight get 0 weight and -1 inverse scale. Only in a function of
-    the numpy error model (a division by zero on a discarded lane gives inf, not an error)."""
+    the numpy error model (a division by zero on a discarded lane gives inf, not an error).
+
+    Also returns ``weight log2 weight``, taken as ``last_log`` when the weight is
+    ``last_weight`` (the previous feature's, in a pass: without missing values every feature
+    of a leaf has its classes' weights, added in the same order, so one logarithm per pass
+    instead of one per feature; NaN for none)."""
     lo = np.inf
     hi = -np.inf
     weight = 0.0
@@ -347,8 +352,9 @@ def _dense_gaussians(observed, blocks, gauss, j, work, present):
         sigma = sigma if n > 1.0 else 0.0
         inverse_scale = 1.0 / (sigma * _SQRT2)
         work[1, i] = inverse_scale if sigma > 0.0 else -1.0
-    h_classes = (weight * math.log2(weight) - sum_n_log_n) / weight if weight > 0.0 else 0.0
-    return lo, hi, weight, h_classes
+    weight_log = last_log if weight == last_weight else weight * math.log2(weight)
+    h_classes = (weight_log - sum_n_log_n) / weight if weight > 0.0 else 0.0
+    return lo, hi, weight, h_classes, weight_log
 
 
 # error_model="numpy": a division is IEEE's, with no test for a zero divisor (none is zero
@@ -389,6 +395,8 @@ def _chi_square_ceilings(
     floors = acc[4]
     width = acc.shape[1]
     d = _APPROXIMATE_CDF_ERROR
+    last_weight = np.nan
+    weight_log = np.nan
     for j in range(first, stop):
         if kinds[j] > 0:
             continue
@@ -397,7 +405,10 @@ def _chi_square_ceilings(
             for i in range(present.shape[0]):
                 if blocks[present[i]] >= 0:
                     prefetch_record(gauss, blocks[present[i]], j + 1)
-        lo, hi, weight, h_classes = _dense_gaussians(observed, blocks, gauss, j, work, present)
+        lo, hi, weight, h_classes, weight_log = _dense_gaussians(
+            observed, blocks, gauss, j, work, present, last_weight, weight_log
+        )
+        last_weight = weight
         ceiling = -np.inf
         if lo == np.inf:
             bounds[width] = ceiling
