@@ -556,6 +556,42 @@ def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
     assert c.leaf_counts()[0] >= 2
 
 
+def test_a_catch_up_adds_its_terms_as_one_class_at_a_time_does():
+    """The catch-up's batches (``_class_items`` queueing each class's terms, ``_add_items``
+    computing a batch's shares and chords in vector loops, then adding them in queued order)
+    give the sums of ``_class_sums``, one class at a time, to the bit: classes taken back and
+    added, of zero deviation, of an overflowed one, beyond the range, with batches flushed
+    whenever the next class might not fit (as ``_catch_up`` does)."""
+    rng = np.random.default_rng(3)
+    for case in range(200):
+        n_thresholds = int(rng.integers(1, 12))
+        lo, hi = -2.0, 3.0
+        step = (hi - lo) / (n_thresholds + 1.0)
+        one = np.zeros((5, n_thresholds + 1))
+        one[0] = np.r_[lo + step * (np.arange(n_thresholds) + 1), np.inf]
+        batched = one.copy()
+        items = np.full(
+            (B.ITEM_ROWS, int(rng.integers(n_thresholds, 3 * n_thresholds + 2))), np.nan
+        )
+        count = 0
+        for _ in range(int(rng.integers(1, 30))):
+            n = float(rng.choice([1.0, rng.uniform(1.0, 50.0)]))
+            mu = rng.normal()
+            spread = 0.0 if n == 1.0 or rng.uniform() < 0.1 else rng.uniform(0.01, 3.0)
+            ssd = np.inf if rng.uniform() < 0.05 else spread**2 * (n - 1.0)
+            c_lo = max(lo, mu - 2 * spread - rng.uniform(0, 1))
+            c_hi = min(hi, mu + 2 * spread + rng.uniform(0, 1))
+            sign = float(rng.choice([-1.0, 1.0]))
+            term = (1.0 / step, n, c_lo, c_hi, mu, ssd, sign)
+            B._class_sums(one, n_thresholds, lo, *term)
+            if count + n_thresholds > items.shape[1]:
+                B._add_items(batched, items, count)
+                count = 0
+            count = B._class_items(batched, n_thresholds, lo, *term, items, count)
+        B._add_items(batched, items, count)
+        assert np.array_equal(one, batched), case
+
+
 @pytest.mark.parametrize("fraction", [0.0, 0.01])
 def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
     """Two leaves of one tree, 1,000 labels, learning one class at a time (classes already
@@ -616,7 +652,7 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction):
         pre = K._row_entropy(observed[None, :] * 1.1, 0, present)
         lower, upper = K._kept_bounds_of_merits(
             0, slot, 0, observed, blocks, gauss, pre, n_split_points, fraction,
-            work[K.W_NLOGN], present, np.empty((5, 16)), *kept,
+            work[K.W_NLOGN], present, np.empty((5, 16)), np.empty((B.ITEM_ROWS, 40)), *kept,
         )  # fmt: skip
         entry = int(np.flatnonzero(kept[0][0, : B.KEPT_LEAVES] == slot)[0])
         age = B.kept_ages(kept[0], 1)[0, entry, 0]

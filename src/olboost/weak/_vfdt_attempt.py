@@ -12,7 +12,13 @@ import math
 import numba
 import numpy as np
 
-from olboost.weak._vfdt_bounds import KEEP_MIN_CLASSES, _bounds_of_merits, _kept_bounds_of_merits
+from olboost.weak._vfdt_bounds import (
+    ITEM_COLUMNS,
+    ITEM_ROWS,
+    KEEP_MIN_CLASSES,
+    _bounds_of_merits,
+    _kept_bounds_of_merits,
+)
 from olboost.weak._vfdt_layout import (
     EMPTY,
     G_MAX,
@@ -117,8 +123,10 @@ def attempt_scratch(n_features, n_split_points, k):
     """The scratch of :func:`_attempt_split` for trees of ``n_features`` features and ``k``
     labels: ``(floats, classes)``."""
     width = _scratch_columns(n_split_points)
-    floats = np.empty(3 * n_features + 5 * width + n_features * (2 * width + 2))
-    return floats, np.empty(k, dtype=np.int64)
+    size = 3 * n_features + 5 * width + n_features * (2 * width + 2)
+    if k >= KEEP_MIN_CLASSES:
+        size += ITEM_ROWS * ITEM_COLUMNS
+    return np.empty(size), np.empty(k, dtype=np.int64)
 
 
 # Compiled without Numba's runtime (no array is allocated here: the caller hands the scratch of
@@ -221,6 +229,9 @@ def _attempt_split(
     acc = scratch[at : at + 5 * width].reshape((5, width))
     at += 5 * width
     table = scratch[at : at + n_features * (2 * width + 2)].reshape((n_features, 2 * width + 2))
+    at += n_features * (2 * width + 2)
+    # the catch-up's scratch, there when the tree keeps sums (attempt_scratch)
+    items = scratch[at : at + ITEM_ROWS * ITEM_COLUMNS].reshape((-1, ITEM_COLUMNS))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling
@@ -303,8 +314,8 @@ def _attempt_split(
                 else:
                     low, high = _kept_bounds_of_merits(
                         i, slot, f, observed, blocks, gauss, pre_entropy, n_split_points,
-                        min_branch_fraction, n_log_n, present, acc, kept, leaves.kept_log,
-                        leaves.kept_acc,
+                        min_branch_fraction, n_log_n, present, acc, items, kept,
+                        leaves.kept_log, leaves.kept_acc,
                     )  # fmt: skip
                 bounds[lower + f] = max(bounds[lower + f], low)
                 bounds[upper + f] = min(bounds[upper + f], high)

@@ -98,6 +98,57 @@ def _class_sums(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
         acc[4, t] += sign * (n * _chord(p))
 
 
+# The terms of the classes a catch-up takes back or adds (see _catch_up), as rows of its scratch
+# ``items``: per (class, threshold that splits it) the threshold's index and value, the class's
+# mean, inverse scale, weight and sign, then the approximate share and its chord term.
+_I_T, _I_THRESHOLD, _I_MU, _I_SCALE, _I_N, _I_SIGN, _I_P, _I_CHORD = 0, 1, 2, 3, 4, 5, 6, 7
+#: Rows and columns of a catch-up's scratch: terms are computed in batches of up to this many.
+ITEM_ROWS = 8
+ITEM_COLUMNS = 256
+
+
+@numba.njit(cache=True, inline="always")
+def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, items, count):
+    """:func:`_class_sums` with the terms of rows 2-4 queued in ``items`` (from column
+    ``count``; returns the new count) instead of added: row 1's term is added at once."""
+    start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
+    stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
+    acc[1, stop] += sign * n
+    if start == stop:
+        return count
+    inverse_scale = _deviation(ssd, n)[1]
+    for t in range(start, stop):
+        items[_I_T, count] = t
+        items[_I_THRESHOLD, count] = acc[0, t]
+        items[_I_MU, count] = mu
+        items[_I_SCALE, count] = inverse_scale
+        items[_I_N, count] = n
+        items[_I_SIGN, count] = sign
+        count += 1
+    return count
+
+
+@numba.njit(cache=True, inline="always")
+def _add_items(acc, items, count):
+    """Add the terms queued by :func:`_class_items` to rows 2-4 of ``acc``, in the order they were
+    queued: the sums of :func:`_class_sums`, to the bit. The shares and chords are computed
+    first over the whole batch, in two vector loops (one class at a time, a class's few
+    thresholds made a scalar loop of the approximate CDF, the most of a catch-up's time)."""
+    for q in range(count):
+        items[_I_P, q] = _approximate_cdf(
+            items[_I_THRESHOLD, q], items[_I_MU, q], items[_I_SCALE, q]
+        )
+    for q in range(count):
+        items[_I_CHORD, q] = items[_I_N, q] * _chord(items[_I_P, q])
+    for q in range(count):
+        t = int(items[_I_T, q])
+        sign = items[_I_SIGN, q]
+        n = items[_I_N, q]
+        acc[2, t] += sign * (n * items[_I_P, q])
+        acc[3, t] += sign * n
+        acc[4, t] += sign * items[_I_CHORD, q]
+
+
 @numba.njit(cache=True, inline="always")
 def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead):
     """The sums behind :func:`_bounds_of_merits`: ``(lo, hi, weight, sum_n_log_n)``, the range of
@@ -346,11 +397,12 @@ def _forget_kept_leaf(i, slot, kept):
 
 @numba.njit(cache=True, inline="always")
 def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, kept, log, age,
-              mark, acc):  # fmt: skip
+              mark, acc, items):  # fmt: skip
     """Bring the sums ``acc`` of feature ``j`` at leaf ``slot`` of tree ``i`` from the tree's
     update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they must be made
     afresh. ``age`` and ``mark`` are the columns of the feature's age and of the flags in
-    ``kept[i]``; the flags are clear, and left clear."""
+    ``kept[i]``; the flags are clear, and left clear. ``items`` is scratch of ``ITEM_ROWS`` rows
+    and ``ITEM_COLUMNS`` columns (see :func:`_add_items`)."""
     lo = acc[5, 0]
     hi = acc[5, 1]
     if not lo < hi:
@@ -372,6 +424,7 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
     weight = acc[5, 2]
     sum_n_log_n = acc[5, 3]
     drift_n_log_n = acc[5, 4]
+    count = 0
     for e in range(since, seq):
         r = e & mask
         if kept[i, _LOG_SLOT + r] != slot:
@@ -386,14 +439,18 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
             sign = -1.0 if side == 0 else 1.0
             n = record[j, G_WEIGHT]
             if n > 0.0 and (side == 0 or observed[c] > 0.0):
-                _class_sums(
+                if count + n_thresholds > items.shape[1]:
+                    _add_items(acc, items, count)
+                    count = 0
+                count = _class_items(
                     acc, n_thresholds, lo, per_step, n, record[j, G_MIN], record[j, G_MAX],
-                    record[j, G_MEAN], record[j, G_SSD], sign,
+                    record[j, G_MEAN], record[j, G_SSD], sign, items, count,
                 )  # fmt: skip
                 weight += sign * n
                 sum_n_log_n += sign * (n * math.log2(n))
                 drift_n_log_n += _UNIT_ROUNDING * abs(sum_n_log_n)
         kept[i, age] += 1
+    _add_items(acc, items, count)
     for e in range(since, seq):
         r = e & mask
         if kept[i, _LOG_SLOT + r] == slot:
@@ -423,14 +480,18 @@ def _kept_entry(i, slot, kept, m):
     return entry
 
 
-@numba.njit(cache=True, _nrt=False)  # see _vfdt_attempt._attempt_split
+# Without Numba's runtime: see _vfdt_attempt._attempt_split. Under the numpy error model: no
+# divisor here is ever zero, and the test for one that the Python model puts before each
+# division keeps a loop from being vectorised (_add_items).
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _kept_bounds_of_merits(
     i, slot, j, observed, blocks, gauss, pre_entropy, n_split_points, min_branch_fraction,
-    n_log_n, present, scratch, kept, kept_log, kept_acc,
+    n_log_n, present, scratch, items, kept, kept_log, kept_acc,
 ):  # fmt: skip
     """:func:`_bounds_of_merits` of feature ``j`` at leaf ``slot`` of tree ``i``, from the sums
     the tree keeps for the leaf (see above), brought up to date or made afresh; at a leaf of
-    fewer than KEEP_MIN_CLASSES classes, afresh in ``scratch`` (see there)."""
+    fewer than KEEP_MIN_CLASSES classes, afresh in ``scratch`` (see there). ``items`` is the
+    scratch of :func:`_catch_up`."""
     keep = present.shape[0] >= KEEP_MIN_CLASSES
     brought_up = False
     acc = scratch
@@ -450,7 +511,7 @@ def _kept_bounds_of_merits(
             and kept[i, age] < MAX_AGE
             and _catch_up(
                 i, slot, j, since, now, observed, blocks, gauss, n_split_points, kept, kept_log,
-                age, mark, acc,
+                age, mark, acc, items,
             )
         )  # fmt: skip
         if not brought_up:

@@ -380,7 +380,7 @@ class VFDTCommittee(TreeArrays, Committee):
                 # (the attempt's branch for trees without kept sums is compiled too: Numba
                 # prunes it only when the argument is None)
                 kept = (i8[:, ::1], f8[:, :, :, ::1], f8[:, :, :, :, ::1])
-                leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1])
+                leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1], f8[:, ::1])
                 K._kept_bounds_of_merits.compile((i8, i8, i8, *leaf, *kept))
         except BaseException:
             elsewhere.cancel()
