@@ -1334,16 +1334,20 @@ def test_a_committee_pickled_before_the_leads_loads_without_them():
     assert np.array_equal(committee.predict(X[0]), old.predict(X[0]))
 
 
-def test_split_attempts_do_not_depend_on_the_kept_sums():
+@pytest.mark.parametrize("n_split_points", [10, 300])
+def test_split_attempts_do_not_depend_on_the_kept_sums(n_split_points):
     """With many labels each tree keeps the sums behind its bounds at a few leaves and brings
     them up to date from a log of the updates (``_vfdt_bounds._kept_bounds_of_merits``): a
     cache. Forgetting it every few rows (every narrowing then sums afresh) leaves every tree
-    bit-identical, the kept sums having been used most of the time in the other committee."""
+    bit-identical, the kept sums having been used most of the time in the other committee.
+    Also with more split points than a catch-up batches terms by default (``ITEM_COLUMNS``):
+    its scratch then holds one class's terms at least."""
     from olboost.datasets import make_label_stream
-    from olboost.weak._vfdt_bounds import KEPT_LEAVES, kept_ages
+    from olboost.weak._vfdt_bounds import ITEM_COLUMNS, KEPT_LEAVES, kept_ages
 
+    assert n_split_points <= 10 or n_split_points > ITEM_COLUMNS
     X, Y = make_label_stream(1500, 150, relevant=4, features=8, seed=2)
-    params = dict(n_features=None, grace_period=(5.0, 20.0))
+    params = dict(n_features=None, grace_period=(5.0, 20.0), n_split_points=n_split_points)
     plain, forgetful = VFDTCommittee(**params), VFDTCommittee(**params)
     for committee in (plain, forgetful):
         committee.start(4, 150, X.shape[1], seed=3)

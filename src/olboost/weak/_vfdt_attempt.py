@@ -13,11 +13,11 @@ import numba
 import numpy as np
 
 from olboost.weak._vfdt_bounds import (
-    ITEM_COLUMNS,
     ITEM_ROWS,
     KEEP_MIN_CLASSES,
     _bounds_of_merits,
     _kept_bounds_of_merits,
+    item_columns,
 )
 from olboost.weak._vfdt_layout import (
     EMPTY,
@@ -125,7 +125,7 @@ def attempt_scratch(n_features, n_split_points, k):
     width = _scratch_columns(n_split_points)
     size = 3 * n_features + 5 * width + n_features * (2 * width + 2)
     if k >= KEEP_MIN_CLASSES:
-        size += ITEM_ROWS * ITEM_COLUMNS
+        size += ITEM_ROWS * item_columns(n_split_points)
     return np.empty(size), np.empty(k, dtype=np.int64)
 
 
@@ -231,7 +231,8 @@ def _attempt_split(
     table = scratch[at : at + n_features * (2 * width + 2)].reshape((n_features, 2 * width + 2))
     at += n_features * (2 * width + 2)
     # the catch-up's scratch, there when the tree keeps sums (attempt_scratch)
-    items = scratch[at : at + ITEM_ROWS * ITEM_COLUMNS].reshape((-1, ITEM_COLUMNS))
+    columns = item_columns(n_split_points)
+    items = scratch[at : at + ITEM_ROWS * columns].reshape((-1, columns))
     for j in range(n_features):
         bounds[lower + j] = -np.inf
         bounds[upper + j] = nominal_ceiling if kinds[j] > 0 else numeric_ceiling

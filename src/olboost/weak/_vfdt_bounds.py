@@ -81,13 +81,23 @@ def _first_at_or_above(acc, n, value, guess):
 
 
 @numba.njit(cache=True, inline="always")
+def _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign):
+    """The thresholds ``start`` to ``stop`` (excluded) that split a class of weight ``n`` and range
+    ``[c_lo, c_hi]``, after adding (``sign`` 1) or taking back (``sign`` -1) its weight to row 1 of
+    ``acc`` at ``stop``, the first threshold at or above its maximum (see
+    :func:`_threshold_sums`)."""
+    start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
+    stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
+    acc[1, stop] += sign * n
+    return start, stop
+
+
+@numba.njit(cache=True, inline="always")
 def _class_sums(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
     """Add (``sign`` 1) or take back (``sign`` -1) the terms of one class of weight ``n``, range
     ``[c_lo, c_hi]``, mean ``mu`` and squared deviations ``ssd`` to the rows 1-4 of ``acc`` (see
     :func:`_threshold_sums`). Taking back computes the same terms from the same record."""
-    start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
-    stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
-    acc[1, stop] += sign * n
+    start, stop = _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
     if start == stop:
         return
     inverse_scale = _deviation(ssd, n)[1]
@@ -102,18 +112,23 @@ def _class_sums(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
 # ``items``: per (class, threshold that splits it) the threshold's index and value, the class's
 # mean, inverse scale, weight and sign, then the approximate share and its chord term.
 _I_T, _I_THRESHOLD, _I_MU, _I_SCALE, _I_N, _I_SIGN, _I_P, _I_CHORD = 0, 1, 2, 3, 4, 5, 6, 7
-#: Rows and columns of a catch-up's scratch: terms are computed in batches of up to this many.
+#: Rows of a catch-up's scratch, and its columns (``item_columns``): terms are computed in
+#: batches of up to this many, or the number of split points if more.
 ITEM_ROWS = 8
 ITEM_COLUMNS = 256
+
+
+@numba.njit(cache=True, inline="always")
+def item_columns(n_split_points):
+    """Columns of a catch-up's scratch: room for at least one class's terms."""
+    return max(ITEM_COLUMNS, n_split_points)
 
 
 @numba.njit(cache=True, inline="always")
 def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, items, count):
     """:func:`_class_sums` with the terms of rows 2-4 queued in ``items`` (from column
     ``count``; returns the new count) instead of added: row 1's term is added at once."""
-    start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
-    stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
-    acc[1, stop] += sign * n
+    start, stop = _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
     if start == stop:
         return count
     inverse_scale = _deviation(ssd, n)[1]
@@ -402,7 +417,7 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
     update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they must be made
     afresh. ``age`` and ``mark`` are the columns of the feature's age and of the flags in
     ``kept[i]``; the flags are clear, and left clear. ``items`` is scratch of ``ITEM_ROWS`` rows
-    and ``ITEM_COLUMNS`` columns (see :func:`_add_items`)."""
+    and at least ``n_split_points`` columns (:func:`item_columns`; see :func:`_add_items`)."""
     lo = acc[5, 0]
     hi = acc[5, 1]
     if not lo < hi:
