@@ -411,13 +411,14 @@ def _forget_kept_leaf(i, slot, kept):
 
 
 @numba.njit(cache=True, inline="always")
-def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, kept, log, age,
-              mark, acc, items):  # fmt: skip
+def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, n_log_n, kept,
+              log, age, mark, acc, items):  # fmt: skip
     """Bring the sums ``acc`` of feature ``j`` at leaf ``slot`` of tree ``i`` from the tree's
     update ``since`` to ``seq`` (see above); ``False``, changing nothing, if they must be made
     afresh. ``age`` and ``mark`` are the columns of the feature's age and of the flags in
-    ``kept[i]``; the flags are clear, and left clear. ``items`` is scratch of ``ITEM_ROWS`` rows
-    and at least ``n_split_points`` columns (:func:`item_columns`; see :func:`_add_items`)."""
+    ``kept[i]``; the flags are clear, and left clear. ``n_log_n[c]`` is ``observed[c] log2
+    observed[c]``; ``items`` is scratch of ``ITEM_ROWS`` rows and at least ``n_split_points``
+    columns (:func:`item_columns`; see :func:`_add_items`)."""
     lo = acc[5, 0]
     hi = acc[5, 1]
     if not lo < hi:
@@ -462,7 +463,9 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, k
                     record[j, G_MEAN], record[j, G_SSD], sign, items, count,
                 )  # fmt: skip
                 weight += sign * n
-                sum_n_log_n += sign * (n * math.log2(n))
+                # a class's n log2 n now as the attempt computed it (n_log_n, the same bits)
+                current = side == 1 and n == observed[c]
+                sum_n_log_n += sign * (n_log_n[c] if current else n * math.log2(n))
                 drift_n_log_n += _UNIT_ROUNDING * abs(sum_n_log_n)
         kept[i, age] += 1
     _add_items(acc, items, count)
@@ -525,8 +528,8 @@ def _kept_bounds_of_merits(
             and now - since <= LOG_LENGTH
             and kept[i, age] < MAX_AGE
             and _catch_up(
-                i, slot, j, since, now, observed, blocks, gauss, n_split_points, kept, kept_log,
-                age, mark, acc, items,
+                i, slot, j, since, now, observed, blocks, gauss, n_split_points, n_log_n, kept,
+                kept_log, age, mark, acc, items,
             )
         )  # fmt: skip
         if not brought_up:
