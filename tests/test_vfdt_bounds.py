@@ -396,7 +396,7 @@ def test_a_pass_over_features_gives_each_the_table_of_a_pass_over_it_alone():
 
 
 def test_the_clamped_chord_is_the_chord_on_every_share_and_stays_in_the_table():
-    """The chord of the vector loop of caps and floors (``_chord_clamped``) is ``_chord`` bit for
+    """The chord of the vector loop of caps (``_chord_clamped``) is ``_chord`` bit for
     bit on [0, 1], and a value of the table anywhere else, NaN included, since that loop
     evaluates it on lanes whose result it discards."""
     from olboost.weak import _vfdt_split as S

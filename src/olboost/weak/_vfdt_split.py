@@ -368,7 +368,7 @@ def _chi_square_ceilings(
 ):  # fmt: skip
     """For each numeric feature ``j`` from ``first`` to ``stop`` (``kinds[j] == 0``), upper bounds
     on the merits of its thresholds and upper and lower bounds on its best merit (``-inf`` if
-    none). ``acc`` is scratch of 5 rows of ``w = _scratch_columns(n_split_points)`` columns,
+    none). ``acc`` is scratch of 4 rows of ``w = _scratch_columns(n_split_points)`` columns,
     ``table`` has ``2 w + 2``: ``table[j, t]`` holds threshold ``t``'s chi-square bound (``t <
     n_split_points``, the thresholds of :func:`_best_numeric`; the columns from
     ``n_split_points`` to ``w`` are computed too and mean nothing: whole vectors), ``table[j,
@@ -392,7 +392,6 @@ def _chi_square_ceilings(
     share = acc[1]
     square = acc[2]
     straddling = acc[3]
-    floors = acc[4]
     width = acc.shape[1]
     d = _APPROXIMATE_CDF_ERROR
     last_weight = np.nan
@@ -448,9 +447,9 @@ def _chi_square_ceilings(
             bound = -np.inf if side < min_branch_fraction - 2.0 * d else bound
             bound = -np.inf if not (lo < threshold[t] < hi) else bound
             bounds[t] = bound
-        # Each threshold's cap and floor (below), as selects: a second vector loop. (Written
-        # as a loop of branches over the split points it took about a third of this function's
-        # time, perf on TopAda, yeast.)
+        # Each threshold's cap, and whether it gives a floor (below), as selects: a second
+        # vector loop. (Written as a loop of branches over the split points it took about a
+        # third of this function's time, perf on TopAda, yeast.)
         n_exact = 0
         for t in range(width):
             q = share[t] / weight
@@ -479,16 +478,15 @@ def _chi_square_ceilings(
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
             capped = max(capped, min(bounds[t], bounds[width + 1 + t]))
-        # The floors only where a threshold gives one: on mediamill-reduced, TopAda, 93% of the
-        # features of a pass had none, and each floor costs two gathers from the entropy table.
+        # The floors only where a threshold gives one (on mediamill-reduced, TopAda, 93% of the
+        # features of a pass had none), one threshold at a time: two reads of the entropy table
+        # each, vector gathers in the loop above. A flagged share is in (0, 1).
         floor = -np.inf
         if n_exact > 0:
             floor_base = pre_entropy - h_classes - _PRUNE_SLACK
-            for t in range(width):
-                q = share[t] / weight
-                floors[t] = floor_base + _chord_clamped(q) if straddling[t] > 0.0 else -np.inf
             for t in range(n_split_points):
-                floor = max(floor, floors[t])
+                if straddling[t] > 0.0:
+                    floor = max(floor, floor_base + _chord(share[t] / weight))
         if -np.inf < ceiling < np.inf and capped > _tighter_bracket(ceiling, base)[0]:
             # one logarithm per feature, not per threshold (the form is increasing): the
             # ceiling is what decides which features an attempt evaluates exactly; none when
