@@ -28,9 +28,11 @@ from test_vfdt import (
 
 def _bounds(observed, blocks, gauss, pre, n_split_points, fraction, work, present):
     acc = np.empty((5, n_split_points + 1))
+    # few columns, so that the sums are added in many batches
+    items = np.empty((B.ITEM_ROWS, n_split_points + 3))
     return B._bounds_of_merits(
         observed, blocks, gauss, 0, pre, n_split_points, fraction, work[K.W_NLOGN].copy(),
-        present, acc, -1,
+        present, acc, -1, items,
     )  # fmt: skip
 
 
@@ -556,12 +558,26 @@ def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
     assert c.leaf_counts()[0] >= 2
 
 
-def test_a_catch_up_adds_its_terms_as_one_class_at_a_time_does():
-    """The catch-up's batches (``_class_items`` queueing each class's terms, ``_add_items``
-    computing a batch's shares and chords in vector loops, then adding them in queued order)
-    give the sums of ``_class_sums``, one class at a time, to the bit: classes taken back and
-    added, of zero deviation, of an overflowed one, beyond the range, with batches flushed
-    whenever the next class might not fit (as ``_catch_up`` does)."""
+def _one_class_at_a_time(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
+    """A class's terms added to the sums of ``_vfdt_bounds._threshold_sums`` at once, threshold
+    by threshold (how the sums were made before they were batched)."""
+    from olboost.weak import _vfdt_split as S
+
+    start, stop = B._class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
+    inverse_scale = S._deviation(ssd, n)[1]
+    for t in range(start, stop):
+        p = S._approximate_cdf(acc[0, t], mu, inverse_scale)
+        acc[2, t] += sign * (n * p)
+        acc[3, t] += sign * n
+        acc[4, t] += sign * (n * S._chord(p))
+
+
+def test_batched_sums_add_their_terms_as_one_class_at_a_time_does():
+    """The batches of a pass or a catch-up (``_class_items`` queueing each class's terms,
+    ``_add_items`` computing a batch's shares and chords in vector loops, then adding them in
+    queued order) give the sums of adding one class at a time, to the bit: classes taken back
+    and added, of zero deviation, of an overflowed one, beyond the range, with batches flushed
+    whenever the next class might not fit (as ``_threshold_sums`` and ``_catch_up`` do)."""
     rng = np.random.default_rng(3)
     for case in range(200):
         n_thresholds = int(rng.integers(1, 12))
@@ -583,7 +599,7 @@ def test_a_catch_up_adds_its_terms_as_one_class_at_a_time_does():
             c_hi = min(hi, mu + 2 * spread + rng.uniform(0, 1))
             sign = float(rng.choice([-1.0, 1.0]))
             term = (1.0 / step, n, c_lo, c_hi, mu, ssd, sign)
-            B._class_sums(one, n_thresholds, lo, *term)
+            _one_class_at_a_time(one, n_thresholds, lo, *term)
             if count + n_thresholds > items.shape[1]:
                 B._add_items(batched, items, count)
                 count = 0

@@ -124,7 +124,7 @@ def attempt_scratch(n_features, n_split_points, k):
     labels: ``(floats, classes)``."""
     width = _scratch_columns(n_split_points)
     size = 3 * n_features + 5 * width + n_features * (2 * width + 2)
-    if k >= KEEP_MIN_CLASSES:
+    if k >= _NARROW_MIN_CLASSES:
         size += ITEM_ROWS * item_columns(n_split_points)
     return np.empty(size), np.empty(k, dtype=np.int64)
 
@@ -230,7 +230,7 @@ def _attempt_split(
     at += 5 * width
     table = scratch[at : at + n_features * (2 * width + 2)].reshape((n_features, 2 * width + 2))
     at += n_features * (2 * width + 2)
-    # the catch-up's scratch, there when the tree keeps sums (attempt_scratch)
+    # the scratch of the bounds' sums, there when a leaf can narrow (attempt_scratch)
     columns = item_columns(n_split_points)
     items = scratch[at : at + ITEM_ROWS * columns].reshape((-1, columns))
     for j in range(n_features):
@@ -310,7 +310,7 @@ def _attempt_split(
                         ahead = f + 1
                     low, high = _bounds_of_merits(
                         observed, blocks, gauss, f, pre_entropy, n_split_points,
-                        min_branch_fraction, n_log_n, present, acc, ahead,
+                        min_branch_fraction, n_log_n, present, acc, ahead, items,
                     )  # fmt: skip
                 else:
                     low, high = _kept_bounds_of_merits(

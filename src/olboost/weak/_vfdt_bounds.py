@@ -85,49 +85,36 @@ def _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign):
     """The thresholds ``start`` to ``stop`` (excluded) that split a class of weight ``n`` and range
     ``[c_lo, c_hi]``, after adding (``sign`` 1) or taking back (``sign`` -1) its weight to row 1 of
     ``acc`` at ``stop``, the first threshold at or above its maximum (see
-    :func:`_threshold_sums`)."""
+    :func:`_threshold_sums`). Taking back computes the same terms from the same record."""
     start = _first_at_or_above(acc, n_thresholds, c_lo, int((c_lo - lo) * per_step) - 1)
     stop = _first_at_or_above(acc, n_thresholds, c_hi, int((c_hi - lo) * per_step) - 1)
     acc[1, stop] += sign * n
     return start, stop
 
 
-@numba.njit(cache=True, inline="always")
-def _class_sums(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign):
-    """Add (``sign`` 1) or take back (``sign`` -1) the terms of one class of weight ``n``, range
-    ``[c_lo, c_hi]``, mean ``mu`` and squared deviations ``ssd`` to the rows 1-4 of ``acc`` (see
-    :func:`_threshold_sums`). Taking back computes the same terms from the same record."""
-    start, stop = _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
-    if start == stop:
-        return
-    inverse_scale = _deviation(ssd, n)[1]
-    for t in range(start, stop):
-        p = _approximate_cdf(acc[0, t], mu, inverse_scale)
-        acc[2, t] += sign * (n * p)
-        acc[3, t] += sign * n
-        acc[4, t] += sign * (n * _chord(p))
-
-
-# The terms of the classes a catch-up takes back or adds (see _catch_up), as rows of its scratch
-# ``items``: per (class, threshold that splits it) the threshold's index and value, the class's
-# mean, inverse scale, weight and sign, then the approximate share and its chord term.
+# The terms of the classes a pass adds, or a catch-up takes back or adds (see _catch_up), as rows
+# of their scratch ``items``: per (class, threshold that splits it) the threshold's index and
+# value, the class's mean, inverse scale, weight and sign, then the approximate share and its
+# chord term.
 _I_T, _I_THRESHOLD, _I_MU, _I_SCALE, _I_N, _I_SIGN, _I_P, _I_CHORD = 0, 1, 2, 3, 4, 5, 6, 7
-#: Rows of a catch-up's scratch, and its columns (``item_columns``): terms are computed in
-#: batches of up to this many, or the number of split points if more.
+#: Rows of the scratch of a pass or a catch-up, and its columns (``item_columns``): terms are
+#: computed in batches of up to this many, or the number of split points if more.
 ITEM_ROWS = 8
 ITEM_COLUMNS = 256
 
 
 @numba.njit(cache=True, inline="always")
 def item_columns(n_split_points):
-    """Columns of a catch-up's scratch: room for at least one class's terms."""
+    """Columns of the scratch of a pass or a catch-up: room for at least one class's terms."""
     return max(ITEM_COLUMNS, n_split_points)
 
 
 @numba.njit(cache=True, inline="always")
 def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, items, count):
-    """:func:`_class_sums` with the terms of rows 2-4 queued in ``items`` (from column
-    ``count``; returns the new count) instead of added: row 1's term is added at once."""
+    """Add (``sign`` 1) or take back (``sign`` -1) the terms of one class of weight ``n``, range
+    ``[c_lo, c_hi]``, mean ``mu`` and squared deviations ``ssd`` to the rows 1-4 of ``acc`` (see
+    :func:`_threshold_sums`): row 1's at once, those of rows 2-4 queued in ``items`` (from column
+    ``count``; returns the new count) for :func:`_add_items`."""
     start, stop = _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
     if start == stop:
         return count
@@ -146,8 +133,8 @@ def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, 
 @numba.njit(cache=True, inline="always")
 def _add_items(acc, items, count):
     """Add the terms queued by :func:`_class_items` to rows 2-4 of ``acc``, in the order they were
-    queued: the sums of :func:`_class_sums`, to the bit. The shares and chords are computed
-    first over the whole batch, in two vector loops (one class at a time, a class's few
+    queued: the sums of adding one class at a time, to the bit. The shares and chords are
+    computed first over the whole batch, in two vector loops (one class at a time, a class's few
     thresholds made a scalar loop of the approximate CDF, the most of a catch-up's time)."""
     for q in range(count):
         items[_I_P, q] = _approximate_cdf(
@@ -165,13 +152,15 @@ def _add_items(acc, items, count):
 
 
 @numba.njit(cache=True, inline="always")
-def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead):
+def _threshold_sums(
+    observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead, items
+):  # fmt: skip
     """The sums behind :func:`_bounds_of_merits`: ``(lo, hi, weight, sum_n_log_n)``, the range of
     feature ``j`` over the classes, their weight and the sum of ``n log2 n``, and, when ``lo <
     hi``, in ``acc`` the thresholds (row 0, ``inf`` after the last); per threshold, the weight of
     the classes wholly left that it is the first at or above the maximum of (row 1); and over
     the classes the threshold splits, the sum of ``n_c p~_c``, their weight and the sum of ``n_c
-    chord(p~_c)`` (rows 2-4)."""
+    chord(p~_c)`` (rows 2-4). ``items`` is the scratch of :func:`_add_items`."""
     # The range, weight and n log2 n sum as _gaussian_params and _best_numeric compute them
     # (same additions, in class order), so that the thresholds, and which side of each a class
     # is on, are the same to the bit.
@@ -203,6 +192,7 @@ def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present
         acc[2, t] = 0.0
         acc[3, t] = 0.0
         acc[4, t] = 0.0
+    count = 0
     for i in range(present.shape[0]):
         c = present[i]
         if not observed[c] > 0.0:
@@ -211,10 +201,14 @@ def _threshold_sums(observed, blocks, gauss, j, n_split_points, n_log_n, present
         n = gauss[b, j, G_WEIGHT]
         if not n > 0.0:
             continue
-        _class_sums(
+        if count + n_thresholds > items.shape[1]:
+            _add_items(acc, items, count)
+            count = 0
+        count = _class_items(
             acc, n_thresholds, lo, per_step, n, gauss[b, j, G_MIN], gauss[b, j, G_MAX],
-            gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0,
+            gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0, items, count,
         )  # fmt: skip
+    _add_items(acc, items, count)
     return lo, hi, weight, sum_n_log_n
 
 
@@ -257,20 +251,22 @@ def _merit_bounds(
     return lower - slack, upper + slack
 
 
-@numba.njit(cache=True, _nrt=False)  # see _vfdt_attempt._attempt_split
+# Compiled as _kept_bounds_of_merits is (see there).
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _bounds_of_merits(
     observed, blocks, gauss, j, pre_entropy, n_split_points, min_branch_fraction, n_log_n, present,
-    acc, ahead,
+    acc, ahead, items,
 ):  # fmt: skip
     """``(lower, upper)`` bounds on the best merit of numeric feature ``j`` that
     :func:`olboost.weak._vfdt_split._best_numeric` computes (the maximum over its thresholds),
     ``-inf`` where no threshold can be (lower: must be) valid; see the module docstring.
     ``n_log_n[c]`` is ``observed[c] log2 observed[c]``; ``acc`` is scratch of 5 rows and at least
     ``n_split_points + 1`` columns; ``ahead`` is a feature whose Gaussian records are prefetched
-    meanwhile (-1: none). Rows of ``acc`` are indexed, never taken as views: a view counts a
-    reference to the array, in and out, by atomic operations, and this runs per class."""
+    meanwhile (-1: none); ``items`` is the scratch of :func:`_add_items` (:func:`item_columns`).
+    Rows of ``acc`` are indexed, never taken as views: a view counts a reference to the array,
+    in and out, by atomic operations, and this runs per class."""
     lo, hi, weight, sum_n_log_n = _threshold_sums(
-        observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead
+        observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead, items
     )
     if not lo < hi:
         return -np.inf, -np.inf
@@ -509,7 +505,7 @@ def _kept_bounds_of_merits(
     """:func:`_bounds_of_merits` of feature ``j`` at leaf ``slot`` of tree ``i``, from the sums
     the tree keeps for the leaf (see above), brought up to date or made afresh; at a leaf of
     fewer than KEEP_MIN_CLASSES classes, afresh in ``scratch`` (see there). ``items`` is the
-    scratch of :func:`_catch_up`."""
+    scratch of :func:`_add_items` (:func:`item_columns`)."""
     keep = present.shape[0] >= KEEP_MIN_CLASSES
     brought_up = False
     acc = scratch
@@ -541,7 +537,7 @@ def _kept_bounds_of_merits(
         lo, hi, weight, sum_n_log_n = acc[5, 0], acc[5, 1], acc[5, 2], acc[5, 3]
     else:
         lo, hi, weight, sum_n_log_n = _threshold_sums(
-            observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1
+            observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1, items
         )
         if keep:
             acc[5, 0] = lo

@@ -375,7 +375,9 @@ class VFDTCommittee(TreeArrays, Committee):
             K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], i8, nodes, leaves))
             ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
             K._chi_square_ceilings.compile(ceilings)
-            K._bounds_of_merits.compile((*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8))
+            K._bounds_of_merits.compile(
+                (*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8, f8[:, ::1])
+            )
             if self.kept_ is not None:
                 # (the attempt's branch for trees without kept sums is compiled too: Numba
                 # prunes it only when the argument is None)
