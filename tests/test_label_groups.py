@@ -66,6 +66,8 @@ def test_groups_hold_identical_columns_and_relevant_labels_alone():
 def test_a_hash_collision_is_caught_and_reported(monkeypatch):
     # every key the same: the check against each group's first label must find the difference
     monkeypatch.setattr(_label_groups, "_MIX", np.uint64(0))
+    # (the compiled hash froze the real multiplier)
+    monkeypatch.setattr(_label_groups, "_column_keys", _label_groups._column_keys.py_func)
     rng = np.random.default_rng(1)
     n, k = 3, 20
     H = _predictions(rng, n, k, np.arange(5))
@@ -75,6 +77,26 @@ def test_a_hash_collision_is_caught_and_reported(monkeypatch):
     assert column_groups.py_func(H, y, *args) == -1
     H[:, :5] = H[:, [5]]  # now every irrelevant column is the same: one group, no collision
     assert column_groups.py_func(H, y, *args) == 2
+
+
+@pytest.mark.parametrize("twin", ["small group", "largest group"])
+def test_a_collision_outside_or_inside_the_largest_group_is_caught(monkeypatch, twin):
+    # The largest group is checked against its first label's value in each row, the others
+    # label by label: a label whose key collides with a different column's is caught either way.
+    rng = np.random.default_rng(2)
+    n, k = 4, 40
+    H = _predictions(rng, n, k, np.arange(6))
+    y = np.zeros(k, dtype=bool)
+    keys = _label_groups._column_keys(H.view(np.int64))
+    twins = (0, 3) if twin == "small group" else (10, 4)  # label 10 holds the learners' prior
+    forged = keys.copy()
+    forged[twins[1]] = keys[twins[0]]
+    args = (np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64))
+    assert column_groups.py_func(H, y, *args) == 7  # six active labels and the prior's group
+    monkeypatch.setattr(_label_groups, "_column_keys", lambda bits: forged)
+    assert column_groups.py_func(H, y, *args) == -1
+    H[:, twins[1]] = H[:, twins[0]]  # the same column: no longer a collision
+    assert column_groups.py_func(H, y, *args) == 6
 
 
 def _ada_round(update, H, y, alpha, t):

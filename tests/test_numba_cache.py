@@ -262,7 +262,8 @@ def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
     assert not _numba_cache.compile_elsewhere(users_kernel, sig).started
     # olboost's own, compiled already in this process
     counts = np.zeros(1, dtype=np.int64)
-    values = (np.zeros((1, 1)), np.ones(1), np.zeros(1, dtype=np.int64), 2, counts)
+    weighed = np.zeros(1, dtype=bool)
+    values = (np.zeros((1, 1)), np.ones(1), np.zeros(1, dtype=np.int64), 2, counts, weighed)
     K.learn_demand(*values)
     args = tuple(numba.typeof(v) for v in values)
     assert args in K.learn_demand.overloads

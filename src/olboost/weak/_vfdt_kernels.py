@@ -192,24 +192,32 @@ def learn_serial(x, weights, state, demand):
     leaves, pools, work = state.leaves[:], state.pools[:], state.work
     learners_ = Learners(*learners)
     multiplier = learners_.weight_multiplier
-    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
+    weighed = np.zeros(weights.shape[1], dtype=np.bool_)
+    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, weighed)
     if status != LEARN_OK:
         return status
     scratch, spare = attempt_scratch(
         learners_.features.shape[1], Options(*options).n_split_points, weights.shape[1]
     )
+    labels = np.flatnonzero(weighed)
     _learn_trees_inlined(
-        0, weights.shape[0], x, weights, learners, options, nodes, leaves, work, scratch, spare
-    )
+        0, weights.shape[0], x, weights, labels, learners, options, nodes, leaves, work, scratch,
+        spare,
+    )  # fmt: skip
     _take_back(leaves, pools)
     return LEARN_OK
 
 
 @numba.njit(cache=True)
-def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work, scratch, spare):
+def _learn_trees(
+    lo, hi, x, weights, labels, learners, options, nodes, leaves, work, scratch, spare
+):  # fmt: skip
     """Trees ``lo .. hi - 1``, in order: tree ``i`` learns ``(x, l)`` with weight ``weights[i,
     l]`` times its multiplier, for each label ``l`` in increasing order with a positive weight,
-    as River's ``HoeffdingTreeClassifier.learn_one``. ``scratch`` and ``spare`` are the split
+    as River's ``HoeffdingTreeClassifier.learn_one``. ``labels`` lists, in increasing order, the
+    labels some of these trees weigh (:func:`learn_demand` finds them in its pass over the
+    weights): with thousands of labels, a booster weighs a handful, and a tree's scan of its
+    row for them cost more than learning them. ``scratch`` and ``spare`` are the split
     attempts' (:func:`attempt_scratch`), or empty: then each attempt allocates its own.
 
     At a split whose attribute is missing from ``x`` the example follows the child with the most
@@ -245,16 +253,6 @@ def _learn_trees(lo, hi, x, weights, learners, options, nodes, leaves, work, scr
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
-    # The labels some tree weighs, in increasing order: with thousands of labels, a booster
-    # weighs a handful, and a tree's scan of its row for them cost more than learning them.
-    # One branch-free pass finds them for all trees; each tree then visits
-    # those labels in the same order as its whole row, skipping the same ones.
-    k = weights.shape[1]
-    weighed = np.zeros(k, dtype=np.bool_)
-    for i in range(lo, hi):
-        for label in range(k):
-            weighed[label] |= weights[i, label] > 0.0
-    labels = np.flatnonzero(weighed)
     for i in range(lo, hi):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
         for q in range(labels.shape[0]):  # (iterating the array counts a reference per tree)
@@ -407,21 +405,23 @@ def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
     for label in range(weights.shape[1]):
         if weights[tree, label] * weight_multiplier[tree] > 0.0:
             none, no_classes = np.empty(0), np.empty(0, dtype=np.int64)  # see _learn_trees
+            labels = np.flatnonzero(weights[tree] > 0.0)
             _learn_trees(
-                tree, tree + 1, x, weights, learners, options, nodes, leaves, work, none,
+                tree, tree + 1, x, weights, labels, learners, options, nodes, leaves, work, none,
                 no_classes,
             )  # fmt: skip
             return
 
 
 @numba.njit(cache=True, inline="always")
-def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand):
-    """The checks and lending of :func:`_learn` before any tree learns: a ``LEARN_*`` code."""
+def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, weighed):
+    """The checks and lending of :func:`_learn` before any tree learns: a ``LEARN_*`` code;
+    ``weighed`` as :func:`learn_demand` writes it."""
     spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
     nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
     free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
-    ok, needed = learn_demand(weights, multiplier, nodes_.n_nodes, max_branches, counts)
+    ok, needed = learn_demand(weights, multiplier, nodes_.n_nodes, max_branches, counts, weighed)
     if not ok:
         return LEARN_BAD_WEIGHTS
     if needed > nodes_.kind.shape[1]:
@@ -483,7 +483,8 @@ def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
     they are trained in parallel (on the calling thread's ``numba.get_num_threads()``) with
     identical results."""
     multiplier = Learners(*learners).weight_multiplier
-    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand)
+    weighed = np.zeros(weights.shape[1], dtype=np.bool_)  # the trees find their own labels
+    status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, weighed)
     if status != LEARN_OK:
         return status
     for i in numba.prange(weights.shape[0]):

@@ -35,14 +35,15 @@ def first_bad_row(X, nominal_columns, nominal_cardinality, allow_missing):
 
 
 @numba.njit(cache=True)
-def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
+def learn_demand(weights, multiplier, n_nodes, max_branches, counts, weighed):
     """Validate ``weights`` and bound the node storage one ``learn`` call may need.
 
     Returns ``(ok, nodes)``: ``ok`` is False, and nothing is written, if a weight is negative or
     not finite, or overflows once multiplied by its tree's ``multiplier`` (the trees would then
     learn an infinite weight and predict NaN); ``nodes`` is the largest node count a tree may
     reach, each positive weight being one learned example that can split one leaf into
-    ``max_branches``. ``counts[i]`` receives the number of examples tree ``i`` will learn.
+    ``max_branches``. ``counts[i]`` receives the number of examples tree ``i`` will learn, and
+    ``weighed[c]`` (False on entry) whether some tree weighs label ``c``.
     """
     n, k = weights.shape
     # one pass, with no early exit, so that it compiles to vector code (thousands of labels)
@@ -55,6 +56,7 @@ def learn_demand(weights, multiplier, n_nodes, max_branches, counts):
             w = weights[i, c]
             bad |= not ((w >= 0.0) & (w < np.inf) & (w * m < np.inf))  # no branch: & not and
             count += w > 0.0
+            weighed[c] |= w > 0.0
         if bad:
             return False, 0
         positive[i] = count
