@@ -236,3 +236,43 @@ def test_a_failed_compaction_changes_nothing(monkeypatch):
         c.learn(X[t], np.tile(Y[t], (3, 1)))
         twin.learn(X[t], np.tile(Y[t], (3, 1)))
     assert pickle.dumps(c) == pickle.dumps(twin)
+
+
+def _state_arrays(c: VFDTCommittee) -> dict[str, np.ndarray]:
+    return {
+        name: value
+        for name, value in vars(c).items()
+        if isinstance(value, np.ndarray) and name != "leaf_bound_"
+    }
+
+
+@pytest.mark.parametrize("semantics", ["river", "weka_port"])
+def test_the_bound_of_the_weight_seen_changes_no_attempt(semantics):
+    """The grace period's test skips the sum of a leaf's class weights while the leaf's bound
+    of it cannot reach the grace (``_vfdt_kernels._BOUND_GROWTH``). A committee whose bounds are
+    forgotten before every example (so that each leaf takes the exact sum at its first update
+    of the example) ends every example in the same state, bit for bit. Weights of tenths and
+    thirds on a grace period of 1 put the sums, in class order, within a rounding of the grace
+    period, where a bound that is not one (no slack) skips an attempt the exact test makes."""
+    k, n = 60, 4
+    X, Y = label_stream(400, k, seed=3)
+    rng = np.random.default_rng(4)
+    params = {"semantics": semantics, "n_features": 6, "grace_period": (1.0, 1.0)}
+    kept, reference = VFDTCommittee(**params), VFDTCommittee(**params)
+    kept.start(n, k, X.shape[1], seed=5)
+    reference.start(n, k, X.shape[1], seed=5)
+    spared = 0
+    for t in range(len(X)):
+        w = np.zeros((n, k))
+        labels = rng.choice(k, size=(n, 6))
+        w[np.arange(n)[:, None], labels] = rng.choice([0.1, 0.2, 0.3, 1 / 3, 0.7], size=(n, 6))
+        reference.leaf_bound_[:] = np.inf
+        kept.learn(X[t], w)
+        reference.learn(X[t], w)
+        spared += int(np.isfinite(kept.leaf_bound_[np.unique(kept.node_slot_)]).sum())
+        a, b = _state_arrays(kept), _state_arrays(reference)
+        assert a.keys() == b.keys()
+        for name in a:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=f"{name} at row {t}")
+    assert spared > 0
+    assert kept.n_nodes_.max() > 1  # a tree split: attempts were made and decided

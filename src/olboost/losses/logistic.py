@@ -118,7 +118,7 @@ def grouped_logistic_cost(
 
 
 # exp(a) for a <= 0 in plain arithmetic, whose loop compiles to vector code (the C library's exp
-# is a call per value; the sigmoids' division loop after it stays scalar): Cody-Waite reduction
+# is a call per value): Cody-Waite reduction
 # a = m ln2 + x, |x| <= ln2 / 2, with ln2 split in two (fdlibm's constants), e^x by its Taylor
 # polynomial of degree 13 (remainder below 2^-60), and 2^m written into the exponent bits. The
 # terms it gives are within 3 units in the last place of those the C library's exp gives
@@ -130,7 +130,9 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 
 
-@numba.njit(cache=True, _nrt=False)
+# error_model="numpy": the division by 1 + e (never zero) has no test of its divisor, which
+# kept the division loop scalar (a branch to Python's ZeroDivisionError per value); the same bits.
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _vector_sigmoids(s, s_l, w_y, g, mantissa, exponent):
     """``g[r] = w_y * sigmoid(s[r] - s_l)`` for every ``r``, by the exp above (``mantissa`` and
     ``exponent``, float64 and int64, are scratch of ``s``'s length)."""

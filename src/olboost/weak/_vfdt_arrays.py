@@ -65,6 +65,7 @@ class TreeArrays:
         # The two best features of each leaf's last split attempt, evaluated first at the next
         # one (a hint that changes no result, see K._attempt_split).
         self.leaf_leads_ = np.full((n_slots, 2), -1, dtype=np.int64)
+        self.leaf_bound_ = np.full(n_slots, np.inf)  # a cache, see K.Leaves
         self._allocate_kept_sums()
         n_blocks = 2 * n_slots
         self.block_gauss_ = np.zeros((n_blocks, m, K.N_GAUSS_FIELDS))
@@ -245,6 +246,7 @@ class TreeArrays:
             "leaf_n_present_",
             "leaf_incomplete_",
             "leaf_leads_",
+            "leaf_bound_",
         ),
         "blocks": ("block_gauss_", "block_nominal_"),
     }

@@ -157,6 +157,18 @@ from olboost.weak._vfdt_storage import (  # noqa: F401
 # ------------------------------------------------------------------------------ committee calls
 
 
+# The grace period's test without its sum. A leaf's ``seen_bound`` B bounds the exact sum T of
+# its C class weights from above (u = 2^-53, every quantity >= 0). The sum in class order S is
+# within (C - 1) u (1 + O(u)) T of T (recursive summation), so B = fl(S (1 + (C + 4) 2u)) >= T
+# where S is taken. Adding w to a class weight (1 + w for a class the Weka rules restart at 1,
+# which is more than the weight it replaces) raises T by at most (w + t) u beyond w, so
+# B <- fl(fl(B + w) (1 + 4u)) >= (B + w)(1 + u) stays above T. Then fl(B (1 + (C + 4) 2u)) >=
+# S, and since fl(x - last) never decreases in x, a bound below the grace period proves the
+# exact test false: the results are those of the sum taken at every update, bit for bit.
+_ULP_OF_ONE = 2.0**-52
+_BOUND_GROWTH = 1.0 + 2.0**-51
+
+
 LEARN_OK = 0
 LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
 LEARN_GROW_NODES = 2  # the node arrays need ``demand[0]`` columns
@@ -249,7 +261,7 @@ def _learn_trees(
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
     start, room, label_of, widest = leaves_.start, leaves_.room, leaves_.label, leaves_.widest
-    incomplete = leaves_.incomplete
+    incomplete, seen_bound = leaves_.incomplete, leaves_.seen_bound
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode = options_.weka, options_.leaf_mode
     n_features = features.shape[1]
@@ -317,10 +329,13 @@ def _learn_trees(
                 n_present[slot] = n + 1
                 widest[i] = max(widest[i], n + 1)
             e = st + p
+            added = w
             if not listed[i, e] and weka:
                 class_weight[i, e] = 1.0
+                added += 1.0
             class_weight[i, e] += w
             listed[i, e] = True
+            seen_bound[slot] = (seen_bound[slot] + added) * _BOUND_GROWTH
             if not (weka and last_attempt[slot] == np.inf):
                 block = blocks[i, e]
                 if block < 0:
@@ -362,11 +377,19 @@ def _learn_trees(
                     gauss[block, j, G_SSD] += w * (v - mean_old) * (v - mean)
             if no_attempt:
                 continue
-            weight_seen = 0.0  # _listed_total's sum, written out as the rest of the path
-            for q in range(n_present[slot]):  # (st: the leaf's start, after any move above)
-                weight_seen += class_weight[i, st + present[i, st + q]]
-            since = weight_seen - last_attempt[slot]
             grace = grace_period[i]
+            # The weight seen is a sum over the leaf's classes, in class order, hundreds of
+            # them at thousands of labels: it is taken only when the leaf's bound of it may
+            # reach the grace period (see _BOUND_GROWTH), and the bound then starts from it.
+            n_classes = n_present[slot]
+            slack = 1.0 + (n_classes + 4) * _ULP_OF_ONE
+            if seen_bound[slot] * slack - last_attempt[slot] < grace:
+                continue
+            weight_seen = 0.0  # _listed_total's sum, written out as the rest of the path
+            for q in range(n_classes):  # (st: the leaf's start, after any move above)
+                weight_seen += class_weight[i, st + present[i, st + q]]
+            seen_bound[slot] = weight_seen * slack
+            since = weight_seen - last_attempt[slot]
             if (since > grace) if weka else (since >= grace):
                 last_attempt[slot] = weight_seen
                 # never reassigned here: a variable reassigned in the loop counted a

@@ -89,6 +89,10 @@ Leaves = namedtuple(
         "n_present",  # (slots,)
         "incomplete",  # (slots,) the leaf's observers skipped a missing value since their reset
         "leads",  # (slots, 2) best and second best feature of the last split attempt (a hint)
+        # (slots,) an upper bound of the sum of a leaf's class weights, infinite when unknown:
+        # a cache that spares the grace period's sum while it cannot reach the grace (see
+        # _vfdt_kernels._learn_trees)
+        "seen_bound",
         "top",  # (N,) first unused entry of each tree's rows
         "widest",  # (N,) at least the most classes a live leaf of the tree holds
         # Per tree, the sums of its split-attempt bounds at a few leaves (_vfdt_bounds; a cache

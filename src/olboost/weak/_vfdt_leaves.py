@@ -4,6 +4,8 @@ bookkeeping. (Learning one example at a leaf is written out in ``_vfdt_kernels._
 
 from __future__ import annotations
 
+import math
+
 import numba
 
 from olboost.weak._vfdt_bounds import _forget_kept
@@ -111,6 +113,7 @@ def _new_leaf(i, node, initial, listed_initial, classes, parent, nodes, leaves):
     leaves.n_present[slot] = n
     correct[slot, :] = 0.0
     last_attempt[slot] = total
+    leaves.seen_bound[slot] = math.inf
     kind[i, node] = LEAF
     node_slot[i, node] = slot
 

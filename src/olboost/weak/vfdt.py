@@ -429,6 +429,9 @@ class VFDTCommittee(TreeArrays, Committee):
         if "leaf_last_" in state and "leaf_leads_" not in state:
             # pickled before leaves kept their leads: a hint, so start without one
             self.leaf_leads_ = np.full((len(state["leaf_last_"]), 2), -1, dtype=np.int64)
+        if "leaf_last_" in state and "leaf_bound_" not in state:
+            # pickled before leaves kept a bound of their weight: a cache, so start unknown
+            self.leaf_bound_ = np.full(len(state["leaf_last_"]), np.inf)
         if "leaf_last_" in state and "kept_" not in state:
             # pickled before the trees kept their bounds' sums: a cache, so start without
             self._allocate_kept_sums()
@@ -485,6 +488,7 @@ class VFDTCommittee(TreeArrays, Committee):
                 self.leaf_n_present_,
                 self.leaf_incomplete_,
                 self.leaf_leads_,
+                self.leaf_bound_,
                 self.entry_top_,
                 self.entry_widest_,
                 self.kept_,
