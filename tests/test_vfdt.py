@@ -581,6 +581,33 @@ def test_a_weight_that_overflows_once_multiplied_is_refused():
     c.learn(np.array([0.1, 0.2]), np.full((2, 3), 1e307))  # 3e307 is finite: learned
 
 
+def test_the_compiled_weight_check_refuses_what_the_committee_refuses():
+    """``learn_demand``, the compiled learn's check of the weights (the driver's path, where no
+    Python check runs), against the rule written plainly: a weight is refused if negative,
+    infinite or NaN, or infinite once multiplied by its tree's multiplier; otherwise it counts
+    each tree's positive weights and lists the labels some tree weighs."""
+    from olboost.weak._vfdt_storage import learn_demand
+
+    rng = np.random.default_rng(0)
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 1e308, 1.7e308, 5e-324])
+    multipliers = np.array([1.0, 0.0, 2.0, 1e300, np.inf, 0.5, 1e-300])
+    refused = 0
+    for _ in range(3000):
+        n, k = (int(v) for v in rng.integers(1, 5, size=2))
+        w = rng.choice(special, (n, k)) if rng.random() < 0.8 else rng.random((n, k))
+        m = rng.choice(multipliers, n)
+        counts, weighed = np.zeros(n, dtype=np.int64), np.zeros(k, dtype=bool)
+        ok, _ = learn_demand(w, m, np.ones(n, dtype=np.int64), 2, counts, weighed)
+        with np.errstate(all="ignore"):
+            expected = bool(((w >= 0) & np.isfinite(w) & np.isfinite(w * m[:, None])).all())
+        assert ok == expected, (w, m)
+        refused += not ok
+        if ok:
+            np.testing.assert_array_equal(counts, (w > 0).sum(axis=1))
+            np.testing.assert_array_equal(weighed, (w > 0).any(axis=0))
+    assert 0 < refused < 3000
+
+
 def test_bad_parameters():
     with pytest.raises(ValueError):
         VFDTCommittee(nominal_attributes={0: 0}).start(2, 2, 3, seed=0)
