@@ -1121,7 +1121,9 @@ def test_merit_ceilings_bound_every_candidate():
         work[K.W_NLOGN] = np.where(
             observed > 0, observed * np.log2(np.where(observed > 0, observed, 1)), 0
         )
-        numeric_ceiling, nominal_ceiling = K._merit_ceilings(observed, present, pre, False)
+        numeric_ceiling, nominal_ceiling = K._merit_ceilings(
+            observed, present, pre, False, work[K.W_NLOGN]
+        )
         # the floor passed as the split attempt passes it (a default would compile once more)
         m_num, _ = best_numeric(observed, blocks, gauss, 0, pre, 10, 0.0, work, present, -np.inf)
         assert m_num <= numeric_ceiling, (case, m_num, numeric_ceiling)
@@ -1132,11 +1134,42 @@ def test_merit_ceilings_bound_every_candidate():
         )
         assert m_nom <= nominal_ceiling, (case, m_nom, nominal_ceiling)
         # with a missing value seen, both ceilings fall back to the pre-split entropy
-        assert K._merit_ceilings(observed, present, pre, True) == (
+        assert K._merit_ceilings(observed, present, pre, True, work[K.W_NLOGN]) == (
             pre + K._CEILING_SLACK,
             pre + K._CEILING_SLACK,
         )
     assert closest < 0.5  # the numeric ceiling is not vacuous on these leaves
+
+
+def test_entropy_from_the_observed_logarithms_is_the_entropy_to_the_bit():
+    """``_entropy_with`` takes ``d log2 d`` from the attempt's row of ``n log2 n`` where the
+    class weight is the observed weight (most classes), and computes it elsewhere: the pre-split
+    entropy of a split attempt keeps its bits, on weights that equal the observed ones, exceed
+    them by an inherited weight, or are zero."""
+    from olboost.weak._vfdt_split import _entropy_of, _entropy_with
+
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        k = int(rng.integers(1, 40))
+        observed = rng.exponential(size=k) * (rng.uniform(size=k) < 0.8)
+        inherited = rng.exponential(size=k) * (rng.uniform(size=k) < 0.3)
+        weights = observed + inherited
+        n_log_n = np.zeros(k)
+        for c in range(k):  # as the attempt computes it: math's log2, one class at a time
+            n_log_n[c] = observed[c] * math.log2(observed[c]) if observed[c] > 0 else 0.0
+        present = np.flatnonzero(rng.uniform(size=k) < 0.9)
+        for row in (weights, observed):
+            got = _entropy_with(row, present, n_log_n, observed)
+            assert got == _entropy_of(row, present), (row, present)
+    # a wrong row is used only where the weights are the observed ones
+    observed = np.array([1.0, 2.0, 3.0])
+    wrong = np.array([5.0, 5.0, 5.0])
+    assert _entropy_with(observed + 1.0, np.arange(3), wrong, observed) == _entropy_of(
+        observed + 1.0, np.arange(3)
+    )
+    assert _entropy_with(observed, np.arange(3), wrong, observed) != _entropy_of(
+        observed, np.arange(3)
+    )
 
 
 def _random_numeric_leaf(rng, k):

@@ -45,7 +45,7 @@ from olboost.weak._vfdt_split import (
     _best_numeric,
     _category_weights,
     _chi_square_ceilings,
-    _entropy_of,
+    _entropy_with,
     _gaussian_params,
     _nominal_binary,
     _numeric_partition,
@@ -68,7 +68,7 @@ _NARROW_MIN_CLASSES = 32
 
 
 @numba.njit(cache=True, inline="always")
-def _merit_ceilings(observed, present, pre_entropy, incomplete):
+def _merit_ceilings(observed, present, pre_entropy, incomplete, n_log_n):
     """Upper bounds on the merit of any numeric and any nominal candidate of a leaf, used by
     :func:`_attempt_split` to stop once the Hoeffding test cannot pass whatever is left.
 
@@ -78,11 +78,12 @@ def _merit_ceilings(observed, present, pre_entropy, incomplete):
     ``H(C) - H(C | S)`` is the mutual information of class and side, at most ``H(S) <= 1`` bit:
     the bound is then ``pre_entropy - H(C) + 1``, ``H(C)`` being the observed weights' entropy.
     (Nominal observers may hold the Weka port's Laplace counts, so only ``pre_entropy`` bounds
-    them.) Both bounds carry ``_CEILING_SLACK``."""
+    them.) Both bounds carry ``_CEILING_SLACK``. ``n_log_n[c]`` is ``observed[c] log2
+    observed[c]``."""
     nominal_ceiling = pre_entropy + _CEILING_SLACK
     if incomplete:
         return nominal_ceiling, nominal_ceiling
-    h_observed = _entropy_of(observed, present)
+    h_observed = _entropy_with(observed, present, n_log_n, observed)
     return min(nominal_ceiling, pre_entropy - h_observed + 1.0 + _CEILING_SLACK), nominal_ceiling
 
 
@@ -202,11 +203,12 @@ def _attempt_split(
         if not decided:
             _null_split_wins(i, slot, leaves, options.weka)
         return
-    pre_entropy = _entropy_of(stats, present)
     n_log_n = work[W_NLOGN]
     for c in present:
         n = observed[c]
         n_log_n[c] = n * math.log2(n) if n > 0.0 else 0.0
+    # the class weights' entropy, from those logarithms where they are the observed weights
+    pre_entropy = _entropy_with(stats, present, n_log_n, observed)
     best = -np.inf  # the null split's merit under the min-branch-fraction rule
     second = -np.inf
     best_kind = NO_SPLIT
@@ -214,7 +216,7 @@ def _attempt_split(
     second_feature = -1
     best_value = 0.0
     numeric_ceiling, nominal_ceiling = _merit_ceilings(
-        observed, present, pre_entropy, leaves.incomplete[slot]
+        observed, present, pre_entropy, leaves.incomplete[slot], n_log_n
     )
     # Per feature, in one allocation (an attempt is frequent and often short), lower and upper
     # bounds on its merit, then its stage (0: to narrow, 1: narrowed or nominal, 2: evaluated);
