@@ -34,6 +34,7 @@ import argparse
 import gc
 import json
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -59,6 +60,8 @@ LEARNERS, TREE_FEATURES = 20, 20
 #: Rows over which the time is split between the trees and the booster (``booster_share.py``'s
 #: replay, after the memory reading: it stores ``rows x learners x k`` weights, 80 MB at 5,000).
 SHARE_ROWS = 100
+#: Runs of each (the whole run, the trees alone) whose medians make the split.
+SPLIT_REPEATS = 3
 #: Warm-up: rows of a 20-label stream (enough for the trees' first splits), then rows at full k.
 WARM_SMALL_ROWS, WARM_ROWS = 400, 10
 
@@ -232,14 +235,19 @@ def _share(booster: str, k: int, X, Y, chunk: int) -> dict:
     """Split the time of a run over ``X, Y`` between the trees and the booster, as
     ``benchmarks/booster_share.py`` does: record the weights the booster gives each row, replay
     the trees alone on them in a compiled loop, and take the rest as the booster's (its step, the
-    driver loop and the Python calls around them). One run each, after compiling the replay."""
+    driver loop and the Python calls around them). The median of ``SPLIT_REPEATS`` runs of each,
+    alternating, after compiling the replay (one run each could put the trees above the whole
+    run on a host whose speed moves, as it did at k = 5,000)."""
     import booster_share
 
     W = booster_share._recorded_weights(lambda: make(booster, k), X, Y)
     booster_share._trees_seconds(lambda: make(booster, k), X[:5], W[:5])  # compile the replay
-    # Timed as the main run is (same calls, already compiled), over these rows only.
-    run_s, _ = _run(make(booster, k), X, Y, chunk)
-    trees_s = booster_share._trees_seconds(lambda: make(booster, k), X, W)
+    runs, trees = [], []
+    for _ in range(SPLIT_REPEATS):
+        # Timed as the main run is (same calls, already compiled), over these rows only.
+        runs.append(_run(make(booster, k), X, Y, chunk)[0])
+        trees.append(booster_share._trees_seconds(lambda: make(booster, k), X, W))
+    run_s, trees_s = statistics.median(runs), statistics.median(trees)
     return {
         "rows": int(X.shape[0]),
         "run_ms_per_example": 1000 * run_s / X.shape[0],
