@@ -576,8 +576,8 @@ def test_batched_sums_add_their_terms_as_one_class_at_a_time_does():
     """The batches of a pass or a catch-up (``_class_items`` queueing each class's terms,
     ``_add_items`` computing a batch's shares and chords in vector loops, then adding them in
     queued order) give the sums of adding one class at a time, to the bit: classes taken back
-    and added, of zero deviation, of an overflowed one, beyond the range, with batches flushed
-    whenever the next class might not fit (as ``_threshold_sums`` and ``_catch_up`` do)."""
+    and added, of zero deviation, of an overflowed one, beyond the range, with batches added
+    whenever the next class might not fit (``_class_items`` does it)."""
     rng = np.random.default_rng(3)
     for case in range(200):
         n_thresholds = int(rng.integers(1, 12))
@@ -600,9 +600,6 @@ def test_batched_sums_add_their_terms_as_one_class_at_a_time_does():
             sign = float(rng.choice([-1.0, 1.0]))
             term = (1.0 / step, n, c_lo, c_hi, mu, ssd, sign)
             _one_class_at_a_time(one, n_thresholds, lo, *term)
-            if count + n_thresholds > items.shape[1]:
-                B._add_items(batched, items, count)
-                count = 0
             count = B._class_items(batched, n_thresholds, lo, *term, items, count)
         B._add_items(batched, items, count)
         assert np.array_equal(one, batched), case

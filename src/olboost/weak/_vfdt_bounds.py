@@ -114,7 +114,11 @@ def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, 
     """Add (``sign`` 1) or take back (``sign`` -1) the terms of one class of weight ``n``, range
     ``[c_lo, c_hi]``, mean ``mu`` and squared deviations ``ssd`` to the rows 1-4 of ``acc`` (see
     :func:`_threshold_sums`): row 1's at once, those of rows 2-4 queued in ``items`` (from column
-    ``count``; returns the new count) for :func:`_add_items`."""
+    ``count``; returns the new count) for :func:`_add_items`. The batch queued so far is added
+    first when this class's terms might not fit."""
+    if count + n_thresholds > items.shape[1]:
+        _add_items(acc, items, count)
+        count = 0
     start, stop = _class_span(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, sign)
     if start == stop:
         return count
@@ -201,9 +205,6 @@ def _threshold_sums(
         n = gauss[b, j, G_WEIGHT]
         if not n > 0.0:
             continue
-        if count + n_thresholds > items.shape[1]:
-            _add_items(acc, items, count)
-            count = 0
         count = _class_items(
             acc, n_thresholds, lo, per_step, n, gauss[b, j, G_MIN], gauss[b, j, G_MAX],
             gauss[b, j, G_MEAN], gauss[b, j, G_SSD], 1.0, items, count,
@@ -451,9 +452,6 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, n
             sign = -1.0 if side == 0 else 1.0
             n = record[j, G_WEIGHT]
             if n > 0.0 and (side == 0 or observed[c] > 0.0):
-                if count + n_thresholds > items.shape[1]:
-                    _add_items(acc, items, count)
-                    count = 0
                 count = _class_items(
                     acc, n_thresholds, lo, per_step, n, record[j, G_MIN], record[j, G_MAX],
                     record[j, G_MEAN], record[j, G_SSD], sign, items, count,
