@@ -572,6 +572,28 @@ def _one_class_at_a_time(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd
         acc[4, t] += sign * (n * S._chord(p))
 
 
+def test_the_threshold_search_counts_the_thresholds_below_from_any_guess():
+    """``_first_at_or_above``: the number of thresholds strictly below a value, as counting
+    them gives, from guesses within one of the answer (what ``_class_span`` gives but for
+    rounding) and far from it, for values at a threshold, just below one, between, at the
+    range's ends and beyond them, and for thresholds that repeat."""
+    rng = np.random.default_rng(8)
+    for case in range(3000):
+        n = int(rng.integers(1, 12))
+        lo, hi = sorted(rng.normal(size=2) * 3)
+        step = (hi - lo) / (n + 1.0)
+        row = np.r_[lo + step * (np.arange(n) + 1), np.inf]
+        if case % 7 == 0:
+            row[:n] = np.sort(rng.choice(row[:n], n))  # repeated thresholds
+        acc = np.vstack([row, np.zeros((4, n + 1))])
+        at = row[int(rng.integers(n))]
+        value = rng.choice([at, np.nextafter(at, -np.inf), rng.uniform(lo - 1, hi + 1), lo, hi])
+        want = int(np.sum(row[:n] < value))
+        exact = int((value - lo) / step) - 1
+        for guess in (exact, exact + 1, exact - 1, want, want - 1, want + 1, -5, n + 5):
+            assert B._first_at_or_above(acc, n, value, guess) == want, (case, guess)
+
+
 def test_batched_sums_add_their_terms_as_one_class_at_a_time_does():
     """The batches of a pass or a catch-up (``_class_items`` queueing each class's terms,
     ``_add_items`` computing a batch's shares and chords in vector loops, then adding them in
