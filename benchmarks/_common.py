@@ -86,6 +86,59 @@ def threading_layer() -> str | None:
         return None
 
 
+#: Additions of the reference loop of :func:`host_facts`.
+REFERENCE_LOOP = 10**6
+
+
+def host_facts() -> dict:
+    """What the kernels are compiled for, and how fast this core runs plain Python now.
+
+    ``llvm_cpu`` is the CPU that LLVM, hence Numba, generates machine code for (e.g. ``znver3``,
+    ``znver4``; ``NUMBA_CPU_NAME`` overrides it), ``cpu_family_model`` the family and model of
+    ``/proc/cpuinfo``, and ``vector_isa`` the widest vector extensions among its flags
+    (``avx2``, ``avx512f``): the machine code, and so the times, differ between hosts that
+    differ there. ``reference_loop_seconds`` is the fastest of five runs of a Python loop of
+    :data:`REFERENCE_LOOP` integer additions, a clock of the host's speed at the moment of the
+    run. The machines the benchmarks run on are shared and of more than one type: on
+    2026-12-02 one took twice as long over a plain Python loop at 18:45 as at 19:33, and its
+    runs of the test suite took 23 and 14 minutes. Times recorded on different days or hosts
+    compare only alongside these facts."""
+    import time
+
+    import numba
+
+    facts: dict = {}
+    try:
+        import llvmlite.binding as llvm
+
+        facts["llvm_cpu"] = numba.config.CPU_NAME or llvm.get_host_cpu_name()
+    except (ImportError, AttributeError):
+        facts["llvm_cpu"] = None
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    family, model = fields.get("cpu family"), fields.get("model")
+    facts["cpu_family_model"] = f"{family}/{model}" if family and model else None
+    flags = set(fields.get("flags", "").split())
+    facts["vector_isa"] = [isa for isa in ("avx2", "avx512f") if isa in flags] if flags else None
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        total = 0
+        for i in range(REFERENCE_LOOP):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    facts["reference_loop_seconds"] = best
+    return facts
+
+
 def machine_info(
     env: Iterable[str] = ("NUMBA_NUM_THREADS",),
     packages: Iterable[str] = (),
@@ -124,6 +177,7 @@ def machine_info(
             info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
     except (OSError, StopIteration):
         pass
+    info.update(host_facts())
     # which code and when: the README cites results by commit and date
     info["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:

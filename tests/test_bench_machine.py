@@ -1,0 +1,42 @@
+"""The facts every benchmark result records about its machine (``benchmarks/_common.py``): the
+speed targets are absolute while the hosts differ in type and in speed from hour to hour, so a
+recorded time is read with what the kernels were compiled for and a clock of the host's speed."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from helpers import load_benchmark
+
+
+def _first_flags() -> set[str] | None:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    line = next((row for row in text.splitlines() if row.startswith("flags")), None)
+    return set(line.partition(":")[2].split()) if line else None
+
+
+def test_machine_info_names_the_compile_target_the_vector_extensions_and_a_speed_clock(
+    monkeypatch,
+):
+    import llvmlite.binding as llvm
+
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    common = load_benchmark(monkeypatch, "_common")
+    info = common.machine_info()
+    # the CPU that Numba's machine code targets on this host
+    assert info["llvm_cpu"] == llvm.get_host_cpu_name()
+    flags = _first_flags()
+    if flags is None:  # no /proc/cpuinfo (not Linux)
+        assert info["vector_isa"] is None and info["cpu_family_model"] is None
+    else:
+        assert info["vector_isa"] == [isa for isa in ("avx2", "avx512f") if isa in flags]
+        if "cpu family" in Path("/proc/cpuinfo").read_text():  # x86
+            assert re.fullmatch(r"\d+/\d+", info["cpu_family_model"])
+    # a time, and a plausible one: a million additions take milliseconds, not seconds
+    seconds = info["reference_loop_seconds"]
+    assert math.isfinite(seconds) and 1e-4 < seconds < 5.0
