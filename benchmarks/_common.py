@@ -90,8 +90,25 @@ def threading_layer() -> str | None:
 REFERENCE_LOOP = 10**6
 
 
-def host_facts() -> dict:
-    """What the kernels are compiled for, and how fast this core runs plain Python now.
+def cpuinfo() -> dict[str, str]:
+    """The fields of the first processor's block of ``/proc/cpuinfo`` (``"model name"``, ``"cpu
+    family"``, ``"flags"`` ...), or none where it is unreadable."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def host_facts(fields: dict[str, str] | None = None) -> dict:
+    """What the kernels are compiled for, and how fast this core runs plain Python now;
+    ``fields`` are those of :func:`cpuinfo` (read here if not given).
 
     ``llvm_cpu`` is the CPU that LLVM, hence Numba, generates machine code for (e.g. ``znver3``,
     ``znver4``; ``NUMBA_CPU_NAME`` overrides it), ``cpu_family_model`` the family and model of
@@ -100,9 +117,9 @@ def host_facts() -> dict:
     differ there. ``reference_loop_seconds`` is the fastest of five runs of a Python loop of
     :data:`REFERENCE_LOOP` integer additions, a clock of the host's speed at the moment of the
     run. The machines the benchmarks run on are shared and of more than one type: on
-    2026-12-02 one took twice as long over a plain Python loop at 18:45 as at 19:33, and its
-    runs of the test suite took 23 and 14 minutes. Times recorded on different days or hosts
-    compare only alongside these facts."""
+    2026-12-02 the test suite (``.ci/run``, commit 5dea7fb) took 23 minutes on one host and 14
+    an hour later on the same host. Times recorded on different days or hosts compare only
+    alongside these facts."""
     import time
 
     import numba
@@ -114,16 +131,7 @@ def host_facts() -> dict:
         facts["llvm_cpu"] = numba.config.CPU_NAME or llvm.get_host_cpu_name()
     except (ImportError, AttributeError):
         facts["llvm_cpu"] = None
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    break  # the first processor's block is enough
-                key, _, value = line.partition(":")
-                fields[key.strip()] = value.strip()
-    except OSError:
-        pass
+    fields = cpuinfo() if fields is None else fields
     family, model = fields.get("cpu family"), fields.get("model")
     facts["cpu_family_model"] = f"{family}/{model}" if family and model else None
     flags = set(fields.get("flags", "").split())
@@ -172,12 +180,10 @@ def machine_info(
             info[name] = __import__(name).__version__
         except ImportError:
             info[name] = None
-    try:
-        with open("/proc/cpuinfo") as f:
-            info["cpu"] = next(line.split(":", 1)[1].strip() for line in f if "model name" in line)
-    except (OSError, StopIteration):
-        pass
-    info.update(host_facts())
+    fields = cpuinfo()
+    if "model name" in fields:
+        info["cpu"] = fields["model name"]
+    info.update(host_facts(fields))
     # which code and when: the README cites results by commit and date
     info["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     try:

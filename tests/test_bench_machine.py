@@ -11,13 +11,10 @@ from pathlib import Path
 from helpers import load_benchmark
 
 
-def _first_flags() -> set[str] | None:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    line = next((row for row in text.splitlines() if row.startswith("flags")), None)
-    return set(line.partition(":")[2].split()) if line else None
+def _first(text: str, key: str) -> str | None:
+    """The value of the first line of ``/proc/cpuinfo``'s ``text`` that starts with ``key``."""
+    line = next((row for row in text.splitlines() if row.startswith(key)), None)
+    return line.partition(":")[2].strip() if line else None
 
 
 def test_machine_info_names_the_compile_target_the_vector_extensions_and_a_speed_clock(
@@ -30,12 +27,17 @@ def test_machine_info_names_the_compile_target_the_vector_extensions_and_a_speed
     info = common.machine_info()
     # the CPU that Numba's machine code targets on this host
     assert info["llvm_cpu"] == llvm.get_host_cpu_name()
-    flags = _first_flags()
-    if flags is None:  # no /proc/cpuinfo (not Linux)
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:  # not Linux
         assert info["vector_isa"] is None and info["cpu_family_model"] is None
+        assert "cpu" not in info
     else:
-        assert info["vector_isa"] == [isa for isa in ("avx2", "avx512f") if isa in flags]
-        if "cpu family" in Path("/proc/cpuinfo").read_text():  # x86
+        flags = set((_first(text, "flags") or "").split())
+        expected = [isa for isa in ("avx2", "avx512f") if isa in flags]
+        assert info["vector_isa"] == (expected if flags else None)
+        assert info.get("cpu") == _first(text, "model name")
+        if _first(text, "cpu family") is not None:  # x86
             assert re.fullmatch(r"\d+/\d+", info["cpu_family_model"])
     # a time, and a plausible one: a million additions take milliseconds, not seconds
     seconds = info["reference_loop_seconds"]
