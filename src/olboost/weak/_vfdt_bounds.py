@@ -134,7 +134,15 @@ def _class_items(acc, n_thresholds, lo, per_step, n, c_lo, c_hi, mu, ssd, sign, 
     return count
 
 
-@numba.njit(cache=True, inline="always")
+# _add_items, _threshold_sums, _merit_bounds and _catch_up are compiled once each, not inlined
+# into their callers by Numba (inline="always" copies and types a callee's IR at every call
+# site): inlined, _kept_bounds_of_merits alone took 13 s of Numba's front end on a cold cache, and
+# the trees' whole learn 55 s; compiled apart, 1 s and 43 s (scratch, compile events, one
+# process). LLVM still sees their code when it optimises the callers; the 23 seeded fingerprints
+# (benchmarks/fingerprints.py) and the run times of benchmarks/large_k.py and benchmarks/topk.py
+# (paired with the inlined build) did not change. Compiled as their callers are: without Numba's
+# runtime, under the numpy error model (see _kept_bounds_of_merits).
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _add_items(acc, items, count):
     """Add the terms queued by :func:`_class_items` to rows 2-4 of ``acc``, in the order they were
     queued: the sums of adding one class at a time, to the bit. The shares and chords are
@@ -155,7 +163,7 @@ def _add_items(acc, items, count):
         acc[4, t] += sign * items[_I_CHORD, q]
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _threshold_sums(
     observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, ahead, items
 ):  # fmt: skip
@@ -213,7 +221,7 @@ def _threshold_sums(
     return lo, hi, weight, sum_n_log_n
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _merit_bounds(
     acc, n_thresholds, lo, hi, weight, sum_n_log_n, pre_entropy, fraction, drift, drift_n_log_n
 ):  # fmt: skip
@@ -407,7 +415,7 @@ def _forget_kept_leaf(i, slot, kept):
             kept[i, _SLOT + e] = -1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, _nrt=False, error_model="numpy")
 def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, n_log_n, kept,
               log, age, mark, acc, items):  # fmt: skip
     """Bring the sums ``acc`` of feature ``j`` at leaf ``slot`` of tree ``i`` from the tree's
