@@ -179,7 +179,9 @@ def test_compile_notice_is_printed_only_while_numba_compiles(capsys):
         time.sleep(0.05)
     err = capsys.readouterr().err
     assert notice.compiled >= 1
-    assert "compiling kernels" in err and "functions in" in err
+    # the count with its noun: "1 function", "2 functions"
+    noun = "function" if notice.compiled == 1 else "functions"
+    assert "compiling kernels" in err and f"compiled {notice.compiled} {noun} in " in err
     with ev._CompileNotice(False, after=0.0):
         fresh(1.5)  # a new specialisation, but the notice is off
     assert capsys.readouterr().err == ""

@@ -73,7 +73,8 @@ class _CompileNotice(numba_event.Listener):
             self._timer.join()
         if self.shown:
             print(
-                f"olboost: compiled {self.compiled} functions in {self.seconds:.1f} s "
+                f"olboost: compiled {self.compiled} function{'' if self.compiled == 1 else 's'} "
+                f"in {self.seconds:.1f} s "
                 "(not counted in the run's seconds)",
                 file=sys.stderr,
                 flush=True,
