@@ -249,6 +249,38 @@ def test_a_nan_under_a_known_key_is_named_by_the_key():
     rejects(model, lambda: model.learn_one({"a": 1, "b": "x", "c": 0}, {1}), TypeError, "key 'b'")
 
 
+@pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "started"])
+def test_strings_and_complex_numbers_are_not_features_on_any_path(cls, fresh):
+    # NumPy's float64 conversion reads "1" and "nan" as numbers and drops an imaginary part with
+    # a warning; the dict path refused strings already. Every path refuses both, by position.
+    model = small(cls) if fresh else started(cls)
+    y = target(model)
+    for x, where in [
+        (["1", "0.5", "nan"], "feature 0 is '1'"),
+        ([b"1", b"2", b"3"], "feature 0"),
+        (np.array([0.0, 1 + 5j, 0.0]), r"feature 1 is .*1\+5j"),
+        (np.array([1.0, 2.0, 3.0], dtype=np.complex64), "feature 0"),
+        ([0.0, 1.0, 2j], r"feature 2 is .*2j"),
+        (np.array([0.0, "a", 1.0], dtype=object), "feature 1 is 'a'"),
+    ]:
+        rejects(model, lambda x=x: model.learn_one(x, y), TypeError, "real numbers: " + where)
+        if not fresh:
+            rejects(model, lambda x=x: model.predict_one(x), TypeError, "real numbers")
+    X = np.ones((3, 3), dtype=np.complex128)
+    X[2, 1] = 4j
+    for bad, where in [
+        (X, "row 2, feature 1"),
+        (sp.csr_array(X), "row 2, feature 1"),
+        (X.real.astype(str), "row 0, feature 0"),
+    ]:
+        rejects(model, lambda b=bad: model.learn(b, Y_of(model, 3)), TypeError, where)
+    dicts = small(cls) if fresh else started(cls, dicts=True)
+    for value in (np.complex128(1 + 9j), np.complex64(1), np.array(2j), "1", b"1"):
+        x = {"a": 0.0, "b": value, "c": 1.0}
+        rejects(dicts, lambda x=x: dicts.learn_one(x, y), TypeError, "key 'b' must be a real")
+
+
 def test_none_in_the_first_dict_is_reported_as_missing():
     model = StrictRanker(labels=3)
     rejects(model, lambda: model.learn_one({"a": 1.0, "b": None}, {1}), ValueError, r"\(None\)")

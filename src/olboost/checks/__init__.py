@@ -329,6 +329,12 @@ def check_booster_bad_input(model: Estimator) -> None:
         (huge, ys[0], ValueError),
         (inf, ys[0], ValueError),
         ("abc", ys[0], TypeError),
+        # NumPy's float64 conversion would read these as numbers (the imaginary part dropped
+        # with a warning): features are real numbers, whatever the container
+        (X[0].astype(str), ys[0], TypeError),
+        (X[0] + 1j, ys[0], TypeError),
+        (X[0].astype(np.complex128), ys[0], TypeError),
+        ([*X[0][:-1].tolist(), "1.0"], ys[0], TypeError),
     ]
     if not model._missing_allowed():
         bad_cases.append((nan, ys[0], ValueError))
@@ -372,6 +378,17 @@ def check_booster_bad_input(model: Estimator) -> None:
     else:
         raise AssertionError("learn must reject a huge feature value")
     assert pickle.dumps(model) == before, "a rejected matrix changed the model"
+    from scipy import sparse
+
+    Y3 = np.zeros((3, len(outputs)), dtype=bool) if _is_ranker(model) else [outputs[0]] * 3
+    for X_bad in (X[:3] + 1j, sparse.csr_matrix(X[:3] + 0j), X[:3].astype(str)):
+        try:
+            model.learn(X_bad, Y3)
+        except TypeError as err:
+            assert "real numbers" in str(err), f"unclear error for a non-real matrix: {err}"
+        else:
+            raise AssertionError(f"learn must reject a matrix of dtype {X_bad.dtype}")
+        assert pickle.dumps(model) == before, "a rejected matrix changed the model"
     if "learners" not in model._param_names():
         return
     try:

@@ -40,9 +40,10 @@ MAX_ABS_FEATURE = 1e100
 
 
 def as_floats(values: Any, what: str) -> np.ndarray:
-    """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not numbers, a
-    ``ValueError`` if one is an integer too large for a float64 (beyond
-    :data:`MAX_ABS_FEATURE` anyway)."""
+    """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not real
+    numbers (strings and complex numbers included), a ``ValueError`` if one is an integer too
+    large for a float64 (beyond :data:`MAX_ABS_FEATURE` anyway)."""
+    _refuse_non_real(values, what)
     try:
         return np.asarray(values, dtype=np.float64)
     except OverflowError:
@@ -52,6 +53,54 @@ def as_floats(values: Any, what: str) -> np.ndarray:
         ) from None
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what} must be numbers ({err})") from None
+
+
+def _non_real(value: Any) -> bool:
+    """Whether ``value`` is a string or a complex number (a scalar, or an array of them)."""
+    if isinstance(value, str | bytes | complex | np.complexfloating):
+        return True
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind in ("c", "U", "S")
+
+
+def _refuse_non_real(values: Any, what: str) -> None:
+    """A ``TypeError`` naming ``what`` and the position if ``values`` holds a string or a
+    complex number. NumPy's float64 conversion would take ``"1"`` and ``"nan"`` as numbers and
+    drop an imaginary part with a mere warning, where a dict's values are refused."""
+    cells = values if isinstance(values, np.ndarray) else None
+    if cells is None:
+        try:
+            cells = np.asarray(values)
+        except (TypeError, ValueError, OverflowError):
+            return  # ragged or otherwise not an array: the float64 conversion says why
+    kind = cells.dtype.kind
+    if kind == "O":
+        flat = cells.ravel()
+        bad = next((i for i, v in enumerate(flat) if _non_real(v)), None)
+        if bad is None:
+            return
+        index = np.unravel_index(bad, cells.shape)
+        value = flat[bad]
+    elif kind in ("c", "U", "S") and cells.size:
+        # refused whatever the values (a complex array with zero imaginary parts too): such an
+        # array is not real features
+        imaginary = np.flatnonzero(cells.imag) if kind == "c" else ()
+        index = np.unravel_index(imaginary[0] if len(imaginary) else 0, cells.shape)
+        value = cells[index]
+    else:
+        return
+    where = (
+        f"feature {index[0]}"
+        if len(index) == 1
+        else f"row {index[0]}, feature {index[1]}"
+        if len(index) == 2
+        else "x"
+    )
+    shown = value.item() if isinstance(value, np.generic) else value
+    container = f", in an array of dtype {cells.dtype}" if kind != "O" else ""
+    raise TypeError(
+        f"{what} must be real numbers: {where} is {shown!r} (a {type(shown).__name__}{container})"
+    )
 
 
 def _overflowing(values: Any) -> str:
@@ -94,8 +143,10 @@ def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: 
                 )
             out[j] = np.nan
             continue
-        if isinstance(value, str | bytes):
-            raise TypeError(f"{who}: the value under key {key!r} must be a number, got {value!r}")
+        if _non_real(value):
+            raise TypeError(
+                f"{who}: the value under key {key!r} must be a real number, got {value!r}"
+            )
         try:
             out[j] = value
         except OverflowError:
@@ -231,6 +282,15 @@ class Rows:
                 # by assignment, which would keep the last one only. A copy: X is the caller's.
                 X = X.copy()
                 X.sum_duplicates()
+            if X.data.dtype.kind == "c" and X.nnz:
+                # as_floats would name the position in X.data, not the row and the column
+                imaginary = np.flatnonzero(X.data.imag)
+                k = int(imaginary[0]) if imaginary.size else 0
+                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
+                raise TypeError(
+                    f"{name}: X must be real numbers: row {i}, feature {int(X.indices[k])} is "
+                    f"{X.data[k].item()!r} (in a sparse matrix of dtype {X.data.dtype})"
+                )
             data = as_floats(X.data, f"{name}: X")
             k = _first_bad(data, allow_missing)
             if k is not None:
