@@ -434,3 +434,55 @@ def test_a_committee_started_with_a_negative_seed_stays_unstarted():
     assert pickle.dumps(committee) == before
     committee.start(3, 2, 2, seed=1)  # and it can still start
     assert committee.predict(np.zeros(2)).shape == (3, 2)
+
+
+# ------------------------------------------------- weights a learner would refuse too late
+
+
+def test_a_weight_multiplier_beyond_its_bound_is_refused_before_anything_starts():
+    from olboost.weak.base import MAX_WEIGHT_MULTIPLIER
+
+    # 1.7e308 was accepted, and every learn call then failed in the trees after t_ had moved
+    with pytest.raises(ValueError, match=r"weight_multiplier\[1\] must be in \(0, 1e\+100\]"):
+        VFDTCommittee(n_features=2, weight_multiplier=(1.0, 1.7e308))
+    for cls in (OnlineBMR, AdaOLMR, OzaBoost):
+        outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+        committee = VFDTCommittee(n_features=2)
+        model = cls(committee, learners=3, seed=1, **{outputs: 3})
+        committee.weight_multiplier = (1.0, 1.7e308)  # set after construction: caught at start
+        y = target(model)
+        rejects(model, lambda m=model, y=y: m.learn_one([0.1, 0.2], y), ValueError, "1e\\+100")
+        assert not model._started
+    top = VFDTCommittee(weight_multiplier=(MAX_WEIGHT_MULTIPLIER, MAX_WEIGHT_MULTIPLIER))
+    model = OnlineBMR(top, learners=3, seed=1, labels=3)
+    rng = np.random.default_rng(0)
+    for i in range(30):  # the largest multiplier learns: the weights stay finite
+        model.learn_one(rng.normal(size=2), {i % 3})
+    assert np.isfinite(list(model.score_one([0.1, 0.2]).values())).all()
+
+
+def test_a_topk_feedback_with_a_pair_probability_below_the_floor_is_refused():
+    from olboost import TopkAdaptive, TopkBBM
+    from olboost.feedback import MIN_PAIR_PROBABILITY, TopkFeedback
+
+    shown, relevant = np.array([0, 1, 2]), np.array([True, False, True])
+    for p in (1e-310, 1e-200, MIN_PAIR_PROBABILITY / 2):
+        with pytest.raises(ValueError, match="at least 1e-100 .MIN_PAIR_PROBABILITY."):
+            TopkFeedback(shown, relevant, np.full((3, 3), p))
+    # At the floor, with nothing clipped and the largest multiplier, no weight overflows: the
+    # learners take every example the booster learned (before, 1e-310 made them refuse one
+    # after the booster had moved on, and 1e-300 passed them weights near 1e300).
+    rng = np.random.default_rng(0)
+    for cls, clips in [
+        (TopkBBM, {"clip_probability": None}),
+        (TopkAdaptive, {"clip_probability": None, "clip_gradient": None}),
+    ]:
+        committee = VFDTCommittee(n_features=3, weight_multiplier=(1e100, 1e100))
+        model = cls(committee, learners=4, seed=1, labels=list("abcde"), k=3, **clips)
+        for i in range(10):
+            model.learn_one(rng.normal(size=4), {"a", "c"} if i % 2 else {"b"})
+        for i in range(20):
+            floor = np.full((3, 3), MIN_PAIR_PROBABILITY)
+            model.learn_one(rng.normal(size=4), TopkFeedback(shown, relevant ^ (i % 2 == 0), floor))
+        assert model.t_ == 30
+        assert np.isfinite(list(model.score_one(rng.normal(size=4)).values())).all()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Feedback", "FullFeedback", "Impression", "TopkFeedback"]
+__all__ = ["MIN_PAIR_PROBABILITY", "Feedback", "FullFeedback", "Impression", "TopkFeedback"]
 
 
 class Feedback:
@@ -31,6 +31,15 @@ class Feedback:
 
     #: True when the feedback reveals the relevance of every label.
     full: bool = False
+
+
+#: Smallest pair probability a :class:`TopkFeedback` may carry. The unbiased estimates divide
+#: by it (Raman et al. 2020, eq. 1), and a booster with ``clip_probability=None`` passes them on
+#: as weights: with 1e-310 a weight overflowed once multiplied, and the learners refused it
+#: after the booster had learned the example. The exploration schemes' probabilities are far
+#: above (uniform: at least ``rho k (k - 1) / (m (m - 1))``, 6e-14 for a million labels at
+#: ``rho = 0.01``, ``k = 3``).
+MIN_PAIR_PROBABILITY = 1e-100
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,12 @@ class TopkFeedback(Feedback):
             raise ValueError(f"TopkFeedback.probs must be a ({k}, {k}) float array")
         if not (np.all(probs > 0.0) and np.all(probs <= 1.0)):
             raise ValueError("TopkFeedback.probs must lie in (0, 1]")
+        if np.any(probs < MIN_PAIR_PROBABILITY):
+            raise ValueError(
+                f"TopkFeedback.probs must be at least {MIN_PAIR_PROBABILITY:g} "
+                "(MIN_PAIR_PROBABILITY): the estimates divide by them (eq. 1), and smaller ones "
+                f"would make the weak learners' weights overflow; got {float(probs.min())!r}"
+            )
         if not np.array_equal(probs, probs.T):
             raise ValueError("TopkFeedback.probs must be symmetric")
         object.__setattr__(self, "shown", shown.astype(np.int64))

@@ -46,6 +46,7 @@ from olboost._numba_cache import compile_elsewhere, join_pending
 from olboost.base import Estimator, Interval, Range
 
 __all__ = [
+    "MAX_WEIGHT_MULTIPLIER",
     "Committee",
     "CompiledKernels",
     "LearnerSetup",
@@ -53,6 +54,15 @@ __all__ = [
     "draw_learner_setup",
     "log_uniform",
 ]
+
+
+#: Largest weight multiplier (the upper end of ``weight_multiplier``). A booster's weights are
+#: at most about ``m^2`` (full feedback) or ``m^2`` over the smallest pair probability of a
+#: top-k feedback (at least :data:`olboost.feedback.MIN_PAIR_PROBABILITY`, 1e-100), so times
+#: this they stay finite: a committee never refuses a booster's weights once the booster has
+#: moved on to the example (a multiplier of 1.7e308 did, at every call, after the booster's
+#: state had changed).
+MAX_WEIGHT_MULTIPLIER = 1e100
 
 
 class CompiledKernels(NamedTuple):
@@ -158,7 +168,7 @@ class Committee(Estimator):
         "grace_period": Range(Interval(0, math.inf, closed="neither")),
         "split_confidence": Range(Interval(0, 1, closed="neither")),
         "tie_threshold": Range(Interval(0, math.inf, closed="neither")),
-        "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
+        "weight_multiplier": Range(Interval(0, MAX_WEIGHT_MULTIPLIER, closed="right")),
     }
 
     def start(self, n_learners: int, n_labels: int, n_attributes: int, seed: int | None) -> None:

@@ -25,7 +25,13 @@ from olboost.rankers.label_ranker import (
     check_step_bound,
 )
 from olboost.weak import _linear_kernels as K
-from olboost.weak.base import Committee, CompiledKernels, draw_feature_subsets, log_uniform
+from olboost.weak.base import (
+    MAX_WEIGHT_MULTIPLIER,
+    Committee,
+    CompiledKernels,
+    draw_feature_subsets,
+    log_uniform,
+)
 
 __all__ = ["LinearCommittee", "LinearSetup"]
 
@@ -238,7 +244,7 @@ class LinearCommittee(Committee):
         "n_features": Interval(1, None, integer=True, allow_none=True),
         "C": Range(Interval(0, math.inf, closed="neither")),
         "margin": Range(Interval(0, math.inf, closed="neither")),
-        "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
+        "weight_multiplier": Range(Interval(0, MAX_WEIGHT_MULTIPLIER, closed="right")),
         "update": OneOf("I", "II", "III"),
         "complexity": OneOf("squared", "entropy"),
         "temperature": Interval(0, math.inf, closed="left"),
