@@ -397,6 +397,15 @@ def check_booster_bad_input(model: Estimator) -> None:
         pass
     else:
         raise AssertionError("learners=0 must raise ValueError")
+    # the started committee and per-learner state keep their size: a new number is refused
+    try:
+        model.set_params(learners=model.learners + 1)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("set_params(learners=...) on a started model must raise ValueError")
+    assert pickle.dumps(model) == before, "a refused set_params changed the model"
+    model.set_params(learners=model.learners)  # the same number is no change
 
 
 def check_booster_feature_order(model: Estimator) -> None:

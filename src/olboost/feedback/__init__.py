@@ -72,7 +72,7 @@ class TopkFeedback(Feedback):
         ``relevant[i]``: whether ``shown[i]`` is relevant (boolean, ``k``).
     probs
         ``probs[i, j] = Pr[shown[i], shown[j] in T^k(r~)]`` under the draw that showed them,
-        ``(k, k)``, symmetric, in (0, 1] (the diagonal is 1 and unused).
+        ``(k, k)``, symmetric, in ``[MIN_PAIR_PROBABILITY, 1]`` (the diagonal is 1 and unused).
     source
         The id of the model whose impression this answers (:attr:`Impression.source`), or
         ``None`` for feedback built by hand, which any model with the same labels accepts.
