@@ -349,6 +349,28 @@ def test_cell_cache_keys_versions_and_bad_files(tmp_path):
     assert CellCache(None, "demo").run({"a": 1}, lambda: 7) == 7
 
 
+def test_a_cell_file_that_is_not_a_complete_record_is_computed_again(tmp_path):
+    # valid JSON without its result raised a bare KeyError, where a truncated file is computed
+    # again: both are damaged cells
+    cache = CellCache(tmp_path, "demo")
+    assert cache.run({"seed": 1}, lambda: {"loss": 0.25}) == {"loss": 0.25}
+    (path,) = tmp_path.iterdir()
+    stored = json.loads(path.read_text())
+    for damaged in (
+        {k: v for k, v in stored.items() if k != "result"},
+        {k: v for k, v in stored.items() if k != "key"},
+        [1, 2],
+    ):
+        path.write_text(json.dumps(damaged))
+        again = CellCache(tmp_path, "demo")
+        assert again.get({"seed": 1}) is None
+        assert again.run({"seed": 1}, lambda: {"loss": 0.5}) == {"loss": 0.5}
+        assert (again.reused, again.computed) == (0, 1)
+        assert json.loads(path.read_text()) == {**stored, "result": {"loss": 0.5}}  # rewritten
+    path.write_text("[1, 2")  # truncated
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: {"loss": 0.75}) == {"loss": 0.75}
+
+
 def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     out = tmp_path / "mlr.json"
     argv = ["reproduce", "mlr", "--seeds", "2", "--datasets", "emotions", "--learners", "3",

@@ -427,6 +427,11 @@ MALFORMED = {
     "truncated row": (HEADER + "1,u,0\n2.5,", 7, "expected 3 values"),
     "bad number": (HEADER + "1,u,0\n1,u,0\n1.2.3,v,1\n", 8, "bad number '1.2.3'"),
     "empty number": (HEADER + ",u,0\n", 6, "bad number"),
+    # Python's float() reads these; no ARFF number is written so
+    "digit underscore": (HEADER + "1,u,0\n1_000,v,1\n", 7, "bad number '1_000'"),
+    "digit underscore, file with '?'": (HEADER + "?,u,0\n1_0,v,1\n", 7, "bad number '1_0'"),
+    "digit underscore, sparse": (HEADER + "{0 1}\n{0 2_5}\n", 7, "bad number '2_5'"),
+    "arabic-indic digit": (HEADER + "1,u,0\n\u0661,u,0\n", 7, "bad number '\u0661'"),
     "unknown nominal": (HEADER + "1,u,0\n1,w,1\n", 7, "unknown value 'w'"),
     "bad label value": (HEADER + "1,u,0\n1,u,2\n", 7, "unknown value '2'"),
     "sparse index not int": (HEADER + "{0 1}\n{x 1}\n", 7, "bad sparse index 'x'"),
@@ -457,6 +462,15 @@ MALFORMED = {
     "stray text": ("@relation r\nhello\n@data\n", 2, "expected @relation"),
     "data before attributes": ("@relation r\n@data\n1\n", 2, "@data before any @attribute"),
 }
+
+
+def test_every_arff_number_form_still_reads(tmp_path):
+    # the check against float()'s Python-only syntax ("1_000") keeps ARFF's own forms
+    rows = ["1e5", "-0.5", ".5", "+2", "1E-3", " 7 ", "?", "nan", "-0", "3."]
+    path = write(tmp_path, "ok.arff", HEADER + "".join(f"{v},u,0\n" for v in rows))
+    got = read_arff(path).data[:, 0]
+    expected = [1e5, -0.5, 0.5, 2.0, 1e-3, 7.0, np.nan, np.nan, -0.0, 3.0]
+    np.testing.assert_array_equal(got, expected)
 
 
 @pytest.mark.parametrize("case", list(MALFORMED))

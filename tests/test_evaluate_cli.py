@@ -220,3 +220,92 @@ def test_cli_reproduce_mlr_has_the_best_bmr_column(tmp_path, capsys):
         r["rank_loss_mean"] for r in by_gamma.values()
     )
     assert len(row["ada_olmr"]["rank_loss_per_seed"]) == 2
+
+
+def _one_output_data(tmp_path):
+    """A UCI file of one class and a MULAN set (ARFF and XML) of one label, both loaded."""
+    from olboost.datasets import load_uci
+
+    (tmp_path / "balance-scale.data").write_text("L,1,2,3,4\nL,2,3,4,5\nL,3,4,5,6\n")
+    arff = "@relation one\n@attribute a numeric\n@attribute b numeric\n@attribute l1 {0,1}\n"
+    (tmp_path / "one.arff").write_text(arff + "@data\n0.1,0.2,1\n0.3,0.4,0\n0.5,0.6,1\n")
+    (tmp_path / "one.xml").write_text(
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<labels xmlns="http://mulan.sourceforge.net/labels"><label name="l1"></label></labels>\n'
+    )
+    multiclass = load_uci(tmp_path / "balance-scale.data")
+    multilabel = load(tmp_path / "one.arff", tmp_path / "one.xml")
+    return multiclass, multilabel
+
+
+def test_a_data_set_of_one_class_or_label_is_refused_before_the_model_changes(tmp_path):
+    # the protocols give a model built without classes or labels the data set's, which the
+    # constructor's check of at least 2 never saw: Ada.OLM divided by k - 1 = 0 after taking
+    # classes_, the other boosters reported accuracy 1.0, the rankers a rank loss of NaN
+    from olboost import AdaBoostOLM, LabelRanker, OnlineBMR
+    from olboost.boosters import OzaBoost
+    from olboost.evaluate import resumable
+
+    multiclass, multilabel = _one_output_data(tmp_path)
+    for model in (AdaBoostOLM(learners=2, seed=1), OzaBoost(learners=2, seed=1)):
+        before = pickle.dumps(model)
+        for run in (prequential, resumable):
+            with pytest.raises(
+                ValueError,
+                match=r"the data set 'balance' has 1 class \('L'\): a classifier needs at least 2 "
+                "classes",
+            ):
+                run(model, multiclass)
+            assert pickle.dumps(model) == before
+    rankers = (_model(), OnlineBMR(learners=2, seed=1), LabelRanker(seed=1))
+    for model in rankers:
+        before = pickle.dumps(model)
+        for run in (
+            lambda m: prequential(m, multilabel),
+            lambda m: train_test(m, multilabel, multilabel),
+            lambda m: resumable(m, multilabel),
+            lambda m: prequential(m, multilabel, warm_up=True),
+        ):
+            with pytest.raises(
+                ValueError,
+                match=r"the data set 'one' has 1 label \('l1'\): a ranker needs at least 2 labels",
+            ):
+                run(model)
+            assert pickle.dumps(model) == before
+    # a model that ranks labels of its own is told why too, not that the labels differ
+    with pytest.raises(ValueError, match="has 1 label"):
+        prequential(AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=2), multilabel)
+
+
+def test_outputs_set_outside_the_constructor_are_checked_as_its_parameter():
+    from olboost import AdaBoostOLM
+
+    for model, param in ((AdaBoostOLM(learners=2, seed=1), "classes"), (_model(), "labels")):
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match=f"the {param} must hold at least 2 values, got"):
+            model._set_outputs(["L"])
+        with pytest.raises(ValueError, match=f"the {param} must not repeat a value"):
+            model._set_outputs(["L", "L"])
+        assert pickle.dumps(model) == before
+        model._set_outputs(["L", "R"])
+        assert model._outputs() == ["L", "R"]
+
+
+def test_cli_refuses_a_data_set_of_one_class_or_label_in_one_line(tmp_path, capsys):
+    _one_output_data(tmp_path)
+    uci = tmp_path / "balance-scale.data"
+    arff, xml = tmp_path / "one.arff", tmp_path / "one.xml"
+    cases = [
+        (["--algorithm", "adaboost-olm", "--dataset", str(uci)], f"--dataset {uci}: ", "1 class"),
+        (["--algorithm", "oza-boost", "--dataset", str(uci)], f"--dataset {uci}: ", "1 class"),
+    ]
+    for algorithm in ("ada-olmr", "online-bmr", "label-ranker"):
+        argv = ["--algorithm", algorithm, "--dataset", str(arff), "--labels", str(xml)]
+        cases.append((argv, f"--dataset {arff}: ", "1 label ('l1')"))
+    for argv, where, what in cases:
+        assert main(["run", *argv, "--no-progress"]) == 2, argv
+        captured = capsys.readouterr()
+        assert captured.out == "" and "Traceback" not in captured.err
+        lines = captured.err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"olboost: error: {where}"), captured.err
+        assert what in lines[0] and "needs at least 2" in lines[0]

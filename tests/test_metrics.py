@@ -291,3 +291,54 @@ def test_rank_loss_metric_batch_weights_and_validation():
     assert pickle.dumps(weighted) == before
     fresh = weighted.clone()
     assert fresh.weighted is True and fresh.n_paper == 0
+
+
+def test_running_mean_refuses_a_weight_whose_total_overflows():
+    # the total weight overflowed to inf, so each later value had share weight / inf = 0:
+    # 1.0 then 3.0, both of weight 1e308, gave a mean of 1.0
+    m = RunningMean()
+    m.update(1.0, 1e308)
+    before = pickle.dumps(m)
+    with pytest.raises(
+        ValueError,
+        match=r"weight=1e\+308 would make the total weight overflow to infinity \(1e\+308 "
+        r"counted so far\)",
+    ):
+        m.update(3.0, 1e308)
+    assert pickle.dumps(m) == before
+    m.update(math.nan, 1e308)  # skipped: counts no weight, so it cannot overflow
+    assert pickle.dumps(m) == before
+    m.update(3.0, 7e307)  # the total stays finite
+    assert m.get() == pytest.approx((1.0 * 10 + 3.0 * 7) / 17)
+    # subnormal weights, and values whose difference overflows, still give the right mean
+    m = RunningMean()
+    m.update(1.0, 5e-324)
+    m.update(3.0, 5e-324)
+    assert m.get() == 2.0 and m.weight == 1e-323
+    m = RunningMean()
+    m.update(1.0, 5e-324)
+    m.update(4.0, 1e-323)
+    assert m.get() == pytest.approx(3.0)
+    m = RunningMean()
+    m.update(1.7e308)
+    m.update(-1.7e308)
+    assert m.get() == 0.0
+
+
+def test_rank_loss_metric_refuses_a_weight_whose_total_overflows():
+    metric = RankLoss()
+    metric.update([0], [0.1, 0.9], w=1e308)  # loss 1
+    before = pickle.dumps(metric)
+    with pytest.raises(ValueError, match=r"w=1e\+308 would make the total weight overflow"):
+        metric.update([0], [0.9, 0.1], w=1e308)
+    # a batch is refused whole when a later row would overflow, even if the first would not
+    S, Y = np.array([[0.9, 0.1], [0.9, 0.1]]), np.array([[True, False], [True, False]])
+    with pytest.raises(ValueError, match=r"w=4e\+307 would make the total weight overflow"):
+        metric.update(Y, S, w=4e307)
+    assert pickle.dumps(metric) == before
+    metric.update([0], [0.9, 0.1], w=5e307)  # loss 0
+    assert metric.get() == pytest.approx(1e308 / 1.5e308)
+    tiny = RankLoss()
+    tiny.update([0], [0.1, 0.9], w=5e-324)
+    tiny.update([0], [0.9, 0.1], w=5e-324)
+    assert tiny.get() == 0.5

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 import warnings
 from importlib import resources
 from pathlib import Path
@@ -379,6 +380,31 @@ def test_malformed_user_file(tmp_path: Path) -> None:
     path.write_text("usual,proper,complete,1,convenient,convenient,nonprob,recommended,?\n")
     with pytest.raises(ValueError, match=r"nursery\.data, line 1: missing class"):
         load_uci(path)
+
+
+def test_python_only_number_syntax_is_not_a_number(tmp_path: Path) -> None:
+    # float() and numpy read "1_0" as 10.0 and other scripts' digits as digits; neither is a
+    # number of a CSV file. Both the fast path and the per-value one (a file with '?') refuse.
+    path = tmp_path / "balance-scale.data"
+    for rows, line, token in [
+        ("B,1,1,1,1\nR,1_0,1,1,2\n", 2, "left-weight: '1_0'"),
+        ("B,?,1,1,1\nR,1,2_0,1,2\n", 2, "left-distance: '2_0'"),
+        ("B,1,1,1,1\nR,1,1,\u0661,2\n", 2, "right-weight: '\u0661'"),
+        ("B,x,1,1,1\nR,1_0,1,1,2\n", 1, "left-weight: 'x'"),  # the first bad value is named
+    ]:
+        path.write_text(rows, encoding="utf-8")
+        for missing in ("paper", "nan"):
+            with pytest.raises(
+                ValueError,
+                match=rf"balance-scale\.data, line {line}: {re.escape(token)} is not a number",
+            ):
+                load_uci(path, missing=missing)
+    # the forms a CSV number takes, and the missing markers, read as before
+    path.write_text("L,1e0,-0.5,.5,nan\nR,?,,+2,1E1\nB, 3 ,-0,4.,1\n")
+    ds = load_uci(path, missing="nan")
+    expected = [[1.0, -0.5, 0.5, np.nan], [np.nan, np.nan, 2.0, 10.0], [3.0, -0.0, 4.0, 1.0]]
+    np.testing.assert_array_equal(ds.X, expected)
+    assert load_uci(path).X[1].tolist() == [0.0, 0.0, 2.0, 10.0]
 
 
 def test_unknown_names_and_options(tmp_path: Path) -> None:

@@ -374,7 +374,9 @@ class CellCache:
     algorithm, the data, the seed, the parameters); its file holds the key, the olboost version
     and the result, written atomically when the cell is done. :meth:`run` returns the stored
     result of a cell whose file matches the key and the olboost version, and otherwise computes
-    it and stores it. Results go through JSON either way (tuples become lists), so a run and a
+    it and stores it. A cell file that cannot be read or is not such a record (truncated, not
+    JSON, or without one of its fields) counts as absent: the cell is computed again and its
+    file rewritten. Results go through JSON either way (tuples become lists), so a run and a
     rerun give the same numbers to the last bit. A cache of ``None`` stores nothing.
 
     The key does not see the code: after changing olboost's code without changing its version,
@@ -411,7 +413,7 @@ class CellCache:
         return self.directory / f"{self.suite}-{digest}.json"
 
     def get(self, key: Mapping[str, Any]) -> Any:
-        """The stored result of the cell ``key``, or ``None``."""
+        """The stored result of the cell ``key``, or ``None`` (none, or a damaged file)."""
         if self.directory is None:
             return None
         path = self._path(key)
@@ -426,6 +428,9 @@ class CellCache:
             or stored.get("format") != FORMAT_VERSION
             or stored.get("olboost") != __version__
             or _canonical(stored.get("key")) != _canonical(key)
+            # valid JSON cut short of its result (edited, or written by other code) is as
+            # damaged as a truncated file, which is computed again
+            or "result" not in stored
         ):
             return None
         return stored["result"]

@@ -167,6 +167,14 @@ def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
     loops = getattr(args, "loops", 1)
     if data is None:
         data = _load(args)
+    from olboost.evaluate._loops import require_outputs
+
+    # before the model is built and warmed up: the CLI's models take the data set's classes or
+    # labels, so one class or label is bad data, said in one line like the loaders' errors
+    try:
+        require_outputs(data)
+    except ValueError as err:
+        raise ValueError(f"--dataset {args.dataset}: {err}") from None
     if loops != 1 and (algorithm.task == "multiclass" or data.n_train is None):
         raise ValueError(
             f"--loops {loops}: loops stream a train split before the test split; "

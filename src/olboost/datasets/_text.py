@@ -19,6 +19,22 @@ def _error(path: str, line: int, message: str) -> ValueError:
     return ValueError(f"{path}, line {line}: {message}")
 
 
+def python_only_number(token: str) -> bool:
+    """Whether ``token`` holds what ``float()`` reads but no ARFF or CSV number is written
+    with: an underscore between digits (``1_000``) or a non-ASCII character (the digits of
+    other scripts, Unicode spaces)."""
+    return "_" in token or not token.isascii()
+
+
+def first_python_only_number(tokens: list[str]) -> int | None:
+    """The index of the first of ``tokens`` that :func:`python_only_number` flags, or ``None``."""
+    # one pass in C over the joined text clears the usual file, where no token has either
+    joined = "".join(tokens)
+    if "_" not in joined and joined.isascii():
+        return None
+    return next(i for i, token in enumerate(tokens) if python_only_number(token))
+
+
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """Read a file, decompressing it if it is gzip (recognised by its magic bytes, so a gzip file
     may have any name; a name ending with ``.gz`` must hold gzip data).

@@ -31,6 +31,8 @@ from olboost.datasets._text import (
     _slow_row,
     _split_values,
     _take_token,
+    first_python_only_number,
+    python_only_number,
     read_bytes,
 )
 
@@ -186,19 +188,31 @@ def _entry_line(entry: int, row_ptr: np.ndarray, row_lines: np.ndarray) -> int:
 
 
 def _to_float(token: str) -> float:
-    return np.nan if token.strip() == "?" else float(token)
+    if token.strip() == "?":
+        return np.nan
+    if python_only_number(token):
+        raise ValueError(token)
+    return float(token)
 
 
 def _convert_numeric(
     tokens: list[str], where: np.ndarray, row_ptr: np.ndarray, row_lines: np.ndarray, path: str
 ) -> np.ndarray:
-    """float64 values of numeric tokens; ``where`` maps them back to flat entries."""
+    """float64 values of numeric tokens; ``where`` maps them back to flat entries. A token that
+    is not a number, or is one only to Python's ``float()`` (``1_000``), is a ``ValueError``
+    naming the file and line."""
     # Python's float() on a list is faster than numpy's string-array cast; it rejects '?', so
     # files with missing values take the slower per-token route below.
     try:
-        return np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+        out = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
     except ValueError:
         pass
+    else:
+        k = first_python_only_number(tokens)
+        if k is None:
+            return out
+        line = _entry_line(int(where[k]), row_ptr, row_lines)
+        raise _error(path, line, f"bad number {tokens[k]!r}")
     out = np.empty(len(tokens), dtype=np.float64)
     for k, tok in enumerate(tokens):
         try:

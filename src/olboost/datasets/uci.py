@@ -28,7 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from olboost.datasets._text import _decode, _error, read_bytes
+from olboost.datasets._text import (
+    _decode,
+    _error,
+    first_python_only_number,
+    python_only_number,
+    read_bytes,
+)
 from olboost.datasets.base import MulticlassDataset
 
 __all__ = ["BUNDLED_UCI", "MISSING_MODES", "MulticlassDataset", "load_uci"]
@@ -201,6 +207,10 @@ def _numeric(
     try:
         # numpy parses the strings itself, which is much faster than float() per value.
         out, defects = np.array(values, dtype=np.float64), []
+        # numpy reads what float() reads, "1_0" and other scripts' digits too: the per-value
+        # route below refuses those, in file order with any other bad value
+        if first_python_only_number(values) is not None:
+            raise ValueError("not a CSV number")
     except ValueError:
         out = np.empty(len(values), dtype=np.float64)
         defects = []
@@ -210,6 +220,8 @@ def _numeric(
                 out[i] = np.nan
                 continue
             try:
+                if python_only_number(v):
+                    raise ValueError(v)
                 out[i] = float(v)
             except ValueError:
                 if v not in known:

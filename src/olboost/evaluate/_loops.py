@@ -29,10 +29,39 @@ def _chunk_rows(n_outputs: int) -> int:
     return max(_CHUNK_MIN, min(_CHUNK_MAX, _CHUNK_SCORES // max(n_outputs, 1)))
 
 
+def require_outputs(data: Any) -> None:
+    """Refuse a data set of fewer than 2 classes (``class_names``) or labels (``label_names``).
+
+    A model built without classes or labels takes the data set's, which the constructor's check
+    of at least 2 never sees; the boosters are undefined for one (their step sizes divide by
+    ``k - 1``) and a one-class stream is trivially predicted right.
+
+    Raises
+    ------
+    ValueError
+        Naming the data set (its ``name``, if it has one) and the count.
+    """
+    multiclass = hasattr(data, "class_names")
+    names = list(data.class_names if multiclass else data.label_names)
+    if len(names) >= 2:
+        return
+    one, many, who = (
+        ("class", "classes", "classifier") if multiclass else ("label", "labels", "ranker")
+    )
+    name = getattr(data, "name", None)
+    shown = f" ({', '.join(map(repr, names))})" if names else ""
+    raise ValueError(
+        f"the data set{f' {name!r}' if name else ''} has {len(names)} "
+        f"{one if len(names) == 1 else many}{shown}: a {who} needs at least 2 {many}"
+    )
+
+
 def _class_codes(model: Any, stream: Any) -> np.ndarray:
-    """``stream.y`` as the model's class codes (a model without classes takes the data's)."""
+    """``stream.y`` as the model's class codes (a model without classes takes the data's, of
+    which there must be at least 2: :func:`require_outputs`)."""
     names = list(stream.class_names)
     if getattr(model, "classes", None) is None and not hasattr(model, "classes_"):
+        require_outputs(stream)
         model._set_outputs(names)
     known = list(model._outputs())
     if known == names or known == list(range(len(names))):
@@ -80,6 +109,9 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     same labels as the data set, in any order.
     """
     names = list(stream.label_names)
+    # checked first, whatever the model's labels: a model ranks at least 2, so a data set of
+    # fewer would fail below anyway, with a message that hides why
+    require_outputs(stream)
     if getattr(model, "labels", None) is None and not hasattr(model, "labels_"):
         model._set_outputs(names)
     known = list(model._outputs())

@@ -25,6 +25,16 @@ from olboost.metrics._rank import rank_loss, rank_loss_mask
 __all__ = ["RankLoss", "RunningMean", "rank_loss", "rank_loss_mask"]
 
 
+def _check_total(total: float, name: str, weight: float, before: float) -> None:
+    """Raise a ``ValueError`` naming the weight ``name`` (of value ``weight``) if adding it to
+    the total weight ``before`` gave the non-finite ``total``."""
+    if not math.isfinite(total):
+        raise ValueError(
+            f"{name}={weight!r} would make the total weight overflow to infinity ({before!r} "
+            "counted so far): scale the weights down"
+        )
+
+
 class RunningMean:
     """Weighted running mean that skips NaN values.
 
@@ -57,7 +67,15 @@ class RunningMean:
         self._mean = 0.0
 
     def update(self, value: float, weight: float = 1.0) -> None:
-        """Add ``value`` with a finite, non-negative ``weight``; a NaN ``value`` is skipped."""
+        """Add ``value`` with a finite, non-negative ``weight``; a NaN ``value`` is skipped.
+
+        Raises
+        ------
+        ValueError
+            If ``weight`` is negative or not finite, if ``value`` is infinite, or if ``weight``
+            would make the total weight overflow to infinity (the mean would then stop
+            moving); nothing is counted.
+        """
         value = float(value)
         weight = float(weight)
         if not math.isfinite(weight) or weight < 0:
@@ -66,10 +84,19 @@ class RunningMean:
             return
         if math.isinf(value):
             raise ValueError(f"value must be finite or NaN (skipped), got {value!r}")
+        total = self.weight + weight
+        _check_total(total, "weight", weight, self.weight)
         self.n += 1
-        self.weight += weight
-        if self.weight > 0:
-            self._mean += (weight / self.weight) * (value - self._mean)
+        self.weight = total
+        if total > 0:
+            share = weight / total
+            step = value - self._mean
+            # values of opposite signs near the float limit overflow their difference; the
+            # same mean as a convex combination of the two cannot overflow
+            if math.isfinite(step):
+                self._mean += share * step
+            else:
+                self._mean = self._mean * (1.0 - share) + value * share
 
     def get(self) -> float:
         """The mean so far; NaN while no weight has been counted."""
@@ -145,13 +172,21 @@ class RankLoss:
 
         ``relevant`` and ``scores`` are as in :func:`rank_loss`: with dict ``scores``,
         ``relevant`` is a set of labels or River's ``{label: bool}``. ``w`` weights every
-        example added. Invalid input raises before anything is counted.
+        example added. Invalid input raises before anything is counted, as does a ``w`` that
+        would make the total weight overflow to infinity.
         """
         losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
         w = float(w)
         if not math.isfinite(w) or w < 0:
             raise ValueError(f"w must be finite and non-negative, got {w!r}")
-        for loss in [losses] if isinstance(losses, float) else losses.tolist():
+        losses = [losses] if isinstance(losses, float) else losses.tolist()
+        # the paper's mean counts every example (the skip one a subset), so its total is the
+        # largest; summed as its updates will sum it, so that no update of a batch overflows
+        total = self._paper.weight
+        for _ in losses:
+            total += w
+        _check_total(total, "w", w, self._paper.weight)
+        for loss in losses:
             self._skip.update(loss, w)
             self._paper.update(0.0 if math.isnan(loss) else loss, w)
 

@@ -107,7 +107,24 @@ class OnlineLearner(Estimator):
         return output_list(getattr(self, param), param, type(self).__name__)
 
     def _set_outputs(self, outputs: list[Hashable]) -> None:
-        setattr(self, self._outputs_param + "_", list(outputs))
+        """Fix the outputs (labels or classes) the model scores, as ``labels_``/``classes_``.
+
+        Raises
+        ------
+        ValueError
+            If ``outputs`` is not what the constructor's ``labels``/``classes`` parameter
+            accepts (at least 2 distinct hashable values), naming the parameter; nothing changes.
+        """
+        outputs = list(outputs)
+        # the protocols give a data set's outputs here, not through the constructor: without
+        # this check one class or label reaches the boosters, whose step sizes divide by k - 1
+        reason = check_outputs(outputs)
+        if reason is not None:
+            shown = repr(outputs[:10]) + (" ..." if len(outputs) > 10 else "")
+            raise ValueError(
+                f"{type(self).__name__}: the {self._outputs_param} {reason}, got {shown}"
+            )
+        setattr(self, self._outputs_param + "_", outputs)
 
     def _output_index(self) -> dict[Hashable, int]:
         index = self.__dict__.get("_index")
