@@ -486,3 +486,77 @@ def test_a_topk_feedback_with_a_pair_probability_below_the_floor_is_refused():
             model.learn_one(rng.normal(size=4), TopkFeedback(shown, relevant ^ (i % 2 == 0), floor))
         assert model.t_ == 30
         assert np.isfinite(list(model.score_one(rng.normal(size=4)).values())).all()
+
+
+# ------------------------------------------------ parameters that made a started state
+
+
+def test_a_started_committee_refuses_new_parameters_before_anything_changes():
+    # A started LinearCommittee took set_params(bias=True) and its kernels then wrote outside
+    # theta_ (a segfault, or heap corruption), and average=True read a (N, 0, 0) array
+    # (predictions changing from run to run); the trees ignored new values silently.
+    from olboost import LinearCommittee, MixedCommittee
+
+    rng = np.random.default_rng(0)
+    for committee, params in [
+        (LinearCommittee(n_features=3, bias=False), {"bias": True}),
+        (LinearCommittee(n_features=3, average=False), {"average": True}),
+        (LinearCommittee(n_features=3), {"C": (0.5, 2.0)}),
+        (VFDTCommittee(n_features=3), {"grace_period": (1.0, 2.0)}),
+        (MixedCommittee([VFDTCommittee(), LinearCommittee()]), {"shares": [2.0, 1.0]}),
+    ]:
+        committee.start(n_learners=3, n_labels=3, n_attributes=4, seed=2)
+        for _ in range(20):
+            z = rng.uniform(size=4)
+            committee.learn(z, np.eye(3)[[np.argmax(z[:3])] * 3])
+        before = pickle.dumps(committee)
+        name = next(iter(params)).partition("__")[0]
+        with pytest.raises(ValueError, match=rf"{name}.* cannot change once the committee has"):
+            committee.set_params(**params)
+        assert pickle.dumps(committee) == before
+        same = {name: getattr(committee, name)}
+        committee.set_params(**same)  # the same value is no change
+        fresh = committee.clone(params)  # what the message says to do
+        fresh.start(n_learners=3, n_labels=3, n_attributes=4, seed=2)
+        assert np.isfinite(fresh.predict(rng.uniform(size=4))).all()
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        ((3, 1, 4), "n_labels must be at least 2, got 1"),
+        ((3, 0, 4), "n_labels must be at least 2, got 0"),
+        ((0, 3, 4), "n_learners must be at least 1, got 0"),
+        ((3, 3, 0), "n_attributes must be at least 1, got 0"),
+        ((3.0, 3, 4), "n_learners must be an integer"),
+    ],
+)
+def test_a_committee_start_checks_its_sizes_before_it_starts(args, match):
+    from olboost import LinearCommittee
+
+    for committee in (VFDTCommittee(n_features=3), LinearCommittee(n_features=3)):
+        before = pickle.dumps(committee)
+        with pytest.raises((ValueError, TypeError), match=match):
+            committee.start(*args, seed=1)
+        assert pickle.dumps(committee) == before
+
+
+def test_a_started_label_ranker_refuses_another_complexity():
+    from olboost import LabelRanker
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((50, 8)) < 0.4).astype(float)
+    Y = rng.random((50, 3)) < 0.4
+    model = LabelRanker(update="III", complexity="squared", C=1.0, margin=0.5, seed=0)
+    model.learn(X, Y)
+    # it scored the squared norm's weights as entropic ones (scores near 3, where the entropy's
+    # are averages of features in [0, 1])
+    rejects(
+        model,
+        lambda: model.set_params(complexity="entropy", margin=0.1),
+        ValueError,
+        "complexity cannot change once the ranker has started",
+    )
+    model.set_params(C=0.5, margin=0.2, update="II")  # these may change: the same dual
+    model.learn(X, Y)
+    assert np.isfinite(model.score(X[:2])).all()

@@ -153,6 +153,16 @@ def draw_feature_subsets(
     ).astype(np.int64)
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parameter values are equal (``False`` where comparing them fails)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 class Committee(Estimator):
     """Abstract committee of ``N`` online weak learners (see the module docstring).
 
@@ -171,10 +181,44 @@ class Committee(Estimator):
         "weight_multiplier": Range(Interval(0, MAX_WEIGHT_MULTIPLIER, closed="right")),
     }
 
+    def _checked_new_params(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        direct, nested = super()._checked_new_params(params)
+        # A started committee's learners and arrays were made from its parameters (a linear
+        # learner's bias row and average, the trees' drawn setups), and its kernels read some of
+        # them again at every call: a new bias or average made them read and write outside
+        # their arrays (a crash, or results changing from run to run).
+        if "n_attributes_" in self.__dict__:
+            changed = sorted(
+                name for name, value in direct.items() if not _same(value, getattr(self, name))
+            )
+            changed += sorted(nested)
+            if changed:
+                raise ValueError(
+                    f"{type(self).__name__}: {', '.join(changed)} cannot change once the "
+                    "committee has started (its learners were made from them); clone it for a "
+                    "fresh committee with other parameters"
+                )
+        return direct, nested
+
     def start(self, n_learners: int, n_labels: int, n_attributes: int, seed: int | None) -> None:
         """Create the learners: ``n_learners`` of them over ``n_labels`` labels and ``n_attributes``
         input columns, with per-learner randomness drawn from ``seed``."""
         self._validate_params()
+        for name, value, least in (
+            ("n_learners", n_learners, 1),
+            ("n_labels", n_labels, 2),
+            ("n_attributes", n_attributes, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, Integral):
+                raise TypeError(
+                    f"{type(self).__name__}.start: {name} must be an integer, got {value!r}"
+                )
+            if value < least:
+                raise ValueError(
+                    f"{type(self).__name__}.start: {name} must be at least {least}, got {value}"
+                )
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, Integral)):
             raise TypeError(f"{type(self).__name__}.start: seed must be an integer, got {seed!r}")
         if seed is not None and seed < 0:

@@ -26,7 +26,6 @@ from olboost.rankers.label_ranker import (
 )
 from olboost.weak import _linear_kernels as K
 from olboost.weak.base import (
-    MAX_WEIGHT_MULTIPLIER,
     Committee,
     CompiledKernels,
     draw_feature_subsets,
@@ -244,7 +243,9 @@ class LinearCommittee(Committee):
         "n_features": Interval(1, None, integer=True, allow_none=True),
         "C": Range(Interval(0, math.inf, closed="neither")),
         "margin": Range(Interval(0, math.inf, closed="neither")),
-        "weight_multiplier": Range(Interval(0, MAX_WEIGHT_MULTIPLIER, closed="right")),
+        # any multiplier: Update I's budget is capped (MAX_STEP_C), and II and III stop at the
+        # loss, so no weight a booster passes overflows a linear learner
+        "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
         "update": OneOf("I", "II", "III"),
         "complexity": OneOf("squared", "entropy"),
         "temperature": Interval(0, math.inf, closed="left"),
