@@ -309,3 +309,136 @@ def test_cli_refuses_a_data_set_of_one_class_or_label_in_one_line(tmp_path, caps
         lines = captured.err.splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"olboost: error: {where}"), captured.err
         assert what in lines[0] and "needs at least 2" in lines[0]
+
+
+def _split(width, labels, rows=50, name="x", seed=0):
+    from olboost.datasets import MultiLabelDataset
+
+    rng = np.random.default_rng(seed)
+    X = rng.random((rows, width))
+    X[:, 0] = rng.integers(0, 3, rows)  # nominal codes 0..2, for the committee that has them
+    Y = rng.random((rows, len(labels))) < 0.4
+    return MultiLabelDataset(name, X, Y, [f"f{i}" for i in range(width)], list(labels))
+
+
+def _head(data, rows=10):
+    return data.X[:rows], data.Y[:rows]
+
+
+def _with_value(data, row, column, value):
+    data.X[row, column] = value
+    return data
+
+
+def _booster(**params):
+    return AdaOLMR(VFDTCommittee(n_features=3, **params), learners=3, seed=1)
+
+
+def _label_ranker():
+    from olboost import LabelRanker
+
+    return LabelRanker(seed=0)
+
+
+def _topk():
+    from olboost import TopkAdaptive
+
+    return TopkAdaptive(VFDTCommittee(n_features=3), learners=3, seed=1, k=2, rho=0.05)
+
+
+_OTHER_LABELS = r"test split: the model ranks labels \['a', 'b', 'c'\]\.\.\., the data set has "
+_BAD_SPLITS = {
+    "other labels": (_booster, _split(4, "abd"), _OTHER_LABELS + r"labels \['a', 'b', 'd'\]"),
+    "other labels, ranker": (
+        _label_ranker,
+        _split(4, "abd"),
+        r"\(the model takes the train split's\)",
+    ),
+    "other labels, top-k": (_topk, _split(4, "abd"), _OTHER_LABELS),
+    "other width": (
+        _booster,
+        _split(5, "abc"),
+        "test split: X has 5 features, the train split has 4",
+    ),
+    "one label": (
+        _booster,
+        _split(4, "a"),
+        r"test split: the data set 'x' has 1 label \('a'\): a ranker",
+    ),
+    "NaN": (
+        _label_ranker,
+        _with_value(_split(4, "abc"), 3, 1, np.nan),
+        r"test split: X has a missing value \(NaN\) at row 3, feature 1",
+    ),
+    "infinity": (
+        _booster,
+        _with_value(_split(4, "abc"), 5, 2, np.inf),
+        r"test split: X has an infinite value",
+    ),
+    # a started model's committee checks the rows too (an unstarted one has no committee yet)
+    "unknown nominal code": (
+        lambda: _booster(nominal_attributes={0: 3}).learn(*_head(_split(4, "abc", seed=2))),
+        _with_value(_split(4, "abc"), 7, 0, 3),
+        r"test split: X row 7: nominal attributes must hold integer codes .* got 3",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_SPLITS))
+@pytest.mark.parametrize("protocol", ["train_test", "train_test loops=3", "resumable"])
+def test_a_test_split_that_does_not_fit_is_refused_before_anything_is_learned(case, protocol):
+    # both splits are given up front, yet train_test learned the whole train split (resumable
+    # fixed labels_, or learned it too) before refusing a test split of other labels, another
+    # width, one label or values the model refuses
+    from olboost.evaluate import resumable
+
+    make, test, message = _BAD_SPLITS[case]
+    run = {
+        "train_test": lambda m: train_test(m, _split(4, "abc", seed=1), test),
+        "train_test loops=3": lambda m: train_test(m, _split(4, "abc", seed=1), test, loops=3),
+        "resumable": lambda m: resumable(m, _split(4, "abc", seed=1), test, loops=2, every=10),
+    }[protocol]
+    model = make()
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=message):
+        run(model)
+    assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("protocol", ["prequential", "resumable"])
+def test_one_stream_is_checked_whole_before_anything_is_learned(protocol):
+    # the model checks the block it is handed: a NaN after the first block was refused once the
+    # blocks before it had been learned
+    from olboost.evaluate import resumable
+
+    stream = _with_value(_split(4, "abc", rows=2000), 1500, 2, np.nan)
+    model = _label_ranker()
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"stream: X has a missing value \(NaN\) at row 1500"):
+        {"prequential": prequential, "resumable": resumable}[protocol](model, stream)
+    assert pickle.dumps(model) == before
+
+
+def test_splits_that_fit_still_run_and_a_started_model_checks_its_width():
+    train = _split(4, "abc", seed=1)
+    # the same labels in another order: the model ranks them in its order, as before
+    for make in (_booster, _label_ranker, _topk):
+        result = train_test(make(), train, _split(4, "bca"), loops=2)
+        assert result.n_test == 50 and np.isfinite(result.rank_loss)
+    # a top-k booster that shows more labels than the data set has: refused before the model
+    # takes the data set's labels (it kept them, refused by its start)
+    model = _topk().set_params(k=4)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"k must be in \[2, m=3\], got 4"):
+        train_test(model, train, train)
+    assert pickle.dumps(model) == before
+    model = _label_ranker()
+    prequential(model, train)
+    before = pickle.dumps(model)
+    wide = _split(5, "abc")
+    for tr, te, role in ((train, wide, "test"), (wide, train, "train")):
+        with pytest.raises(
+            ValueError, match=f"{role} split: X has 5 features, the model was started with 4"
+        ):
+            train_test(model, tr, te)
+        assert pickle.dumps(model) == before

@@ -165,6 +165,91 @@ def test_bad_files_and_outputs_are_named(runs, tmp_path, capsys):
     assert not (tmp_path / "x.png").exists() and not list(tmp_path.glob("figure*"))
 
 
+_TOY = {"algorithm": "ada-olmr", "dataset": "toy", "seed": 1, "curve_metric": "rank_loss"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # the figure was written, then an IndexError
+        (
+            {"curve_test_starts_after": 0, "curve": []},
+            "curve must be a non-empty list of finite numbers, got []",
+        ),
+        # "object of type 'int' has no len()", naming neither the file nor the field
+        ({"curve": 5}, "curve must be a non-empty list of finite numbers, got 5"),
+        ({"curve": {"0": 0.5}}, "curve must be a non-empty list"),
+        ({"curve": [0.5, "0.5"]}, 'curve[1] must be a finite number, got "0.5"'),
+        ({"curve": [0.5, None]}, "curve[1] must be a finite number, got null"),
+        ({"curve": [0.5, True]}, "curve[1] must be a finite number, got true"),
+        ({"curve": [0.5, float("nan")]}, "curve[1] must be a finite number, got nan"),
+        ({"curve": [float("inf"), 0.5]}, "curve[0] must be a finite number, got inf"),
+        ({"curve": [0.5, 10**400]}, "curve[1] must be a finite number, got 1000"),
+        ({"curve": [1, 0], "curve_metric": ["rank_loss"]}, "curve_metric must be a string"),
+        # an OverflowError: cannot convert float infinity to integer
+        (
+            {"curve": [0.5, 0.5], "curve_test_starts_after": float("inf")},
+            "curve_test_starts_after must be an integer from 0 to the curve's length 2, got inf",
+        ),
+        (
+            {"curve": [0.5, 0.5], "curve_test_starts_after": 3},
+            "curve_test_starts_after must be an integer from 0 to the curve's length 2, got 3",
+        ),
+        (
+            {"curve": [0.5, 0.5], "curve_test_starts_after": -1},
+            "curve_test_starts_after must be an integer from 0 to the curve's length 2, got -1",
+        ),
+        (
+            {"curve": [0.5, 0.5], "curve_test_starts_after": 1.5},
+            "curve_test_starts_after must be an integer from 0 to the curve's length 2, got 1.5",
+        ),
+        (
+            {"curve": [0.5, 0.5], "curve_test_starts_after": "1"},
+            'curve_test_starts_after must be an integer from 0 to the curve\'s length 2, got "1"',
+        ),
+    ],
+)
+def test_malformed_curve_fields_are_one_line_naming_the_file_and_field_and_draw_nothing(
+    tmp_path, capsys, fields, message
+):
+    record = {**_TOY, **fields}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(record))  # NaN and Infinity as Python's json writes them
+    png = tmp_path / "fig.png"
+    assert main(["plot", str(path), "-o", str(png)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"olboost: error: {path}: {message}"), captured.err
+    assert len(captured.err.splitlines()) == 1
+    assert not png.exists()
+    # a directory's file is named too, and the API names the record's index
+    assert main(["plot", str(tmp_path), "-o", str(png)]) == 2
+    assert capsys.readouterr().err.startswith(f"olboost: error: {path}: {message}")
+    good = {**_TOY, "seed": 2, "curve": [0.5, 0.5]}
+    with pytest.raises(ValueError) as err:
+        curves([good, record])
+    assert str(err.value).startswith(f"record 1 (ada-olmr on toy (seed 1)): {message}")
+    assert not png.exists()
+
+
+def test_curve_fields_as_olboost_run_writes_them_still_draw(runs, tmp_path):
+    # the limits are those of real records: 0 (prequential), a test split starting after the
+    # training passes, a curve of one round, correctness as 0 and 1
+    _, records = runs
+    assert records["ada1"]["curve_test_starts_after"] == 391
+    fine = [
+        records["ada1"],
+        {**_TOY, "curve": [1], "curve_test_starts_after": 0},
+        {**_TOY, "curve": [0.5, 0.5], "curve_test_starts_after": 2},
+        {**_TOY, "curve": [1, 0, 1.0], "curve_metric": "correct"},
+        {**_TOY, "curve": [0.5, 0], "curve_test_starts_after": None},
+    ]
+    for record in fine:
+        path = tmp_path / "r.json"
+        path.write_text(json.dumps(record))
+        assert main(["plot", str(path), "-o", str(tmp_path / "fig.png")]) == 0
+
+
 def test_run_curve_refused_on_enron_foldering(capsys):
     argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--curve"]
     assert main(argv) == 2

@@ -251,6 +251,66 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert not store.exists()  # no store, no token: the model's settings were checked first
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # a negative limit cut the stream from its end and reported the loss of fewer users
+        (("--limit", "-3"), "--limit must be an integer >= 1 (users), got -3"),
+        # nobody was sent: "0 users ... test rank loss nan", exit 0
+        (("--limit", "0"), "--limit must be an integer >= 1 (users), got 0"),
+        (("--duration", "-1"), "--duration must be a number of seconds > 0, got -1.0"),
+        (("--duration", "0"), "--duration must be a number of seconds > 0, got 0.0"),
+        (("--duration", "nan"), "--duration must be a number of seconds > 0, got nan"),
+        # every /rank was refused with 422
+        (("--key", "-1"), "--key must be an integer in [0, 2^64), got -1"),
+        (("--key", str(2**64)), f"--key must be an integer in [0, 2^64), got {2**64}"),
+        # failed in the users' tasks, after some were sent
+        (("--seed", "-1", "--drop", "0.5"), "--seed must be an integer >= 0, got -1"),
+        (("--loops", "0"), "--loops must be an integer >= 1, got 0"),
+        (("--concurrency", "0"), "--concurrency must be an integer >= 1, got 0"),
+        (("--delay", "inf"), "--delay must be a number of seconds >= 0, got inf"),
+        (("--drop", "1.5"), "--drop must be a probability in [0, 1], got 1.5"),
+    ],
+)
+def test_bad_simulate_options_are_one_line_before_anything_is_read_or_sent(
+    capsys, monkeypatch, options, message
+):
+    import olboost.serve.commands
+    import olboost.serve.simulate
+    from olboost.cli import main
+
+    def never(*args, **kwargs):
+        raise AssertionError("read or sent before the options were checked")
+
+    monkeypatch.setattr(olboost.serve.commands, "_load_dataset", never)
+    monkeypatch.setattr(olboost.serve.simulate, "_get", never)
+    args = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", *options]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"olboost: error: {message}\n", captured.err
+
+
+def test_simulate_checks_its_settings_before_contacting_the_service(monkeypatch):
+    import olboost.serve.simulate
+    from olboost.serve.simulate import simulate
+
+    def never(*args, **kwargs):
+        raise AssertionError("the service was contacted")
+
+    monkeypatch.setattr(olboost.serve.simulate, "_get", never)
+    for settings, message in [
+        ({"limit": -3}, "limit must be an integer >= 1"),
+        ({"limit": True}, "limit must be an integer >= 1"),
+        ({"duration": 0.0}, "duration must be a number of seconds > 0"),
+        ({"key": -1}, r"key must be an integer in \[0, 2\^64\)"),
+        ({"seed": -1}, "seed must be an integer >= 0"),
+        ({"loops": 1.0}, "loops must be an integer >= 1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            simulate("http://127.0.0.1:9", None, **settings)
+
+
 def _tiny_mulan(folder: Path) -> tuple[Path, Path]:
     """A MULAN data file (4 features, the labels of SMALL) and its XML label file."""
     rng = np.random.default_rng(0)

@@ -9,6 +9,9 @@
 * ``curve_metric``: ``"rank_loss"`` or ``"correct"``;
 * ``curve_test_starts_after``: rounds before the first test example (0 when prequential).
 
+A record whose ``curve`` is not a non-empty list of finite numbers, or whose other fields are
+not as above, is refused before anything is drawn, naming the field (:func:`curve_problem`).
+
 ``olboost plot RESULTS... -o fig.png`` draws the running average of those values against the
 round (:func:`plot_curves`, which returns the matplotlib ``Figure``). Records of one configuration
 with different seeds become one line, their mean, with a band of one standard deviation
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +50,7 @@ __all__ = [
     "Curve",
     "add_parsers",
     "curve_fields",
+    "curve_problem",
     "curves",
     "draw",
     "figure",
@@ -187,6 +192,62 @@ def _configuration(record: Mapping[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str)
 
 
+def _shown(value: Any, limit: int = 40) -> str:
+    """``value`` as an error message quotes it: as JSON (a float as Python writes it, nan and
+    inf included), cut to ``limit`` characters."""
+    text = json.dumps(value, default=str) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _finite_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (not a bool) that is finite as a float."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def curve_problem(record: Mapping[str, Any], *, values_only: bool = False) -> str | None:
+    """What is wrong with the curve fields of a record holding a ``curve`` (the module
+    docstring gives them), naming the field, or ``None`` when they can be drawn.
+
+    ``curve`` must be a non-empty list of finite numbers, ``curve_metric`` (if given) a string,
+    ``curve_test_starts_after`` (if given) an integer from 0 to the curve's length (not checked
+    with ``values_only``).
+
+    >>> curve_problem({"curve": [0.5, 0.25], "curve_test_starts_after": 1}) is None
+    True
+    >>> curve_problem({"curve": []})
+    'curve must be a non-empty list of finite numbers, got []'
+    """
+    curve = record["curve"]
+    if not isinstance(curve, list) or not curve:
+        return f"curve must be a non-empty list of finite numbers, got {_shown(curve)}"
+    metric = record.get("curve_metric", "rank_loss")
+    if not isinstance(metric, str):
+        return f"curve_metric must be a string such as 'rank_loss', got {_shown(metric)}"
+    for i, value in enumerate(curve):
+        if not _finite_number(value):
+            return f"curve[{i}] must be a finite number, got {_shown(value)}"
+    return None if values_only else _start_problem(record)
+
+
+def _start_problem(record: Mapping[str, Any]) -> str | None:
+    """:func:`curve_problem` of ``curve_test_starts_after``, for a record whose ``curve`` passed
+    the rest (a list)."""
+    start, n = record.get("curve_test_starts_after"), len(record["curve"])
+    if start is not None and (
+        isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= n
+    ):
+        return (
+            f"curve_test_starts_after must be an integer from 0 to the curve's length {n}, "
+            f"got {_shown(start)}"
+        )
+    return None
+
+
 def _describe(record: Mapping[str, Any]) -> str:
     return (
         f"{record.get('algorithm', '?')} on {record.get('dataset', '?')} "
@@ -228,19 +289,24 @@ def curves(
     Raises
     ------
     ValueError
-        If a record has no curve, the records mix metrics (rank loss and correctness), or two runs
-        of one line have curves of different lengths or the same seed (their records do not tell
-        them apart: group them with ``group_by``).
+        If a record has no curve or malformed curve fields (:func:`curve_problem`; the message
+        names the record's index and the field), the records mix metrics (rank loss and
+        correctness), or two runs of one line have curves of different lengths or the same seed
+        (their records do not tell them apart: group them with ``group_by``).
     """
     records = list(records)
     if not records:
         raise ValueError("no records to plot")
-    for r in records:
+    for i, r in enumerate(records):
         if "curve" not in r:
             raise ValueError(
                 f"the record of {_describe(r)} holds no curve: run it with olboost run --curve "
                 "(or curve = true in a sweep spec)"
             )
+        # the start's range is checked last: a curve cut short is said to be of another length
+        problem = curve_problem(r, values_only=True)
+        if problem is not None:
+            raise ValueError(f"record {i} ({_describe(r)}): {problem}")
     metrics = sorted({str(r.get("curve_metric", "rank_loss")) for r in records})
     if len(metrics) > 1:
         raise ValueError(f"records of different metrics {metrics} cannot share an axis")
@@ -251,7 +317,6 @@ def curves(
         labels = list(groups)
     else:
         labels = _labels([json.loads(key) for key in groups])
-    out = []
     for label, runs in zip(labels, groups.values(), strict=True):
         seeds = [r.get("seed") for r in runs]
         twice = sorted({str(s) for s in seeds if seeds.count(s) > 1})
@@ -263,6 +328,12 @@ def curves(
         lengths = sorted({len(r["curve"]) for r in runs})
         if len(lengths) > 1:
             raise ValueError(f"{label}: runs of different lengths {lengths} cannot be averaged")
+    for i, r in enumerate(records):
+        problem = _start_problem(r)
+        if problem is not None:
+            raise ValueError(f"record {i} ({_describe(r)}): {problem}")
+    out = []
+    for label, runs in zip(labels, groups.values(), strict=True):
         stack = np.array([running_average(r["curve"]) for r in runs])
         rounds = sample_rounds(stack.shape[1], points)
         mean = stack.mean(axis=0)[rounds - 1]
@@ -404,15 +475,24 @@ def load_records(paths: Iterable[str | os.PathLike]) -> list[dict[str, Any]]:
     """The JSON records in ``paths``: files (each must hold a curve) and directories (their
     ``*.json`` files that hold one, e.g. a sweep's results; others are passed over).
 
-    Raises ``ValueError`` if a file named holds no curve or nothing holds one, and
+    Raises ``ValueError`` if a file named holds no curve, a record's curve fields are malformed
+    (:func:`curve_problem`: the message names the file and the field) or nothing holds one, and
     ``FileNotFoundError`` for a path that does not exist."""
     out: list[dict[str, Any]] = []
+
+    def add(record: dict[str, Any], path: Path) -> None:
+        # checked here, where the file is known, and before anything is drawn or written
+        problem = curve_problem(record)
+        if problem is not None:
+            raise ValueError(f"{path}: {problem}")
+        out.append(record)
+
     for p in map(Path, paths):
         if p.is_dir():
             for f in sorted(p.glob("*.json")):
                 record = _read_json(f)
                 if isinstance(record, dict) and "curve" in record:
-                    out.append(record)
+                    add(record, f)
             continue
         if not p.exists():
             raise FileNotFoundError(f"no such file or directory: {p}")
@@ -421,7 +501,7 @@ def load_records(paths: Iterable[str | os.PathLike]) -> list[dict[str, Any]]:
             raise ValueError(
                 f"{p} holds no learning curve: write it with olboost run --curve --output"
             )
-        out.append(record)
+        add(record, p)
     if not out:
         raise ValueError(
             "no learning curve in the results given: olboost run --curve --output, or curve = "
@@ -442,9 +522,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise ValueError(f"-o {output}: give the figure's format by its suffix (.png, .pdf, .svg)")
     records = load_records(args.results)
     fig = plot_curves(records, points=args.points or None, title=args.title)
+    # the summary before the figure is written: nothing is written when something fails
+    finals = curves(records, points=2)
     fig.savefig(args.output, dpi=args.dpi)
     metric = str(records[0].get("curve_metric", "rank_loss"))
-    for c in curves(records, points=2):
+    for c in finals:
         sd = "" if c.std is None else f" ± {c.std[-1]:.4f}"
         print(f"{c.label}: final running average {metric} {c.mean[-1]:.4f}{sd} ({c.runs} runs)")
     print(f"figure: {args.output}")

@@ -3,8 +3,9 @@ on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a 
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,20 +57,26 @@ def require_outputs(data: Any) -> None:
     )
 
 
+def _class_map(known: list, names: list) -> np.ndarray | None:
+    """The model's code of each class of a data set of classes ``names``, for a model of classes
+    ``known`` (``None``: the same codes); a ``ValueError`` if the model does not know one."""
+    if known == names or known == list(range(len(names))):
+        return None
+    if not set(names) <= set(known):
+        raise ValueError(f"the data set has classes {names} the model does not know ({known})")
+    where = {c: j for j, c in enumerate(known)}
+    return np.array([where[c] for c in names])
+
+
 def _class_codes(model: Any, stream: Any) -> np.ndarray:
     """``stream.y`` as the model's class codes (a model without classes takes the data's, of
     which there must be at least 2: :func:`require_outputs`)."""
     names = list(stream.class_names)
-    if getattr(model, "classes", None) is None and not hasattr(model, "classes_"):
+    if not _has_outputs(model):
         require_outputs(stream)
         model._set_outputs(names)
-    known = list(model._outputs())
-    if known == names or known == list(range(len(names))):
-        return np.asarray(stream.y)
-    if not set(names) <= set(known):
-        raise ValueError(f"the data set has classes {names} the model does not know ({known})")
-    where = {c: j for j, c in enumerate(known)}
-    return np.array([where[c] for c in names])[np.asarray(stream.y)]
+    codes = _class_map(list(model._outputs()), names)
+    return np.asarray(stream.y) if codes is None else codes[np.asarray(stream.y)]
 
 
 def _classification_step(model: Any, X: Any, outputs: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -112,9 +119,14 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     # checked first, whatever the model's labels: a model ranks at least 2, so a data set of
     # fewer would fail below anyway, with a message that hides why
     require_outputs(stream)
-    if getattr(model, "labels", None) is None and not hasattr(model, "labels_"):
+    if not _has_outputs(model):
         model._set_outputs(names)
-    known = list(model._outputs())
+    return _label_order(list(model._outputs()), names)
+
+
+def _label_order(known: list, names: list) -> np.ndarray:
+    """Columns of a data set of labels ``names`` in the order of a model's labels ``known`` (the
+    rules of :func:`_label_columns`); a ``ValueError`` if they are other labels."""
     if known == names or known == list(range(len(names))):
         return np.arange(len(names))
     if set(known) != set(names):
@@ -123,6 +135,90 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
         )
     where = {name: j for j, name in enumerate(names)}
     return np.array([where[label] for label in known])
+
+
+def _has_outputs(model: Any) -> bool:
+    """Whether ``model`` has its labels or classes (a parameter, or taken from data already)."""
+    param = getattr(model, "_outputs_param", "labels")
+    return getattr(model, param, None) is not None or hasattr(model, param + "_")
+
+
+def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
+    """Refuse, before ``model`` learns anything, a data set among ``splits`` (``(role, data)``
+    pairs, in the order the protocol streams them) that the loops would refuse only on reaching
+    it, after the model had learned the streams before it (or a block of its own first rows: the
+    model checks one block per call).
+
+    Each data set must have at least 2 labels or classes (:func:`require_outputs`), outputs that
+    fit the model's, or those the model takes from the first (the rules of
+    :func:`_label_columns` and :func:`_class_codes`), the width of the others and of a started
+    model, parameters that fit the outputs the model takes, and values the model accepts: the
+    checks its array path makes of a block before learning it (``Rows.of``; a started model's
+    committee's row checks too), made here of every row. Iterables of ``(x, y)`` pairs are not
+    checked here (they are read once, as they are learned).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the role (``"test split"`` ...) and the problem; the model is unchanged.
+    """
+    from olboost.online import MulticlassLearner, OnlineLearner
+    from olboost.online.inputs import Rows, check_width
+    from olboost.online.labels import relevance_matrix
+
+    if not isinstance(model, OnlineLearner):
+        return
+    classify = isinstance(model, MulticlassLearner)
+    is_data = _is_classification_data if classify else _is_dataset
+    started = model._started
+    known = list(model._outputs()) if _has_outputs(model) else None
+    taken_from = None  # the role whose outputs the model takes, if it has none of its own
+    width, width_from = None, None
+    checked: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for role, data in splits:
+        if not is_data(data) or id(data) in seen:  # the train split of several loops: once
+            continue
+        seen.add(id(data))
+        try:
+            require_outputs(data)
+        except ValueError as err:
+            raise ValueError(f"{role}: {err}") from None
+        names = list(data.class_names if classify else data.label_names)
+        if known is None:
+            known, taken_from = names, role
+        else:
+            try:
+                (_class_map if classify else _label_order)(known, names)
+            except ValueError as err:
+                takes = f" (the model takes the {taken_from}'s)" if taken_from else ""
+                raise ValueError(f"{role}: {err}{takes}") from None
+        rows = Rows.of(data.X, role, model._missing_allowed())
+        if started:
+            check_width("X", rows.d, model.n_features_in_, role)
+        elif width is None:
+            width, width_from = rows.d, role
+        elif rows.d != width:
+            raise ValueError(f"{role}: X has {rows.d} features, the {width_from} has {width}")
+        if not classify:
+            relevance_matrix(data.Y, rows.n, role)
+        checked.append((role, rows))
+    if not started and taken_from is not None:
+        # the model takes the data's outputs before it starts, and its start checks its
+        # parameters against them (a top-k booster's k against the number of labels): checked
+        # on a shallow copy, so that the model does not keep outputs it was refused with
+        probe = copy.copy(model)
+        probe._set_outputs(known)
+        probe._check_params()
+    if started:
+        # the committee's own conditions on rows (nominal codes ...); an unstarted model has no
+        # committee yet and checks them block by block, as it reaches them: starting a clone for
+        # them would compile the committee's kernels here on a cold cache, outside every timer
+        for role, rows in checked:
+            try:
+                model._check_rows(rows)
+            except ValueError as err:
+                raise ValueError(f"{role}: {err}") from None
 
 
 def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.ndarray, np.ndarray]:

@@ -17,7 +17,7 @@ from olboost.evaluate._inputs import (
     _progress,
     _require_examples,
 )
-from olboost.evaluate._loops import _prequential, _train_test
+from olboost.evaluate._loops import _prequential, _train_test, check_splits
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 
 
@@ -62,8 +62,10 @@ def train_test(
     ------
     ValueError
         If ``test`` is known to hold no example (a data set or sequence of length 0), ``loops``
-        is not an integer >= 1 (or > 1 with a one-pass iterator), or ``feedback`` or ``k`` do not
-        fit the model. Nothing is learned then.
+        is not an integer >= 1 (or > 1 with a one-pass iterator), ``feedback`` or ``k`` do not
+        fit the model, or a split that is a data set does not fit the model or the other split
+        (fewer than 2 labels, other labels, another width, values the model refuses; the message
+        names the split). Nothing is learned then.
 
     Examples
     --------
@@ -88,6 +90,7 @@ def train_test(
     mode = _feedback_mode(model, feedback, k)
     loops = _check_loops(loops, train)
     _require_examples(test, "test stream")
+    check_splits(model, [("train split", train), ("test split", test)])
     compile_s = None
     if warm_up:
         train_head, train = _peel(train, WARM_UP_ROWS)
@@ -120,10 +123,12 @@ def prequential(
     :func:`train_test` (a top-k booster shows a ranking, is scored on it and learns the relevance
     of its top ``k``). With ``warm_up=True``, :func:`warm_up` runs first and its duration is the
     result's ``compile_seconds``, kept out of ``seconds``. A stream known to hold no example
-    (length 0), or a ``feedback`` or ``k`` that does not fit the model, is a ``ValueError``.
+    (length 0), a ``feedback`` or ``k`` that does not fit the model, or a data set the model
+    would refuse a row of (checked whole, before anything is learned) is a ``ValueError``.
     """
     mode = _feedback_mode(model, feedback, k)
     _require_examples(stream, "stream")
+    check_splits(model, [("stream", stream)])
     compile_s = None
     n = _length(stream)
     if warm_up:

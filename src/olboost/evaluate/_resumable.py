@@ -32,6 +32,7 @@ from olboost.evaluate._loops import (
     _label_columns,
     _pairless,
     _ranking_step,
+    check_splits,
 )
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 
@@ -139,8 +140,9 @@ def resumable(
     Raises
     ------
     ValueError
-        For bad ``loops`` or ``every``, or a ``start`` that does not fit the data (another data
-        set, split or number of loops).
+        For bad ``loops`` or ``every``, a ``start`` that does not fit the data (another data
+        set, split or number of loops), or a split that does not fit the model or the other
+        split (as in :func:`train_test`). Nothing is learned then.
     TypeError
         If a stream is not a data set.
 
@@ -178,6 +180,10 @@ def resumable(
     ):
         raise ValueError(f"every must be an integer >= 1 or None, got {every!r}")
     protocol, passes = _passes(stream, test, loops, classify)
+    check_splits(
+        model,
+        [("stream", stream)] if test is None else [("train split", stream), ("test split", test)],
+    )
     sizes = tuple(int(s.n_samples) for s in passes)
     state = start
     if state is None:

@@ -81,6 +81,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     import json
     import os
 
+    from olboost.serve.simulate import SETTINGS, check_settings
+
+    # first: before the token file, the data set or the service are read
+    check_settings({name: getattr(args, name) for name in SETTINGS}, prefix="--")
     from olboost.cli import check_output, write_record
     from olboost.serve.app import TOKEN_ENV
     from olboost.serve.simulate import HTTPError, simulate
@@ -201,8 +205,8 @@ def add_parsers(sub: Any) -> None:
     sim.add_argument("--concurrency", type=int, default=8, help="users served at once")
     sim.add_argument("--delay", type=float, default=0.0, help="mean seconds before a click")
     sim.add_argument("--drop", type=float, default=0.0, help="probability of never answering")
-    sim.add_argument("--seed", type=int, default=1, help="seed of drops and delays")
-    sim.add_argument("--key", type=int, help="draw key sent with each ranking")
+    sim.add_argument("--seed", type=int, default=1, help="seed of drops and delays (>= 0)")
+    sim.add_argument("--key", type=int, help="draw key sent with each ranking, in [0, 2^64)")
     sim.add_argument("--wait", action="store_true", help="feedback answered once learned")
     sim.add_argument("--limit", type=int, help="stop after this many users")
     sim.add_argument("--duration", type=float, help="send no new user after this many seconds")

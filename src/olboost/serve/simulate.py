@@ -24,15 +24,18 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import numbers
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
-__all__ = ["HTTPError", "SimulationReport", "simulate"]
+from olboost._random import MAX_KEY
+
+__all__ = ["SETTINGS", "HTTPError", "SimulationReport", "check_settings", "simulate"]
 
 #: Seconds to wait for one answer before counting the request as failed.
 TIMEOUT = 30.0
@@ -300,6 +303,49 @@ async def _get(url: str, path: str, token: str | None = None) -> Any:
         conn.close()
 
 
+#: The numeric settings of :func:`simulate` (and options of ``olboost simulate``) that
+#: :func:`check_settings` checks; ``None`` (unset) is allowed for those that default to it.
+SETTINGS = ("loops", "concurrency", "delay", "drop", "seed", "key", "limit", "duration")
+_OPTIONAL = ("key", "limit", "duration")
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# Why each bound: out of range, a run did not fail but reported something else. A negative
+# limit cut the stream from its end (X[:-3]) and the test loss was that of fewer examples; a limit
+# or duration of 0 (or a negative or NaN duration) sent nobody and reported a loss of NaN with
+# exit 0; a key outside the service's [0, 2^64) made every /rank a 422; a negative seed failed
+# inside the users' tasks, after the first users had been sent.
+_RULES: dict[str, tuple[Any, str]] = {
+    "loops": (lambda v: _is_integer(v) and v >= 1, "an integer >= 1"),
+    "concurrency": (lambda v: _is_integer(v) and v >= 1, "an integer >= 1"),
+    "delay": (lambda v: _is_number(v) and 0 <= v < math.inf, "a number of seconds >= 0"),
+    "drop": (lambda v: _is_number(v) and 0 <= v <= 1, "a probability in [0, 1]"),
+    "seed": (lambda v: _is_integer(v) and v >= 0, "an integer >= 0"),
+    "key": (lambda v: _is_integer(v) and 0 <= v <= MAX_KEY, "an integer in [0, 2^64)"),
+    "limit": (lambda v: _is_integer(v) and v >= 1, "an integer >= 1 (users)"),
+    "duration": (lambda v: _is_number(v) and v > 0, "a number of seconds > 0"),
+}
+
+
+def check_settings(settings: Mapping[str, Any], prefix: str = "") -> None:
+    """Raise a ``ValueError`` naming the first of ``settings`` (:data:`SETTINGS`, by name) out
+    of range, as ``prefix + name`` (``"--"``: the command's option); changes and sends nothing.
+    """
+    for name, value in settings.items():
+        if value is None and name in _OPTIONAL:
+            continue
+        valid, what = _RULES[name]
+        if not valid(value):
+            raise ValueError(f"{prefix}{name} must be {what}, got {value!r}")
+
+
 def simulate(
     url: str,
     data: Any,
@@ -340,22 +386,30 @@ def simulate(
     seed
         Seed of the drops and delays (per example, so they do not depend on timing).
     key
-        Draw key sent with every ranking (``None``: the service's, its impression number).
+        Draw key sent with every ranking, in ``[0, 2^64)`` (``None``: the service's, its
+        impression number).
     wait
         Ask for each feedback to be answered once learned.
     limit
-        Stop after this many examples of the stream (``None``: all).
+        Stop after this many examples of the stream, at least 1 (``None``: all).
     duration
-        Send no new user after this many seconds (``None``: no limit); the losses of the
-        examples not reached are NaN.
+        Send no new user after this many seconds, more than 0 (``None``: no limit); the losses
+        of the examples not reached are NaN.
+
+    Raises
+    ------
+    ValueError
+        For a setting out of range (:func:`check_settings`, before the service is contacted),
+        or data that do not fit the service.
     """
-    for name, value, lo in (("concurrency", concurrency, 1), ("loops", loops, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
-    if not (isinstance(delay, int | float) and 0 <= delay < math.inf):
-        raise ValueError(f"delay must be a number of seconds >= 0, got {delay!r}")
-    if not (isinstance(drop, int | float) and 0 <= drop <= 1):
-        raise ValueError(f"drop must be a probability in [0, 1], got {drop!r}")
+    check_settings(
+        {"loops": loops, "concurrency": concurrency, "delay": delay, "drop": drop, "seed": seed,
+         "key": key, "limit": limit, "duration": duration}
+    )  # fmt: skip
+    # NumPy integers pass the checks; the request bodies are JSON, which takes Python's only
+    loops, concurrency, seed = int(loops), int(concurrency), int(seed)
+    key = None if key is None else int(key)
+    limit = None if limit is None else int(limit)
     health = asyncio.run(_get(url, "/health"))
     labels = list(health["labels"])
     if set(labels) != set(data.label_names):
