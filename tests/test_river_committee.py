@@ -31,6 +31,10 @@ class Recorder(river.base.Classifier):
         self.proba = proba
         self.calls: list = []
 
+    @property
+    def _multiclass(self):
+        return True
+
     def learn_one(self, x, y, *, w=1.0):
         self.calls.append((dict(x), y, w))
 
@@ -143,12 +147,12 @@ def test_user_model_is_prototype_only():
 
 
 def test_hyperparameter_names():
-    # A model without those parameters: nothing set, no error.
-    c = started(RiverCommittee(model=linear_model.LogisticRegression()))
+    # A model without those parameters (binary, so two labels): nothing set, no error.
+    c = started(RiverCommittee(model=linear_model.LogisticRegression()), k=2)
     assert all(isinstance(lr, linear_model.LogisticRegression) for lr in c.learners_)
-    for x, y in stream(20):
-        c.learn(x, np.eye(3)[[y] * 4])
-        check_distributions(c.predict(x), 4, 3)
+    for x, y in stream(20, k=2):
+        c.learn(x, np.eye(2)[[y] * 4])
+        check_distributions(c.predict(x), 4, 2)
     # An explicit partial mapping: only what is listed is set.
     c = started(RiverCommittee(hyperparameter_names={"grace_period": "grace_period"}))
     default = tree.HoeffdingTreeClassifier()
@@ -233,6 +237,31 @@ def test_non_classifier_model_raises_type_error():
         started(RiverCommittee(model=tree.HoeffdingTreeRegressor()))
     with pytest.raises(TypeError, match="River classifier"):
         started(RiverCommittee(model="tree"))
+
+
+def test_binary_river_model_predicts_its_two_labels():
+    # LogisticRegression answers {False: p, True: q}; used as indices, the bools were a NumPy
+    # mask and every prediction was uniform. On a separable stream the committee must follow it.
+    c = RiverCommittee(model=linear_model.LogisticRegression(), n_features=None)
+    c.start(n_learners=1, n_labels=2, n_attributes=1, seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        x = rng.uniform(size=1)
+        c.learn(x, np.eye(2)[[int(x[0] > 0.5)]])
+    for v in (0.05, 0.95):
+        answer = c.learners_[0].predict_proba_one({0: v})
+        expected = np.array([answer[False], answer[True]]) / (answer[False] + answer[True])
+        np.testing.assert_array_equal(c.predict(np.array([v]))[0], expected)
+    assert c.predict(np.array([0.05]))[0, 0] > 0.6 and c.predict(np.array([0.95]))[0, 1] > 0.6
+
+
+def test_binary_river_model_refused_for_three_labels_before_start():
+    c = RiverCommittee(model=linear_model.LogisticRegression(), n_features=None)
+    before = pickle.dumps(c)
+    with pytest.raises(ValueError, match="binary River classifier.*3 labels"):
+        c.start(n_learners=2, n_labels=3, n_attributes=2, seed=1)
+    assert pickle.dumps(c) == before
+    c.start(n_learners=2, n_labels=2, n_attributes=2, seed=1)
 
 
 def test_missing_river_raises_import_error_with_hint(monkeypatch):

@@ -223,12 +223,17 @@ class Committee(Estimator):
             raise TypeError(f"{type(self).__name__}.start: seed must be an integer, got {seed!r}")
         if seed is not None and seed < 0:
             raise ValueError(f"{type(self).__name__}.start: seed must be >= 0, got {seed}")
+        self._check_start(n_labels)
         self.setup_ = self._draw_setup(seed, n_learners, n_attributes)
         self.n_learners_ = n_learners
         self.n_labels_ = n_labels
         self.n_attributes_ = n_attributes
         self._allocate(seed)
         self._compile_learn_elsewhere()
+
+    def _check_start(self, n_labels: int) -> None:
+        """Raise, before anything is set, if this committee cannot learn ``n_labels`` labels
+        (e.g. a River committee of a binary-only model, for three labels). Nothing by default."""
 
     def _draw_setup(self, seed: int | None, n_learners: int, n_attributes: int) -> Any:
         """The per-learner randomness, drawn from ``seed`` (stored as ``setup_``): the tree

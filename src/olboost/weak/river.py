@@ -120,7 +120,11 @@ class RiverCommittee(Committee):
     their ``sample`` uses.)
 
     Raises ``TypeError`` at :meth:`start` if ``model.learn_one`` takes no ``w``: olboost drives its
-    weak learners with importance weights and never falls back on resampling.
+    weak learners with importance weights and never falls back on resampling. Raises
+    ``ValueError`` at :meth:`start` for more than two labels if ``model`` is binary by River's
+    convention (its ``_multiclass`` is false, e.g. ``river.linear_model.LogisticRegression``,
+    which would read every label above 0 as ``True``); for two labels, its ``{False: p, True: q}``
+    answers are labels 0 and 1.
 
     Examples
     --------
@@ -207,7 +211,7 @@ class RiverCommittee(Committee):
             )
         return dict(self.hyperparameter_names)
 
-    def _allocate(self, seed: int | None) -> None:
+    def _check_start(self, n_labels: int) -> None:
         prototype = self._prototype()
         if not _accepts_weight(prototype.learn_one):
             raise TypeError(
@@ -215,6 +219,17 @@ class RiverCommittee(Committee):
                 "trains weak learners with weighted examples and needs a weighted River model "
                 "(learn_one(x, y, *, w=1.0)), e.g. river.tree.HoeffdingTreeClassifier"
             )
+        if n_labels > 2 and not prototype._multiclass:
+            raise ValueError(
+                f"{type(prototype).__name__} is a binary River classifier and this committee has "
+                f"{n_labels} labels: use a multiclass model (e.g. "
+                "river.tree.HoeffdingTreeClassifier), or wrap it in "
+                "river.multiclass.OneVsRestClassifier"
+            )
+        self._target_names(prototype)
+
+    def _allocate(self, seed: int | None) -> None:
+        prototype = self._prototype()
         targets = self._target_names(prototype)
         seeds: list[int | None] = [None] * self.n_learners_
         if seed is not None and "seed" in prototype._get_params():
@@ -262,8 +277,10 @@ class RiverCommittee(Committee):
         for i, learner in enumerate(self.learners_):
             row = out[i]
             for label, p in learner.predict_proba_one(self._inputs(xs, i)).items():
+                # A binary River model answers {False: ., True: .} for labels 0 and 1; a bool
+                # used as an index would be a NumPy mask and fill the whole row.
                 if isinstance(label, numbers.Integral) and 0 <= label < k and p > 0:
-                    row[label] = p
+                    row[int(label)] = p
             total = row.sum()
             if total > 0 and np.isfinite(total):
                 row /= total
