@@ -278,6 +278,13 @@ def test_leaking_fields_never_reach_the_words(tmp_path):
         load_enron_foldering("ann-x", tmp_path, fields="Subject")
     with pytest.raises(ValueError, match="header field names"):
         load_enron_foldering("ann-x", tmp_path, fields=["Sub ject"])
+    for value in (None, 5):
+        with pytest.raises(TypeError, match="fields must be a sequence of field names, got"):
+            load_enron_foldering("ann-x", tmp_path, fields=value)
+    # an iterator is read once: none of its names is lost (it was checked, then read empty)
+    stream = load_enron_foldering("ann-x", tmp_path, fields=iter(["Subject", "From"]))
+    assert {"lunch", "budget", "bob"} <= set(stream.vocabulary)
+    assert message_text(multipart, fields=(f for f in ["Subject"])).startswith("Minutes\n")
     for other in (b"Subject", None):  # not read as "b'subject'" or "none", which match nothing
         with pytest.raises(TypeError, match="field names as strings"):
             load_enron_foldering("ann-x", tmp_path, fields=["Subject", other])
@@ -421,6 +428,24 @@ def test_encodings_and_mime(tmp_path):
     assert rows[1] == {"encoded", "secret", "recipe"}
     assert rows[2] == {"alt", "plainword"}
     assert rows[3] == {"page", "fish", "chips"}
+
+
+@pytest.mark.parametrize(
+    "charset", ["base64", "rot13", "hex", "idna", "punycode", "undefined", "a\x00b", "nonsense"]
+)
+def test_a_charset_that_is_no_text_encoding_reads_as_none_declared(tmp_path, charset):
+    # Python knows these names, but not as text encodings decoding with errors="replace"
+    # (bytes.decode raised LookupError, UnicodeError or ValueError out of the loader).
+    head = "Date: 1 Jan 2001 10:00 +0000\nSubject: s\n"
+    body = "\ncaf\xe9 cr\xe8me\n"
+    declared = f"{head}Content-Type: text/plain; charset={charset}\n{body}".encode("latin-1")
+    undeclared = f"{head}{body}".encode("latin-1")
+    assert message_text(declared) == message_text(undeclared) == "s\ncafé crème\n"
+    write_foldering_archive(
+        tmp_path / "u.mbox.tar.xz", "u", {"inbox": [undeclared, declared, declared]}
+    )
+    stream = load_enron_foldering("u", tmp_path)
+    assert stream.skipped == [] and [set(x) for x, _ in stream] == [{"café", "crème"}] * 3
 
 
 def test_ascii_fast_tokenizer_equals_the_unicode_rule():

@@ -5,7 +5,6 @@ those fields and of its body, then its words."""
 from __future__ import annotations
 
 import binascii
-import codecs
 import email
 import email.header
 import email.utils
@@ -70,17 +69,18 @@ _SIMPLE_ENCODINGS = frozenset({"", "7bit", "8bit", "binary", "quoted-printable",
 
 
 def _decode_bytes(raw: bytes, charset: str | None) -> str:
-    """Bytes to text: ASCII as is; else the charset if it is a known non-ASCII one; else UTF-8,
-    failing that Latin-1 (which decodes any byte)."""
+    """Bytes to text: ASCII as is; else the charset if it is a known non-ASCII text encoding;
+    else UTF-8, failing that Latin-1 (which decodes any byte)."""
     if raw.isascii():
         return raw.decode("ascii")
     if charset and charset.lower() not in _ASCII_CHARSETS:
         try:
-            codecs.lookup(charset)
-        except LookupError:
-            pass
-        else:
             return raw.decode(charset, errors="replace")
+        except (LookupError, ValueError):
+            # Read as if no charset were declared: an unknown name, a codec that is no text
+            # encoding ("base64", "rot13"), one that refuses errors="replace" ("idna",
+            # "undefined"), a NUL in the name. A message must not stop the stream.
+            pass
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -256,6 +256,13 @@ def _check_fields(fields: Sequence[str]) -> tuple[str, ...]:
     """The lower-case, de-duplicated field names of ``fields=``, checked."""
     if isinstance(fields, str | bytes):
         raise ValueError(f"fields must be a sequence of field names, got the string {fields!r}")
+    try:
+        # once: an iterator read twice would lose its names on the second pass
+        fields = tuple(fields)
+    except TypeError:
+        raise TypeError(
+            f"fields must be a sequence of field names, got {type(fields).__name__}"
+        ) from None
     others = [f for f in fields if not isinstance(f, str)]
     if others:
         raise TypeError(f"fields must be field names as strings, got {others[0]!r}")

@@ -30,7 +30,8 @@ Reading a message
 * **Text.** A single-part ``text/plain`` message (every message of the Enron archives) is
   decoded here: ``quoted-printable`` and ``base64`` bodies with :mod:`binascii` (what the
   :mod:`email` package uses), then bytes to text with the declared charset, or when there is
-  none, it is unknown, or an ASCII charset meets non-ASCII bytes, as UTF-8 and failing that
+  none, it is unknown or no text encoding Python can decode with replacement (``base64``,
+  ``idna``), or an ASCII charset meets non-ASCII bytes, as UTF-8 and failing that
   Latin-1. Anything else (multipart, HTML, other encodings) goes through the :mod:`email`
   package: the ``text/plain`` parts that are not attachments, or the ``text/html`` parts with tags
   and ``<script>``/``<style>`` contents removed and entities decoded when there is no plain part.
