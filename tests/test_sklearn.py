@@ -541,6 +541,34 @@ def test_first_partial_fit_needs_classes_and_leaves_no_state():
         ranker.partial_fit(data.train.X[:10], data.train.Y[:10], classes=[1, 2, 3, 4, 5, 6])
 
 
+@pytest.mark.parametrize(
+    ("classes", "error", "message"),
+    [
+        # NumPy sorts the classes and said only "'<' not supported between ..."
+        (["B", "L", None], TypeError, "classes must be class labels of one kind that sorts"),
+        # flattened by np.unique, a 2-D classes was taken for the classes it holds
+        ([["B", "L", "R"]], ValueError, r"classes must be a 1-D array-like .* shape \(1, 3\)"),
+        ([["B"], ["L", "R"]], ValueError, "classes must be a 1-D array-like"),
+        ([1.5, 2.5], ValueError, "classes: Unknown label type: continuous"),
+    ],
+)
+def test_bad_classes_are_named_and_leave_no_state(classes, error, message):
+    X, y = _balance()
+    for est in (OnlineBoostingClassifier(_small_booster()), OnlineBoostingRanker()):
+        before = pickle.dumps(est)
+        with pytest.raises(error, match=message):
+            est.partial_fit(X[:20], y[:20], classes=classes)
+        assert pickle.dumps(est) == before
+        est.partial_fit(X[:20], y[:20], classes=["B", "L", "R"])
+        with pytest.raises(error, match=message):
+            est.partial_fit(X[20:40], y[20:40], classes=classes)
+        assert est.n_samples_seen_ == 20
+    mixed = np.array(["B", None, "L", "R"] * 5, dtype=object)
+    for est in (OnlineBoostingClassifier(_small_booster()), OnlineBoostingRanker()):
+        with pytest.raises(TypeError, match="y must be class labels of one kind that sorts"):
+            est.fit(X[:20], mixed)
+
+
 def test_bad_parameters_are_named_at_fit():
     X, y = _balance()
     with pytest.raises(TypeError, match="booster must be None or an olboost MulticlassLearner"):

@@ -26,7 +26,6 @@ import numpy as np
 
 try:
     from sklearn.base import ClassifierMixin
-    from sklearn.utils.multiclass import check_classification_targets
 
     # new in scikit-learn 1.6; imported here too so that an older version is reported as below
     from sklearn.utils.validation import validate_data  # noqa: F401
@@ -43,6 +42,7 @@ from olboost.sklearn._base import _OnlineBoostingBase
 # pickles of fitted adapters name olboost.sklearn._PickledBooster
 from olboost.sklearn._base import _PickledBooster as _PickledBooster
 from olboost.sklearn._targets import (
+    _classes_of,
     _codes,
     _indicator,
     _need_two,
@@ -136,8 +136,7 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
 
         def work() -> OnlineBoostingClassifier:
             Xc, yc = self._check_X_y(X, y, reset=True, multi_output=False)
-            check_classification_targets(yc)
-            classes = np.unique(yc)
+            classes = _classes_of(type(self).__name__, yc)
             _need_two(type(self).__name__, classes)
             codes = _codes(type(self).__name__, classes, yc)
             booster = self._new_booster(len(classes))
@@ -160,7 +159,7 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
         def work() -> OnlineBoostingClassifier:
             first = "booster_" not in self.__dict__
             Xc, yc = self._check_X_y(X, y, reset=first, multi_output=False)
-            check_classification_targets(yc)
+            _classes_of(type(self).__name__, yc)
             known = _partial_fit_classes(self, classes, first)
             codes = _codes(type(self).__name__, known, yc)
             if first:

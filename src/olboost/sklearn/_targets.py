@@ -24,6 +24,25 @@ def _need_two(name: str, classes: np.ndarray) -> None:
         )
 
 
+def _classes_of(name: str, labels: Any, what: str = "y") -> np.ndarray:
+    """The sorted distinct class labels of the 1-D ``labels`` (``classes_`` is sorted), checked
+    by scikit-learn's ``check_classification_targets``; a ``TypeError`` naming ``what`` if they
+    do not sort (``None`` among strings, ...), which NumPy reports without saying where."""
+    try:
+        check_classification_targets(labels)
+        return np.unique(labels)
+    except ValueError as error:
+        if what == "y":  # scikit-learn's own message, as its estimators give it
+            raise
+        raise ValueError(f"{name}: {what}: {error}") from None
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in np.asarray(labels, dtype=object).ravel()})
+        raise TypeError(
+            f"{name}: {what} must be class labels of one kind that sorts, got a mix of "
+            f"{', '.join(kinds)}"
+        ) from None
+
+
 def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones."""
     index: dict[Hashable, int] = {c: i for i, c in enumerate(classes.tolist())}
@@ -43,6 +62,21 @@ def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
     return codes
 
 
+def _declared_classes(name: str, classes: Any) -> np.ndarray:
+    """The sorted ``classes`` given to ``partial_fit``: a 1-D array-like of class labels."""
+    try:
+        declared = np.asarray(classes)
+    except ValueError:
+        raise ValueError(
+            f"{name}: classes must be a 1-D array-like of class labels, got {classes!r}"
+        ) from None
+    if declared.ndim != 1:
+        raise ValueError(
+            f"{name}: classes must be a 1-D array-like of class labels, got shape {declared.shape}"
+        )
+    return _classes_of(name, declared, "classes")
+
+
 def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) -> np.ndarray:
     """The classes of a ``partial_fit`` call with 1-D targets, as scikit-learn's convention:
     required on the first call, equal to ``classes_`` if given later."""
@@ -53,10 +87,10 @@ def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) ->
                 f"{name}: classes must be passed on the first call to partial_fit (every class "
                 "of the stream)"
             )
-        known = np.unique(np.asarray(classes))
+        known = _declared_classes(name, classes)
         _need_two(name, known)
         return known
-    if classes is not None and not np.array_equal(np.unique(np.asarray(classes)), est.classes_):
+    if classes is not None and not np.array_equal(_declared_classes(name, classes), est.classes_):
         raise ValueError(
             f"{name}: classes={classes!r} is not the same as on the first call to partial_fit, "
             f"was {est.classes_!r}"
@@ -70,7 +104,10 @@ def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
     scikit-learn does); a ``ValueError`` for any other kind."""
     if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)
-    check_classification_targets(y)
+    if getattr(y, "ndim", 1) == 1:
+        _classes_of(name, y)
+    else:
+        check_classification_targets(y)
     kind = type_of_target(y, input_name="y")
     if kind not in ("multilabel-indicator", "binary", "multiclass"):
         raise ValueError(
