@@ -24,11 +24,31 @@ from typing import Any
 __all__ = ["Estimator", "Interval", "OneOf", "Range", "InstanceOf"]
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parameter values are equal (``False`` where comparing them fails)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
 class Estimator:
     """Base class: parameters from ``__init__``, ``clone``, ``repr`` and declared validation."""
 
     #: name -> constraint object with ``check(name, value)`` raising ``TypeError``/``ValueError``.
     _param_constraints: dict[str, Any] = {}
+    #: The parameters that ``set_params`` refuses to change once the estimator has started
+    #: (:attr:`_started`), because its learned state was made from them; ``None``: every one,
+    #: nested ones included. ``_noun`` names the estimator in the refusal.
+    _fixed_once_started: tuple[str, ...] | None = ()
+    _noun = "model"
+
+    @property
+    def _started(self) -> bool:
+        """Whether the estimator has learned state (made from its parameters)."""
+        return False
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -131,6 +151,21 @@ class Estimator:
                     f"set ({sorted(sub)})"
                 )
         type(self)(**new)  # validates the direct values as a construction does
+        if self._started:
+            fixed = self._fixed_once_started
+            changed = [
+                name
+                for name, value in direct.items()
+                if (fixed is None or name in fixed) and not _same(value, getattr(self, name))
+            ]
+            changed += [name for name in nested if fixed is None or name in fixed]
+            if changed:
+                raise ValueError(
+                    f"{type(self).__name__}: {', '.join(sorted(changed))} cannot change once "
+                    f"the {self._noun} has started (its learned state was made from "
+                    f"{'it' if len(changed) == 1 else 'them'}); clone it for a fresh "
+                    f"{self._noun} with other parameters"
+                )
         return direct, nested
 
     def __sklearn_clone__(self) -> Estimator:

@@ -55,20 +55,10 @@ class Booster(OnlineLearner):
         committee = self.committee if self.committee is not None else _default_committee()
         return committee.handles_missing
 
-    def _checked_new_params(
-        self, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        direct, nested = super()._checked_new_params(params)
-        # The started committee and the booster's per-learner state have the old number, and the
-        # boosters read ``learners`` again later (OnlineMBBM's and Top-k BBM's potential tables,
-        # OzaBoost's loop over its learners, which failed with an IndexError after t_ moved).
-        if self._started and "learners" in direct and direct["learners"] != self.learners:
-            raise ValueError(
-                f"{type(self).__name__}.learners cannot change once the model has started "
-                f"(it has {self.learners} learners, got {direct['learners']!r}); clone it for a "
-                "fresh model with another number"
-            )
-        return direct, nested
+    # The started committee and the booster's per-learner state have the old number, and the
+    # boosters read ``learners`` again later (OnlineMBBM's and Top-k BBM's potential tables,
+    # OzaBoost's loop over its learners, which failed with an IndexError after t_ moved).
+    _fixed_once_started = ("learners",)
 
     def _committee_shape(self) -> tuple[int, int]:
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""

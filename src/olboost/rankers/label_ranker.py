@@ -242,21 +242,11 @@ class LabelRanker(RankingLearner):
             return
         check_entropy_bounds(type(self).__name__, self.margin, self.margin, self.C, self.C)
 
-    def _checked_new_params(
-        self, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        direct, nested = super()._checked_new_params(params)
-        # theta_ and log_norm_ mean weights under one complexity only (w = theta, or the
-        # softmax of theta): switched, a started ranker scored the squared norm's weights as
-        # entropic ones. C, the margin and the update may change: every update ascends the same
-        # dual from any state.
-        if self._started and direct.get("complexity", self.complexity) != self.complexity:
-            raise ValueError(
-                f"{type(self).__name__}.complexity cannot change once the ranker has started "
-                f"(its weights are {self.complexity!r} ones, got {direct['complexity']!r}); "
-                "clone it for a fresh ranker"
-            )
-        return direct, nested
+    # theta_ and log_norm_ mean weights under one complexity only (w = theta, or the softmax
+    # of theta): switched, a started ranker scored the squared norm's weights as entropic ones.
+    # C, the margin and the update may change: every update ascends the same dual from any state.
+    _fixed_once_started = ("complexity",)
+    _noun = "ranker"
 
     @property
     def _is_stochastic(self) -> bool:

@@ -153,16 +153,6 @@ def draw_feature_subsets(
     ).astype(np.int64)
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether two parameter values are equal (``False`` where comparing them fails)."""
-    if a is b:
-        return True
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
-
-
 class Committee(Estimator):
     """Abstract committee of ``N`` online weak learners (see the module docstring).
 
@@ -181,26 +171,16 @@ class Committee(Estimator):
         "weight_multiplier": Range(Interval(0, MAX_WEIGHT_MULTIPLIER, closed="right")),
     }
 
-    def _checked_new_params(
-        self, params: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        direct, nested = super()._checked_new_params(params)
-        # A started committee's learners and arrays were made from its parameters (a linear
-        # learner's bias row and average, the trees' drawn setups), and its kernels read some of
-        # them again at every call: a new bias or average made them read and write outside
-        # their arrays (a crash, or results changing from run to run).
-        if "n_attributes_" in self.__dict__:
-            changed = sorted(
-                name for name, value in direct.items() if not _same(value, getattr(self, name))
-            )
-            changed += sorted(nested)
-            if changed:
-                raise ValueError(
-                    f"{type(self).__name__}: {', '.join(changed)} cannot change once the "
-                    "committee has started (its learners were made from them); clone it for a "
-                    "fresh committee with other parameters"
-                )
-        return direct, nested
+    # A started committee's learners and arrays were made from its parameters (a linear
+    # learner's bias row and average, the trees' drawn setups), and its kernels read some of them
+    # again at every call: a new bias or average made them read and write outside their arrays
+    # (a crash, or results changing from run to run).
+    _fixed_once_started = None
+    _noun = "committee"
+
+    @property
+    def _started(self) -> bool:
+        return "n_attributes_" in self.__dict__
 
     def start(self, n_learners: int, n_labels: int, n_attributes: int, seed: int | None) -> None:
         """Create the learners: ``n_learners`` of them over ``n_labels`` labels and ``n_attributes``
