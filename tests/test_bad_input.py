@@ -521,6 +521,27 @@ def test_a_started_committee_refuses_new_parameters_before_anything_changes():
         assert np.isfinite(fresh.predict(rng.uniform(size=4))).all()
 
 
+def test_a_committee_used_before_start_says_so():
+    # every method gave an AttributeError on an internal name (n_attributes_, setup_, parts_)
+    from olboost import LinearCommittee, MixedCommittee
+
+    for committee in (
+        VFDTCommittee(),
+        LinearCommittee(),
+        MixedCommittee([VFDTCommittee(), LinearCommittee()]),
+    ):
+        before = pickle.dumps(committee)
+        for call in (
+            lambda c=committee: c.predict(np.zeros(3)),
+            lambda c=committee: c.learn(np.zeros(3), np.ones((2, 2))),
+            lambda c=committee: c.compiled(),
+            lambda c=committee: c.check_rows(np.zeros((2, 3))),
+        ):
+            with pytest.raises(RuntimeError, match="is not started: call start"):
+                call()
+        assert pickle.dumps(committee) == before
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [

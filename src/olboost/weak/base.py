@@ -301,7 +301,8 @@ class Committee(Estimator):
         """``x`` as a float64 vector of ``n_attributes`` values that :meth:`predict` and
         :meth:`learn` take (a writable C-ordered copy if it is not one), or a ``ValueError``
         (nothing changes): the length and :meth:`_check_values`; committees add their own
-        conditions."""
+        conditions. A committee not started raises a ``RuntimeError`` saying so."""
+        self._require_started()
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
             raise ValueError(
@@ -313,6 +314,10 @@ class Committee(Estimator):
             # would make Numba compile each of them again for its layout
             x = x.copy()
         return x
+
+    def _require_started(self) -> None:
+        if not self._started:
+            raise RuntimeError(f"{type(self).__name__} is not started: call start() first")
 
     def _check_values(self, x: np.ndarray) -> None:
         """Reject an infinite attribute value, and a missing one (NaN) unless the learners

@@ -370,6 +370,7 @@ class LinearCommittee(Committee):
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` with an attribute outside ``[0, 1]`` under the entropy
         with ``scale="none"`` (``len(X)`` if none, or in any other configuration)."""
+        self._require_started()
         if not self._needs_unit_interval():
             return X.shape[0]
         bad = np.flatnonzero(((X < 0.0) | (X > 1.0)).any(axis=1))
@@ -378,6 +379,7 @@ class LinearCommittee(Committee):
     def compiled(self) -> CompiledKernels:
         """The rankers' compiled ``predict`` and ``learn`` (:func:`K.predict`, :func:`K.learn`)
         and their state."""
+        self._require_started()
         return CompiledKernels(K.predict, K.learn, self._state())
 
     def predict(self, x: np.ndarray) -> np.ndarray:

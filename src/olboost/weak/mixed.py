@@ -288,12 +288,14 @@ class MixedCommittee(Committee):
 
     def check_rows(self, X: np.ndarray) -> int:
         """The first row of ``X`` that some part's checks would reject (``len(X)`` if none)."""
+        self._require_started()
         return min(part.check_rows(X) for part in self.parts_)
 
     def compiled(self) -> CompiledKernels | None:
         """The mix's compiled ``predict`` and ``learn`` over nested :data:`K.Pair` states, or
         ``None`` when a part is not compiled. Level ``L`` pairs part ``L`` with the pair of parts
         ``L+1..`` (or the last part)."""
+        self._require_started()
         kernels = [part.compiled() for part in self.parts_]
         if any(kern is None for kern in kernels):
             return None

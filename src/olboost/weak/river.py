@@ -251,8 +251,7 @@ class RiverCommittee(Committee):
         self._multipliers_ = setup.weight_multiplier.tolist()
 
     def _check_x(self, x: np.ndarray) -> list[float]:
-        if not hasattr(self, "learners_"):
-            raise RuntimeError(f"{type(self).__name__} is not started: call start() first")
+        self._require_started()
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
             raise ValueError(

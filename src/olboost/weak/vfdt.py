@@ -341,6 +341,7 @@ class VFDTCommittee(TreeArrays, Committee):
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` (float64, ``(n, n_attributes)``) whose nominal codes
         :meth:`_check_x` would reject, ``n`` if none."""
+        self._require_started()
         if not self.nominal_columns_.size:
             return X.shape[0]
         return int(
@@ -393,6 +394,7 @@ class VFDTCommittee(TreeArrays, Committee):
         """The trees' compiled ``predict`` and ``learn`` (:func:`K.predict`; :func:`K.learn`, or
         :func:`K.learn_serial` when ``n_threads`` is 1) and their state; valid until storage
         grows (after a ``learn`` status other than 0)."""
+        self._require_started()
         # the serial kernel computes the same bits without compiling Numba's parallel lowering
         learn = K.learn if self.n_threads > 1 else K.learn_serial
         return CompiledKernels(K.predict, learn, self._state())
