@@ -517,7 +517,7 @@ def test_update_one_steps_stay_finite_at_any_budget():
     # Update I steps by the whole budget C * multiplier * sum(weights), whatever the loss: with a
     # multiplier near the float maximum its weights overflowed, the committee predicted NaN rows
     # and the booster failed half-way through a learn. The budget is capped (MAX_STEP_C), and a
-    # C beyond the cap is refused up front; II and III stop at the loss and keep any C.
+    # C beyond the cap is refused up front (II and III too: see the next test).
     from olboost import AdaOLMR, LabelRanker
     from olboost.rankers.label_ranker import MAX_STEP_C
 
@@ -531,10 +531,46 @@ def test_update_one_steps_stay_finite_at_any_budget():
         lambda: LabelRanker(update="I", C=MAX_STEP_C * 10, labels=3),
         lambda: LinearCommittee(update="I", C=(1.0, MAX_STEP_C * 10)),
     ):
-        with pytest.raises(ValueError, match="C must be at most 1e\\+50 with update='I'"):
+        with pytest.raises(ValueError, match="C must be at most 1e\\+50 under the squared norm"):
             make()
-    LabelRanker(update="II", C=1e300, labels=3)
-    LinearCommittee(update="III", C=(1.0, 1e300))
+
+
+@pytest.mark.parametrize("update", ["II", "III"])
+def test_update_two_and_three_steps_stay_finite_at_the_largest_budget_and_margin(update):
+    # II and III step to the loss, which grows with the margin: with C = margin = 1e300 (then
+    # accepted), an example of 1e-90 asked for a step of 1e390 and the next of 1e100 scored
+    # +-inf; the label ranker's weights and dual became inf and NaN for good, a top-k booster
+    # over such a committee predicted NaN or failed after its state moved. Both are capped at
+    # MAX_STEP_C under the squared norm; at the caps every score stays finite.
+    from olboost import LabelRanker, TopkAdaptive, TopkBBM
+    from olboost.rankers.label_ranker import MAX_STEP_C
+
+    xs = [np.array([1e-90]), np.array([1e100]), np.array([1.0]), np.array([1e100])]
+    ranker = LabelRanker(update=update, C=MAX_STEP_C, margin=MAX_STEP_C, labels=3, seed=0)
+    for t in range(12):
+        ranker.learn_one(xs[t % 4], {t % 3})
+        assert np.isfinite(ranker.theta_).all()
+        assert np.isfinite(list(ranker.score_one(np.array([1e100])).values())).all()
+    assert np.isfinite(ranker.dual_objective())
+    top = (MAX_STEP_C, MAX_STEP_C)
+    for cls in (TopkAdaptive, TopkBBM):
+        committee = LinearCommittee(
+            n_features=None,
+            C=top,
+            margin=top,
+            scale="none",
+            update=update,
+            weight_multiplier=(1e300, 1e300),
+        )
+        model = cls(committee, learners=2, seed=0, labels=3, k=2, rho=0.5)
+        for t in range(12):
+            model.learn_one(xs[t % 4], {t % 3})
+            assert np.isfinite(list(model.score_one(np.array([1e100])).values())).all()
+    for what in ("C", "margin"):
+        with pytest.raises(ValueError, match=f"{what} must be at most 1e\\+50 under the squared"):
+            LabelRanker(update=update, **{what: MAX_STEP_C * 10})
+        with pytest.raises(ValueError, match=f"{what} must be at most 1e\\+50 under the squared"):
+            LinearCommittee(update=update, **{what: (1.0, MAX_STEP_C * 10)})
 
 
 def test_shares_whose_sum_overflows_are_refused():

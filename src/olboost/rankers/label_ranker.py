@@ -21,7 +21,7 @@ __all__ = [
     "MAX_STEP_C",
     "LabelRanker",
     "check_entropy_bounds",
-    "check_step_bound",
+    "check_squared_bounds",
     "ranking_mistakes",
 ]
 
@@ -34,12 +34,14 @@ _UPDATES = {"I": 1, "II": 2, "III": 3}
 #: beyond, a step could bring an underflowed weight back to a size that matters.
 MAX_ENTROPY_C = 600.0
 
-#: Largest ``C`` of Update I under the squared norm. Its step is ``C x`` whatever the loss (eq.
-#: 8), where Updates II and III stop at the loss; features lie within
-#: :data:`~olboost.online.inputs.MAX_ABS_FEATURE` (1e100), so a step moves a weight by at most
-#: 1e150 and a score by at most 1e250 per feature, and no stream can overflow them. (Under the
-#: squared norm Update I's ranking does not depend on ``C``: the weights are ``C`` times a sum
-#: of examples.)
+#: Largest ``C`` (and margin) under the squared norm. A step moves a weight by at most ``C``
+#: times a feature: Update I's is ``C x`` whatever the loss (eq. 8); II and III stop at the
+#: loss, but that grows with the margin (a margin of 1e300 on an example of 1e-90 asked for a
+#: step of 1e390). Features lie within :data:`~olboost.online.inputs.MAX_ABS_FEATURE` (1e100),
+#: so a step moves a weight by at most 1e150 and a score by at most 1e250 per feature, and no
+#: stream can overflow them; a margin within the same bound keeps the dual objective finite.
+#: (Under the squared norm Update I's ranking does not depend on ``C``: the weights are ``C``
+#: times a sum of examples; and C = 1e50 leaves II and III a step the loss alone limits.)
 MAX_STEP_C = 1e50
 
 
@@ -59,15 +61,18 @@ def check_entropy_bounds(name: str, margin: Any, top_margin: float, C: Any, top_
         )
 
 
-def check_step_bound(name: str, update: str, C: Any, top_C: float) -> None:
-    """Reject a ``C`` (``top_C`` its largest value) beyond :data:`MAX_STEP_C` for Update I under
-    the squared norm; ``name`` names the estimator in the ``ValueError``."""
-    if update == "I" and top_C > MAX_STEP_C:
-        raise ValueError(
-            f"{name}.C must be at most {MAX_STEP_C:g} with update='I' under the squared norm "
-            f"(its step is C x whatever the loss, and larger ones can overflow the weights; "
-            f"its ranking does not depend on C), got {C!r}"
-        )
+def check_squared_bounds(name: str, margin: Any, top_margin: float, C: Any, top_C: float) -> None:
+    """Reject a margin or budget beyond :data:`MAX_STEP_C` under the squared norm
+    (``top_margin``, ``top_C`` the largest values of ``margin`` and ``C``, numbers or ranges);
+    ``name`` names the estimator in the ``ValueError``."""
+    for what, value, top in (("C", C, top_C), ("margin", margin, top_margin)):
+        if top > MAX_STEP_C:
+            raise ValueError(
+                f"{name}.{what} must be at most {MAX_STEP_C:g} under the squared norm (a step "
+                f"moves a weight by up to C times a feature, and II and III step to the loss, "
+                f"which grows with the margin: larger ones can overflow the weights), got "
+                f"{value!r}"
+            )
 
 
 #: Rows converted to CSR at a time when learning from a dense matrix.
@@ -142,11 +147,11 @@ class LabelRanker(RankingLearner):
     C
         The trade-off ``C > 0`` of eq. 2-3: the budget of each example's dual variables (Update
         I's step; the largest step of II and III). At most 600 under the entropy (a step
-        multiplies weights by up to ``e^C``; see :data:`MAX_ENTROPY_C`), and at most 1e50 for
-        Update I under the squared norm (:data:`MAX_STEP_C`).
+        multiplies weights by up to ``e^C``; see :data:`MAX_ENTROPY_C`), and at most 1e50 under
+        the squared norm (:data:`MAX_STEP_C`).
     margin
-        The hinge loss's ``gamma`` (eq. 1): ``(0, inf)`` under the squared norm, ``(0, 1)``
-        under the entropy.
+        The hinge loss's ``gamma`` (eq. 1): ``(0, 1e50]`` under the squared norm
+        (:data:`MAX_STEP_C`), ``(0, 1)`` under the entropy.
     labels
         The ``k`` labels: an int ``k`` (labels ``0..k-1``) or a sequence of labels. May be left
         ``None`` when learning from arrays, whose columns then name the labels ``0..k-1``.
@@ -238,7 +243,7 @@ class LabelRanker(RankingLearner):
     def _validate_params(self) -> None:
         super()._validate_params()
         if self.complexity != "entropy":
-            check_step_bound(type(self).__name__, self.update, self.C, self.C)
+            check_squared_bounds(type(self).__name__, self.margin, self.margin, self.C, self.C)
             return
         check_entropy_bounds(type(self).__name__, self.margin, self.margin, self.C, self.C)
 

@@ -22,7 +22,7 @@ from olboost.rankers.label_ranker import (
     MAX_ENTROPY_C,
     MAX_STEP_C,
     check_entropy_bounds,
-    check_step_bound,
+    check_squared_bounds,
 )
 from olboost.weak import _linear_kernels as K
 from olboost.weak.base import (
@@ -118,8 +118,8 @@ class LinearCommittee(Committee):
       multiclass booster) scales the budget of the example's dual variables, as an importance
       weight scales a hinge loss (eq. 3); capped at
       :data:`olboost.rankers.label_ranker.MAX_ENTROPY_C` under the entropy and at
-      :data:`~olboost.rankers.label_ranker.MAX_STEP_C` for Update I under the squared norm (its
-      step is the whole budget).
+      :data:`~olboost.rankers.label_ranker.MAX_STEP_C` under the squared norm (Update I's step
+      is the whole budget; II's and III's grow with the margin).
 
     A row of zeros is skipped; a row whose every label has positive weight has no pair and
     learns nothing (as :class:`~olboost.rankers.LabelRanker` on a full set). The different
@@ -153,12 +153,12 @@ class LinearCommittee(Committee):
         Attributes each learner sees (all of them if ``None`` or larger than their number).
     C
         Range of the per-learner ``C`` (log-uniform): the budget of a unit of importance weight.
-        Under the entropy at most :data:`~olboost.rankers.label_ranker.MAX_ENTROPY_C`; with
-        Update I under the squared norm at most
-        :data:`~olboost.rankers.label_ranker.MAX_STEP_C`.
+        Under the entropy at most :data:`~olboost.rankers.label_ranker.MAX_ENTROPY_C`; under
+        the squared norm at most :data:`~olboost.rankers.label_ranker.MAX_STEP_C`.
     margin
         Range of the per-learner margin ``gamma`` of the hinge loss (log-uniform); under the
-        entropy within ``(0, 1)``.
+        entropy within ``(0, 1)``, under the squared norm at most
+        :data:`~olboost.rankers.label_ranker.MAX_STEP_C`.
     weight_multiplier
         Range of the per-learner factor applied to every importance weight (uniform).
     update
@@ -243,8 +243,8 @@ class LinearCommittee(Committee):
         "n_features": Interval(1, None, integer=True, allow_none=True),
         "C": Range(Interval(0, math.inf, closed="neither")),
         "margin": Range(Interval(0, math.inf, closed="neither")),
-        # any multiplier: Update I's budget is capped (MAX_STEP_C), and II and III stop at the
-        # loss, so no weight a booster passes overflows a linear learner
+        # any multiplier: the budget is capped (MAX_STEP_C under the squared norm,
+        # MAX_ENTROPY_C under the entropy), so no weight a booster passes overflows a learner
         "weight_multiplier": Range(Interval(0, math.inf, closed="neither")),
         "update": OneOf("I", "II", "III"),
         "complexity": OneOf("squared", "entropy"),
@@ -286,7 +286,7 @@ class LinearCommittee(Committee):
         super()._validate_params()
         name = type(self).__name__
         if self.complexity != "entropy":
-            check_step_bound(name, self.update, self.C, self.C[1])
+            check_squared_bounds(name, self.margin, self.margin[1], self.C, self.C[1])
             return
         if self.scale == "standard":
             raise ValueError(
@@ -411,10 +411,10 @@ class LinearCommittee(Committee):
         raise RuntimeError(f"unknown status {status} of the linear committee's learn")
 
     def _step_cap(self) -> float:
-        """The largest budget of a step under the squared norm: :data:`MAX_STEP_C` for Update I,
-        whose step is the whole budget (weights times multipliers could pass any bound on
-        ``C``), unbounded for II and III, whose steps stop at the loss."""
-        return MAX_STEP_C if self.update == "I" else float(np.finfo(np.float64).max)
+        """The largest budget of a step under the squared norm: :data:`MAX_STEP_C` (weights
+        times multipliers could pass any bound on ``C``; a step is at most the budget times a
+        feature, Update I's always)."""
+        return MAX_STEP_C
 
     def _state(self) -> K.State:
         setup = self.setup_
