@@ -57,6 +57,24 @@ def _started(cls, m, k, n=30, seed=4, committee=None, **params):
 # ------------------------------------------------------------------------------ k = m: exact
 
 
+def test_a_feedback_record_keeps_its_own_copies():
+    # probs was kept as the caller's array: late feedback logged from one reused buffer all read
+    # the last propensities, and a 0 written after the checks reached the model
+    shown, relevant = np.array([0, 1, 2]), np.array([True, False, False])
+    buffer = np.empty((3, 3))
+    log = []
+    for p in (0.9, 0.5, 0.1):
+        buffer[:] = p
+        np.fill_diagonal(buffer, 1.0)
+        log.append(TopkFeedback(shown, relevant, buffer))
+    assert [float(f.probs[0, 1]) for f in log] == [0.9, 0.5, 0.1]
+    fb = log[0]
+    shown[0], relevant[0] = 3, False
+    assert fb.shown.tolist() == [0, 1, 2] and fb.relevant.tolist() == [True, False, False]
+    for name in ("shown", "relevant", "probs"):
+        assert not np.shares_memory(getattr(fb, name), buffer if name == "probs" else shown)
+
+
 def test_bbm_costs_with_every_label_shown_equal_the_full_potential_costs():
     # k = m, heuristic off: every pair is shown with probability 1, so eq. 3 is the surrogate
     # potential's cost vector from the full relevant set (topk_costs), learner by learner
@@ -313,6 +331,31 @@ def test_bbm_monte_carlo_costs_approach_the_exact_ones():
     b = mc.estimated_costs(x, fb)
     assert np.abs(a).max() > 1.0
     np.testing.assert_allclose(b, a, atol=0.05)
+
+
+@pytest.mark.parametrize(
+    ("cls", "params"),
+    [
+        (TopkBBM, {"method": "exact"}),
+        (TopkBBM, {"method": "monte_carlo", "draws": 50}),
+        (TopkAdaptive, {}),
+    ],
+)
+def test_estimated_costs_are_the_costs_learn_teaches(cls, params):
+    # TopkBBM's Monte Carlo preview drew round t_'s walks where learn, after moving t_, drew
+    # round t_ + 1's: the costs shown were not those learned with (2.384 against 2.512)
+    m, k = 5, 3
+    model = _started(cls, m, k, rho=0.3, **params)
+    x = np.array([0.5, 0.1, -0.3])
+    impression = model.show_one(x)
+    fb = impression.feedback(impression.labels[:1])
+    costs = model.estimated_costs(x, fb)
+    model.learn_one(x, fb)
+    taught = model.committee_.learned_[-1]
+    rel = fb.shown[fb.relevant]
+    expected = (costs.max(axis=1, keepdims=True) - costs)[:, rel]
+    assert expected.max() > 0
+    np.testing.assert_array_equal(taught[:, rel], expected)
 
 
 # ------------------------------------------------------------------------------ bad input

@@ -212,7 +212,10 @@ class TopkBBM(TopkBooster):
                 TOPK_LOSS_CODES[self.loss], self._probability_clip, weights, w_max, costs,
             )  # fmt: skip
             return weights
-        return self._monte_carlo_update(H, feedback, weights, w_max, costs)
+        # a preview (dry_run) comes before learn moves t_: its walks are those of round t_ + 1,
+        # the costs the model then learns with
+        t = self.t_ + 1 if dry_run else self.t_
+        return self._monte_carlo_update(H, feedback, weights, w_max, costs, t)
 
     def _monte_carlo_update(
         self,
@@ -221,9 +224,11 @@ class TopkBBM(TopkBooster):
         weights: np.ndarray,
         w_max: np.ndarray,
         costs: np.ndarray,
+        t: int,
     ) -> np.ndarray:
-        """Eq. 3 with each ``Lambda^{a,b}`` a Monte Carlo estimate (``draws`` random walks):
-        :func:`olboost.potentials.topk_costs` over all ``m`` labels, pairs not shown weighted 0."""
+        """Eq. 3 with each ``Lambda^{a,b}`` a Monte Carlo estimate (``draws`` random walks of
+        round ``t``'s stream): :func:`olboost.potentials.topk_costs` over all ``m`` labels, pairs
+        not shown weighted 0."""
         n, m = H.shape
         weights[:] = 0.0
         costs[:] = 0.0
@@ -234,7 +239,7 @@ class TopkBBM(TopkBooster):
         relevant[shown[rel]] = True
         pair_w = np.zeros((m, m))
         pair_w[np.ix_(shown, shown)] = K._inverse(feedback.probs, self._probability_clip)
-        rng = stream_rng(self.seed_, STREAMS["monte_carlo"], self.t_)
+        rng = stream_rng(self.seed_, STREAMS["monte_carlo"], t)
         s = np.zeros(m)
         for i in range(n):
             cost = topk_costs(

@@ -86,9 +86,12 @@ class TopkFeedback(Feedback):
     source: str | None = None
 
     def __post_init__(self) -> None:
-        shown = np.asarray(self.shown)
-        relevant = np.asarray(self.relevant)
-        probs = np.asarray(self.probs)
+        # copies, checked and kept: a record that shared the caller's buffer took on whatever
+        # was written there later (late feedback logged from one reused array all read the
+        # last propensities, or a 0 that the checks had not seen)
+        shown = np.array(self.shown)
+        relevant = np.array(self.relevant)
+        probs = np.array(self.probs)
         if shown.ndim != 1 or not np.issubdtype(shown.dtype, np.integer):
             raise TypeError("TopkFeedback.shown must be a 1-D array of label indices")
         if relevant.ndim != 1 or relevant.dtype != np.bool_:
@@ -112,8 +115,8 @@ class TopkFeedback(Feedback):
             )
         if not np.array_equal(probs, probs.T):
             raise ValueError("TopkFeedback.probs must be symmetric")
-        object.__setattr__(self, "shown", shown.astype(np.int64))
-        object.__setattr__(self, "relevant", relevant.copy())
+        object.__setattr__(self, "shown", shown.astype(np.int64, copy=False))
+        object.__setattr__(self, "relevant", relevant)
         object.__setattr__(self, "probs", np.ascontiguousarray(probs, dtype=np.float64))
 
 
