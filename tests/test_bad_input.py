@@ -521,6 +521,31 @@ def test_a_started_committee_refuses_new_parameters_before_anything_changes():
         assert np.isfinite(fresh.predict(rng.uniform(size=4))).all()
 
 
+def test_a_committee_refuses_attributes_beyond_max_abs_feature():
+    # a LinearCommittee learned x = [1e300, 0]: its running second moment became inf for good
+    # and attribute 0 read as 0 from then on; the learner layer refused it, the committee not
+    from olboost import LinearCommittee, MixedCommittee
+    from olboost.online.inputs import MAX_ABS_FEATURE
+
+    for committee in (
+        VFDTCommittee(),
+        LinearCommittee(),
+        MixedCommittee([VFDTCommittee(), LinearCommittee()]),
+    ):
+        committee.start(n_learners=2, n_labels=2, n_attributes=2, seed=0)
+        committee.learn(np.array([0.5, -0.5]), np.ones((2, 2)))
+        before = pickle.dumps(committee)
+        for big in (1e300, -1e101):
+            x = np.array([big, 0.0])
+            with pytest.raises(ValueError, match=r"attribute 0 beyond \+/-1e\+100"):
+                committee.learn(x, np.ones((2, 2)))
+            with pytest.raises(ValueError, match="MAX_ABS_FEATURE"):
+                committee.predict(x)
+        assert pickle.dumps(committee) == before
+        committee.learn(np.array([MAX_ABS_FEATURE, 0.0]), np.ones((2, 2)))  # the bound itself
+        assert np.isfinite(committee.predict(np.array([1.0, 0.0]))).all()
+
+
 def test_a_committee_used_before_start_says_so():
     # every method gave an AttributeError on an internal name (n_attributes_, setup_, parts_)
     from olboost import LinearCommittee, MixedCommittee

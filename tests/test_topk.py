@@ -358,6 +358,31 @@ def test_estimated_costs_are_the_costs_learn_teaches(cls, params):
     np.testing.assert_array_equal(taught[:, rel], expected)
 
 
+def test_hedge_stays_finite_at_the_largest_rate_and_smallest_probabilities():
+    # hedge_rate=1e308 (then accepted) made every expert's log-weight -inf after one example and
+    # the renormalised ones NaN: choose_expert then always took the last expert, silently
+    from olboost.boosters.topk import MAX_HEDGE_RATE
+    from olboost.feedback import MIN_PAIR_PROBABILITY
+
+    model = TopkAdaptive(
+        ScriptedCommittee(), learners=3, seed=0, labels=4, k=3, rho=0.3,
+        hedge_rate=MAX_HEDGE_RATE, clip_probability=None,
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    P = np.full((3, 3), MIN_PAIR_PROBABILITY)
+    np.fill_diagonal(P, 1.0)
+    for t in range(20):
+        x = rng.normal(size=3)
+        impression = model.show_one(x)
+        relevant = np.array([t % 2 == 0, True, False])
+        model.learn_one(x, TopkFeedback(impression.shown, relevant, P))
+        assert np.isfinite(model.log_v_).any() and not np.isnan(model.log_v_).any()
+        assert np.isfinite(model.expert_weights).all()
+        assert model.expert_weights.sum() == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="hedge_rate"):
+        TopkAdaptive(hedge_rate=MAX_HEDGE_RATE * 10)
+
+
 # ------------------------------------------------------------------------------ bad input
 
 

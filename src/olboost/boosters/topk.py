@@ -41,7 +41,11 @@ from olboost.potentials import LOSSES, topk_costs
 from olboost.potentials.pairwise import difference_law_stack
 from olboost.weak.base import Committee
 
-__all__ = ["TopkAdaptive", "TopkBBM", "TopkBooster"]
+__all__ = ["MAX_HEDGE_RATE", "TopkAdaptive", "TopkBBM", "TopkBooster"]
+
+#: Largest Hedge rate of :class:`TopkAdaptive`: its losses are estimates weighted by inverse
+#: pair probabilities of up to 1e100 (:data:`~olboost.feedback.MIN_PAIR_PROBABILITY`).
+MAX_HEDGE_RATE = 1e100
 
 
 class TopkBBM(TopkBooster):
@@ -298,7 +302,7 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
     alpha_bound
         Half-width of the feasible set of the weights (paper: 2).
     hedge_rate
-        Learning rate of Hedge (paper: 1).
+        Learning rate of Hedge (paper: 1), at most :data:`MAX_HEDGE_RATE` (1e100).
     clip_gradient
         Clip the weights' gradient to ``[-clip_gradient, clip_gradient]`` (paper: 1); ``None``:
         no clipping.
@@ -325,7 +329,10 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
         "predict_with": OneOf("sampled", "best"),
         "step_scale": Interval(0, math.inf, closed="neither", allow_none=True),
         "alpha_bound": Interval(0, math.inf, closed="neither"),
-        "hedge_rate": Interval(0, math.inf, closed="left"),
+        # An estimated rank loss is at most (k/2)^2 / MIN_PAIR_PROBABILITY (1e100 per pair):
+        # times a rate up to 1e100 it stays finite, so Hedge's best expert keeps a finite
+        # log-weight. With rate 1e308 every expert's became -inf and the renormalised ones NaN.
+        "hedge_rate": Interval(0, MAX_HEDGE_RATE, closed="both"),
         "clip_gradient": Interval(0, math.inf, closed="neither", allow_none=True),
         "clip_probability": Interval(0, 0.5, closed="neither", allow_none=True),
     }

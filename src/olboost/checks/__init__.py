@@ -155,10 +155,17 @@ def _bad_values(constraint: Interval, finite: bool) -> list[object]:
     if ``finite``, the infinities."""
     out: list[object] = ["1"]
     step = 1 if constraint.integer else 1.0
+    # a step of 1 is lost on an end such as 1e100: the next float beyond it then
     if constraint.lo is not None and math.isfinite(constraint.lo):
-        out.append(constraint.lo - (step if constraint.closed in ("both", "left") else 0))
+        lo = constraint.lo
+        if constraint.closed in ("both", "left"):
+            lo = lo - step if lo - step != lo else math.nextafter(lo, -math.inf)
+        out.append(lo)
     if constraint.hi is not None and math.isfinite(constraint.hi):
-        out.append(constraint.hi + (step if constraint.closed in ("both", "right") else 0))
+        hi = constraint.hi
+        if constraint.closed in ("both", "right"):
+            hi = hi + step if hi + step != hi else math.nextafter(hi, math.inf)
+        out.append(hi)
     if not constraint.integer:
         out.append(math.nan)
         if finite:

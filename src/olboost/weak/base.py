@@ -44,6 +44,7 @@ import numpy as np
 from olboost import _libm as libm
 from olboost._numba_cache import compile_elsewhere, join_pending
 from olboost.base import Estimator, Interval, Range
+from olboost.online.inputs import MAX_ABS_FEATURE
 
 __all__ = [
     "MAX_WEIGHT_MULTIPLIER",
@@ -320,11 +321,18 @@ class Committee(Estimator):
             raise RuntimeError(f"{type(self).__name__} is not started: call start() first")
 
     def _check_values(self, x: np.ndarray) -> None:
-        """Reject an infinite attribute value, and a missing one (NaN) unless the learners
-        handle them, before anything changes."""
-        if np.isinf(x).any():
-            j = int(np.flatnonzero(np.isinf(x))[0])
-            raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
+        """Reject an infinite attribute value or one beyond :data:`MAX_ABS_FEATURE` (the linear
+        learners' running scales and the trees' Gaussian statistics square them), and a missing
+        one (NaN) unless the learners handle them, before anything changes."""
+        large = np.abs(x) > MAX_ABS_FEATURE  # False for NaN
+        if large.any():
+            j = int(np.flatnonzero(large)[0])
+            if np.isinf(x[j]):
+                raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
+            raise ValueError(
+                f"x has a value ({x[j]}) at attribute {j} beyond +/-{MAX_ABS_FEATURE:g} "
+                "(MAX_ABS_FEATURE)"
+            )
         if not self.handles_missing and np.isnan(x).any():
             j = int(np.flatnonzero(np.isnan(x))[0])
             raise ValueError(
