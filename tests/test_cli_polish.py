@@ -171,13 +171,61 @@ def test_features_beyond_the_data_set_are_refused(capsys):
         ("ada-olmr", ["--rho", "0.1"]),
         ("topk-adaptive", ["--method", "monte_carlo"]),
         ("label-ranker", ["--bmr-loss", "rank"]),
+        # label-ranker's options on the boosters, the committee's on label-ranker
+        ("ada-olmr", ["--update", "II"]),
+        ("online-bmr", ["--C", "5"]),
+        ("topk-bbm", ["--margin", "0.3"]),
+        ("adaboost-olm", ["--complexity", "entropy"]),
+        ("ada-olmr", ["--fields", "Subject"]),
+        ("label-ranker", ["--committee", "river"]),
+        ("label-ranker", ["--learners", "7"]),
     ],
 )
-def test_an_option_the_algorithm_does_not_take_is_refused(capsys, algorithm, option):
+def test_an_option_the_algorithm_does_not_take_is_refused(capsys, tmp_path, algorithm, option):
     # it was accepted and ignored: the run gave the same result as without it
+    out = tmp_path / "r.json"
     argv = ["run", "--algorithm", algorithm, "--dataset", "emotions", *option]
-    line = _error(capsys, argv)
+    line = _error(capsys, [*argv, "--output", str(out)])
     assert f"{option[0]}: not an option of {algorithm}" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--gamma", "0.3"], "--gamma: not an option of label-ranker"),
+        (["--committee", "river"], "--committee: not an option of label-ranker"),
+        (["--learners", "7"], "--learners: not an option of label-ranker"),
+        (["--k", "2"], "--k: not an option of label-ranker"),
+        (["--features", "5"], "--features: for the boosters' weak learners"),
+        (["--loops", "3"], "--loops 3: Enron foldering data are one pass"),
+    ],
+)
+def test_enron_runs_refuse_the_options_they_would_ignore(capsys, tmp_path, option, message):
+    # the Enron runs skip prepare_run, where the check was: these were ignored there too
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", str(tmp_path / "nobody.mbox.tar.xz")]
+    assert message in _error(capsys, [*argv, *option])
+
+
+def test_fields_are_refused_where_there_are_no_header_fields(capsys):
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", "emotions", "--fields", "Subject"]
+    assert "--fields: for Enron foldering data; emotions has no header fields" in _error(
+        capsys, argv
+    )
+
+
+def test_the_options_an_algorithm_takes_are_still_accepted():
+    from olboost.cli import ALGORITHMS, build_parser
+
+    for argv in [
+        ["--algorithm", "ada-olmr", "--learners", "3", "--committee", "river"],
+        ["--algorithm", "topk-bbm", "--learners", "50", "--rho", "0.02", "--loops", "20",
+         "--gamma", "0.2"],
+        ["--algorithm", "label-ranker", "--update", "III", "--complexity", "entropy", "--C",
+         "0.5", "--margin", "0.01", "--fields", "Subject"],
+    ]:  # fmt: skip
+        args = build_parser().parse_args(["run", "--dataset", "sanders-r", *argv])
+        ALGORITHMS[args.algorithm].check_options(args.algorithm, args)
 
 
 def test_options_reach_every_algorithm_that_takes_them(capsys):
@@ -369,6 +417,16 @@ def test_a_cell_file_that_is_not_a_complete_record_is_computed_again(tmp_path):
         assert json.loads(path.read_text()) == {**stored, "result": {"loss": 0.5}}  # rewritten
     path.write_text("[1, 2")  # truncated
     assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: {"loss": 0.75}) == {"loss": 0.75}
+
+
+def test_reproduce_mlr_takes_the_options_of_either_algorithm(capsys):
+    # --predict-with is Ada.OLMR's and --bmr-loss OnlineBMR's: the suite ran the other
+    # algorithm with it and failed with "not an option of online-bmr" (or of ada-olmr)
+    for option in (["--predict-with", "best"], ["--bmr-loss", "rank"]):
+        argv = ["reproduce", "mlr", "--seeds", "1", "--datasets", "emotions", "--learners", "2",
+                "--no-progress", *option]  # fmt: skip
+        assert main(argv) == 0, capsys.readouterr().err
+        assert "emotions" in capsys.readouterr().out
 
 
 def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):

@@ -108,6 +108,24 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
          "learners must be in"),
         ({"algorithms": ["adaboost-olm"], "datasets": ["emotions"]}, "bundled UCI data set"),
         ({"algorithms": ["ada-olmr"], "datasets": ["no/such.arff"]}, "neither a bundled"),
+        # false left --learners out of the task, which ran 100 learners labelled learners=False
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": False}},
+         "--learners takes a value, not false"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
+          "params": {"learners": [5, False]}}, "--learners takes a value, not false"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": True}},
+         "--learners takes a value, not true"),
+        ({"algorithms": ["ada-olmr"], "datasets": [{"name": "emotions", "gamma": False}]},
+         "--gamma takes a value"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
+          "params": {"fields": [["Subject", True]]}}, "not an option value"),
+        # options the algorithm would ignore: every cell of the grid was the same run
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"C": [1, 5]}},
+         "ada-olmr on emotions: --C: not an option of ada-olmr"),
+        ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
+          "params": {"committee": "river"}}, "--committee: not an option of label-ranker"),
+        ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
+          "params": {"fields": ["Subject"]}}, "--fields: for Enron foldering data"),
     ],
 )  # fmt: skip
 def test_bad_specs_are_refused_before_anything_runs(spec, message):

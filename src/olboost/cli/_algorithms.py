@@ -14,9 +14,17 @@ from typing import Any
 DEFAULT_FEATURES = 20
 
 
+#: The options of the committee of weak learners: of every booster and of no other algorithm
+#: (``--features`` is refused apart, with the data set at hand).
+COMMITTEE_OPTIONS = ("learners", "committee")
+
+#: The options of ``label-ranker`` (``--fields``: on Enron foldering data only).
+RANKER_OPTIONS = ("update", "complexity", "C", "margin", "fields")
+
 #: The CLI options (their ``dest``) that set a parameter of some algorithms and not others.
 ALGORITHM_OPTIONS = (
     "predict_with", "gamma", "bmr_loss", "method", "olm_loss", "vote", "k", "exploration", "rho",
+    *COMMITTEE_OPTIONS, *RANKER_OPTIONS,
 )  # fmt: skip
 
 
@@ -42,12 +50,17 @@ class Algorithm:
     committee: bool = True
     options: tuple[str, ...] = ()
 
+    @property
+    def takes(self) -> tuple[str, ...]:
+        """The options of :data:`ALGORITHM_OPTIONS` it takes."""
+        return (*self.options, *(COMMITTEE_OPTIONS if self.committee else ()))
+
     def check_options(self, name: str, args: argparse.Namespace) -> None:
         """A ``ValueError`` for an option given on the command line that ``name`` does not
         take (it would be ignored)."""
         for dest in sorted(getattr(args, "given_options", ())):
-            if dest in ALGORITHM_OPTIONS and dest not in self.options:
-                takes = ", ".join(f"--{o.replace('_', '-')}" for o in self.options) or "none"
+            if dest in ALGORITHM_OPTIONS and dest not in self.takes:
+                takes = ", ".join(f"--{o.replace('_', '-')}" for o in self.takes) or "none"
                 raise ValueError(
                     f"--{dest.replace('_', '-')}: not an option of {name} (of these options "
                     f"it takes: {takes})"
@@ -98,7 +111,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         "ranking", "TopkBBM", **_TOPK, gamma="gamma", loss="bmr_loss", method="method"
     ),
     "topk-adaptive": _booster("ranking", "TopkAdaptive", **_TOPK, predict_with="predict_with"),
-    "label-ranker": Algorithm("ranking", _label_ranker, committee=False),
+    "label-ranker": Algorithm("ranking", _label_ranker, committee=False, options=RANKER_OPTIONS),
 }
 
 
@@ -132,10 +145,13 @@ COMMITTEES: dict[str, Callable[[argparse.Namespace, dict[int, int]], Any]] = {
 
 
 def _add_committee_options(p: argparse.ArgumentParser, committee: bool = True) -> None:
-    p.add_argument("--learners", type=int, default=100, help="number N of weak learners")
+    p.add_argument(
+        "--learners", type=int, action=GivenOption, default=100, help="number N of weak learners"
+    )
     if committee:
         p.add_argument(
             "--committee",
+            action=GivenOption,
             choices=sorted(COMMITTEES),
             default="vfdt",
             help="vfdt: compiled Hoeffding trees (fast) with the rules of River's "

@@ -164,6 +164,9 @@ def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
     raise here). Returns ``(data, model)``; nothing is learned."""
     algorithm = ALGORITHMS[args.algorithm]
     algorithm.check_options(args.algorithm, args)
+    if "fields" in getattr(args, "given_options", ()):
+        # label-ranker takes it, but only Enron foldering data (run apart) have header fields
+        raise ValueError(f"--fields: for Enron foldering data; {args.dataset} has no header fields")
     loops = getattr(args, "loops", 1)
     if data is None:
         data = _load(args)
@@ -293,6 +296,8 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
 def _cmd_run(args: argparse.Namespace) -> int:
     from olboost.checkpoint import remove_stale_temporaries
 
+    # before anything is touched, and for the Enron runs too, which skip prepare_run
+    ALGORITHMS[args.algorithm].check_options(args.algorithm, args)
     for option in ("output", "save_model"):
         target = check_output(getattr(args, option), f"--{option.replace('_', '-')}")
         if target is not None:
@@ -301,6 +306,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from olboost import ranking_experiments
 
         if ranking_experiments.foldering_source(args.dataset) is not None:
+            # the Enron runs do not go through prepare_run, which refuses these for MULAN data
+            if args.features is not None:
+                raise ValueError(
+                    "--features: for the boosters' weak learners; label-ranker sees every feature"
+                )
+            if args.loops != 1:
+                raise ValueError(
+                    f"--loops {args.loops}: Enron foldering data are one pass over each user's "
+                    "chronological stream"
+                )
             if args.curve:
                 raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
             for option in ("checkpoint", "save_model"):

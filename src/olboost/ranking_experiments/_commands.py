@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost.cli._algorithms import GivenOption
 from olboost.cli._shared import add_suite_parser, load_average
 from olboost.ranking_experiments._runs import (
     COLUMNS,
@@ -268,6 +269,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     """``olboost run`` options of ``--algorithm label-ranker``."""
     p.add_argument(
         "--update",
+        action=GivenOption,
         choices=["I", "II", "III"],
         default="III",
         help="label-ranker: Update I (fixed step on the most violated pair), II (optimal step "
@@ -275,6 +277,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--complexity",
+        action=GivenOption,
         choices=["squared", "entropy"],
         default="squared",
         help="label-ranker: squared norm (additive updates; any features) or entropy "
@@ -282,6 +285,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--C",
+        action=GivenOption,
         type=float,
         help="label-ranker: budget C > 0 of each example's dual variables (default: olboost's "
         "choice for Table 1, which the paper does not give: "
@@ -290,6 +294,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--margin",
+        action=GivenOption,
         type=float,
         help="label-ranker: margin gamma of the hinge loss, in (0, 1) under the entropy "
         "(default: olboost's choice for Table 1, which the paper does not give: "
@@ -333,6 +338,7 @@ def add_parser(sub: Any) -> None:
 def _add_fields_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fields",
+        action=GivenOption,
         nargs="+",
         default=list(FIELDS),
         metavar="FIELD",

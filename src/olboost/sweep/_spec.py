@@ -133,7 +133,10 @@ def _option_value(value: Any, where: str) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{where}: {value} is not a finite number")
         return value
-    if isinstance(value, list) and all(isinstance(v, int | float | str) for v in value):
+    # bool is an int: true in a list would reach olboost run as the word "True"
+    if isinstance(value, list) and all(
+        isinstance(v, int | float | str) and not isinstance(v, bool) for v in value
+    ):
         return tuple(value)  # one grid point of an option that takes several values
     raise ValueError(f"{where}: {value!r} is not an option value (a number, string or boolean)")
 
@@ -257,11 +260,11 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
     return tasks
 
 
-def _run_options() -> set[str]:
-    """The option strings of ``olboost run``."""
+def _run_options() -> dict[str, argparse.Action]:
+    """The option strings of ``olboost run`` and their actions."""
     for action in _parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices["run"]._option_string_actions)
+            return dict(action.choices["run"]._option_string_actions)
     raise AssertionError("olboost has no run command")  # pragma: no cover
 
 
@@ -269,10 +272,17 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> None:
     """``task`` as ``olboost run`` would check it before running: its options, its data (read
     once per data set into ``data``, a cache for one spec) and the model its options build."""
     options = _run_options()
-    for name, _ in task.params:
+    for name, value in task.params:
         flag = "--" + name.replace("_", "-")
         if flag not in options:  # argparse would take an abbreviation: the hash would not
             raise ValueError(f"{where}: olboost run has no option {flag}")
+        # Task.argv leaves an option set to false out, which is right for a flag only: for an
+        # option taking a value the task would run with its default, labelled with false
+        if isinstance(value, bool) and options[flag].nargs != 0:
+            raise ValueError(
+                f"{where}: {flag} takes a value, not {str(value).lower()} (true and false are "
+                "for flags, options without a value)"
+            )
     args = parse_run_args(task.argv, where)
     if task.algorithm == "label-ranker":
         from olboost import ranking_experiments
