@@ -211,6 +211,26 @@ def test_expiry(tmp_path: Path) -> None:
         assert server.request("GET", "/health")[1]["feedback"] == 1
 
 
+def test_expiry_after_a_restart_with_a_shorter_ttl(tmp_path: Path) -> None:
+    # the writer expired impressions from the oldest on and stopped at the first one not due:
+    # behind an impression of the old hour-long TTL, the new ones never counted as expired
+    store = tmp_path / "store"
+    with Server(store, *SMALL, "--impression-ttl", "3600") as server:
+        old = server.rank(features(WIDTH, 1))
+    with Server(store, "--impression-ttl", "0.3") as server:
+        for seed in (2, 3, 4):
+            server.rank(features(WIDTH, seed))
+        deadline = time.monotonic() + 10  # the writer counts expired impressions every second
+        while server.request("GET", "/health")[1]["expired"] < 3:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(1.2)  # a writer tick more: the old impression must not expire with them
+        health = server.request("GET", "/health")[1]
+        assert health["expired"] == 3 and health["pending"] == 1
+        assert server.feedback(old["impression"], [])[0] == 200
+        assert server.request("GET", "/health")[1]["pending"] == 0
+
+
 def test_full_feedback_model(tmp_path: Path) -> None:
     """A full-feedback booster (Ada.OLMR) shows its top k and learns every relevant label,
     shown or not."""
@@ -249,6 +269,38 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert err.startswith("olboost: error: ") and message in err, err
     assert len(err.strip().splitlines()) == 1
     assert not store.exists()  # no store, no token: the model's settings were checked first
+
+
+@pytest.mark.parametrize("option", ["--token-file", "--host", "--port"])
+def test_an_unusable_token_file_host_or_port_is_named_before_anything_exists(
+    tmp_path, capsys, monkeypatch, option
+):
+    # the store, its log and a generated token were created before the option was refused, in
+    # a message that did not name it ("/nonexistent: No such file or directory")
+    import socket
+
+    from olboost.cli import main
+
+    monkeypatch.delenv("OLBOOST_SERVE_TOKEN", raising=False)
+    store = tmp_path / "store"
+    args = ["serve", "--store", str(store), *SMALL, "--port", "0"]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        options, message = {
+            "--token-file": (
+                ["--token-file", str(tmp_path / "missing")],
+                f"--token-file {tmp_path / 'missing'}: No such file or directory",
+            ),
+            "--host": (["--host", "999.1.1.1"], "--host 999.1.1.1: cannot listen there"),
+            "--port": (["--port", str(port)], f"--port {port}: cannot listen there"),
+        }[option]
+        assert main([*args, *options]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"olboost: error: {message}"), err
+    assert len(err.strip().splitlines()) == 1
+    assert not store.exists()
 
 
 @pytest.mark.parametrize(
@@ -396,3 +448,125 @@ def test_a_corrupt_log_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("olboost: error: ") and "log.sqlite: not a readable olboost log" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_checkpoint_ahead_of_its_log_is_refused_and_rebuilt_by_replay(
+    tmp_path, capsys, monkeypatch
+):
+    # The log lost its last commits (--sync normal and a power loss, or an older log.sqlite
+    # restored): the service started, gave seqs 7.. to new feedback, and recovery then skipped
+    # them as learned by the checkpoint of seq 10.
+    from olboost.cli import main
+    from olboost.serve.service import Service
+
+    store = tmp_path / "store"
+    _served_store(store, 1, 10)
+    db = sqlite3.connect(store / "log.sqlite")
+    db.execute("DELETE FROM feedback WHERE seq > 6")
+    db.commit()
+    db.close()
+    checkpoint = (store / "checkpoint.olb").read_bytes()
+    with pytest.raises(ValueError, match="up to seq 10 but the log .* ends at seq 6"):
+        Service(store).start()
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    assert main(["serve", "--store", str(store), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
+    assert "up to seq 10" in err and "ends at seq 6" in err and "checkpoint.olb away" in err
+    assert (store / "checkpoint.olb").read_bytes() == checkpoint
+    assert log_counts(store)[1:] == (6, 6)
+    # the way out the message gives: without its checkpoint the store is replayed from scratch
+    (store / "checkpoint.olb").unlink()
+    with Server(store) as server:
+        assert model_state(server)["rounds"] == 6
+        shown = server.rank([0.5, 1.0])
+        status, answer = server.feedback(shown["impression"], [])
+        assert status == 200 and answer["seq"] == 7
+        server.kill()  # nothing acknowledged may be lost
+    with Server(store) as server:
+        state = model_state(server)
+    model, n = replay(store)
+    assert n == 7 == state["rounds"] == model.t_
+    assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+
+
+def test_a_failed_admin_checkpoint_is_answered_and_the_service_goes_on(tmp_path: Path) -> None:
+    # the request hung for ever and the learner thread died: every later request got 503
+    with Server(tmp_path / "store", *SMALL) as server:
+        shown = server.rank(features(WIDTH, 1))
+        assert server.feedback(shown["impression"], [], wait=True)[0] == 200
+        checkpoint = server.store / "checkpoint.olb"
+        # a stand-in for a full disk or an I/O error: the checkpoint cannot be replaced
+        checkpoint.unlink()
+        checkpoint.mkdir()
+        status, answer = server.request("POST", "/admin/checkpoint", timeout=30)
+        assert status == 500 and "the checkpoint could not be written" in answer["error"]
+        shown = server.rank(features(WIDTH, 2))
+        status, answer = server.feedback(shown["impression"], [], wait=True)
+        assert status == 200 and answer["seq"] == 2
+        health = server.request("GET", "/health")[1]
+        assert health["status"] == "ok" and health["checkpoint_seq"] == 0
+        checkpoint.rmdir()
+        status, answer = server.request("POST", "/admin/checkpoint", timeout=30)
+        assert status == 200 and answer == {"checkpoint_seq": 2}
+
+
+def test_a_failed_periodic_checkpoint_in_the_server_is_retried(tmp_path: Path) -> None:
+    # written in the server (no fork), a failed periodic checkpoint stopped the learner
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2)
+    service = Service(tmp_path / "store", config, checkpoint_every=1, fork_checkpoints=False)
+    service.start()
+    try:
+        checkpoint = tmp_path / "store" / "checkpoint.olb"
+        checkpoint.unlink()
+        checkpoint.mkdir()
+        for seq in (1, 2):
+            shown, logged = service.rank({"features": [0.5, 1.0]})
+            logged.result()
+            answer = service.feedback({"impression": shown["impression"], "clicked": []})
+            assert answer.result()["seq"] == seq
+            assert service.wait_learned(seq, timeout=30)
+            assert service.health()["status"] == "ok" and service.checkpoint_seq == 0
+        checkpoint.rmdir()
+        assert service.checkpoint_now().result(timeout=30) == 2
+    finally:
+        service.close()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(tmp_path: Path) -> None:
+    # the learner's failure answered the waiting feedbacks, not a queued /admin/checkpoint
+    import concurrent.futures
+    import threading
+
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2)
+    service = Service(tmp_path / "store", config)
+    service.start()
+    learning, fail = threading.Event(), threading.Event()
+
+    def broken_learn(*args):
+        learning.set()
+        fail.wait(30)
+        raise MemoryError("a stand-in for a learn that fails")
+
+    service._fused = None
+    service.model.learn_one = broken_learn
+    try:
+        shown, logged = service.rank({"features": [0.5, 1.0]})
+        logged.result()
+        service.feedback({"impression": shown["impression"], "clicked": []}).result()
+        assert learning.wait(30)
+        checkpoint = service.checkpoint_now()
+        fail.set()
+        with pytest.raises(RequestError, match="the learner stopped"):
+            checkpoint.result(timeout=30)
+    except concurrent.futures.TimeoutError:
+        pytest.fail("the checkpoint request was never answered")
+    finally:
+        fail.set()
+        service.close()

@@ -93,7 +93,17 @@ class Learner:
                     break
                 if item[0] == "checkpoint":
                     self._reap_child(block=True)
-                    self._checkpoint()
+                    try:
+                        self._checkpoint()
+                    except Exception as err:
+                        # A full or failing disk is the operator's to fix: the log holds every
+                        # acknowledged feedback, so the service goes on and a later checkpoint
+                        # retries; the request that asked is told.
+                        self._checkpoint_failed(err)
+                        item[1].set_exception(
+                            RequestError(500, f"the checkpoint could not be written: {err}")
+                        )
+                        continue
                     since = 0
                     item[1].set_result(self.checkpoint_seq)
                     continue
@@ -119,7 +129,10 @@ class Learner:
                     if self.fork_checkpoints:
                         self._fork_checkpoint()
                     else:
-                        self._checkpoint()
+                        try:
+                            self._checkpoint()
+                        except Exception as err:  # as a failed child's: the next one retries
+                            self._checkpoint_failed(err)
                     since = 0
                 now = self.clock()
                 if now - last_point >= SERIES_STEP:
@@ -137,6 +150,14 @@ class Learner:
             # answers waiting for learning (wait, backpressure) would wait for ever
             for future in waiting:
                 future.set_exception(RequestError(503, f"the learner stopped: {err}"))
+            # so do /admin/checkpoint requests queued behind the failure
+            while True:
+                try:
+                    item = self._learn_q.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None and item[0] == "checkpoint":
+                    item[1].set_exception(RequestError(503, f"the learner stopped: {err}"))
             raise
 
     def _checkpoint(self) -> None:
@@ -147,6 +168,13 @@ class Learner:
         self.checkpoint_seq = self.applied_seq
         with self.stats.lock:
             self.stats.checkpoints += 1
+
+    def _checkpoint_failed(self, err: Exception) -> None:
+        print(
+            f"olboost serve: the checkpoint of seq {self.applied_seq} failed ({err!r}); the "
+            "next one retries",
+            file=sys.stderr,
+        )
 
     def _fork_checkpoint(self) -> None:
         """Fork a child that writes the checkpoint of the model as it is now (the feedback up to

@@ -5,6 +5,7 @@ module docstring)."""
 from __future__ import annotations
 
 import concurrent.futures
+import heapq
 import queue
 import sys
 import threading
@@ -37,6 +38,62 @@ class _Batch:
         self.results: list[tuple[concurrent.futures.Future, Any]] = []
 
 
+class PendingImpressions:
+    """The impressions waiting for feedback, by public id, forgotten as they expire.
+
+    The impressions a service shows expire ``impression_ttl`` after they are shown, so in the
+    order they are logged: kept in that order, they expire from the front, each in O(1). The
+    others (recovered at start, perhaps shown under another ``--impression-ttl``; put back by a
+    failed commit; shown after the clock stepped back) would stop that front at a later
+    deadline than the ones behind it: they go in a heap keyed by deadline instead, few of them.
+    """
+
+    def __init__(self) -> None:
+        self._ordered: OrderedDict[str, ImpressionRecord] = OrderedDict()
+        self._others: dict[str, ImpressionRecord] = {}
+        # (expires, id, public id) of _others; an entry whose impression was answered stays
+        # until it is popped or the heap is compacted
+        self._deadlines: list[tuple[float, int, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._ordered) + len(self._others)
+
+    def get(self, public_id: str) -> ImpressionRecord | None:
+        record = self._ordered.get(public_id)
+        return self._others.get(public_id) if record is None else record
+
+    def add(self, record: ImpressionRecord, *, recovered: bool = False) -> None:
+        last = next(reversed(self._ordered.values()), None)
+        if not recovered and (last is None or record.expires >= last.expires):
+            self._ordered[record.public_id] = record
+            return
+        self._others[record.public_id] = record
+        heapq.heappush(self._deadlines, (record.expires, record.id, record.public_id))
+
+    def pop(self, public_id: str) -> ImpressionRecord | None:
+        record = self._ordered.pop(public_id, None)
+        if record is not None:
+            return record
+        record = self._others.pop(public_id, None)
+        if len(self._deadlines) > 2 * len(self._others) + 64:  # answered ones: keep it O(live)
+            self._deadlines = [d for d in self._deadlines if d[2] in self._others]
+            heapq.heapify(self._deadlines)
+        return record
+
+    def expire(self, now: float) -> int:
+        """Forget the impressions whose deadline is ``now`` or earlier; returns how many."""
+        n = 0
+        while self._ordered:
+            public_id, record = next(iter(self._ordered.items()))
+            if record.expires > now:
+                break
+            del self._ordered[public_id]
+            n += 1
+        while self._deadlines and self._deadlines[0][0] <= now:
+            n += self._others.pop(heapq.heappop(self._deadlines)[2], None) is not None
+        return n
+
+
 class LogWriter:
     """The log writer's part of :class:`~olboost.serve.service.Service` (a mixin: the state is the
     service's, set in its ``__init__`` and ``start``)."""
@@ -48,7 +105,7 @@ class LogWriter:
     clock: Callable[[], float]
     impression_ttl: float
     committed_seq: int
-    _pending: OrderedDict[str, ImpressionRecord]
+    _pending: PendingImpressions
     _log_q: queue.SimpleQueue
     _learn_q: queue.SimpleQueue
     _error: BaseException | None
@@ -97,8 +154,8 @@ class LogWriter:
                     if kind == "impression":
                         store.insert_impression(payload)
                         batch.results.append((future, response))
-                        self._pending[payload.public_id] = payload
-                        batch.undo.append(lambda p=payload.public_id: self._pending.pop(p, None))
+                        self._pending.add(payload)
+                        batch.undo.append(lambda p=payload.public_id: self._pending.pop(p))
                     else:
                         batch.results.append((future, self._log_feedback(store, payload, batch)))
                 except RequestError as err:
@@ -151,7 +208,7 @@ class LogWriter:
                     f"{answered_by!r}"
                 )  # fmt: skip
         if now >= record.expires:
-            counted = self._pending.pop(public_id, None) is not None
+            counted = self._pending.pop(public_id) is not None
             with self.stats.lock:
                 self.stats.expired += counted
                 self.stats.expired_feedback += 1
@@ -161,8 +218,8 @@ class LogWriter:
             )  # fmt: skip
         mask = self._mask(record, indices, False)
         seq = store.insert_feedback(feedback_id, record.id, mask, now)
-        self._pending.pop(public_id, None)
-        batch.undo.append(lambda: self._pending.__setitem__(public_id, record))
+        self._pending.pop(public_id)
+        batch.undo.append(lambda: self._pending.add(record))
         batch.learn.append((seq, record, mask, now - record.created))
         return {"feedback_id": feedback_id, "seq": seq, "duplicate": False, "wait": wait}
 
@@ -186,13 +243,8 @@ class LogWriter:
         return mask
 
     def _expire(self) -> None:
-        """Count and forget the pending impressions whose time is up (oldest first: they were
-        logged in order of creation)."""
-        now = self.clock()
-        while self._pending:
-            public_id, record = next(iter(self._pending.items()))
-            if record.expires > now:
-                break
-            del self._pending[public_id]
+        """Count and forget the pending impressions whose time is up."""
+        n = self._pending.expire(self.clock())
+        if n:
             with self.stats.lock:
-                self.stats.expired += 1
+                self.stats.expired += n

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hmac
 import json
 import os
@@ -48,7 +49,7 @@ from olboost.serve.page import STATUS_PAGE
 from olboost.serve.requests import RequestError
 from olboost.serve.service import Service
 
-__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "create_app", "run"]
+__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "create_app", "listen", "read_token_file", "run"]
 
 #: Largest request body accepted, in bytes (a feature vector of some ten thousand numbers).
 DEFAULT_MAX_BODY = 256 * 1024
@@ -222,14 +223,25 @@ def create_app(
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def read_token_file(token_file: str | os.PathLike[str]) -> str:
+    """The bearer token held in ``token_file`` (``--token-file``), surrounding whitespace
+    dropped; a ``ValueError`` naming the option if it cannot be read or is empty."""
+    try:
+        token = Path(token_file).read_text().strip()
+    except OSError as err:
+        raise ValueError(f"--token-file {token_file}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"--token-file {token_file}: not a text file") from None
+    if not token:
+        raise ValueError(f"--token-file {token_file}: the file is empty")
+    return token
+
+
 def read_token(store: str | os.PathLike[str], token_file: str | os.PathLike[str] | None) -> str:
     """The bearer token: the file ``token_file``, else :data:`TOKEN_ENV`, else ``STORE/token``
     (generated on first use, readable by its owner only). Surrounding whitespace is dropped."""
     if token_file is not None:
-        token = Path(token_file).read_text().strip()
-        if not token:
-            raise ValueError(f"--token-file {token_file}: the file is empty")
-        return token
+        return read_token_file(token_file)
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
         return token
@@ -245,21 +257,48 @@ def read_token(store: str | os.PathLike[str], token_file: str | os.PathLike[str]
     return path.read_text().strip()
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host`` and ``port`` (0: a free port) and listening; a
+    ``ValueError`` naming ``--host`` or ``--port`` if that is not possible."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        # listening before the (possibly long) recovery: early clients wait in the backlog
+        sock.listen(2048)
+    except OSError as err:
+        sock.close()
+        if isinstance(err, socket.gaierror) or err.errno in (
+            errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EINVAL
+        ):  # fmt: skip
+            option = f"--host {host}"
+        elif err.errno in (errno.EADDRINUSE, errno.EACCES):
+            option = f"--port {port}"
+        else:
+            option = f"--host {host} --port {port}"
+        raise ValueError(f"{option}: cannot listen there ({err.strerror or err})") from None
+    return sock
+
+
 def run(
     service: Service,
     *,
-    token: str,
+    token: str | None,
     host: str = "127.0.0.1",
     port: int = 8000,
     max_body: int = DEFAULT_MAX_BODY,
     protect_rank: bool = False,
     ready_file: str | os.PathLike[str] | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve ``service`` with uvicorn until SIGINT or SIGTERM.
 
-    The socket is bound before the service starts (``port=0`` picks a free port); once the
-    service is ready, the address is printed on stdout and, with ``ready_file``, written to that
-    file (``http://HOST:PORT``), atomically.
+    The socket (``sock``, else :func:`listen` on ``host`` and ``port``; ``port=0`` picks a free
+    port) is bound before the service starts; once the service is ready, the address is printed
+    on stdout and, with ``ready_file``, written to that file (``http://HOST:PORT``), atomically.
+    ``token=None``: :func:`read_token` of the store, once the service has started (a token it
+    generates is not left in a store that could not be opened).
     """
     import uvicorn
 
@@ -269,14 +308,10 @@ def run(
     # short interval keeps the learner up with the requests: with 100 trees on yeast,
     # benchmarks/serve.py learned 267 feedbacks a second at 0.5 ms and 278 at 0.1 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    # listening before the (possibly long) recovery: early clients wait in the backlog
-    sock.listen(2048)
+    if sock is None:
+        sock = listen(host, port)
     bound = sock.getsockname()[1]
-    url = f"http://{host if family == socket.AF_INET else f'[{host}]'}:{bound}"
+    url = f"http://{host if sock.family == socket.AF_INET else f'[{host}]'}:{bound}"
 
     def ready() -> None:
         print(f"olboost serve: listening on {url} (store {service.path})", flush=True)
@@ -290,6 +325,8 @@ def run(
     # rather than a traceback of the server's startup
     try:
         service.start()
+        if token is None:
+            token = read_token(service.path, None)
     except BaseException:
         sock.close()
         raise

@@ -55,24 +55,37 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from olboost.serve.app import read_token, run
+        from olboost.serve.app import TOKEN_ENV, listen, read_token_file, run
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
+    import os
+
     from olboost.serve.service import Service
 
     if args.max_body < 1:
         raise ValueError(f"--max-body must be >= 1, got {args.max_body}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in [0, 65535], got {args.port}")
-    service = Service(
-        args.store, _config(args), checkpoint_every=args.checkpoint_every,
-        impression_ttl=args.impression_ttl, synchronous=args.sync,
-        max_learn_lag=args.max_learn_lag or None,
-    )  # fmt: skip
-    token = read_token(args.store, args.token_file)
+    config = _config(args)
+    # Every option is checked before Service() opens (creates) the store: a rejected command
+    # leaves nothing on disk. A token to generate in the store waits for the service's start.
+    if args.token_file is not None:
+        token = read_token_file(args.token_file)
+    else:
+        token = os.environ.get(TOKEN_ENV, "").strip() or None
+    sock = listen(args.host, args.port)
+    try:
+        service = Service(
+            args.store, config, checkpoint_every=args.checkpoint_every,
+            impression_ttl=args.impression_ttl, synchronous=args.sync,
+            max_learn_lag=args.max_learn_lag or None,
+        )  # fmt: skip
+    except BaseException:
+        sock.close()
+        raise
     run(
         service, token=token, host=args.host, port=args.port, max_body=args.max_body,
-        protect_rank=args.protect_rank, ready_file=args.ready_file,
+        protect_rank=args.protect_rank, ready_file=args.ready_file, sock=sock,
     )  # fmt: skip
     return 0
 

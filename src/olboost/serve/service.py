@@ -57,7 +57,6 @@ import queue
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ import numpy as np
 
 from olboost.serve._fused import fused_learner
 from olboost.serve._learner import FORK_CHECKPOINTS, Learner
-from olboost.serve._log_writer import LogWriter
+from olboost.serve._log_writer import LogWriter, PendingImpressions
 from olboost.serve.config import (
     ALGORITHMS,
     ServiceConfig,
@@ -205,12 +204,19 @@ class Service(LogWriter, Learner):
         if self._started:
             raise RuntimeError("the service is started already")
         store = Store(self.path)
-        if not store.created():
-            model = build_model(self.config)
-            start_model(model, self.config)
-            store.create(model, self.config.to_json())
-        self.store_id = store.store_id
-        self.model, self.applied_seq = store.recover()
+        try:
+            if store.can_rebuild():
+                store.rebuild_checkpoint()
+            elif not store.created():
+                model = build_model(self.config)
+                start_model(model, self.config)
+                store.create(model, self.config.to_json())
+            self.store_id = store.store_id
+            model, applied_seq = store.recover()
+        except BaseException:
+            store.close()
+            raise
+        self.model, self.applied_seq = model, applied_seq
         self._fused = fused_learner(self.model)
         self.checkpoint_seq = store.read_checkpoint()[1]
         last_impression, last_seq = store.last_ids()
@@ -219,12 +225,12 @@ class Service(LogWriter, Learner):
         self._nonce = secrets.token_hex(6)
         self.stats.count_log(store)
         now = self.clock()
-        self._pending: OrderedDict[str, ImpressionRecord] = OrderedDict()
+        self._pending = PendingImpressions()
         for record in store.unanswered():
             if record.expires <= now:
                 self.stats.expired += 1
             else:
-                self._pending[record.public_id] = record
+                self._pending.add(record, recovered=True)
         store.close()  # the log writer opens its own connection, in its thread
         warm_up_model(self.model, self.config)
         self._started = True

@@ -20,6 +20,12 @@ after a power loss too with ``synchronous="full"``, the default).
 feedback of the log after its ``seq``, in ``seq`` order. :func:`replay` learns the whole log from
 ``initial.olb``; both give, bit for bit, the model of a service that learned every acknowledged
 feedback in acknowledgement order (``tests/test_serve_crash.py``).
+
+A checkpoint ahead of its log (it has learned a ``seq`` the log does not hold: the log lost its
+last commits, or an older log was restored) is refused: recovering from it would give the lost
+``seq`` numbers to new feedback and then skip that feedback as learned. Restore the matching log,
+or remove ``checkpoint.olb``: a store with its configuration and ``initial.olb`` but no checkpoint
+is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild_checkpoint`).
 """
 
 from __future__ import annotations
@@ -221,6 +227,18 @@ class Store:
         save(model, self.initial_path)
         self.write_checkpoint(model, 0)
 
+    def can_rebuild(self) -> bool:
+        """Whether the store was created but has lost its checkpoint (removed by an operator,
+        see :meth:`recover`), so that :meth:`rebuild_checkpoint` applies."""
+        return not self.created() and self.config() is not None and self.initial_path.exists()
+
+    def rebuild_checkpoint(self) -> None:
+        """Write ``initial.olb`` as the checkpoint of ``seq`` 0, so that :meth:`recover` replays
+        the whole log: the model of :func:`replay`."""
+        if not self.can_rebuild():
+            raise ValueError(f"{self.path}: no initial.olb to rebuild the checkpoint from")
+        self.write_checkpoint(self.initial_model(), 0)
+
     def config(self) -> dict[str, Any] | None:
         """The stored configuration (``None`` before :meth:`create`)."""
         text = self.meta("config")
@@ -350,6 +368,18 @@ class Store:
         """The last checkpoint with every later feedback of the log learned, in ``seq`` order:
         ``(model, last seq learned)``."""
         model, seq = self.read_checkpoint()
+        last = self.last_ids()[1]
+        if seq > last:
+            # The log lost commits the checkpoint had learned (``synchronous="normal"`` and a
+            # power loss, or an older log.sqlite restored). Serving on would hand out the lost
+            # seqs again to new feedback, which recovery then skips as learned: acknowledged
+            # clicks lost for good, and a model unequal to the log's replay.
+            raise ValueError(
+                f"{self.checkpoint_path}: the checkpoint has learned the feedback up to seq "
+                f"{seq} but the log {self.path / 'log.sqlite'} ends at seq {last}: restore the "
+                "log saved with this checkpoint, or move checkpoint.olb away to rebuild the "
+                f"model from initial.olb and the log (the feedback after seq {last} is lost)"
+            )
         for fb in self.feedback_after(seq):
             model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
             seq = fb.seq
