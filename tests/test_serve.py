@@ -490,6 +490,31 @@ def test_a_checkpoint_ahead_of_its_log_is_refused_and_rebuilt_by_replay(
     assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
 
 
+def test_a_checkpoint_syncs_the_log_before_it_is_written(tmp_path, monkeypatch):
+    # Under --sync normal a commit is in the WAL, not yet on disk: a checkpoint that reached the
+    # disk first would be ahead of its log after a power loss (refused at recovery, above). The
+    # log's files are synced before the checkpoint's file is.
+    import os
+
+    from olboost.serve import store as store_module
+
+    store = tmp_path / "store"
+    _served_store(store, 1, 3)
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd):
+        synced.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    model, seq = replay(store)
+    store_module.write_checkpoint(store, model, seq, store_module.Store(store).store_id)
+    logs = [i for i, name in enumerate(synced) if name.startswith("log.sqlite")]
+    checkpoints = [i for i, name in enumerate(synced) if "checkpoint" in name]
+    assert logs and checkpoints and max(logs) < min(checkpoints), synced
+
+
 def test_a_failed_admin_checkpoint_is_answered_and_the_service_goes_on(tmp_path: Path) -> None:
     # the request hung for ever and the learner thread died: every later request got 503
     with Server(tmp_path / "store", *SMALL) as server:

@@ -391,7 +391,19 @@ def write_checkpoint(
 ) -> None:
     """Save ``model``, which has learned every feedback of the log up to ``seq``, as the
     checkpoint of the store at ``path`` whose id is ``store_id`` (:attr:`Store.store_id`),
-    atomically (no database connection needed)."""
+    atomically (no database connection needed). The log's files are synced first: under
+    ``synchronous="normal"`` a commit is written to the WAL but not yet on disk, and a power loss
+    after the checkpoint reached the disk would leave it ahead of its log (refused at
+    :meth:`Store.recover`)."""
+    for name in ("log.sqlite-wal", "log.sqlite"):
+        try:
+            fd = os.open(Path(path) / name, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     state = {"model": model, "seq": int(seq), "store_id": store_id}
     save_run(state, Path(path) / "checkpoint.olb")
 
