@@ -587,6 +587,32 @@ def test_a_committee_start_checks_its_sizes_before_it_starts(args, match):
         assert pickle.dumps(committee) == before
 
 
+def test_a_started_model_refuses_new_outputs_or_committee():
+    # accepted before: get_params and repr showed classes ['a', 'b', 'c'] or a linear committee
+    # while the model went on predicting 0..2 with its trees (and refused learn_one(x, "a"))
+    from olboost import AdaBoostOLM, LabelRanker, LinearCommittee
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 4)), rng.integers(0, 3, 50)
+    booster = AdaBoostOLM(VFDTCommittee(), learners=3, seed=1, classes=3).learn(X, y)
+    ranker = LabelRanker(labels=3, seed=1).learn(X, np.eye(3, dtype=bool)[y])
+    for model, params, name in [
+        (booster, {"classes": ["a", "b", "c"]}, "classes"),
+        (booster, {"committee": LinearCommittee()}, "committee"),
+        (booster, {"committee__n_features": 2}, "committee"),
+        (ranker, {"labels": ["x", "y", "z"]}, "labels"),
+    ]:
+        rejects(
+            model,
+            lambda m=model, p=params: m.set_params(**p),
+            ValueError,
+            f"{name} cannot change once the (model|ranker) has started",
+        )
+    booster.set_params(classes=3, hedge_rate=0.5)  # the same outputs, and a rate, may be set
+    ranker.set_params(labels=3)
+    assert booster.predict_one(X[0]) in (0, 1, 2) and set(ranker.predict_one(X[0])) <= {0, 1, 2}
+
+
 def test_a_started_label_ranker_refuses_another_complexity():
     from olboost import LabelRanker
 

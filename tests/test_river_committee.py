@@ -232,6 +232,33 @@ def test_non_weighted_model_raises_type_error():
         started(RiverCommittee(model=naive_bayes.GaussianNB()))
 
 
+def test_a_pipeline_or_wrapper_must_pass_the_weight_on():
+    # River's pipeline takes **params but routes `w` only to steps that declare it: behind a
+    # scaler, SoftmaxRegression (no `w`) was accepted and learned every example unweighted
+    from river import multiclass, preprocessing
+
+    for model in (
+        preprocessing.StandardScaler() | linear_model.SoftmaxRegression(),
+        multiclass.OneVsRestClassifier(preprocessing.StandardScaler() | naive_bayes.GaussianNB()),
+    ):
+        c = RiverCommittee(model=model, n_features=None)
+        before = pickle.dumps(c)
+        with pytest.raises(TypeError, match="weighted"):
+            started(c)
+        assert pickle.dumps(c) == before
+    # weighted final steps, directly or through a wrapper, are taken
+    for model in (
+        preprocessing.StandardScaler() | tree.HoeffdingTreeClassifier(),
+        multiclass.OneVsRestClassifier(linear_model.LogisticRegression()),
+        preprocessing.StandardScaler()
+        | multiclass.OneVsRestClassifier(linear_model.LogisticRegression()),
+    ):
+        c = started(RiverCommittee(model=model, n_features=None), n=2)
+        for x, y in stream(30):
+            c.learn(x, np.eye(3)[[y, y]] * 2.0)
+        check_distributions(c.predict(x), 2, 3)
+
+
 def test_non_classifier_model_raises_type_error():
     with pytest.raises(TypeError, match="River classifier"):
         started(RiverCommittee(model=tree.HoeffdingTreeRegressor()))

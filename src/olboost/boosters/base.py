@@ -57,8 +57,9 @@ class Booster(OnlineLearner):
 
     # The started committee and the booster's per-learner state have the old number, and the
     # boosters read ``learners`` again later (OnlineMBBM's and Top-k BBM's potential tables,
-    # OzaBoost's loop over its learners, which failed with an IndexError after t_ moved).
-    _fixed_once_started = ("learners",)
+    # OzaBoost's loop over its learners, which failed with an IndexError after t_ moved). The
+    # committee (and its parameters) is a prototype cloned at start: a new one changed nothing.
+    _fixed_once_started = ("learners", "committee", *OnlineLearner._fixed_once_started)
 
     def _committee_shape(self) -> tuple[int, int]:
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""

@@ -250,7 +250,7 @@ class LabelRanker(RankingLearner):
     # theta_ and log_norm_ mean weights under one complexity only (w = theta, or the softmax
     # of theta): switched, a started ranker scored the squared norm's weights as entropic ones.
     # C, the margin and the update may change: every update ascends the same dual from any state.
-    _fixed_once_started = ("complexity",)
+    _fixed_once_started = ("complexity", *RankingLearner._fixed_once_started)
     _noun = "ranker"
 
     @property

@@ -33,6 +33,7 @@ _HOEFFDING_NAMES = {
 def _import_river() -> Any:
     try:
         import river.base
+        import river.compose
         import river.tree
     except ImportError as exc:
         raise ImportError(
@@ -54,9 +55,23 @@ def _names_problem(value: Mapping) -> str | None:
     return None
 
 
-def _accepts_weight(learn_one: Any) -> bool:
-    params = inspect.signature(learn_one).parameters.values()
-    return any(p.name == "w" or p.kind == p.VAR_KEYWORD for p in params)
+def _accepts_weight(model: Any) -> bool:
+    """Whether ``model.learn_one`` takes an importance weight ``w`` and hands it to what learns:
+    a parameter ``w``; a pipeline's final step's (River routes an extra argument only to the
+    steps that declare it: a final step without ``w`` silently learned unweighted); a model
+    that passes ``**kwargs`` on, the River models it wraps (e.g. ``OneVsRestClassifier``'s
+    classifier), or, wrapping none, its word for it."""
+    river = _import_river()
+    if isinstance(model, river.compose.Pipeline):
+        return _accepts_weight(list(model.steps.values())[-1])
+    params = inspect.signature(model.learn_one).parameters.values()
+    if any(p.name == "w" for p in params):
+        return True
+    if not any(p.kind == p.VAR_KEYWORD for p in params):
+        return False
+    names = inspect.signature(type(model).__init__).parameters
+    inner = [getattr(model, name, None) for name in names if name != "self"]
+    return all(_accepts_weight(m) for m in inner if isinstance(m, river.base.Estimator))
 
 
 class RiverCommittee(Committee):
@@ -213,9 +228,10 @@ class RiverCommittee(Committee):
 
     def _check_start(self, n_labels: int) -> None:
         prototype = self._prototype()
-        if not _accepts_weight(prototype.learn_one):
+        if not _accepts_weight(prototype):
             raise TypeError(
-                f"{type(prototype).__name__}.learn_one takes no importance weight `w`: olboost "
+                f"{type(prototype).__name__}.learn_one takes no importance weight `w` (or does "
+                "not pass it on to its final step or wrapped model): olboost "
                 "trains weak learners with weighted examples and needs a weighted River model "
                 "(learn_one(x, y, *, w=1.0)), e.g. river.tree.HoeffdingTreeClassifier"
             )
