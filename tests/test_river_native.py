@@ -137,6 +137,26 @@ def test_unknown_classes_are_a_clear_error_before_any_change(cls):
         cls(learners=3, seed=0, classes=PHISHING_CLASSES).learn_one(x, "sky")
 
 
+def test_clone_takes_rivers_class_and_params_form_of_a_sub_estimator():
+    # River's clone reads {"model": (cls, params)} as the current sub-estimator cloned with
+    # params (its _get_params and expand_param_grid write that form); olboost's raised a
+    # TypeError ("committee must be of type Committee, got tuple")
+    from river import utils
+
+    model = AdaBoostOLM(VFDTCommittee(grace_period=(1.0, 2.0)), learners=3, seed=1, classes=2)
+    clone = model.clone({"committee": (VFDTCommittee, {"n_features": 3})})
+    assert clone.committee.n_features == 3 and clone.committee.grace_period == (1.0, 2.0)
+    assert clone.committee is not model.committee and model.committee.n_features == 20
+    fresh = AdaBoostOLM().clone({"committee": (VFDTCommittee, {"n_features": 2})})
+    assert fresh.committee.n_features == 2 and fresh.committee.grace_period == (5.0, 20.0)
+    grid = utils.expand_param_grid(
+        model, {"committee": [(VFDTCommittee, {"n_features": [2, 3]})], "learners": [2, 4]}
+    )
+    assert sorted((m.learners, m.committee.n_features) for m in grid) == [
+        (2, 2), (2, 3), (4, 2), (4, 3)
+    ]  # fmt: skip
+
+
 def test_clone_include_attributes_keeps_the_learned_state():
     model = AdaBoostOLM(learners=3, seed=0, classes=PHISHING_CLASSES)
     stream = list(datasets.Phishing().take(50))

@@ -69,12 +69,28 @@ class Estimator:
         """A fresh, unfitted copy built from the parameters (deep-copied), optionally overridden.
 
         ``include_attributes=True`` also deep-copies every attribute that is not a parameter (the
-        learned state), as River's ``clone`` does (River's pipelines pass it along)."""
+        learned state), as River's ``clone`` does (River's pipelines pass it along). A new value
+        ``(cls, params)`` (River's form for a sub-estimator, as ``river.utils.expand_param_grid``
+        writes it) is the current sub-estimator cloned with ``params`` if it is a ``cls``, else
+        ``cls(**params)``."""
         params = {k: copy.deepcopy(v) for k, v in self._get_params().items()}
         unknown = set(new_params or {}) - set(params)
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
-        params.update(new_params or {})
+        for name, value in (new_params or {}).items():
+            if (
+                isinstance(value, tuple)
+                and len(value) == 2
+                and inspect.isclass(value[0])
+                and isinstance(value[1], dict)
+            ):
+                current = getattr(self, name)
+                value = (
+                    current.clone(value[1])
+                    if isinstance(current, value[0]) and hasattr(current, "clone")
+                    else value[0](**value[1])
+                )
+            params[name] = value
         clone = type(self)(**params)
         if include_attributes:
             # the state pickle would save: it leaves out the caches of compiled code (which
