@@ -553,6 +553,10 @@ def test_an_infinite_deviation_is_bounded_as_the_exact_merit_computes_it():
         tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0),
     )  # fmt: skip
     c.start(1, k, 3, seed=0)
+    # The committee refuses such values since MAX_ABS_FEATURE (1e100) (within it, its
+    # statistics stay finite); the kernels' reading of an infinite deviation is tested with
+    # that input check lifted on this instance.
+    c._check_values = lambda x: None
     with np.errstate(over="ignore", invalid="ignore"):  # the reference's own overflows
         assert_matches_reference(c, X, W)
     assert c.leaf_counts()[0] >= 2
