@@ -237,11 +237,10 @@ def read_token_file(token_file: str | os.PathLike[str]) -> str:
     return token
 
 
-def read_token(store: str | os.PathLike[str], token_file: str | os.PathLike[str] | None) -> str:
-    """The bearer token: the file ``token_file``, else :data:`TOKEN_ENV`, else ``STORE/token``
-    (generated on first use, readable by its owner only). Surrounding whitespace is dropped."""
-    if token_file is not None:
-        return read_token_file(token_file)
+def read_token(store: str | os.PathLike[str]) -> str:
+    """The bearer token when no ``--token-file`` is given: :data:`TOKEN_ENV`, else
+    ``STORE/token`` (generated on first use, readable by its owner only). Surrounding whitespace
+    is dropped."""
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
         return token
@@ -326,7 +325,7 @@ def run(
     try:
         service.start()
         if token is None:
-            token = read_token(service.path, None)
+            token = read_token(service.path)
     except BaseException:
         sock.close()
         raise

@@ -55,11 +55,9 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from olboost.serve.app import TOKEN_ENV, listen, read_token_file, run
+        from olboost.serve.app import listen, read_token_file, run
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
-    import os
-
     from olboost.serve.service import Service
 
     if args.max_body < 1:
@@ -68,11 +66,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"--port must be in [0, 65535], got {args.port}")
     config = _config(args)
     # Every option is checked before Service() opens (creates) the store: a rejected command
-    # leaves nothing on disk. A token to generate in the store waits for the service's start.
-    if args.token_file is not None:
-        token = read_token_file(args.token_file)
-    else:
-        token = os.environ.get(TOKEN_ENV, "").strip() or None
+    # leaves nothing on disk. Without --token-file, run() reads the environment's token or the
+    # store's (generating it) once the service has started.
+    token = None if args.token_file is None else read_token_file(args.token_file)
     sock = listen(args.host, args.port)
     try:
         service = Service(
