@@ -44,7 +44,7 @@ import numpy as np
 from olboost import _libm as libm
 from olboost._numba_cache import compile_elsewhere, join_pending
 from olboost.base import Estimator, Interval, Range
-from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.online.inputs import MAX_ABS_FEATURE, _first_bad
 
 __all__ = [
     "MAX_WEIGHT_MULTIPLIER",
@@ -324,9 +324,8 @@ class Committee(Estimator):
         """Reject an infinite attribute value or one beyond :data:`MAX_ABS_FEATURE` (the linear
         learners' running scales and the trees' Gaussian statistics square them), and a missing
         one (NaN) unless the learners handle them, before anything changes."""
-        large = np.abs(x) > MAX_ABS_FEATURE  # False for NaN
-        if large.any():
-            j = int(np.flatnonzero(large)[0])
+        j = _first_bad(x, allow_missing=True)  # the first infinite or too large value
+        if j is not None:
             if np.isinf(x[j]):
                 raise ValueError(f"x has an infinite value ({x[j]}) at attribute {j}")
             raise ValueError(
