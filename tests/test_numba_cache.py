@@ -153,100 +153,126 @@ def test_a_save_waits_for_the_lock_of_the_index(tmp_path):
     assert index.exists()
 
 
-# One cold start of a booster's compiled stream, reporting what the driver compiled in another
-# process (olboost._numba_cache.compile_elsewhere) and the scores it made.
-COLD_STREAM = """
+# Cold starts of a booster's compiled stream, one case after another in one process on one empty
+# cache, reporting per case what the driver compiled in another process
+# (olboost._numba_cache.compile_elsewhere) and the scores it made.
+COLD_STREAMS = """
 import json
 import numpy as np
 from olboost import AdaOLMR, LinearCommittee, VFDTCommittee, _numba_cache
 from olboost.datasets import make_label_stream
 from olboost.weak import _vfdt_kernels as K
 
+CALLEES = (
+    K._best_numeric, K._score_predictors, K._new_leaf, K._chi_square_ceilings, K._bounds_of_merits,
+)  # fmt: skip
+def compiled_callees():
+    return [f.py_func.__name__ for f in CALLEES if f.signatures]
 joined = []
-here = []  # the trees' learn's callees this process compiled before the first wait
+here = []  # the trees' learn's callees this process had compiled at the case's first wait
 join = _numba_cache.Elsewhere.join
 def recording_join(self):
     if not joined:
-        callees = (
-            K._best_numeric, K._score_predictors, K._new_leaf, K._chi_square_ceilings,
-            K._bounds_of_merits,
-        )  # fmt: skip
-        here.extend(f.py_func.__name__ for f in callees if f.signatures)
+        here.extend(compiled_callees())
     started = self.started
     ok = join(self)
     joined.append([self.kernel.py_func.__qualname__, started, ok])
     return ok
 _numba_cache.Elsewhere.join = recording_join
 X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-model = AdaOLMR({committee}, learners=4, seed=2, labels=6)
-if {first_one}:  # River's way first: one example, then the rest in the compiled driver
-    model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
-scores = model.score_then_learn(X[{first_one}:], Y[{first_one}:])
-print(json.dumps({{"joined": joined, "here": here, "scores": scores.tolist()}}))
+cases = {{}}
+for case, committee, first_one in {cases}:
+    joined.clear()
+    here.clear()
+    before = compiled_callees()
+    model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
+    if first_one:  # River's way first: one example, then the rest in the compiled driver
+        model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
+    scores = model.score_then_learn(X[first_one:], Y[first_one:])
+    cases[case] = {{
+        "joined": list(joined), "here": list(here), "before": before, "scores": scores.tolist()
+    }}
+print(json.dumps(cases))
 """
 
+#: (id, committee, learn_one first, the committee's learn kernel). Case "2" is the driver's
+#: hand-off (the trees' parallel learn), "learn_one" the committee start's (the trees' serial
+#: learn), "linear-learn_one" the linear rankers' learn. The trees' serial learn started by the
+#: driver is not a case of its own: the driver's hand-off is case "2"'s path and the serial
+#: kernel's is case "learn_one"'s (until 2026-11-27 it was run as case "1", the product of the
+#: two).
+COLD_CASES = [
+    ("2", "VFDTCommittee(n_features=3, n_threads=2)", False, "learn"),
+    ("learn_one", "VFDTCommittee(n_features=3, n_threads=1)", True, "learn_serial"),
+    ("linear-learn_one", "LinearCommittee()", True, "learn"),
+]
 
-def _cold_stream(cache: str, committee: str, first_one: bool) -> dict:
-    return _script_json(COLD_STREAM.format(committee=committee, first_one=int(first_one)), cache)
+
+def _cold_streams(cache: str, cases: list) -> dict:
+    listed = [(case, committee, int(first_one)) for case, committee, first_one, _ in cases]
+    return _script_json(COLD_STREAMS.format(cases=repr(listed)), cache)
 
 
-# Each case is a cold compile of the whole Ada.OLMR path in two processes (30-70 s of a test
-# worker, and the other process's CPU beside it). The trees' serial learn started by the driver is
-# not a case of its own: the driver's hand-off is case "2"'s path and the serial kernel's is case
-# "learn_one"'s (until 2026-11-27 it was run as case "1", the product of the two).
-@pytest.mark.parametrize(
-    ("committee", "first_one", "learn"),
-    [
-        ("VFDTCommittee(n_features=3, n_threads=2)", False, "learn"),
-        ("VFDTCommittee(n_features=3, n_threads=1)", True, "learn_serial"),
-        ("LinearCommittee()", True, "learn"),
-    ],
-    ids=["2", "learn_one", "linear-learn_one"],
-)
-def test_a_cold_start_compiles_learn_in_another_process(tmp_path, committee, first_one, learn):
+# The cases share one cold process (each alone was a cold compile of the whole Ada.OLMR path in
+# two processes: 40 to 77 CPU-seconds, 171 for the three, on an idle machine). Each case's
+# committee learn is still cold when the case starts: case "2" comes first, as its hand-off is the
+# driver's, which a driver compiled for the same types by an earlier case would skip; "learn_one"
+# hands off at the committee's start, which the driver compiled for case "2" does not change, and
+# the serial learn is a kernel of its own (the parallel one does not call it); the linear
+# committee shares no kernel with the trees. What the later cases no longer start from is an
+# empty cache for the booster's kernels and the trees' predict and split attempts: the test of
+# their compilation in this process meanwhile ("here") is case "2"'s. The warm starts stay one
+# process per case: the second case's driver would otherwise be the first's, found with no wait.
+def test_cold_starts_compile_learn_in_another_process(tmp_path):
     from olboost import AdaOLMR, LinearCommittee, VFDTCommittee  # noqa: F401 (eval)
     from olboost.datasets import make_label_stream
 
     cache = str(tmp_path / "cache")
-    cold = _cold_stream(cache, committee, first_one)
-    # This process's run comes second: under pytest-xdist another worker has meanwhile saved
-    # the kernels it needs to the shared cache (conftest.OWN_CACHE), so they are not compiled
-    # twice at once.
-    X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
-    model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
-    if first_one:
-        model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
-    here = model.score_then_learn(X[first_one:], Y[first_one:])
-    # The committee's learn (the trees' serial one or with its parallel loop, the linear
-    # rankers') was compiled by the other process, started when the committee started, which
-    # succeeded, on an empty cache: the first learn waited for it (learn_one's, or the
-    # driver's, which shares it)
-    assert cold["joined"][0] == [learn, True, True]
-    # later requests found it compiled here
-    assert all(row == [learn, False, False] for row in cold["joined"][1:])
-    # meanwhile this process compiled five of the trees' learn's callees, which the other
-    # process then found in the cache (the linear committee has none)
-    trees = committee.startswith("VFDT")
-    callees = [
-        "_best_numeric",
-        "_score_predictors",
-        "_new_leaf",
-        "_chi_square_ceilings",
-        "_bounds_of_merits",
-    ]
-    assert cold["here"] == (callees if trees else [])
-    # each once, for the other process's types: one machine code per callee in the cache (a
-    # second would be the other process compiling it again, or the ceilings compiled once more
-    # for a literal argument)
-    for name in callees if trees else []:
-        assert len(list(Path(cache).rglob(f"*.{name}-*.nbc"))) == 1, name
-    # and the code it saved gives this process's scores, bit for bit
-    assert np.array_equal(np.array(cold["scores"]), here)
-    # a second start finds it on disk (and loads it, parallel loop included): no other process
-    warm = _cold_stream(cache, committee, first_one)
-    assert warm["joined"] == [[learn, False, False]]
-    assert warm["here"] == []  # and compiles nothing for it here
-    assert warm["scores"] == cold["scores"]
+    colds = _cold_streams(cache, COLD_CASES)
+    assert colds["2"]["before"] == []  # the first case starts from nothing compiled
+    for case, committee, first_one, learn in COLD_CASES:
+        cold = colds[case]
+        # This process's run comes second: under pytest-xdist another worker has meanwhile
+        # saved the kernels it needs to the shared cache (conftest.OWN_CACHE), so they are not
+        # compiled twice at once.
+        X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
+        model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
+        if first_one:
+            model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
+        here = model.score_then_learn(X[first_one:], Y[first_one:])
+        # The committee's learn (the trees' serial one or with its parallel loop, the linear
+        # rankers') was compiled by the other process, started when the committee started,
+        # which succeeded, on a cache without it: the first learn waited for it (learn_one's,
+        # or the driver's, which shares it)
+        assert cold["joined"][0] == [learn, True, True], case
+        # later requests found it compiled here
+        assert all(row == [learn, False, False] for row in cold["joined"][1:]), case
+        # meanwhile this process had compiled five of the trees' learn's callees, which the
+        # other process then found in the cache (the linear committee compiles none of them:
+        # what it finds compiled, an earlier case did)
+        trees = committee.startswith("VFDT")
+        callees = [
+            "_best_numeric",
+            "_score_predictors",
+            "_new_leaf",
+            "_chi_square_ceilings",
+            "_bounds_of_merits",
+        ]
+        assert cold["here"] == (callees if trees else cold["before"]), case
+        # each once, for the other process's types: one machine code per callee in the cache (a
+        # second would be the other process compiling it again, or the ceilings compiled once
+        # more for a literal argument)
+        for name in callees if trees else []:
+            assert len(list(Path(cache).rglob(f"*.{name}-*.nbc"))) == 1, (case, name)
+        # and the code it saved gives this process's scores, bit for bit
+        assert np.array_equal(np.array(cold["scores"]), here), case
+    for case, committee, first_one, learn in COLD_CASES:
+        # a second start finds it on disk (and loads it, parallel loop included): no other
+        # process
+        warm = _cold_streams(cache, [(case, committee, first_one, learn)])[case]
+        assert warm["joined"] == [[learn, False, False]], case
+        assert warm["here"] == [], case  # and compiles nothing for it here
+        assert warm["scores"] == colds[case]["scores"], case
 
 
 def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
