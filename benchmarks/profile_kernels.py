@@ -79,7 +79,8 @@ def write_perf_map(pid: int | None = None) -> Path:
 
     addresses: dict[int, str] = {}
     for obj in gc.get_objects():
-        if not isinstance(obj, Dispatcher):
+        # type(), not isinstance(): the latter raises on a weak proxy whose object is gone
+        if not issubclass(type(obj), Dispatcher):
             continue
         for compiled in list(obj.overloads.values()):
             library = compiled.library

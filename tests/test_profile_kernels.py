@@ -5,6 +5,7 @@ a minute of CPU, and Linux perf.)"""
 from __future__ import annotations
 
 import os
+import weakref
 
 import numba
 
@@ -36,6 +37,12 @@ def test_the_perf_map_names_a_kernel_compiled_here_at_its_address(monkeypatch):
         return x * 2.0 + 1.0
 
     assert profiled_kernel(1.0) == 3.0
+
+    class Gone:
+        pass
+
+    dead = weakref.proxy(Gone())  # among the objects scanned (a test worker had one): skipped
+    assert dead is not None
     compiled = next(iter(profiled_kernel.overloads.values()))
     path = profile.write_perf_map(pid=-os.getpid())  # not the name perf would read for us
     try:
