@@ -163,9 +163,7 @@ from olboost import AdaOLMR, LinearCommittee, VFDTCommittee, _numba_cache
 from olboost.datasets import make_label_stream
 from olboost.weak import _vfdt_kernels as K
 
-CALLEES = (
-    K._best_numeric, K._score_predictors, K._new_leaf, K._chi_square_ceilings, K._bounds_of_merits,
-)  # fmt: skip
+CALLEES = [getattr(K, name) for name in {callees}]
 def compiled_callees():
     return [f.py_func.__name__ for f in CALLEES if f.signatures]
 joined = []
@@ -208,9 +206,21 @@ COLD_CASES = [
 ]
 
 
+#: Five of the trees' learn's callees, which the process that starts the trees compiles itself
+#: while their learn compiles in another process.
+TREE_CALLEES = [
+    "_best_numeric",
+    "_score_predictors",
+    "_new_leaf",
+    "_chi_square_ceilings",
+    "_bounds_of_merits",
+]
+
+
 def _cold_streams(cache: str, cases: list) -> dict:
     listed = [(case, committee, int(first_one)) for case, committee, first_one, _ in cases]
-    return _script_json(COLD_STREAMS.format(cases=repr(listed)), cache)
+    source = COLD_STREAMS.format(cases=repr(listed), callees=repr(TREE_CALLEES))
+    return _script_json(source, cache)
 
 
 # The cases share one cold process (each alone was a cold compile of the whole Ada.OLMR path in
@@ -230,12 +240,12 @@ def test_cold_starts_compile_learn_in_another_process(tmp_path):
     cache = str(tmp_path / "cache")
     colds = _cold_streams(cache, COLD_CASES)
     assert colds["2"]["before"] == []  # the first case starts from nothing compiled
+    X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
     for case, committee, first_one, learn in COLD_CASES:
         cold = colds[case]
         # This process's run comes second: under pytest-xdist another worker has meanwhile
         # saved the kernels it needs to the shared cache (conftest.OWN_CACHE), so they are not
         # compiled twice at once.
-        X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
         model = AdaOLMR(eval(committee), learners=4, seed=2, labels=6)
         if first_one:
             model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
@@ -251,18 +261,11 @@ def test_cold_starts_compile_learn_in_another_process(tmp_path):
         # other process then found in the cache (the linear committee compiles none of them:
         # what it finds compiled, an earlier case did)
         trees = committee.startswith("VFDT")
-        callees = [
-            "_best_numeric",
-            "_score_predictors",
-            "_new_leaf",
-            "_chi_square_ceilings",
-            "_bounds_of_merits",
-        ]
-        assert cold["here"] == (callees if trees else cold["before"]), case
+        assert cold["here"] == (TREE_CALLEES if trees else cold["before"]), case
         # each once, for the other process's types: one machine code per callee in the cache (a
         # second would be the other process compiling it again, or the ceilings compiled once
         # more for a literal argument)
-        for name in callees if trees else []:
+        for name in TREE_CALLEES if trees else []:
             assert len(list(Path(cache).rglob(f"*.{name}-*.nbc"))) == 1, (case, name)
         # and the code it saved gives this process's scores, bit for bit
         assert np.array_equal(np.array(cold["scores"]), here), case
