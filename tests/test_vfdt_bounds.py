@@ -196,7 +196,8 @@ def test_the_cap_takes_the_entropy_of_classes_that_straddle_the_threshold():
     middle: each class puts ``p = 0.9`` (about) of its weight on its side, so ``I(C; S) = 1 -
     h(p)`` (0.53 bits). The cap ``1 - 4 p (1 - p)`` (0.64) is below the chi-square bound's
     tighter form ``log2(1 + 4 (p - 1/2)^2)`` (0.71) and at or above the merit; both classes
-    straddle the threshold, so there is no floor."""
+    straddle the threshold, so no chord gives a floor, but its share (1/2) is valid for certain:
+    the floor is ``pre - H(C)`` (0 bits here) less the slack."""
     from olboost.weak import _vfdt_split as S
 
     sd = 1.0 / 1.2815515655446004  # the 0.9 quantile of the standard normal at 1 / sd
@@ -218,7 +219,54 @@ def test_the_cap_takes_the_entropy_of_classes_that_straddle_the_threshold():
     allowance = S._CHORD_ERROR + 8.0 * S._APPROXIMATE_CDF_ERROR + 2 * S._PRUNE_SLACK
     assert merit <= row[width] <= cap + allowance, (merit, row[width], cap)
     assert cap + allowance < np.log2(1.0 + 4.0 * (p - 0.5) ** 2)
-    assert row[2 * width + 1] == -np.inf
+    assert row[2 * width + 1] == pytest.approx(-S._PRUNE_SLACK, abs=1e-12)
+
+
+def test_a_threshold_valid_for_certain_gives_the_floor_pre_less_the_class_entropy():
+    """A threshold whose approximate share is past the minimum branch fraction by more than the
+    CDF's allowance is valid, and a valid threshold's merit is at least ``pre - H(C)`` (the
+    branches' class weights add up to the observer's, and conditioning lowers entropy): the
+    pass's floor is then at least that, less the slack, even where classes straddle every
+    threshold (no chord). On random leaves, some of whose classes miss values (the observer's
+    weights, hence ``H(C)``, are then not the leaf's), with one to ten split points and minimum
+    branch fractions up to 0.3: the floor is at or below the best merit written out from River's
+    splitter, ``-inf`` where no threshold is valid, and the new bound is what sets it on many
+    leaves; one split point short of its valid threshold leaves no floor."""
+    from olboost.weak import _vfdt_split as S
+
+    rng = np.random.default_rng(23)
+    new_floor = 0
+    for case in range(600):
+        k = int(rng.integers(2, 30))
+        observed, blocks, gauss, work, pre = _random_numeric_leaf(rng, k)
+        missing = (rng.uniform(size=k) < 0.2) & (observed > 0)
+        gauss[missing, 0, K.G_WEIGHT] = np.floor(observed[missing] / 2)
+        present = np.arange(k)
+        n_split_points = int(rng.choice([1, 3, 10]))
+        fraction = float(rng.choice([0.0, 0.01, 0.3]))
+        leaf = (observed, blocks, gauss, 0, pre, n_split_points, fraction, work, present)
+        table, width = ceilings_table(*leaf)
+        floor = table[0, 2 * width + 1]
+        merit = brute_best_numeric(observed, blocks, gauss, 0, pre, n_split_points, fraction)
+        assert floor <= merit, (case, floor, merit)
+        if merit == -np.inf:
+            assert floor == -np.inf, case
+            continue
+        S._gaussian_params(observed, blocks, gauss, 0, work, present)
+        _, _, _, h_classes = S._observed_range(work, present)
+        new_floor += floor == pre - h_classes - S._PRUNE_SLACK
+    assert new_floor > 100, new_floor
+    # two classes at -1 and 1, the middle threshold (share 1/2) valid for certain; at a minimum
+    # branch fraction of 1/2 it is not, and there is no other
+    observed, gauss, pre = _leaf_of_classes(
+        [-1.0, 1.0], [0.7, 0.7], [40.0, 40.0], [-3.0, -1.0], [1.0, 3.0]
+    )
+    present = np.arange(2)
+    work = np.zeros((2 + K.N_WORK_ROWS, 2))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    for fraction, expected in ((0.49, -S._PRUNE_SLACK), (0.5, -np.inf)):
+        table, width = ceilings_table(observed, present, gauss, 0, pre, 1, fraction, work, present)
+        assert table[0, 2 * width + 1] == pytest.approx(expected, abs=1e-12), fraction
 
 
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():

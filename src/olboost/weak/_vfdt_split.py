@@ -384,7 +384,9 @@ def _chi_square_ceilings(
     w + 1 + t]`` its cap by the entropy of the side, and ``table[j, w]`` the feature's ceiling,
     the least of the tighter form (:func:`_tighter_bound`) of the largest chi-square bound and
     the largest of the thresholds' lesser bounds, and ``table[j, 2 w + 1]`` the floor, a lower
-    bound from the valid thresholds that no class straddles (``-inf`` if none). Overwrites the
+    bound on its best merit: ``pre_entropy - H(C)`` (the least merit of any valid threshold)
+    if a threshold is valid for certain, more from a valid threshold that no class straddles,
+    and ``-inf`` if none is valid for certain. Overwrites the
     ``work`` rows of :func:`_gaussian_params`, by position in ``present``
     (:func:`_dense_gaussians`).
 
@@ -460,8 +462,17 @@ def _chi_square_ceilings(
         # vector loop. (Written as a loop of branches over the split points it took about a
         # third of this function's time, perf on TopAda, yeast.)
         n_exact = 0
+        n_valid = 0
         for t in range(width):
             q = share[t] / weight
+            # Valid for certain: inside the range, and the share q, within d of q~, leaves more
+            # than the minimum branch fraction on either side. Then the feature's best merit
+            # is at least pre - H(C) (taken below): the branches' class weights add up to the
+            # observer's (the left one from the CDF, the right one the rest), so their
+            # weighted entropy H(C | S) is at most H(C) (entropy is concave), I(C; S) >= 0.
+            valid = (lo < threshold[t]) & (threshold[t] < hi) & (t < n_split_points)
+            valid &= min(q, 1.0 - q) > min_branch_fraction + 2.0 * d + 1e-12
+            n_valid += 1 if valid else 0
             # No class straddles the threshold: the shares are 0 or 1, q is exact, and the
             # merit is pre - H(C) + h(q) exactly (the grouping rule of entropy), at least the
             # chord of h there; a lower bound on the feature's best merit when the threshold
@@ -487,12 +498,15 @@ def _chi_square_ceilings(
         for t in range(n_split_points):
             ceiling = max(ceiling, bounds[t])
             capped = max(capped, min(bounds[t], bounds[width + 1 + t]))
-        # The floors only where a threshold gives one (on mediamill-reduced, TopAda, 93% of the
-        # features of a pass had none), one threshold at a time: two reads of the entropy table
-        # each, vector gathers in the loop above. A flagged share is in (0, 1).
-        floor = -np.inf
+        # The floors of the thresholds no class straddles only where one is (on
+        # mediamill-reduced, TopAda, 93% of the features of a pass had none), one threshold at
+        # a time: two reads of the entropy table each, vector gathers in the loop above. A
+        # flagged share is in (0, 1). (A valid threshold's floor alone let 70% more of that
+        # run's split attempts end with no exact evaluation: 67,718 of 309,779 instead of
+        # 39,833, and 694k exact evaluations instead of 747k; scratch counters.)
+        floor_base = pre_entropy - h_classes - _PRUNE_SLACK
+        floor = floor_base if n_valid > 0 else -np.inf
         if n_exact > 0:
-            floor_base = pre_entropy - h_classes - _PRUNE_SLACK
             for t in range(n_split_points):
                 if straddling[t] > 0.0:
                     floor = max(floor, floor_base + _chord(share[t] / weight))
