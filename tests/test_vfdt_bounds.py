@@ -231,7 +231,8 @@ def test_a_threshold_valid_for_certain_gives_the_floor_pre_less_the_class_entrop
     weights, hence ``H(C)``, are then not the leaf's), with one to ten split points and minimum
     branch fractions up to 0.3: the floor is at or below the best merit written out from River's
     splitter, ``-inf`` where no threshold is valid, and the new bound is what sets it on many
-    leaves; one split point short of its valid threshold leaves no floor."""
+    leaves. And one split point, valid at a minimum branch fraction of 0.49, invalid at 0.5: a
+    floor, then none."""
     from olboost.weak import _vfdt_split as S
 
     rng = np.random.default_rng(23)

@@ -385,8 +385,8 @@ def _chi_square_ceilings(
     the least of the tighter form (:func:`_tighter_bound`) of the largest chi-square bound and
     the largest of the thresholds' lesser bounds, and ``table[j, 2 w + 1]`` the floor, a lower
     bound on its best merit: ``pre_entropy - H(C)`` (the least merit of any valid threshold)
-    if a threshold is valid for certain, more from a valid threshold that no class straddles,
-    and ``-inf`` if none is valid for certain. Overwrites the
+    if a threshold's approximate share makes it valid for certain, more from a valid threshold
+    that no class straddles (its share exact), and ``-inf`` if neither. Overwrites the
     ``work`` rows of :func:`_gaussian_params`, by position in ``present``
     (:func:`_dense_gaussians`).
 
@@ -470,16 +470,16 @@ def _chi_square_ceilings(
             # is at least pre - H(C) (taken below): the branches' class weights add up to the
             # observer's (the left one from the CDF, the right one the rest), so their
             # weighted entropy H(C | S) is at most H(C) (entropy is concave), I(C; S) >= 0.
-            valid = (lo < threshold[t]) & (threshold[t] < hi) & (t < n_split_points)
-            valid &= min(q, 1.0 - q) > min_branch_fraction + 2.0 * d + 1e-12
+            inside = (lo < threshold[t]) & (threshold[t] < hi)
+            side = min(q, 1.0 - q)
+            valid = inside & (t < n_split_points) & (side > min_branch_fraction + 2.0 * d + 1e-12)
             n_valid += 1 if valid else 0
             # No class straddles the threshold: the shares are 0 or 1, q is exact, and the
             # merit is pre - H(C) + h(q) exactly (the grouping rule of entropy), at least the
             # chord of h there; a lower bound on the feature's best merit when the threshold
             # is valid (q's rounding, about 1e-16, is far inside the margin). Flagged here
             # (the row of straddling counts becomes the flags) and taken below.
-            exact = (straddling[t] == 0.0) & (lo < threshold[t]) & (threshold[t] < hi)
-            exact &= min(q, 1.0 - q) > min_branch_fraction + 1e-12
+            exact = (straddling[t] == 0.0) & inside & (side > min_branch_fraction + 1e-12)
             straddling[t] = 1.0 if exact else 0.0
             n_exact += 1 if exact else 0
             # I(C; S) = H(S) - H(S | C) = h(q) - sum_c w_c h(p_c) bits. h(q) is at most h at
