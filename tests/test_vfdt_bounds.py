@@ -795,3 +795,34 @@ def test_no_threshold_anywhere_holds_only_when_every_merit_is_minus_infinity():
             )
     # drawn leaves take it only where no class with weight has a spread
     assert taken["collapsed"] == 300 and taken["one wide"] == 0 and taken["drawn"] < 30, taken
+
+
+def test_the_kept_sums_pass_no_constant_that_numba_would_compile_a_kernel_again_for(monkeypatch):
+    """``_kept_bounds_of_merits`` and ``_catch_up``, typed afresh (uncached copies, so that Numba
+    types their calls again) for the kept sums of a started committee of 70 labels, call the
+    module's kernels with run-time integers only. A constant argument is typed ``Literal[int]``
+    and compiles the kernel a second time: ``_threshold_sums`` for ``ahead = -1`` (6.6 s) and
+    ``_add_items`` for a count of 0 (1.5 s) of a cold start with many classes, until
+    2026-12-03 (compile events of the suite on an empty cache)."""
+    import numba
+
+    monkeypatch.setenv("OLBOOST_SERIAL_COMPILE", "1")  # no learn compiled in another process
+    committee = VFDTCommittee(n_features=3)
+    committee.start(2, 70, 5, seed=1)
+    assert committee.kept_ is not None
+    kernel, signature = committee._callee_signatures()[-1]
+    assert kernel is B._kept_bounds_of_merits
+    options = {"_nrt": False, "error_model": "numpy"}
+    numba.njit(**options)(kernel.py_func).compile(signature)
+    assert B._catch_up.signatures and B._threshold_sums.signatures
+    for types in B._catch_up.signatures:
+        numba.njit(**options)(B._catch_up.py_func).compile(types)
+    assert B._add_items.signatures
+    kernels = [f for f in vars(B).values() if isinstance(f, numba.core.dispatcher.Dispatcher)]
+    literal = [
+        (f.py_func.__name__, str(types))
+        for f in kernels
+        for types in f.signatures
+        if any(isinstance(t, numba.types.Literal) for t in types)
+    ]
+    assert literal == []

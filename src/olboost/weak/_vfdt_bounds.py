@@ -204,7 +204,7 @@ def _threshold_sums(
         acc[2, t] = 0.0
         acc[3, t] = 0.0
         acc[4, t] = 0.0
-    count = 0
+    count = np.int64(0)  # not a literal 0 (see _catch_up)
     for i in range(present.shape[0]):
         c = present[i]
         if not observed[c] > 0.0:
@@ -445,7 +445,7 @@ def _catch_up(i, slot, j, since, seq, observed, blocks, gauss, n_split_points, n
     weight = acc[5, 2]
     sum_n_log_n = acc[5, 3]
     drift_n_log_n = acc[5, 4]
-    count = 0
+    count = np.int64(0)  # not a literal 0: Numba would compile _add_items again for it
     for e in range(since, seq):
         r = e & mask
         if kept[i, _LOG_SLOT + r] != slot:
@@ -542,8 +542,9 @@ def _kept_bounds_of_merits(
     if brought_up:
         lo, hi, weight, sum_n_log_n = acc[5, 0], acc[5, 1], acc[5, 2], acc[5, 3]
     else:
+        none = np.int64(-1)  # not a literal -1: Numba would compile _threshold_sums again for it
         lo, hi, weight, sum_n_log_n = _threshold_sums(
-            observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, -1, items
+            observed, blocks, gauss, j, n_split_points, n_log_n, present, acc, none, items
         )
         if keep:
             acc[5, 0] = lo

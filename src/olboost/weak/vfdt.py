@@ -350,6 +350,33 @@ class VFDTCommittee(TreeArrays, Committee):
             )
         )
 
+    def _callee_signatures(self) -> list[tuple[Any, tuple]]:
+        """``(kernel, argument types)`` of the trees' learn's callees that
+        :meth:`_compile_learn_elsewhere` compiles here first, for this committee's state (started):
+        ``_kept_bounds_of_merits`` only with kept sums, whose branch for trees without them is
+        compiled too (Numba prunes it only when the argument is None)."""
+        f8, i8 = numba.float64, numba.int64
+        state = self._state()
+        learners, nodes, leaves = (
+            numba.typeof(state.learners),
+            numba.typeof(state.nodes),
+            numba.typeof(state.leaves),
+        )
+        numeric = (f8[::1], i8[::1], f8[:, :, ::1], i8, f8, i8, f8, f8[:, ::1], i8[::1])
+        ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
+        signatures = [
+            (K._best_numeric, (*numeric, f8[:, ::1], f8)),
+            (K._score_predictors, (i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1])),
+            (K._new_leaf, (i8, i8, f8[::1], f8[::1], i8[::1], i8, nodes, leaves)),
+            (K._chi_square_ceilings, ceilings),
+            (K._bounds_of_merits, (*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8, f8[:, ::1])),
+        ]
+        if self.kept_ is not None:
+            kept = (i8[:, ::1], f8[:, :, :, ::1], f8[:, :, :, :, ::1])
+            leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1], f8[:, ::1])
+            signatures.append((K._kept_bounds_of_merits, (i8, i8, i8, *leaf, *kept)))
+        return signatures
+
     def _compile_learn_elsewhere(self) -> Any:
         """:meth:`Committee._compile_learn_elsewhere`, then, when the other process was started,
         five of the kernels its learn calls (``_best_numeric``, ``_score_predictors``,
@@ -362,29 +389,9 @@ class VFDTCommittee(TreeArrays, Committee):
         elsewhere = super()._compile_learn_elsewhere()
         if elsewhere is None or not elsewhere.started:
             return elsewhere
-        f8, i8 = numba.float64, numba.int64
-        state = self._state()
-        learners, nodes, leaves = (
-            numba.typeof(state.learners),
-            numba.typeof(state.nodes),
-            numba.typeof(state.leaves),
-        )
         try:
-            numeric = (f8[::1], i8[::1], f8[:, :, ::1], i8, f8, i8, f8, f8[:, ::1], i8[::1])
-            K._best_numeric.compile((*numeric, f8[:, ::1], f8))
-            K._score_predictors.compile((i8, i8, f8[::1], i8, f8, learners, leaves, f8[::1]))
-            K._new_leaf.compile((i8, i8, f8[::1], f8[::1], i8[::1], i8, nodes, leaves))
-            ceilings = (i8, i8, *numeric[:3], i8[::1], *numeric[4:], f8[:, ::1], f8[:, ::1])
-            K._chi_square_ceilings.compile(ceilings)
-            K._bounds_of_merits.compile(
-                (*numeric[:7], f8[::1], i8[::1], f8[:, ::1], i8, f8[:, ::1])
-            )
-            if self.kept_ is not None:
-                # (the attempt's branch for trees without kept sums is compiled too: Numba
-                # prunes it only when the argument is None)
-                kept = (i8[:, ::1], f8[:, :, :, ::1], f8[:, :, :, :, ::1])
-                leaf = (*numeric[:3], *numeric[4:7], f8[::1], i8[::1], f8[:, ::1], f8[:, ::1])
-                K._kept_bounds_of_merits.compile((i8, i8, i8, *leaf, *kept))
+            for kernel, signature in self._callee_signatures():
+                kernel.compile(signature)
         except BaseException:
             elsewhere.cancel()
             raise
