@@ -100,8 +100,12 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     u_r = (1.0 - gamma) / k + gamma
     px = np.empty(n + 1, dtype=np.float64)
     binomial_pmf(n, u_r, px)
-    prob = np.empty(n + 1, dtype=np.float64)
-    nxt = np.empty(n + 1, dtype=np.float64)
+    # The allocation's law before and after each label, rows cur and 1 - cur, nonzero at most on
+    # 0 .. hi: the new law is written to the other row, not copied back, and every loop stops at
+    # hi, not m (before, each label zeroed, stepped over and copied all m + 1 entries, where small
+    # caps leave the law a short support). The entries past hi are zeros: skipping them adds and
+    # multiplies nothing, the same bits.
+    laws = np.empty((2, n + 1), dtype=np.float64)
     pmf = np.empty(n + 1, dtype=np.float64)
     win = 0.0
     for x in range(n + 1):
@@ -114,10 +118,10 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
         m = n - x
         if d_sorted[0] + x - 1 < 0:
             continue  # some label surely beats r: nothing to add
-        for u in range(m + 1):
-            prob[u] = 0.0
-        prob[0] = 1.0
-        lowest = 0  # the sum below runs over prob[lowest .. m]
+        cur = 0
+        hi = 0
+        laws[cur, 0] = 1.0
+        lowest = 0  # the sum below runs over laws[cur, lowest .. hi]
         for j in range(K):
             cap = d_sorted[j] + x - 1
             if cap >= m:
@@ -126,26 +130,28 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
                 lowest = m - cap  # the last label takes every remaining draw
                 break
             k_rem = K - j
-            for u in range(m + 1):
-                nxt[u] = 0.0
-            for u in range(m + 1):
-                pu = prob[u]
+            new = 1 - cur
+            new_hi = hi + cap if hi + cap < m else m
+            for u in range(new_hi + 1):
+                laws[new, u] = 0.0
+            for u in range(hi + 1):
+                pu = laws[cur, u]
                 if pu == 0.0:
                     continue
                 rem = m - u
                 top = cap if cap < rem else rem
                 if use_tab:
                     for v in range(top + 1):
-                        nxt[u + v] += pu * tab[k_rem, rem, v]  # indexed: a row view counts too
+                        laws[new, u + v] += pu * tab[k_rem, rem, v]  # indexed: a view counts too
                 else:
                     binomial_pmf(rem, 1.0 / k_rem, pmf)
                     for v in range(top + 1):
-                        nxt[u + v] += pu * pmf[v]
-            for u in range(m + 1):
-                prob[u] = nxt[u]
+                        laws[new, u + v] += pu * pmf[v]
+            cur = new
+            hi = new_hi
         below = 0.0
-        for u in range(lowest, m + 1):
-            below += prob[u]
+        for u in range(lowest, hi + 1):
+            below += laws[cur, u]
         win += px[x] * below
     loss = 1.0 - win
     return loss if loss > 0.0 else 0.0
