@@ -812,11 +812,14 @@ def test_the_kept_sums_pass_no_constant_that_numba_would_compile_a_kernel_again_
     assert committee.kept_ is not None
     kernel, signature = committee._callee_signatures()[-1]
     assert kernel is B._kept_bounds_of_merits
-    options = {"_nrt": False, "error_model": "numpy"}
-    numba.njit(**options)(kernel.py_func).compile(signature)
+
+    def uncached(kernel):  # the kernel's own options (runtime, error model), no disk cache
+        return type(kernel)(kernel.py_func, locals={}, targetoptions=kernel.targetoptions)
+
+    uncached(kernel).compile(signature)
     assert B._catch_up.signatures and B._threshold_sums.signatures
     for types in B._catch_up.signatures:
-        numba.njit(**options)(B._catch_up.py_func).compile(types)
+        uncached(B._catch_up).compile(types)
     assert B._add_items.signatures
     kernels = [f for f in vars(B).values() if isinstance(f, numba.core.dispatcher.Dispatcher)]
     literal = [
