@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup run test bench e2e lint clean clean-cache
+.PHONY: setup run test accuracy accuracy-record bench e2e lint clean clean-cache
 
 # pip byte-compiles what it installs one file at a time (42 of its 72 seconds here): install
 # without, then byte-compile the environment and the sources on every core. The .pyc files
@@ -33,6 +33,15 @@ run: setup
 test: setup
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=30
+
+# The paper-protocol accuracy tests with every seed run (make test reruns one seed of each
+# against tests/data/protocol_record.json; see tests/protocol.py): about 17 CPU-minutes.
+# accuracy-record writes the values instead, after a change that moves results on purpose.
+accuracy: setup
+	OLBOOST_PROTOCOL=full $(BIN)/python -m pytest -q -n auto --dist worksteal -m protocol
+
+accuracy-record: setup
+	OLBOOST_PROTOCOL=record $(BIN)/python -m pytest -q -n auto --dist worksteal -m protocol
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

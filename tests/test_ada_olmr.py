@@ -16,6 +16,7 @@ from olboost.boosters._adaptive_kernels import choose_expert
 from olboost.datasets import load
 from olboost.evaluate import prequential, train_test
 from olboost.losses import logistic_cost, logistic_loss
+from protocol import seed_values
 
 # ----------------------------------------------------------------------------- reference
 
@@ -249,15 +250,16 @@ def test_learns_a_ranking_better_than_chance():
 ACCURACY_TARGETS = {"emotions": 0.170, "scene": 0.095, "yeast": 0.192, "mediamill-reduced": 0.066}
 
 
+@pytest.mark.protocol
 @pytest.mark.parametrize("name", list(ACCURACY_TARGETS))
-def test_paper_accuracy_over_ten_seeds(name):
+def test_paper_accuracy_over_ten_seeds(name, request):
     data = load(name)
-    losses = [
-        train_test(
-            AdaOLMR(VFDTCommittee(), learners=100, seed=seed), data.train, data.test
-        ).rank_loss
-        for seed in range(1, 11)
-    ]
+
+    def run(seed):
+        model = AdaOLMR(VFDTCommittee(), learners=100, seed=seed)
+        return train_test(model, data.train, data.test).rank_loss
+
+    losses = seed_values(request.node.nodeid, range(1, 11), run)
     assert np.mean(losses) <= ACCURACY_TARGETS[name], losses
 
 

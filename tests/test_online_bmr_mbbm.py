@@ -20,6 +20,7 @@ from olboost.potentials import (
     normalize_multiclass_costs,
     pairwise_costs,
 )
+from protocol import seed_values
 
 
 def bmr_reference(H, y, gamma, loss):
@@ -172,16 +173,17 @@ BMR_TARGETS = {
 }
 
 
+@pytest.mark.protocol
 @pytest.mark.parametrize("name", list(BMR_TARGETS))
-def test_best_bmr_accuracy_over_ten_seeds(name):
+def test_best_bmr_accuracy_over_ten_seeds(name, request):
     gamma, target = BMR_TARGETS[name]
     data = load(name)
-    losses = [
-        train_test(
-            OnlineBMR(VFDTCommittee(), learners=100, seed=seed, gamma=gamma), data.train, data.test
-        ).rank_loss
-        for seed in range(1, 11)
-    ]
+
+    def run(seed):
+        model = OnlineBMR(VFDTCommittee(), learners=100, seed=seed, gamma=gamma)
+        return train_test(model, data.train, data.test).rank_loss
+
+    losses = seed_values(request.node.nodeid, range(1, 11), run)
     assert np.mean(losses) <= target, losses
 
 
