@@ -35,7 +35,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 #: runs them all. Keyed by file and function name, so parameters may be added freely.
 SLOW_TESTS = {
     "test_multiclass_experiments.py": [
-        "test_accuracy_on_movement",  # runs only where ../shared/datasets has the HAR file
         "test_best_tree_columns_are_hindsight_oracles",
         "test_reproduce_multiclass_cli",
     ],
@@ -68,20 +67,21 @@ LONGEST = {
     # runs of make test at de477c7 (2026-12-03, a slow phase of the host: 1.1 to 1.9 s for a
     # 10^7-addition Python loop that takes 1.0 s in a fast one)
     "test_numba_cache.py::test_cold_starts_compile_learn_in_another_process": 225,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 46,
     "test_numba_cache.py::"
     "test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles": 42,
     "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 33,
     "test_fuzz_estimators.py::test_fuzz_committee[MixedCommittee]": 33,
-    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 23,
     "test_checkpoint_kill.py::"
     "test_sigkill_at_20_random_moments_then_resume_equals_an_uninterrupted_run": 22,
 }
 
 #: The same for the paper-protocol tests when every seed runs (``make accuracy`` and
 #: ``make accuracy-record``, tests/protocol.py; ``--durations`` of ``make accuracy-record`` on 2
-#: workers, 2026-12-03): in ``make test`` each reruns one seed, 2 to 9 s.
+#: workers, 2026-12-03): in ``make test`` each reruns one seed (or a tenth of the movement stream),
+#: 2 to 14 s.
 PROTOCOL_LONGEST = {
+    "test_multiclass_experiments.py::test_accuracy_on_movement[MB .1-0.988]": 79,
+    "test_multiclass_experiments.py::test_accuracy_on_movement[AdaOLM-0.962]": 28,
     "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 123,
     "test_multiclass_experiments.py::test_online_mbbm_accuracy_over_27_reorderings[mice]": 89,
     "test_online_bmr_mbbm.py::test_best_bmr_accuracy_over_ten_seeds[mediamill-reduced]": 55,

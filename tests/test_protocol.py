@@ -102,3 +102,10 @@ def test_an_unknown_mode_is_refused(record, monkeypatch):
     monkeypatch.setenv(MODE_ENV, "fast")
     with pytest.raises(ValueError, match="OLBOOST_PROTOCOL='fast'"):
         seed_values(TEST_ID, SEEDS, loss, record)
+
+
+def test_a_test_can_name_the_value_it_reruns(record):
+    for seed in (SEEDS[0], SEEDS[-1]):
+        run = Counting()
+        assert seed_values(TEST_ID, SEEDS, run, record, rerun=seed) == [loss(s) for s in SEEDS]
+        assert run.seeds == [seed]
