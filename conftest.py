@@ -67,8 +67,6 @@ LONGEST = {
     # runs of make test at de477c7 (2026-12-03, a slow phase of the host: 1.1 to 1.9 s for a
     # 10^7-addition Python loop that takes 1.0 s in a fast one)
     "test_numba_cache.py::test_cold_starts_compile_learn_in_another_process": 225,
-    "test_numba_cache.py::"
-    "test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles": 42,
     "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 33,
     "test_fuzz_estimators.py::test_fuzz_committee[MixedCommittee]": 33,
     "test_checkpoint_kill.py::"

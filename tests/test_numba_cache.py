@@ -155,9 +155,13 @@ def test_a_save_waits_for_the_lock_of_the_index(tmp_path):
 
 # Cold starts of a booster's compiled stream, one case after another in one process on one empty
 # cache, reporting per case what the driver compiled in another process
-# (olboost._numba_cache.compile_elsewhere) and the scores it made.
+# (olboost._numba_cache.compile_elsewhere) and the scores it made; then, with {service}, a cold
+# start of the service: what it waited for, and how many one-call rankings (show_step) it had
+# compiled here at each wait.
 COLD_STREAMS = """
 import json
+import os
+import tempfile
 import numpy as np
 from olboost import AdaOLMR, LinearCommittee, VFDTCommittee, _numba_cache
 from olboost.datasets import make_label_stream
@@ -190,18 +194,36 @@ for case, committee, first_one in {cases}:
     cases[case] = {{
         "joined": list(joined), "here": list(here), "before": before, "scores": scores.tolist()
     }}
+if {service}:
+    from olboost.serve import _fused
+    from olboost.serve.service import Service, ServiceConfig
+
+    joined.clear()
+    shown = []
+    waits = _numba_cache.Elsewhere.join
+    def counting_join(self):
+        shown.append(len(_fused.show_step.overloads))
+        return waits(self)
+    _numba_cache.Elsewhere.join = counting_join
+    labels = tuple(f"l{{i}}" for i in range(5))
+    config = ServiceConfig(algorithm="topk-adaptive", labels=labels, n_features=4, learners=3)
+    service = Service(os.path.join(tempfile.mkdtemp(), "store"), config)
+    service.start()
+    service.close()
+    cases["service"] = {{"joined": list(joined), "shown": shown}}
 print(json.dumps(cases))
 """
 
 #: (id, committee, learn_one first, the committee's learn kernel). Case "2" is the driver's
-#: hand-off (the trees' parallel learn), "learn_one" the committee start's (the trees' serial
-#: learn), "linear-learn_one" the linear rankers' learn. The trees' serial learn started by the
-#: driver is not a case of its own: the driver's hand-off is case "2"'s path and the serial
-#: kernel's is case "learn_one"'s (until 2026-11-27 it was run as case "1", the product of the
-#: two).
+#: hand-off (the trees' parallel learn), "linear-learn_one" the committee start's (the linear
+#: rankers' learn). The trees' serial learn is handed off at the committee's start by the
+#: service's cold start, which comes last in the same process (until 2026-12-03 it was also case
+#: "learn_one" here, an Ada.OLMR on serial trees, and the service had a cold process of its own,
+#: which compiled the trees' predict and split kernels again: 136 of the suite's 2,637 sampled
+#: process-seconds, py-spy; until 2026-11-27 there was also case "1", the serial learn started by
+#: the driver).
 COLD_CASES = [
     ("2", "VFDTCommittee(n_features=3, n_threads=2)", False, "learn"),
-    ("learn_one", "VFDTCommittee(n_features=3, n_threads=1)", True, "learn_serial"),
     ("linear-learn_one", "LinearCommittee()", True, "learn"),
 ]
 
@@ -217,28 +239,30 @@ TREE_CALLEES = [
 ]
 
 
-def _cold_streams(cache: str, cases: list) -> dict:
+def _cold_streams(cache: str, cases: list, service: bool = False) -> dict:
     listed = [(case, committee, int(first_one)) for case, committee, first_one, _ in cases]
-    source = COLD_STREAMS.format(cases=repr(listed), callees=repr(TREE_CALLEES))
+    source = COLD_STREAMS.format(
+        cases=repr(listed), callees=repr(TREE_CALLEES), service=repr(service)
+    )
     return _script_json(source, cache)
 
 
 # The cases share one cold process (each alone was a cold compile of the whole Ada.OLMR path in
-# two processes: 40 to 77 CPU-seconds, 171 for the three, on an idle machine). Each case's
-# committee learn is still cold when the case starts: case "2" comes first, as its hand-off is the
-# driver's, which a driver compiled for the same types by an earlier case would skip; "learn_one"
-# hands off at the committee's start, which the driver compiled for case "2" does not change, and
-# the serial learn is a kernel of its own (the parallel one does not call it); the linear
-# committee shares no kernel with the trees. What the later cases no longer start from is an
-# empty cache for the booster's kernels and the trees' predict and split attempts: the test of
-# their compilation in this process meanwhile ("here") is case "2"'s. The warm starts stay one
-# process per case: the second case's driver would otherwise be the first's, found with no wait.
+# two processes: 40 to 77 CPU-seconds, 171 for three, on an idle machine). Each case's committee
+# learn is still cold when the case starts: case "2" comes first, as its hand-off is the driver's,
+# which a driver compiled for the same types by an earlier case would skip; the linear committee
+# shares no kernel with the trees; the service's trees learn serially, a kernel of its own (the
+# parallel one does not call it), handed off at the committee's start. What the later cases no
+# longer start from is an empty cache for the booster's kernels and the trees' predict and split
+# attempts: the test of their compilation in this process meanwhile ("here") is case "2"'s. The
+# warm starts stay one process per case: the second case's driver would otherwise be the first's,
+# found with no wait.
 def test_cold_starts_compile_learn_in_another_process(tmp_path):
     from olboost import AdaOLMR, LinearCommittee, VFDTCommittee  # noqa: F401 (eval)
     from olboost.datasets import make_label_stream
 
     cache = str(tmp_path / "cache")
-    colds = _cold_streams(cache, COLD_CASES)
+    colds = _cold_streams(cache, COLD_CASES, service=True)
     assert colds["2"]["before"] == []  # the first case starts from nothing compiled
     X, Y = make_label_stream(60, 6, relevant=2, features=5, seed=3)
     for case, committee, first_one, learn in COLD_CASES:
@@ -250,10 +274,10 @@ def test_cold_starts_compile_learn_in_another_process(tmp_path):
         if first_one:
             model.learn_one(X[0], set(np.flatnonzero(Y[0]).tolist()))
         here = model.score_then_learn(X[first_one:], Y[first_one:])
-        # The committee's learn (the trees' serial one or with its parallel loop, the linear
-        # rankers') was compiled by the other process, started when the committee started,
-        # which succeeded, on a cache without it: the first learn waited for it (learn_one's,
-        # or the driver's, which shares it)
+        # The committee's learn (the trees' with its parallel loop, the linear rankers') was
+        # compiled by the other process, started when the committee started, which succeeded,
+        # on a cache without it: the first learn waited for it (learn_one's, or the driver's,
+        # which shares it)
         assert cold["joined"][0] == [learn, True, True], case
         # later requests found it compiled here
         assert all(row == [learn, False, False] for row in cold["joined"][1:]), case
@@ -276,6 +300,14 @@ def test_cold_starts_compile_learn_in_another_process(tmp_path):
         assert warm["joined"] == [[learn, False, False]], case
         assert warm["here"] == [], case  # and compiles nothing for it here
         assert warm["scores"] == colds[case]["scores"], case
+    # The service's cold start: the trees' learn (serial: the service runs the trees on one
+    # thread) compiled elsewhere and was waited for once, when the warm-up's first learn needed
+    # it; by then this process had compiled the one-call ranking (show_step), so the two
+    # compilations overlapped. Later requests found it compiled here.
+    service = colds["service"]
+    assert service["joined"][0] == ["learn_serial", True, True]
+    assert service["shown"][0] >= 1
+    assert all(row == ["learn_serial", False, False] for row in service["joined"][1:])
 
 
 def test_compile_elsewhere_starts_nothing_it_cannot_hand_over(monkeypatch):
@@ -345,41 +377,6 @@ def test_threads_joining_one_kernel_wait_for_it_once(tmp_path):
     # the service's models share kernels: two threads may join the same compilation
     out = _script(THREADS_JOIN, str(tmp_path / "cache"), 120)
     assert out.split() == ["False", "[False,", "True]", "True", "{}"]
-
-
-# A cold start of the service: what had been compiled here when the first learn waited for the
-# trees' learn compiled in another process.
-COLD_SERVICE = """
-import json, os, sys, tempfile
-from olboost import _numba_cache
-from olboost.serve import _fused
-from olboost.serve.service import Service, ServiceConfig
-
-joined = []
-join = _numba_cache.Elsewhere.join
-def recording_join(self):
-    started = self.started
-    ok = join(self)
-    joined.append([self.kernel.py_func.__qualname__, started, ok, len(_fused.show_step.overloads)])
-    return ok
-_numba_cache.Elsewhere.join = recording_join
-labels = tuple(f"l{i}" for i in range(5))
-config = ServiceConfig(algorithm="topk-adaptive", labels=labels, n_features=4, learners=3)
-service = Service(os.path.join(tempfile.mkdtemp(), "store"), config)
-service.start()
-service.close()
-print(json.dumps(joined))
-"""
-
-
-def test_a_cold_service_start_compiles_its_rankings_while_the_trees_learn_compiles(tmp_path):
-    joined = _script_json(COLD_SERVICE, str(tmp_path / "cache"))
-    # the trees' learn (serial: the service runs the trees on one thread) compiled elsewhere
-    # and was waited for once, when the warm-up's first learn needed it: by then this process
-    # had compiled the one-call ranking (show_step), so the two compilations overlapped
-    assert joined[0][:3] == ["learn_serial", True, True]
-    assert joined[0][3] >= 1
-    assert all(row[:3] == ["learn_serial", False, False] for row in joined[1:])
 
 
 def test_olboost_kernels_are_stamped_with_every_kernel_module(tmp_path, monkeypatch):
