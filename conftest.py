@@ -29,10 +29,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
         config.reload_config()
 
 
-#: The tests that take most of the suite's time (``--durations=30`` of a serial run: each of these
-#: took 35 s to 470 s on a busy 2-core machine; together about 80% of the total). Marked ``slow``
-#: so that they can be found and skipped while iterating (``pytest -m "not slow"``); ``make test``
-#: runs them all. Keyed by file and function name, so parameters may be added freely.
+#: Some of the suite's longest tests (each took 35 s or more in a serial run on a busy 2-core
+#: machine when listed; the paper-protocol tests left this list when ``make test`` began to rerun
+#: one seed of each, tests/protocol.py). Marked ``slow`` so that they can be found and skipped
+#: while iterating (``pytest -m "not slow"``); ``make test`` runs them all. Keyed by file and
+#: function name, so parameters may be added freely.
 SLOW_TESTS = {
     "test_multiclass_experiments.py": [
         "test_best_tree_columns_are_hindsight_oracles",
@@ -56,21 +57,21 @@ def pytest_configure(config):
 
 
 #: Seconds of the longest single tests (``--durations=30`` of ``make test`` in a fresh clone,
-#: 2 workers on an otherwise idle 2-core machine, 2026-12-02, commit ea85b2a),
+#: 2 workers on an otherwise idle 2-core machine, 2026-12-03, commit 2888b9e),
 #: keyed by test id. pytest-xdist's ``worksteal`` hands each worker a contiguous share of the
 #: collection and lets idle workers steal from the tail of the others' queues; a long test near
 #: the end of a share would keep its worker busy alone after the others have finished. So the
 #: long tests go first, spread over the shares longest first onto the least loaded one (LPT), and
 #: the rest fill the shares in their order.
 LONGEST = {
-    # its three cases were 85, 59 and 34 s as tests of their own; 223 and 231 s in two fresh-clone
-    # runs of make test at de477c7 (2026-12-03, a slow phase of the host: 1.1 to 1.9 s for a
-    # 10^7-addition Python loop that takes 1.0 s in a fast one)
-    "test_numba_cache.py::test_cold_starts_compile_learn_in_another_process": 225,
-    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 33,
-    "test_fuzz_estimators.py::test_fuzz_committee[MixedCommittee]": 33,
+    # its cases and the service's cold start in one process since 2888b9e; 237 s in a
+    # fresh-clone make test there (2026-12-03), waiting on its processes' compiles
+    "test_numba_cache.py::test_cold_starts_compile_learn_in_another_process": 237,
+    "test_fuzz_estimators.py::test_fuzz_committee[MixedCommittee]": 165,
+    "test_river_committee.py::test_vfdt_and_river_committees_boost_alike": 44,
+    "test_ada_olmr.py::test_paper_accuracy_over_ten_seeds[mediamill-reduced]": 42,
     "test_checkpoint_kill.py::"
-    "test_sigkill_at_20_random_moments_then_resume_equals_an_uninterrupted_run": 22,
+    "test_sigkill_at_20_random_moments_then_resume_equals_an_uninterrupted_run": 33,
 }
 
 #: The same for the paper-protocol tests when every seed runs (``make accuracy`` and
