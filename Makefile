@@ -35,7 +35,8 @@ test: setup
 	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=30
 
 # The paper-protocol accuracy tests with every seed run (make test reruns one seed of each
-# against tests/data/protocol_record.json; see tests/protocol.py): about 17 CPU-minutes.
+# against tests/data/protocol_record.json; see tests/protocol.py): 13 CPU-minutes on a warm
+# Numba cache, 17 on a fresh one.
 # accuracy-record writes the values instead, after a change that moves results on purpose.
 accuracy: setup
 	OLBOOST_PROTOCOL=full $(BIN)/python -m pytest -q -n auto --dist worksteal -m protocol

@@ -119,7 +119,9 @@ OWN_CACHE = {"test_numba_cache.py"}
 def _longest_first(items: list, workers: int) -> list:
     """``items`` reordered so that each worker's initial share starts with its long tests."""
     longest = LONGEST
-    if os.environ.get("OLBOOST_PROTOCOL") in ("full", "record"):
+    # tests/protocol.py, imported by the protocol tests' modules if any was collected
+    protocol = sys.modules.get("protocol")
+    if protocol is not None and protocol.mode() != "sample":
         longest = {**LONGEST, **PROTOCOL_LONGEST}
     seconds = {id(i): longest.get(f"{i.path.name}::{i.name}", 0) for i in items}
     long = sorted((i for i in items if seconds[id(i)]), key=lambda i: -seconds[id(i)])

@@ -84,7 +84,7 @@ def test_a_full_run_checks_every_seed(record, monkeypatch):
         seed_values(TEST_ID, SEEDS, loss, record)
 
 
-def test_a_target_is_checked_on_fresh_values_in_a_full_run(record, monkeypatch):
+def test_a_full_run_returns_fresh_values_of_every_seed(record, monkeypatch):
     monkeypatch.setenv(MODE_ENV, "full")
     run = Counting()
     assert seed_values(TEST_ID, SEEDS, run, record) == [loss(s) for s in SEEDS]
