@@ -11,8 +11,10 @@ Each worker records every ``numba:compile`` event (a function compiled for one s
 loaded from the cache) with its seconds exclusive of the callees compiled inside it, and writes
 them as JSON to ``$COMPILE_EVENTS/<worker>-<pid>.json`` at its end. The report prints the total,
 the seconds spent compiling a (function, signature) that had been compiled before (by the other
-worker, or again in one), and the functions that take most. Compiles in the tests' subprocesses
-(cold starts, CLI runs, servers, the second compile process) are not seen.
+worker, or again in one), and the functions and the tests that take most (a test is charged
+with the compiles that ran during it: the kernels it was the first of its worker to need).
+Compiles in the tests' subprocesses (cold starts, CLI runs, servers, the second compile process)
+are not seen.
 """
 
 from __future__ import annotations
@@ -73,22 +75,27 @@ def pytest_unconfigure(config: Any) -> None:
 
 
 def report(folder: Path, top: int = 20) -> None:
-    """Print the totals and the ``top`` functions of the events written to ``folder``."""
+    """Print the totals, the ``top`` functions and the ``top`` tests (the compiles that ran
+    while each test did, whichever test needed them first) of the events written to ``folder``."""
     events = [e for f in sorted(folder.glob("*.json")) for e in json.loads(f.read_text())]
     seen: set[tuple[str, str]] = set()
     repeated = 0.0
     by_function: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
+    by_test: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0])
     for e in events:
         key = (e["function"], e["signature"])
         if key in seen:
             repeated += e["seconds"]
         seen.add(key)
-        by_function[e["function"]][0] += e["seconds"]
-        by_function[e["function"]][1] += 1
+        for table, name in ((by_function, e["function"]), (by_test, e["test"] or "(no test)")):
+            table[name][0] += e["seconds"]
+            table[name][1] += 1
     total = sum(e["seconds"] for e in events)
     print(f"{len(events)} compiles, {total:.1f} s; {repeated:.1f} s of them repeated")
-    for name, (seconds, n) in sorted(by_function.items(), key=lambda kv: -kv[1][0])[:top]:
-        print(f"{seconds:8.1f} s {n:4d}  {name}")
+    for title, table in (("by function", by_function), ("by test", by_test)):
+        print(title)
+        for name, (seconds, n) in sorted(table.items(), key=lambda kv: -kv[1][0])[:top]:
+            print(f"{seconds:8.1f} s {n:4d}  {name}")
 
 
 if __name__ == "__main__":
