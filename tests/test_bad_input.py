@@ -632,3 +632,25 @@ def test_a_started_label_ranker_refuses_another_complexity():
     model.set_params(C=0.5, margin=0.2, update="II")  # these may change: the same dual
     model.learn(X, Y)
     assert np.isfinite(model.score(X[:2])).all()
+
+
+@pytest.mark.parametrize("cls_name", ["TopkBBM", "TopkAdaptive"])
+def test_a_started_topk_booster_refuses_another_k_and_keeps_its_impressions(cls_name):
+    # k was accepted on a started model: its impressions then showed the new k, and the feedback
+    # of every impression shown before was refused ("the feedback shows 3 labels, the model shows
+    # k=4"), though the model id it was shown under had not changed
+    import olboost
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 4))
+    model = getattr(olboost, cls_name)(VFDTCommittee(n_features=2), learners=2, seed=1,
+                                       labels=6, k=3)  # fmt: skip
+    model.learn(X[:10], rng.random((10, 6)) < 0.4)
+    impression = model.show_one(X[10])
+    rejects(model, lambda: model.set_params(k=4), ValueError,
+            "k cannot change once the model has started")  # fmt: skip
+    model.set_params(k=3, rho=0.2)  # the same k, and another exploration rate, may be set
+    model.learn_one(X[10], impression.feedback(list(impression.labels[:1])))
+    assert model.t_ == 11
+    fresh = model.clone({"k": 4})  # a fresh model with another k
+    assert fresh.k == 4 and not fresh._started

@@ -37,6 +37,10 @@ class TopkBooster(RankingBooster):
         "rho": Interval(0, 1, closed="neither", allow_none=True),
     }
     _feedback_types = (FullFeedback, TopkFeedback)
+    # A started model's impressions show k labels and its feedback is checked against k (its id
+    # is a digest of the parameters it started with, k included): a k set later was accepted,
+    # and the feedback of every impression shown before was then refused.
+    _fixed_once_started = ("k", *RankingBooster._fixed_once_started)
 
     def _validate_params(self) -> None:
         super()._validate_params()
