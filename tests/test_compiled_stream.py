@@ -304,3 +304,56 @@ def test_entry_types_the_arguments_once_per_layout(monkeypatch):
     assert entry(X, np.zeros(1, dtype=np.int64), booster) is not first
     assert entry(X, np.zeros(1), (booster, 1.0)) is not first
     assert len(typed) == 3
+
+
+def _read_only(a):
+    a = a.copy()
+    a.setflags(write=False)
+    return a
+
+
+def _read_only_case(name):
+    """``(model, targets, call)`` for one of the array paths."""
+    import olboost
+
+    rng = np.random.default_rng(2)
+    if name == "AdaBoostOLM":
+        model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=3, seed=1, classes=3)
+        return model, np.arange(40) % 3, "predict_then_learn"
+    params = {"k": 3} if name == "TopkAdaptive" else {}
+    if name != "LabelRanker":
+        params.update(committee=VFDTCommittee(n_features=2), learners=3)
+    model = getattr(olboost, name)(**params, seed=1, labels=5)
+    return model, rng.random((40, 5)) < 0.4, "score_then_learn"
+
+
+@pytest.mark.parametrize("name", ["AdaBoostOLM", "AdaOLMR", "TopkAdaptive", "LabelRanker"])
+@pytest.mark.parametrize("layout", ["dense", "sparse"])
+def test_read_only_arrays_learn_as_writable_ones(name, layout):
+    # np.load(..., mmap_mode="r") and np.frombuffer give read-only arrays, another type to
+    # Numba: the driver refused them ("mismatch of argument types: readonly array(float64, 1d,
+    # C)", Numba's words) after the array call had started a fresh model
+    import pickle
+
+    import scipy.sparse as sp
+
+    X = np.random.default_rng(1).normal(size=(40, 4))
+    if layout == "sparse":
+        X = sp.csr_matrix(np.where(X > 0.5, X, 0.0))
+        frozen = X.copy()
+        for part in (frozen.data, frozen.indices, frozen.indptr):
+            part.setflags(write=False)
+    else:
+        frozen = _read_only(X)
+    from olboost.rankers import _kernels as RK
+
+    b, y, call = _read_only_case(name)
+    a = b.clone()
+    want = getattr(b, call)(X, y)
+    kernels = [_driver.drive, *(v for v in vars(RK).values() if hasattr(v, "overloads"))]
+    compiled = [len(kernel.overloads) for kernel in kernels]
+    got = getattr(a, call)(frozen, _read_only(y))
+    np.testing.assert_array_equal(got, want)
+    assert pickle.dumps(a) == pickle.dumps(b)
+    # the same machine code: nothing compiled again for read-only arguments
+    assert [len(kernel.overloads) for kernel in kernels] == compiled

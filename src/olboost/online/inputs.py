@@ -30,6 +30,7 @@ __all__ = [
     "check_vector",
     "check_width",
     "dict_values",
+    "writable",
 ]
 
 #: Largest feature magnitude accepted. The trees keep Gaussian statistics of every attribute
@@ -297,7 +298,8 @@ class Rows:
                 i = int(np.searchsorted(X.indptr, k, side="right")) - 1
                 where = f"row {i}, feature {int(X.indices[k])}"
                 raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
-            return cls((data, X.indices, X.indptr), X.shape[0], X.shape[1], True)
+            parts = (writable(data), writable(X.indices), writable(X.indptr))
+            return cls(parts, X.shape[0], X.shape[1], True)
         X = as_floats(X, f"{name}: X")
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
@@ -315,7 +317,7 @@ class Rows:
         matrix."""
         stop = min(start + size, self.n)
         if not self.sparse:
-            return np.ascontiguousarray(self.X[start:stop])
+            return writable(self.X[start:stop])
         data, indices, indptr = self.X
         out = np.zeros((stop - start, self.d))
         for r in range(start, stop):
@@ -331,6 +333,14 @@ class Rows:
         lo, hi = indptr[i], indptr[i + 1]
         buf[indices[lo:hi]] = data[lo:hi]
         return buf
+
+
+def writable(a: np.ndarray) -> np.ndarray:
+    """``a`` as the kernels take it: C-contiguous, aligned and writable, copied only if it is
+    not. A read-only array (``np.load(..., mmap_mode="r")``, ``np.frombuffer``) is another type
+    to Numba: the driver's kernels, compiled for writable ones, refused it with a
+    "mismatch of argument types", and the label rankers' were compiled again for it."""
+    return np.require(a, requirements=("C", "A", "W"))
 
 
 class FeedbackRows(Sequence):

@@ -15,7 +15,7 @@ from olboost import _libm as libm
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval
 from olboost.feedback import Feedback, FullFeedback
-from olboost.online.inputs import FeedbackRows, Rows, check_vector, check_width
+from olboost.online.inputs import FeedbackRows, Rows, check_vector, check_width, writable
 from olboost.online.labels import (
     check_feedback_type,
     check_label_columns,
@@ -434,7 +434,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
     def _step_targets(self, targets: Sequence) -> np.ndarray:
         """Relevant-label masks ``(n, k)``, C-contiguous booleans."""
         if isinstance(targets, FeedbackRows):
-            return np.ascontiguousarray(targets.Y)
+            return writable(targets.Y)
         k = len(self._outputs())
         return np.array([f.relevant for f in targets], dtype=np.bool_).reshape(len(targets), k)
 
