@@ -531,6 +531,18 @@ def test_missing_label_value(tmp_path):
         load(arff, write(tmp_path, "r.xml", xml("y")))
 
 
+def test_missing_label_value_in_the_test_file_names_the_test_file(tmp_path):
+    # the two files were joined under the train file's name: the test file's line 7 was
+    # reported as the train file's
+    train = write(tmp_path, "train.arff", HEADER + "1,u,0\n1,u,1\n")
+    test = write(tmp_path, "test.arff", HEADER + "1,u,0\n1,u,?\n")
+    labels = write(tmp_path, "r.xml", xml("y"))
+    with pytest.raises(ValueError, match=re.escape(f"{test}, line 7: missing value for label")):
+        load(train, labels, test=test)
+    d = load(train, labels, test=write(tmp_path, "ok.arff", HEADER + "2,u,1\n"))
+    assert d.n_train == 2 and d.Y[:, 0].tolist() == [False, True, True]
+
+
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [

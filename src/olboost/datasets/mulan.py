@@ -188,6 +188,7 @@ def _load_pair(
 ) -> MultiLabelDataset:
     labels = read_mulan_labels(xml_path)
     train = read_arff(arff_path)
+    X, Y, feature_names, nominal = _split(train, labels, str(xml_path))
     n_train = None
     if test_path is None:
         _require_rows(train, "stream")
@@ -196,16 +197,10 @@ def _load_pair(
         _check_same_header(train, test)
         _require_rows(test, "test split")
         n_train = train.data.shape[0]
-        # Concatenate before splitting so features and labels are cut the same way for both.
-        train = ArffFile(
-            train.path,
-            train.relation,
-            train.attributes,
-            _stack(train.data, test.data),
-            np.concatenate([train.row_lines, test.row_lines]),
-            train.data_line,
-        )
-    X, Y, feature_names, nominal = _split(train, labels, str(xml_path))
+        # Each file split on its own, so that an error names the file it is in (the columns
+        # are the same: the headers match); then the test rows follow the train rows.
+        X_test, Y_test, _, _ = _split(test, labels, str(xml_path))
+        X, Y = _stack(X, X_test), np.vstack([Y, Y_test])
     return MultiLabelDataset(
         name=name,
         X=X,
