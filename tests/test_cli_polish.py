@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -151,6 +152,25 @@ def test_outputs_are_checked_before_the_run(capsys, tmp_path):
         line = _error(capsys, ["reproduce", *suite, "--output", str(tmp_path)])
         assert f"--output {tmp_path}: is a directory" in line
     assert list(tmp_path.iterdir()) == [tmp_path / "file"]
+
+
+def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, tmp_path):
+    # the last write won: a checkpoint replaced by the saved model (then "an olboost model file,
+    # not a run checkpoint" on --resume), a model by the JSON record
+    same = str(tmp_path / "same.olb")
+    alias = str(tmp_path / "." / "same.olb")
+    for first, second in [("--checkpoint", "--save-model"), ("--output", "--checkpoint"),
+                          ("--output", "--save-model")]:  # fmt: skip
+        line = _error(capsys, [*RUN, first, same, second, alias])
+        assert line.endswith("; give each output its own path"), line
+        assert re.search(rf"({first}|{second}) .*same\.olb: the same file as ({first}|{second})",
+                         line) and first in line and second in line, line  # fmt: skip
+    data = tmp_path / "d.arff"
+    data.write_text("")
+    line = _error(capsys, ["run", "--dataset", str(data), "--labels", "l.xml", "--output",
+                           str(data)])  # fmt: skip
+    assert f"--output {data}: the same file as --dataset" in line
+    assert data.read_text() == "" and sorted(tmp_path.iterdir()) == [data]
 
 
 def test_features_beyond_the_data_set_are_refused(capsys):

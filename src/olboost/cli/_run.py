@@ -293,6 +293,26 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     return _RunCheckpoint(path, every, args.resume, cell_key(args))
 
 
+def _check_distinct_files(args: argparse.Namespace) -> None:
+    """Refuse a run whose outputs (``--output``, ``--save-model``, ``--checkpoint``) name the
+    same file, or one of its input files (``--dataset``, ``--labels``, ``--test``): the last
+    write would replace the others (a checkpoint the same command could no longer resume, a
+    model replaced by the JSON record, a data file by either)."""
+    outputs = ("output", "save_model", "checkpoint")
+    seen: dict[Path, str] = {}
+    for option in ("dataset", "labels", "test", *outputs):
+        value = getattr(args, option, None)
+        if value is None or (option not in outputs and not Path(value).is_file()):
+            continue  # a bundled data set's name, or an input that is not a file
+        path = Path(value).resolve()
+        flag = f"--{option.replace('_', '-')}"
+        if path in seen and option in outputs:
+            raise ValueError(
+                f"{flag} {value}: the same file as {seen[path]}; give each output its own path"
+            )
+        seen.setdefault(path, flag)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from olboost.checkpoint import remove_stale_temporaries
 
@@ -302,6 +322,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         target = check_output(getattr(args, option), f"--{option.replace('_', '-')}")
         if target is not None:
             remove_stale_temporaries(target)
+    _check_distinct_files(args)
     if args.algorithm == "label-ranker":
         from olboost import ranking_experiments
 
