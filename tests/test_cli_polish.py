@@ -319,6 +319,15 @@ def test_json_prints_the_record_and_nothing_else_on_stdout(capsys, tmp_path):
     assert record == json.loads(out.read_text())
     assert record["algorithm"] == "ada-olmr" and record["n_test"] == 202
     assert "rank loss" in captured.err  # the human line went to stderr
+    assert record["features_per_learner"] == 5
+
+
+def test_the_record_says_every_feature_when_the_data_set_has_fewer(capsys):
+    # it said 20 (the default of --features) on UCI balance's 4 features, which each tree saw
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "balance", "--learners", "2",
+            "--no-progress", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["features_per_learner"] == 4
 
 
 def test_no_progress_bar_unless_stderr_is_a_terminal(tmp_path):

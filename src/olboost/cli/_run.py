@@ -209,8 +209,12 @@ def _evaluate(
     progress = show_progress(args)
     extra: dict[str, Any] = {}
     if algorithm.committee:
+        # what each learner sees: all the features of a data set with fewer
+        features = _features(args)
+        if features is not None:
+            features = min(features, data.n_features)
         extra.update(
-            learners=args.learners, committee=args.committee, features_per_learner=_features(args)
+            learners=args.learners, committee=args.committee, features_per_learner=features
         )
     else:  # a linear label ranker
         extra.update(
