@@ -199,3 +199,29 @@ def test_river_committee_leaves_missing_attributes_out_as_the_compiled_trees_ski
     strict.start(5, 4, 8, seed=7)
     with pytest.raises(ValueError, match="missing value"):
         strict.learn(X[np.isnan(X).any(axis=1)][0], np.ones((5, 4)))
+
+
+def test_pandas_na_in_a_dict_is_a_missing_value():
+    # River's stream.iter_frame (iter_pandas in older River) yields pd.NA for a gap in a
+    # nullable column; it was refused
+    # ("the value under key 'a' must be a number, got <NA>") where None is a missing value
+    pd = pytest.importorskip("pandas")
+    stream = pytest.importorskip("river.stream")
+    frames = getattr(stream, "iter_frame", None) or stream.iter_pandas
+    frame = pd.DataFrame({"a": [1.0, None, 3.0, 0.5], "b": [2.0, 1.0, None, 4.0]})
+    nullable = frame.astype("Float64")
+    rows = [x for x, _ in frames(nullable)]
+    assert rows[1]["a"] is pd.NA and rows[2]["b"] is pd.NA
+    plain = [{k: (None if v != v else v) for k, v in x.items()} for x, _ in frames(frame)]
+    a, b = (AdaOLMR(VFDTCommittee(), learners=3, seed=1, labels=2) for _ in range(2))
+    for x, x_none, y in zip(rows, plain, [{0}, {1}, {0, 1}, {1}], strict=True):
+        a.learn_one(x, y)
+        b.learn_one(x_none, y)
+    assert pickle.dumps(a) == pickle.dumps(b)
+    assert a.score_one(rows[1]) == b.score_one(plain[1])
+    strict = AdaOLMR(VFDTCommittee(missing="error"), learners=3, seed=1, labels=2)
+    strict.learn_one(rows[0], {0})
+    before = pickle.dumps(strict)
+    with pytest.raises(ValueError, match=r"missing value \(pandas NA\) under key 'a'"):
+        strict.learn_one(rows[1], {1})
+    assert pickle.dumps(strict) == before

@@ -128,16 +128,17 @@ def _overflowing(values: Any) -> str:
 def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: str) -> np.ndarray:
     """The values of ``x`` under ``keys`` as a float64 vector.
 
-    A key absent from ``x`` or holding ``None`` is a missing value: NaN when ``allow_missing``,
-    else a ``ValueError`` naming the key. A value that is not a number is a ``TypeError`` naming
-    the key; an integer too large for a float64 a ``ValueError`` naming it.
+    A key absent from ``x`` or holding ``None`` or pandas' ``NA`` (what River's
+    ``stream.iter_frame`` yields for a gap in a nullable column) is a missing value: NaN when
+    ``allow_missing``, else a ``ValueError`` naming the key. A value that is not a number is a
+    ``TypeError`` naming the key; an integer too large for a float64 a ``ValueError`` naming it.
     """
     out = np.empty(len(keys))
     for j, key in enumerate(keys):
         value = x.get(key)
-        if value is None:
+        if value is None or _is_pandas_na(value):
             if not allow_missing:
-                what = "None" if key in x else "absent"
+                what = "absent" if key not in x else "None" if value is None else "pandas NA"
                 raise ValueError(
                     f"{who}: x has a missing value ({what}) under key {key!r}, and this model "
                     "does not accept missing values"
@@ -160,6 +161,12 @@ def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: 
                 f"{who}: the value under key {key!r} must be a number, got {value!r}"
             ) from None
     return out
+
+
+def _is_pandas_na(value: Any) -> bool:
+    """Whether ``value`` is pandas' ``NA`` scalar (told by its type, without importing pandas)."""
+    kind = type(value)
+    return kind.__name__ == "NAType" and kind.__module__.startswith("pandas")
 
 
 def _first_bad(values: np.ndarray, allow_missing: bool) -> int | None:
