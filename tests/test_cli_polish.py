@@ -154,6 +154,16 @@ def test_outputs_are_checked_before_the_run(capsys, tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "file"]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_output_on_a_file_system_that_takes_no_files_is_refused_before_the_run(capsys):
+    # os.access said yes for root: the whole run happened, then "olboost: error:
+    # /proc/.r.json.14642.ugv5gwsl.olboost-tmp: No such file or directory"
+    for option in ("--output", "--save-model", "--checkpoint"):
+        line = _error(capsys, [*RUN, option, "/proc/r.json"])
+        expected = f"olboost: error: {option} /proc/r.json: cannot create files in /proc"
+        assert line.startswith(expected), line
+
+
 def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, tmp_path):
     # the last write won: a checkpoint replaced by the saved model (then "an olboost model file,
     # not a run checkpoint" on --resume), a model by the JSON record

@@ -12,6 +12,7 @@ import os
 import platform
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +86,17 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
         raise PermissionError(13, f"cannot create files in {parent}", where)
     if target.exists() and not os.access(target, os.W_OK):
         raise PermissionError(13, "the file is not writable", where)
+    # os.access answers from the permission bits, and yes for root: a file system that takes no
+    # new files (/proc, a read-only mount) failed only at the end, naming the temporary file the
+    # output is written through. A file made and removed there says it before the run.
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".olboost-check-", dir=parent)
+    except OSError as err:
+        raise type(err)(
+            err.errno, f"cannot create files in {parent} ({err.strerror})", where
+        ) from None
+    os.close(handle)
+    os.unlink(probe)
     return target
 
 
