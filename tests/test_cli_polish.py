@@ -414,6 +414,32 @@ def test_checkpoint_options_are_checked(capsys, tmp_path):
     assert "--checkpoint: not for Enron foldering data" in _error(capsys, argv)
 
 
+def test_a_checkpoint_knows_its_data_files_by_path_and_content(capsys, tmp_path, monkeypatch):
+    # The data were known by the option's string: the same file spelled ./emotions.arff was
+    # "another run", and a file edited in place (as many rows) was resumed as the old one
+    import gzip
+    import shutil
+    from importlib import resources
+
+    data = resources.files("olboost.datasets") / "data"
+    for name, gz in (("e.arff", "emotions-train.arff.gz"), ("e.xml", "emotions.xml.gz")):
+        with gzip.open(str(data / gz), "rb") as src, open(tmp_path / name, "wb") as out:
+            shutil.copyfileobj(src, out)
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "run.olb"
+    argv = ["run", "--labels", "e.xml", "--learners", "2", "--features", "5", "--no-progress",
+            "--checkpoint", str(run), "--resume"]  # fmt: skip
+    assert main([*argv, "--dataset", "e.arff"]) == 0
+    capsys.readouterr()
+    assert main([*argv[:2], "./e.xml", *argv[3:], "--dataset", str(tmp_path / "e.arff")]) == 0
+    assert f"resuming from {run}" in capsys.readouterr().err
+    text = (tmp_path / "e.arff").read_text()
+    at = text.index("@data") + text[text.index("@data") :].index("\n") + 1
+    (tmp_path / "e.arff").write_text(text[:at] + text[at:].replace("0.", "0.9", 1))
+    line = _error(capsys, [*argv, "--dataset", "e.arff"])
+    assert "holds a run with other options (dataset_sha256 " in line, line
+
+
 # ---------------------------------------------------------------------- reproduce: cell caches
 
 

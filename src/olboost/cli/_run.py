@@ -4,6 +4,7 @@ of one algorithm on one data set (:func:`run_one`, also a sweep task's) and the 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -294,7 +295,24 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
         )  # fmt: skip
     remove_stale_temporaries(path)
     every = DEFAULT_CHECKPOINT_EVERY if every is None else every
-    return _RunCheckpoint(path, every, args.resume, cell_key(args))
+    return _RunCheckpoint(path, every, args.resume, cell_key(args, **_input_files(args)))
+
+
+def _input_files(args: argparse.Namespace) -> dict[str, str]:
+    """The input files of a run as its checkpoint knows them: each by its absolute path (the
+    same file spelled ``./d.arff`` or in full was another run), and by a digest of its bytes
+    (``<option>_sha256``): a file changed in place, with as many rows, was resumed, and the
+    run then mixed the old data with the new. A bundled data set is known by its name."""
+    files: dict[str, str] = {}
+    for option in ("dataset", "labels", "test"):
+        value = getattr(args, option, None)
+        if value is None or not Path(value).is_file():
+            continue
+        path = Path(value).resolve()
+        files[option] = str(path)
+        with path.open("rb") as f:
+            files[f"{option}_sha256"] = hashlib.file_digest(f, "sha256").hexdigest()
+    return files
 
 
 def _check_distinct_files(args: argparse.Namespace) -> None:
