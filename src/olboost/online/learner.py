@@ -479,13 +479,18 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         code = self._class_code(y)
         self._learn_vector(xv, code, names)
 
-    def predict_proba_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
-        """Class probabilities: a softmax of the booster's votes. Does not change the model."""
+    def predict_proba_one(
+        self, x: Mapping | Sequence | np.ndarray, **kwargs: Any
+    ) -> dict[Hashable, float]:
+        """Class probabilities: a softmax of the booster's votes. Does not change the model.
+        ``kwargs`` are ignored (River's ``Classifier.predict_proba_one`` signature, through
+        which a pipeline passes its keyword arguments on)."""
         p = libm.softmax(self._scores_one(x))  # the same bits on every machine
         return {c: float(v) for c, v in zip(self._outputs(), p, strict=True)}
 
-    def predict_one(self, x: Mapping | Sequence | np.ndarray) -> Hashable:
-        """The class with the largest vote (the lowest class index on ties)."""
+    def predict_one(self, x: Mapping | Sequence | np.ndarray, **kwargs: Any) -> Hashable:
+        """The class with the largest vote (the lowest class index on ties). ``kwargs`` are
+        ignored (River's ``Classifier.predict_one`` signature)."""
         return self._outputs()[int(np.argmax(self._scores_one(x)))]
 
     def learn(self, X: Any, y: Any) -> MulticlassLearner:
