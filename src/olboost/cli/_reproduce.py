@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,6 +85,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     check_output(args.output)
     _check_positive(args, "seeds", "learners", "features")
     # every data set read before the first run: an unknown one is an error, not one after hours
+    for name in args.datasets:
+        if name not in PUBLISHED_MLR and Path(name).exists():
+            # load() would ask for its labels=, which this command has no option for
+            raise ValueError(
+                f"--datasets {name}: reproduce mlr runs the bundled data sets "
+                f"({', '.join(PUBLISHED_MLR)}), beside the paper's Table 3; run a file with "
+                "olboost run --dataset PATH --labels XML"
+            )
     datasets = {name: load(name) for name in args.datasets}
     for data in datasets.values():
         _check_features(args, data, ALGORITHMS["ada-olmr"])
