@@ -432,7 +432,8 @@ def test_a_checkpoint_knows_its_data_files_by_path_and_content(capsys, tmp_path,
     argv = ["run", "--labels", "e.xml", "--learners", "2", "--features", "5", "--no-progress",
             "--checkpoint", str(run), "--resume"]  # fmt: skip
     assert main([*argv, "--dataset", "e.arff"]) == 0
-    capsys.readouterr()
+    # one stream, prequential: no "after 0 training examples"
+    assert "over 391 examples, test-then-train, " in capsys.readouterr().out
     assert main([*argv[:2], "./e.xml", *argv[3:], "--dataset", str(tmp_path / "e.arff")]) == 0
     assert f"resuming from {run}" in capsys.readouterr().err
     text = (tmp_path / "e.arff").read_text()

@@ -399,10 +399,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         passes = record.get("loops", 1)
         shown = " of the shown rankings" if record.get("feedback") == "topk" else ""
+        over = (
+            f"over {record['n_test']} examples, test-then-train"
+            if record["protocol"].startswith("prequential")
+            else f"over {record['n_test']} test examples after {record['n_train']} training "
+            "examples" + (f" x {passes} loops" if passes != 1 else "")
+        )
         body = (
             f"rank loss{shown} {record['rank_loss']:.4f} (skip convention "
-            f"{record['rank_loss_skip']:.4f}) over {record['n_test']} test examples after "
-            f"{record['n_train']} training examples" + (f" x {passes} loops" if passes != 1 else "")
+            f"{record['rank_loss_skip']:.4f}) {over}"
         )
         if "k" in record:
             head += (
