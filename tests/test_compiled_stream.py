@@ -357,3 +357,28 @@ def test_read_only_arrays_learn_as_writable_ones(name, layout):
     assert pickle.dumps(a) == pickle.dumps(b)
     # the same machine code: nothing compiled again for read-only arguments
     assert [len(kernel.overloads) for kernel in kernels] == compiled
+
+
+@pytest.mark.parametrize("name", ["AdaBoostOLM", "AdaOLMR-mixed", "TopkAdaptive", "LabelRanker"])
+def test_a_model_loaded_by_joblib_with_memory_maps_goes_on_learning(tmp_path, name):
+    # joblib.load(..., mmap_mode="r") gives read-only arrays: learn_one failed inside a kernel
+    # ("setitem(readonly array(float64, ...))") after t_ had moved on
+    joblib = pytest.importorskip("joblib")
+    from olboost import MixedCommittee
+    from olboost.checkpoint import dumps
+
+    base = name.split("-")[0]
+    model, y, call = _read_only_case(base)
+    if name.endswith("mixed"):
+        model = model.clone({"committee": MixedCommittee()})
+    X = np.random.default_rng(3).normal(size=(40, 4))
+    getattr(model, call)(X[:30], y[:30])
+    joblib.dump(model, tmp_path / "m.joblib")
+    mapped = joblib.load(tmp_path / "m.joblib", mmap_mode="r")
+    kernels = [_driver.drive]
+    compiled = [len(kernel.overloads) for kernel in kernels]
+    np.testing.assert_array_equal(
+        getattr(mapped, call)(X[30:], y[30:]), getattr(model, call)(X[30:], y[30:])
+    )
+    assert dumps(mapped) == dumps(model)
+    assert [len(kernel.overloads) for kernel in kernels] == compiled

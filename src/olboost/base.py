@@ -16,10 +16,14 @@ errors that name the parameter.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import numbers
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import numpy as np
 
 __all__ = ["Estimator", "Interval", "OneOf", "Range", "InstanceOf"]
 
@@ -49,6 +53,15 @@ class Estimator:
     def _started(self) -> bool:
         """Whether the estimator has learned state (made from its parameters)."""
         return False
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # joblib.load(..., mmap_mode="r") restores arrays as read-only memory maps: learning
+        # then failed inside a kernel (Numba cannot write them) after the model had changed,
+        # and predicting compiled every kernel again for read-only arrays. Those are copied;
+        # the arrays of a plain pickle are writable and kept as they are. The names interned,
+        # as pickle's default does, so that the model pickles to the same bytes again.
+        writable = _writable_arrays(state, {})
+        self.__dict__.update((sys.intern(name), value) for name, value in writable.items())
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -307,3 +320,36 @@ class InstanceOf:
             problem = self.predicate(value)
             if problem:
                 raise ValueError(f"{name} {problem}")
+
+
+def _writable_arrays(value: Any, copies: dict[int, Any]) -> Any:
+    """``value`` with every read-only NumPy array in it (in tuples, named ones included, lists,
+    dicts and dataclasses) replaced by a writable copy, one copy per array (``copies``: by
+    ``id``), so that an array held twice is still one; the containers are new only where
+    something changed."""
+    if isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            return value
+        if id(value) not in copies:
+            copies[id(value)] = np.array(value)
+        return copies[id(value)]
+    if isinstance(value, tuple | list):
+        items = [_writable_arrays(item, copies) for item in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)._make(items) if hasattr(value, "_make") else type(value)(items)
+    if type(value) is dict:
+        changed = {key: _writable_arrays(item, copies) for key, item in value.items()}
+        if all(changed[key] is item for key, item in value.items()):
+            return value
+        return changed
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # a committee's per-learner setup: its fields, rebuilt if any changed
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value) if f.init}
+        changed = {name: _writable_arrays(item, copies) for name, item in fields.items()}
+        if all(changed[name] is item for name, item in fields.items()):
+            return value
+        return dataclasses.replace(value, **changed)
+    return value

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import sys
 from collections.abc import Iterator, Mapping
 from numbers import Integral
 from typing import Any
@@ -433,8 +432,7 @@ class VFDTCommittee(TreeArrays, Committee):
         return _MODES[self.leaf_prediction]
 
     def __setstate__(self, state: dict) -> None:
-        # as pickle's default does: interned names pickle to the same bytes again
-        self.__dict__.update((sys.intern(name), value) for name, value in state.items())
+        super().__setstate__(state)
         if "leaf_last_" in state and "leaf_leads_" not in state:
             # pickled before leaves kept their leads: a hint, so start without one
             self.leaf_leads_ = np.full((len(state["leaf_last_"]), 2), -1, dtype=np.int64)
