@@ -149,9 +149,10 @@ class _OnlineBoostingBase(BaseEstimator):
         )
 
     def _check_X(self, X: Any) -> Any:
-        """``X`` checked against the fit (features, names, values) as float64, C-ordered and
-        writable (a read-only input is copied), or CSR."""
-        return _writable(self._validate(X, reset=False))
+        """``X`` checked against the fit (features, names, values) as float64, C-ordered, or
+        CSR (a read-only array is given to the kernels as writable blocks by the booster's
+        :class:`~olboost.online.inputs.Rows`)."""
+        return self._validate(X, reset=False)
 
     def _check_X_y(self, X: Any, y: Any, *, reset: bool, multi_output: bool) -> tuple[Any, Any]:
         if y is None:
@@ -159,8 +160,7 @@ class _OnlineBoostingBase(BaseEstimator):
                 f"This {type(self).__name__} estimator requires y to be passed, but the target "
                 "y is None."
             )
-        X, y = self._validate(X, y, reset=reset, multi_output=multi_output)
-        return _writable(X), y
+        return self._validate(X, y, reset=reset, multi_output=multi_output)
 
     def _scores(self, X: Any) -> np.ndarray:
         """The booster's scores ``(n, k)`` for the checked rows of ``X`` (no learning)."""
@@ -222,11 +222,3 @@ def _no_overflow(name: str, validate: Callable[[], _T]) -> _T:
             f"{name}: X holds a number too large for a float64 ({err}); feature values must lie "
             f"within +/-{MAX_ABS_FEATURE:g} (MAX_ABS_FEATURE)"
         ) from None
-
-
-def _writable(X: Any) -> Any:
-    """``X`` itself, or a copy when it is a read-only dense array (e.g. a memory map), so the
-    compiled kernels see the array type they were compiled for."""
-    if isinstance(X, np.ndarray) and not X.flags.writeable:
-        return np.array(X, order="C")
-    return X
