@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -304,15 +305,20 @@ def _input_files(args: argparse.Namespace) -> dict[str, str]:
     (``<option>_sha256``): a file changed in place, with as many rows, was resumed, and the
     run then mixed the old data with the new. A bundled data set is known by its name."""
     files: dict[str, str] = {}
-    for option in ("dataset", "labels", "test"):
-        value = getattr(args, option, None)
-        if value is None or not Path(value).is_file():
-            continue
-        path = Path(value).resolve()
+    for option, path in _input_paths(args):
         files[option] = str(path)
         with path.open("rb") as f:
             files[f"{option}_sha256"] = hashlib.file_digest(f, "sha256").hexdigest()
     return files
+
+
+def _input_paths(args: argparse.Namespace) -> Iterator[tuple[str, Path]]:
+    """``(option, absolute path)`` of each of ``--dataset``, ``--labels`` and ``--test`` that
+    names a file (not a bundled data set's name, nor a directory of Enron archives)."""
+    for option in ("dataset", "labels", "test"):
+        value = getattr(args, option, None)
+        if value is not None and Path(value).is_file():
+            yield option, Path(value).resolve()
 
 
 def _check_distinct_files(args: argparse.Namespace) -> None:
@@ -320,19 +326,18 @@ def _check_distinct_files(args: argparse.Namespace) -> None:
     same file, or one of its input files (``--dataset``, ``--labels``, ``--test``): the last
     write would replace the others (a checkpoint the same command could no longer resume, a
     model replaced by the JSON record, a data file by either)."""
-    outputs = ("output", "save_model", "checkpoint")
-    seen: dict[Path, str] = {}
-    for option in ("dataset", "labels", "test", *outputs):
+    seen = {path: f"--{option}" for option, path in _input_paths(args)}
+    for option in ("output", "save_model", "checkpoint"):
         value = getattr(args, option, None)
-        if value is None or (option not in outputs and not Path(value).is_file()):
-            continue  # a bundled data set's name, or an input that is not a file
+        if value is None:
+            continue
         path = Path(value).resolve()
         flag = f"--{option.replace('_', '-')}"
-        if path in seen and option in outputs:
+        if path in seen:
             raise ValueError(
                 f"{flag} {value}: the same file as {seen[path]}; give each output its own path"
             )
-        seen.setdefault(path, flag)
+        seen[path] = flag
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
