@@ -299,6 +299,25 @@ def test_data_file_errors_name_the_options(capsys, tmp_path):
     assert "--test: for multi-label data" in _error(capsys, argv)
 
 
+def test_outputs_nowhere_or_to_a_dash_are_refused_before_the_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    # --curve went silently nowhere without a record to put it in
+    line = _error(capsys, [*RUN, "--curve"])
+    assert "--curve: the curve is part of the JSON record; give --output PATH or --json" in line
+    # '-' made a file named '-' here, where the user meant standard output
+    line = _error(capsys, [*RUN, "--output", "-"])
+    assert "--output -: give a file path (not standard output); --json prints" in line
+    line = _error(capsys, [*RUN, "--save-model", "-"])
+    assert "--save-model -: give a file path (not standard output)" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_data_set_of_the_label_ranker_lists_the_enron_users(capsys):
+    line = _error(capsys, ["run", "--algorithm", "label-ranker", "--dataset", "nosuch"])
+    assert "emotions" in line and "an Enron user (beck-s, farmer-d" in line
+    assert "Enron" not in _error(capsys, ["run", "--dataset", "nosuch"])
+
+
 def test_any_os_error_is_one_line(capsys, tmp_path):
     # an OSError raised deep in a loader (a directory given as the HAR file)
     argv = ["reproduce", "multiclass", "--datasets", "movement", "--har", str(tmp_path)]

@@ -59,9 +59,17 @@ def _check_data_options(args: argparse.Namespace) -> None:
     dataset = Path(args.dataset)
     if not dataset.exists():
         if not given:
+            enron = ""
+            if args.algorithm == "label-ranker":  # which also reads Enron foldering data
+                from olboost.datasets.enron import ENRON_USERS
+
+                enron = (
+                    f", an Enron user ({', '.join(ENRON_USERS)}), a directory of "
+                    "<user>.mbox.tar.xz archives"
+                )
             raise ValueError(
-                f"--dataset {args.dataset}: neither a bundled data set ({', '.join(BUNDLED)}) "
-                "nor an existing file"
+                f"--dataset {args.dataset}: neither a bundled data set ({', '.join(BUNDLED)})"
+                f"{enron} nor an existing file"
             )
         raise FileNotFoundError(2, "no such data file", f"--dataset {dataset}")
     if dataset.is_dir():
@@ -345,6 +353,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     # before anything is touched, and for the Enron runs too, which skip prepare_run
     ALGORITHMS[args.algorithm].check_options(args.algorithm, args)
+    if args.curve and not (args.output or args.json):
+        raise ValueError(
+            "--curve: the curve is part of the JSON record; give --output PATH or --json"
+        )
     for option in ("output", "save_model"):
         target = check_output(getattr(args, option), f"--{option.replace('_', '-')}")
         if target is not None:

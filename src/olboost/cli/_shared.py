@@ -70,6 +70,11 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     ``option``; returns the path (``None`` for ``None``)."""
     if path is None:
         return None
+    if os.fspath(path) == "-":
+        # the usual name of standard output, which a file named '-' in the working directory
+        # would have silently replaced
+        instead = "; --json prints the record to stdout" if option == "--output" else ""
+        raise ValueError(f"{option} -: give a file path (not standard output){instead}")
     target = Path(path)
     where = f"{option} {target}"
     if target.is_dir():
