@@ -281,6 +281,47 @@ def test_strings_and_complex_numbers_are_not_features_on_any_path(cls, fresh):
         rejects(dicts, lambda x=x: dicts.learn_one(x, y), TypeError, "key 'b' must be a real")
 
 
+@pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "started"])
+def test_dates_and_durations_are_not_features_on_any_path(cls, fresh):
+    # NumPy converts datetime64 and timedelta64 to counts of their unit: the same instant was
+    # 18,262 as a day and 1,577,836,800 as a second, learned silently as a number
+    model = small(cls) if fresh else started(cls)
+    y = target(model)
+    day = np.datetime64("2020-01-01")
+    for x, where in [
+        (np.array([day, day, day]), "feature 0 is datetime.date"),
+        ([0.0, day, 1.0], "feature 1 is datetime.date"),
+        (np.array([1, 2, 3], dtype="timedelta64[s]"), "feature 0 is datetime.timedelta"),
+        ([0.0, 1.0, np.timedelta64(3, "s")], "feature 2 is datetime.timedelta"),
+    ]:
+        rejects(model, lambda x=x: model.learn_one(x, y), TypeError, "real numbers: " + where)
+        if not fresh:
+            rejects(model, lambda x=x: model.predict_one(x), TypeError, "real numbers")
+    X = np.zeros((3, 3), dtype="datetime64[s]")
+    rejects(model, lambda: model.learn(X, Y_of(model, 3)), TypeError, "row 0, feature 0")
+    dicts = small(cls) if fresh else started(cls, dicts=True)
+    for value in (day, np.timedelta64(3, "s")):
+        x = {"a": 0.0, "b": value, "c": 1.0}
+        rejects(dicts, lambda x=x: dicts.learn_one(x, y), TypeError, "key 'b' must be a real")
+
+
+@pytest.mark.parametrize("param", ["classes", "labels"])
+def test_outputs_holding_nan_or_given_as_an_array_are_refused_naming_the_parameter(param):
+    # NaN as a class matched only the very object given (float("nan") is not np.nan), and two
+    # NaNs made two labels; an array was refused with no hint of the list it should be
+    cls = AdaBoostOLM if param == "classes" else AdaOLMR
+    for outputs in ([0.0, float("nan")], ["a", np.nan, "b"], [np.nan, float("nan")]):
+        with pytest.raises(ValueError, match=rf"{cls.__name__}\.{param} must not hold NaN"):
+            cls(learners=2, **{param: outputs})
+    with pytest.raises(ValueError, match=rf"{param} must be .* a list, got an array: pass"):
+        cls(learners=2, **{param: np.array([0, 1, 2])})
+    model = cls(learners=2, **{param: [0, 1, 2]})
+    with pytest.raises(ValueError, match="must not hold NaN"):
+        model.set_params(**{param: [0, np.nan]})
+    assert getattr(model, param) == [0, 1, 2]
+
+
 def test_none_in_the_first_dict_is_reported_as_missing():
     model = StrictRanker(labels=3)
     rejects(model, lambda: model.learn_one({"a": 1.0, "b": None}, {1}), ValueError, r"\(None\)")

@@ -342,6 +342,9 @@ def check_booster_bad_input(model: Estimator) -> None:
         (X[0] + 1j, ys[0], TypeError),
         (X[0].astype(np.complex128), ys[0], TypeError),
         ([*X[0][:-1].tolist(), "1.0"], ys[0], TypeError),
+        # and would count dates and durations in their unit
+        (np.zeros(len(X[0]), dtype="datetime64[D]"), ys[0], TypeError),
+        ([*X[0][:-1].tolist(), np.timedelta64(1, "s")], ys[0], TypeError),
     ]
     if not model._missing_allowed():
         bad_cases.append((nan, ys[0], ValueError))

@@ -56,18 +56,26 @@ def as_floats(values: Any, what: str) -> np.ndarray:
         raise TypeError(f"{what} must be numbers ({err})") from None
 
 
+#: NumPy kinds that are not real features: complex, strings, and dates and durations (which
+#: NumPy converts to counts of their unit, so that the same instant gave 18,262 as a day and
+#: 1,577,836,800 as a second).
+_NON_REAL_KINDS = ("c", "U", "S", "M", "m")
+
+
 def _non_real(value: Any) -> bool:
-    """Whether ``value`` is a string or a complex number (a scalar, or an array of them)."""
+    """Whether ``value`` is a string, a complex number, a date or a duration (a scalar, or an
+    array of them)."""
     if isinstance(value, str | bytes | complex | np.complexfloating):
         return True
     kind = getattr(getattr(value, "dtype", None), "kind", None)
-    return kind in ("c", "U", "S")
+    return kind in _NON_REAL_KINDS
 
 
 def _refuse_non_real(values: Any, what: str) -> None:
-    """A ``TypeError`` naming ``what`` and the position if ``values`` holds a string or a
-    complex number. NumPy's float64 conversion would take ``"1"`` and ``"nan"`` as numbers and
-    drop an imaginary part with a mere warning, where a dict's values are refused."""
+    """A ``TypeError`` naming ``what`` and the position if ``values`` holds a string, a
+    complex number, a date or a duration. NumPy's float64 conversion would take ``"1"`` and
+    ``"nan"`` as numbers, drop an imaginary part with a mere warning, and count a
+    ``datetime64`` in its unit, where a dict's values are refused."""
     cells = values if isinstance(values, np.ndarray) else None
     if cells is None:
         try:
@@ -82,7 +90,7 @@ def _refuse_non_real(values: Any, what: str) -> None:
             return
         index = np.unravel_index(bad, cells.shape)
         value = flat[bad]
-    elif kind in ("c", "U", "S") and cells.size:
+    elif kind in _NON_REAL_KINDS and cells.size:
         # refused whatever the values (a complex array with zero imaginary parts too): such an
         # array is not real features
         imaginary = np.flatnonzero(cells.imag) if kind == "c" else ()

@@ -42,6 +42,10 @@ def check_outputs(value: Any) -> str | None:
         if value > sys.maxsize:  # no list, array or range holds that many
             return f"must be at most {sys.maxsize} when an int, got {value}"
         return None if value >= 2 else f"must be >= 2 when an int, got {value}"
+    if isinstance(value, np.ndarray):
+        # kept a list, as River's classifiers take them: parameters are compared, hashed into
+        # model ids and written to checkpoints as plain values
+        return f"must be None, an int >= 2 or a list, got an array: pass {value!r}.tolist()"
     if isinstance(value, str) or not isinstance(value, Sequence):
         return f"must be None, an int >= 2 or a sequence, got {value!r}"
     if len(value) < 2:
@@ -50,7 +54,14 @@ def check_outputs(value: Any) -> str | None:
         distinct = len(set(value)) == len(value)
     except TypeError:
         return "must hold hashable values"
-    return None if distinct else "must not repeat a value"
+    if not distinct:
+        return "must not repeat a value"
+    for v in value:
+        # NaN equals nothing, itself included: a target NaN matched only the very object given
+        # here (float("nan") did not match np.nan), and two NaNs counted as distinct labels
+        if v != v:
+            return f"must not hold NaN (it equals no value, not even itself), got {v!r}"
+    return None
 
 
 def output_list(value: Any, param: str, who: str) -> list[Hashable]:
