@@ -322,6 +322,24 @@ def test_outputs_holding_nan_or_given_as_an_array_are_refused_naming_the_paramet
     assert getattr(model, param) == [0, 1, 2]
 
 
+def test_more_learners_than_memory_is_an_error_naming_them(capsys):
+    # NumPy's "Maximum allowed dimension exceeded" named no parameter, from Python or the CLI
+    with pytest.raises(
+        ValueError, match=r"AdaOLMR\.learners must be in \[1, 9223372036854775807\]"
+    ):
+        AdaOLMR(learners=10**20)
+    model = AdaOLMR(learners=10**15, seed=1, labels=3)
+    rejects(
+        model, lambda: model.learn_one(np.zeros(3), {0}), MemoryError,
+        r"AdaOLMR: no room for the arrays of 1000000000000000 learners over 3 .*lower learners",
+    )  # fmt: skip
+    assert not model._started
+    argv = ["run", "--dataset", "emotions", "--learners", str(10**15), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: AdaOLMR: no room") and len(err.splitlines()) == 1
+
+
 def test_none_in_the_first_dict_is_reported_as_missing():
     model = StrictRanker(labels=3)
     rejects(model, lambda: model.learn_one({"a": 1.0, "b": None}, {1}), ValueError, r"\(None\)")

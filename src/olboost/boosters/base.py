@@ -12,6 +12,7 @@ and learning one example, and runs streams through the compiled driver when it c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -39,13 +40,18 @@ class BoosterKernels(NamedTuple):
     step: Any
 
 
+#: NumPy's messages for an array too large to exist (a ValueError, not a MemoryError).
+_NUMPY_TOO_BIG = ("Maximum allowed dimension exceeded", "array is too big")
+
+
 class Booster(OnlineLearner):
     """Base class of all boosters: a committee of ``learners`` weak learners over ``k`` outputs
     (the labels to rank, or the classes), started on the first example."""
 
     _param_constraints = {
         "committee": InstanceOf(Committee, allow_none=True),
-        "learners": Interval(1, None, integer=True),
+        # the compiled kernels index learners with 64-bit integers
+        "learners": Interval(1, sys.maxsize, integer=True),
         "seed": Interval(None, None, integer=True, allow_none=True),
     }
 
@@ -69,10 +75,24 @@ class Booster(OnlineLearner):
         committee = self.committee if self.committee is not None else _default_committee()
         self.committee_ = committee.clone()
         n_learners, n_labels = self._committee_shape()
-        self.committee_.start(
-            n_learners, n_labels, self.n_features_in_, seed_int(self.seed_, STREAMS["committee"])
-        )
-        self._init_state()
+        try:
+            self.committee_.start(
+                n_learners,
+                n_labels,
+                self.n_features_in_,
+                seed_int(self.seed_, STREAMS["committee"]),
+            )
+            self._init_state()
+        except (MemoryError, ValueError) as err:
+            # NumPy's words ("Maximum allowed dimension exceeded", or none at all) named no
+            # parameter; the start is rolled back by the caller either way
+            if isinstance(err, ValueError) and not any(s in str(err) for s in _NUMPY_TOO_BIG):
+                raise
+            raise (MemoryError if isinstance(err, MemoryError) else ValueError)(
+                f"{type(self).__name__}: no room for the arrays of {n_learners} learners over "
+                f"{n_labels} outputs and {self.n_features_in_} features ({err or 'out of memory'}"
+                "): lower learners"
+            ) from None
 
     def _check_first(self, xv: np.ndarray) -> None:
         # the committee's own conditions (nominal codes, the entropy's [0, 1], ...)

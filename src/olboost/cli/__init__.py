@@ -189,6 +189,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # stdout closed early (olboost ... --json | head): nothing to say
         _drop_stdout()
         return 141
-    except (OSError, ValueError, TypeError, ImportError) as err:
+    except (OSError, ValueError, TypeError, ImportError, MemoryError) as err:
         print(f"olboost: error: {error_line(err)}", file=sys.stderr)
         return 2
