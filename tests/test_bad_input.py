@@ -619,10 +619,38 @@ def test_a_committee_used_before_start_says_so():
             lambda c=committee: c.predict(np.zeros(3)),
             lambda c=committee: c.learn(np.zeros(3), np.ones((2, 2))),
             lambda c=committee: c.compiled(),
-            lambda c=committee: c.check_rows(np.zeros((2, 3))),
         ):
             with pytest.raises(RuntimeError, match="is not started: call start"):
                 call()
+        assert pickle.dumps(committee) == before
+
+
+def test_a_committee_checks_rows_before_start_from_its_parameters():
+    # an evaluation checks every split before its model starts (the committee is cloned at
+    # start): the row conditions follow from the parameters, and checking changes nothing
+    from olboost import LinearCommittee, MixedCommittee
+
+    X = np.full((4, 3), 0.5)
+    X[:, 0] = [1.0, 0.0, 7.0, 2.0]  # codes of column 0 (2 is one for VFDT, not in [0, 1])
+    nominal = VFDTCommittee(nominal_attributes={0: 3, 9: 2})  # column 9: the start refuses it
+    entropy = LinearCommittee(complexity="entropy", scale="none", margin=(0.1, 0.5))
+    for committee, bad, problem in [
+        (nominal, 2, "attribute 0 has 3 categories, got 7"),
+        (entropy, 2, "x has the value 7 at attribute 0"),
+        (MixedCommittee([LinearCommittee(), nominal]), 2, "attribute 0 has 3 categories"),
+        (MixedCommittee([entropy, nominal]), 2, "x has the value 7 at attribute 0"),
+        (VFDTCommittee(), 4, None),
+        (LinearCommittee(complexity="entropy", scale="minmax", margin=(0.1, 0.5)), 4, None),
+    ]:
+        before = pickle.dumps(committee)
+        assert committee.rejects_rows() == (problem is not None)
+        assert committee.check_rows(X) == bad
+        assert (
+            committee.row_problem(X[2]) is None
+            if problem is None
+            else problem in (committee.row_problem(X[2]))
+        )
+        assert committee.row_problem(X[0]) is None
         assert pickle.dumps(committee) == before
 
 

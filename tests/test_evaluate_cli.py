@@ -375,9 +375,16 @@ _BAD_SPLITS = {
         _with_value(_split(4, "abc"), 5, 2, np.inf),
         r"test split: X has an infinite value",
     ),
-    # a started model's committee checks the rows too (an unstarted one has no committee yet)
+    # a started model's committee checks the rows too
     "unknown nominal code": (
         lambda: _booster(nominal_attributes={0: 3}).learn(*_head(_split(4, "abc", seed=2))),
+        _with_value(_split(4, "abc"), 7, 0, 3),
+        r"test split: X row 7: nominal attributes must hold integer codes .* got 3",
+    ),
+    # and so does the committee an unstarted model will start, from its parameters: the whole
+    # train split was learned before the test split's row was refused
+    "unknown nominal code, unstarted": (
+        lambda: _booster(nominal_attributes={0: 3}),
         _with_value(_split(4, "abc"), 7, 0, 3),
         r"test split: X row 7: nominal attributes must hold integer codes .* got 3",
     ),
@@ -405,17 +412,55 @@ def test_a_test_split_that_does_not_fit_is_refused_before_anything_is_learned(ca
     assert pickle.dumps(model) == before
 
 
+_BAD_STREAMS = {
+    "NaN": (_label_ranker, 2, np.nan, r"stream: X has a missing value \(NaN\) at row 4500"),
+    # the committee's and the ranker's own conditions, checked from their parameters before
+    # the model starts: the blocks before were learned, and the row was counted in its block
+    "nominal code": (
+        lambda: _booster(nominal_attributes={0: 3}),
+        0,
+        7.0,
+        r"stream: X row 4500: nominal attributes must hold integer codes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_STREAMS))
 @pytest.mark.parametrize("protocol", ["prequential", "resumable"])
-def test_one_stream_is_checked_whole_before_anything_is_learned(protocol):
-    # the model checks the block it is handed: a NaN after the first block was refused once the
-    # blocks before it had been learned
+def test_one_stream_is_checked_whole_before_anything_is_learned(case, protocol):
+    # the model checks the block it is handed: a bad row after the first block was refused once
+    # the blocks before it had been learned
     from olboost.evaluate import resumable
 
-    stream = _with_value(_split(4, "abc", rows=2000), 1500, 2, np.nan)
-    model = _label_ranker()
+    make, column, value, message = _BAD_STREAMS[case]
+    stream = _with_value(_split(4, "abc", rows=5000), 4500, column, value)
+    model = make()
     before = pickle.dumps(model)
-    with pytest.raises(ValueError, match=r"stream: X has a missing value \(NaN\) at row 1500"):
+    with pytest.raises(ValueError, match=message):
         {"prequential": prequential, "resumable": resumable}[protocol](model, stream)
+    assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("protocol", ["train_test", "prequential"])
+def test_the_entropy_ranker_checks_every_split_before_it_starts(protocol):
+    # its features must lie in [0, 1]: a value beyond, in the test split or after the stream's
+    # first block, was refused once everything before it had been learned
+    from olboost import LabelRanker
+
+    def unit(data):
+        data.X[:, 0] /= 2.0  # the nominal codes 0..2 of _split into [0, 1]
+        return data
+
+    model = LabelRanker(complexity="entropy", margin=0.1, seed=0)
+    before = pickle.dumps(model)
+    if protocol == "train_test":
+        train, test = unit(_split(4, "abc", seed=1)), unit(_split(4, "abc"))
+        with pytest.raises(ValueError, match="test split: LabelRanker: X has the value 3 at row 7"):
+            train_test(model, train, _with_value(test, 7, 0, 3.0))
+    else:
+        stream = _with_value(unit(_split(4, "abc", rows=5000)), 4500, 1, 2.0)
+        with pytest.raises(ValueError, match="stream: LabelRanker: X has the value 2 at row 4500"):
+            prequential(model, stream)
     assert pickle.dumps(model) == before
 
 

@@ -99,18 +99,22 @@ class Booster(OnlineLearner):
         self.committee_._check_x(xv)
 
     def _check_rows(self, rows: Rows) -> None:
-        committee = self.committee_
+        # before the start, the committee that will be cloned checks them: its row conditions
+        # follow from its parameters (an evaluation checks every split before the model starts)
+        committee = self.__dict__.get("committee_")
+        if committee is None:
+            committee = self.committee if self.committee is not None else _default_committee()
         if not committee.rejects_rows():
             return
         for start in range(0, rows.n, _BLOCK_ROWS):
             X = rows.block(start, _BLOCK_ROWS)
             bad = committee.check_rows(X)
             if bad < X.shape[0]:
-                try:
-                    committee._check_x(X[bad])
-                except ValueError as error:
-                    raise ValueError(f"X row {start + bad}: {error}") from None
-                raise ValueError(f"X row {start + bad} is rejected by {type(committee).__name__}")
+                problem = committee.row_problem(X[bad])
+                raise ValueError(
+                    f"X row {start + bad}: "
+                    + (problem or f"rejected by {type(committee).__name__}")
+                )
 
     def _predictions(self, xv: np.ndarray) -> np.ndarray:
         # predicting then learning the same x (the usual test-then-train loop) asks the

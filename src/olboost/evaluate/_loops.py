@@ -210,15 +210,14 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
         probe = copy.copy(model)
         probe._set_outputs(known)
         probe._check_params()
-    if started:
-        # the committee's own conditions on rows (nominal codes ...); an unstarted model has no
-        # committee yet and checks them block by block, as it reaches them: starting a clone for
-        # them would compile the committee's kernels here on a cold cache, outside every timer
-        for role, rows in checked:
-            try:
-                model._check_rows(rows)
-            except ValueError as err:
-                raise ValueError(f"{role}: {err}") from None
+    # the committee's own conditions on rows (nominal codes ...), which an unstarted model's
+    # committee checks from its parameters: the model checks them only block by block, as it
+    # reaches them, after learning the blocks and splits before
+    for role, rows in checked:
+        try:
+            model._check_rows(rows)
+        except ValueError as err:
+            raise ValueError(f"{role}: {err}") from None
 
 
 def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.ndarray, np.ndarray]:

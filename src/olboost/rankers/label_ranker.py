@@ -375,6 +375,7 @@ class LabelRanker(RankingLearner):
 
     def _scores_many(self, X: Any) -> np.ndarray:
         rows = self._check_X(X)
+        self._check_rows(rows)
         out = np.zeros((rows.n, len(self._outputs())))
         if not self._started and self.complexity == "entropy":
             for i in range(rows.n):
@@ -400,21 +401,25 @@ class LabelRanker(RankingLearner):
         return xv, names
 
     def _check_X(self, X: Any) -> Rows:
-        rows = _canonical(super()._check_X(X))
-        if self.complexity == "entropy":
-            values = rows.X[0] if rows.sparse else rows.X
-            bad = np.flatnonzero(((values < 0.0) | (values > 1.0)).ravel())
-            if bad.size:
-                p = int(bad[0])
-                if rows.sparse:
-                    _, indices, indptr = rows.X
-                    i = int(np.searchsorted(indptr, p, side="right")) - 1
-                    j = int(indices[p])
-                else:
-                    i, j = divmod(p, rows.d)
-                value = float(values.ravel()[p])
-                raise ValueError(self._range_problem(value, f"row {i}, feature {j}", "X"))
-        return rows
+        return _canonical(super()._check_X(X))
+
+    def _check_rows(self, rows: Rows) -> None:
+        # a condition of the parameters alone: an evaluation checks every split with it before
+        # the ranker starts (the array path, before it learns any row of a call)
+        if self.complexity != "entropy":
+            return
+        values = rows.X[0] if rows.sparse else rows.X
+        bad = np.flatnonzero(((values < 0.0) | (values > 1.0)).ravel())
+        if bad.size:
+            p = int(bad[0])
+            if rows.sparse:
+                _, indices, indptr = rows.X
+                i = int(np.searchsorted(indptr, p, side="right")) - 1
+                j = int(indices[p])
+            else:
+                i, j = divmod(p, rows.d)
+            value = float(values.ravel()[p])
+            raise ValueError(self._range_problem(value, f"row {i}, feature {j}", "X"))
 
     def _range_problem(self, value: float, where: str, subject: str) -> str:
         return (

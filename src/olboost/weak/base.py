@@ -342,14 +342,21 @@ class Committee(Estimator):
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of the float64 matrix ``X`` that :meth:`predict` would reject
         beyond the booster's own checks (``len(X)`` if none): a booster's array path checks
-        every row with it before it learns any (the compiled loop takes checked rows only)."""
+        every row with it before it learns any (the compiled loop takes checked rows only).
+        These conditions follow from the parameters alone, so a committee not started yet
+        checks them too (for data of ``X``'s width): an evaluation checks every split before
+        its model starts."""
         return X.shape[0]
 
     def rejects_rows(self) -> bool:
-        """Whether :meth:`check_rows` can reject a row in this configuration (a started
-        committee): when not, a booster's array path skips checking every row before it learns
-        any."""
+        """Whether :meth:`check_rows` can reject a row in this configuration: when not, a
+        booster's array path skips checking every row before it learns any."""
         return False
+
+    def row_problem(self, x: np.ndarray) -> str | None:
+        """Why :meth:`check_rows` rejects the float64 vector ``x`` (``None`` if it does not):
+        the message of the ``ValueError`` that :meth:`predict` and :meth:`learn` raise for it."""
+        return None
 
     def weights_problem(self, weights: np.ndarray) -> str | None:
         """What :meth:`learn` would refuse in ``weights`` (finite and non-negative, checked by

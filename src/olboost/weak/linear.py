@@ -349,16 +349,24 @@ class LinearCommittee(Committee):
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = super()._check_x(x)
-        if self._needs_unit_interval():
-            bad = np.flatnonzero((x < 0.0) | (x > 1.0))
-            if bad.size:
-                j = int(bad[0])
-                raise ValueError(
-                    f"{type(self).__name__}: x has the value {x[j]:g} at attribute {j}; under "
-                    "complexity='entropy' with scale='none' attributes must lie in [0, 1] "
-                    "(rescale them, or use scale='minmax')"
-                )
+        problem = self.row_problem(x)
+        if problem is not None:
+            raise ValueError(problem)
         return x
+
+    def row_problem(self, x: np.ndarray) -> str | None:
+        """An attribute outside [0, 1] under the entropy with ``scale="none"``."""
+        if not self._needs_unit_interval():
+            return None
+        bad = np.flatnonzero((x < 0.0) | (x > 1.0))
+        if not bad.size:
+            return None
+        j = int(bad[0])
+        return (
+            f"{type(self).__name__}: x has the value {x[j]:g} at attribute {j}; under "
+            "complexity='entropy' with scale='none' attributes must lie in [0, 1] "
+            "(rescale them, or use scale='minmax')"
+        )
 
     def _needs_unit_interval(self) -> bool:
         return self.complexity == "entropy" and self.scale == "none"
@@ -370,7 +378,6 @@ class LinearCommittee(Committee):
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` with an attribute outside ``[0, 1]`` under the entropy
         with ``scale="none"`` (``len(X)`` if none, or in any other configuration)."""
-        self._require_started()
         if not self._needs_unit_interval():
             return X.shape[0]
         bad = np.flatnonzero(((X < 0.0) | (X > 1.0)).any(axis=1))

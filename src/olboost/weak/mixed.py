@@ -282,14 +282,22 @@ class MixedCommittee(Committee):
             part._check_x(x)
         return x
 
+    def _parts(self) -> list[Committee]:
+        """The started parts, or before the start the prototypes they will be cloned from."""
+        return self.parts_ if self._started else self._prototypes()
+
     def rejects_rows(self) -> bool:
         """Whether some part's :meth:`check_rows` can reject a row."""
-        return any(part.rejects_rows() for part in self.parts_)
+        return any(part.rejects_rows() for part in self._parts())
 
     def check_rows(self, X: np.ndarray) -> int:
         """The first row of ``X`` that some part's checks would reject (``len(X)`` if none)."""
-        self._require_started()
-        return min(part.check_rows(X) for part in self.parts_)
+        return min(part.check_rows(X) for part in self._parts())
+
+    def row_problem(self, x: np.ndarray) -> str | None:
+        """The first part's reason to reject ``x``."""
+        problems = (part.row_problem(x) for part in self._parts())
+        return next((problem for problem in problems if problem is not None), None)
 
     def compiled(self) -> CompiledKernels | None:
         """The mix's compiled ``predict`` and ``learn`` over nested :data:`K.Pair` states, or

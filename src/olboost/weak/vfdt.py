@@ -316,38 +316,54 @@ class VFDTCommittee(TreeArrays, Committee):
 
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         x = super()._check_x(x)
-        if self.nominal_columns_.size and not K.nominal_codes_valid(
-            x, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
-        ):
-            for column, n in zip(
-                self.nominal_columns_.tolist(), self.nominal_cardinality_.tolist(), strict=True
-            ):
-                v = float(x[column])
-                if v != v and self.handles_missing:
-                    continue
-                if not (0.0 <= v < n and v == math.floor(v)):
-                    raise ValueError(
-                        "nominal attributes must hold integer codes in [0, number of "
-                        f"categories): attribute {column} has {n} categories, got {v:g}"
-                    )
-            raise AssertionError("unreachable: nominal_codes_valid found a bad code")
+        problem = self.row_problem(x)
+        if problem is not None:
+            raise ValueError(problem)
         return x
+
+    def _nominal_arrays(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """The nominal columns and their numbers of categories: the started trees', or, before
+        the start, those of ``nominal_attributes`` within ``d`` attributes (the start refuses
+        the others)."""
+        if self._started:
+            return self.nominal_columns_, self.nominal_cardinality_
+        nominal = {c: n for c, n in (self.nominal_attributes or {}).items() if c < d}
+        columns = sorted(nominal)
+        return (
+            np.asarray(columns, dtype=np.int64),
+            np.asarray([nominal[c] for c in columns], dtype=np.int64),
+        )
+
+    def row_problem(self, x: np.ndarray) -> str | None:
+        """A nominal attribute's value that is not one of its codes (a missing one aside, when
+        the trees take them)."""
+        columns, cardinality = self._nominal_arrays(x.shape[0])
+        if not columns.size or K.nominal_codes_valid(x, columns, cardinality, self.handles_missing):
+            return None
+        for column, n in zip(columns.tolist(), cardinality.tolist(), strict=True):
+            v = float(x[column])
+            if v != v and self.handles_missing:
+                continue
+            if not (0.0 <= v < n and v == math.floor(v)):
+                return (
+                    "nominal attributes must hold integer codes in [0, number of "
+                    f"categories): attribute {column} has {n} categories, got {v:g}"
+                )
+        raise AssertionError("unreachable: nominal_codes_valid found a bad code")
 
     def rejects_rows(self) -> bool:
         """Whether :meth:`check_rows` can reject a row: when there are nominal attributes."""
-        return bool(self.nominal_columns_.size)
+        if self._started:
+            return bool(self.nominal_columns_.size)
+        return bool(self.nominal_attributes)
 
     def check_rows(self, X: np.ndarray) -> int:
         """Index of the first row of ``X`` (float64, ``(n, n_attributes)``) whose nominal codes
         :meth:`_check_x` would reject, ``n`` if none."""
-        self._require_started()
-        if not self.nominal_columns_.size:
+        columns, cardinality = self._nominal_arrays(X.shape[1])
+        if not columns.size:
             return X.shape[0]
-        return int(
-            K.first_bad_row(
-                X, self.nominal_columns_, self.nominal_cardinality_, self.handles_missing
-            )
-        )
+        return int(K.first_bad_row(X, columns, cardinality, self.handles_missing))
 
     def _callee_signatures(self) -> list[tuple[Any, tuple]]:
         """``(kernel, argument types)`` of the trees' learn's callees that
