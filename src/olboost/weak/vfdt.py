@@ -130,16 +130,22 @@ class VFDTCommittee(TreeArrays, Committee):
     grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. Trees
     learn in parallel (Numba threads) with results that do not depend on the number of threads.
 
-    A split attempt computes River's outcome exactly but skips what cannot change it. At a leaf
-    with 8 classes or more, each numeric feature's best merit is first bounded within about
-    6e-4 bits without ``erf`` nor a logarithm per class (:mod:`olboost.weak._vfdt_bounds`), and
-    features are evaluated exactly, highest bound first, only while one of them could still
-    change the Hoeffding test or, when the test will pass, the best candidate: most attempts
-    that do not split evaluate nothing exactly. With fewer classes the features are evaluated
-    exactly, the two best of the leaf's last attempt first, until the test cannot pass
-    whatever is left. Either way, the thresholds whose information gain is provably below the
-    second best merit so far are skipped (a chi-square bound on the gain; see
-    :func:`olboost.weak._vfdt_split._best_numeric`).
+    A split attempt computes the outcome of River's (the merits exactly as the kernels add
+    them) but skips what cannot change it. At a leaf with 32 classes or more
+    (``_vfdt_attempt._NARROW_MIN_CLASSES``), each numeric feature's best merit is first bounded
+    within about 6e-4 bits without ``erf`` nor a logarithm per class
+    (:mod:`olboost.weak._vfdt_bounds`), and features are evaluated exactly, highest bound
+    first, only while one of them could still change the Hoeffding test or, when the test will
+    pass, the best candidate: most attempts that do not split evaluate nothing exactly. With
+    fewer classes each numeric feature gets a cheaper upper bound (chi-square ceilings,
+    :func:`olboost.weak._vfdt_split._chi_square_ceilings`) and the features are evaluated
+    exactly, highest ceiling first, until the test cannot pass whatever is left. Either way,
+    the thresholds whose information gain is provably below the second best merit so far are
+    skipped (a chi-square bound on the gain; see
+    :func:`olboost.weak._vfdt_split._best_numeric`). The kernels add a leaf's weights and
+    entropies over its classes in class order where River adds them in the order the classes
+    reached the leaf: the sums can differ in the last bit, which decides a grace period met
+    to the last bit or two candidates tied to the last bit differently from River.
 
     Parameters
     ----------
