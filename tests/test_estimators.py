@@ -23,3 +23,20 @@ def test_check(model, check):
 def test_discovery_finds_the_public_estimators():
     names = {cls.__name__ for cls in all_estimators()}
     assert {"AdaOLMR", "VFDTCommittee"} <= names
+
+
+def test_the_checks_leave_the_model_they_are_given_as_it_was():
+    # run River-style on one object, check_bad_params left seed=-1 on it (labels given), and
+    # every later check failed for that; the others trained it
+    import pickle
+
+    from olboost import AdaOLMR, VFDTCommittee
+
+    model = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=3, labels=4)
+    before = pickle.dumps(model)
+    for check in yield_checks(model):
+        check(model)
+        assert pickle.dumps(model) == before, check.__name__
+    assert [c.__name__ for c in yield_checks(model)][:3] == [
+        "check_clone_params", "check_repr", "check_bad_params",
+    ]  # fmt: skip

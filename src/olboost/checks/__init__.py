@@ -17,6 +17,7 @@ and the shape of predictions.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import inspect
 import math
@@ -105,8 +106,26 @@ def _defined(cls: type) -> set[str]:
     return names
 
 
+def _on_a_copy(check: Callable[[Estimator], None]) -> Callable[[Estimator], None]:
+    """``check`` run on a deep copy of the model it is given, as River's ``check_estimator``
+    runs each check: the checks learn, and set bad parameters, on the model they get, and the
+    next check on the same object then failed for what the one before had left."""
+
+    @functools.wraps(check)
+    def run(model: Estimator) -> None:
+        check(copy.deepcopy(model))
+
+    return run
+
+
 def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
-    """The checks that apply to ``model``."""
+    """The checks that apply to ``model``, each of which runs on a deep copy of the model it is
+    given (the model itself is left as it was)."""
+    for check in _checks(model):
+        yield _on_a_copy(check)
+
+
+def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
     from olboost.boosters.base import Booster
     from olboost.online import RankingLearner
     from olboost.weak.base import Committee
