@@ -165,6 +165,23 @@ def test_warm_up_results_equal_on_every_protocol_and_stream_kind():
     )
 
 
+def test_warm_up_of_a_model_whose_outputs_came_from_arrays():
+    # its clone left the learned labels_ out and refused the (x, set) pairs the model takes
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(60, 4)), rng.random((60, 3)) < 0.4
+    pairs = [(x, {j for j in range(3) if y[j]}) for x, y in zip(X[30:], Y[30:], strict=True)]
+
+    def started():
+        return AdaOLMR(VFDTCommittee(n_features=2), learners=3, seed=1).learn(X[:30], Y[:30])
+
+    model = started()
+    before = pickle.dumps(model)
+    warm_up(model, pairs)
+    assert pickle.dumps(model) == before and model.labels is None
+    warmed = prequential(started(), pairs, warm_up=True)
+    np.testing.assert_array_equal(warmed.losses, prequential(started(), pairs).losses)
+
+
 def test_compile_notice_is_printed_only_while_numba_compiles(capsys):
     with ev._CompileNotice(True, after=0.0) as notice:
         time.sleep(0.05)  # slow but nothing compiled (a cache load): silent

@@ -142,6 +142,11 @@ def warm_up(
     mode = _feedback_mode(model, None, None)
     with _CompileNotice(notice) as timer:
         clone = model.clone()
+        param = getattr(model, "_outputs_param", None)
+        if param is not None and getattr(model, param) is None and hasattr(model, param + "_"):
+            # outputs the model took from arrays are learned state, which a clone leaves out:
+            # given to it, so that it runs what the model will (it refused the pairs otherwise)
+            clone = model.clone({param: list(getattr(model, param + "_"))})
         if test is None:
             _prequential(clone, heads[0], None, mode)
         else:
