@@ -342,3 +342,13 @@ def test_rank_loss_metric_refuses_a_weight_whose_total_overflows():
     tiny.update([0], [0.1, 0.9], w=5e-324)
     tiny.update([0], [0.9, 0.1], w=5e-324)
     assert tiny.get() == 0.5
+
+
+def test_rank_loss_weighted_must_be_a_bool_at_construction():
+    # "no" was accepted, cloned, and refused only at the first update
+    from olboost.metrics import RankLoss
+
+    for bad in ("no", 1, None):
+        with pytest.raises(TypeError, match="RankLoss.weighted must be a bool"):
+            RankLoss(weighted=bad)
+    assert RankLoss(weighted=np.bool_(False)).clone().weighted == np.False_

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Hashable, Mapping
 
+import numpy as np
 from numpy.typing import ArrayLike
 
 from olboost.metrics._rank import rank_loss, rank_loss_mask
@@ -157,6 +158,8 @@ class RankLoss:
     bigger_is_better = False
 
     def __init__(self, weighted: bool = True) -> None:
+        if not isinstance(weighted, bool | np.bool_):
+            raise TypeError(f"RankLoss.weighted must be a bool, got {weighted!r}")
         self.weighted = weighted
         self._paper = RunningMean()
         self._skip = RunningMean()
