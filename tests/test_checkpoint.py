@@ -288,6 +288,38 @@ def test_resumed_prequential_runs_equal_uninterrupted_ones(emotions):
     assert ck.dumps(straight) == ck.dumps(model)
 
 
+def test_a_progress_resumes_only_its_model_and_data_and_stays_as_saved(emotions):
+    # a fresh model, or the saved one on another train split of the same size, were resumed
+    # (rank loss 0.43 against 0.25 uninterrupted); and the caller's progress moved to the end
+    train, test = emotions.train._rows(0, 100, "train"), emotions.test._rows(0, 50, "test")
+    make = lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=3, seed=1)  # noqa: E731
+    saved = []
+
+    def checkpoint(progress):
+        saved.append(pickle.dumps((model, progress)))
+        if len(saved) == 2:
+            raise KeyboardInterrupt
+
+    model = make()
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, train, test, every=40, on_checkpoint=checkpoint)
+    _, progress = pickle.loads(saved[-1])
+    fresh = make()
+    with pytest.raises(ValueError, match="goes with a model that had learned 80 examples, this "):
+        resumable(fresh, train, test, start=progress)
+    assert not fresh._started
+    other = emotions.train._rows(100, 200, "other")
+    saved_model, progress = pickle.loads(saved[-1])
+    with pytest.raises(ValueError, match="made on other data"):
+        resumable(saved_model, other, test, start=progress)
+    result = resumable(saved_model, train, test, start=progress)
+    assert progress.done == 80  # the caller's, as saved
+    _same(result, train_test(make(), train, test))
+    # a retry from the same progress and model resumes the same way
+    saved_model, progress = pickle.loads(saved[-1])
+    _same(resumable(saved_model, train, test, start=progress), result)
+
+
 def test_a_progress_that_does_not_fit_is_refused(emotions):
     model = AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1)
     wrong = Progress("train_test", (391, 202), 10, np.zeros(593))

@@ -4,13 +4,15 @@ bit."""
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from olboost.evaluate._compiling import WARM_UP_ROWS
 
@@ -58,6 +60,11 @@ class Progress:
     seconds_train, seconds_test
         Time spent learning so far in each phase (a prequential pass counts as the test phase;
         the callbacks are not timed).
+    model_steps
+        The model's step count (``t_``) after the ``done`` examples (``None``: a model that
+        keeps none), by which a resumed evaluation knows the model saved with the progress.
+    data_digest
+        SHA-256 of the data sets' features and targets, by which it knows their data.
     """
 
     protocol: str
@@ -66,6 +73,8 @@ class Progress:
     records: np.ndarray
     seconds_train: float = 0.0
     seconds_test: float = 0.0
+    model_steps: int | None = None
+    data_digest: str | None = None
 
     @property
     def total(self) -> int:
@@ -185,17 +194,33 @@ def resumable(
         [("stream", stream)] if test is None else [("train split", stream), ("test split", test)],
     )
     sizes = tuple(int(s.n_samples) for s in passes)
-    state = start
-    if state is None:
-        state = Progress(protocol, sizes, 0, np.zeros(sum(sizes), bool if classify else float))
-    elif (state.protocol, tuple(state.sizes)) != (protocol, sizes) or not (
-        0 <= state.done <= state.total == state.records.size
-    ):
-        raise ValueError(
-            f"the progress to resume ({state.protocol}, passes of {list(state.sizes)} examples, "
-            f"{state.done} done) does not fit this evaluation ({protocol}, passes of "
-            f"{list(sizes)} examples)"
-        )
+    digest = _data_digest(passes)
+    if start is None:
+        state = Progress(
+            protocol, sizes, 0, np.zeros(sum(sizes), bool if classify else float),
+            model_steps=_steps(model), data_digest=digest,
+        )  # fmt: skip
+    else:
+        if (start.protocol, tuple(start.sizes)) != (protocol, sizes) or not (
+            0 <= start.done <= start.total == start.records.size
+        ):
+            raise ValueError(
+                f"the progress to resume ({start.protocol}, passes of {list(start.sizes)} "
+                f"examples, {start.done} done) does not fit this evaluation ({protocol}, passes "
+                f"of {list(sizes)} examples)"
+            )
+        if start.data_digest is not None and start.data_digest != digest:
+            raise ValueError(
+                "the progress to resume was made on other data (the same sizes, other values)"
+            )
+        if start.model_steps is not None and _steps(model) != start.model_steps:
+            raise ValueError(
+                f"the progress to resume goes with a model that had learned {start.model_steps} "
+                f"examples, this one has learned {_steps(model)}: resume with the model saved "
+                "with the progress"
+            )
+        # the caller's progress stays what was saved: a retry from it resumes the same way
+        state = replace(start, records=start.records.copy())
     compile_s = None
     if warm_up:
         heads = [_head(s, WARM_UP_ROWS) for s in ((stream,) if test is None else (stream, test))]
@@ -227,6 +252,7 @@ def resumable(
             elapsed = time.perf_counter() - t0
             state.records[first + lo : first + hi] = values
             state.done = first + hi
+            state.model_steps = _steps(model)
             if phase == "train":
                 state.seconds_train += elapsed
             else:
@@ -239,6 +265,30 @@ def resumable(
     if bar is not None:
         bar.close()
     return _outcome(state, passes, labels if not classify else None, loops, mode, compile_s)
+
+
+def _steps(model: Any) -> int | None:
+    """The model's step count, ``None`` if it keeps none (0 before its first example)."""
+    if not hasattr(type(model), "_started"):
+        return None
+    return int(getattr(model, "t_", 0))
+
+
+def _data_digest(passes: list[Any]) -> str:
+    """SHA-256 of the features and targets of the distinct data sets among ``passes``."""
+    h = hashlib.sha256()
+    seen: set[int] = set()
+    for data in passes:
+        if id(data) in seen:
+            continue
+        seen.add(id(data))
+        X = data.X
+        parts = (X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)
+        target = data.y if hasattr(data, "class_names") else data.Y
+        for array in (*parts, np.asarray(target)):
+            h.update(f"{array.dtype.str}{array.shape}".encode())
+            h.update(repr(array.tolist()).encode() if array.dtype == object else array.tobytes())
+    return h.hexdigest()
 
 
 def _outcome(
