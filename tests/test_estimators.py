@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from olboost import AdaOLMR, VFDTCommittee
 from olboost.checks import all_estimators, yield_checks
 
 
@@ -40,3 +42,62 @@ def test_the_checks_leave_the_model_they_are_given_as_it_was():
     assert [c.__name__ for c in yield_checks(model)][:3] == [
         "check_clone_params", "check_repr", "check_bad_params",
     ]  # fmt: skip
+
+
+# Estimators each broken in one way (module level: the checks pickle them), with the check
+# that must catch each
+
+
+class PredictChangesState(VFDTCommittee):
+    def predict(self, x):
+        self.n_predicted_ = self.__dict__.get("n_predicted_", 0) + 1
+        return super().predict(x)
+
+
+class PredictResizesX(VFDTCommittee):
+    def predict(self, x):
+        return super().predict(np.resize(np.asarray(x, dtype=float), self.n_attributes_))
+
+
+class LearnOverwritesX(VFDTCommittee):
+    def learn(self, x, weights):
+        super().learn(x, weights)
+        x *= 0.0
+
+
+class LearnOneWritesIntoX(AdaOLMR):
+    def learn_one(self, x, y):
+        super().learn_one(x, y)
+        if isinstance(x, np.ndarray):
+            x += 1.0
+
+
+class ArraysInReverse(AdaOLMR):
+    def score_then_learn(self, X, Y, *, return_scores=True):
+        reversed_ = super().score_then_learn(X[::-1], Y[::-1], return_scores=return_scores)
+        return None if reversed_ is None else reversed_[::-1]
+
+
+class PredictsNothing(AdaOLMR):
+    def predict_one(self, x, **kwargs):
+        return {label: False for label in self._outputs()}
+
+
+_COMMITTEE = {"n_features": 3}
+_BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
+_BROKEN = [
+    (PredictChangesState(**_COMMITTEE), "check_committee_purity"),
+    (PredictResizesX(**_COMMITTEE), "check_committee_bad_input"),
+    (LearnOverwritesX(**_COMMITTEE), "check_committee_purity"),
+    (LearnOneWritesIntoX(**_BOOSTER), "check_booster_purity"),
+    (ArraysInReverse(**_BOOSTER), "check_booster_array_path"),
+    (PredictsNothing(**_BOOSTER), "check_booster_scores"),
+]
+
+
+@pytest.mark.parametrize(("model", "name"), _BROKEN, ids=[type(m).__name__ for m, _ in _BROKEN])
+def test_the_suite_catches_a_broken_estimator(model, name):
+    # each passed the whole suite before these checks were added
+    (check,) = [c for c in yield_checks(model) if c.__name__ == name]
+    with pytest.raises(AssertionError):
+        check(model)

@@ -6,12 +6,15 @@ and each class's ``_unit_test_params`` gives the constructor arguments to check 
 suite runs every check on every discovered estimator, so a new estimator is checked as soon as it is
 exported.
 
-Checks cover: purity (inputs and, for scoring, the model itself are left untouched), pickling (a
-pickled model resumes and ends identical to an uninterrupted one), seeding (same seed, same results
-bit for bit), bad input (rejected before any state changes: wrong lengths, types, labels, a huge
-feature value, a missing value where the model takes none), bad parameters (each estimator's own,
-rejected naming the parameter, at construction and when changed before the first example), clone,
-and the shape of predictions.
+Checks cover: purity (inputs, dicts and arrays, and, for scoring, the model itself are left
+untouched; a committee's ``predict`` and ``learn`` too), pickling (a pickled model resumes and ends
+identical to an uninterrupted one), seeding (same seed, same results bit for bit), bad input
+(rejected before any state changes: wrong lengths, types, labels, a huge feature value, a missing
+value where the model takes none; a committee's ``predict`` and ``learn``), bad parameters (each
+estimator's own, rejected naming the parameter, at construction and when changed before the first
+example), clone, the array path (it scores and learns as the one-example path does), and the
+predictions (their shape, and ``predict_one`` as the cut of the ranking). Each check runs on a
+deep copy of the model it is given.
 """
 
 from __future__ import annotations
@@ -143,8 +146,10 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
         yield check_booster_feature_order
         yield check_booster_clone_learns_alike
         yield check_booster_set_params_goes_on_as_pickle
+        yield check_booster_array_path
     elif isinstance(model, Committee):
         yield check_committee_predictions
+        yield check_committee_purity
         yield check_committee_pickling
         yield check_committee_seeding
         yield check_committee_bad_input
@@ -293,6 +298,16 @@ def check_booster_scores(model: Estimator) -> None:
             if impression.explored:
                 return
         assert all(s[a] >= s[b] for a, b in zip(ranking, ranking[1:], strict=False))
+        # predict_one cuts the ranking by the scores: as many labels as the rank cut (the top-k
+        # boosters: k), none scored below one left out
+        predicted = model.predict_one(X[0])
+        assert set(predicted) == set(s) and all(isinstance(v, bool) for v in predicted.values())
+        chosen = [label for label, v in predicted.items() if v]
+        assert len(chosen) == model._n_predicted(len(s)), "predict_one must cut at the rank cut"
+        others = [s[label] for label, v in predicted.items() if not v]
+        assert not others or min(s[label] for label in chosen) >= max(others), (
+            "predict_one must give the top-scored labels"
+        )
     else:
         assert (scores >= 0).all() and np.allclose(scores.sum(axis=1), 1.0), (
             "predict_proba_one must give a distribution over the classes"
@@ -306,15 +321,20 @@ def check_booster_purity(model: Estimator) -> None:
     X, ys = _stream(model, 20)
     x = {f"f{j}": float(v) for j, v in enumerate(X[0])}
     x_copy, y_copy = dict(x), copy.deepcopy(ys[0])
+    vectors = model.clone()  # a model started on dicts takes dicts only: the vector path apart
     model.learn_one(x, ys[0])
     assert x == x_copy and ys[0] == y_copy, "learn_one must not modify its inputs"
-    before = pickle.dumps(model)
-    _predict_vector(model, x)
-    if _is_ranker(model):
-        model.rank_one(x)
-    else:
-        model.predict_one(x)
-    assert pickle.dumps(model) == before, "predicting must not change the model"
+    xv = X[0].copy()
+    vectors.learn_one(xv, ys[0])
+    assert np.array_equal(xv, X[0]), "learn_one must not modify a NumPy x"
+    for m, xq in ((model, x), (vectors, xv)):
+        before = pickle.dumps(m)
+        _predict_vector(m, xq)
+        if _is_ranker(m):
+            m.rank_one(xq)
+        m.predict_one(xq)
+        assert pickle.dumps(m) == before, "predicting must not change the model"
+    assert x == x_copy and np.array_equal(xv, X[0]), "predicting must not modify x"
 
 
 def check_booster_pickling(model: Estimator) -> None:
@@ -500,6 +520,39 @@ def check_booster_set_params_goes_on_as_pickle(model: Estimator) -> None:
         assert np.array_equal(a, b), f"after set_params({name}=...), a model and its pickle differ"
 
 
+def check_booster_array_path(model: Estimator) -> None:
+    """The array path (``score_then_learn`` of a ranker, ``predict_then_learn`` of a
+    classifier, compiled for the boosters) scores every row as ``score_one`` / ``votes`` does
+    before ``learn_one`` learns it, and ends in a model that scores alike, bit for bit. From the
+    second row on: before any example the one-example path scores an unstarted model (zeros),
+    where the array path has started it on the first row. Not the top-k boosters, whose array
+    path plays the user that clicks (they learn from the shown labels only)."""
+    if hasattr(model, "show_one"):
+        return
+    model = _with_labels(model).clone({"seed": 5})
+    X, ys = _stream(model, 40)
+    outputs = model._outputs()
+    arrays, ones = model.clone(), model.clone()
+    one_rows = []
+    if _is_ranker(model):
+        Y = np.array([[o in y for o in outputs] for y in ys])
+        array_rows = arrays.score_then_learn(X, Y)
+        for x, y in zip(X, ys, strict=True):
+            one_rows.append([ones.score_one(x)[o] for o in outputs])
+            ones.learn_one(x, y)
+        after = arrays.score(X), ones.score(X)
+    else:
+        array_rows = arrays.predict_then_learn(X, ys)
+        for x, y in zip(X, ys, strict=True):
+            one_rows.append(ones.votes(x[None, :])[0])
+            ones.learn_one(x, y)
+        after = arrays.votes(X), ones.votes(X)
+    assert np.array_equal(array_rows[1:], np.asarray(one_rows)[1:]), (
+        "the array path must score each row as the one-example path does"
+    )
+    assert np.array_equal(*after), "the array path must learn as learn_one does"
+
+
 # ------------------------------------------------------------------------------ committees
 
 
@@ -527,6 +580,25 @@ def check_committee_predictions(model: Estimator) -> None:
     assert H.shape[1:] == (5, 4)
     assert (H >= 0).all() and np.allclose(H.sum(axis=2), 1.0), "rows must be distributions"
     assert np.allclose(H[0], 0.25), "a committee that has seen nothing predicts uniformly"
+
+
+def check_committee_purity(model: Estimator) -> None:
+    """``predict`` changes neither the committee nor ``x``; ``learn`` changes neither ``x`` nor
+    the weights it is given."""
+    c = _started(model)
+    _committee_rounds(c, slice(0, 10))
+    X, _ = synthetic_multilabel(n=2, d=c.n_attributes_, k=c.n_labels_, seed=1)
+    x = X[0].copy()
+    before = pickle.dumps(c)
+    c.predict(x)
+    assert pickle.dumps(c) == before, "predict must not change the committee"
+    assert np.array_equal(x, X[0]), "predict must not modify x"
+    weights = np.linspace(0.5, 1.5, c.n_learners_ * c.n_labels_).reshape(c.n_learners_, -1)
+    kept = weights.copy()
+    c.learn(x, weights)
+    assert np.array_equal(x, X[0]) and np.array_equal(weights, kept), (
+        "learn must not modify x or the weights"
+    )
 
 
 def check_committee_pickling(model: Estimator) -> None:
@@ -562,3 +634,11 @@ def check_committee_bad_input(model: Estimator) -> None:
         else:
             raise AssertionError("a bad learn call must raise ValueError")
         assert pickle.dumps(c) == before, "a rejected learn call changed the committee"
+    for bad_x in (np.zeros(5), np.zeros(7), np.full(6, np.inf)):
+        try:
+            c.predict(bad_x)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f"predict must reject x of shape {bad_x.shape}: {bad_x}")
+        assert pickle.dumps(c) == before, "a rejected predict call changed the committee"
