@@ -596,3 +596,32 @@ def test_load_argument_errors(tmp_path):
         load("emotions", arff)
     with pytest.raises(ValueError, match="bundled"):
         load("yeast", test=arff)
+
+
+def test_data_set_constructors_refuse_what_they_would_misread():
+    # float class codes were truncated (0.4, 1.9 -> classes 0, 1), nominal codes 0.5 kept,
+    # n_train=1.5 failed only at .train, and a nominal column beyond X was kept
+    from olboost.datasets import MulticlassDataset, MultiLabelDataset
+
+    X = np.array([[0.5], [1.5]])
+    Y = np.array([[True, False], [True, True]])
+    with pytest.raises(ValueError, match="class codes must be integers, got 0.4"):
+        MulticlassDataset("t", X, np.array([0.4, 1.9]), ["x"], ["a", "b"])
+    assert MulticlassDataset("t", X, np.array([0.0, 1.0]), ["x"], ["a", "b"]).y.tolist() == [0, 1]
+    codes = np.array([[0.0], [0.5]])
+    for make in (
+        lambda n: MulticlassDataset("t", codes, [0, 1], ["x"], ["u", "v"], nominal=n),
+        lambda n: MultiLabelDataset("t", codes, Y, ["x"], ["a", "b"], nominal=n),
+        lambda n: MultiLabelDataset("t", sp.csr_array(codes), Y, ["x"], ["a", "b"], nominal=n),
+    ):
+        with pytest.raises(ValueError, match="column 0 must be integers, got 0.5"):
+            make({0: ["p", "q"]})
+        with pytest.raises(ValueError, match=r"nominal column 5 outside \[0, 1\)"):
+            make({5: ["p"]})
+    with pytest.raises(ValueError, match=r"codes of nominal column 0 outside \[0, 2\)"):
+        MultiLabelDataset("t", np.array([[0.0], [2.0]]), Y, ["x"], ["a", "b"], nominal={0: "pq"})
+    with pytest.raises(TypeError, match="n_train must be an integer or None, got 1.5"):
+        MultiLabelDataset("t", X, Y, ["x"], ["a", "b"], n_train=1.5)
+    ok = MultiLabelDataset("t", np.array([[1.0], [np.nan]]), Y, ["x"], ["a", "b"],
+                           nominal={0: ["p", "q"]}, n_train=np.int64(1))  # fmt: skip
+    assert ok.train.n_samples == 1

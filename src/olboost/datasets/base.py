@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -77,6 +78,39 @@ class _Table:
         return int(self.X.shape[1])
 
 
+def _check_nominal(X: np.ndarray | sp.csr_array, nominal: dict[int, list[str]]) -> None:
+    """Each nominal column exists and holds integer codes of its categories (or NaN, missing);
+    all columns at once (a sparse matrix by its stored values: an implicit zero is code 0)."""
+    if not nominal:
+        return
+    d = X.shape[1]
+    for col in nominal:
+        if not 0 <= col < d:
+            raise ValueError(f"nominal column {col} outside [0, {d})")
+    cardinality = np.full(d, -1, dtype=np.int64)
+    for col, cats in nominal.items():
+        cardinality[col] = len(cats)
+    if sp.issparse(X):
+        csr = sp.csr_array(X)
+        columns, values = csr.indices, csr.data
+    else:
+        picked = np.asarray(sorted(nominal), dtype=np.int64)
+        block = X[:, picked]
+        columns, values = np.broadcast_to(picked, block.shape).ravel(), block.ravel()
+    limit = cardinality[columns]
+    nominal_entry = limit >= 0
+    bad = nominal_entry & ~np.isnan(values) & ((values < 0) | (values >= limit))
+    if bad.any():
+        col = int(columns[np.flatnonzero(bad)[0]])
+        raise ValueError(f"codes of nominal column {col} outside [0, {cardinality[col]})")
+    bad = nominal_entry & ~np.isnan(values) & (values != np.floor(values))
+    if bad.any():
+        first = np.flatnonzero(bad)[0]
+        raise ValueError(
+            f"codes of nominal column {int(columns[first])} must be integers, got {values[first]:g}"
+        )
+
+
 @dataclass(eq=False, repr=False)
 class MultiLabelDataset(_Table):
     """A multi-label data set: a feature matrix, a boolean label matrix and their names.
@@ -138,8 +172,12 @@ class MultiLabelDataset(_Table):
             )
         if len(self.label_names) != self.Y.shape[1]:
             raise ValueError(f"{len(self.label_names)} label names for {self.Y.shape[1]} labels")
-        if self.n_train is not None and not 0 <= self.n_train <= self.X.shape[0]:
-            raise ValueError(f"n_train={self.n_train} outside [0, {self.X.shape[0]}]")
+        if self.n_train is not None:
+            if isinstance(self.n_train, bool) or not isinstance(self.n_train, numbers.Integral):
+                raise TypeError(f"n_train must be an integer or None, got {self.n_train!r}")
+            if not 0 <= self.n_train <= self.X.shape[0]:
+                raise ValueError(f"n_train={self.n_train} outside [0, {self.X.shape[0]}]")
+        _check_nominal(self.X, self.nominal)
 
     def __repr__(self) -> str:
         return (
@@ -287,7 +325,12 @@ class MulticlassDataset(_Table):
     def __post_init__(self) -> None:
         # Check once here so every consumer can rely on shapes and codes.
         self.X = np.asarray(self.X, dtype=np.float64)
-        self.y = np.asarray(self.y, dtype=np.int64)
+        y = np.asarray(self.y)
+        if y.dtype.kind not in "iub" and y.size and not np.array_equal(y, np.floor(y)):
+            # the int64 cast truncated them: 0.4 and 1.9 became classes 0 and 1
+            bad = y.ravel()[np.flatnonzero(y.ravel() != np.floor(y.ravel()))[0]]
+            raise ValueError(f"class codes must be integers, got {float(bad)!r}")
+        self.y = y.astype(np.int64)
         if self.X.ndim != 2 or self.y.ndim != 1:
             raise ValueError(f"X must be 2-D and y 1-D, got {self.X.ndim}-D and {self.y.ndim}-D")
         if self.X.shape[0] != self.y.shape[0]:
@@ -298,13 +341,7 @@ class MulticlassDataset(_Table):
             )
         if len(self.y) and (self.y.min() < 0 or self.y.max() >= len(self.class_names)):
             raise ValueError(f"class codes must lie in [0, {len(self.class_names)})")
-        for col, cats in self.nominal.items():
-            if not 0 <= col < self.X.shape[1]:
-                raise ValueError(f"nominal column {col} outside [0, {self.X.shape[1]})")
-            codes = self.X[:, col]
-            codes = codes[~np.isnan(codes)]
-            if len(codes) and (codes.min() < 0 or codes.max() >= len(cats)):
-                raise ValueError(f"codes of nominal column {col} outside [0, {len(cats)})")
+        _check_nominal(self.X, self.nominal)
 
     def __repr__(self) -> str:
         return (
