@@ -68,6 +68,23 @@ def test_infinite_values_are_rejected_naming_file_line_and_column(tmp_path, toke
         load(path, write(tmp_path, "inf.xml", XML))
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_values_no_model_takes_are_refused_naming_the_file_and_line(tmp_path, sparse, capsys):
+    # beyond MAX_ABS_FEATURE (1e100): the model refused them naming a row of the stream only
+    xml = write(tmp_path, "b.xml", XML)
+    train = write(tmp_path, "train.arff", HEADER + "1,2,lo,0,1\n1e100,-1e100,hi,1,0\n")
+    row = "{0 3, 1 -2e150, 3 1}" if sparse else "3,-2e150,lo,1,0"
+    test = write(tmp_path, "test.arff", HEADER + "1,2,lo,0,1\n" + row + "\n")
+    where = r"test\.arff, line 9: attribute 'f2' \(column 2\): -2e\+150 lies beyond \+/-1e\+100"
+    with pytest.raises(ValueError, match=where):
+        load(train, xml, test=test)
+    assert load_mulan(train, xml).X[1, 0] == 1e100  # the bound itself is taken
+    argv = ["run", "--dataset", str(train), "--labels", str(xml), "--test", str(test),
+            "--learners", "2", "--no-progress"]  # fmt: skip
+    assert main(argv) == 2
+    assert "test.arff, line 9: attribute 'f2'" in capsys.readouterr().err
+
+
 def test_uci_files_reject_infinities_and_keep_missing_values(tmp_path):
     text = "L,1,2,3,4\nR,1,?,3,4\nB,1,2,inf,4\n"
     path = write(tmp_path, "balance-scale.data", text)

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from olboost.datasets._text import _error, read_bytes
 from olboost.datasets.arff import ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset
+from olboost.online.inputs import MAX_ABS_FEATURE
 
 __all__ = ["BUNDLED", "load", "load_mulan", "read_mulan_labels"]
 
@@ -141,6 +142,7 @@ def _split(
         X.sort_indices()
     else:
         X = np.ascontiguousarray(arff.data[:, feature_cols])
+    _check_magnitudes(arff, X, feature_cols)
     feature_names = [arff.attributes[c].name for c in feature_cols]
     nominal = {
         j: list(arff.attributes[c].categories or ())
@@ -148,6 +150,29 @@ def _split(
         if arff.attributes[c].is_nominal
     }
     return X, Y, feature_names, nominal
+
+
+def _check_magnitudes(arff: ArffFile, X: np.ndarray | sp.csr_array, columns: np.ndarray) -> None:
+    """Refuse, naming the file and line, a feature value beyond :data:`MAX_ABS_FEATURE`, which
+    every olboost model refuses (as the reader refuses infinities): the models' own error named
+    only a row of the stream."""
+    values = X.data if sp.issparse(X) else X.ravel()
+    big = np.flatnonzero(np.abs(values) > MAX_ABS_FEATURE)  # NaN (missing) compares False
+    if not len(big):
+        return
+    first = int(big[0])
+    if sp.issparse(X):
+        row = int(np.searchsorted(X.indptr, first, side="right")) - 1
+        j = int(X.indices[first])
+    else:
+        row, j = divmod(first, X.shape[1])
+    col = int(columns[j])
+    raise arff.error(
+        int(arff.row_lines[row]),
+        f"attribute {arff.attributes[col].name!r} (column {col + 1}): {values[first]:g} lies "
+        f"beyond +/-{MAX_ABS_FEATURE:g}, the bound every olboost model takes "
+        "(MAX_ABS_FEATURE); rescale the feature",
+    )
 
 
 def _check_same_header(train: ArffFile, test: ArffFile) -> None:
@@ -296,7 +321,9 @@ def load(
     MultiLabelDataset
         Train rows first, then test rows; ``n_train`` is the number of train rows (None for a
         single file without ``test``). Missing feature values (``?``) are NaN; their count per
-        column is ``missing_counts()`` (a missing label is an error).
+        column is ``missing_counts()`` (a missing label is an error). A feature value beyond
+        :data:`~olboost.online.inputs.MAX_ABS_FEATURE` (1e100), which no model takes, is an
+        error naming its file and line.
 
     Raises
     ------
