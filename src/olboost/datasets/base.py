@@ -326,7 +326,7 @@ class MulticlassDataset(_Table):
         # Check once here so every consumer can rely on shapes and codes.
         self.X = np.asarray(self.X, dtype=np.float64)
         y = np.asarray(self.y)
-        if y.dtype.kind not in "iub" and y.size and not np.array_equal(y, np.floor(y)):
+        if y.dtype.kind == "f" and y.size and not np.array_equal(y, np.floor(y)):
             # the int64 cast truncated them: 0.4 and 1.9 became classes 0 and 1
             bad = y.ravel()[np.flatnonzero(y.ravel() != np.floor(y.ravel()))[0]]
             raise ValueError(f"class codes must be integers, got {float(bad)!r}")
