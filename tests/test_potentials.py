@@ -605,6 +605,15 @@ def test_other_bad_input():
         mbbm_weight_bound(1, 5, 3, 0.1, form="tight")
     with pytest.raises(ValueError, match="pair_weights"):
         topk_costs(np.zeros(3), [0], 2, 0.1, pair_weights=np.ones((2, 2)))
+    # a negative importance weight or Berry-Esseen constant gave a negative potential or bound
+    with pytest.raises(ValueError, match="pair_weights must be non-negative"):
+        topk_potential(np.arange(3.0), [0], 3, 0.1, "rank", pair_weights=-np.ones((3, 3)))
+    for constant in (-1.0, 0.0, math.nan, math.inf, True):
+        with pytest.raises(ValueError, match="constant must be a positive finite number"):
+            mbbm_weight_bound(1, 100, 3, 0.1, constant=constant)
+    with pytest.raises(ValueError, match="constant is the Berry-Esseen form's"):
+        mbbm_weight_bound(1, 100, 3, 0.1, form="exact_law", constant=2.0)
+    assert mbbm_weight_bound(1, 100, 3, 0.1, constant=0.5) == pytest.approx(0.5 * 3**2.5 / 99**0.5)
     with pytest.raises(ValueError, match="c must"):
         normalize_costs(np.array([]))
     with pytest.raises(ValueError, match="true_label"):
@@ -687,3 +696,24 @@ def test_topk_costs_without_pair_weights_need_no_k_by_k_matrix():
     assert c.shape == (k,) and np.isfinite(c).all()
     assert c[2] == c[k - 1] and c[0] == c[1]
     assert topk_potential(np.zeros(k), [0, 1], 3, 0.1) > 0.0
+
+
+@pytest.mark.parametrize("loss", ["rank", "hinge", "hinge_no_margin"])
+@pytest.mark.parametrize("gap", [2.0**62, 2.0**63, 1e19, 1e300])
+def test_a_pair_ranked_far_apart_has_the_exact_potential_at_any_gap(loss, gap):
+    # |D| <= n: a relevant label more than n above the irrelevant one loses nothing, and so do
+    # its costs; from a gap of 2^63 Numba's integer floor wrapped and the rank potential was 1
+    # (the hinge costs -1e19)
+    s = [gap, 0.0]
+    assert pairwise_potential(s, [0], 3, 0.1, loss) == 0.0
+    assert topk_potential(s, [0], 3, 0.1, loss) == 0.0
+    np.testing.assert_array_equal(pairwise_costs(s, [0], 3, 0.1, loss), [0.0, 0.0])
+    # and the other way round, as far as the float range goes
+    below = pairwise_potential([-gap, 0.0], [0], 3, 0.1, loss)
+    assert below == (1.0 if loss == "rank" else pytest.approx(gap, rel=1e-12))
+
+
+def test_a_score_gap_beyond_the_float_range_is_no_nan():
+    # (1 + z + D)_+ with z = -inf: inf * P(D >= t) where that probability is 0 gave NaN
+    assert pairwise_potential([1e308, -1e308], [0], 3, 0.1, "hinge") == 0.0
+    np.testing.assert_array_equal(pairwise_costs([1e308, -1e308], [0], 3, 0.1, "hinge"), [0, 0])

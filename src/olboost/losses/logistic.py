@@ -167,9 +167,10 @@ def counted_logistic_cost(
     s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: int, out: np.ndarray
 ) -> float:
     """:func:`logistic_cost` of labels in groups of equal score: group ``g`` stands for
-    ``count[g]`` labels of score ``s[g]``, all relevant or all irrelevant (``y[g]``), and the
-    labels make ``n_pairs = |Y| |Y^c|`` pairs. ``out[g]`` receives the cost of each label of
-    group ``g``; returns ``w[t] = ||c||_1 / 2`` over the labels.
+    ``count[g]`` labels of score ``s[g]``, all irrelevant, or one relevant label (``y[g]``;
+    ``count[g]`` is read for irrelevant groups only: the boosters' groups keep each relevant
+    label apart), and the labels make ``n_pairs = |Y| |Y^c|`` pairs. ``out[g]`` receives the
+    cost of each label of group ``g``; returns ``w[t] = ||c||_1 / 2`` over the labels.
 
     The same terms as :func:`logistic_cost`, each group's once, times its size, and its sigmoids
     from an exp in vector code (above) rather than the C library's: equal up to rounding (see

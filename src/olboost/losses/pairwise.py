@@ -232,8 +232,10 @@ def _rank_loss_one(s: np.ndarray, y: np.ndarray, weighted: bool, skip_empty: boo
 @numba.njit(cache=True)
 def counted_rank_loss(s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: int) -> float:
     """:func:`rank_loss_mask` of labels in groups of equal score (group ``g``: ``count[g]``
-    labels of score ``s[g]``, all relevant or all irrelevant, ``y[g]``; ``n_pairs = |Y| |Y^c|``
-    over the labels): the same integer count of mis-ordered pairs, so the same bits.
+    labels of score ``s[g]``, all irrelevant, or one relevant label (``count[g]`` is read for
+    irrelevant groups only: the boosters' groups keep each relevant label apart), ``y[g]``;
+    ``n_pairs = |Y| |Y^c|`` over the labels): the same integer count of mis-ordered pairs, so
+    the same bits.
     O(|Y| G) for ``G`` groups."""
     for v in s:
         if np.isnan(v):

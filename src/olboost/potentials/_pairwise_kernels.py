@@ -36,8 +36,6 @@ reuse :func:`_pairwise_core`.
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
@@ -165,7 +163,9 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
     if loss_code == HINGE:
         z = z + 1.0
     neg = -z
-    fl = math.floor(neg)
+    # np.floor, a float: Numba's math.floor gives an int64, which wrapped to -2^63 from a gap
+    # of 2^63 on (a perfectly ranked pair then had loss 1)
+    fl = np.floor(neg)
     # index of t = floor(-z) + 1, clamped to [0, L] before any integer conversion; written as
     # selects, with no branch, so that a loop of these runs on vector registers
     tf = fl + 1.0 - d_min
@@ -177,7 +177,10 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
         half = (0.5 if loss_code == RANK else 1.0) * table[0, int(idx_f) if tie else 0]
         # adding an exact 0.0 where there is no tie leaves the probability's bits as they are
         return table[1, j] + (half if tie else 0.0)
-    return z * table[1, j] + table[2, j]
+    p = table[1, j]
+    # z P(D >= t) is 0 where that probability is: an infinite z (a score gap beyond the float
+    # range) gave inf * 0, NaN
+    return (0.0 if p == 0.0 else z * p) + table[2, j]
 
 
 @numba.njit(cache=True, inline="always")
@@ -329,8 +332,10 @@ def counted_pairwise_costs(
 ) -> float:
     """:func:`_pairwise_core`'s cost vector (``want_costs``, no pair weights) for labels in
     groups of equal score: group ``g`` stands for ``count[g]`` labels of score ``s[g]``, all
-    relevant or all irrelevant (``y[g]``). ``out[g]`` receives the potential at ``s + e_l`` for
-    each label ``l`` of group ``g``; returns the potential at ``s``.
+    irrelevant, or one relevant label (``y[g]``; ``count[g]`` is read for irrelevant groups
+    only: the boosters' groups keep each relevant label apart). ``out[g]`` receives the
+    potential at ``s + e_l`` for each label ``l`` of group ``g``; returns the potential at
+    ``s``.
 
     Each group's pairs are taken once, times its size, instead of one by one: the same terms,
     summed in another order, so equal to the label-by-label costs up to rounding (see

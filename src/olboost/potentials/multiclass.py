@@ -8,6 +8,7 @@ twins. The compiled kernels are in :mod:`olboost.potentials._multiclass_kernels`
 from __future__ import annotations
 
 import math
+import numbers
 from functools import lru_cache
 
 import numpy as np
@@ -245,6 +246,15 @@ def mbbm_weight_bound(
         raise ValueError(f"i must be in [1, N] with N={N}, got {i}")
     k = _check_k(k)
     gamma = _check_gamma(gamma)
+    if constant is not None and (
+        isinstance(constant, bool)
+        or not isinstance(constant, numbers.Real)
+        or not 0.0 < constant < math.inf
+    ):
+        # the constant of a bound on a weight: a negative one made a negative bound
+        raise ValueError(f"constant must be a positive finite number or None, got {constant!r}")
+    if constant is not None and form != "berry_esseen":
+        raise ValueError(f"constant is the Berry-Esseen form's; form={form!r} takes none")
     m = N - i
     trivial = float(k)
     if form == "trivial" or m == 0:

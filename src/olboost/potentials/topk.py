@@ -35,6 +35,9 @@ def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
             raise ValueError(f"pair_weights must have shape ({k}, {k}), got {pw.shape}")
         if not np.all(np.isfinite(pw)):
             raise ValueError("pair_weights must be finite")
+        if np.any(pw < 0.0):
+            # importance weights (Sec. 3.2.2): a negative one made a negative potential
+            raise ValueError("pair_weights must be non-negative (importance weights)")
     return s, k, y, n, gamma, code, draws, pw
 
 
