@@ -167,8 +167,10 @@ def normalize_multiclass_costs(c: ArrayLike, true_label: int) -> tuple[np.ndarra
     """Normalised cost row and weight of OnlineMBBM (Jung, Goetz & Tewari 2017, eq. 5).
 
     ``D(r, l) = (c[l] - c[r]) / w`` with ``w = sum_l (c[l] - c[r])``, the weight ``w^i(t)`` of
-    Algorithm 1, line 11; a zero row stays zero (``w = 0``). Differences below zero, which only
-    rounding can produce, are clipped to 0.
+    Algorithm 1, line 11; a zero row stays zero (``w = 0``). Differences below zero are clipped
+    to 0: the exact potential's rows are proper (``c[r]`` their least), and only rounding, or
+    the sampling noise of Monte Carlo costs, makes one negative. A row given here is not
+    checked for it.
 
     Examples
     --------
