@@ -271,6 +271,17 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert not store.exists()  # no store, no token: the model's settings were checked first
 
 
+def test_a_new_store_without_settings_is_refused_before_anything_exists(tmp_path, capsys):
+    # the store was opened (its directory and an empty log.sqlite made) before the refusal
+    from olboost.cli import main
+
+    store = tmp_path / "typo"
+    assert main(["serve", "--store", str(store), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"olboost: error: {store}: a new store needs a configuration"
+    assert not store.exists()
+
+
 @pytest.mark.parametrize("option", ["--token-file", "--host", "--port"])
 def test_an_unusable_token_file_host_or_port_is_named_before_anything_exists(
     tmp_path, capsys, monkeypatch, option

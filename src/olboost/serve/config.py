@@ -118,6 +118,10 @@ def start_model(model: Any, config: ServiceConfig) -> None:
 def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     """The configuration of the store at ``path``: the stored one, which ``config`` must equal
     if given, or ``config`` for a new store (``ValueError`` otherwise, naming the differences)."""
+    if config is None and not Store.exists(path):
+        # refused before Store() creates the directory and an empty log: a mistyped --store
+        # left them behind
+        raise ValueError(f"{path}: a new store needs a configuration")
     # each thread opens its own connection (sqlite3 objects stay in their thread)
     store = Store(path)
     try:

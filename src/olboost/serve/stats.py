@@ -152,7 +152,8 @@ def metrics_table(
          [(f'{{endpoint="{e}",status="{c}"}}', n)
           for (e, c), n in sorted(s.requests.items())]),
         ("impressions_total", "counter", "Impressions logged.", [("", s.impressions)]),
-        ("feedback_total", "counter", "Feedback logged (acknowledged).",
+        ("feedback_total", "counter",
+         "Feedback learned (an acknowledged one counts once the learner has applied it).",
          [("", s.feedback)]),
         ("feedback_duplicates_total", "counter",
          "Feedback ids answered again (applied once).", [("", s.duplicates)]),

@@ -173,6 +173,12 @@ class Store:
         service, not a power loss; several times cheaper per commit).
     """
 
+    @staticmethod
+    def exists(path: str | os.PathLike[str]) -> bool:
+        """Whether a store was opened at ``path`` before (its log exists), without opening it
+        (which creates the directory and the log)."""
+        return (Path(path) / "log.sqlite").exists()
+
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "full"):
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
