@@ -58,8 +58,7 @@ class Booster(OnlineLearner):
     def _missing_allowed(self) -> bool:
         """Missing feature values pass the input checks when the committee learns from them
         (:attr:`olboost.weak.base.Committee.handles_missing`)."""
-        committee = self.committee if self.committee is not None else _default_committee()
-        return committee.handles_missing
+        return self._committee_prototype().handles_missing
 
     # The started committee and the booster's per-learner state have the old number, and the
     # boosters read ``learners`` again later (OnlineMBBM's and Top-k BBM's potential tables,
@@ -71,9 +70,12 @@ class Booster(OnlineLearner):
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""
         return self.learners, len(self._outputs())
 
+    def _committee_prototype(self) -> Committee:
+        """The committee the start clones: ``committee``, or the default one."""
+        return self.committee if self.committee is not None else _default_committee()
+
     def _init_model(self) -> None:
-        committee = self.committee if self.committee is not None else _default_committee()
-        self.committee_ = committee.clone()
+        self.committee_ = self._committee_prototype().clone()
         n_learners, n_labels = self._committee_shape()
         try:
             self.committee_.start(
@@ -103,7 +105,7 @@ class Booster(OnlineLearner):
         # follow from its parameters (an evaluation checks every split before the model starts)
         committee = self.__dict__.get("committee_")
         if committee is None:
-            committee = self.committee if self.committee is not None else _default_committee()
+            committee = self._committee_prototype()
         if not committee.rejects_rows():
             return
         for start in range(0, rows.n, _BLOCK_ROWS):

@@ -301,8 +301,9 @@ class Committee(Estimator):
     def _check_x(self, x: np.ndarray) -> np.ndarray:
         """``x`` as a float64 vector of ``n_attributes`` values that :meth:`predict` and
         :meth:`learn` take (a writable C-ordered copy if it is not one), or a ``ValueError``
-        (nothing changes): the length and :meth:`_check_values`; committees add their own
-        conditions. A committee not started raises a ``RuntimeError`` saying so."""
+        (nothing changes): the length, :meth:`_check_values` and the committee's own
+        conditions (:meth:`row_problem`). A committee not started raises a ``RuntimeError``
+        saying so."""
         self._require_started()
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.n_attributes_,):
@@ -310,6 +311,9 @@ class Committee(Estimator):
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
             )
         self._check_values(x)
+        problem = self.row_problem(x)
+        if problem is not None:
+            raise ValueError(problem)
         if not (x.flags.c_contiguous and x.flags.writeable):
             # the compiled kernels take writable C-ordered rows: a strided or read-only view
             # would make Numba compile each of them again for its layout

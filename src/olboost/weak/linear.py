@@ -347,13 +347,6 @@ class LinearCommittee(Committee):
 
     # -------------------------------------------------------------------------- contract
 
-    def _check_x(self, x: np.ndarray) -> np.ndarray:
-        x = super()._check_x(x)
-        problem = self.row_problem(x)
-        if problem is not None:
-            raise ValueError(problem)
-        return x
-
     def row_problem(self, x: np.ndarray) -> str | None:
         """An attribute outside [0, 1] under the entropy with ``scale="none"``."""
         if not self._needs_unit_interval():

@@ -320,13 +320,6 @@ class VFDTCommittee(TreeArrays, Committee):
 
     # -------------------------------------------------------------------------- contract
 
-    def _check_x(self, x: np.ndarray) -> np.ndarray:
-        x = super()._check_x(x)
-        problem = self.row_problem(x)
-        if problem is not None:
-            raise ValueError(problem)
-        return x
-
     def _nominal_arrays(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         """The nominal columns and their numbers of categories: the started trees', or, before
         the start, those of ``nominal_attributes`` within ``d`` attributes (the start refuses
