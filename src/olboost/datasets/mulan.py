@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from olboost.datasets._text import _error, read_bytes
 from olboost.datasets.arff import ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset
-from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.online.inputs import MAX_ABS_FEATURE, entry_position
 
 __all__ = ["BUNDLED", "load", "load_mulan", "read_mulan_labels"]
 
@@ -161,11 +161,8 @@ def _check_magnitudes(arff: ArffFile, X: np.ndarray | sp.csr_array, columns: np.
     if not len(big):
         return
     first = int(big[0])
-    if sp.issparse(X):
-        row = int(np.searchsorted(X.indptr, first, side="right")) - 1
-        j = int(X.indices[first])
-    else:
-        row, j = divmod(first, X.shape[1])
+    csr = (X.indptr, X.indices) if sp.issparse(X) else ()
+    row, j = entry_position(first, X.shape[1], *csr)
     col = int(columns[j])
     raise arff.error(
         int(arff.row_lines[row]),

@@ -30,6 +30,7 @@ __all__ = [
     "check_vector",
     "check_width",
     "dict_values",
+    "entry_position",
     "writable",
 ]
 
@@ -131,6 +132,17 @@ def _overflowing(values: Any) -> str:
         except (TypeError, ValueError):
             continue
     return "some position"
+
+
+def entry_position(
+    k: int, d: int, indptr: np.ndarray | None = None, indices: np.ndarray | None = None
+) -> tuple[int, int]:
+    """Row and column of the ``k``-th stored value: of a CSR matrix's ``data`` (``indptr``,
+    ``indices``), or of a dense row-major matrix of ``d`` columns (``indptr`` None)."""
+    if indptr is None:
+        i, j = divmod(k, d)
+        return int(i), int(j)
+    return int(np.searchsorted(indptr, k, side="right")) - 1, int(indices[k])
 
 
 def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: str) -> np.ndarray:
@@ -302,16 +314,16 @@ class Rows:
                 # as_floats would name the position in X.data, not the row and the column
                 imaginary = np.flatnonzero(X.data.imag)
                 k = int(imaginary[0]) if imaginary.size else 0
-                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
+                i, j = entry_position(k, X.shape[1], X.indptr, X.indices)
                 raise TypeError(
-                    f"{name}: X must be real numbers: row {i}, feature {int(X.indices[k])} is "
+                    f"{name}: X must be real numbers: row {i}, feature {j} is "
                     f"{X.data[k].item()!r} (in a sparse matrix of dtype {X.data.dtype})"
                 )
             data = as_floats(X.data, f"{name}: X")
             k = _first_bad(data, allow_missing)
             if k is not None:
-                i = int(np.searchsorted(X.indptr, k, side="right")) - 1
-                where = f"row {i}, feature {int(X.indices[k])}"
+                i, j = entry_position(k, X.shape[1], X.indptr, X.indices)
+                where = f"row {i}, feature {j}"
                 raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
             parts = (writable(data), writable(X.indices), writable(X.indptr))
             return cls(parts, X.shape[0], X.shape[1], True)
@@ -322,7 +334,7 @@ class Rows:
             raise ValueError(f"{name}: X has no features")
         k = _first_bad(X.ravel(), allow_missing)
         if k is not None:
-            i, j = divmod(k, X.shape[1])
+            i, j = entry_position(k, X.shape[1])
             where = f"row {i}, feature {j}"
             raise ValueError(f"{name}: {_problem(float(X.flat[k]), where, allow_missing, 'X')}")
         return cls(X, X.shape[0], X.shape[1], False)

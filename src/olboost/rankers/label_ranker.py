@@ -11,7 +11,7 @@ from scipy import sparse
 
 from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
-from olboost.online.inputs import Rows
+from olboost.online.inputs import Rows, entry_position
 from olboost.online.learner import RankingLearner
 from olboost.rankers import _kernels as K
 from olboost.rankers._pdip import MAX_ITER
@@ -412,12 +412,8 @@ class LabelRanker(RankingLearner):
         bad = np.flatnonzero(((values < 0.0) | (values > 1.0)).ravel())
         if bad.size:
             p = int(bad[0])
-            if rows.sparse:
-                _, indices, indptr = rows.X
-                i = int(np.searchsorted(indptr, p, side="right")) - 1
-                j = int(indices[p])
-            else:
-                i, j = divmod(p, rows.d)
+            csr = (rows.X[2], rows.X[1]) if rows.sparse else ()  # (indptr, indices)
+            i, j = entry_position(p, rows.d, *csr)
             value = float(values.ravel()[p])
             raise ValueError(self._range_problem(value, f"row {i}, feature {j}", "X"))
 
