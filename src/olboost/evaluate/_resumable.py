@@ -287,7 +287,12 @@ def _data_digest(passes: list[Any]) -> str:
         target = data.y if hasattr(data, "class_names") else data.Y
         for array in (*parts, np.asarray(target)):
             h.update(f"{array.dtype.str}{array.shape}".encode())
-            h.update(repr(array.tolist()).encode() if array.dtype == object else array.tobytes())
+            # the array's own buffer, not a copy of it (tobytes)
+            h.update(
+                repr(array.tolist()).encode()
+                if array.dtype == object
+                else memoryview(np.ascontiguousarray(array)).cast("B")
+            )
     return h.hexdigest()
 
 
