@@ -221,7 +221,9 @@ class RefTree:
                             best = (m, K.NUMERIC_LE, j, thr, post)
             suggestions.append(best)
         suggestions.sort(key=lambda s: s[0])  # stable, as River's list.sort
-        n_classes = len(leaf.listed) if self.weka else sum(s != 0.0 for s in leaf.stats)
+        # River's range of merit: every class in the leaf's dict (len(leaf.stats)), a class a
+        # split listed at zero weight included (the purity test above counts nonzero weights)
+        n_classes = len(leaf.listed | {c for c, s in enumerate(leaf.stats) if s != 0.0})
         r = math.log2(max(n_classes, 2))
         eps = math.sqrt(r * r * math.log(1.0 / self.delta) / (2.0 * seen))
         best, second = suggestions[-1], suggestions[-2]
@@ -439,6 +441,54 @@ def test_matches_river_hoeffding_tree():
                     tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
     for i, tree in enumerate(rivers):
         assert kernel_structure(c, i) == river_structure(tree._root, columns[i], 4), i
+
+
+def test_range_of_merit_counts_classes_listed_at_zero_weight():
+    """River's Hoeffding bound takes its range ``log2(c)`` over every class in the leaf's class
+    dict (``InfoGainSplitCriterion.range_of_merit(leaf.stats)``), a class that a numeric split
+    listed in the leaf at zero weight included; only its purity test counts nonzero weights.
+    Integer-valued numeric attributes give classes of zero variance, whose Gaussians put exactly
+    zero weight on one side of a threshold: on this stream (seed 4, 6 classes) a tree that
+    counted only the nonzero weights split differently from River by example 900."""
+    river_tree = pytest.importorskip("river.tree")
+    k, n = 6, 1500
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 4, size=(n, 8)).astype(float)
+    X[:, 5:] = rng.normal(size=(n, 3))
+    y = (X[:, 0] + X[:, 1] * (X[:, 2] > 1) + (X[:, 5] > 0)).astype(int) % k
+    W = np.zeros((n, 5, k))
+    for t in range(n):
+        W[t, :, y[t]] = rng.uniform(0.2, 1.5, size=5)
+        if rng.uniform() < 0.3:
+            W[t, :, rng.integers(0, k)] += rng.uniform(0, 0.5, size=5)
+    c = VFDTCommittee(
+        n_features=6, grace_period=(3.0, 8.0), split_confidence=(0.05, 0.5),
+        tie_threshold=(0.01, 0.05), weight_multiplier=(1.0, 3.0),
+    )  # fmt: skip
+    c.start(5, k, 8, seed=4)
+    s = c.setup_
+    columns = [[int(f) for f in s.features[i]] for i in range(5)]
+    rivers = [
+        river_tree.HoeffdingTreeClassifier(
+            grace_period=float(s.grace_period[i]),
+            delta=float(s.split_confidence[i]),
+            tau=float(s.tie_threshold[i]),
+        )
+        for i in range(5)
+    ]
+    zero_listed = 0
+    for t, (x, w) in enumerate(zip(X, W, strict=True)):
+        c.learn(x, w)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            for label in range(k):
+                if w[i, label] > 0:
+                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        if t % 50 == 0:
+            zero_listed = max(zero_listed, listed_zero_classes(c))
+    assert zero_listed > 0
+    for i, tree in enumerate(rivers):
+        assert kernel_structure(c, i) == river_structure(tree._root, columns[i], k), i
 
 
 def test_learns_a_threshold_concept():

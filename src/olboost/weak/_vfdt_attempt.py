@@ -159,11 +159,16 @@ def _attempt_split(
     listed = leaves.listed[i, start:end]
     present = leaves.present[i, start : start + leaves.n_present[slot]]
     n_classes = 0
+    n_listed = 0
     majority = 0.0
     for c in present:
         # the Weka port counts the classes in its class dict, even at zero weight
         if stats[c] != 0.0 or (options.weka and listed[c]):
             n_classes += 1
+        # River's range of merit counts every class in its class dict (len(leaf.stats)), even
+        # one a split listed at zero weight; only its purity test counts nonzero weights
+        if stats[c] != 0.0 or listed[c]:
+            n_listed += 1
         majority = max(majority, stats[c])
     if n_classes < 2:
         return
@@ -185,7 +190,7 @@ def _attempt_split(
     # are narrowed first, which settles the attempts whose Hoeffding bound is wide. At a leaf
     # of fewer than _NARROW_MIN_CLASSES classes every numeric feature is narrowed at once, to
     # its ceiling and floor (_chi_square_ceilings). Any order gives the same result.
-    value_range = math.log2(max(n_classes, 2))
+    value_range = math.log2(max(n_listed, 2))
     bound = math.sqrt(
         value_range * value_range * math.log(1.0 / split_confidence) / (2.0 * weight_seen)
     )

@@ -70,7 +70,8 @@ class VFDTCommittee(TreeArrays, Committee):
       and, under that rule, has merit ``-inf``;
     * the best candidate is applied when it beats the second best by more than the Hoeffding bound
       ``sqrt(R^2 ln(1/delta) / (2 n))``, ``R = log2(max(c, 2))`` with ``c`` the number of classes
-      seen at the leaf and ``n`` its weight, or when the bound is below the tie threshold (an
+      the leaf lists (River's ``len(leaf.stats)``: those it learned and those a split gave it,
+      even at zero weight) and ``n`` its weight, or when the bound is below the tie threshold (an
       attempt stops early once no candidate left could pass, with the same outcome). If the
       null split wins, or the majority class holds more than ``max_share_to_split`` of the leaf's
       weight, the leaf restarts its attribute observers (River and MOA deactivate the leaf, then
