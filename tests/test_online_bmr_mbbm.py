@@ -163,11 +163,12 @@ def test_mbbm_learns_and_resumes_from_pickle():
 # Issue #3 targets for the best OnlineBMR (paper: best of 4 edges): mean test rank loss over 10
 # seeds, 100 VFDT with 20 features each, bounds from the issue. The best edge is at most as bad as
 # any single edge, so one edge of the paper's grid meeting the bound shows that the best does; the
-# edge used is, per data set, the best one `olboost reproduce mlr --seeds 10` found (scene: 0.0791)
+# edge used is, per data set, the best one `olboost reproduce mlr --seeds 10` found (scene: 0.0792
+# at 0.01; 0.0800 at 0.001, the best before River's range of merit counted zero-weight classes)
 # or a cheaper one of the grid within the bound by a clear margin.
 BMR_TARGETS = {
     "emotions": (0.001, 0.170),
-    "scene": (0.001, 0.080),
+    "scene": (0.01, 0.080),
     "yeast": (0.01, 0.190),
     "mediamill-reduced": (0.01, 0.066),
 }
