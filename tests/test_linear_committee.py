@@ -317,6 +317,28 @@ def test_a_mix_rejects_what_any_part_rejects_before_anything_changes():
     assert MixedCommittee().handles_missing
 
 
+def test_a_mix_refuses_a_missing_value_naming_the_part_that_takes_none(monkeypatch):
+    c = started(MixedCommittee([VFDTCommittee(missing="error"), LinearCommittee()]))
+    rounds_unit(c, 5)
+    before = pickle.dumps(c)
+    x = np.full(6, 0.5)
+    x[2] = np.nan
+    msg = (
+        r"MixedCommittee's VFDTCommittee: x has a missing value \(NaN\) at attribute 2, "
+        "and missing='error'"
+    )
+    for call in (c.predict, lambda x: c.learn(x, np.ones((5, 4)))):
+        with pytest.raises(ValueError, match=msg):
+            call(x)
+        assert pickle.dumps(c) == before
+    # each part's own conditions are asked once per row, not once by the mix and again by it
+    asked = []
+    for part in c.parts_:
+        monkeypatch.setattr(part, "row_problem", lambda x, part=part: asked.append(part))
+    c.predict(np.full(6, 0.5))
+    assert asked == c.parts_
+
+
 # ------------------------------------------------------------------------------ the mix
 
 

@@ -8,13 +8,13 @@ exported.
 
 Checks cover: purity (inputs, dicts and arrays, and, for scoring, the model itself are left
 untouched; a committee's ``predict`` and ``learn`` too), pickling (a pickled model resumes and ends
-identical to an uninterrupted one), seeding (same seed, same results bit for bit), bad input
-(rejected before any state changes: wrong lengths, types, labels, a huge feature value, a missing
-value where the model takes none; a committee's ``predict`` and ``learn``), bad parameters (each
-estimator's own, rejected naming the parameter, at construction and when changed before the first
-example), clone, the array path (it scores and learns as the one-example path does), and the
-predictions (their shape, and ``predict_one`` as the cut of the ranking). Each check runs on a
-deep copy of the model it is given.
+identical to an uninterrupted one), seeding (same seed, same results bit for bit; another seed,
+other results), bad input (rejected before any state changes: wrong lengths, types, labels, a huge
+feature value, a missing value where the model takes none; a committee's ``predict`` and
+``learn``), bad parameters (each estimator's own, rejected naming the parameter, at construction
+and when changed before the first example), clone, the array path (it scores and learns as the
+one-example path does), and the predictions (their shape, and ``predict_one`` as the cut of the
+ranking). Each check runs on a deep copy of the model it is given.
 """
 
 from __future__ import annotations
@@ -610,9 +610,13 @@ def check_committee_pickling(model: Estimator) -> None:
 
 
 def check_committee_seeding(model: Estimator) -> None:
+    """Same seed, same committee bit for bit; another seed, another committee (its learners'
+    features and hyperparameters are drawn from the seed given to ``start``)."""
     a = _committee_rounds(_started(model, seed=3))
     b = _committee_rounds(_started(model, seed=3))
     assert np.array_equal(a, b), "same seed must give identical committees"
+    c = _committee_rounds(_started(model, seed=4))
+    assert not np.array_equal(a, c), "the seed must matter: another seed, another committee"
 
 
 def check_committee_bad_input(model: Estimator) -> None:

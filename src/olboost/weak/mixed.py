@@ -276,11 +276,15 @@ class MixedCommittee(Committee):
 
     # -------------------------------------------------------------------------- contract
 
-    def _check_x(self, x: np.ndarray) -> np.ndarray:
-        x = super()._check_x(x)
-        for part in self.parts_:
-            part._check_x(x)
-        return x
+    def _check_values(self, x: np.ndarray) -> None:
+        """Each part's :meth:`Committee._check_values`, its refusal naming the part (a missing
+        value is refused by the parts that take none, under their own ``missing``). The parts'
+        own conditions are :meth:`row_problem`'s, which the base ``_check_x`` asks after this."""
+        for part in self._parts():
+            try:
+                part._check_values(x)
+            except ValueError as err:
+                raise ValueError(f"{type(self).__name__}'s {type(part).__name__}: {err}") from None
 
     def _parts(self) -> list[Committee]:
         """The started parts, or before the start the prototypes they will be cloned from."""
