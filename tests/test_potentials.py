@@ -431,6 +431,30 @@ def test_lemma9_multiclass_bound():
                 assert phi <= (k - 1) * math.exp(-(gamma**2) * N / 2) + TOL
 
 
+def test_multiclass_potential_keeps_its_relative_accuracy_when_tiny():
+    """The loss is summed as positive terms (the mass the caps cut off), not as ``1 - P(win)``:
+    against the brute force (which also sums only losing draws), potentials from 1e-3 down to
+    1e-9 agree to 1e-12 relative (each side within a few ulps per term; ``1 - P(win)`` was off by
+    up to 7e-10 relative on these states), and at ``n = 1500``, where the laws come from
+    ``lgamma``, Lemma 9's bound (9.7e-30 for k = 3, gamma = 0.3) holds with no absolute slack
+    (``1 - P(win)`` gave 6.5e-13; the exact value, 5.63040963125500e-43, summed in integers
+    over ``X_r`` and one other label's share: ``C(n, x) 16^x 7^(n - x) C(n - x, x_1) / 30^n``)."""
+    rng = np.random.default_rng(5)
+    for k in (2, 3, 4):
+        for n in (10, 25, 40):
+            for _ in range(6):
+                s = rng.integers(0, n, size=k)
+                r = int(np.argmax(s))
+                expect = brute_mbbm(s, r, n, 0.3)
+                assert multiclass_potential(s, r, n, 0.3) == pytest.approx(expect, rel=1e-12)
+    for n, gamma in ((400, 0.3), (1500, 0.3), (1200, 0.1)):
+        phi = multiclass_potential(np.zeros(3, int), 0, n, gamma)
+        assert 0.0 < phi <= 2 * math.exp(-(gamma**2) * n / 2)
+    assert multiclass_potential(np.zeros(3, int), 0, 1500, 0.3) == pytest.approx(
+        5.6304096312550e-43, rel=1e-9
+    )
+
+
 def test_multiclass_properness_and_weight_bounds():
     """The true label never costs more; w^i(t) obeys the trivial bound, Lemma 10 and eq. 21-22."""
     rng = np.random.default_rng(3)
@@ -641,7 +665,7 @@ def test_multiclass_kernel_without_binomial_table():
     d = np.array([0, 1, -1, 2], dtype=np.int64)
     for n in (0, 3, 9):
         with_tab = MCK.mbbm_potential_table(d, n, 5, 0.2, MCK.binomial_table(n, 4))
-        without = MCK.mbbm_potential_table(d, n, 5, 0.2, np.zeros((0, 0, 0)))
+        without = MCK.mbbm_potential_table(d, n, 5, 0.2, np.zeros((0, 0, 0, 0)))
         assert with_tab == pytest.approx(without, abs=TOL)
 
 

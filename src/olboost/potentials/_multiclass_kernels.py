@@ -3,8 +3,8 @@
 Jung, Goetz & Tewari 2017, eq. 2, 3, 5 and 16. Module-level ``@numba.njit(cache=True)`` functions
 that boosters call from their own compiled loops; none validates its input.
 
-* ``binomial_pmf(m, p, out)`` and ``binomial_table(n, n_labels) -> tab``, the binomial laws shared
-  by every evaluation of one ``(n, k)``;
+* ``binomial_pmf(m, p, out)`` and ``binomial_table(n, n_labels) -> tab``, the binomial laws (and
+  their upper tails) shared by every evaluation of one ``(n, k)``;
 * ``mbbm_potential_table(d, n, k, gamma, tab) -> phi^r_n`` where ``d[j] = s[r] - s[l_j]`` over
   the ``k - 1`` labels ``l_j != r`` (int64[:], any order) and ``tab = binomial_table(n, k - 1)``;
   cost rows of eq. 4 are built from it by
@@ -29,7 +29,7 @@ __all__ = [
     "mbbm_draw_losses",
 ]
 
-#: Largest binomial table (floats) built for the multiclass kernels: (k - 1) (n + 1)^2 <= this.
+#: Largest binomial table (floats) built for the multiclass kernels: 2 k (n + 1)^2 <= this.
 MAX_BINOMIAL_TABLE = 1 << 22
 
 
@@ -64,20 +64,34 @@ def binomial_pmf(m: int, p: float, out: np.ndarray) -> None:
 
 @numba.njit(cache=True)
 def binomial_table(n: int, n_labels: int) -> np.ndarray:
-    """``tab[kr, m, v] = P(Binomial(m, 1 / kr) = v)`` for ``kr = 2..n_labels``, ``m, v <= n``.
+    """``tab[0, kr, m, v] = P(Binomial(m, 1 / kr) = v)`` and ``tab[1, kr, m, v] = P(Binomial(m,
+    1 / kr) > v)`` for ``kr = 2..n_labels``, ``m, v <= n``.
 
-    The shares of a label among ``kr`` remaining ones; shared by every evaluation of one
-    ``(n, k)``. Shape ``(n_labels + 1, n + 1, n + 1)`` (rows ``kr < 2`` unused); returns an empty
-    ``(0, 0, 0)`` table when that exceeds :data:`MAX_BINOMIAL_TABLE` floats (the kernels then
-    compute each row on the fly).
+    The shares of a label among ``kr`` remaining ones, and their upper tails, summed from the
+    top (``P(> v) = P(> v + 1) + P(= v + 1)``, positive terms only, so a tail keeps its relative
+    accuracy however small it is); shared by every evaluation of one ``(n, k)``. Shape ``(2,
+    n_labels + 1, n + 1, n + 1)`` (rows ``kr < 2`` unused); returns an empty ``(0, 0, 0, 0)``
+    table when that exceeds :data:`MAX_BINOMIAL_TABLE` floats (the kernels then compute each
+    row on the fly).
     """
-    if (n_labels + 1) * (n + 1) * (n + 1) > MAX_BINOMIAL_TABLE:
-        return np.zeros((0, 0, 0), dtype=np.float64)
-    tab = np.zeros((n_labels + 1, n + 1, n + 1), dtype=np.float64)
+    if 2 * (n_labels + 1) * (n + 1) * (n + 1) > MAX_BINOMIAL_TABLE:
+        return np.zeros((0, 0, 0, 0), dtype=np.float64)
+    tab = np.zeros((2, n_labels + 1, n + 1, n + 1), dtype=np.float64)
     for kr in range(2, n_labels + 1):
         for m in range(n + 1):
-            binomial_pmf(m, 1.0 / kr, tab[kr, m])
+            binomial_pmf(m, 1.0 / kr, tab[0, kr, m])
+            _upper_tails(tab[0, kr, m], m, tab[1, kr, m])
     return tab
+
+
+@numba.njit(cache=True, inline="always")
+def _upper_tails(pmf: np.ndarray, m: int, out: np.ndarray) -> None:
+    """``out[v] = sum_{w > v} pmf[w]`` for ``v = 0..m``, summed from ``w = m`` down."""
+    tail = 0.0
+    out[m] = 0.0
+    for v in range(m - 1, -1, -1):
+        tail += pmf[v + 1]
+        out[v] = tail
 
 
 @numba.njit(cache=True)
@@ -87,10 +101,17 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     ``X ~ Multinomial(n, u_gamma^r)``, ``u_gamma^r = (1 - gamma)/k + gamma`` on ``r`` and
     ``(1 - gamma)/k`` elsewhere (Jung, Goetz & Tewari 2017, eq. 2, 3 and 16). Conditioning on
     ``X_r = x`` the other ``n - x`` draws are uniform over the ``k - 1`` labels, each capped at
-    ``d[j] + x - 1``: ``1 - sum_x P(X_r = x) P(all caps hold)``. O(k n^3) in the worst case.
+    ``d[j] + x - 1``: ``sum_x P(X_r = x) P(some cap fails)``. O(k n^3) in the worst case.
+
+    The probability of losing is summed directly, as the mass each label's cap cuts off (a
+    binomial upper tail of ``tab[1]``), never as ``1 - P(win)``: every term is positive, so the
+    potential keeps its relative accuracy however small it is (``1 - P(win)`` is rounding noise
+    below about ``1e-16``, and below ``1e-12`` from ``n`` of about 900 on, where the laws come
+    from ``lgamma``). Eq. 5 normalises the cost rows these potentials make, so their directions
+    depend on that relative accuracy.
 
     ``tab`` is ``binomial_table(n', k - 1)`` for any ``n' >= n``, shared by every evaluation of
-    one ``(n, k)``; ``d`` may be in any order.
+    one ``(n, k)``, or an empty one; ``d`` may be in any order.
     """
     if k == 1:
         return 0.0
@@ -102,32 +123,35 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     binomial_pmf(n, u_r, px)
     # The allocation's law before and after each label, rows cur and 1 - cur, nonzero at most on
     # 0 .. hi: the new law is written to the other row, not copied back, and every loop stops at
-    # hi, not m (before, each label zeroed, stepped over and copied all m + 1 entries, where small
-    # caps leave the law a short support). The entries past hi are zeros: skipping them adds and
-    # multiplies nothing, the same bits.
+    # hi, not m. The entries past hi are zeros: skipping them adds and multiplies nothing.
     laws = np.empty((2, n + 1), dtype=np.float64)
     pmf = np.empty(n + 1, dtype=np.float64)
-    win = 0.0
+    tails = np.empty(n + 1, dtype=np.float64)
+    loss = 0.0
     for x in range(n + 1):
         if px[x] == 0.0:
             continue
-        # P(X_j <= d_sorted[j] + x - 1 for all j) when the other m = n - x draws fall uniformly
+        # P(X_j > d_sorted[j] + x - 1 for some j) when the other m = n - x draws fall uniformly
         # on the K labels: allocate labels one at a time (label j takes a Binomial(remaining,
-        # 1 / (K - j)) share), binding caps first. Written out, not a helper: a call (or an
-        # inlined helper) counts a reference to each of its five arrays, in and out, per x.
+        # 1 / (K - j)) share), binding caps first, and add up the mass each cap cuts off. Written
+        # out, not a helper: a call (or an inlined helper) counts a reference to each of its
+        # arrays, in and out, per x.
         m = n - x
         if d_sorted[0] + x - 1 < 0:
-            continue  # some label surely beats r: nothing to add
+            loss += px[x]  # some label surely beats r
+            continue
         cur = 0
         hi = 0
         laws[cur, 0] = 1.0
-        lowest = 0  # the sum below runs over laws[cur, lowest .. hi]
+        cut = 0.0
         for j in range(K):
             cap = d_sorted[j] + x - 1
             if cap >= m:
                 break  # this label and every later one (larger caps) can absorb anything left
             if K - j == 1:
-                lowest = m - cap  # the last label takes every remaining draw
+                # the last label takes every remaining draw: over its cap below m - cap
+                for u in range(min(m - cap, hi + 1)):
+                    cut += laws[cur, u]
                 break
             k_rem = K - j
             new = 1 - cur
@@ -142,19 +166,18 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
                 top = cap if cap < rem else rem
                 if use_tab:
                     for v in range(top + 1):
-                        laws[new, u + v] += pu * tab[k_rem, rem, v]  # indexed: a view counts too
+                        laws[new, u + v] += pu * tab[0, k_rem, rem, v]  # indexed: a view counts
+                    cut += pu * tab[1, k_rem, rem, top]
                 else:
                     binomial_pmf(rem, 1.0 / k_rem, pmf)
                     for v in range(top + 1):
                         laws[new, u + v] += pu * pmf[v]
+                    _upper_tails(pmf, rem, tails)
+                    cut += pu * tails[top]
             cur = new
             hi = new_hi
-        below = 0.0
-        for u in range(lowest, hi + 1):
-            below += laws[cur, u]
-        win += px[x] * below
-    loss = 1.0 - win
-    return loss if loss > 0.0 else 0.0
+        loss += px[x] * cut
+    return loss if loss < 1.0 else 1.0
 
 
 @numba.njit(cache=True)
