@@ -243,6 +243,27 @@ def test_sparse_row_with_quoted_value(tmp_path):
     np.testing.assert_array_equal(f.data.toarray(), [[0, 2], [1, 0]])
 
 
+def test_quoted_values_are_read_exactly(tmp_path):
+    """A quoted value keeps its spaces and is never the missing value: Weka's tokenizer makes a
+    quoted token a word before it tests for '?'. Unquoted, ``?`` is missing."""
+    text = (
+        "@relation q\n@attribute a {' a','a','?',b}\n@attribute x numeric\n@data\n"
+        "' a',1\n'a','2'\n'?',?\n?,3\n{0 '?', 1 4}\n{0 ' a'}\n"
+    )
+    f = read_arff(write(tmp_path, "q.arff", text))
+    np.testing.assert_array_equal(
+        f.data.toarray(), [[0, 1], [1, 2], [2, np.nan], [np.nan, 3], [2, 4], [0, 0]]
+    )
+
+
+def test_old_mac_line_endings(tmp_path):
+    text = "@relation m\r@attribute x numeric\r@attribute c {u,v}\r@data\r1,u\r%c\r2,v\r"
+    f = read_arff(write(tmp_path, "m.arff", text))
+    np.testing.assert_array_equal(f.data, [[1, 0], [2, 1]])
+    with pytest.raises(ValueError, match=re.escape("line 7: unknown value 'w'")):
+        read_arff(write(tmp_path, "bad.arff", text.replace("2,v", "2,w")))
+
+
 def test_mixed_dense_and_sparse_rows(tmp_path):
     text = "@relation m\n@attribute a numeric\n@attribute b numeric\n@data\n1,2\n{1 5}\n3,0\n"
     f = read_arff(write(tmp_path, "m.arff", text))
@@ -442,6 +463,18 @@ MALFORMED = {
     "sparse index negative": (HEADER + "{-1 1}\n", 6, "bad sparse index"),
     "sparse index repeat": (HEADER + "{0 1}\n{0 1,0 2}\n", 7, "not strictly increasing"),
     "sparse index order": (HEADER + "{2 1,0 1}\n", 6, "not strictly increasing"),
+    # after a first row of none: the step into entry 0 is no row boundary to skip
+    "sparse index repeat after an empty row": (
+        HEADER + "{}\n{0 2, 0 1}\n",
+        7,
+        "not strictly increasing",
+    ),
+    "sparse index in other digits": (HEADER + "{0 1}\n{\u0661 1}\n", 7, "bad sparse index"),
+    "sparse index in fullwidth digits": (HEADER + "{\uff11 u}\n", 6, "bad sparse index"),
+    # two values to the tokenizer, as Weka reads it, with or without a comment after
+    "space inside a value": (HEADER + "1,u,0\n1,u v,0\n", 7, "expected ',' after 'u'"),
+    "space inside a value, comment": (HEADER + "1,u v,0 % c\n", 6, "expected ',' after 'u'"),
+    "quoted ? is no number": (HEADER + "'?',u,0\n", 6, "bad number '?'"),
     "sparse entry shape": (HEADER + "{0 1 2}\n", 6, "bad sparse row"),
     "sparse comma": (HEADER + "{0, 1 2}\n", 6, "bad sparse row"),
     "truncated sparse": (HEADER + "{0 1}\n{0 1, 2", 7, "without closing"),

@@ -15,6 +15,32 @@ _QUOTES = "'\""
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+class Quoted:
+    """A data value that was written in quotes: its exact text, which is never a missing value
+    (Weka reads ``'?'`` as the word ``?``) and keeps its spaces (``' a'`` is not ``a``). Equal
+    only to another quoted value of the same text, so that a table of distinct tokens keeps
+    ``'?'`` apart from ``?``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quoted) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash((Quoted, self.text))
+
+    def __repr__(self) -> str:
+        return repr(self.text)
+
+
+def shown(token: str | Quoted) -> str:
+    """A data token as an error message quotes it."""
+    return token.text if isinstance(token, Quoted) else token.strip()
+
+
 def _error(path: str, line: int, message: str) -> ValueError:
     return ValueError(f"{path}, line {line}: {message}")
 
@@ -129,21 +155,24 @@ def _at_comment_or_end(s: str, pos: int) -> bool:
     return pos >= len(s) or s[pos] == "%"
 
 
-def _split_values(s: str, pos: int, end_char: str, path: str, line: int) -> tuple[list[str], int]:
+def _split_values(
+    s: str, pos: int, end_char: str, path: str, line: int, mark_quoted: bool = False
+) -> tuple[list, int]:
     """Split a comma-separated list of possibly quoted tokens, from ``pos`` to ``end_char``.
 
     ``end_char`` is ``"}"`` inside braces or ``""`` for a list that runs to the end of the line
-    (or a ``%`` comment). Returns the tokens (stripped) and the position after the list.
+    (or a ``%`` comment). Returns the tokens (stripped) and the position after the list; with
+    ``mark_quoted`` (data rows) a quoted token comes as a :class:`Quoted`.
     """
-    values: list[str] = []
+    values: list = []
     n = len(s)
     stops = ",%" + end_char
     while True:
         pos = _skip_space(s, pos)
         if end_char and pos < n and s[pos] == end_char and not values:
             return values, pos + 1  # empty list "{}"
-        token, pos, _ = _take_token(s, pos, stops, path, line)
-        values.append(token)
+        token, pos, quoted = _take_token(s, pos, stops, path, line)
+        values.append(Quoted(token) if quoted and mark_quoted else token)
         pos = _skip_space(s, pos)
         if pos < n and s[pos] == ",":
             pos += 1
@@ -157,13 +186,14 @@ def _split_values(s: str, pos: int, end_char: str, path: str, line: int) -> tupl
         raise _error(path, line, f"expected ',' after {token!r} in {s.strip()[:60]!r}")
 
 
-def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list[str]]:
-    """Tokenize a data row that contains quotes or ``%``: ``(sparse indices or None, values)``."""
+def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list]:
+    """Tokenize a data row that contains quotes or ``%``: ``(sparse indices or None, values)``,
+    a quoted value as a :class:`Quoted`."""
     pos = _skip_space(s, 0)
     if pos < len(s) and s[pos] == "{":
         # Sparse pieces are "index value"; split them with the quote-aware tokenizer.
         idx: list[str] = []
-        vals: list[str] = []
+        vals: list = []
         pos += 1
         while True:
             pos = _skip_space(s, pos)
@@ -171,11 +201,11 @@ def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list[str]
                 pos += 1
                 break
             i, pos, _ = _take_token(s, pos, ",}%", path, line)
-            v, pos, _ = _take_token(s, pos, ",}%", path, line)
-            if not i or not v:
+            v, pos, quoted = _take_token(s, pos, ",}%", path, line)
+            if not i or not (v or quoted):
                 raise _error(path, line, f"bad sparse entry in {s.strip()[:60]!r}")
             idx.append(i)
-            vals.append(v)
+            vals.append(Quoted(v) if quoted else v)
             pos = _skip_space(s, pos)
             if pos < len(s) and s[pos] == ",":
                 pos += 1
@@ -187,5 +217,5 @@ def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list[str]
         if not _at_comment_or_end(s, pos):
             raise _error(path, line, "unexpected text after '}' in sparse row")
         return idx, vals
-    vals, _ = _split_values(s, pos, "", path, line)
+    vals, _ = _split_values(s, pos, "", path, line, mark_quoted=True)
     return None, vals

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from olboost.datasets._text import (
+    Quoted,
     _at_comment_or_end,
     _decode,
     _error,
@@ -34,6 +35,7 @@ from olboost.datasets._text import (
     first_python_only_number,
     python_only_number,
     read_bytes,
+    shown,
 )
 
 __all__ = ["ArffAttribute", "ArffFile", "read_arff", "read_bytes"]
@@ -187,8 +189,10 @@ def _entry_line(entry: int, row_ptr: np.ndarray, row_lines: np.ndarray) -> int:
     return int(row_lines[row])
 
 
-def _to_float(token: str) -> float:
-    if token.strip() == "?":
+def _to_float(token: str | Quoted) -> float:
+    if isinstance(token, Quoted):
+        token = token.text  # a number in quotes is still one, but '?' in quotes is no number
+    elif token.strip() == "?":
         return np.nan
     if python_only_number(token):
         raise ValueError(token)
@@ -205,7 +209,7 @@ def _convert_numeric(
     # files with missing values take the slower per-token route below.
     try:
         out = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a quoted token (Quoted)
         pass
     else:
         k = first_python_only_number(tokens)
@@ -219,7 +223,7 @@ def _convert_numeric(
             out[k] = _to_float(tok)
         except ValueError:
             line = _entry_line(int(where[k]), row_ptr, row_lines)
-            raise _error(path, line, f"bad number {tok!r}") from None
+            raise _error(path, line, f"bad number {shown(tok)!r}") from None
     return out
 
 
@@ -253,10 +257,13 @@ def _convert_nominal(
     table = np.empty(len(present), dtype=np.float64)
     for j, k in enumerate(present.tolist()):
         col, t = divmod(k, n_tok)
-        token = names[t].strip()
-        if token == "?":
-            table[j] = np.nan
-            continue
+        if isinstance(names[t], Quoted):
+            token = names[t].text  # exactly as written between the quotes, never missing
+        else:
+            token = names[t].strip()
+            if token == "?":
+                table[j] = np.nan
+                continue
         cats = attributes[col].categories or ()
         try:
             table[j] = cats.index(token)
@@ -281,6 +288,10 @@ def _convert_nominal(
 _SPARSE_BODY = re.compile(r"\s*[^\s,]+\s+[^\s,]+\s*(?:,\s*[^\s,]+\s+[^\s,]+\s*)*")
 
 
+# A dense row's token with whitespace inside ("a b,1"): two values to the tokenizer, not one.
+_SPLIT_TOKEN = re.compile(r"(?:^|,)\s*([^\s,]+)\s+[^\s,]")
+
+
 def _parse_body(
     lines: list[str], start: int, attributes: list[ArffAttribute], path: str
 ) -> tuple[np.ndarray | sp.csr_array, np.ndarray]:
@@ -292,6 +303,7 @@ def _parse_body(
     any_sparse = False
     dense_idx = [str(j) for j in range(n_attr)]
     sparse_body = _SPARSE_BODY.fullmatch
+    split_token = _SPLIT_TOKEN.search
 
     for i in range(start, len(lines)):
         s = lines[i].strip()
@@ -315,6 +327,12 @@ def _parse_body(
                 )
         else:
             idx, vals = None, s.split(",")
+            inner_space = (" " in s or "\t" in s) and split_token(s)
+            if inner_space:
+                # as the tokenizer of the other rows reads it (and Weka): 'a b' is two values
+                raise _error(
+                    path, line, f"expected ',' after {inner_space.group(1)!r} in {s[:60]!r}"
+                )
 
         if idx is None:
             if len(vals) != n_attr:
@@ -362,7 +380,7 @@ def _parse_body(
             raise _error(
                 path,
                 _entry_line(k, row_ptr, lines_arr),
-                f"attribute {attributes[col].name!r} (column {col + 1}): {tokens[k].strip()!r} "
+                f"attribute {attributes[col].name!r} (column {col + 1}): {shown(tokens[k])!r} "
                 "is infinite or overflows float64; write a missing value as '?'",
             )
     nom_where = np.flatnonzero(is_nom)
@@ -393,7 +411,8 @@ def _parse_indices(
     except (ValueError, OverflowError):
         cols = None
     # int() also accepts "+1" and "1_0", which are not ARFF indices.
-    if cols is None or not "".join(idx_tokens).isdigit() and idx_tokens:
+    joined = "".join(idx_tokens)
+    if cols is None or not (joined.isascii() and joined.isdigit()) and idx_tokens:
         for k, tok in enumerate(idx_tokens):
             if not (tok.isascii() and tok.isdigit()):
                 raise _error(path, _entry_line(k, row_ptr, row_lines), f"bad sparse index {tok!r}")
@@ -417,7 +436,10 @@ def _parse_indices(
     # Weka requires strictly increasing indices in a row; a repeat would be silently summed by CSR.
     if len(cols) > 1:
         step_ok = np.diff(cols) > 0
-        step_ok[row_ptr[1:-1][row_ptr[1:-1] < len(cols)] - 1] = True  # row boundaries
+        # row boundaries: the step into each row's first entry (not into entry 0, where rows
+        # before it were empty: index -1 would mark the file's last step instead)
+        starts = row_ptr[1:-1]
+        step_ok[starts[(starts > 0) & (starts < len(cols))] - 1] = True
         bad = np.flatnonzero(~step_ok)
         if len(bad):
             k = int(bad[0]) + 1
@@ -464,6 +486,9 @@ def read_arff(path: str | os.PathLike[str]) -> ArffFile:
     """
     text = _decode(read_bytes(path))
     spath = str(path)
+    if "\r" in text:
+        # a line ends with "\n", "\r\n" or, in old Mac files, "\r" alone (Weka reads all three)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     relation, attributes, data_index = _parse_header(lines, spath)
     data, row_lines = _parse_body(lines, data_index + 1, attributes, spath)
