@@ -428,6 +428,28 @@ def test_missing_values_pass_when_the_booster_learns_them():
     assert np.array_equal(clf.decision_function(X), native.votes(X))
 
 
+def test_refit_takes_the_missing_value_rule_of_the_parameters_not_of_the_old_fit():
+    """``fit`` forgets the fitted booster, so its input check (NaN allowed or not) and the tags
+    follow the booster the parameters make now; predicting and ``partial_fit`` keep the fitted
+    booster's rule."""
+    X, y = _balance()
+    Xn = X.copy()
+    Xn[::7, 1] = np.nan
+    strict = AdaBoostOLM(VFDTCommittee(missing="error"), learners=3)
+    clf = OnlineBoostingClassifier(strict, random_state=0).fit(X, y)
+    clf.set_params(booster__committee__missing="learn")
+    assert get_tags(clf).input_tags.allow_nan == get_tags(clone(clf)).input_tags.allow_nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.partial_fit(Xn, y)  # the fitted booster refuses missing values
+    refit = clf.fit(Xn, y)
+    fresh = clone(clf).fit(Xn, y)
+    assert np.array_equal(refit.decision_function(Xn), fresh.decision_function(Xn))
+    clf.set_params(booster__committee__missing="error")
+    assert not get_tags(clf).input_tags.allow_nan
+    with pytest.raises(ValueError, match="NaN"):
+        clf.fit(Xn, y)
+
+
 def test_memory_mapped_model_keeps_learning(tmp_path):
     X, y = _balance()
     clf = OnlineBoostingClassifier(_small_booster(), random_state=0).fit(X[:300], y[:300])

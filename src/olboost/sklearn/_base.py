@@ -117,10 +117,12 @@ class _OnlineBoostingBase(BaseEstimator):
             self.__dict__.update(before)
             raise
 
-    def _missing_allowed(self) -> bool:
-        """Whether NaN passes the input checks: the (fitted or template) booster takes missing
-        values (e.g. ``VFDTCommittee(missing="learn")``, the default)."""
-        booster = self.__dict__.get("booster_")
+    def _missing_allowed(self, fitted: bool = True) -> bool:
+        """Whether NaN passes the input checks: the booster takes missing values (e.g.
+        ``VFDTCommittee(missing="learn")``, the default). With ``fitted``, the fitted booster's
+        rule where there is one (predicting, or ``partial_fit`` going on); else the rule of the
+        booster the parameters make (``fit``, which forgets the fitted one, and the tags)."""
+        booster = self.__dict__.get("booster_") if fitted else None
         if booster is None:
             try:
                 booster = self._template()
@@ -128,8 +130,8 @@ class _OnlineBoostingBase(BaseEstimator):
                 return False
         return bool(booster._missing_allowed())
 
-    def _finite(self) -> bool | str:
-        return "allow-nan" if self._missing_allowed() else True
+    def _finite(self, fitted: bool) -> bool | str:
+        return "allow-nan" if self._missing_allowed(fitted) else True
 
     def _validate(self, *arrays: Any, reset: bool, **extra: Any) -> Any:
         """scikit-learn's ``validate_data`` with this adapter's conventions: float64, C-ordered,
@@ -143,7 +145,7 @@ class _OnlineBoostingBase(BaseEstimator):
                 accept_sparse="csr",
                 dtype=np.float64,
                 order="C",
-                ensure_all_finite=self._finite(),
+                ensure_all_finite=self._finite(fitted=not reset),
                 **extra,
             ),
         )
@@ -189,7 +191,7 @@ class _OnlineBoostingBase(BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
-        tags.input_tags.allow_nan = self._missing_allowed()
+        tags.input_tags.allow_nan = self._missing_allowed(fitted=False)
         return tags
 
 
