@@ -154,7 +154,8 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
         later it may be omitted, or must equal ``classes_``. Returns ``self``.
 
         A rejected input (wrong features, unknown class, NaN where not accepted, ...) raises
-        before anything changes."""
+        before anything changes. The fitted booster goes on as it was built: parameters set
+        since (``set_params``) take effect at the next ``fit``, which starts a new one."""
 
         def work() -> OnlineBoostingClassifier:
             first = "booster_" not in self.__dict__
@@ -318,7 +319,8 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
         ``arange(n_labels)``), or class labels (``classes``, every class of the stream, is then
         required on the first call). Returns ``self``.
 
-        A rejected input raises before anything changes."""
+        A rejected input raises before anything changes. The fitted booster goes on as it was
+        built: parameters set since (``set_params``) take effect at the next ``fit``."""
 
         def work() -> OnlineBoostingRanker:
             name = type(self).__name__
