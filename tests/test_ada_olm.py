@@ -372,3 +372,50 @@ def test_accuracy_on_uci_sets(name, n, floor):
     # majority class: balance 46%, car 70%; the paper's AdaOLM (100 trees, full stream) is
     # above 0.85 on both. Ten trees on a prefix must still clear the floor.
     assert acc > floor, acc
+
+
+def _overflow_stream(n: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    from olboost.datasets import make_label_stream
+
+    X, Y = make_label_stream(n, labels=4, relevant=1, features=6, seed=0)
+    return X, np.argmax(Y, axis=1)
+
+
+@pytest.mark.parametrize(
+    ("booster", "learners", "bound"),
+    [("AdaBoostOLM", 100, 10.0), ("AdaBoostOLM", 4, 400.0), ("OvaAdaBoostOL", 20, 1e10)],
+)
+def test_exponential_loss_saturates_instead_of_overflowing(booster, learners, bound):
+    """The vote gap reaches (N - 1) alpha_bound; past about 709, e^z was inf, the learners were
+    handed an infinite weight and learning stopped mid-stream (at row 14 for the first case).
+    With the saturation at EXP_SATURATION every row is learned and every score is finite."""
+    from olboost import boosters
+
+    cls = getattr(boosters, booster)
+    X, y = _overflow_stream()
+    model = cls(
+        VFDTCommittee(n_features=4), learners=learners, seed=1, classes=4,
+        loss="exponential", alpha_bound=bound, step_scale=bound,
+    )  # fmt: skip
+    scores = model.predict_then_learn(X, y)
+    assert model.t_ == len(y)
+    assert np.isfinite(scores).all() and np.isfinite(model.votes(X)).all()
+
+
+@pytest.mark.parametrize("loss", ["logistic", "exponential", "square_hinge"])
+def test_votes_stay_finite_at_the_largest_alpha_bound(loss):
+    """alpha_bound and step_scale are at most MAX_ALPHA: at 1.7e308 the votes (sums of N alphas)
+    overflowed and predict_proba_one gave NaN; at the cap they stay finite."""
+    from olboost.boosters.ada_olm import MAX_ALPHA
+
+    X, y = _overflow_stream(100)
+    model = AdaBoostOLM(
+        VFDTCommittee(n_features=4), learners=10, seed=1, classes=4, loss=loss, vote="proba",
+        alpha_bound=MAX_ALPHA, step_scale=MAX_ALPHA,
+    )  # fmt: skip
+    assert np.isfinite(model.predict_then_learn(X, y)).all()
+    proba = model.predict_proba_one(X[0])
+    assert np.isfinite(list(proba.values())).all() and math.isclose(sum(proba.values()), 1.0)
+    for name in ("alpha_bound", "step_scale"):
+        with pytest.raises(ValueError, match=name):
+            AdaBoostOLM(**{name: 1.7e308})

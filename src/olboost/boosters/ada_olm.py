@@ -18,6 +18,10 @@ _LOSSES = {"logistic": K.LOGISTIC, "exponential": K.EXPONENTIAL, "square_hinge":
 _VOTES = {"argmax": K.VOTE_ARGMAX, "proba": K.VOTE_PROBA, "expected_cost": K.VOTE_EXPECTED_COST}
 
 
+#: Largest ``alpha_bound`` and ``step_scale``: the votes sum ``N`` alphas of at most this size.
+MAX_ALPHA = 1e100
+
+
 def paper_step_and_bound(loss: str, k: int, n_learners: int) -> tuple[float, float]:
     """The paper's step constant ``c`` (``eta_t = c / sqrt(t)``) and feasible half-width of alpha.
 
@@ -74,7 +78,9 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
         learning from arrays.
     loss
         ``"logistic"`` (Sec. 4, the paper's algorithm), ``"exponential"`` (App. D.1) or
-        ``"square_hinge"`` (App. D.2).
+        ``"square_hinge"`` (App. D.2). The exponential loss saturates at a vote gap of
+        :data:`olboost.losses.multiclass.EXP_SATURATION` (460), where ``e^z`` times a
+        committee's weight multiplier would leave float64.
     vote
         How a learner's distribution ``p`` becomes ``h^i``: ``"argmax"`` (Algorithm 2: the one-hot
         of the most probable class, lowest on ties), ``"proba"`` (``p`` itself) or
@@ -88,7 +94,8 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
         Learning rate of Hedge (paper: 1).
     alpha_bound
         Half-width of the feasible set of ``alpha``. ``None``: the paper's value, 2 (logistic,
-        exponential) or ``1 / sqrt(N)`` (square hinge). Kept in ``alpha_bound_``.
+        exponential) or ``1 / sqrt(N)`` (square hinge). At most :data:`MAX_ALPHA` (1e100), as is
+        ``step_scale``. Kept in ``alpha_bound_``.
     step_scale
         Constant ``c`` of the step ``eta_t = c / sqrt(t)``. ``None``: the paper's value,
         ``2 sqrt(2) / (k - 1)`` (logistic, exponential) or ``sqrt(2) c' / (k - 1 + c' N)`` with
@@ -120,15 +127,16 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
     """
 
     # rates, scales and bounds must be finite: an infinite one turns Hedge's log-weights or the
-    # learner weights alpha into inf and then NaN within a few rounds
+    # learner weights alpha into inf and then NaN within a few rounds; and the votes add up N
+    # alphas, which at alpha_bound = step_scale = 1.7e308 overflowed to inf (NaN probabilities)
     _param_constraints = {
         **MulticlassBooster._param_constraints,
         "loss": OneOf(*_LOSSES),
         "vote": OneOf(*_VOTES),
         "predict_with": OneOf("sampled", "best"),
         "hedge_rate": Interval(0, math.inf, closed="left"),
-        "alpha_bound": Interval(0, math.inf, closed="neither", allow_none=True),
-        "step_scale": Interval(0, math.inf, closed="neither", allow_none=True),
+        "alpha_bound": Interval(0, MAX_ALPHA, closed="right", allow_none=True),
+        "step_scale": Interval(0, MAX_ALPHA, closed="right", allow_none=True),
     }
 
     def __init__(

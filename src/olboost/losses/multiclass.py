@@ -4,7 +4,7 @@ Each surrogate loss has the form ``L^r(s) = sum_{l != r} phi(s(l) - s(r))`` for 
 true class ``r``:
 
 * ``LOGISTIC`` (eq. 8): ``phi(z) = log(1 + e^z)``;
-* ``EXPONENTIAL`` (eq. 36): ``phi(z) = e^z``;
+* ``EXPONENTIAL`` (eq. 36): ``phi(z) = e^z``, saturated at ``z =`` :data:`EXP_SATURATION`;
 * ``SQUARE_HINGE`` (eq. 39): ``phi(z) = (z + 1)_+^2 / 2``;
 
 and its cost matrix is the gradient, row by row: ``C(r, l) = phi'(s(l) - s(r))`` for ``l != r``
@@ -37,6 +37,7 @@ __all__ = [
     "LOGISTIC",
     "EXPONENTIAL",
     "SQUARE_HINGE",
+    "EXP_SATURATION",
     "phi",
     "dphi",
     "olm_loss",
@@ -47,6 +48,14 @@ __all__ = [
 #: Surrogate-loss codes (the ``loss`` argument of the kernels).
 LOGISTIC, EXPONENTIAL, SQUARE_HINGE = 0, 1, 2
 
+#: The exponential loss's ``phi(z) = phi'(z) = e^z`` is taken at ``min(z, EXP_SATURATION)``.
+#: Vote gaps ``z`` grow to ``(N - 1) alpha_bound`` (e.g. 630 after 14 rows with 100 learners
+#: and alpha_bound 10), where ``e^z`` overflows float64 and the weight a learner is taught with
+#: (``-C(y, y) / (k - 1)``) became inf: learning stopped mid-stream. ``e^460`` is about 1e200,
+#: which stays finite times a committee's largest weight multiplier (1e100,
+#: ``olboost.weak.base.MAX_WEIGHT_MULTIPLIER``); below the saturation nothing changes.
+EXP_SATURATION = 460.0
+
 
 @numba.njit(cache=True, inline="always")
 def phi(z: float, loss: int) -> float:
@@ -54,7 +63,7 @@ def phi(z: float, loss: int) -> float:
     if loss == LOGISTIC:
         return _log1pexp(z)
     if loss == EXPONENTIAL:
-        return math.exp(z)
+        return math.exp(min(z, EXP_SATURATION))
     m = z + 1.0
     return 0.5 * m * m if m > 0.0 else 0.0
 
@@ -65,7 +74,7 @@ def dphi(z: float, loss: int) -> float:
     if loss == LOGISTIC:
         return _sigmoid(z)
     if loss == EXPONENTIAL:
-        return math.exp(z)
+        return math.exp(min(z, EXP_SATURATION))
     m = z + 1.0
     return m if m > 0.0 else 0.0
 
