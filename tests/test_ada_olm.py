@@ -419,3 +419,34 @@ def test_votes_stay_finite_at_the_largest_alpha_bound(loss):
     for name in ("alpha_bound", "step_scale"):
         with pytest.raises(ValueError, match=name):
             AdaBoostOLM(**{name: 1.7e308})
+
+
+class _RefusingCommittee(ScriptedCommittee):
+    """Refuses, before changing anything, the weights of its third learn call, as a committee
+    refuses weights it cannot take (e.g. ones that overflow times its weight multipliers)."""
+
+    def learn(self, x, weights):
+        if len(self.learned_) == 2:
+            raise ValueError("weights refused")
+        super().learn(x, weights)
+
+
+@pytest.mark.parametrize("booster", ["AdaBoostOLM", "AdaOLMR", "OnlineMBBM"])
+def test_a_refused_learn_one_leaves_the_booster_as_it_was(booster):
+    """The booster's step updates its own state (alpha, Hedge, edges, t_) before the committee
+    learns; when the committee refuses, all of it goes back (t_ had moved on, and alpha_ with
+    it)."""
+    from olboost import boosters
+
+    cls = getattr(boosters, booster)
+    ranking = hasattr(cls, "rank_one")
+    model = cls(_RefusingCommittee(), learners=4, seed=1, **{"labels" if ranking else "classes": 3})
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        model.learn_one(rng.normal(size=3), {1} if ranking else 1)
+    x = rng.normal(size=3)
+    model.predict_one(x)  # what learn_one asks first (the committee counts it; a cache keeps it)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="weights refused"):
+        model.learn_one(x, {2} if ranking else 2)
+    assert pickle.dumps(model) == before

@@ -135,9 +135,25 @@ class Booster(OnlineLearner):
         self._learn_predicted(xv, self._predictions(xv), target)
 
     def _learn_predicted(self, xv: np.ndarray, H: np.ndarray, target: Any) -> None:
-        self.t_ += 1
-        weights = self._update(H, target)
-        self.committee_.learn(xv, weights)
+        # The booster's step updates its own state before the committee learns, and a committee
+        # refuses weights it cannot take (e.g. ones that overflow times its multipliers) before
+        # changing anything: then the booster's state goes back too (a few small arrays).
+        before = dict(self.__dict__)
+        arrays = {
+            name: value.copy()
+            for name, value in before.items()
+            if name.endswith("_") and isinstance(value, np.ndarray)
+        }
+        try:
+            self.t_ += 1
+            weights = self._update(H, target)
+            self.committee_.learn(xv, weights)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            for name, value in arrays.items():
+                np.copyto(before[name], value)
+            raise
         self._cache = None
 
     def _compiled_stream(
