@@ -1530,3 +1530,20 @@ def test_heavy_weights_match_reference_exactly(semantics):
         weight_multiplier=(3.0, 10.0),
     )
     assert_matches_reference(c, X, W)
+
+
+def test_a_sum_of_squared_deviations_rounded_below_zero_is_a_zero_deviation():
+    """Welford's weighted update rounds a sum of squared deviations a little below 0 when the
+    weights are very uneven (a Top-k BBM of 2,000 learners at gamma 1e-300: 593 of them, down to
+    -1.1e-14). Every use already took the NaN of its root as a zero deviation; the split
+    search's scratch, which is pickled, held 22 NaN. Now the deviation is 0 itself."""
+    from olboost import TopkBBM
+    from olboost.datasets import make_label_stream
+    from olboost.weak._vfdt_split import _deviation
+
+    assert _deviation(-1e-14, 5.0) == (0.0, -1.0)
+    X, Y = make_label_stream(150, labels=4, relevant=2, features=6, seed=0)
+    model = TopkBBM(VFDTCommittee(n_features=4), learners=2000, seed=1, gamma=1e-300, k=2, rho=0.05)
+    model.learn(X, Y)
+    assert (model.committee_.block_gauss_[..., K.G_SSD] < 0).any()  # the case is reached
+    assert not np.isnan(model.committee_.work_).any()

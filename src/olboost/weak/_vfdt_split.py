@@ -90,7 +90,9 @@ def _deviation(ssd, n):
     inverse scale ``1 / (sigma sqrt(2))`` that :func:`_approximate_cdf` takes: -1 marks a zero
     deviation, and an infinite one (``ssd`` overflowed) gives 0. Every bound on a merit reads
     the deviation from here, so that the marker means the same everywhere."""
-    sigma = math.sqrt(ssd / (n - 1.0)) if n > 1.0 else 0.0
+    # Welford's update can round a sum of squared deviations a little below 0 (very uneven
+    # weights): a zero deviation, as the NaN its root would be was already taken everywhere
+    sigma = math.sqrt(max(ssd, 0.0) / (n - 1.0)) if n > 1.0 else 0.0
     return sigma, 1.0 / (sigma * _SQRT2) if sigma > 0.0 else -1.0
 
 
@@ -357,7 +359,7 @@ def _dense_gaussians(observed, blocks, gauss, j, work, present, last_weight, las
             sum_n_log_n += work[W_NLOGN, c] if n == observed[c] else n * math.log2(n)
     for i in range(n_classes):
         n = work[W_N, i]
-        sigma = math.sqrt(work[W_SIGMA, i] / (n - 1.0))
+        sigma = math.sqrt(max(work[W_SIGMA, i], 0.0) / (n - 1.0))  # as _deviation
         sigma = sigma if n > 1.0 else 0.0
         inverse_scale = 1.0 / (sigma * _SQRT2)
         work[1, i] = inverse_scale if sigma > 0.0 else -1.0
