@@ -28,6 +28,39 @@ import numpy as np
 __all__ = ["Estimator", "Interval", "OneOf", "Range", "InstanceOf"]
 
 
+class restored_on_failure:
+    """``with restored_on_failure(obj):`` if the block raises, ``obj``'s attributes are put back
+    as they were before it, and the exception goes on. With ``arrays``, so are the contents of
+    its arrays named ``*_`` (learned state), which the block may update in place (compiled
+    kernels do); each is copied on entry, so keep that for objects whose arrays are small."""
+
+    __slots__ = ("obj", "before", "arrays")
+
+    def __init__(self, obj: Any, arrays: bool = False) -> None:
+        self.obj = obj
+        self.before = dict(obj.__dict__)
+        self.arrays = (
+            {
+                name: value.copy()
+                for name, value in self.before.items()
+                if name.endswith("_") and isinstance(value, np.ndarray)
+            }
+            if arrays
+            else None
+        )
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
+        if kind is not None:
+            self.obj.__dict__.clear()
+            self.obj.__dict__.update(self.before)
+            for name, value in (self.arrays or {}).items():
+                np.copyto(self.before[name], value)
+        return False
+
+
 def _same(a: Any, b: Any) -> bool:
     """Whether two parameter values are equal (``False`` where comparing them fails)."""
     if a is b:

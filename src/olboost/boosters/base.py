@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from olboost._random import STREAMS, seed_int
-from olboost.base import InstanceOf, Interval
+from olboost.base import InstanceOf, Interval, restored_on_failure
 from olboost.boosters import _driver
 from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
@@ -138,22 +138,10 @@ class Booster(OnlineLearner):
         # The booster's step updates its own state before the committee learns, and a committee
         # refuses weights it cannot take (e.g. ones that overflow times its multipliers) before
         # changing anything: then the booster's state goes back too (a few small arrays).
-        before = dict(self.__dict__)
-        arrays = {
-            name: value.copy()
-            for name, value in before.items()
-            if name.endswith("_") and isinstance(value, np.ndarray)
-        }
-        try:
+        with restored_on_failure(self, arrays=True):
             self.t_ += 1
             weights = self._update(H, target)
             self.committee_.learn(xv, weights)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            for name, value in arrays.items():
-                np.copyto(before[name], value)
-            raise
         self._cache = None
 
     def _compiled_stream(

@@ -13,7 +13,7 @@ import numpy as np
 
 from olboost import _libm as libm
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
-from olboost.base import Estimator, InstanceOf, Interval
+from olboost.base import Estimator, InstanceOf, Interval, restored_on_failure
 from olboost.feedback import Feedback, FullFeedback
 from olboost.online.inputs import FeedbackRows, Rows, check_vector, check_width, writable
 from olboost.online.labels import (
@@ -158,8 +158,9 @@ class OnlineLearner(Estimator):
         ``rows`` (:meth:`_check_rows`). Parameters are checked first; a start that fails, or
         whose first example or rows are rejected, leaves the learner as it was."""
         self._check_params()
-        before = dict(self.__dict__)
-        try:
+        # a start that fails (e.g. a committee parameter that does not fit the data) leaves the
+        # learner as it was, not half started
+        with restored_on_failure(self):
             outputs = self._outputs() if outputs is None else outputs
             self._set_outputs(outputs)
             self._index = {value: i for i, value in enumerate(outputs)}
@@ -172,12 +173,6 @@ class OnlineLearner(Estimator):
                 self._check_first(first)
             if rows is not None:
                 self._check_rows(rows)
-        except BaseException:
-            # a start that fails (e.g. a committee parameter that does not fit the data) leaves
-            # the learner as it was, not half started
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
         self.t_ = 0
 
     def _init_model(self) -> None:

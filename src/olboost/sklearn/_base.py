@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from olboost.base import restored_on_failure
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.online.learner import MulticlassLearner, OnlineLearner
 
@@ -90,8 +91,7 @@ class _OnlineBoostingBase(BaseEstimator):
         """Set parameters (``booster__<name>`` for a parameter of the booster) and return
         ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
         parameter: the default booster is then created and held in ``booster``."""
-        before = dict(self.__dict__)
-        try:
+        with restored_on_failure(self):
             if (
                 self.booster is None
                 and "booster" not in params
@@ -99,23 +99,14 @@ class _OnlineBoostingBase(BaseEstimator):
             ):
                 self.booster = self._default_booster()
             return super().set_params(**params)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
 
     # ------------------------------------------------------------------ state and input
 
     def _atomic(self, work: Callable[[], _T]) -> _T:
         """Run ``work``; if it raises, restore the adapter's attributes as they were (the
         booster itself rejects bad rows before learning any)."""
-        before = dict(self.__dict__)
-        try:
+        with restored_on_failure(self):
             return work()
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
 
     def _missing_allowed(self, fitted: bool = True) -> bool:
         """Whether NaN passes the input checks: the booster takes missing values (e.g.
