@@ -126,7 +126,6 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
     # hi, not m. The entries past hi are zeros: skipping them adds and multiplies nothing.
     laws = np.empty((2, n + 1), dtype=np.float64)
     pmf = np.empty(n + 1, dtype=np.float64)
-    tails = np.empty(n + 1, dtype=np.float64)
     loss = 0.0
     for x in range(n + 1):
         if px[x] == 0.0:
@@ -172,8 +171,10 @@ def mbbm_potential_table(d: np.ndarray, n: int, k: int, gamma: float, tab: np.nd
                     binomial_pmf(rem, 1.0 / k_rem, pmf)
                     for v in range(top + 1):
                         laws[new, u + v] += pu * pmf[v]
-                    _upper_tails(pmf, rem, tails)
-                    cut += pu * tails[top]
+                    tail = 0.0  # as _upper_tails sums tab[1]: from the top down, to top + 1
+                    for v in range(rem, top, -1):
+                        tail += pmf[v]
+                    cut += pu * tail
             cur = new
             hi = new_hi
         loss += px[x] * cut
