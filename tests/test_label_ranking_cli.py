@@ -111,6 +111,16 @@ def test_missing_data_exits_2_saying_to_pass_path(tmp_path, capsys, monkeypatch)
     assert main(["reproduce", "label-ranking", "--path", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "holds no archive for beck-s" in err and "--path" in err
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    assert main(["reproduce", "label-ranking", "--path", str(a_file)]) == 2
+    assert "a file, not a directory" in capsys.readouterr().err
+    # a directory named like an archive is no user; a directory without archives says so
+    (tmp_path / "ghost.mbox.tar.xz").mkdir()
+    assert main(["run", "--algorithm", "label-ranker", "--dataset", str(tmp_path)]) == 2
+    assert "nor a directory holding <user>.mbox.tar.xz" in capsys.readouterr().err
+    with pytest.raises(FileNotFoundError, match=r"users in .*: none\)"):
+        load_enron_foldering("nobody", tmp_path)
     # no --path and no shared data beside the clone or the working directory
     monkeypatch.setattr(enron, "_SHARED_SUBDIR", Path("no-such-dir") / "enron_foldering")
     assert main(["reproduce", "label-ranking", "--users", "sanders-r"]) == 2

@@ -73,7 +73,10 @@ def _check_data_options(args: argparse.Namespace) -> None:
             )
         raise FileNotFoundError(2, "no such data file", f"--dataset {dataset}")
     if dataset.is_dir():
-        raise IsADirectoryError(21, "is a directory, not a data file", f"--dataset {dataset}")
+        what = "is a directory, not a data file"
+        if args.algorithm == "label-ranker":
+            what += " (nor a directory holding <user>.mbox.tar.xz archives)"
+        raise IsADirectoryError(21, what, f"--dataset {dataset}")
     if args.labels is None:
         raise ValueError(
             f"--dataset {dataset} is a data file: pass --labels with its MULAN XML label file"

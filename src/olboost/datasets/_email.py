@@ -60,11 +60,15 @@ _MONTHS = {
     )
 }
 _CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-_HTML_DROP = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
-_HTML_TAG = re.compile(r"(?s)<[^>]*>")
+_HTML_OPEN = {
+    frozenset({"script", "style"}): re.compile(r"(?i)<(script|style)\b"),
+    frozenset({"script"}): re.compile(r"(?i)<(script)\b"),
+    frozenset({"style"}): re.compile(r"(?i)<(style)\b"),
+}
+_HTML_CLOSE = {name: re.compile(rf"(?i)</{name}\s*>") for name in ("script", "style")}
 _ASCII_CHARSETS = frozenset({"us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us"})
 # The fields every message is read for (besides those of fields=).
-_MIME_FIELDS = ("date", "content-type", "content-transfer-encoding")
+_MIME_FIELDS = ("date", "content-type", "content-transfer-encoding", "content-disposition")
 _SIMPLE_ENCODINGS = frozenset({"", "7bit", "8bit", "binary", "quoted-printable", "base64"})
 
 
@@ -97,8 +101,51 @@ def _header_text(value: str) -> str:
         return value
 
 
+def _drop_scripts(text: str) -> str:
+    """``text`` with each ``<script ...>...</script>`` and ``<style ...>...</style>`` element
+    (names in any case, the first closing tag after the opening one) replaced by a space.
+
+    A scan, not one regular expression (``<(script|style)\\b.*?</\\1\\s*>``, which means the
+    same): for an opening tag that is never closed, that expression reads to the end of the text
+    at every later opening tag, quadratic time on a long message. Here an element name that was
+    found unclosed is not looked for again, since no later tag of that name can be closed either.
+    """
+    names = {"script", "style"}
+    pieces: list[str] = []
+    pos = 0
+    while names:
+        opening = _HTML_OPEN[frozenset(names)].search(text, pos)
+        if opening is None:
+            break
+        name = opening.group(1).lower()
+        closing = _HTML_CLOSE[name].search(text, opening.end())
+        if closing is None:
+            names.discard(name)
+            continue
+        pieces += (text[pos : opening.start()], " ")
+        pos = closing.end()
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _drop_tags(text: str) -> str:
+    """``text`` with each tag, ``<`` to the next ``>``, replaced by a space; a ``<`` with no
+    ``>`` after it is text. As ``re.sub(r"<[^>]*>", " ", text)``, in linear time (that
+    expression rereads the rest of the text at every ``<`` that no ``>`` follows)."""
+    pieces: list[str] = []
+    pos = 0
+    while (start := text.find("<", pos)) >= 0:
+        end = text.find(">", start)
+        if end < 0:
+            break
+        pieces += (text[pos:start], " ")
+        pos = end + 1
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
 def _strip_html(text: str) -> str:
-    return html.unescape(_HTML_TAG.sub(" ", _HTML_DROP.sub(" ", text)))
+    return html.unescape(_drop_tags(_drop_scripts(text)))
 
 
 def _unescape_from(body: bytes) -> bytes:
@@ -140,17 +187,41 @@ def _split_header(raw: bytes) -> tuple[bytes, bytes] | str:
 
 def _read_fields(head: bytes, names: tuple[str, ...]) -> dict[str, list[str]]:
     """Every value (unfolded, decoded) of the fields ``names`` (lower case; matched
-    case-insensitively) in a header block, in one pass; other fields are not read."""
+    case-insensitively) in a header block, in one pass; other fields are not read.
+
+    Raw 8-bit bytes in a value (which RFC 5322 does not allow, but mailers write) are decoded
+    with the charset of the message's ``Content-Type`` when it declares one and they decode in
+    it, so that a word of the subject and the same word of the body are one word."""
     pattern = _FIELD_PATTERNS.get(names)
     if pattern is None:
         alternatives = b"|".join(re.escape(n.encode("ascii")) for n in names)
         pattern = re.compile(rb"(?im)^(" + alternatives + rb"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)")
         _FIELD_PATTERNS[names] = pattern
+    raw: list[tuple[str, bytes]] = [
+        (name.decode("ascii").lower(), value.replace(b"\n", b" "))
+        for name, value in pattern.findall(head)
+    ]
+    charset = None
+    if any(not value.isascii() for _, value in raw):
+        ctype = next((v for n, v in raw if n == "content-type"), b"")
+        declared = _CHARSET.search(_decode_bytes(ctype, None))
+        charset = declared.group(1) if declared else None
     fields: dict[str, list[str]] = {}
-    for name, value in pattern.findall(head):
-        text = _decode_bytes(value.replace(b"\n", b" "), None).strip()
-        fields.setdefault(name.decode("ascii").lower(), []).append(text)
+    for name, value in raw:
+        fields.setdefault(name, []).append(_header_bytes(value, charset).strip())
     return fields
+
+
+def _header_bytes(raw: bytes, charset: str | None) -> str:
+    """A raw header value as text: in ``charset`` if it decodes there without error (a header
+    written in another charset than its body's falls back), else as :func:`_decode_bytes`
+    reads bytes of no declared charset."""
+    if charset and not raw.isascii():
+        try:
+            return raw.decode(charset)
+        except (LookupError, ValueError):
+            pass
+    return _decode_bytes(raw, None)
 
 
 def _parse_date(value: str | None) -> int | None:
@@ -189,6 +260,10 @@ def _body_fast(fields: dict[str, list[str]], body: bytes) -> str | None:
     """The body of a single-part text/plain message, or None if the email package must read it."""
     ctype = fields.get("content-type", [""])[0]
     if ctype.split(";", 1)[0].strip().lower() not in ("", "text/plain"):
+        return None
+    # the email package's path leaves an attachment out, a single part's as any other
+    disposition = fields.get("content-disposition", [""])[0]
+    if disposition.split(";", 1)[0].strip().lower() == "attachment":
         return None
     encoding = fields.get("content-transfer-encoding", [""])[0].strip().lower()
     if encoding not in _SIMPLE_ENCODINGS:

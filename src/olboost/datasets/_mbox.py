@@ -41,27 +41,53 @@ def _read_archive(path: Path, user: str) -> tuple[list[tuple[str, str, bytes]], 
     except (lzma.LZMAError, EOFError) as exc:
         raise ValueError(f"{path}: truncated or corrupt xz data ({exc})") from exc
     members: list[tuple[str, str, bytes]] = []
-    ignored: list[str] = []
+    ignored: list[tuple[str, str]] = []
+    layout = f"not '{user}/<folder>.mbox'"
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for info in tar:
-                if not info.isfile():
+                if info.isdir():
                     continue
-                top, _, rest = info.name.partition("/")
+                # tar -C parent -c ./user writes ./user/<folder>.mbox
+                name = info.name.removeprefix("./")
+                top, _, rest = name.partition("/")
                 if top != user or not rest.endswith(".mbox") or "/" in rest:
-                    ignored.append(info.name)
+                    ignored.append((info.name, layout))
                     continue
-                handle = tar.extractfile(info)
-                if handle is None:  # pragma: no cover - isfile() members always have content
+                if rest == ".mbox":
+                    ignored.append((info.name, "an mbox without a folder name"))
+                    continue
+                if not (info.isfile() or info.islnk() or info.issym()):
+                    ignored.append((info.name, "not a regular file"))
+                    continue
+                try:
+                    # a hard link (GNU tar's second copy of a file) or a symlink reads as the
+                    # member it names
+                    handle = tar.extractfile(info)
+                except KeyError:
+                    handle = None
+                if handle is None:
+                    ignored.append((info.name, f"a link to {info.linkname!r}, not in the archive"))
                     continue
                 members.append((info.name, rest[: -len(".mbox")], handle.read()))
+            # tarfile ends its iteration, without an error, at a header block that is missing
+            # (the data stop at a member boundary) or unreadable; only a block of zeros, the
+            # end-of-archive marker, says the archive is complete
+            end = data[tar.offset : tar.offset + tarfile.BLOCKSIZE]
+            if end != tarfile.NUL * tarfile.BLOCKSIZE:
+                what = "ends" if not end else "has no valid header"
+                raise ValueError(
+                    f"{path}: truncated or corrupt tar archive (it {what} at byte "
+                    f"{tar.offset} after {len(members) + len(ignored)} archive members, where "
+                    "the next member or the end-of-archive marker should be)"
+                )
     except tarfile.TarError as exc:
         raise ValueError(f"{path}: the xz data is not a valid tar archive ({exc})") from exc
     if not members:
-        listed = ", ".join(ignored[:5]) + (", ..." if len(ignored) > 5 else "")
+        listed = ", ".join(name for name, _ in ignored[:5]) + (", ..." if len(ignored) > 5 else "")
         found = f"its files: {listed}" if ignored else "the archive holds no file"
         raise ValueError(f"{path}: no '{user}/<folder>.mbox' member ({found})")
-    notes = [f"ignored member {name!r}: not '{user}/<folder>.mbox'" for name in ignored]
+    notes = [f"ignored member {name!r}: {reason}" for name, reason in ignored]
     return members, notes
 
 

@@ -4,7 +4,9 @@ first appearance."""
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,8 +20,9 @@ _ASCII_LETTERS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 
 def tokenize(text: str) -> list[str]:
     """The words of ``text`` as the loader sees them, in order, with repeats.
 
-    Lower-cased maximal runs of letters (``[^\\W\\d_]``) of length at least 2; see
-    :mod:`olboost.datasets.enron` for why.
+    Lower-cased maximal runs of letters (``[^\\W\\d_]``, with the combining marks that follow
+    a letter) of length at least 2, in Unicode's NFKC form; see :mod:`olboost.datasets.enron`
+    for why.
 
     Parameters
     ----------
@@ -39,13 +42,29 @@ def tokenize(text: str) -> list[str]:
     return [w for w in _word_line(text).decode("utf-8").split() if len(w) > 1]
 
 
+@functools.lru_cache(maxsize=256)
+def _word_with_marks(marks: str) -> re.Pattern[str]:
+    """Runs of letters and the combining marks ``marks`` that start with a letter."""
+    return re.compile(rf"[^\W\d_](?:[^\W\d_]|[{re.escape(marks)}])*")
+
+
 def _word_line(text: str) -> bytes:
     """``text``'s runs of letters, lower-cased, as UTF-8 separated by spaces; ASCII single
-    letters are still in (the vocabulary drops them), other runs have 2 letters or more."""
+    letters are still in (the vocabulary drops them), other runs have 2 letters or more.
+
+    Other text is first put in Unicode's NFKC form (one spelling per word: composed accents,
+    full-width and ligature letters as their plain letters, superscript digits, fractions and
+    circled numbers as digits); a combining mark that is left (a vowel sign, the dot that
+    lower-casing puts on the ``i`` of ``İ``) belongs to the word it follows."""
     if text.isascii():
         # Letters map to lower case, everything else to a space: one C call.
         return text.encode("ascii").translate(_ASCII_LETTERS)
-    return " ".join(_WORD.findall(text.lower())).encode("utf-8")
+    text = unicodedata.normalize("NFKC", text).lower()
+    marks = "".join(sorted(c for c in set(text) if unicodedata.category(c)[0] == "M"))
+    if not marks:
+        return " ".join(_WORD.findall(text)).encode("utf-8")
+    words = _word_with_marks(marks).findall(text)
+    return " ".join(w for w in words if len(w) > 1).encode("utf-8")
 
 
 def _bags_of_words(word_lines: list[bytes]) -> tuple[sp.csr_array, list[str], np.ndarray]:

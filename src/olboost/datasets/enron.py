@@ -35,14 +35,21 @@ Reading a message
   Latin-1. Anything else (multipart, HTML, other encodings) goes through the :mod:`email`
   package: the ``text/plain`` parts that are not attachments, or the ``text/html`` parts with tags
   and ``<script>``/``<style>`` contents removed and entities decoded when there is no plain part.
-  Encoded words (``=?utf-8?q?...?=``) in header fields are decoded (some Enron subjects have
-  them). ``tests/test_enron_foldering.py`` checks the words of every message of a real user
-  against Python's :mod:`mailbox` and :mod:`email` packages.
+  A single part marked ``Content-Disposition: attachment`` is an attachment too: the message
+  is then its header fields alone. Encoded words (``=?utf-8?q?...?=``) in header fields are
+  decoded (some Enron subjects have them); raw 8-bit bytes in a header field are decoded with
+  the charset its ``Content-Type`` declares if they decode there without error, else as UTF-8,
+  failing that Latin-1. ``tests/test_enron_foldering.py``
+  checks the words of every message of a real user against Python's :mod:`mailbox` and
+  :mod:`email` packages.
 * **Tokens.** The text of the ``fields`` (by default ``Subject`` only; :data:`HEADER_FIELDS`, the
   headers as Bekkerman et al.'s preprocessed data kept them, is what Table 1 is run on) and of
-  the body is lower-cased and cut into maximal runs of letters (the regular expression
-  ``[^\\W\\d_]``: word characters but digits and ``_``; for ASCII text, ``a-z``), keeping runs
-  of at least 2 letters.
+  the body is put in Unicode's NFKC form (composed accents; full-width letters and ligatures as
+  plain letters; superscripts, fractions and circled numbers as digits), lower-cased and cut into
+  maximal runs of letters (the regular expression ``[^\\W\\d_]``: word characters but digits
+  and ``_``; for ASCII text, ``a-z``), with the combining marks that follow a letter inside
+  its word (Indic vowel signs; the dot that lower-casing leaves on the ``i`` of ``İ``),
+  keeping runs of at least 2 characters.
   Digits, punctuation and single letters separate words and are dropped. The paper gives "a
   coordinate for each word"; numbers in mail are mostly dates, times, prices, phone and deal
   numbers (in kaminski-v they would add 3,579 columns to 25,468, half of them seen in a single
@@ -76,8 +83,12 @@ has seen after ``t`` messages. ``X`` is stored at its final width.
 Malformed input
 ---------------
 A broken file is an error naming it: a missing archive (:class:`FileNotFoundError`), a file that
-is not xz, truncated or corrupt xz data, a broken tar inside, or a tar with no
-``<user>/<folder>.mbox`` member (:class:`ValueError`). A broken *message* never stops the stream:
+is not xz, truncated or corrupt xz data, a broken or truncated tar inside (one that stops before
+its end-of-archive marker, even at a member boundary, where :mod:`tarfile` itself stops without
+an error), or a tar with no ``<user>/<folder>.mbox`` member (:class:`ValueError`). Member names
+may start with ``./``; a hard or symbolic link member reads as the member it names; members
+that are no folder's mbox (other paths, ``<user>/.mbox``, a link to a missing member) are left
+out and listed in ``notes``. A broken *message* never stops the stream:
 it is skipped and recorded in ``skipped`` (file, message number, reason): an empty message, a
 message with no header field (garbage, text before the mbox's first ``From `` line, or the
 rest of a message cut by an unescaped ``From `` line), a broken header block, or a message whose
@@ -402,7 +413,9 @@ def load_enron_foldering(
     archive = directory / f"{user}{_ARCHIVE_SUFFIX}"
     if not archive.is_file():
         found = sorted(
-            p.name[: -len(_ARCHIVE_SUFFIX)] for p in directory.glob(f"*{_ARCHIVE_SUFFIX}")
+            p.name[: -len(_ARCHIVE_SUFFIX)]
+            for p in directory.glob(f"*{_ARCHIVE_SUFFIX}")
+            if p.is_file()
         )
         raise FileNotFoundError(
             2, f"No such file (users in {directory}: {', '.join(found) or 'none'})", str(archive)

@@ -163,7 +163,9 @@ def foldering_source(dataset: str) -> tuple[Path | None, list[str]] | None:
     if path.name.endswith(_ARCHIVE_SUFFIX):
         return path.parent, [path.name[: -len(_ARCHIVE_SUFFIX)]]
     if path.is_dir():
-        users = sorted(p.name[: -len(_ARCHIVE_SUFFIX)] for p in path.glob(f"*{_ARCHIVE_SUFFIX}"))
+        users = sorted(
+            p.name[: -len(_ARCHIVE_SUFFIX)] for p in path.glob(f"*{_ARCHIVE_SUFFIX}") if p.is_file()
+        )
         return (path, users) if users else None
     if dataset in ENRON_USERS:
         return None, [dataset]

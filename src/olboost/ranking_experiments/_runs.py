@@ -93,8 +93,9 @@ def data_directory(path: str | Path | None, users: Sequence[str]) -> Path:
     else:
         directory = Path(path)
         if not directory.is_dir():
+            what = "a file, not a directory" if directory.exists() else "no such directory"
             raise FileNotFoundError(
-                f"--path {directory}: no such directory; pass --path DIR, a directory holding "
+                f"--path {directory}: {what}; pass --path DIR, a directory holding "
                 "<user>.mbox.tar.xz"
             )
     missing = [u for u in users if not (directory / f"{u}.mbox.tar.xz").is_file()]
