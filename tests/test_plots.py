@@ -77,12 +77,12 @@ def test_drawn_lines_and_bands_are_the_records_running_averages(runs):
     fig = plot_curves(load_records([tmp]), points=None)
     ax = fig.axes[0]
     lines = {line.get_label(): line for line in ax.get_lines() if not line.get_label()[0] == "_"}
-    assert sorted(lines) == ["ada-olmr (3 seeds)", "online-bmr (gamma=0.1) (2 seeds)"]
+    assert sorted(lines) == ["ada-olmr (3 seeds)", "online-bmr (2 seeds)"]
     bands = ax.collections
     assert len(bands) == 2
     for (label, keys), band in zip(
         [("ada-olmr (3 seeds)", ["ada1", "ada2", "ada3"]),
-         ("online-bmr (gamma=0.1) (2 seeds)", ["bmr1", "bmr2"])],
+         ("online-bmr (2 seeds)", ["bmr1", "bmr2"])],
         bands, strict=True,
     ):  # fmt: skip
         # computed here from the JSON: running average of each seed, mean and sd over seeds
@@ -288,3 +288,35 @@ def test_fig1_of_the_topk_paper_is_drawn_by_the_same_code(tmp_path):
         low = band.get_paths()[0].vertices[1:4, 1]
         np.testing.assert_array_equal(low, np.subtract(c["mean"], c["std"]))
     assert any(list(v.get_xdata()) == [6, 6] for v in ax.get_lines())
+
+
+def test_a_sweep_record_and_a_run_record_of_one_configuration_are_one_line(runs, tmp_path):
+    # olboost run records every option of its algorithm; plots grouped a sweep's records by
+    # its task's params, which olboost run's records lack: the same configuration drew two
+    # lines, and the legend repeated the params (learners=4, features=5, learners=4)
+    _, records = runs
+    for key in ("predict_with", "gamma", "bmr_loss", "method"):
+        assert key in (records["ada1"] if key == "predict_with" else records["bmr1"])
+    task = {"id": "0" * 16, "algorithm": "ada-olmr", "dataset": "emotions", "seed": 2,
+            "params": {"features": 5, "learners": 4}, "curve": True}  # fmt: skip
+    swept = {**records["ada2"], "sweep_task": task}
+    lines = curves([records["ada1"], swept])
+    assert [(c.label, c.runs) for c in lines] == [("ada-olmr", 2)]
+    other = {**records["ada2"], "predict_with": "best", "seed": 2}
+    labels = sorted(c.label for c in curves([records["ada1"], other]))
+    assert labels == ["ada-olmr (predict_with=best)", "ada-olmr (predict_with=sampled)"]
+
+
+def test_plot_options_are_checked_naming_them(runs, tmp_path, capsys):
+    tmp, records = runs
+    good = str(tmp / "ada1.json")
+    out = tmp_path / "x.png"
+    for dpi in ("0", "100000"):
+        assert main(["plot", good, "-o", str(out), "--dpi", dpi]) == 2
+        assert "--dpi must be in [1, 1200]" in capsys.readouterr().err
+    assert main(["plot", good, "-o", str(out), "--title", "$\\foo$"]) == 2
+    assert "--title '$\\\\foo$': matplotlib cannot draw its math text" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["plot", good, "-o", str(out), "--title", "$\\alpha$ costs \\$5"]) == 0
+    no_dataset = {k: v for k, v in records["ada1"].items() if k != "dataset"}
+    assert plot_curves([no_dataset]).axes[0].get_title() == ""

@@ -126,6 +126,24 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
           "params": {"committee": "river"}}, "--committee: not an option of label-ranker"),
         ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
           "params": {"fields": ["Subject"]}}, "--fields: for Enron foldering data"),
+        # what the evaluation refuses of the data before learning (olboost run refuses it at
+        # once): the spec passed, the warm-up failed on a worker and no task ran at all
+        ({"algorithms": ["topk-adaptive"], "datasets": ["emotions"], "params": {"k": 7}},
+         "topk-adaptive on emotions: .*k must be in \\[2, m=6\\], got 7"),
+        ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
+          "params": {"complexity": "entropy"}},
+         "label-ranker on emotions: train split: .* at row 0, .*must lie in \\[0, 1\\]"),
+        # one option twice: either spelling names it, and the last one silently won
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
+          "params": {"predict-with": "sampled", "predict_with": "best"}}, "name one option"),
+        # one run under two ids (the task ran twice, two identical rows in the summary)
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": [4, "4"]}},
+         "named twice"),
+        ({"algorithms": ["online-bmr"], "datasets": ["emotions"],
+          "params": {"gamma": [0.5, "0.50"]}},
+         "named twice"),
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"help": True}},
+         "--help prints and exits"),
     ],
 )  # fmt: skip
 def test_bad_specs_are_refused_before_anything_runs(spec, message):
@@ -278,3 +296,18 @@ def test_killing_a_worker_mid_sweep_loses_no_finished_task(tmp_path, capsys):
         assert "9 tasks: 8 finished before, 1 to run" in out
         assert {p.name: p.read_bytes() for p in results.glob("*.json")}.items() >= after.items()
         assert len(list(results.glob("*.json"))) == 9
+
+
+def test_a_task_whose_warm_up_fails_fails_alone(tmp_path):
+    """A data file gone after the spec was checked (or missing on a worker of a remote
+    cluster): the warm-up's error stopped the whole sweep and no task ran."""
+    distributed = pytest.importorskip("dask.distributed")
+    good = sw.Task("ada-olmr", "emotions", 1, (("features", 5), ("learners", 4)))
+    gone = sw.Task("ada-olmr", str(tmp_path / "gone.arff"), 1,
+                   (("labels", str(tmp_path / "gone.xml")), ("learners", 4)))  # fmt: skip
+    results = tmp_path / "out"
+    with sw.local_cluster(1) as cluster, distributed.Client(cluster) as client:
+        done = sw.run_sweep([good, gone], results, client=client, log=None)
+    assert list(done.failures) == [gone.id] and "gone.arff" in done.failures[gone.id]
+    assert done.ran == 1 and done.records[0] is not None and done.records[1] is None
+    assert [p.name for p in results.glob("*.json")] == [good.filename]

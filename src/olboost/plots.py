@@ -98,6 +98,9 @@ PER_RUN_KEYS = frozenset(
     }
 )
 
+#: The largest ``--dpi`` of ``olboost plot``.
+MAX_DPI = 1200
+
 #: Figure size (inches), line width, band opacity: the look of every curve figure.
 FIGSIZE = (7.5, 4.8)
 LINEWIDTH = 1.2
@@ -184,11 +187,11 @@ class Curve:
 
 
 def _configuration(record: Mapping[str, Any]) -> str:
-    """The record's configuration as a canonical string (what groups runs into one line)."""
+    """The record's configuration as a canonical string (what groups runs into one line): its
+    fields but those of :data:`PER_RUN_KEYS`. ``olboost run`` records every option of its
+    algorithm, so a sweep task's record (whose ``sweep_task`` is per run) and ``olboost run``'s
+    of one configuration are one line."""
     config = {k: v for k, v in record.items() if k not in PER_RUN_KEYS}
-    task = record.get("sweep_task")
-    if isinstance(task, Mapping) and "params" in task:
-        config["params"] = task["params"]
     return json.dumps(config, sort_keys=True, default=str)
 
 
@@ -257,9 +260,14 @@ def _describe(record: Mapping[str, Any]) -> str:
 
 def _labels(configs: Sequence[dict[str, Any]]) -> list[str]:
     """A legend entry per configuration: algorithm and data set, then the settings that differ
-    between the configurations."""
+    between configurations that have them (an option of one algorithm only, set alike in all
+    its configurations, does not set them apart: their algorithms do)."""
     keys = sorted({k for c in configs for k in c} - {"algorithm", "dataset"})
-    differ = [k for k in keys if len({json.dumps(c.get(k), sort_keys=True) for c in configs}) > 1]
+    differ = [
+        k
+        for k in keys
+        if len({json.dumps(c[k], sort_keys=True) for c in configs if c.get(k) is not None}) > 1
+    ]
     datasets = {str(c.get("dataset")) for c in configs}
     out = []
     for c in configs:
@@ -449,9 +457,9 @@ def plot_curves(
     ]
     starts = {int(r.get("curve_test_starts_after") or 0) for r in records}
     start = starts.pop() if len(starts) == 1 else None
-    datasets = {str(r.get("dataset")) for r in records}
-    if title is None and len(datasets) == 1:
-        title = datasets.pop()
+    datasets = {r.get("dataset") for r in records}
+    if title is None and len(datasets) == 1 and None not in datasets:
+        title = str(datasets.pop())
     xlabel = "round" + (" (training, then test after the dotted line)" if start else "")
     metric = str(records[0].get("curve_metric", "rank_loss"))
     return figure(
@@ -510,20 +518,44 @@ def load_records(paths: Iterable[str | os.PathLike]) -> list[dict[str, Any]]:
     return out
 
 
+def _check_math_text(text: str, option: str) -> None:
+    """A ``ValueError`` naming ``option`` for a text whose math (between pairs of ``$``)
+    matplotlib cannot draw, before any figure is drawn."""
+    from matplotlib import cbook
+    from matplotlib.mathtext import MathTextParser
+
+    if not cbook.is_math_text(text):
+        return
+    try:
+        MathTextParser("path").parse(text)
+    except ValueError as err:
+        reason = " ".join(str(err).split())
+        raise ValueError(
+            f"{option} {text!r}: matplotlib cannot draw its math text between '$' signs "
+            f"({reason}); write \\$ for a dollar sign"
+        ) from None
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     """``olboost plot RESULTS... -o fig.png``."""
     _require_matplotlib("olboost plot")
     if args.points < 0 or args.points == 1:
         raise ValueError(f"--points must be 0 (every round) or >= 2, got {args.points}")
+    if not 1 <= args.dpi <= MAX_DPI:
+        # the figure is FIGSIZE inches: 1200 dpi is already 9000 x 5760 pixels
+        raise ValueError(f"--dpi must be in [1, {MAX_DPI}], got {args.dpi}")
     output = Path(args.output)
     if output.is_dir():
         raise IsADirectoryError(21, "is a directory, not a figure file", f"-o {output}")
     if not output.suffix:
         raise ValueError(f"-o {output}: give the figure's format by its suffix (.png, .pdf, .svg)")
+    if args.title:
+        _check_math_text(args.title, "--title")
     records = load_records(args.results)
     fig = plot_curves(records, points=args.points or None, title=args.title)
     # the summary before the figure is written: nothing is written when something fails
     finals = curves(records, points=2)
+
     fig.savefig(args.output, dpi=args.dpi)
     metric = str(records[0].get("curve_metric", "rank_loss"))
     for c in finals:

@@ -206,6 +206,27 @@ def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
     return data, algorithm.build(committee, args)
 
 
+def run_streams(args: argparse.Namespace, data: Any) -> tuple[tuple[Any, ...], str]:
+    """The streams ``olboost run`` evaluates on (one, prequential; or train and test) and the
+    name of its protocol."""
+    if ALGORITHMS[args.algorithm].task == "multiclass":
+        return (data.shuffled(args.seed),), "prequential, stream reordered with the seed"
+    if data.n_train is None:
+        return (data,), "prequential"
+    return (data.train, data.test), "train_test"
+
+
+def check_run_data(args: argparse.Namespace, data: Any, model: Any) -> None:
+    """What the evaluation checks of the data before the model learns anything (the rows the
+    model would refuse, outputs that do not fit its parameters), for a caller that checks a run
+    without running it (a sweep's spec)."""
+    from olboost.evaluate._loops import check_splits
+
+    streams, _ = run_streams(args, data)
+    roles = ("stream",) if len(streams) == 1 else ("train split", "test split")
+    check_splits(model, list(zip(roles, streams, strict=True)))
+
+
 def _evaluate(
     args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
 ) -> tuple[dict[str, Any], Any]:
@@ -237,13 +258,7 @@ def _evaluate(
         extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
     # warm_up: every kernel is compiled (or loaded from Numba's cache) on a clone of the model
     # before the clock starts; that time is reported as compile_seconds, apart from seconds.
-    if algorithm.task == "multiclass":
-        streams: tuple[Any, ...] = (data.shuffled(args.seed),)
-        protocol = "prequential, stream reordered with the seed"
-    elif data.n_train is None:
-        streams, protocol = (data,), "prequential"
-    else:
-        streams, protocol = (data.train, data.test), "train_test"
+    streams, protocol = run_streams(args, data)
     if checkpoint is not None:
         result = resumable(
             model, *streams, loops=loops, every=checkpoint.every,
@@ -261,6 +276,11 @@ def _evaluate(
         # the paper's best single tree is chosen after seeing the whole stream: an oracle
         extra["best_accuracy_in_hindsight"] = model.best_accuracy_in_hindsight_
         extra["oracle"] = True
+    # every option of the algorithm, so that the record says the whole configuration (plots
+    # group runs by it; a sweep's record and olboost run's of one configuration are alike)
+    for dest in algorithm.options:
+        if dest != "fields":  # header fields of Enron foldering data, which run apart
+            extra.setdefault(dest, getattr(args, dest))
     record = {
         "algorithm": args.algorithm,
         "dataset": data.name,

@@ -195,6 +195,7 @@ def run_sweep(
         first = {tasks[i].cell: tasks[i] for i in reversed(todo)}
         argvs = [first[c].argv for c in cells]
         sizes: dict[tuple[Any, ...], tuple[int, int]] = {}
+        warm_failures: dict[tuple[Any, ...], str] = {}
         for address in addresses:
             # a task (not client.run, which would block the worker's event loop for as long as
             # compiling takes); it may go elsewhere if this worker dies meanwhile
@@ -204,6 +205,8 @@ def run_sweep(
             outcome.warm_up_seconds[address] = got["seconds"]
             outcome.compiled[address] = got["compiled"]
             sizes = dict(zip(cells, map(tuple, got["sizes"]), strict=True))
+            for i, message in got["failures"].items():
+                warm_failures.setdefault(cells[i], message)
         say(
             "warm-ups (compiling the kernels or loading them from Numba's cache), per worker: "
             + ", ".join(
@@ -211,6 +214,12 @@ def run_sweep(
                 for a in addresses
             )
         )
+        for i in todo:
+            message = warm_failures.get(tasks[i].cell)
+            if message is not None:  # its warm-up failed on a worker: so would the task
+                outcome.failures[tasks[i].id] = message
+                say(f"task {tasks[i].filename} failed in the warm-up: {message}")
+        todo = [i for i in todo if tasks[i].cell not in warm_failures]
         order = _order([tasks[i] for i in todo], sizes)
         bar = None
         if progress:

@@ -146,8 +146,12 @@ def _axes(table: Mapping[str, Any], where: str) -> dict[str, list[Any]]:
     if not isinstance(table, Mapping):
         raise ValueError(f"{where} must be a table of options")
     out = {}
+    spelled: dict[str, str] = {}
     for key, value in table.items():
         name = _option_name(key, where)
+        if name in spelled:
+            raise ValueError(f"{where}: {spelled[name]!r} and {key!r} name one option")
+        spelled[name] = key
         values = value if isinstance(value, list) else [value]
         if not values:
             raise ValueError(f"{where}.{key}: an empty list leaves nothing to run")
@@ -241,6 +245,7 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
         raise ValueError(f"{where}: algorithm-params for {stray}, which are not in algorithms")
 
     tasks: list[Task] = []
+    runs: dict[str, list[str]] = {}
     data: dict[tuple[Any, ...], Any] = {}
     for algorithm in algorithms:
         own = _axes(by_algorithm.get(algorithm, {}), f"{where}: algorithm-params.{algorithm}")
@@ -250,13 +255,17 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
             for point in itertools.product(*(axes[n] for n in names)):
                 params = tuple(zip(names, point, strict=True))
                 first = Task(algorithm, dataset, seeds[0], params, curve)
-                _check(first, f"{where}: {algorithm} on {dataset}", data)
+                args = _check(first, f"{where}: {algorithm} on {dataset}", data)
+                # as olboost run reads it: 4 and "4", 1 and 1.0 are one run under two ids
+                run = repr(sorted((k, v) for k, v in vars(args).items() if k != "given_options"))
+                if run in runs:
+                    raise ValueError(
+                        f"{where}: the task {first.argv} is named twice (as {runs[run]})"
+                    )
+                runs[run] = first.argv
                 tasks += [replace(first, seed=s) for s in seeds]
-    seen: dict[str, Task] = {}
-    for task in tasks:
-        if task.id in seen:
-            raise ValueError(f"{where}: the task {task.argv} is named twice")
-        seen[task.id] = task
+    if len({task.id for task in tasks}) < len(tasks):
+        raise ValueError(f"{where}: a seed is named twice in {seeds}")
     return tasks
 
 
@@ -268,14 +277,17 @@ def _run_options() -> dict[str, argparse.Action]:
     raise AssertionError("olboost has no run command")  # pragma: no cover
 
 
-def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> None:
+def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> argparse.Namespace:
     """``task`` as ``olboost run`` would check it before running: its options, its data (read
-    once per data set into ``data``, a cache for one spec) and the model its options build."""
+    once per data set into ``data``, a cache for one spec) and the model its options build;
+    its arguments as ``olboost run`` parses them."""
     options = _run_options()
     for name, value in task.params:
         flag = "--" + name.replace("_", "-")
         if flag not in options:  # argparse would take an abbreviation: the hash would not
             raise ValueError(f"{where}: olboost run has no option {flag}")
+        if isinstance(options[flag], argparse._HelpAction | argparse._VersionAction):
+            raise ValueError(f"{where}: {flag} prints and exits; it is no option of a run")
         # Task.argv leaves an option set to false out, which is right for a flag only: for an
         # option taking a value the task would run with its default, labelled with false
         if isinstance(value, bool) and options[flag].nargs != 0:
@@ -296,7 +308,7 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> None:
     # here, so that a bad grid point stops the spec before a cluster starts, naming the task
     from olboost.cli import error_line
     from olboost.cli._algorithms import ALGORITHMS
-    from olboost.cli._run import _load, prepare_run
+    from olboost.cli._run import _load, check_run_data, prepare_run
 
     key = (
         ALGORITHMS[args.algorithm].task, args.dataset, getattr(args, "labels", None),
@@ -306,9 +318,11 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> None:
         if key not in data:
             data.clear()  # one data set held at a time
             data[key] = _load(args)
-        prepare_run(args, data[key])
+        _, model = prepare_run(args, data[key])
+        check_run_data(args, data[key], model)
     except (ValueError, TypeError, OSError) as err:
         raise ValueError(f"{where}: {error_line(err)}") from None
+    return args
 
 
 def load_spec(path: str | os.PathLike) -> list[Task]:

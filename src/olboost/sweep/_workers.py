@@ -72,19 +72,34 @@ def warm_worker(argvs: Sequence[Sequence[str]]) -> dict[str, Any]:
     t0 = time.perf_counter()
     count = Count()
     with event.install_listener("numba:compile", count):
-        sizes = _warm(argvs, run_one)
-    return {"seconds": time.perf_counter() - t0, "compiled": count.compiled, "sizes": sizes}
+        sizes, failures = _warm(argvs, run_one)
+    return {
+        "seconds": time.perf_counter() - t0,
+        "compiled": count.compiled,
+        "sizes": sizes,
+        "failures": failures,
+    }
 
 
-def _warm(argvs: Sequence[Sequence[str]], run_one: Callable[..., Any]) -> list[tuple[int, int]]:
-    sizes = []
-    for argv in argvs:
-        args = parse_run_args(argv)
-        data = _data(args)
-        run_one(args, _head(data))
+def _warm(
+    argvs: Sequence[Sequence[str]], run_one: Callable[..., Any]
+) -> tuple[list[tuple[int, int]], dict[int, str]]:
+    """Each task's size, and the error of each task (by position) whose warm-up failed: its
+    data gone since the spec was checked, or missing on this worker (a remote cluster)."""
+    sizes: list[tuple[int, int]] = []
+    failures: dict[int, str] = {}
+    for i, argv in enumerate(argvs):
+        try:
+            args = parse_run_args(argv)
+            data = _data(args)
+            run_one(args, _head(data))
+        except Exception as err:  # that task fails; the others still run
+            failures[i] = f"{type(err).__name__}: {err}"
+            sizes.append((0, 0))
+            continue
         if hasattr(data, "class_names"):  # multiclass: one prequential pass
             sizes.append((data.n_samples, len(data.class_names)))
         else:  # the train split loops times, then the test split
             learned = data.n_samples + (args.loops - 1) * (data.n_train or 0)
             sizes.append((learned, data.n_labels))
-    return sizes
+    return sizes, failures
