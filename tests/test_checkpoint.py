@@ -331,3 +331,113 @@ def test_a_progress_that_does_not_fit_is_refused(emotions):
         resumable(model, list(emotions.train), emotions.test)
     with pytest.raises(ValueError, match="needs a test split"):
         resumable(model, emotions, loops=2)
+
+
+def test_a_corrupt_header_is_not_taken_for_another_version_or_a_truncation(tmp_path, emotions):
+    # the header was trusted before the digest: one flipped bit of "format": 1 said "format 3
+    # ... load it with olboost <this version>", one of payload_bytes said "truncated"
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions, rows=30), path)
+    good = path.read_bytes()
+    at = good.index(b'"format": 1') + len(b'"format": ')
+    flipped = bytearray(good)
+    flipped[at] ^= 0x02  # "1" -> "3"
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(ValueError, match=r"corrupt olboost file \(SHA-256 digest mismatch; its"):
+        olboost.load(path)
+    header, payload = _parts(good)
+    for odd in (True, 1.0):  # JSON's true and 1.0 are no format 1
+        _rewrite(path, {**header, "format": odd}, payload)
+        with pytest.raises(ValueError, match=f"olboost file format {odd!r}"):
+            olboost.load(path)
+    digits = str(header["payload_bytes"]).encode()
+    at = good.index(b'"payload_bytes": ' + digits) + len(b'"payload_bytes": ')
+    path.write_bytes(good[:at] + b"9" * len(digits) + good[at + len(digits) :])
+    with pytest.raises(ValueError, match=r"truncated olboost file \(.*, or a corrupt header\)"):
+        olboost.load(path)
+
+
+def test_hand_made_files_with_a_valid_digest_are_value_errors(tmp_path):
+    path = tmp_path / "x.olb"
+    payload = pickle.dumps([1, 2])
+    header = {
+        "format": 1,
+        "kind": "run",
+        "olboost": olboost.__version__,
+        "payload_bytes": len(payload),
+    }
+    _rewrite(path, header, payload)
+    for read in (olboost.load, ck.load_run):
+        with pytest.raises(ValueError, match="not a run checkpoint .*holds no model"):
+            read(path)
+    nested = b"[" * 100_000 + b"]" * 100_000
+    body = ck.MAGIC + ck._LENGTH.pack(len(nested)) + nested + payload
+    path.write_bytes(body + hashlib.sha256(body).digest())
+    with pytest.raises(ValueError, match=r"unreadable header"):
+        olboost.load(path)
+
+
+def test_stale_temporaries_of_names_with_glob_characters(tmp_path):
+    from olboost._atomic import remove_stale_temporaries
+
+    dead = 2**22 + 12345  # above Linux's default pid_max: no such process
+    for name in ("run[1].olb", "run*.olb"):
+        stale = tmp_path / f".{name}.{dead}.abcd1234.olboost-tmp"
+        stale.write_bytes(b"")
+        # a live writer's temporary of another target that the pattern run*.olb matched
+        live = tmp_path / f".runAB.olb.{os.getpid()}.abcd1234.olboost-tmp"
+        other = tmp_path / f".runAB.olb.{dead}.abcd1234.olboost-tmp"
+        live.write_bytes(b"")
+        other.write_bytes(b"")
+        assert remove_stale_temporaries(tmp_path / name) == [stale]
+        assert live.exists() and other.exists()
+    # "run.olb" is no prefix of "run.olb.1.olb": its stale temporary is not run.olb's
+    longer = tmp_path / f".run.olb.1.olb.{dead}.abcd1234.olboost-tmp"
+    longer.write_bytes(b"")
+    assert remove_stale_temporaries(tmp_path / "run.olb") == []
+    assert remove_stale_temporaries(tmp_path / "run.olb.1.olb") == [longer]
+
+
+def test_long_file_names_are_written_or_refused_before_the_run(tmp_path, emotions):
+    from olboost._atomic import remove_stale_temporaries
+    from olboost.cli._shared import check_output
+
+    model = _trained(emotions, rows=20)
+    long = tmp_path / ("m" * 240 + ".olb")  # legal; its temporary's name was not
+    assert check_output(long) == long
+    olboost.save(model, long)
+    assert ck.dumps(olboost.load(long)) == ck.dumps(model)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [long.name]
+    stale = tmp_path / f".{ck_stem(long.name)}.{2**22 + 1}.abcd1234.olboost-tmp"
+    stale.write_bytes(b"")
+    assert remove_stale_temporaries(long) == [stale]
+    too_long = tmp_path / ("m" * 300 + ".olb")
+    with pytest.raises(OSError, match="file name too long") as info:
+        check_output(too_long, "--save-model")
+    assert info.value.filename == f"--save-model {too_long}"
+
+
+def ck_stem(name: str) -> str:
+    from olboost._atomic import _stem
+
+    return _stem(name)
+
+
+def test_equal_scikit_learn_adapters_give_equal_files_however_reached(tmp_path, emotions):
+    # the adapter pickled its booster with plain pickle, whose bytes record which arrays share
+    # a dtype object: a resumed adapter saved to other bytes than an uninterrupted one
+    sk = pytest.importorskip("olboost.sklearn")
+    X, Y = emotions.X[:120], emotions.Y[:120]
+
+    def make():
+        return sk.OnlineBoostingRanker(
+            AdaOLMR(VFDTCommittee(n_features=5), learners=4), random_state=1
+        )
+
+    whole = make().partial_fit(X, Y)
+    resumed = make().partial_fit(X[:50], Y[:50])
+    olboost.save(resumed, tmp_path / "mid.olb")
+    resumed = olboost.load(tmp_path / "mid.olb").partial_fit(X[50:], Y[50:])
+    olboost.save(whole, tmp_path / "a.olb")
+    olboost.save(resumed, tmp_path / "b.olb")
+    assert (tmp_path / "a.olb").read_bytes() == (tmp_path / "b.olb").read_bytes()

@@ -431,6 +431,17 @@ def test_checkpoint_options_are_checked(capsys, tmp_path):
     olboost.save(olboost.AdaOLMR(learners=2), model)
     line = _error(capsys, [*RUN, "--checkpoint", str(model), "--resume"])
     assert "an olboost model file, not a run checkpoint" in line
+    # a run file of another program: one reason, not a list of every option as "None there"
+    other = tmp_path / "other.olb"
+    olboost.checkpoint.save_run({"model": olboost.AdaOLMR(learners=2)}, other)
+    line = _error(capsys, [*RUN, "--checkpoint", str(other), "--resume"])
+    assert "not a checkpoint of olboost run" in line and "None there" not in line
+    # no --features is 20 of them: resuming with --features 20 is the same run
+    twenty = tmp_path / "twenty.olb"
+    plain = ["run", "--dataset", "emotions", "--learners", "3", "--no-progress"]
+    assert main([*plain, "--checkpoint", str(twenty), "--checkpoint-every", "300"]) == 0
+    assert main([*plain, "--features", "20", "--checkpoint", str(twenty), "--resume"]) == 0
+    assert "resuming from" in capsys.readouterr().err
     argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--checkpoint", "x"]
     assert "--checkpoint: not for Enron foldering data" in _error(capsys, argv)
 
@@ -624,3 +635,24 @@ def test_cell_keys_ignore_which_options_were_given():
     omitted = cell_key(build_parser().parse_args(base))
     assert given == omitted
     json.dumps(given)
+
+
+def test_a_warning_is_one_line_too(tmp_path):
+    # a checkpoint of another olboost version warned with Python's file, line and source line
+    # ("state = load_run(self.path)") before the run went on
+    import hashlib
+
+    run = tmp_path / "run.olb"
+    assert main([*RUN, "--checkpoint", str(run), "--checkpoint-every", "300"]) == 0
+    data = run.read_bytes()
+    start = len(ck.MAGIC) + 4
+    (length,) = ck._LENGTH.unpack_from(data, len(ck.MAGIC))
+    header = json.loads(data[start : start + length])
+    head = json.dumps({**header, "olboost": "0.0.1"}, sort_keys=True).encode()
+    body = ck.MAGIC + ck._LENGTH.pack(len(head)) + head + data[start + length : -32]
+    run.write_bytes(body + hashlib.sha256(body).digest())
+    done = _olboost(*RUN, "--checkpoint", str(run), "--resume", check=False)
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "0.0.1" in line]
+    assert len(warned) == 1 and warned[0].startswith("olboost: warning: "), done.stderr
+    assert "load_run" not in done.stderr

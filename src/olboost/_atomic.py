@@ -8,13 +8,38 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
+import hashlib
 import os
+import re
 import tempfile
 from pathlib import Path
 
 __all__ = ["atomic_write", "remove_stale_temporaries"]
 
 _TEMPORARY_SUFFIX = ".olboost-tmp"
+# Bytes of a target's name kept in its temporary files' names: the temporary name adds about 30
+# characters, and file systems take names of 255 bytes.
+_STEM_BYTES = 160
+
+
+def _stem(name: str) -> str:
+    """What names the target ``name`` in its temporary files' names: ``name`` itself, or for a
+    long one its first characters and a digest of the whole."""
+    encoded = os.fsencode(name)
+    if len(encoded) <= _STEM_BYTES:
+        return name
+    head = ""
+    for char in name:
+        if len(os.fsencode(head + char)) > _STEM_BYTES - 17:
+            break
+        head += char
+    return f"{head}~{hashlib.sha256(encoded).hexdigest()[:16]}"
+
+
+def temporary_prefix(path: Path) -> str:
+    """The start of the name of this process's temporary files for the target ``path``."""
+    return f".{_stem(path.name)}.{os.getpid()}."
 
 
 @functools.cache
@@ -56,9 +81,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     directory = path.parent
     if not directory.is_dir():  # named here: mkstemp's error would name its temporary file
         raise FileNotFoundError(2, "no such directory to write in", str(path))
-    fd, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.{os.getpid()}.", suffix=_TEMPORARY_SUFFIX, dir=directory
-    )
+    try:
+        fd, temporary = tempfile.mkstemp(
+            prefix=temporary_prefix(path), suffix=_TEMPORARY_SUFFIX, dir=directory
+        )
+    except OSError as err:  # named here: its own message would name the temporary file
+        raise type(err)(
+            err.errno, f"{err.strerror} (creating a temporary file beside it)", str(path)
+        ) from None
     try:
         with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod"):  # mkstemp's 0600, widened to what open() would give
@@ -79,9 +109,18 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     was killed (those of processes no longer running); return them."""
     path = Path(path)
     removed = []
-    for candidate in path.parent.glob(f".{path.name}.*{_TEMPORARY_SUFFIX}"):
-        pid = candidate.name[len(path.name) + 2 :].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+    stem = _stem(path.name)
+    # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
+    # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
+    form = re.compile(
+        rf"\.{re.escape(stem)}\.(\d+)\.[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL
+    )
+    for candidate in path.parent.glob(f"{glob.escape('.' + stem)}.*{_TEMPORARY_SUFFIX}"):
+        match = form.fullmatch(candidate.name)
+        if match is None:
+            continue
+        pid = int(match.group(1))
+        if pid != os.getpid() and _running(pid):
             continue
         with contextlib.suppress(OSError):
             candidate.unlink()

@@ -207,15 +207,24 @@ def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
             f"{where}: truncated olboost file ({len(data)} bytes, the header alone needs "
             f"{start + length})"
         )
+    # the digest first: a header is trusted (a format version, a length) only in an intact file
+    intact = len(data) >= start + length + _DIGEST_BYTES and (
+        hashlib.sha256(data[:-_DIGEST_BYTES]).digest() == data[-_DIGEST_BYTES:]
+    )
     try:
         header = json.loads(data[start : start + length])
         version = header["format"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise ValueError(f"{where}: corrupt olboost file (unreadable header)") from None
     writer = header.get("olboost", "unknown") if isinstance(header, dict) else "unknown"
-    if version != FORMAT_VERSION:
+    if type(version) is not int or version != FORMAT_VERSION:
+        if not intact:
+            raise ValueError(
+                f"{where}: corrupt olboost file (SHA-256 digest mismatch; its header, which may "
+                f"be the corrupt part, gives format {version!r}, written by olboost {writer})"
+            )
         raise ValueError(
-            f"{where}: olboost file format {version} (written by olboost {writer}) cannot be "
+            f"{where}: olboost file format {version!r} (written by olboost {writer}) cannot be "
             f"read by olboost {__version__}, which reads format {FORMAT_VERSION}; load it with "
             f"olboost {writer}"
         )
@@ -224,14 +233,19 @@ def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
         raise ValueError(f"{where}: corrupt olboost file (unreadable header)")
     expected = start + length + size + _DIGEST_BYTES
     if len(data) < expected:
-        raise ValueError(f"{where}: truncated olboost file ({len(data)} of {expected} bytes)")
+        # (a cut file, most likely; its digest cannot tell it from a header whose length is
+        # corrupt)
+        raise ValueError(
+            f"{where}: truncated olboost file ({len(data)} of {expected} bytes"
+            f"{'' if intact else ', or a corrupt header'})"
+        )
     if len(data) > expected:
         raise ValueError(
             f"{where}: corrupt olboost file ({len(data) - expected} bytes after its end)"
         )
-    body, digest = data[:-_DIGEST_BYTES], data[-_DIGEST_BYTES:]
-    if hashlib.sha256(body).digest() != digest:
+    if not intact:
         raise ValueError(f"{where}: corrupt olboost file (SHA-256 digest mismatch)")
+    body = data[:-_DIGEST_BYTES]
     if header.get("kind") not in KINDS:
         raise ValueError(f"{where}: corrupt olboost file (unknown kind {header.get('kind')!r})")
     if writer != __version__:
@@ -248,6 +262,8 @@ def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
             f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "
             f"olboost {writer}, read by olboost {__version__}): {type(err).__name__}: {err}"
         ) from None
+    if header["kind"] == "run" and not (isinstance(obj, dict) and "model" in obj):
+        raise ValueError(f"{where}: not a run checkpoint (its content holds no model)")
     return header, obj
 
 

@@ -62,7 +62,8 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from olboost._version import __version__
@@ -176,13 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line on stderr)."""
     args = build_parser().parse_args(argv)
     try:
-        if not getattr(args, "json", False):
-            return args.func(args)
-        with contextlib.redirect_stdout(sys.stderr):
-            code = args.func(args)
-        if code == 0 and getattr(args, "record", None) is not None:
-            print(json.dumps(args.record, indent=2), flush=True)
-        return code
+        with _one_line_warnings():
+            return _call(args)
     except KeyboardInterrupt:
         print("olboost: interrupted", file=sys.stderr)
         return 130
@@ -192,3 +188,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, TypeError, ImportError, MemoryError) as err:
         print(f"olboost: error: {error_line(err)}", file=sys.stderr)
         return 2
+
+
+def _call(args: argparse.Namespace) -> int:
+    if not getattr(args, "json", False):
+        return args.func(args)
+    with contextlib.redirect_stdout(sys.stderr):
+        code = args.func(args)
+    if code == 0 and getattr(args, "record", None) is not None:
+        print(json.dumps(args.record, indent=2), flush=True)
+    return code
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Warnings said as errors are, in one line on stderr (``olboost: warning: ...``), not
+    with the file and source line Python shows by default."""
+    # the format, not the display: warnings recorded (pytest.warns, catch_warnings) stay so
+    formatted = warnings.formatwarning
+
+    def one_line(message: Any, category: type[Warning], *_: Any, **__: Any) -> str:
+        text = " ".join(str(message).split())
+        return f"olboost: warning: {text} ({category.__name__})\n"
+
+    warnings.formatwarning = one_line
+    try:
+        yield
+    finally:
+        warnings.formatwarning = formatted

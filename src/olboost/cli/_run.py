@@ -14,6 +14,7 @@ from typing import Any
 from olboost.cli._algorithms import (
     ALGORITHMS,
     COMMITTEES,
+    DEFAULT_FEATURES,
     Algorithm,
     _add_committee_options,
     _add_multiclass_options,
@@ -141,12 +142,18 @@ class _RunCheckpoint:
                   file=sys.stderr)  # fmt: skip
             return None
         state = load_run(self.path)
-        saved = state.get("run", {})
-        if saved != self.key:
+        saved = state.get("run")
+        if not isinstance(saved, dict) or "algorithm" not in saved or "progress" not in state:
+            raise ValueError(
+                f"--checkpoint {self.path}: not a checkpoint of olboost run (a run file written "
+                "by another program, or by olboost.checkpoint.save_run)"
+            )
+        saved, key = _effective(saved), _effective(self.key)
+        if saved != key:
             changed = [
-                f"{name} {saved.get(name)!r} there, {self.key.get(name)!r} here"
-                for name in sorted(set(saved) | set(self.key))
-                if saved.get(name) != self.key.get(name)
+                f"{name} {saved.get(name)!r} there, {key.get(name)!r} here"
+                for name in sorted(set(saved) | set(key))
+                if saved.get(name) != key.get(name)
             ]
             raise ValueError(
                 f"--checkpoint {self.path} holds a run with other options ({'; '.join(changed)}): "
@@ -164,6 +171,13 @@ class _RunCheckpoint:
         from olboost.checkpoint import save_run
 
         save_run({"model": model, "progress": progress, "run": self.key}, self.path)
+
+
+def _effective(key: dict[str, Any]) -> dict[str, Any]:
+    """A run's options as they act: no ``--features`` is :data:`DEFAULT_FEATURES` of them."""
+    if key.get("features", 0) is None:
+        return {**key, "features": DEFAULT_FEATURES}
+    return key
 
 
 def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ of the ``reproduce`` suites kept in their own packages (:mod:`olboost.ranking_ex
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import platform
@@ -77,6 +78,17 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
         raise ValueError(f"{option} -: give a file path (not standard output){instead}")
     target = Path(path)
     where = f"{option} {target}"
+    # a name longer than the file system takes failed only at the end (after a stat here
+    # that said so in Python's words)
+    try:
+        limit = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = 255
+    size = len(os.fsencode(target.name))
+    if size > limit:
+        raise OSError(
+            errno.ENAMETOOLONG, f"file name too long ({size} bytes; at most {limit} here)", where
+        )
     if target.is_dir():
         example = target / _EXAMPLE_NAMES.get(option, "results.json")
         raise IsADirectoryError(
@@ -94,8 +106,14 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     # os.access answers from the permission bits, and yes for root: a file system that takes no
     # new files (/proc, a read-only mount) failed only at the end, naming the temporary file the
     # output is written through. A file made and removed there says it before the run.
+    from olboost._atomic import _TEMPORARY_SUFFIX, temporary_prefix
+
     try:
-        handle, probe = tempfile.mkstemp(prefix=".olboost-check-", dir=parent)
+        # the form of the temporary file the output is written through (which a later
+        # remove_stale_temporaries removes if this process is killed before the unlink)
+        handle, probe = tempfile.mkstemp(
+            prefix=temporary_prefix(target), suffix=_TEMPORARY_SUFFIX, dir=parent
+        )
     except OSError as err:
         raise type(err)(
             err.errno, f"cannot create files in {parent} ({err.strerror})", where

@@ -168,9 +168,13 @@ class _OnlineBoostingBase(BaseEstimator):
         # The fitted booster travels as pickle bytes: a model loaded as a read-only memory map
         # (joblib's mmap_mode) would otherwise hold read-only arrays, which its compiled kernels
         # cannot update (partial_fit) and must be compiled again for (predict).
+        # The canonical pickle of olboost.checkpoint: equal adapters give equal bytes, however
+        # their booster was reached (a resumed one holds arrays with copied dtypes).
+        from olboost.checkpoint import dumps
+
         state = dict(super().__getstate__())
         if "booster_" in state:
-            state["booster_"] = _PickledBooster(pickle.dumps(state["booster_"], _PROTOCOL))
+            state["booster_"] = _PickledBooster(dumps(state["booster_"]))
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -184,9 +188,6 @@ class _OnlineBoostingBase(BaseEstimator):
         tags.input_tags.sparse = True
         tags.input_tags.allow_nan = self._missing_allowed(fitted=False)
         return tags
-
-
-_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 class _PickledBooster:
