@@ -38,8 +38,9 @@ class OnlineLearner(Estimator):
     #: Name of the parameter (and, with ``_``, of the learned attribute) holding the outputs.
     _outputs_param = "labels"
     # classes_ / labels_ were fixed from them at the first example: a new value was shown by
-    # get_params and repr while the model went on predicting (and refusing) the old ones
-    _fixed_once_started: tuple[str, ...] | None = ("classes", "labels")
+    # get_params and repr while the model went on predicting (and refusing) the old ones; the
+    # random streams were keyed from seed_ then, and went on drawing from the old seed
+    _fixed_once_started: tuple[str, ...] | None = ("classes", "labels", "seed")
 
     # NumPy's seed sequences, from which every random stream derives, take non-negative ints
     _param_constraints = {"seed": Interval(0, None, integer=True, allow_none=True)}

@@ -15,7 +15,8 @@ paper (Sec. 4 and 5):
 * **entropy**, ``F(w) = sum_j w_j log(n w_j)`` on the simplex, ``G(theta) = log sum_j
   exp(theta_j) - log n``, ``w = softmax(theta)``: with ``Q_{y,v}`` the weight ``w_y`` puts on the
   features whose value is ``v`` (``v`` among the distinct non-zero values of ``x``) and
-  ``R_y = 1 - sum_v Q_{y,v}`` the weight on the features that are zero,
+  ``R_y = 1 - sum_v Q_{y,v}`` the weight on the features that are zero (summed over them
+  where that difference would lose its digits, :func:`mass_off`),
   ``h_y(a) = log(R_y + sum_v Q_{y,v} e^{a v})`` (the paper's ``q_r`` is ``Q_{r,1}`` for a binary
   ``x``). Its derivative is the score ``<w_y(a), x>`` of the moved weights, its second
   derivative their variance of ``x``, so Lemma 1's ``<x, H x> <= 1/2`` holds whenever the
@@ -44,6 +45,7 @@ __all__ = [
     "group_values",
     "label_masses",
     "log_norm_exact",
+    "mass_off",
     "update_two_entropy",
     "update_two_squared",
 ]
@@ -63,6 +65,12 @@ _LOG1P_ABOVE = -0.5
 _NEWTON_ULPS = 4.0
 _NEWTON_MAX = 200
 _EPS = 2.220446049250313e-16
+
+#: Below this, a label's weight off the example ``R_y`` is summed over the zero features rather
+#: than taken as ``1 - sum Q`` (:func:`mass_off`): at ``2**-10`` the difference keeps about 9
+#: digits, beyond what any step needs, and the sum over the zero features, ``O(d)``, is paid
+#: only where a label's weight sits almost all on the example (large ``C``).
+_REST_EXACT_BELOW = 2.0**-10
 
 
 @numba.njit(cache=True)
@@ -106,15 +114,41 @@ def label_masses(
     R: np.ndarray,
 ) -> None:
     """Entropy weights of label ``y`` on each value group of the example, ``Q[:m, y]``, and on
-    the zero features, ``R[y] = 1 - sum Q[:m, y]`` (``w_y = exp(theta_y - log Z_y)``)."""
+    the zero features, ``R[y]`` (:func:`mass_off`; ``w_y = exp(theta_y - log Z_y)``)."""
     for g in range(m):
         Q[g, y] = 0.0
     for p in range(idx.shape[0]):
         Q[grp[p], y] += math.exp(theta[idx[p], y] - log_norm[y])
+    R[y] = mass_off(theta, log_norm, idx, y, Q[:m, y])
+
+
+@numba.njit(cache=True)
+def mass_off(
+    theta: np.ndarray, log_norm: np.ndarray, idx: np.ndarray, y: int, on: np.ndarray
+) -> float:
+    """The weight ``w_y`` puts on the features that are zero in the example (``idx``: its
+    non-zero features), ``R_y``, given its weights ``on`` on the example's value groups.
+
+    ``1 - sum(on)`` costs nothing, but is a difference of numbers near 1 when the label's
+    weight sits on the example: each term carries the rounding of ``theta - log Z``, up to about
+    ``1e-12`` (log Z's own error bound, ``2**-40``, and ``theta`` up to 3,000 or so), so a true
+    ``R_y`` of ``e^-40`` came out as 0, one of ``e^-600`` as ``1e-16``, and Update II's step (and
+    Update III's, and the change of ``log Z``) went wherever that rounding sent it. Below
+    :data:`_REST_EXACT_BELOW` the weight is summed over the zero features themselves, ``O(d)``,
+    which keeps its relative precision whatever its size."""
     rest = 1.0
-    for g in range(m):
-        rest -= Q[g, y]
-    R[y] = max(rest, 0.0)
+    for g in range(on.shape[0]):
+        rest -= on[g]
+    if rest >= _REST_EXACT_BELOW:
+        return rest
+    inside = np.zeros(theta.shape[0], dtype=np.bool_)
+    for p in range(idx.shape[0]):
+        inside[idx[p]] = True
+    total = 0.0
+    for j in range(theta.shape[0]):
+        if not inside[j]:
+            total += math.exp(theta[j, y] - log_norm[y])
+    return total
 
 
 @numba.njit(cache=True)
@@ -221,9 +255,12 @@ def update_two_entropy(
         g = gamma / c
         qr = Q[0, r] / (Q[0, r] + R[r])
         qs = Q[0, s] / (Q[0, s] + R[s])
-        qa = qr * (1.0 - qs) * (1.0 - g)
-        qb = -g * (qr * qs + (1.0 - qr) * (1.0 - qs))
-        qc = -qs * (1.0 - qr) * (1.0 + g)
+        # 1 - q as R / (Q + R): 1 - q_s is 0 for a label whose weight is all but e^-40 on x
+        ur = R[r] / (Q[0, r] + R[r])
+        us = R[s] / (Q[0, s] + R[s])
+        qa = qr * us * (1.0 - g)
+        qb = -g * (qr * qs + ur * us)
+        qc = -qs * ur * (1.0 + g)
         if qa <= 0.0:
             # g >= 1, q_r = 0 or q_s = 1: the scores' gap p_r - p_s stays below g, phi' > 0
             return C

@@ -41,6 +41,7 @@ from olboost.rankers._dual import (
     group_values,
     label_masses,
     log_norm_exact,
+    mass_off,
     update_two_entropy,
     update_two_squared,
 )
@@ -149,10 +150,7 @@ def _score_with_masses(
             s[y] += x * w
             q[y] += w
     for y in range(k):
-        rest = 1.0
-        for g in range(m):
-            rest -= Q[g, y]
-        R[y] = max(rest, 0.0)
+        R[y] = mass_off(theta, log_norm, idx, y, Q[:m, y])
 
 
 @numba.njit(cache=True)

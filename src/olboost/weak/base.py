@@ -107,6 +107,18 @@ class LearnerSetup:
     weight_multiplier: np.ndarray
 
 
+def _float64(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float64 array; a ``TypeError`` naming ``name`` for text, which NumPy
+    would read as numbers where it can ("1") and refuse in its own words where not."""
+    array = np.asarray(value)
+    if array.dtype.kind in "USV":
+        raise TypeError(f"{name} must hold numbers, got {array.dtype} values")
+    try:
+        return array.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must hold numbers ({err})") from None
+
+
 def draw_learner_setup(
     seed: int | None,
     n_learners: int,
@@ -305,7 +317,7 @@ class Committee(Estimator):
         conditions (:meth:`row_problem`). A committee not started raises a ``RuntimeError``
         saying so."""
         self._require_started()
-        x = np.asarray(x, dtype=np.float64)
+        x = _float64(x, "x")
         if x.shape != (self.n_attributes_,):
             raise ValueError(
                 f"x must be a vector of {self.n_attributes_} attributes, got shape {x.shape}"
@@ -319,6 +331,16 @@ class Committee(Estimator):
             # would make Numba compile each of them again for its layout
             x = x.copy()
         return x
+
+    def _check_weights(self, weights: np.ndarray) -> np.ndarray:
+        """``weights`` of :meth:`learn` as float64 of shape ``(n_learners, n_labels)``, or a
+        ``TypeError``/``ValueError`` naming them (nothing changes)."""
+        weights = _float64(weights, "weights")
+        if weights.shape != (self.n_learners_, self.n_labels_):
+            raise ValueError(
+                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
+            )
+        return weights
 
     def _require_started(self) -> None:
         if not self._started:

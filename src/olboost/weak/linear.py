@@ -396,11 +396,7 @@ class LinearCommittee(Committee):
 
         Raises ``ValueError``, leaving the committee untouched, on a bad ``x`` or ``weights``."""
         x = self._check_x(x)
-        weights = np.asarray(weights, dtype=np.float64)
-        if weights.shape != (self.n_learners_, self.n_labels_):
-            raise ValueError(
-                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
-            )
+        weights = self._check_weights(weights)
         self.learn_compiled(x, np.ascontiguousarray(weights))
 
     def make_room(self, status: int, demand: np.ndarray) -> None:

@@ -434,11 +434,7 @@ class VFDTCommittee(TreeArrays, Committee):
 
         Raises ``ValueError``, leaving the committee untouched, on a bad ``x`` or ``weights``."""
         x = self._check_x(x)
-        weights = np.asarray(weights, dtype=np.float64)
-        if weights.shape != (self.n_learners_, self.n_labels_):
-            raise ValueError(
-                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
-            )
+        weights = self._check_weights(weights)
         with self.running():
             self.learn_compiled(x, weights)
 
