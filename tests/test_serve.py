@@ -606,3 +606,81 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(tmp_path: Path) -
     finally:
         fail.set()
         service.close()
+
+
+def test_the_estimated_rank_loss_is_unbiased_for_the_models_rankings() -> None:
+    """By exact expectation over every draw of uniform exploration: the ratio estimates the
+    rank loss of the model's ranking. Weighting the display's order instead (the draw's
+    order, random when it explores) gave 0.5 for a model that ranks the relevant label last."""
+    import itertools
+    import math
+
+    from olboost.feedback.exploration import UniformExploration
+    from olboost.metrics import rank_loss
+    from olboost.serve.stats import estimated_loss
+    from olboost.serve.store import ImpressionRecord
+
+    m, k, rho = 5, 2, 0.02
+    scores = np.array([0.9, 0.7, 0.5, 0.5, 0.1])  # the model's; one tie
+    det = list(np.argsort(-scores, kind="stable"))
+    explore = UniformExploration(rho)
+    probs = explore.pair_probabilities(det, k)
+    draws = [(tuple(det), 1 - rho)] + [
+        (r, rho / math.factorial(m)) for r in itertools.permutations(det)
+    ]
+    for relevant in ({4}, {2}, {1, 3}, {0, 4}):
+        clicked = np.isin(np.arange(m), sorted(relevant))
+        misordered = pairs = 0.0
+        for ranking, p in draws:
+            shown = np.array(ranking[:k])
+            record = ImpressionRecord(
+                id=0, public_id="i", created=0.0, expires=1.0, round=1, key=0,
+                x=np.zeros(1), shown=shown, probs=probs[np.ix_(shown, shown)],
+                own=scores[shown],
+            )  # fmt: skip
+            a, b = estimated_loss(record, clicked[shown])
+            misordered += p * a
+            pairs += p * b
+        n_pairs = len(relevant) * (m - len(relevant))
+        # the expected numerator is the model's misordered pairs, the denominator their count
+        assert pairs == pytest.approx(n_pairs, rel=1e-12)
+        assert misordered / pairs == pytest.approx(rank_loss(scores, clicked), rel=1e-12)
+
+
+def test_a_log_of_schema_version_1_is_migrated(tmp_path: Path) -> None:
+    from olboost.serve.stats import estimated_loss
+    from olboost.serve.store import SCHEMA_VERSION, Store
+
+    path = tmp_path / "store"
+    path.mkdir()
+    db = sqlite3.connect(path / "log.sqlite")
+    db.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE impressions (id INTEGER PRIMARY KEY, public_id TEXT NOT NULL UNIQUE, "
+        "created REAL NOT NULL, expires REAL NOT NULL, round INTEGER NOT NULL, "
+        "draw_key TEXT NOT NULL, x BLOB NOT NULL, shown BLOB NOT NULL, probs BLOB);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+    )
+    db.execute(
+        "INSERT INTO impressions VALUES (1, '1-a', 0.0, 9e9, 1, '0', ?, ?, NULL)",
+        (np.zeros(2).tobytes(), np.array([1, 0], dtype="<i8").tobytes()),
+    )
+    db.commit()
+    db.close()
+    store = Store(path)
+    assert SCHEMA_VERSION == 2 and store.meta("schema_version") == "2"
+    old, answered = store.impression("1-a")
+    assert old.own is None and answered is None
+    # no scores of the model: the estimate counts no pair of it
+    assert estimated_loss(old, np.array([True, False])) == (0.0, 0.0)
+
+
+def test_an_impression_carries_the_models_scores_of_the_labels_shown() -> None:
+    import olboost as ob
+
+    model = ob.TopkAdaptive(ob.VFDTCommittee(n_features=2), learners=3, k=2, labels=4, seed=1)
+    x = features(WIDTH, 3)
+    model.learn_one(x, {1, 2})
+    impression = model.show_one(x)  # key 0, as score_one's
+    values = list(model.score_one(x).values())
+    assert impression.scores.tolist() == [values[i] for i in impression.shown]

@@ -111,23 +111,26 @@ class TopkBooster(RankingBooster):
         xv, names = self._check_x(x)
         if not self._started:
             self._start(xv.shape[0], names, first=xv)
-        ranking, probs, explored = self._show(xv, extra)
+        ranking, probs, explored, scores = self._show(xv, extra)
         labels = self._outputs()
         order = tuple(labels[i] for i in ranking)
+        shown = ranking[: self.k].copy()
         return Impression(
             ranking=order,
             labels=order[: self.k],
-            shown=ranking[: self.k].copy(),
+            shown=shown,
             probs=probs,
             round=self.t_ + 1,
             key=extra,
             explored=explored,
             source=self.model_id_,
+            scores=scores[shown],
         )
 
-    def _show(self, xv: np.ndarray, key: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    def _show(self, xv: np.ndarray, key: int) -> tuple[np.ndarray, np.ndarray, bool, np.ndarray]:
         """The randomised ranking of round ``t_ + 1`` under ``key`` (label indices), the shown
-        labels' pair probabilities and whether the draw explored."""
+        labels' pair probabilities, whether the draw explored, and the model's own scores,
+        which the draw randomised."""
         m, k = len(self._outputs()), self.k
         scores = np.empty(m)
         ranking = np.empty(m, dtype=np.int64)
@@ -136,11 +139,11 @@ class TopkBooster(RankingBooster):
             self._predictions(xv), self.t_ + 1, self._step_state(), np.uint64(key),
             scores, ranking, probs,
         )  # fmt: skip
-        return ranking, probs, bool(explored)
+        return ranking, probs, bool(explored), scores
 
     def _stream_scores(self, xv: np.ndarray) -> np.ndarray:
         # the simulated user of the array paths sees the draw without a key, as the driver's step
-        ranking, _, _ = self._show(xv, 0)
+        ranking, _, _, _ = self._show(xv, 0)
         out = np.empty(ranking.shape[0])
         K._display_scores(ranking, out)
         return out

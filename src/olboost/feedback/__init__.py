@@ -144,6 +144,11 @@ class Impression:
         Whether the draw explored (for diagnostics; the estimates do not use it).
     source
         The id of the model that showed it.
+    scores
+        The model's scores of the shown labels (in display order): its own order of them,
+        which the draw may have changed. An unbiased estimate of the model's loss (eq. 1)
+        compares the feedback with this order, not with the display's, whose order depends on
+        the draw.
     """
 
     ranking: tuple[Hashable, ...]
@@ -154,6 +159,7 @@ class Impression:
     key: int
     explored: bool
     source: str
+    scores: np.ndarray | None = None
 
     def feedback(self, clicked: Iterable[Hashable]) -> TopkFeedback:
         """The feedback of a user who found the labels ``clicked`` relevant (a subset of

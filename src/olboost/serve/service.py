@@ -288,14 +288,17 @@ class Service(LogWriter, Learner):
             if self._fused is not None:  # show_one in one call
                 ranking, probs, _ = self._fused.show(x, key)
                 shown, round_ = ranking[: self.config.k].copy(), self.model.t_ + 1
+                own = self._fused.scores[shown]
             elif self.config.topk:
                 impression = self.model.show_one(x, key)
                 ranking = impression.ranking
                 shown, probs, round_ = impression.shown, impression.probs, impression.round
+                own = impression.scores
             else:
                 s = np.fromiter(self.model.score_one(x).values(), float, len(self._index))
                 ranking = np.argsort(-s, kind="stable")
                 shown, probs, round_ = ranking[: self.config.k].copy(), None, self.model.t_ + 1
+                own = s[shown]
             scores = self.model.score_one(x) if want_scores else None
             now = self.clock()
             # the process's nonce tells apart two impressions of one number, the second shown
@@ -304,6 +307,7 @@ class Service(LogWriter, Learner):
             record = ImpressionRecord(
                 id=seq, public_id=public_id, created=now, expires=now + self.impression_ttl,
                 round=round_, key=key, x=x, shown=np.asarray(shown, dtype=np.int64), probs=probs,
+                own=own,
             )  # fmt: skip
             # filled below: the future, the writer's answer, is not seen before this returns
             response: dict[str, Any] = {}
@@ -398,7 +402,7 @@ class Service(LogWriter, Learner):
 
     def series(self) -> dict[str, Any]:
         """The status page's data: per point, the time, feedback learned, the running estimate
-        of the rank loss of the rankings shown (:func:`~olboost.serve.stats.estimated_loss`) and
+        of the rank loss of the model's rankings (:func:`~olboost.serve.stats.estimated_loss`) and
         the click-through rate since the previous point."""
         return self.stats.status_series(self.clock)
 

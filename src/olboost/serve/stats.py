@@ -1,5 +1,5 @@
 """The service's counters (:class:`Stats`): what ``/metrics``, ``/health`` and the status page
-report, and the estimate of the rank loss of the rankings shown that they follow."""
+report, and the estimate of the rank loss of the model's rankings that they follow."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class Stats:
 
     def status_series(self, clock: Callable[[], float]) -> dict[str, Any]:
         """The status page's data: per point, the time, feedback learned, the running estimate
-        of the rank loss of the rankings shown (:func:`estimated_loss`) and the click-through
+        of the rank loss of the model's rankings (:func:`estimated_loss`) and the click-through
         rate since the previous point; the last point is now (``clock()``)."""
         s = self
         with s.lock:
@@ -122,21 +122,34 @@ class Stats:
 
 def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float, float]:
     """``(misordered, pairs)`` of one feedback: the relevant/irrelevant pairs among the
-    labels shown, and those shown in the wrong order (the irrelevant label above), each
-    weighted by the inverse of the probability that the draw showed both (eq. 1 of Raman et
-    al. 2020; 1 with full feedback). Summed over feedback, their ratio estimates the rank
-    loss of the rankings shown, pair-weighted, in [0, 1]."""
+    labels shown, and those the model's own scores put in the wrong order (the irrelevant
+    label above; a tie counts one half), each weighted by the inverse of the probability that
+    the draw showed both (eq. 1 of Raman et al. 2020; 1 with full feedback). Summed over
+    feedback, their ratio estimates the pair-weighted rank loss of the model's rankings, in
+    [0, 1].
+
+    The order compared is the model's (``record.own``), not the display's: a pair is seen with
+    a probability that depends on the model's ranking, and when the draw explored its display
+    order is random, so weighting display orders estimates nothing (a model burying every
+    relevant label gave 0.5 instead of 1). An impression logged without the model's scores
+    (a log of schema version 1) counts no pair."""
+    if record.own is None:
+        return 0.0, 0.0
     k = record.shown.shape[0]
     if record.probs is None:
         rel, probs = clicked[record.shown], np.ones((k, k))
     else:
         rel, probs = clicked, record.probs
+    own = record.own
     misordered = pairs = 0.0
     for i in np.flatnonzero(rel).tolist():
         for j in np.flatnonzero(~rel).tolist():
-            pairs += 1.0 / probs[i, j]
-            if j < i:  # the irrelevant label was shown above the relevant one
-                misordered += 1.0 / probs[i, j]
+            weight = 1.0 / probs[i, j]
+            pairs += weight
+            if own[j] > own[i]:
+                misordered += weight
+            elif own[j] == own[i]:
+                misordered += 0.5 * weight
     return misordered, pairs
 
 
@@ -169,7 +182,7 @@ def metrics_table(
         ("click_through_rate", "gauge", "Clicks per shown label, feedback learned.",
          [("", s.clicks / s.shown if s.shown else 0.0)]),
         ("estimated_rank_loss", "gauge",
-         "Estimated rank loss of the rankings shown (inverse-propensity ratio, running).",
+         "Estimated rank loss of the model's rankings (inverse-propensity ratio, running).",
          [("", s.loss_sum / s.pairs_sum if s.pairs_sum else 0.0)]),
         ("learn_queue", "gauge", "Feedback committed, not learned yet.",
          [("", learn_queue)]),

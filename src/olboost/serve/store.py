@@ -56,7 +56,7 @@ __all__ = [
 SYNCHRONOUS = ("full", "normal")
 
 #: Version of the log's tables; a store of another version is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS impressions (
     draw_key TEXT NOT NULL,
     x BLOB NOT NULL,
     shown BLOB NOT NULL,
-    probs BLOB
+    probs BLOB,
+    own BLOB
 );
 CREATE TABLE IF NOT EXISTS feedback (
     seq INTEGER PRIMARY KEY,
@@ -102,6 +103,9 @@ class ImpressionRecord:
     probs
         The logged pair probabilities ``(k, k)`` of a top-k booster; ``None`` for a
         full-feedback model.
+    own
+        The model's scores of the shown labels (display order): its own order of them, which
+        the draw may have changed (``None`` in a log of schema version 1).
     """
 
     id: int
@@ -113,6 +117,7 @@ class ImpressionRecord:
     x: np.ndarray
     shown: np.ndarray
     probs: np.ndarray | None
+    own: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,7 +144,7 @@ def feedback_of(model: Any, record: ImpressionRecord, clicked: np.ndarray) -> An
 
 
 def _row_impression(row: tuple) -> ImpressionRecord:
-    id_, public_id, created, expires, round_, key, x, shown, probs = row
+    id_, public_id, created, expires, round_, key, x, shown, probs, own = row
     shown_a = np.frombuffer(shown, dtype="<i8").astype(np.int64)
     k = shown_a.shape[0]
     return ImpressionRecord(
@@ -152,11 +157,12 @@ def _row_impression(row: tuple) -> ImpressionRecord:
         x=np.frombuffer(x, dtype="<f8").astype(np.float64),
         shown=shown_a,
         probs=None if probs is None else np.frombuffer(probs, dtype="<f8").reshape(k, k).copy(),
+        own=None if own is None else np.frombuffer(own, dtype="<f8").astype(np.float64),
     )
 
 
 _IMPRESSION_COLUMNS = "i.id, i.public_id, i.created, i.expires, i.round, i.draw_key, i.x, " \
-    "i.shown, i.probs"  # fmt: skip
+    "i.shown, i.probs, i.own"  # fmt: skip
 
 
 class Store:
@@ -193,10 +199,16 @@ class Store:
             self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
+            version = self.meta("schema_version")
+            if version == "1":
+                # version 2 logs the model's own scores of the shown labels (the estimated
+                # rank loss compares clicks with them); version 1's impressions have none
+                self.db.execute("ALTER TABLE impressions ADD COLUMN own BLOB")
+                self.set_meta("schema_version", "2")
+                version = "2"
         except sqlite3.DatabaseError as err:
             self.db.close()
             raise ValueError(f"{log}: not a readable olboost log ({err})") from None
-        version = self.meta("schema_version")
         if version is None:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
         elif int(version) != SCHEMA_VERSION:
@@ -300,11 +312,12 @@ class Store:
     def insert_impression(self, r: ImpressionRecord) -> None:
         self.db.execute(
             "INSERT INTO impressions (id, public_id, created, expires, round, draw_key, x, "
-            "shown, probs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "shown, probs, own) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 r.id, r.public_id, r.created, r.expires, r.round, str(r.key),
                 r.x.astype("<f8").tobytes(), r.shown.astype("<i8").tobytes(),
                 None if r.probs is None else r.probs.astype("<f8").tobytes(),
+                None if r.own is None else r.own.astype("<f8").tobytes(),
             ),
         )  # fmt: skip
 
