@@ -175,3 +175,47 @@ def test_clone_include_attributes_keeps_the_learned_state():
     assert copy.deepcopy(model).predict_proba_one(stream[0][0]) == model.predict_proba_one(
         stream[0][0]
     )
+
+
+def test_a_model_that_learned_from_dicts_reads_matrices_by_column_name():
+    # River's iter_array gives keys 0..11, which sort 0, 1, 10, 11, 2, ...: predict(X) read
+    # column 2 as key 10 (accuracy 0.50 where predict_one gave 1.0), and learn(X) learned so
+    pd = pytest.importorskip("pandas")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 12))
+    y = (X[:, 2] > 0).astype(int)
+    model = AdaBoostOLM(learners=3, seed=1, classes=[0, 1])
+    for row, label in zip(X[:100], y[:100], strict=True):
+        model.learn_one(dict(enumerate(row)), int(label))
+    before = pickle.dumps(model)
+    for call in (model.predict, model.votes, lambda X: model.learn(X, y[: len(X)])):
+        with pytest.raises(ValueError, match="matrix without column names"):
+            call(X)
+    with pytest.raises(ValueError, match="lacks the columns 11"):
+        model.predict(pd.DataFrame(X[:, :11]))
+    assert pickle.dumps(model) == before
+    frame = pd.DataFrame(X[:, ::-1], columns=list(range(11, -1, -1)))  # named, other order
+    one = [model.predict_one(dict(enumerate(row))) for row in X]
+    assert model.predict(frame).tolist() == one
+
+
+def test_clone_deep_copies_the_new_parameters():
+    # kept by reference: models of river.utils.expand_param_grid shared one committee, and a
+    # set_params on one changed another, started or not
+    from river import utils
+
+    committee = VFDTCommittee(n_features=5)
+    classes = ["a", "b"]
+    m1 = AdaBoostOLM(learners=3, seed=1).clone({"committee": committee, "classes": classes})
+    m2 = AdaBoostOLM(learners=3, seed=2).clone({"committee": committee, "classes": classes})
+    assert m1.committee is not committee and m1.committee is not m2.committee
+    m1.set_params(committee__n_features=2)
+    classes.append("c")
+    assert m2.committee.n_features == 5 and m1.classes == ["a", "b"]
+    grid = utils.expand_param_grid(
+        AdaBoostOLM(learners=3, seed=1, classes=2),
+        {"committee": [VFDTCommittee(n_features=4)], "learners": [2, 3]},
+    )
+    assert grid[0].committee is not grid[1].committee

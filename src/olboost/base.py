@@ -136,6 +136,11 @@ class Estimator:
                     if isinstance(current, value[0]) and hasattr(current, "clone")
                     else value[0](**value[1])
                 )
+            else:
+                # deep-copied as River's clone does: the models expand_param_grid builds from
+                # one value would share one committee, and a set_params on one would reach
+                # into another (past its fixed-once-started parameters)
+                value = copy.deepcopy(value)
             params[name] = value
         clone = type(self)(**params)
         if include_attributes:

@@ -26,8 +26,11 @@ parameters that are themselves estimators (a booster's committee).
 
 **Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value,
 in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
-The features of dict input are fixed by the first example, as in River: a later dict may omit
-some of them (they are missing) and may hold keys not seen then, which are ignored. Any other
+The features of dict input are fixed by the first example (River's own linear models and trees
+take features that appear later; these models, whose weak learners each draw a feature subset at
+the start, do not): a later dict may omit some of them (they are missing) and may hold keys not
+seen then, which are ignored. A learner started on dicts reads a matrix by column name (a
+DataFrame with those columns, in any order), never a plain array by position. Any other
 learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
 and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 """

@@ -230,10 +230,42 @@ class OnlineLearner(Estimator):
         )
 
     def _check_X(self, X: Any) -> Rows:
+        names = self.__dict__.get("feature_names_in_") if self._started else None
+        columns = _frame_columns(X)
+        if names is not None and columns != names:
+            # the model learned from dicts: a matrix is read by column name, never by
+            # position (River's iter_array gives keys 0..11, which sort 0, 1, 10, 11,
+            # 2, ...: column 2 was read as key 10)
+            name = type(self).__name__
+            if columns is None:
+                raise ValueError(
+                    f"{name}: X is a matrix without column names, but the model's features are "
+                    f"named ({_shown_names(names)}): give dicts, or a DataFrame with those "
+                    "columns"
+                )
+            absent = [n for n in names if n not in set(columns)]
+            if absent:
+                raise ValueError(
+                    f"{name}: X lacks the columns {_shown_names(absent)} of the model's features"
+                )
+            X = X[names]
         rows = Rows.of(X, type(self).__name__, self._missing_allowed())
         n_features = self.n_features_in_ if self._started else None
         check_width("X", rows.d, n_features, type(self).__name__)
         return rows
+
+
+def _frame_columns(X: Any) -> list[Hashable] | None:
+    """The column names of a pandas DataFrame (``None`` for any other matrix)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "to_numpy"):
+        return None
+    return list(columns)
+
+
+def _shown_names(names: list[Hashable], limit: int = 5) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (", ..." if len(names) > limit else "")
 
 
 class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
