@@ -312,6 +312,20 @@ def test_equal_models_pickle_to_equal_bytes_and_take_each_others_impressions(cls
     with pytest.raises(ValueError, match="another model"):
         other.learn_one(X[0], a.show_one(X[0]).feedback([]))
 
+    # a twin not started yet (built alike, or restored from before its first example) takes
+    # the impressions of its started twin: the id is what the model will have (it refused
+    # them, "this model 'not started'", so a log replayed into a fresh model failed at once)
+    def fresh(seed):
+        return cls(VFDTCommittee(n_features=3), learners=4, seed=seed, labels=6, k=3, rho=0.2)
+
+    first = fresh(2)
+    impression = first.show_one(X[0])
+    twin = fresh(2)
+    twin.learn_one(X[0], impression.feedback([impression.labels[0]]))
+    assert twin.model_id_ == first.model_id_
+    with pytest.raises(ValueError, match="not started, its seed drawn at the start"):
+        fresh(None).learn_one(X[0], impression.feedback([]))
+
 
 # ------------------------------------------------------------------------------ Monte Carlo
 

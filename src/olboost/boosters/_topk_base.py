@@ -85,12 +85,12 @@ class TopkBooster(RankingBooster):
     def _init_topk(self) -> None:
         raise NotImplementedError
 
-    def _making(self) -> str:
+    def _making(self, seed: int | None = None) -> str:
         """What makes the model's results: its class, the parameters (the seed drawn, not
-        ``None``; the committee's by name, but not its thread count, which changes no bit) and
-        the labels."""
+        ``None``, or ``seed`` before the start; the committee's by name, but not its thread
+        count, which changes no bit) and the labels."""
         params = self.get_params(deep=True)
-        params["seed"] = self.seed_
+        params["seed"] = self.seed_ if seed is None else seed
         kept = {
             name: value
             for name, value in params.items()
@@ -174,8 +174,9 @@ class TopkBooster(RankingBooster):
 
     def _n_predicted(self, k: int) -> int:
         """``predict_one`` marks the booster's top ``k`` (the parameter) relevant: the labels it
-        shows when it does not explore. The label cardinality other ranking learners cut at is
-        hidden from a top-k booster, which learns only the relevance of the labels it shows."""
+        shows when it does not explore, under the key 0. The label cardinality other ranking
+        learners cut at is hidden from a top-k booster, which learns only the relevance of the
+        labels it shows."""
         return self.k
 
     def _count_targets(self, Y: np.ndarray) -> None:
@@ -211,12 +212,23 @@ class TopkBooster(RankingBooster):
                 f"{name}: the feedback names a label index outside the label set 0..{m - 1}: "
                 f"{feedback.shown.tolist()}"
             )
-        if feedback.source is not None and feedback.source != self.__dict__.get("model_id_"):
+        own = self._model_id()
+        if feedback.source is not None and feedback.source != own:
+            this = "not started, its seed drawn at the start" if own is None else repr(own)
             raise ValueError(
                 f"{name}: the feedback answers an impression of another model "
-                f"(source {feedback.source!r}, this model "
-                f"{self.__dict__.get('model_id_', 'not started')!r})"
+                f"(source {feedback.source!r}, this model {this})"
             )
+
+    def _model_id(self) -> str | None:
+        """``model_id_``, or before the start the id the model will have (a twin built alike,
+        or restored from before its first example, takes its twin's impressions); ``None``
+        before the start of a model without a seed, whose seed and id are drawn then."""
+        if "model_id_" in self.__dict__:
+            return self.model_id_
+        if self.seed is None:
+            return None
+        return hashlib.sha256(self._making(self.seed).encode()).hexdigest()[:32]
 
     def estimated_costs(
         self, x: Mapping | Sequence | np.ndarray, feedback: TopkFeedback

@@ -16,8 +16,11 @@ the relevance of the ``k`` labels it showed. Two ways to use one:
   ``river.evaluate.progressive_val_score``).
 
 ``predict_one(x)`` (River's multi-label prediction) marks relevant the ``k`` labels the booster
-ranks highest by its scores: the ``k`` it shows when it does not explore. It draws nothing, so it
-changes no later result.
+ranks highest by its scores: the ``k`` it shows when it does not explore under the key 0 (a
+``show_one`` without a key). Top-k Adaptive with ``predict_with="sampled"`` draws its expert
+from the caller's key, so under another key its unexplored top ``k`` may differ; the impression
+of each ranking shown holds the scores it came from (``Impression.scores``). It draws nothing,
+so it changes no later result.
 """
 
 from __future__ import annotations
