@@ -651,6 +651,10 @@ def draw_matrix(
         verdict = worst(verdict, float_verdict(v, info, col))
     if flaw == 3:
         return X.ravel(), BAD, n, None  # 1-D
+    if info["started"] and info["keys"] is not None:
+        # a model started on dicts reads a matrix by column name (a DataFrame): these have
+        # none, and were read by position (sorted keys against columns)
+        verdict, committee_row = BAD, None
     form = int(rng.integers(0, 4))
     if form == 1:
         X = sp.csr_array(X)
