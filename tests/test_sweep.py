@@ -311,3 +311,21 @@ def test_a_task_whose_warm_up_fails_fails_alone(tmp_path):
     assert list(done.failures) == [gone.id] and "gone.arff" in done.failures[gone.id]
     assert done.ran == 1 and done.records[0] is not None and done.records[1] is None
     assert [p.name for p in results.glob("*.json")] == [good.filename]
+
+
+def test_one_data_file_spelled_two_ways_is_one_task(tmp_path, monkeypatch):
+    from test_evaluate_cli import ARFF, XML
+
+    rows = [f"{a / 10:.1f},{b / 10:.1f},{a % 2},{b % 2},{(a + b) % 2}" for a in range(6)
+            for b in range(6)]  # fmt: skip
+    (tmp_path / "t.arff").write_text(ARFF + "\n".join(rows) + "\n")
+    (tmp_path / "t.xml").write_text(XML)
+    monkeypatch.chdir(tmp_path)
+    spec = {
+        "algorithms": ["ada-olmr"],
+        "params": {"learners": 2},
+        "datasets": [{"name": "t.arff", "labels": "t.xml"},
+                     {"name": "./t.arff", "labels": str(tmp_path / "t.xml")}],
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="named twice"):
+        sw.tasks_from_spec(spec)

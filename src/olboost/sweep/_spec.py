@@ -256,8 +256,9 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
                 params = tuple(zip(names, point, strict=True))
                 first = Task(algorithm, dataset, seeds[0], params, curve)
                 args = _check(first, f"{where}: {algorithm} on {dataset}", data)
-                # as olboost run reads it: 4 and "4", 1 and 1.0 are one run under two ids
-                run = repr(sorted((k, v) for k, v in vars(args).items() if k != "given_options"))
+                # as olboost run reads it: 4 and "4", 1 and 1.0, data/a.arff and ./data/a.arff
+                # are one run under two ids
+                run = repr(sorted(_as_run(args).items()))
                 if run in runs:
                     raise ValueError(
                         f"{where}: the task {first.argv} is named twice (as {runs[run]})"
@@ -267,6 +268,16 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
     if len({task.id for task in tasks}) < len(tasks):
         raise ValueError(f"{where}: a seed is named twice in {seeds}")
     return tasks
+
+
+def _as_run(args: argparse.Namespace) -> dict[str, Any]:
+    """What a task runs: its parsed options, with each file it reads by its resolved path."""
+    run = {k: v for k, v in vars(args).items() if k != "given_options"}
+    for option in ("dataset", "labels", "test"):
+        value = run.get(option)
+        if isinstance(value, str) and Path(value).is_file():
+            run[option] = str(Path(value).resolve())
+    return run
 
 
 def _run_options() -> dict[str, argparse.Action]:
