@@ -487,3 +487,66 @@ def test_splits_that_fit_still_run_and_a_started_model_checks_its_width():
         ):
             train_test(model, tr, te)
         assert pickle.dumps(model) == before
+
+
+def _strict(text: str):
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_record_is_strict_json_when_a_loss_is_undefined(tmp_path, capsys):
+    # no test row has a relevant/irrelevant pair: rank_loss_skip is NaN, which json.dumps
+    # wrote as the bare NaN that strict parsers (jq, JavaScript) refuse
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.3f},{b:.3f},{int(a > 0)},{int(b > 0)},{int(a + b > 0)}"
+            for a, b in rng.normal(size=(40, 2))]  # fmt: skip
+    (tmp_path / "t.arff").write_text(ARFF + "\n".join(rows) + "\n")
+    (tmp_path / "z.arff").write_text(ARFF + "0.1,0.2,0,0,0\n0.3,0.1,1,1,1\n")
+    (tmp_path / "t.xml").write_text(XML)
+    out = tmp_path / "r.json"
+    argv = ["run", "--dataset", str(tmp_path / "t.arff"), "--labels", str(tmp_path / "t.xml"),
+            "--test", str(tmp_path / "z.arff"), "--learners", "3", "--no-progress"]  # fmt: skip
+    assert main([*argv, "--output", str(out)]) == 0
+    record = _strict(out.read_text())
+    assert record["rank_loss_skip"] is None and record["n_skipped"] == 2
+    capsys.readouterr()
+    assert main([*argv, "--json"]) == 0
+    assert _strict(capsys.readouterr().out)["rank_loss_skip"] is None
+
+
+def test_a_stream_that_is_no_stream_is_refused_before_anything_is_learned():
+    import pickle
+
+    from olboost import AdaOLMR, VFDTCommittee
+    from olboost.datasets import load
+    from olboost.evaluate import prequential, train_test
+
+    data = load("emotions")
+    model = AdaOLMR(VFDTCommittee(n_features=5), learners=3, seed=1)
+    model.learn(data.train.X[:5], data.train.Y[:5])
+    before = pickle.dumps(model)
+    # the train split was learned whole, then the test pass failed: "not enough values to
+    # unpack (expected 2, got 1)"
+    for train, test in ((data.train, "emotions"), (data.train.X, data.test), (data.train, b"x")):
+        with pytest.raises(TypeError, match="must be a data set .* or an iterable of"):
+            train_test(model, train, test)
+    with pytest.raises(TypeError, match="the stream must be a data set"):
+        prequential(model, data.test.X)
+    assert pickle.dumps(model) == before
+
+
+def test_resumable_hands_each_checkpoint_a_snapshot():
+    # one live Progress, mutated: a callback that kept it resumed "earlier" checkpoints from
+    # the end
+    from olboost import AdaOLMR, VFDTCommittee
+    from olboost.datasets import load
+    from olboost.evaluate import resumable
+
+    data = load("emotions")
+    saved = []
+    resumable(AdaOLMR(VFDTCommittee(n_features=5), learners=3, seed=1), data.train, data.test,
+              every=200, on_checkpoint=saved.append)  # fmt: skip
+    assert [p.done for p in saved] == [200, 400, 593]
+    assert len({id(p.records) for p in saved}) == 3

@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import sys
 import warnings
@@ -88,6 +87,7 @@ from olboost.cli._shared import (
 )
 from olboost.cli._shared import _environment as _environment
 from olboost.cli._shared import cell_key as cell_key
+from olboost.cli._shared import record_json as record_json
 from olboost.cli._shared import show_progress as show_progress
 
 __all__ = [
@@ -196,7 +196,7 @@ def _call(args: argparse.Namespace) -> int:
     with contextlib.redirect_stdout(sys.stderr):
         code = args.func(args)
     if code == 0 and getattr(args, "record", None) is not None:
-        print(json.dumps(args.record, indent=2), flush=True)
+        print(record_json(args.record), end="", flush=True)
     return code
 
 

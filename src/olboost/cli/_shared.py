@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import math
 import os
 import platform
 import re
@@ -123,6 +124,24 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     return target
 
 
+def record_json(record: Any) -> str:
+    """A record as JSON text (RFC 8259, which has no NaN or infinity): a number that is not
+    finite, such as the rank loss of a split without a relevant/irrelevant pair, is ``null``.
+    Python's ``json`` would write the bare ``NaN`` that strict parsers (``jq``, JavaScript)
+    refuse."""
+    return json.dumps(_finite(record), indent=2, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def write_record(
     args: argparse.Namespace, record: dict[str, Any], path: str | os.PathLike[str] | None = None
 ) -> None:
@@ -132,7 +151,7 @@ def write_record(
     if target:
         from olboost.checkpoint import atomic_write
 
-        atomic_write(target, (json.dumps(record, indent=2) + "\n").encode())
+        atomic_write(target, record_json(record).encode())
     args.record = record
 
 

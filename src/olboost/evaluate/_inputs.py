@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import numbers
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 #: The kinds of feedback the protocols simulate (``feedback=`` of :func:`train_test`).
@@ -65,6 +65,29 @@ def _check_loops(loops: Any, train: Any) -> int:
             "iterator: pass a data set or a sequence of (x, y) pairs"
         )
     return loops
+
+
+def _require_stream(stream: Any, role: str) -> None:
+    """Refuse what is no stream before anything is learned: a protocol reads a data set, or an
+    iterable of ``(x, y)`` pairs. Text is iterable, and an array is an iterable of rows: either
+    was taken, the model learned the splits before it, and the pass failed on its first
+    item with Python's "not enough values to unpack"."""
+    if _is_dataset(stream) or _is_classification_data(stream):
+        return
+    what = None
+    if isinstance(stream, str | bytes | bytearray):
+        what = f"a {type(stream).__name__} ({stream[:40]!r})"
+    elif hasattr(stream, "shape") and hasattr(stream, "dtype"):  # NumPy and SciPy arrays
+        what = f"an array of shape {getattr(stream, 'shape', None)}"
+    elif isinstance(stream, Mapping):
+        what = "a mapping"
+    elif not isinstance(stream, Iterable):
+        what = f"a {type(stream).__name__}, which is not iterable"
+    if what is not None:
+        raise TypeError(
+            f"the {role} must be a data set (olboost.datasets) or an iterable of (x, y) pairs, "
+            f"got {what}; arrays go to the model's score_then_learn / predict_then_learn"
+        )
 
 
 def _require_examples(stream: Any, role: str) -> None:

@@ -16,6 +16,7 @@ from olboost.evaluate._inputs import (
     _peel,
     _progress,
     _require_examples,
+    _require_stream,
 )
 from olboost.evaluate._loops import _prequential, _train_test, check_splits
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
@@ -87,6 +88,8 @@ def train_test(
             f"train_test evaluates multi-label rankers; {type(model).__name__} is a multiclass "
             "classifier, evaluated with prequential"
         )
+    _require_stream(train, "train split")
+    _require_stream(test, "test split")
     mode = _feedback_mode(model, feedback, k)
     loops = _check_loops(loops, train)
     _require_examples(test, "test stream")
@@ -126,6 +129,7 @@ def prequential(
     (length 0), a ``feedback`` or ``k`` that does not fit the model, or a data set the model
     would refuse a row of (checked whole, before anything is learned) is a ``ValueError``.
     """
+    _require_stream(stream, "stream")
     mode = _feedback_mode(model, feedback, k)
     _require_examples(stream, "stream")
     check_splits(model, [("stream", stream)])

@@ -120,7 +120,7 @@ def resumable(
     that can be checkpointed and resumed.
 
     Every ``every`` examples, and once all are learned, ``on_checkpoint(progress)`` is called
-    with the :class:`Progress` so far (outside the clock); saving it with the model
+    with the :class:`Progress` so far (a snapshot of its own, outside the clock); saving it with the model
     (:func:`olboost.checkpoint.save_run`) lets a later call continue with ``start=progress`` and
     the saved model, however often the run was interrupted. The result is bit for bit that of
     :func:`train_test` or :func:`prequential` on the same model and data: each example is
@@ -261,7 +261,9 @@ def resumable(
                 bar.update(hi - lo)
             due = every is not None and state.done % every == 0
             if on_checkpoint is not None and (due or state.finished):
-                on_checkpoint(state)
+                # a snapshot: the live state goes on changing, and a callback that kept it
+                # (not a pickle of it) resumed an "earlier" checkpoint from the end
+                on_checkpoint(replace(state, records=state.records.copy()))
     if bar is not None:
         bar.close()
     return _outcome(state, passes, labels if not classify else None, loops, mode, compile_s)

@@ -54,19 +54,12 @@ class SweepOutcome:
 
 
 def _write_json_atomic(path: Path, obj: Any) -> None:
-    """Write ``obj`` as JSON to ``path`` so that ``path`` is always either absent or whole:
-    a temporary file beside it, flushed to disk, renamed over it, the directory synced."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        json.dump(obj, f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Write the record ``obj`` as ``olboost run --output`` writes it (atomically, NaN as
+    null)."""
+    from olboost._atomic import atomic_write
+    from olboost.cli._shared import record_json
+
+    atomic_write(path, record_json(obj).encode())
 
 
 def _finished(path: Path, task: Task) -> dict[str, Any] | None:
