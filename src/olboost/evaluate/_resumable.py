@@ -122,10 +122,11 @@ def resumable(
     Every ``every`` examples, and once all are learned, ``on_checkpoint(progress)`` is called
     with the :class:`Progress` so far (a snapshot of its own, outside the clock); saving it with
     the model (:func:`olboost.checkpoint.save_run`) lets a later call continue with
-    ``start=progress`` and the saved model, however often the run was interrupted. The result is bit for bit that of
-    :func:`train_test` or :func:`prequential` on the same model and data: each example is
-    scored, then learned, and the boosters' random draws depend on their step count, not on how
-    the stream is cut (their array paths give the same bits in any blocks).
+    ``start=progress`` and the saved model, however often the run was interrupted. The result
+    is bit for bit that of :func:`train_test` or :func:`prequential` on the same model and
+    data: each example is scored, then learned, and the boosters' random draws depend on their
+    step count, not on how the stream is cut (their array paths give the same bits in any
+    blocks).
 
     Parameters
     ----------
