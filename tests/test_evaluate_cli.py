@@ -550,3 +550,19 @@ def test_resumable_hands_each_checkpoint_a_snapshot():
               every=200, on_checkpoint=saved.append)  # fmt: skip
     assert [p.done for p in saved] == [200, 400, 593]
     assert len({id(p.records) for p in saved}) == 3
+
+
+def test_one_iterator_for_both_splits_and_loops_0_are_refused(capsys):
+    from olboost import AdaOLMR, VFDTCommittee
+    from olboost.datasets import load
+    from olboost.evaluate import train_test
+
+    data = load("emotions")
+    X, Y = data.test.X[:20], data.test.Y[:20]
+    pairs = iter([(x, set(np.flatnonzero(y).tolist())) for x, y in zip(X, Y, strict=True)])
+    # the train pass consumed it: n_test was 0 and the rank loss NaN, without an error
+    with pytest.raises(ValueError, match="one iterator"):
+        train_test(AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1), pairs, pairs)
+    argv = ["run", "--dataset", "emotions", "--learners", "2", "--loops", "0", "--no-progress"]
+    assert main(argv) == 2
+    assert "--loops must be >= 1, got 0" in capsys.readouterr().err

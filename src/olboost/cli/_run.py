@@ -205,6 +205,8 @@ def prepare_run(args: argparse.Namespace, data: Any = None) -> tuple[Any, Any]:
         require_outputs(data)
     except ValueError as err:
         raise ValueError(f"--dataset {args.dataset}: {err}") from None
+    if loops < 1:
+        raise ValueError(f"--loops must be >= 1, got {loops}")
     if loops != 1 and (algorithm.task == "multiclass" or data.n_train is None):
         raise ValueError(
             f"--loops {loops}: loops stream a train split before the test split; "

@@ -90,6 +90,12 @@ def train_test(
         )
     _require_stream(train, "train split")
     _require_stream(test, "test split")
+    if train is test and iter(train) is train:
+        # the train pass would consume it: the test pass then scored nothing (a NaN loss)
+        raise ValueError(
+            "the train and test splits are one iterator, which the train pass consumes: "
+            "give two streams"
+        )
     mode = _feedback_mode(model, feedback, k)
     loops = _check_loops(loops, train)
     _require_examples(test, "test stream")
