@@ -288,7 +288,7 @@ def test_cli_help_shows_the_topk_options_with_defaults(capsys):
         (["--algorithm", "topk-bbm", "--k", "7"], "k must be in [2, m=6], got 7"),
         (["--algorithm", "topk-adaptive", "--exploration", "single-swap", "--k", "2"], "App. B.1"),
         (["--algorithm", "topk-bbm", "--rho", "1.5"], "rho"),
-        (["--algorithm", "topk-adaptive", "--loops", "0"], "loops must be an integer >= 1"),
+        (["--algorithm", "topk-adaptive", "--loops", "0"], "--loops must be >= 1, got 0"),
         (["--algorithm", "adaboost-olm", "--dataset", "balance", "--loops", "2"], "prequentially"),
     ],
 )
