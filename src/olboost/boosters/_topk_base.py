@@ -78,19 +78,19 @@ class TopkBooster(RankingBooster):
         # a digest of what makes the model (class and parameters, seed, labels), not a random
         # draw, so that equal models pickle to equal bytes (a seed of None is drawn at random,
         # and so is then the id)
-        self.model_id_ = hashlib.sha256(self._making().encode()).hexdigest()[:32]
+        self.model_id_ = self._id_of(self.seed_)
         self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
         self._init_topk()
 
     def _init_topk(self) -> None:
         raise NotImplementedError
 
-    def _making(self, seed: int | None = None) -> str:
-        """What makes the model's results: its class, the parameters (the seed drawn, not
-        ``None``, or ``seed`` before the start; the committee's by name, but not its thread
-        count, which changes no bit) and the labels."""
+    def _making(self, seed: int) -> str:
+        """What makes the model's results: its class, the parameters (with ``seed``, the seed
+        drawn, not ``None``; the committee's by name, but not its thread count, which changes no
+        bit) and the labels."""
         params = self.get_params(deep=True)
-        params["seed"] = self.seed_ if seed is None else seed
+        params["seed"] = seed
         kept = {
             name: value
             for name, value in params.items()
@@ -226,9 +226,11 @@ class TopkBooster(RankingBooster):
         before the start of a model without a seed, whose seed and id are drawn then."""
         if "model_id_" in self.__dict__:
             return self.model_id_
-        if self.seed is None:
-            return None
-        return hashlib.sha256(self._making(self.seed).encode()).hexdigest()[:32]
+        return None if self.seed is None else self._id_of(self.seed)
+
+    def _id_of(self, seed: int) -> str:
+        """The id of the model made with ``seed``: a digest of :meth:`_making`."""
+        return hashlib.sha256(self._making(seed).encode()).hexdigest()[:32]
 
     def estimated_costs(
         self, x: Mapping | Sequence | np.ndarray, feedback: TopkFeedback

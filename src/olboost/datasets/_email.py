@@ -60,11 +60,7 @@ _MONTHS = {
     )
 }
 _CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-_HTML_OPEN = {
-    frozenset({"script", "style"}): re.compile(r"(?i)<(script|style)\b"),
-    frozenset({"script"}): re.compile(r"(?i)<(script)\b"),
-    frozenset({"style"}): re.compile(r"(?i)<(style)\b"),
-}
+_HTML_OPEN = re.compile(r"(?i)<(script|style)\b")
 _HTML_CLOSE = {name: re.compile(rf"(?i)</{name}\s*>") for name in ("script", "style")}
 _ASCII_CHARSETS = frozenset({"us-ascii", "ascii", "ansi_x3.4-1968", "iso646-us"})
 # The fields every message is read for (besides those of fields=).
@@ -112,18 +108,21 @@ def _drop_scripts(text: str) -> str:
     """
     names = {"script", "style"}
     pieces: list[str] = []
-    pos = 0
+    pos = search = 0
     while names:
-        opening = _HTML_OPEN[frozenset(names)].search(text, pos)
+        opening = _HTML_OPEN.search(text, search)
         if opening is None:
             break
         name = opening.group(1).lower()
-        closing = _HTML_CLOSE[name].search(text, opening.end())
+        search = opening.end()
+        if name not in names:
+            continue
+        closing = _HTML_CLOSE[name].search(text, search)
         if closing is None:
             names.discard(name)
             continue
         pieces += (text[pos : opening.start()], " ")
-        pos = closing.end()
+        pos = search = closing.end()
     pieces.append(text[pos:])
     return "".join(pieces)
 
