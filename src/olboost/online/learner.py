@@ -243,7 +243,8 @@ class OnlineLearner(Estimator):
                     f"named ({_shown_names(names)}): give dicts, or a DataFrame with those "
                     "columns"
                 )
-            absent = [n for n in names if n not in set(columns)]
+            present = set(columns)
+            absent = [n for n in names if n not in present]
             if absent:
                 raise ValueError(
                     f"{name}: X lacks the columns {_shown_names(absent)} of the model's features"
