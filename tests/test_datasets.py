@@ -494,6 +494,17 @@ MALFORMED = {
     "empty nominal": ("@relation r\n@attribute a {}\n@data\n", 2, "no categories"),
     "stray text": ("@relation r\nhello\n@data\n", 2, "expected @relation"),
     "data before attributes": ("@relation r\n@data\n1\n", 2, "@data before any @attribute"),
+    # Weka reads a row on the @data line as the first row; skipping it dropped a row silently
+    "row on the @data line": (
+        HEADER.replace("@data\n", "@data 1,u,0\n") + "2,v,1\n",
+        5,
+        "after @data",
+    ),
+    "text after the relation name": (
+        HEADER.replace("@relation r", "@relation r 5,0,1"),
+        1,
+        "after the relation name 'r'",
+    ),
 }
 
 
@@ -658,3 +669,52 @@ def test_data_set_constructors_refuse_what_they_would_misread():
     ok = MultiLabelDataset("t", np.array([[1.0], [np.nan]]), Y, ["x"], ["a", "b"],
                            nominal={0: ["p", "q"]}, n_train=np.int64(1))  # fmt: skip
     assert ok.train.n_samples == 1
+
+
+def test_data_set_constructors_read_any_sparse_format_by_rows():
+    # A CSC matrix was iterated by its column pointers (rows came out as columns) and its NaN
+    # counted in the wrong column; COO failed only when iterated; integer X yielded int rows.
+    X = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, np.nan], [4.0, 0.0, 5.0]])
+    Y = np.array([[True, False], [False, True], [True, True]])
+    dense = MultiLabelDataset("t", X, Y, ["a", "b", "c"], ["p", "q"])
+    for form in (sp.csc_array, sp.coo_array, sp.csr_matrix, sp.csc_matrix):
+        ds = MultiLabelDataset("t", form(X), Y, ["a", "b", "c"], ["p", "q"])
+        rows = [(x.tolist(), sorted(y)) for x, y in ds]
+        assert str(rows) == str([(x.tolist(), sorted(y)) for x, y in dense])
+        assert ds.missing_counts() == {"c": 1}
+        assert ds.X.dtype == np.float64
+    ints = MultiLabelDataset("t", np.array([[1], [2], [3]]), Y, ["a"], ["p", "q"])
+    assert [x.dtype for x, _ in ints] == [np.float64] * 3
+
+
+def test_data_set_constructors_refuse_repeated_names():
+    # a repeated label name merged two labels (every row's set came out as {'p'}), a repeated
+    # class name counted both classes under one
+    from olboost.datasets import MulticlassDataset
+
+    X = np.zeros((2, 2))
+    Y = np.array([[True, False], [False, True]])
+    with pytest.raises(ValueError, match="label_names must not repeat a name, got 'p' twice"):
+        MultiLabelDataset("t", X, Y, ["a", "b"], ["p", "p"])
+    with pytest.raises(ValueError, match="feature_names must not repeat a name, got 'a' twice"):
+        MultiLabelDataset("t", X, Y, ["a", "a"], ["p", "q"])
+    with pytest.raises(ValueError, match="class_names must not repeat a name, got 'x' twice"):
+        MulticlassDataset("t", X, np.array([0, 1]), ["a", "b"], ["x", "x"])
+
+
+def test_a_directory_is_not_a_data_file(tmp_path):
+    with pytest.raises(IsADirectoryError, match="Is a directory"):
+        read_arff(tmp_path)
+
+
+def test_mixed_encodings_are_refused_not_misread(tmp_path):
+    # A UTF-8 file with one stray Latin-1 byte was read entirely as Latin-1: 'café' became
+    # 'cafÃ©' with no error. A file that is Latin-1 throughout still reads as Latin-1.
+    text = "@relation r\n@attribute 'café' numeric\n% caf\xe9 in Latin-1\n@data\n1\n"
+    mixed = text.encode("utf-8").replace("caf\xe9 in".encode(), b"caf\xe9 in")
+    path = tmp_path / "mixed.arff"
+    path.write_bytes(mixed)
+    with pytest.raises(ValueError, match=r"mixed\.arff, line 3: byte 0xe9 is not UTF-8"):
+        read_arff(path)
+    path.write_bytes(text.encode("latin-1"))
+    assert read_arff(path).names == ["café"]

@@ -531,6 +531,29 @@ def test_topk_monte_carlo(loss, code):
     np.testing.assert_allclose(mc, cost.mean(axis=0))
 
 
+@pytest.mark.parametrize("loss", ["rank", "hinge"])
+@pytest.mark.parametrize("level", [0.7, 1 / 6, -2.3])
+def test_monte_carlo_reads_tied_scores_as_ties(loss, level):
+    # Only score differences matter, so tied scores at any level draw exactly the samples of
+    # tied scores at 0. Summed as (s_r + X_r) - (s_l + X_l), ties at 0.7 differed by 2.2e-16
+    # and the rank loss scored a tie 0 or 1 instead of 1/2 (a uniform leaf gives 1/6).
+    y = np.array([True, True, False, False, False, False])
+    code = {"rank": RANK, "hinge": HINGE}[loss]
+    tied = np.full(6, level)
+    for shifted, zero in [
+        (_bmr_mc(tied, y, 5, 0.1, code, 500, 3), _bmr_mc(0 * tied, y, 5, 0.1, code, 500, 3)),
+        (
+            _topk_mc(tied, y, 5, 0.1, code, np.ones((6, 6)), 500, 3),
+            _topk_mc(0 * tied, y, 5, 0.1, code, np.ones((6, 6)), 500, 3),
+        ),
+    ]:
+        np.testing.assert_array_equal(shifted[0], zero[0])
+        np.testing.assert_array_equal(shifted[1], zero[1])
+    pot, cost = _bmr_mc(tied, y, 5, 0.1, code, 4000, 5)
+    _within(pot[:, None], pairwise_potential(tied, y, 5, 0.1, loss))
+    _within(cost, pairwise_costs(tied, y, 5, 0.1, loss))
+
+
 def test_topk_rank_loss_counts_a_tie_whole():
     # Raman et al. 2020, Sec. 2.1, against the half-counted tie of the full-information rank
     # loss (Jung & Tewari 2018): at n = 0 the potential is the loss itself

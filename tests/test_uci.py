@@ -418,3 +418,25 @@ def test_unknown_names_and_options(tmp_path: Path) -> None:
         load_uci("car", missing="zero")
     with pytest.raises(FileNotFoundError):
         load_uci(tmp_path / "car.data")
+
+
+def test_values_beyond_the_model_bound_name_the_file_line(tmp_path: Path) -> None:
+    # every model refuses |x| > 1e100, naming only a row of the shuffled stream: the loader
+    # names the line, as the MULAN loader does
+    path = tmp_path / "balance-scale.data"
+    path.write_text("B,1,1,1,1\nR,1,1e150,1,2\n")
+    with pytest.raises(
+        ValueError, match=r"balance-scale\.data, line 2: left-distance: 1e150 lies beyond"
+    ):
+        load_uci(path)
+    path.write_text("B,1,1,1,1\nR,1,1e100,1,-1e100\n")
+    assert load_uci(path).X[1].tolist() == [1.0, 1e100, 1.0, -1e100]
+
+
+def test_surrounding_whitespace_makes_no_new_class_or_category(tmp_path: Path) -> None:
+    # 'unacc ' was a class of its own beside 'unacc' (numbers and '?' were already stripped)
+    path = tmp_path / "car.data"
+    path.write_text("vhigh,vhigh,2,2,small,low,unacc\nvhigh ,vhigh,2,2,small,low, unacc \n")
+    ds = load_uci(path)
+    assert ds.class_names == ["unacc"] and ds.y.tolist() == [0, 0]
+    assert ds.nominal[0] == ["vhigh"] and ds.X[:, 0].tolist() == [0.0, 0.0]

@@ -25,7 +25,10 @@ evaluates one algorithm on one data set.
 
 A data set with missing feature values (``?`` in an ARFF file) is run as it is, the missing values
 as NaN for the trees to handle; ``olboost run`` first prints how many are missing in which
-columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON record.
+columns, and adds ``missing_values`` and ``missing_by_column`` to the JSON record. UCI data (the
+multiclass algorithms) are loaded as the paper handled their missing values (``load_uci``'s
+default, e.g. mice's empty cells replaced by 0): ``olboost run`` prints how and records it as
+``missing_handling``.
 
 **Checkpoints.** ``olboost run --checkpoint PATH --checkpoint-every N`` writes the model and the
 evaluation's progress to ``PATH`` atomically every ``N`` examples and at the end

@@ -313,13 +313,18 @@ def _evaluate(
     return record, model
 
 
-def add_missing_counts(record: dict[str, Any], counts: dict[str, int]) -> None:
-    """Add ``missing_values`` (their total) and ``missing_by_column`` to a run's ``record`` when
-    its data set has missing values (``counts``: its ``missing_counts()``), as ``olboost run``
-    and a sweep task record them."""
+def add_missing_values(record: dict[str, Any], data: Any) -> None:
+    """Add to a run's ``record``, as ``olboost run`` and a sweep task record them:
+    ``missing_values`` (their total) and ``missing_by_column`` when ``data`` has missing values
+    (NaN), and ``missing_handling`` when its loader replaced them (``load_uci``'s ``missing``,
+    e.g. mice's empty cells replaced by 0 as in the paper), so that none are left to count."""
+    counts = data.missing_counts()
     if counts:
         record["missing_values"] = sum(counts.values())
         record["missing_by_column"] = counts
+    handled = getattr(data, "missing", "none")
+    if handled != "none":
+        record["missing_handling"] = handled
 
 
 def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
@@ -430,8 +435,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if counts:
         # said before the run, so that a model that cannot take them fails with the reason known
         print(f"{data.name}: {data.missing_summary()}", flush=True)
+    if getattr(data, "missing", "none") != "none":
+        # load_uci replaced them as the paper did, so none are left to count: say how
+        print(f"{data.name}: {data.missing}", flush=True)
     record, model = _evaluate(args, data, checkpoint)
-    add_missing_counts(record, counts)
+    add_missing_values(record, data)
     if args.save_model:
         from olboost.checkpoint import save
 

@@ -78,12 +78,14 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist.
+        If ``path`` does not exist (``IsADirectoryError`` if it is a directory).
     ValueError
         If the gzip stream is truncated or corrupt, or the name ends with ``.gz`` but the
         content is not gzip.
     """
     p = Path(path)
+    if p.is_dir():
+        raise IsADirectoryError(21, "Is a directory, not a data file", str(p))
     if not p.is_file():
         raise FileNotFoundError(2, "No such file", str(p))
     raw = p.read_bytes()
@@ -102,11 +104,22 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise ValueError(f"{p}: corrupt or truncated gzip data ({exc})") from exc
 
 
-def _decode(raw: bytes) -> str:
+def _decode(raw: bytes, path: str) -> str:
+    """The text of a file: UTF-8 (a BOM dropped), else Latin-1. Old Weka files are often
+    Latin-1, and every byte string decodes as Latin-1; but a file whose other non-ASCII text is
+    UTF-8 holds mixed encodings, which Latin-1 would turn into mojibake (``'cafÃ©'``) with no
+    error, so that is refused naming the line of the first byte that is not UTF-8."""
     try:
         return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Old Weka files are often Latin-1; every byte string decodes as Latin-1.
+    except UnicodeDecodeError as exc:
+        if not raw.decode("utf-8", errors="ignore").isascii():
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise _error(
+                path,
+                line,
+                f"byte 0x{raw[exc.start]:02x} is not UTF-8, but the file's other non-ASCII text "
+                "is: mixed encodings (save the file as UTF-8)",
+            ) from None
         return raw.decode("latin-1")
 
 

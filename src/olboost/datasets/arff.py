@@ -158,7 +158,9 @@ def _parse_header(lines: list[str], path: str) -> tuple[str, list[ArffAttribute]
         rest = tail[0] if tail else ""
         keyword = keyword.lower()
         if keyword == "@relation":
-            relation, _, _ = _take_token(rest, 0, "%", path, line)
+            relation, pos, _ = _take_token(rest, 0, "%", path, line)
+            if not _at_comment_or_end(rest, pos):
+                raise _error(path, line, f"unexpected text after the relation name {relation!r}")
         elif keyword == "@attribute":
             name, pos, quoted = _take_token(rest, 0, "{%", path, line)
             if not name and not quoted:
@@ -171,6 +173,11 @@ def _parse_header(lines: list[str], path: str) -> tuple[str, list[ArffAttribute]
         elif keyword == "@data":
             if not attributes:
                 raise _error(path, line, "@data before any @attribute")
+            if not _at_comment_or_end(rest, 0):
+                # Weka reads such text as the first row; skipping it would drop a row silently.
+                raise _error(
+                    path, line, "unexpected text after @data (start the rows on the next line)"
+                )
             return relation, attributes, i
         else:
             raise _error(path, line, f"unknown keyword {keyword!r}")
@@ -484,8 +491,8 @@ def read_arff(path: str | os.PathLike[str]) -> ArffFile:
     >>> f.names, f.data.tolist()
     (['x', 'c'], [[1.5, 1.0], [nan, 0.0]])
     """
-    text = _decode(read_bytes(path))
     spath = str(path)
+    text = _decode(read_bytes(path), spath)
     if "\r" in text:
         # a line ends with "\n", "\r\n" or, in old Mac files, "\r" alone (Weka reads all three)
         text = text.replace("\r\n", "\n").replace("\r", "\n")

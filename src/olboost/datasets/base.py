@@ -78,6 +78,15 @@ class _Table:
         return int(self.X.shape[1])
 
 
+def _check_unique(names: list[str], what: str) -> None:
+    """Names address columns, labels and classes by name: a repeated one would merge two."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} must not repeat a name, got {name!r} twice")
+        seen.add(name)
+
+
 def _check_nominal(X: np.ndarray | sp.csr_array, nominal: dict[int, list[str]]) -> None:
     """Each nominal column exists and holds integer codes of its categories (or NaN, missing);
     all columns at once (a sparse matrix by its stored values: an implicit zero is code 0)."""
@@ -159,7 +168,14 @@ class MultiLabelDataset(_Table):
     n_train: int | None = None
 
     def __post_init__(self) -> None:
-        # Check shapes once here so every consumer can rely on them.
+        # Check shapes once here so every consumer can rely on them. Rows are read through a
+        # CSR matrix's row pointers (a CSC matrix's would give its columns) and as float64.
+        self.Y = np.asarray(self.Y)
+        if sp.issparse(self.X):
+            if self.X.format != "csr" or self.X.dtype != np.float64:
+                self.X = sp.csr_array(self.X, dtype=np.float64)
+        else:
+            self.X = np.asarray(self.X, dtype=np.float64)
         if self.X.ndim != 2 or self.Y.ndim != 2:
             raise ValueError("X and Y must be 2-D")
         if self.Y.dtype != np.bool_:
@@ -172,6 +188,8 @@ class MultiLabelDataset(_Table):
             )
         if len(self.label_names) != self.Y.shape[1]:
             raise ValueError(f"{len(self.label_names)} label names for {self.Y.shape[1]} labels")
+        _check_unique(self.feature_names, "feature_names")
+        _check_unique(self.label_names, "label_names")
         if self.n_train is not None:
             if isinstance(self.n_train, bool) or not isinstance(self.n_train, numbers.Integral):
                 raise TypeError(f"n_train must be an integer or None, got {self.n_train!r}")
@@ -339,6 +357,8 @@ class MulticlassDataset(_Table):
             raise ValueError(
                 f"{len(self.feature_names)} feature names for {self.X.shape[1]} columns"
             )
+        _check_unique(self.feature_names, "feature_names")
+        _check_unique(self.class_names, "class_names")
         if len(self.y) and (self.y.min() < 0 or self.y.max() >= len(self.class_names)):
             raise ValueError(f"class codes must lie in [0, {len(self.class_names)})")
         _check_nominal(self.X, self.nominal)

@@ -36,6 +36,7 @@ from olboost.datasets._text import (
     read_bytes,
 )
 from olboost.datasets.base import MulticlassDataset
+from olboost.online.inputs import MAX_ABS_FEATURE
 
 __all__ = ["BUNDLED_UCI", "MISSING_MODES", "MulticlassDataset", "load_uci"]
 
@@ -184,7 +185,10 @@ def _split_rows(text: str, fmt: _Format, path: str) -> tuple[list[str], list[lis
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Integer codes of ``values`` and the distinct values in order of first appearance."""
+    """Integer codes of ``values`` and the distinct values in order of first appearance, with
+    surrounding whitespace stripped (as numbers, missing markers and header names are), so
+    ``"unacc "`` is not a class of its own."""
+    values = [v.strip() for v in values]
     index: dict[str, int] = {}
     for v in values:
         if v not in index:
@@ -238,11 +242,21 @@ def _numeric(
             f"{column}: {values[i].strip()!r} is infinite or overflows float64 (a missing value "
             "is an empty field, '?' or 'nan')",
         )
+    big = np.flatnonzero(np.abs(out) > MAX_ABS_FEATURE)  # NaN (missing) compares False
+    if len(big):
+        # every model refuses it, naming only a row of the shuffled stream: name the line here
+        i = int(big[0])
+        raise _error(
+            path,
+            row_lines[i],
+            f"{column}: {values[i].strip()} lies beyond +/-{MAX_ABS_FEATURE:g}, the bound every "
+            "olboost model takes (MAX_ABS_FEATURE); rescale the feature",
+        )
     return out, defects
 
 
 def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDataset:
-    columns, fields, row_lines = _split_rows(_decode(raw), fmt, path)
+    columns, fields, row_lines = _split_rows(_decode(raw, path), fmt, path)
     by_column = dict(zip(columns, fields, strict=True))
     if len(by_column) != len(columns):
         raise _error(path, 1, f"repeated column names in {columns}")

@@ -181,14 +181,18 @@ def _pairwise_samples(
     X = rng.multinomial(n, baselines[0], size=draws) if shared else None
     for l in rel:
         Xl = X if shared else rng.multinomial(n, baselines[l], size=draws)
-        z = (s[irr] + Xl[:, irr]) - (s[l] + Xl[:, [l]])  # (draws, |Y^c|)
+        # The score difference first, then the integer walk, as the exact kernels: summed the
+        # other way, two tied scores of 0.7 differ by 2.2e-16 and the rank loss's tie (1/2)
+        # came out as 0 or 1.
+        gap = s[irr] - s[l]
+        D = Xl[:, irr] - Xl[:, [l]]  # (draws, |Y^c|), integers
         w = pair_w[l, irr]
-        g0 = pair_losses(z, code)
+        g0 = pair_losses(gap + D, code)
         # Products then NumPy's row sums, not ``@``: BLAS picks its kernel (and its order of
         # summation) by CPU, and the same seed gave other estimates on another machine.
         pot += (g0 * w).sum(axis=1)
-        delta[:, l] += ((pair_losses(z - 1.0, code) - g0) * w).sum(axis=1)
-        delta[:, irr] += (pair_losses(z + 1.0, code) - g0) * w
+        delta[:, l] += ((pair_losses(gap + (D - 1), code) - g0) * w).sum(axis=1)
+        delta[:, irr] += (pair_losses(gap + (D + 1), code) - g0) * w
     return pot, delta + pot[:, None]
 
 

@@ -31,12 +31,12 @@ def _data(args: argparse.Namespace) -> Any:
 def run_task(argv: Sequence[str]) -> dict[str, Any]:
     """Run one task (``olboost run ARGV``, through :func:`olboost.cli.run_one`) and return its
     record, as ``olboost run --output`` writes it. Runs on a worker."""
-    from olboost.cli._run import add_missing_counts, run_one
+    from olboost.cli._run import add_missing_values, run_one
 
     args = parse_run_args(argv)
     data = _data(args)
     record = run_one(args, data)
-    add_missing_counts(record, data.missing_counts())
+    add_missing_values(record, data)
     return record
 
 
