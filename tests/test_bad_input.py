@@ -700,6 +700,79 @@ def test_a_started_model_refuses_new_outputs_or_committee():
     assert booster.predict_one(X[0]) in (0, 1, 2) and set(ranker.predict_one(X[0])) <= {0, 1, 2}
 
 
+def test_a_started_model_cloned_with_its_state_refuses_fixed_parameters():
+    # clone(new, include_attributes=True) copied the learned state under the new parameters:
+    # an OnlineMBBM cloned from 30 learners to 2 built its tables for 2 and indexed them with
+    # the committee's 30 (out of bounds), an OzaBoost failed after t_ moved, and a clone with
+    # other classes or seed showed them while predicting with the old ones
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 4)), rng.integers(0, 3, 40)
+    for cls in (AdaBoostOLM, OnlineMBBM, OzaBoost):
+        model = cls(VFDTCommittee(), learners=5, seed=1, classes=3).learn(X, y)
+        for params in ({"learners": 2}, {"classes": ["a", "b", "c"]}, {"seed": 9},
+                       {"committee": (VFDTCommittee, {"n_features": 2})}):  # fmt: skip
+            name = next(iter(params))
+            rejects(
+                model,
+                lambda m=model, p=params: m.clone(p, include_attributes=True),
+                ValueError,
+                f"{name} cannot change once the model has started",
+            )
+        twin = model.clone({"learners": 5, "seed": 1}, include_attributes=True)  # the same values
+        assert pickle.dumps(twin) == pickle.dumps(model)
+        assert model.clone({"learners": 2}).learners == 2  # a fresh model may take anything
+
+
+def test_parameters_set_on_a_started_model_are_the_ones_it_uses():
+    # set_params(alpha_bound=0.5) showed 0.5 while Adaboost.OLM went on projecting onto [-2, 2]
+    # (alpha_bound_ and step_scale_ are made from the parameters at start), and OnlineMBBM's
+    # weight bounds stayed those of the old weight_bound and gamma
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 4)), rng.integers(0, 3, 60)
+    for cls in (AdaBoostOLM, OvaAdaBoostOL, AdaOVA):
+        for params in ({"alpha_bound": 0.5, "step_scale": 0.01}, {"loss": "square_hinge"}):
+            started = cls(VFDTCommittee(), learners=4, seed=1, classes=3).learn(X[:30], y[:30])
+            started.set_params(**params)
+            fresh = cls(VFDTCommittee(), learners=4, seed=1, classes=3, **params)
+            fresh.learn(X[:1], y[:1])
+            assert (started.alpha_bound_, started.step_scale_) == (
+                fresh.alpha_bound_,
+                fresh.step_scale_,
+            )
+            cloned = cls(VFDTCommittee(), learners=4, seed=1, classes=3).learn(X[:30], y[:30])
+            cloned = cloned.clone(params, include_attributes=True)
+            assert cloned.alpha_bound_ == fresh.alpha_bound_
+            started.learn(X[30:], y[30:])
+            assert np.abs(started.alpha_).max() <= started.alpha_bound_
+    for params in ({"weight_bound": "authors"}, {"gamma": 0.3}, {"weight_bound": "trivial"}):
+        started = OnlineMBBM(VFDTCommittee(), learners=4, seed=1, classes=3).learn(X, y)
+        fresh = OnlineMBBM(VFDTCommittee(), learners=4, seed=1, classes=3, **params)
+        fresh.learn(X[:1], y[:1])
+        np.testing.assert_array_equal(started.set_params(**params).w_star_, fresh.w_star_)
+
+
+def test_a_bool_is_not_taken_for_an_integer_class():
+    # True == 1 as a dict key: learn_one(x, True) learned class 1 of classes [0, 1, 2], 1 was
+    # learned as True of [False, True], and y = [True, 2, 0, False, 1] gave classes [0, True, 2]
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 3))
+    ints = AdaBoostOLM(VFDTCommittee(), learners=2, seed=1, classes=[0, 1, 2])
+    bools = AdaBoostOLM(VFDTCommittee(), learners=2, seed=1, classes=[False, True])
+    for model, y in [(ints, True), (ints, np.bool_(False)), (bools, 1), (bools, np.int64(0))]:
+        rejects(model, lambda m=model, v=y: m.learn_one(X[0], v), ValueError, "unknown class")
+        rejects(model, lambda m=model, v=y: m.learn(X[:1], [v]), ValueError, "unknown class")
+    ints.learn_one(X[0], np.int64(2))  # what equals a class and is no bool still is one
+    bools.learn_one(X[0], np.bool_(True))
+    fresh = AdaBoostOLM(VFDTCommittee(), learners=2, seed=1)
+    rejects(
+        fresh,
+        lambda: fresh.learn(X[:5], [True, 2, 0, False, 1]),
+        ValueError,
+        r"y mixes bool and other classes \(True at row 0, 2 at row 1\)",
+    )
+    assert fresh.learn(X[:2], [True, False]).classes_ == [False, True]
+
+
 def test_a_started_label_ranker_refuses_another_complexity():
     from olboost import LabelRanker
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import re
 
 import pytest
 
@@ -193,12 +194,43 @@ def test_a_model_that_learned_from_dicts_reads_matrices_by_column_name():
     for call in (model.predict, model.votes, lambda X: model.learn(X, y[: len(X)])):
         with pytest.raises(ValueError, match="matrix without column names"):
             call(X)
-    with pytest.raises(ValueError, match="lacks the columns 11"):
-        model.predict(pd.DataFrame(X[:, :11]))
     assert pickle.dumps(model) == before
     frame = pd.DataFrame(X[:, ::-1], columns=list(range(11, -1, -1)))  # named, other order
     one = [model.predict_one(dict(enumerate(row))) for row in X]
     assert model.predict(frame).tolist() == one
+
+
+def test_a_frame_follows_the_feature_rules_of_dicts():
+    # A model started on dicts with missing="error" refused a dict with an extra key but took a
+    # DataFrame with an extra column; with missing="learn" a dict without key 11 had it missing,
+    # a DataFrame without column 11 was refused
+    pd = pytest.importorskip("pandas")
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 12))
+    y = (X[:, 2] > 0).astype(int)
+    for missing in ("learn", "error"):
+        model = AdaBoostOLM(VFDTCommittee(missing=missing), learners=3, seed=1, classes=[0, 1])
+        for row, label in zip(X[:40], y[:40], strict=True):
+            model.learn_one(dict(enumerate(row)), int(label))
+        before = pickle.dumps(model)
+        short = pd.DataFrame(X[40:, :11])  # no column 11
+        wide = pd.DataFrame(X[40:]).assign(extra=1.0)
+        if missing == "learn":
+            dicts = [dict(enumerate(row[:11])) for row in X[40:]]
+            assert model.predict(short).tolist() == [model.predict_one(x) for x in dicts]
+            full = [model.predict_one(dict(enumerate(row))) for row in X[40:]]
+            assert model.predict(wide).tolist() == full
+        else:
+            for frame, said in [(short, "missing 11, unexpected none"),
+                                (wide, "missing none, unexpected 'extra'")]:  # fmt: skip
+                for call in (model.predict, lambda F, m=model: m.learn(F, y[40:])):
+                    with pytest.raises(ValueError, match=re.escape(said)):
+                        call(frame)
+                with pytest.raises(ValueError, match="unexpected"):
+                    model.predict_one({**dict(enumerate(X[40])), "extra": 1.0})
+        assert pickle.dumps(model) == before
 
 
 def test_clone_deep_copies_the_new_parameters():

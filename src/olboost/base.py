@@ -123,6 +123,7 @@ class Estimator:
         unknown = set(new_params or {}) - set(params)
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
+        nested_new: list[str] = []  # given in River's (cls, params) form
         for name, value in (new_params or {}).items():
             if (
                 isinstance(value, tuple)
@@ -130,6 +131,7 @@ class Estimator:
                 and inspect.isclass(value[0])
                 and isinstance(value[1], dict)
             ):
+                nested_new.append(name)
                 current = getattr(self, name)
                 value = (
                     current.clone(value[1])
@@ -142,6 +144,13 @@ class Estimator:
                 # into another (past its fixed-once-started parameters)
                 value = copy.deepcopy(value)
             params[name] = value
+        if include_attributes and self._started and new_params:
+            # the learned state copied below was made from these (set_params refuses them too):
+            # an OnlineMBBM cloned with fewer learners indexed its tables past their end
+            self._refuse_fixed_changes(
+                {n: v for n, v in params.items() if n in new_params and n not in nested_new},
+                nested_new,
+            )
         clone = type(self)(**params)
         if include_attributes:
             # the state pickle would save: it leaves out the caches of compiled code (which
@@ -150,6 +159,8 @@ class Estimator:
             for name, value in state.items():
                 if name not in params:
                     setattr(clone, name, copy.deepcopy(value))
+            if clone._started:
+                clone._derive_from_params()
         return clone
 
     # scikit-learn's parameter protocol, so that ``sklearn.base.clone``, ``set_params`` with
@@ -181,7 +192,15 @@ class Estimator:
         for name, sub in nested.items():
             getattr(self, name).set_params(**sub)
         self._drop_caches()
+        if self._started:
+            self._derive_from_params()
         return self
+
+    def _derive_from_params(self) -> None:
+        """Recompute the learned-state values that are functions of the parameters alone (an
+        Adaboost.OLM step size and bound, OnlineMBBM's weight bounds): at start, and after
+        ``set_params`` or ``clone`` changed a parameter of a started estimator, which then goes
+        on with the new value rather than showing it while using the old one."""
 
     def _drop_caches(self) -> None:
         """Forget the attributes ``__getstate__`` leaves out of a pickle: the caches."""
@@ -219,21 +238,26 @@ class Estimator:
                 )
         type(self)(**new)  # validates the direct values as a construction does
         if self._started:
-            fixed = self._fixed_once_started
-            changed = [
-                name
-                for name, value in direct.items()
-                if (fixed is None or name in fixed) and not _same(value, getattr(self, name))
-            ]
-            changed += [name for name in nested if fixed is None or name in fixed]
-            if changed:
-                raise ValueError(
-                    f"{type(self).__name__}: {', '.join(sorted(changed))} cannot change once "
-                    f"the {self._noun} has started (its learned state was made from "
-                    f"{'it' if len(changed) == 1 else 'them'}); clone it for a fresh "
-                    f"{self._noun} with other parameters"
-                )
+            self._refuse_fixed_changes(direct, list(nested))
         return direct, nested
+
+    def _refuse_fixed_changes(self, direct: dict[str, Any], nested: list[str]) -> None:
+        """Raise if new values (``direct``, and the parameters ``nested`` set inside) change a
+        parameter of :attr:`_fixed_once_started`."""
+        fixed = self._fixed_once_started
+        changed = [
+            name
+            for name, value in direct.items()
+            if (fixed is None or name in fixed) and not _same(value, getattr(self, name))
+        ]
+        changed += [name for name in nested if fixed is None or name in fixed]
+        if changed:
+            raise ValueError(
+                f"{type(self).__name__}: {', '.join(sorted(changed))} cannot change once "
+                f"the {self._noun} has started (its learned state was made from "
+                f"{'it' if len(changed) == 1 else 'them'}); clone it for a fresh "
+                f"{self._noun} with other parameters"
+            )
 
     def __sklearn_clone__(self) -> Estimator:
         """``sklearn.base.clone(estimator)`` is ``estimator.clone()``."""

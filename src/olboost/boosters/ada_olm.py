@@ -169,15 +169,20 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
     def _init_state(self) -> None:
         self._init_olm(n_boosters=None)
 
-    def _init_olm(self, n_boosters: int | None, k: int | None = None) -> None:
+    def _init_olm(self, n_boosters: int | None) -> None:
         """Allocate ``alpha_``, ``log_v_`` and the edge sums: ``(N,)`` each for one booster, or
         ``(n_boosters, N)`` for the one-vs-all designs that run several of them."""
-        k = len(self._outputs()) if k is None else k
-        n = self.learners
-        step, bound = paper_step_and_bound(self.loss, k, n)
+        self._derive_from_params()
+        self._init_adaptive(n_boosters)
+
+    def _olm_classes(self) -> int:
+        """``k`` of the step size and bound (App. D): the classes of the one booster."""
+        return len(self._outputs())
+
+    def _derive_from_params(self) -> None:
+        step, bound = paper_step_and_bound(self.loss, self._olm_classes(), self.learners)
         self.step_scale_ = step if self.step_scale is None else float(self.step_scale)
         self.alpha_bound_ = bound if self.alpha_bound is None else float(self.alpha_bound)
-        self._init_adaptive(n_boosters)
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(K.olm_score, K.olm_step)

@@ -286,7 +286,10 @@ class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):
     """
 
     def _init_state(self) -> None:
-        self._init_olm(n_boosters=len(self._outputs()), k=2)
+        self._init_olm(n_boosters=len(self._outputs()))
+
+    def _olm_classes(self) -> int:
+        return 2  # each of the k boosters is binary
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(K.ova_score, K.ova_step)

@@ -144,6 +144,11 @@ class OnlineMBBM(MulticlassBooster):
         self._validate_params()
 
     def _init_state(self) -> None:
+        self._derive_from_params()
+        self.weight_max_ = np.zeros(self.learners)
+        self._tie_key = seed_key(self.seed_, STREAMS["tie"])
+
+    def _derive_from_params(self) -> None:
         n, k = self.learners, len(self._outputs())
         if self.weight_bound == "trivial":
             self.w_star_ = np.full(n, float(k))
@@ -153,8 +158,6 @@ class OnlineMBBM(MulticlassBooster):
             self.w_star_ = np.array(
                 [mbbm_weight_bound(i, n, k, self.gamma) for i in range(1, n + 1)]
             )
-        self.weight_max_ = np.zeros(n)
-        self._tie_key = seed_key(self.seed_, STREAMS["tie"])
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()

@@ -209,6 +209,14 @@ def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int
     for row, value in enumerate(values):
         if value != value:
             raise ValueError(f"{who}: y has a NaN class at row {row}")
+    bools = [isinstance(v, bool) for v in values]
+    if any(bools) and not all(bools):
+        # a set merges True with 1 and False with 0: the classes came out as [0, True, 2]
+        row = bools.index(not bools[0])
+        raise ValueError(
+            f"{who}: y mixes bool and other classes ({values[0]!r} at row 0, {values[row]!r} "
+            f"at row {row}); True would be taken for 1"
+        )
     outputs = sorted(set(values), key=_class_order)
     if len(outputs) < 2:
         raise ValueError(f"{who}: y must hold at least 2 classes")

@@ -32,6 +32,10 @@ from olboost.online.labels import (
 __all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
 
 
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool | np.bool_)
+
+
 class OnlineLearner(Estimator):
     """Base class of every online learner (see :mod:`olboost.online`)."""
 
@@ -245,11 +249,21 @@ class OnlineLearner(Estimator):
                 )
             present = set(columns)
             absent = [n for n in names if n not in present]
-            if absent:
-                raise ValueError(
-                    f"{name}: X lacks the columns {_shown_names(absent)} of the model's features"
-                )
-            X = X[names]
+            allow_missing = self._missing_allowed()
+            if allow_missing:
+                # as a dict's: an absent feature is missing, a column of no feature ignored
+                X = X.reindex(columns=names)
+            else:
+                known = set(names)
+                extra = [c for c in columns if c not in known]
+                if absent or extra:
+                    raise ValueError(
+                        f"{name}: X has other columns than the model's features (missing "
+                        f"{_shown_names(absent) if absent else 'none'}, unexpected "
+                        f"{_shown_names(extra) if extra else 'none'}), and this model does "
+                        "not accept missing values"
+                    )
+                X = X[names]
         rows = Rows.of(X, type(self).__name__, self._missing_allowed())
         n_features = self.n_features_in_ if self._started else None
         check_width("X", rows.d, n_features, type(self).__name__)
@@ -498,9 +512,13 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
 
     def _class_code(self, y: Any) -> int:
         try:
-            return self._output_index()[y]
+            code = self._output_index()[y]
         except (KeyError, TypeError):
             raise unknown_class(y, self._outputs(), type(self).__name__) from None
+        if _is_bool(y) != _is_bool(self._outputs()[code]):
+            # True == 1 as dict keys: True was learned as class 1, and 1 as class True
+            raise unknown_class(y, self._outputs(), type(self).__name__)
+        return code
 
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Hashable) -> None:
         """Learn from one example with features ``x`` and class ``y``."""
