@@ -30,7 +30,8 @@ The features of dict input are fixed by the first example (River's own linear mo
 take features that appear later; these models, whose weak learners each draw a feature subset at
 the start, do not): a later dict may omit some of them (they are missing) and may hold keys not
 seen then, which are ignored. A learner started on dicts reads a matrix by column name (a
-DataFrame with those columns, in any order), never a plain array by position. Any other
+DataFrame, its columns in any order, absent and extra ones as a dict's keys), never a plain
+array by position. Any other
 learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
 and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 """
