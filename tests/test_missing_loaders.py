@@ -188,3 +188,6 @@ def test_cli_says_how_uci_missing_values_were_handled(tmp_path, capsys):
     record = json.loads(out.read_text())
     assert record["missing_handling"].startswith("30 missing values replaced by 0")
     assert "missing_values" not in record  # none left as NaN
+    # every option is recorded with the value in use: the default vote was null, and a run
+    # given --vote argmax plotted as another line
+    assert record["vote"] == "argmax" and record["olm_loss"] == "logistic"

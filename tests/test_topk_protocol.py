@@ -438,3 +438,32 @@ def test_reproduce_topk_curves_without_matplotlib_names_the_extra(tmp_path, caps
     assert main(argv) == 2
     assert "olboost[plot]" in capsys.readouterr().err
     assert not (tmp_path / "c.png").exists()
+
+
+def test_reproduce_topk_curves_refuses_a_figure_format_before_any_run(tmp_path, capsys):
+    # --output curves.txt ran every run, then failed in savefig with nothing written
+    pytest.importorskip("matplotlib")
+    for name, said in (("c.txt", "matplotlib writes no .txt figures"), ("c", "by its suffix")):
+        argv = ["reproduce", "topk-curves", "--seeds", "1", "--ks", "2", "--no-progress",
+                "--no-cells", "--output", str(tmp_path / name)]  # fmt: skip
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reproduce_topk_curves_help_describes_fig_1(capsys):
+    # it showed the paragraph on Mediamill of `reproduce topk`
+    with pytest.raises(SystemExit):
+        main(["reproduce", "topk-curves", "--help"])
+    out = capsys.readouterr().out
+    assert "draws Fig. 1" in out and "Mediamill" not in out
+    assert "(default: yeast" in out
+
+
+def test_reproduce_topk_footnote_names_the_edges_tried():
+    # it said {0.1, 0.2, 0.3, 0.4} whatever --gammas were
+    from olboost.topk_experiments._tables import format_tables
+
+    note = format_tables({"tables": {}, "full": {}}, 1, [], [0.05, 0.5])[-1]
+    assert note.startswith("gamma: TopOpt's edge is the one of {0.05, 0.5} (--gammas)")

@@ -536,6 +536,24 @@ def _check_math_text(text: str, option: str) -> None:
         ) from None
 
 
+def check_figure_path(output: Path, option: str) -> None:
+    """Refuse, before anything runs, a figure path whose suffix matplotlib cannot write (no
+    suffix, ``.txt``): ``savefig`` would refuse it only once the figure is drawn."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = output.suffix[1:].lower()
+    if not suffix:
+        raise ValueError(
+            f"{option} {output}: give the figure's format by its suffix (.png, .pdf, .svg)"
+        )
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in formats:
+        raise ValueError(
+            f"{option} {output}: matplotlib writes no .{suffix} figures (formats: "
+            f"{', '.join(sorted(formats))})"
+        )
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     """``olboost plot RESULTS... -o fig.png``."""
     _require_matplotlib("olboost plot")
@@ -547,8 +565,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     output = Path(args.output)
     if output.is_dir():
         raise IsADirectoryError(21, "is a directory, not a figure file", f"-o {output}")
-    if not output.suffix:
-        raise ValueError(f"-o {output}: give the figure's format by its suffix (.png, .pdf, .svg)")
+    check_figure_path(output, "-o")
     if args.title:
         _check_math_text(args.title, "--title")
     records = load_records(args.results)

@@ -213,6 +213,7 @@ def _add_multiclass_options(p: argparse.ArgumentParser) -> None:
         "--vote",
         action=GivenOption,
         choices=["argmax", "expected_cost", "proba"],
+        default="argmax",
         help="weak predictions of online-mbbm, adaboost-olm and the one-vs-all boosters: argmax "
         "of the learner's distribution (default), class of least expected cost (the authors' "
         "code), or the distribution (not online-mbbm)",

@@ -192,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     assert source is not None
     directory, users = source
     if directory is None:
-        directory = data_directory(None, users)
+        directory = data_directory(None, users, "--dataset")
     C, margin = ranker_options(args)
     make_ranker(args.complexity, args.update, C, margin, args.seed)  # bad options: fail now
     from olboost.datasets import load_enron_foldering

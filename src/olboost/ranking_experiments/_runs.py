@@ -75,11 +75,12 @@ WARM_UP_ROWS = 40
 # ---------------------------------------------------------------------------------- data
 
 
-def data_directory(path: str | Path | None, users: Sequence[str]) -> Path:
+def data_directory(path: str | Path | None, users: Sequence[str], option: str = "--path") -> Path:
     """The directory holding ``<user>.mbox.tar.xz`` for every user of ``users``.
 
     ``path`` None: the shared data beside the clone. Raises :class:`FileNotFoundError` saying to
-    pass ``--path`` when the directory or an archive is missing."""
+    pass ``option`` (the command's option naming the directory) when the directory or an
+    archive is missing."""
     from olboost.datasets import enron
 
     if path is None:
@@ -87,7 +88,7 @@ def data_directory(path: str | Path | None, users: Sequence[str]) -> Path:
             directory = enron._default_directory()
         except FileNotFoundError as err:
             raise FileNotFoundError(
-                f"{err.args[0].split('; pass')[0]}; pass --path DIR, a directory holding "
+                f"{err.args[0].split('; pass')[0]}; pass {option} DIR, a directory holding "
                 "<user>.mbox.tar.xz (see olboost.datasets.enron)"
             ) from None
     else:
@@ -95,14 +96,14 @@ def data_directory(path: str | Path | None, users: Sequence[str]) -> Path:
         if not directory.is_dir():
             what = "a file, not a directory" if directory.exists() else "no such directory"
             raise FileNotFoundError(
-                f"--path {directory}: {what}; pass --path DIR, a directory holding "
+                f"{option} {directory}: {what}; pass {option} DIR, a directory holding "
                 "<user>.mbox.tar.xz"
             )
     missing = [u for u in users if not (directory / f"{u}.mbox.tar.xz").is_file()]
     if missing:
         raise FileNotFoundError(
             f"{directory} holds no archive for {', '.join(missing)} (<user>.mbox.tar.xz); "
-            "pass --path DIR with the Enron foldering archives"
+            f"pass {option} DIR with the Enron foldering archives"
         )
     return directory
 

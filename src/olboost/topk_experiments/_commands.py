@@ -112,7 +112,7 @@ def cmd_topk(args: argparse.Namespace) -> int:
         print(cache.summary(), flush=True)
     warm_s = sum(r["compile_seconds"] or 0.0 for r in results)
     collected = collect(jobs, results)
-    for line in format_tables(collected, args.seeds, datasets):
+    for line in format_tables(collected, args.seeds, datasets, args.gammas):
         print(line)
     print(
         f"\n{len(jobs)} runs in {wall:.1f} s wall time on {n_jobs} process"
@@ -203,6 +203,9 @@ def cmd_curves(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else _default_output("topk_curves.png")
     check_output(output)
     _require_matplotlib()
+    from olboost.plots import check_figure_path
+
+    check_figure_path(output, "--output")  # the figure is drawn after every run
     _check_counts(args)
     n_jobs = _n_jobs(args.jobs)
     if args.points < 2:
@@ -274,9 +277,9 @@ def cmd_curves(args: argparse.Namespace) -> int:
         "jobs": n_jobs,
         **_environment(),
     }
-    plot_curves(record, output)
     json_path = output.with_suffix(".json")
-    write_record(args, record, json_path)
+    write_record(args, record, json_path)  # first: the runs' numbers outlive a failed drawing
+    plot_curves(record, output)
     print(f"{'k':>3}{'final running mean':>20}{'test loss ± sd':>20}")
     for k, c in curves.items():
         print(
@@ -355,12 +358,15 @@ def add_parsers(sub: Any) -> None:
         "topk-curves",
         "Raman et al. 2020, Fig. 1 (learning curves of Top-k BBM on yeast)",
         doc,
-        4,
+        5,
     )
     curves.add_argument("--seeds", type=int, default=10, help="seeds 1..N per curve")
     curves.add_argument("--ks", nargs="+", type=int, default=list(CURVE_KS), help="labels shown")
     curves.add_argument(
-        "--dataset", choices=[d for d in TABLE5 if d != "mediamill"], default="yeast"
+        "--dataset",
+        choices=[d for d in TABLE5 if d != "mediamill"],
+        default="yeast",
+        help="data set of the curves (default: %(default)s, as Fig. 1)",
     )
     curves.add_argument(
         "--gamma",
