@@ -352,3 +352,18 @@ def test_rank_loss_weighted_must_be_a_bool_at_construction():
         with pytest.raises(TypeError, match="RankLoss.weighted must be a bool"):
             RankLoss(weighted=bad)
     assert RankLoss(weighted=np.bool_(False)).clone().weighted == np.False_
+
+
+def test_an_integer_indicator_row_is_refused_not_read_as_indices():
+    # rank_loss([0.9, 0.1, 0.5, 0.8], [1, 0, 0, 1]) read labels {0, 1} and gave 0.5 where the
+    # indicator row's loss is 0.0; RankLoss.update did the same (the 2-D path refused it)
+    from olboost.metrics import RankLoss
+
+    s = [0.9, 0.1, 0.5, 0.8]
+    with pytest.raises(ValueError, match=r"indicator row\? Pass it as a bool array"):
+        rank_loss(s, [1, 0, 0, 1])
+    metric = RankLoss()
+    with pytest.raises(ValueError, match="indicator row"):
+        metric.update(np.array([1, 0, 0, 1]), s)
+    assert np.isnan(metric.get()) and rank_loss(s, np.array([1, 0, 0, 1], dtype=bool)) == 0.0
+    assert rank_loss(s, [0, 3]) == 0.0 and rank_loss(s, [3, 0]) == 0.0  # indices, any order

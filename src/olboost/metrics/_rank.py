@@ -85,6 +85,13 @@ def _as_mask_1d(relevant: object, k: int) -> np.ndarray:
     bad = (arr < 0) | (arr >= k)
     if np.any(bad):
         raise ValueError(f"relevant labels must be in [0, {k - 1}], got {arr[bad].tolist()}")
+    if arr.size == k > 2 and np.all(arr <= 1):
+        # the shape of an integer 0/1 indicator row ([1, 0, 0, 1]), which was read as the
+        # indices {0, 1}: no error, and a wrong loss (indices may repeat, but not so)
+        raise ValueError(
+            f"relevant holds {k} label indices, each 0 or 1: an integer 0/1 indicator row? "
+            "Pass it as a bool array (relevant.astype(bool)), or the indices without repeats"
+        )
     mask = np.zeros(k, dtype=np.bool_)
     mask[arr] = True
     return mask
@@ -145,8 +152,10 @@ def rank_loss(
         output; ``relevant`` then names labels (see below).
     relevant
         The relevant labels ``Y``. For 1-D ``scores``: a boolean mask of length ``k``, a collection
-        (list, set, array, range) of integer label indices in ``[0, k)`` (duplicates are ignored),
-        or a single integer index (multiclass). For 2-D ``scores``: an ``(n, k)`` boolean mask.
+        (list, set, array, range) of integer label indices in ``[0, k)`` (duplicates are ignored,
+        but ``k > 2`` indices all 0 or 1 are refused as the integer 0/1 indicator row they look
+        like: pass that as a bool array), or a single integer index (multiclass). For 2-D
+        ``scores``: an ``(n, k)`` boolean mask.
         For dict ``scores``: a set of labels (keys of ``scores``) or River's multi-label target
         ``{label: bool}`` (the labels mapped to ``True``; a label absent from it is irrelevant,
         as in a set); an unknown label raises ``ValueError``, a value that is not a bool
