@@ -4,6 +4,7 @@ feedback, expiry, metrics. Each test talks to a real server process (see ``serve
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sqlite3
 import time
@@ -124,7 +125,18 @@ def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
          {"body": {"impression": answered, "clicked": [], "feedback_id": "fixed-id"}}, 409),
         ("impression answered by another id", "POST", "/feedback",
          {"body": {"impression": answered, "clicked": [], "feedback_id": "other-id"}}, 409),
+        ("feedback id used for another impression", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": [], "feedback_id": "fixed-id"}}, 409),
+        ("feedback not JSON content type", "POST", "/feedback",
+         {"raw": b'{"impression": "1-a", "clicked": []}',
+          "headers": {"Content-Type": "text/plain"}}, 415),
     ]  # fmt: skip
+
+
+def _rejected(server: Server) -> dict[str, int]:
+    metrics = server.request("GET", "/metrics")[1]
+    found = re.findall(r'olboost_feedback_rejected_total\{reason="(\w+)"\} (\d+)', metrics)
+    return {reason: int(n) for reason, n in found}
 
 
 def test_bad_requests_change_nothing(server: Server) -> None:
@@ -139,6 +151,8 @@ def test_bad_requests_change_nothing(server: Server) -> None:
     before_model = model_state(server)
     cases = _bad_requests(shown, first["impression"], unshown)
     assert len(cases) >= 15
+    rejected = _rejected(server)
+    answers = {}
     for name, method, path, kwargs, expected in cases:
         status, answer = server.request(method, path, **kwargs)
         assert status == expected, (name, status, answer)
@@ -146,6 +160,19 @@ def test_bad_requests_change_nothing(server: Server) -> None:
             assert isinstance(answer, dict) and answer["error"], (name, answer)
         assert log_counts(server.store) == before_log, name
         assert model_state(server) == before_model, name
+        answers[name] = answer
+    # every feedback refused is counted by its reason, those refused before the log writer too
+    # (an unknown or repeated label, malformed JSON, another content type were not counted)
+    from olboost.serve.stats import REJECT_REASONS
+
+    for _, _, path, _, expected in cases:
+        if path == "/feedback" and expected != 401:
+            reason = REJECT_REASONS[expected]
+            rejected[reason] = rejected.get(reason, 0) + 1
+    assert _rejected(server) == rejected
+    # a feedback id of another impression is a conflict of impressions, not of clicks
+    said = answers["feedback id used for another impression"]["error"]
+    assert f"for impression {first['impression']!r}" in said and "other clicks" not in said
     # the impression shown before the bad requests still takes its feedback
     status, answer = server.feedback(shown["impression"], [shown["labels"][1]])
     assert status == 200 and answer["seq"] == before_log[2] + 1
@@ -242,10 +269,21 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         unshown = shown["ranking"][-1]
         status, answer = server.feedback(shown["impression"], [unshown], wait=True)
         assert status == 200
+        # the click on a label not shown is learned, but is no click-through: the rate counted
+        # clicks on every label per shown label (2.0 and more)
+        second = server.rank(features(WIDTH, 2))
+        server.feedback(second["impression"], [*second["labels"][:1], unshown], wait=True)
+        metrics = server.request("GET", "/metrics")[1]
+        assert "olboost_clicks_total 1\n" in metrics and "olboost_shown_labels_total 6\n" in metrics
         state = model_state(server)
         model, n = replay(server.store)
-        assert n == 1 == state["rounds"]
+        assert n == 2 == state["rounds"]
         assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+    with Server(tmp_path / "store") as server:  # counted from the log after a restart
+        metrics = server.request("GET", "/metrics")[1]
+        assert (
+            "olboost_clicks_total 1\n" in metrics and "olboost_click_through_rate 0.16" in metrics
+        )
 
 
 @pytest.mark.parametrize(
@@ -684,3 +722,85 @@ def test_an_impression_carries_the_models_scores_of_the_labels_shown() -> None:
     impression = model.show_one(x)  # key 0, as score_one's
     values = list(model.score_one(x).values())
     assert impression.scores.tolist() == [values[i] for i in impression.shown]
+
+
+def test_a_second_server_on_a_store_in_use_is_refused(tmp_path: Path) -> None:
+    # it started, answered /health, and its first /rank collided with the first server's
+    # impression numbers; had they not collided, each would have learned only its own feedback
+    # from one log, and either one's recovery skipped the other's
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    with Server(store, *SMALL) as first:
+        done = subprocess.run(
+            [sys.executable, "-m", "olboost", "serve", "--store", str(store), "--port", "0"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "OLBOOST_SERVE_TOKEN": "another-token"},
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            f"olboost: error: {store}: the store is served by another service (process "
+            f"{first.pid}); stop it first, or give another --store"
+        )
+        assert first.request("GET", "/health")[1]["status"] == "ok"
+    with Server(store) as again:  # free once the first has stopped
+        assert again.request("GET", "/health")[1]["status"] == "ok"
+
+
+def test_a_killed_servers_store_is_free_at_once(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    server = Server(store, *SMALL, "--checkpoint-every", "1").start()
+    for seed in range(3):
+        shown = server.rank(features(WIDTH, seed))
+        server.feedback(shown["impression"], shown["labels"][:1])
+    server.kill()
+    with Server(store) as again:
+        assert again.request("GET", "/health")[1]["feedback"] == 3
+
+
+def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> None:
+    # BEGIN IMMEDIATE failed outside the writer's try: the requests of the batch were never
+    # answered (cancelled at shutdown), and those queued behind it neither
+    store = tmp_path / "store"
+    with Server(store, *SMALL) as server:
+        assert server.rank(features(WIDTH, 1))["impression"]
+        blocker = sqlite3.connect(store / "log.sqlite", timeout=0, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")  # holds the write lock past SQLite's 5 s wait
+            t0 = time.monotonic()
+            status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 2)},
+                                            timeout=30)  # fmt: skip
+            assert status == 503 and "the log could not be written" in answer["error"]
+            assert time.monotonic() - t0 < 20
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        # the log writer has stopped: every request is refused at once, none waits
+        status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 3)},
+                                        timeout=30)  # fmt: skip
+        assert status == 503 and "stopped on an error" in answer["error"]
+        assert server.request("GET", "/health")[1]["status"] == "error"
+
+
+@pytest.mark.parametrize("token", ["t\u00f6k-secret", "tab\tinside"])
+def test_a_token_no_client_can_send_is_refused_before_anything_exists(
+    tmp_path, capsys, monkeypatch, token
+):
+    # a token such as 'tök' was accepted, and then refused when a client sent it as UTF-8
+    # (header bytes reach the server as Latin-1 text)
+    from olboost.cli import main
+
+    store = tmp_path / "store"
+    path = tmp_path / "token"
+    path.write_text(token)
+    args = ["serve", "--store", str(store), *SMALL, "--port", "0"]
+    assert main([*args, "--token-file", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"olboost: error: --token-file {path}: a bearer token must be printable ASCII (RFC 6750)"
+    )
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", token)
+    assert main(args) == 2
+    assert "OLBOOST_SERVE_TOKEN: a bearer token must be printable ASCII" in capsys.readouterr().err
+    assert not store.exists()

@@ -24,9 +24,6 @@ from olboost.serve.store import ImpressionRecord, Store
 #: Requests the log writer commits in one transaction at most.
 _BATCH = 512
 
-#: The reason label of a rejected feedback, by status.
-_REASONS = {404: "unknown", 409: "conflict", 410: "expired", 422: "invalid"}
-
 
 class _Batch:
     """Undo records of one log transaction, so that a failed commit leaves the memory as the
@@ -94,6 +91,14 @@ class PendingImpressions:
         return n
 
 
+def _fail(future: concurrent.futures.Future, error: BaseException) -> None:
+    """Fail ``future`` with ``error`` unless it has its answer already."""
+    try:
+        future.set_exception(error)
+    except concurrent.futures.InvalidStateError:
+        pass
+
+
 class LogWriter:
     """The log writer's part of :class:`~olboost.serve.service.Service` (a mixin: the state is the
     service's, set in its ``__init__`` and ``start``)."""
@@ -140,15 +145,32 @@ class LogWriter:
         except BaseException as err:  # a broken log: refuse every request from now on
             self._error = err
             print(f"olboost serve: the log writer stopped: {err!r}", file=sys.stderr)
+            # Requests queued behind the failure had no one left to answer them: they hung
+            # until shutdown. A request queued after this drain sees _error (_queue_request).
+            failure = RequestError(503, f"the service stopped on an error: {err}")
+            while True:
+                try:
+                    op = self._log_q.get_nowait()
+                except queue.Empty:
+                    break
+                if op is not None:
+                    _fail(op[2], failure)
             raise
         finally:
             store.close()
             self._learn_q.put(None)
 
+    def _queue_request(self, op: tuple) -> None:
+        """Hand ``op`` (whose third item is its future) to the log writer, or fail its future
+        if the writer has stopped on an error, since the writer drained its queue."""
+        self._log_q.put(op)
+        if self._error is not None:
+            _fail(op[2], RequestError(503, f"the service stopped on an error: {self._error}"))
+
     def _commit(self, store: Store, ops: list) -> None:
         batch = _Batch()
-        store.db.execute("BEGIN IMMEDIATE")
         try:
+            store.db.execute("BEGIN IMMEDIATE")  # inside: a busy log fails the batch's requests
             for kind, payload, future, response in ops:
                 try:
                     if kind == "impression":
@@ -159,7 +181,7 @@ class LogWriter:
                     else:
                         batch.results.append((future, self._log_feedback(store, payload, batch)))
                 except RequestError as err:
-                    self.stats.reject(_REASONS.get(err.status, "invalid"))
+                    self.stats.reject(err.status)
                     future.set_exception(err)
             store.db.execute("COMMIT")
         except BaseException as err:
@@ -167,8 +189,12 @@ class LogWriter:
             for undo in reversed(batch.undo):
                 undo()
             failure = RequestError(503, f"the log could not be written: {err}")
+            # every request of the batch: those logged before the failure, the one that
+            # raised it and those after it, none of which would get an answer otherwise
             for future, _ in batch.results:
-                future.set_exception(failure)
+                _fail(future, failure)
+            for op in ops:
+                _fail(op[2], failure)
             raise
         n_impressions = sum(1 for op in ops if op[0] == "impression")
         with self.stats.lock:
@@ -187,11 +213,17 @@ class LogWriter:
         if existing is not None:
             seq, answered, mask = existing
             record = store.impression(answered)[0]
-            if answered != public_id or not np.array_equal(mask, self._mask(record, indices, True)):
+            if answered != public_id:
                 raise RequestError(
                     409,
-                    f"feedback id {feedback_id!r} was already used, for impression {answered!r} "
-                    "with other clicks; a feedback id names one answer",
+                    f"feedback id {feedback_id!r} was already used, for impression {answered!r}; "
+                    "a feedback id names one answer",
+                )
+            if not np.array_equal(mask, self._mask(record, indices, True)):
+                raise RequestError(
+                    409,
+                    f"feedback id {feedback_id!r} was already used, for this impression with "
+                    "other clicks; a feedback id names one answer",
                 )
             with self.stats.lock:
                 self.stats.duplicates += 1

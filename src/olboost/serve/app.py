@@ -49,7 +49,15 @@ from olboost.serve.page import STATUS_PAGE
 from olboost.serve.requests import RequestError
 from olboost.serve.service import Service
 
-__all__ = ["DEFAULT_MAX_BODY", "TOKEN_ENV", "create_app", "listen", "read_token_file", "run"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "TOKEN_ENV",
+    "check_token",
+    "create_app",
+    "listen",
+    "read_token_file",
+    "run",
+]
 
 #: Largest request body accepted, in bytes (a feature vector of some ten thousand numbers).
 DEFAULT_MAX_BODY = 256 * 1024
@@ -130,7 +138,7 @@ def create_app(
     """
     if not token:
         raise ValueError("the bearer token must not be empty")
-    expected = token.encode()
+    expected = check_token(token, "token").encode()
 
     def authorise(request: Request) -> None:
         header = request.headers.get("authorization")
@@ -170,8 +178,14 @@ def create_app(
         return JSONResponse(response)
 
     async def feedback(request: Request) -> Response:
-        body = await _body(request, max_body)
-        result = await asyncio.wrap_future(service.feedback(body))
+        try:
+            body = await _body(request, max_body)
+            logged = service.feedback(body)
+        except RequestError as err:
+            # refused before the log writer, which counts the refusals it makes itself
+            service.stats.reject(err.status)
+            raise
+        result = await asyncio.wrap_future(logged)
         answer = service.answer_future(result["seq"], result.pop("wait"))
         if not answer.done():  # asked to wait, or the learner lags (backpressure)
             await asyncio.wrap_future(answer)
@@ -223,6 +237,16 @@ def create_app(
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def check_token(token: str, where: str) -> str:
+    """``token`` if it can be a bearer token: printable ASCII (RFC 6750's ``b64token`` is
+    ASCII). HTTP header bytes reach the server as Latin-1 text, so a token such as ``tök``
+    sent by a client as UTF-8 never matched, and one beyond Latin-1 could not be sent at all;
+    a ``ValueError`` naming ``where`` (the option or variable) instead."""
+    if not (token.isascii() and token.isprintable()):
+        raise ValueError(f"{where}: a bearer token must be printable ASCII (RFC 6750)")
+    return token
+
+
 def read_token_file(token_file: str | os.PathLike[str]) -> str:
     """The bearer token held in ``token_file`` (``--token-file``), surrounding whitespace
     dropped; a ``ValueError`` naming the option if it cannot be read or is empty."""
@@ -234,7 +258,7 @@ def read_token_file(token_file: str | os.PathLike[str]) -> str:
         raise ValueError(f"--token-file {token_file}: not a text file") from None
     if not token:
         raise ValueError(f"--token-file {token_file}: the file is empty")
-    return token
+    return check_token(token, f"--token-file {token_file}")
 
 
 def read_token(store: str | os.PathLike[str]) -> str:
@@ -243,7 +267,7 @@ def read_token(store: str | os.PathLike[str]) -> str:
     is dropped."""
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
-        return token
+        return check_token(token, TOKEN_ENV)
     path = Path(store) / "token"
     if not path.exists():
         import secrets

@@ -8,6 +8,7 @@ Building the parsers imports nothing of the ``serve`` extra (Starlette, uvicorn)
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 __all__ = ["add_parsers"]
@@ -55,7 +56,7 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from olboost.serve.app import listen, read_token_file, run
+        from olboost.serve.app import TOKEN_ENV, check_token, listen, read_token_file, run
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
     from olboost.serve.service import Service
@@ -69,6 +70,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # leaves nothing on disk. Without --token-file, run() reads the environment's token or the
     # store's (generating it) once the service has started.
     token = None if args.token_file is None else read_token_file(args.token_file)
+    if token is None and os.environ.get(TOKEN_ENV, "").strip():
+        check_token(os.environ[TOKEN_ENV].strip(), TOKEN_ENV)  # read again by run()
     sock = listen(args.host, args.port)
     try:
         service = Service(
@@ -88,7 +91,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import json
-    import os
 
     from olboost.serve.simulate import SETTINGS, check_settings
 

@@ -80,7 +80,7 @@ from olboost.serve.stats import LAG_BUCKETS as LAG_BUCKETS
 from olboost.serve.stats import SERIES_POINTS as SERIES_POINTS
 from olboost.serve.stats import SERIES_STEP as SERIES_STEP
 from olboost.serve.stats import Stats, exposition, metrics_table
-from olboost.serve.store import ImpressionRecord, Store
+from olboost.serve.store import ImpressionRecord, Store, StoreLock
 
 # The names imported "as" themselves are not used here: they stay importable from this module,
 # where they were defined before it was split by concept.
@@ -190,6 +190,7 @@ class Service(LogWriter, Learner):
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
+        self._store_lock: StoreLock | None = None  # held while started
 
     # ------------------------------------------------------------------ life cycle
 
@@ -205,6 +206,11 @@ class Service(LogWriter, Learner):
             raise RuntimeError("the service is started already")
         store = Store(self.path)
         try:
+            self._store_lock = StoreLock(self.path)
+        except BaseException:
+            store.close()
+            raise
+        try:
             if store.can_rebuild():
                 store.rebuild_checkpoint()
             elif not store.created():
@@ -215,6 +221,7 @@ class Service(LogWriter, Learner):
             model, applied_seq = store.recover()
         except BaseException:
             store.close()
+            self._unlock()
             raise
         self.model, self.applied_seq = model, applied_seq
         self._fused = fused_learner(self.model)
@@ -253,6 +260,13 @@ class Service(LogWriter, Learner):
         self._log_q.put(None)
         for thread in self._threads:
             thread.join()
+        self._unlock()
+
+    def _unlock(self) -> None:
+        """Release the store's lock (:class:`~olboost.serve.store.StoreLock`)."""
+        lock, self._store_lock = self._store_lock, None
+        if lock is not None:
+            lock.release()
 
     # ------------------------------------------------------------------ requests
 
@@ -312,7 +326,7 @@ class Service(LogWriter, Learner):
             # filled below: the future, the writer's answer, is not seen before this returns
             response: dict[str, Any] = {}
             future: concurrent.futures.Future = concurrent.futures.Future()
-            self._log_q.put(("impression", record, future, response))
+            self._queue_request(("impression", record, future, response))
         finally:
             self.lock.release()
         labels = self.config.labels
@@ -335,7 +349,7 @@ class Service(LogWriter, Learner):
         self._check_open()
         payload = parse_feedback(body, self.config, self._index)
         future: concurrent.futures.Future = concurrent.futures.Future()
-        self._log_q.put(("feedback", payload, future, None))
+        self._queue_request(("feedback", payload, future, None))
         return future
 
     def wait_learned(self, seq: int, timeout: float | None = None) -> bool:

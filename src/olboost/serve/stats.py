@@ -27,6 +27,19 @@ LAG_BUCKETS = (0.01, 0.1, 1.0, 10.0, 60.0, 600.0, 3600.0)
 MetricsTable = list[tuple[str, str, str, list[tuple[str, float]]]]
 
 
+#: The reason label of a refused feedback (``feedback_rejected_total``), by HTTP status.
+REJECT_REASONS = {
+    400: "malformed",
+    404: "unknown",
+    409: "conflict",
+    410: "expired",
+    413: "too_large",
+    415: "media_type",
+    422: "invalid",
+    503: "unavailable",
+}
+
+
 @dataclass
 class Stats:
     """Counters of the service (``/metrics``), guarded by :attr:`lock`."""
@@ -55,7 +68,9 @@ class Stats:
             key = (endpoint, status)
             self.requests[key] = self.requests.get(key, 0) + 1
 
-    def reject(self, reason: str) -> None:
+    def reject(self, status: int) -> None:
+        """Count one feedback refused with HTTP ``status`` (its reason: :data:`REJECT_REASONS`)."""
+        reason = REJECT_REASONS.get(status, "invalid")
         with self.lock:
             self.rejected[reason] = self.rejected.get(reason, 0) + 1
 
@@ -66,8 +81,7 @@ class Stats:
         s.feedback = store.count("feedback")
         s.applied = s.feedback
         for fb in store.feedback_after(0):
-            clicked = int(fb.clicked.sum())
-            s.clicks += clicked
+            s.clicks += shown_clicks(fb.impression, fb.clicked)
             s.shown += fb.impression.shown.shape[0]
             misordered, pairs = estimated_loss(fb.impression, fb.clicked)
             s.loss_sum += misordered
@@ -81,7 +95,7 @@ class Stats:
         with s.lock:
             s.applied += 1
             s.feedback += 1
-            s.clicks += int(clicked.sum())
+            s.clicks += shown_clicks(record, clicked)
             s.shown += record.shown.shape[0]
             s.loss_sum += misordered
             s.pairs_sum += pairs
@@ -118,6 +132,13 @@ class Stats:
                 out["ctr"].append((clicks - prev[0]) / new if new else None)
             prev = (clicks, shown)
         return out
+
+
+def shown_clicks(record: ImpressionRecord, clicked: np.ndarray) -> int:
+    """The clicks of one feedback on the labels its impression showed: a full-feedback mask
+    covers every label (a click-through rate of clicks on any label per shown label went above
+    1), a top-k one the shown labels only."""
+    return int(clicked[record.shown].sum() if record.probs is None else clicked.sum())
 
 
 def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float, float]:
@@ -175,7 +196,7 @@ def metrics_table(
         ("impressions_expired_total", "counter",
          "Impressions whose time to answer ran out without feedback.",
          [("", s.expired)]),
-        ("clicks_total", "counter", "Clicked labels in the feedback learned.",
+        ("clicks_total", "counter", "Clicked labels among those shown, feedback learned.",
          [("", s.clicks)]),
         ("shown_labels_total", "counter", "Labels shown in the feedback learned.",
          [("", s.shown)]),

@@ -6,6 +6,7 @@ A store is a directory::
     STORE/initial.olb      the model as created, before any feedback (never rewritten)
     STORE/checkpoint.olb   the model after the feedback of log sequence <= ``seq`` (atomic)
     STORE/token            the bearer token, when the service generated one (mode 0600)
+    STORE/lock             locked by the service that serves the store (:class:`StoreLock`)
 
 **The log.** ``impressions`` holds what was shown (the feature vector as float64 bytes, the shown
 label indices and the logged pair probabilities, so that a feedback can be learned from the log
@@ -33,11 +34,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -48,9 +50,72 @@ __all__ = [
     "LoggedFeedback",
     "Store",
     "feedback_of",
+    "StoreLock",
     "replay",
     "write_checkpoint",
 ]
+
+
+class StoreLock:
+    """The lock of the store at ``path`` for one service, held until :meth:`release` or the end
+    of the process (a kill included).
+
+    Two services on one store each learned only their own feedback from one log, so that either
+    one's recovery skipped the other's (their impression numbers collided first). Between
+    processes, the lock is a POSIX record lock (``lockf``) on ``STORE/lock``, which holds the
+    owner's process id: it belongs to the process, is not inherited by the checkpoints' forked
+    children, and is free at once when a killed service's process ends. Within one process,
+    where such locks do not exclude each other, a set of the stores locked. Where the system has
+    no ``fcntl`` (Windows), only the latter.
+
+    Raises
+    ------
+    ValueError
+        If another service holds the lock, naming its process id."""
+
+    _held: ClassVar[set[str]] = set()
+    _guard = threading.Lock()
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.key = os.path.realpath(path)
+        self.fd: int | None = None
+        with StoreLock._guard:
+            if self.key in StoreLock._held:
+                raise ValueError(_in_use(path, str(os.getpid())))
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - not on Linux or macOS
+                fcntl = None
+            if fcntl is not None:
+                fd = os.open(Path(path) / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                    os.close(fd)
+                    raise ValueError(_in_use(path, holder or "unknown")) from None
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+                self.fd = fd
+            StoreLock._held.add(self.key)
+
+    def release(self) -> None:
+        """Release the lock (again: nothing)."""
+        with StoreLock._guard:
+            if self.key not in StoreLock._held:
+                return
+            StoreLock._held.discard(self.key)
+            if self.fd is not None:
+                os.close(self.fd)
+                self.fd = None
+
+
+def _in_use(path: str | os.PathLike[str], pid: str) -> str:
+    return (
+        f"{path}: the store is served by another service (process {pid}); stop it first, or "
+        "give another --store"
+    )
+
 
 #: Values of :class:`Store`'s ``synchronous``.
 SYNCHRONOUS = ("full", "normal")
