@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -771,6 +772,53 @@ def test_a_bool_is_not_taken_for_an_integer_class():
         r"y mixes bool and other classes \(True at row 0, 2 at row 1\)",
     )
     assert fresh.learn(X[:2], [True, False]).classes_ == [False, True]
+
+
+def test_a_bool_is_not_taken_for_the_label_0_or_1():
+    # set(np.array([False, False, True, True])) is {False, True}: labels 0 and 1 were learned
+    # as relevant instead of an error; a click on True clicked the shown label 1
+    from olboost import TopkAdaptive
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4, 3))
+    model = AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=[0, 1, 2, 3])
+    model.learn_one(X[0], {2, 3})
+    for y in (set(np.array([False, False, True, True])), {True: True, 3: False}, {np.True_}):
+        rejects(model, lambda m=model, v=y: m.learn_one(X[1], v), ValueError, "unknown label")
+    named = AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=[False, True, "x"])
+    rejects(named, lambda: named.learn_one(X[1], {1}), ValueError, "unknown label 1")
+    named.learn_one(X[1], {True, "x"})
+    topk = TopkAdaptive(VFDTCommittee(), learners=2, seed=1, labels=[0, 1, 2, 3], k=3)
+    impression = topk.show_one(X[2])
+    with pytest.raises(ValueError, match="clicked label True was not shown"):
+        impression.feedback([True])
+    assert impression.feedback([impression.labels[0]]).relevant.sum() == 1
+
+
+def test_a_label_frame_is_read_by_column_name():
+    # Y's columns were read by position: a frame with columns c, b, a learned every label from
+    # another one's column, and columns x, y, z of no label were taken; a sparse Y failed with
+    # "got shape ()"
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    Y = rng.random((30, 3)) < 0.5
+    Y[:, 0] = True
+
+    def model():
+        return AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=["a", "b", "c"])
+
+    by_array = pickle.dumps(model().learn(X, Y))
+    reordered = pd.DataFrame(Y[:, ::-1], columns=["c", "b", "a"])
+    assert pickle.dumps(model().learn(X, reordered)) == by_array
+    assert pickle.dumps(model().learn(X, pd.DataFrame(Y))) == by_array  # unnamed: by position
+    assert pickle.dumps(model().learn(X, sp.csr_array(Y))) == by_array
+    started = model().learn(X[:5], Y[:5])
+    for frame, said in [
+        (pd.DataFrame(Y, columns=["x", "y", "z"]), "missing 'a', 'b', 'c', unexpected 'x'"),
+        (pd.DataFrame(Y[:, :2], columns=["a", "b"]), "missing 'c', unexpected none"),
+    ]:
+        rejects(started, lambda F=frame: started.learn(X, F), ValueError, re.escape(said))
 
 
 def test_a_started_label_ranker_refuses_another_complexity():

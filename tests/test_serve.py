@@ -784,23 +784,28 @@ def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("token", ["t\u00f6k-secret", "tab\tinside"])
-def test_a_token_no_client_can_send_is_refused_before_anything_exists(
-    tmp_path, capsys, monkeypatch, token
-):
-    # a token such as 'tök' was accepted, and then refused when a client sent it as UTF-8
-    # (header bytes reach the server as Latin-1 text)
-    from olboost.cli import main
+def test_a_token_no_client_can_send_is_refused_before_anything_exists(tmp_path, token):
+    # a token such as 'tök' was accepted (and the service started), then refused when a client
+    # sent it as UTF-8 (header bytes reach the server as Latin-1 text). In a child process with
+    # a timeout: a service that accepts the token serves until stopped.
+    import subprocess
+    import sys
 
     store = tmp_path / "store"
     path = tmp_path / "token"
     path.write_text(token)
-    args = ["serve", "--store", str(store), *SMALL, "--port", "0"]
-    assert main([*args, "--token-file", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.strip() == (
-        f"olboost: error: --token-file {path}: a bearer token must be printable ASCII (RFC 6750)"
-    )
-    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", token)
-    assert main(args) == 2
-    assert "OLBOOST_SERVE_TOKEN: a bearer token must be printable ASCII" in capsys.readouterr().err
-    assert not store.exists()
+    args = [sys.executable, "-m", "olboost", "serve", "--store", str(store), *SMALL, "--port", "0"]
+    env = {k: v for k, v in os.environ.items() if k != "OLBOOST_SERVE_TOKEN"}
+    for extra, env_token, where in [
+        (["--token-file", str(path)], None, f"--token-file {path}"),
+        ([], token, "OLBOOST_SERVE_TOKEN"),
+    ]:
+        run_env = env if env_token is None else {**env, "OLBOOST_SERVE_TOKEN": env_token}
+        done = subprocess.run(
+            [*args, *extra], capture_output=True, text=True, timeout=120, env=run_env
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (
+            f"olboost: error: {where}: a bearer token must be printable ASCII (RFC 6750)"
+        )
+        assert not store.exists()

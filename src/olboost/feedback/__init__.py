@@ -171,9 +171,14 @@ class Impression:
             try:
                 i = position[label]
             except (KeyError, TypeError):
+                i = None
+            # True == 1 as a dict key: feedback([True]) clicked the shown label 1
+            if i is None or isinstance(label, bool | np.bool_) != isinstance(
+                self.labels[i], bool | np.bool_
+            ):
                 raise ValueError(
                     f"clicked label {label!r} was not shown; shown: {list(self.labels)}"
-                ) from None
+                )
             if relevant[i]:
                 raise ValueError(f"clicked label {label!r} is repeated")
             relevant[i] = True

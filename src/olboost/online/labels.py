@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from olboost.feedback import Feedback
 
@@ -24,6 +25,7 @@ __all__ = [
     "check_outputs",
     "class_vector",
     "classes_and_codes",
+    "is_bool",
     "label_mask",
     "output_list",
     "rank_cut",
@@ -89,20 +91,29 @@ def relevant_in_mapping(y: Mapping, what: str) -> list[Hashable]:
     return [label for label, value in y.items() if value]
 
 
+def is_bool(value: Any) -> bool:
+    """Whether ``value`` is a bool (Python's or NumPy's), which equals 0 or 1 as a dict key."""
+    return isinstance(value, bool | np.bool_)
+
+
 def label_mask(
     labels: Iterable[Hashable], outputs: list[Hashable], index: dict[Hashable, int], who: str
 ) -> np.ndarray:
     """The mask over ``outputs`` (``index``: their positions) of ``labels``; a ``ValueError``
-    naming an unknown one."""
+    naming an unknown one. A bool is not taken for the label 0 or 1, nor 0 or 1 for a bool
+    label (``set(mask_row)`` of a bool row learned labels 0 and 1 as relevant)."""
     mask = np.zeros(len(outputs), dtype=np.bool_)
     for label in labels:
         try:
-            mask[index[label]] = True
+            i = index[label]
         except (KeyError, TypeError):
+            i = None
+        if i is None or is_bool(label) != is_bool(outputs[i]):
             raise ValueError(
                 f"{who}: unknown label {label!r}; known labels are {outputs[:10]}"
                 + (" ..." if len(outputs) > 10 else "")
             ) from None
+        mask[i] = True
     return mask
 
 
@@ -150,8 +161,9 @@ def rank_cut(cardinality: float, k: int) -> int:
 
 def relevance_matrix(Y: Any, n: int, who: str) -> np.ndarray:
     """``Y`` as an ``(n, k)`` boolean matrix of relevant labels; a ``ValueError`` for another
-    shape or values other than 0/1 or booleans."""
-    Y = np.asarray(Y)
+    shape or values other than 0/1 or booleans. A sparse matrix (``MultiLabelBinarizer(
+    sparse_output=True)``'s) is read as the dense one (``np.asarray`` made it a 0-d object)."""
+    Y = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
     if Y.ndim != 2 or Y.shape[0] != n:
         raise ValueError(f"{who}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
     if Y.dtype != np.bool_:

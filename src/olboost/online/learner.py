@@ -22,6 +22,7 @@ from olboost.online.labels import (
     check_outputs,
     class_vector,
     classes_and_codes,
+    is_bool,
     output_list,
     rank_cut,
     relevance_matrix,
@@ -30,10 +31,6 @@ from olboost.online.labels import (
 )
 
 __all__ = ["MulticlassLearner", "OnlineLearner", "RankingLearner"]
-
-
-def _is_bool(value: Any) -> bool:
-    return isinstance(value, bool | np.bool_)
 
 
 class OnlineLearner(Estimator):
@@ -488,10 +485,24 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
 
     def _check_Y(self, Y: Any, n: int) -> np.ndarray:
         name = type(self).__name__
-        Y = relevance_matrix(Y, n, name)
         known = self.__dict__.get("labels_")
         if known is None and self.labels is not None:
             known = self._outputs()
+        columns = _frame_columns(Y)
+        if known is not None and columns is not None and columns != list(range(len(columns))):
+            # a DataFrame's columns are labels: read by name, as X's are features (by
+            # position, a reordered frame learned every label from another one's column)
+            present = set(columns)
+            absent = [label for label in known if label not in present]
+            extra = [c for c in columns if c not in set(known)]
+            if absent or extra:
+                raise ValueError(
+                    f"{name}: Y's columns are not the model's labels (missing "
+                    f"{_shown_names(absent) if absent else 'none'}, unexpected "
+                    f"{_shown_names(extra) if extra else 'none'})"
+                )
+            Y = Y[list(known)]
+        Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
         return Y
 
@@ -515,7 +526,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
             code = self._output_index()[y]
         except (KeyError, TypeError):
             raise unknown_class(y, self._outputs(), type(self).__name__) from None
-        if _is_bool(y) != _is_bool(self._outputs()[code]):
+        if is_bool(y) != is_bool(self._outputs()[code]):
             # True == 1 as dict keys: True was learned as class 1, and 1 as class True
             raise unknown_class(y, self._outputs(), type(self).__name__)
         return code
