@@ -19,6 +19,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from _common import machine_info
 from olboost import AdaOLMR, OnlineBMR, VFDTCommittee
 from olboost._random import STREAMS, seed_int
 from olboost.datasets import load
@@ -110,7 +111,8 @@ def main() -> None:
             f"{r['trees_seconds']:.3f} s, booster share {100 * r['booster_share']:.1f}%"
         )
     RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps({"dataset": "emotions (train)", "cases": rows}, indent=2) + "\n")
+    record = {"dataset": "emotions (train)", "cases": rows, "machine": machine_info()}
+    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ with ``k`` = 1,000 and 5,000 labels, each case in its own subprocess with one Nu
   through their first splits) and a few rows at the full ``k``; the timed run then counts the
   compilations it triggers (``compiled_during_run``, 0 when the warm-up covered everything);
 * timed: test-then-train (``score_then_learn``) over the stream's rows in chunks of
-  ``CHUNK`` rows; only those calls are timed. The prequential rank loss of the scores, and of
-  label-frequency ranking on the same rows, say that the booster learns something;
+  ``CHUNK`` rows; only those calls are timed. The prequential rank loss of the scores is
+  recorded beside label-frequency ranking's on the same rows, as a check that the run ranked at
+  all; it is no evidence of learning here: over these few rows with 20 trees, the two differ in
+  the fourth decimal, Ada.OLMR's slightly worse (``results/large_k.json``);
 * peak memory: the process's peak resident set (``ru_maxrss``) at the end, minus its resident set
   just before the timed run, after imports, the data, the warm-up and a ``gc.collect()``
   (``model_peak_mb``). Numba's arrays are not seen by ``tracemalloc``, so the resident set it is.

@@ -37,7 +37,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from _common import machine_info
 from olboost.checkpoint import atomic_write
 from olboost.datasets import load
 from olboost.serve.simulate import _get, simulate
@@ -160,7 +160,7 @@ def load_benchmark(args: argparse.Namespace) -> dict:
         },
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine_info(),  # the date and commit of the run too
     }
 
 
@@ -243,7 +243,7 @@ def learning_benchmark(args: argparse.Namespace) -> dict:
         "within_noise": bool(abs(t) < T_4_975) if n == 5 else None,
         "load_average_before": load_before,
         "load_average_after": os.getloadavg(),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": machine_info(),  # the date and commit of the run too
     }
 
 
