@@ -309,6 +309,28 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert not store.exists()  # no store, no token: the model's settings were checked first
 
 
+def test_model_options_that_would_be_ignored_are_refused(tmp_path, capsys):
+    # --rho with ada-olmr, and --learners on an existing store (its settings kept), were
+    # silently ignored
+    from olboost.cli import main
+
+    store = tmp_path / "store"
+    args = ["serve", "--store", str(store), "--port", "0"]
+    new = [*args, "--labels", "a,b,c,d", "--n-features", "3"]
+    assert main([*new, "--algorithm", "ada-olmr", "--rho", "0.1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "olboost: error: --rho: not an option of ada-olmr (only of topk-adaptive, topk-bbm)"
+    )
+    assert main([*new, "--gamma", "0.2"]) == 2  # topk-adaptive, the default algorithm
+    assert "--gamma: not an option of topk-adaptive" in capsys.readouterr().err
+    assert not store.exists()
+    _served_store(store, seed=1, n=2)
+    for option in (["--learners", "5"], ["--algorithm", "topk-bbm"], ["--seed", "1"]):
+        assert main([*args, *option]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"olboost: error: {option[0]}: an existing store keeps the settings")
+
+
 def test_a_new_store_without_settings_is_refused_before_anything_exists(tmp_path, capsys):
     # the store was opened (its directory and an empty log.sqlite made) before the refusal
     from olboost.cli import main
@@ -316,7 +338,10 @@ def test_a_new_store_without_settings_is_refused_before_anything_exists(tmp_path
     store = tmp_path / "typo"
     assert main(["serve", "--store", str(store), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert err.strip() == f"olboost: error: {store}: a new store needs a configuration"
+    assert err.strip() == (
+        f"olboost: error: {store}: a new store needs a configuration (--dataset, or --labels and "
+        "--n-features)"
+    )
     assert not store.exists()
 
 

@@ -29,12 +29,34 @@ def _load_dataset(args: argparse.Namespace) -> Any:
     return load(args.dataset, args.dataset_labels)
 
 
+_EVERY = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
+_TOPK = ("topk-adaptive", "topk-bbm")
+#: ``olboost serve``'s options of the model -> the algorithms that take them.
+_MODEL_OPTIONS = {
+    "algorithm": _EVERY, "learners": _EVERY, "features": _EVERY, "seed": _EVERY, "k": _EVERY,
+    "exploration": _TOPK, "rho": _TOPK, "gamma": ("topk-bbm", "online-bmr"),
+}  # fmt: skip
+
+
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
     from olboost.serve.config import ServiceConfig
 
+    given = [name for name in _MODEL_OPTIONS if getattr(args, name) is not None]
     if args.dataset is None and args.labels is None:
+        if given:
+            raise ValueError(
+                f"--{given[0].replace('_', '-')}: an existing store keeps the settings it was "
+                "created with; settings are given with --dataset or --labels (a new store, or "
+                "checked against the store's)"
+            )
         return None
+    algorithm = args.algorithm or "topk-adaptive"
+    for name in given:
+        if algorithm not in _MODEL_OPTIONS[name]:
+            takers = ", ".join(_MODEL_OPTIONS[name])
+            raise ValueError(f"--{name}: not an option of {algorithm} (only of {takers})")
+    options = {name: getattr(args, name) for name in given if name != "algorithm"}
     if args.dataset is not None and args.labels is not None:
         raise ValueError("--dataset and --labels: give one (the schema of a data set, or labels)")
     if args.dataset is not None:
@@ -47,10 +69,8 @@ def _config(args: argparse.Namespace) -> Any:
             raise ValueError("--labels needs --n-features")
         n_features, names = args.n_features, None
     return ServiceConfig(
-        algorithm=args.algorithm, labels=tuple(labels), n_features=n_features,
-        feature_names=None if names is None else tuple(names), learners=args.learners,
-        seed=args.seed, k=args.k, exploration=args.exploration, rho=args.rho, gamma=args.gamma,
-        features=args.features,
+        algorithm=algorithm, labels=tuple(labels), n_features=n_features,
+        feature_names=None if names is None else tuple(names), **options,
     )  # fmt: skip
 
 
@@ -156,20 +176,23 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--dataset-labels", help="MULAN XML label file of an ARFF --dataset")
     serve.add_argument("--labels", help="comma-separated labels (instead of --dataset)")
     serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
+    # The model's options default to None, so that one given where it means nothing (an
+    # existing store's model, an option of another booster) is refused rather than ignored.
     serve.add_argument(
         "--algorithm",
         choices=["topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr"],
-        default="topk-adaptive",
-        help="the booster (top-k feedback, or full feedback: clicks name every relevant label)",
+        help="the booster (top-k feedback, or full feedback: clicks name every relevant label) "
+        "(default: topk-adaptive)",
     )
-    serve.add_argument("--learners", type=int, default=100, help="number N of weak learners")
-    serve.add_argument("--features", type=int, default=20, help="random features per tree")
-    serve.add_argument("--seed", type=int, default=1, help="seed of the model")
-    serve.add_argument("--k", type=int, default=3, help="labels shown per impression")
-    serve.add_argument("--exploration", choices=["uniform", "single-swap"], default="uniform",
-                       help="randomisation of the shown ranking (top-k boosters)")  # fmt: skip
-    serve.add_argument("--rho", type=float, default=0.02, help="exploration rate (top-k)")
-    serve.add_argument("--gamma", type=float, default=0.1, help="edge (topk-bbm, online-bmr)")
+    serve.add_argument("--learners", type=int, help="number N of weak learners (default: 100)")
+    serve.add_argument("--features", type=int, help="random features per tree (default: 20)")
+    serve.add_argument("--seed", type=int, help="seed of the model (default: 1)")
+    serve.add_argument("--k", type=int, help="labels shown per impression (default: 3)")
+    serve.add_argument("--exploration", choices=["uniform", "single-swap"],
+                       help="randomisation of the shown ranking (top-k boosters) "
+                       "(default: uniform)")  # fmt: skip
+    serve.add_argument("--rho", type=float, help="exploration rate (top-k) (default: 0.02)")
+    serve.add_argument("--gamma", type=float, help="edge (topk-bbm, online-bmr) (default: 0.1)")
     serve.add_argument(
         "--checkpoint-every", type=int, default=10000, metavar="N",
         help="feedbacks learned between two checkpoints (a restart replays at most N)",

@@ -121,7 +121,9 @@ def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     if config is None and not Store.exists(path):
         # refused before Store() creates the directory and an empty log: a mistyped --store
         # left them behind
-        raise ValueError(f"{path}: a new store needs a configuration")
+        raise ValueError(
+            f"{path}: a new store needs a configuration (--dataset, or --labels and --n-features)"
+        )
     # each thread opens its own connection (sqlite3 objects stay in their thread)
     store = Store(path)
     try:
@@ -141,7 +143,9 @@ def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
             )
         config = stored_config
     elif config is None:
-        raise ValueError(f"{path}: a new store needs a configuration")
+        raise ValueError(
+            f"{path}: a new store needs a configuration (--dataset, or --labels and --n-features)"
+        )
     return config
 
 
