@@ -309,13 +309,16 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert not store.exists()  # no store, no token: the model's settings were checked first
 
 
-def _refused(argv: list[str]) -> str:
-    """The one-line error of ``olboost serve ARGV`` exiting 2, in a child process with a
-    timeout (a serve that takes its options serves until stopped)."""
+def _refused(argv: list[str], token: str | None = "a-token") -> str:
+    """The one-line error of ``olboost serve ARGV`` exiting 2 (``OLBOOST_SERVE_TOKEN``:
+    ``token``), in a child process with a timeout: a serve that took what it should refuse
+    would serve until stopped."""
     import subprocess
     import sys
 
-    env = {**os.environ, "OLBOOST_SERVE_TOKEN": "a-token"}
+    env = {k: v for k, v in os.environ.items() if k != "OLBOOST_SERVE_TOKEN"}
+    if token is not None:
+        env["OLBOOST_SERVE_TOKEN"] = token
     done = subprocess.run(
         [sys.executable, "-m", "olboost", "serve", *argv], capture_output=True, text=True,
         timeout=120, env=env,
@@ -764,18 +767,9 @@ def test_a_second_server_on_a_store_in_use_is_refused(tmp_path: Path) -> None:
     # it started, answered /health, and its first /rank collided with the first server's
     # impression numbers; had they not collided, each would have learned only its own feedback
     # from one log, and either one's recovery skipped the other's
-    import subprocess
-    import sys
-
     store = tmp_path / "store"
     with Server(store, *SMALL) as first:
-        done = subprocess.run(
-            [sys.executable, "-m", "olboost", "serve", "--store", str(store), "--port", "0"],
-            capture_output=True, text=True, timeout=120,
-            env={**os.environ, "OLBOOST_SERVE_TOKEN": "another-token"},
-        )  # fmt: skip
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.strip() == (
+        assert _refused(["--store", str(store), "--port", "0"]) == (
             f"olboost: error: {store}: the store is served by another service (process "
             f"{first.pid}); stop it first, or give another --store"
         )
@@ -824,24 +818,15 @@ def test_a_token_no_client_can_send_is_refused_before_anything_exists(tmp_path, 
     # a token such as 'tök' was accepted (and the service started), then refused when a client
     # sent it as UTF-8 (header bytes reach the server as Latin-1 text). In a child process with
     # a timeout: a service that accepts the token serves until stopped.
-    import subprocess
-    import sys
-
     store = tmp_path / "store"
     path = tmp_path / "token"
     path.write_text(token)
-    args = [sys.executable, "-m", "olboost", "serve", "--store", str(store), *SMALL, "--port", "0"]
-    env = {k: v for k, v in os.environ.items() if k != "OLBOOST_SERVE_TOKEN"}
+    args = ["--store", str(store), *SMALL, "--port", "0"]
     for extra, env_token, where in [
         (["--token-file", str(path)], None, f"--token-file {path}"),
         ([], token, "OLBOOST_SERVE_TOKEN"),
     ]:
-        run_env = env if env_token is None else {**env, "OLBOOST_SERVE_TOKEN": env_token}
-        done = subprocess.run(
-            [*args, *extra], capture_output=True, text=True, timeout=120, env=run_env
-        )
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.strip() == (
+        assert _refused([*args, *extra], env_token) == (
             f"olboost: error: {where}: a bearer token must be printable ASCII (RFC 6750)"
         )
         assert not store.exists()
