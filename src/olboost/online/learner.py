@@ -244,21 +244,15 @@ class OnlineLearner(Estimator):
                     f"named ({_shown_names(names)}): give dicts, or a DataFrame with those "
                     "columns"
                 )
-            present = set(columns)
-            absent = [n for n in names if n not in present]
-            allow_missing = self._missing_allowed()
-            if allow_missing:
+            if self._missing_allowed():
                 # as a dict's: an absent feature is missing, a column of no feature ignored
                 X = X.reindex(columns=names)
             else:
-                known = set(names)
-                extra = [c for c in columns if c not in known]
-                if absent or extra:
+                difference = _column_difference(names, columns)
+                if difference:
                     raise ValueError(
-                        f"{name}: X has other columns than the model's features (missing "
-                        f"{_shown_names(absent) if absent else 'none'}, unexpected "
-                        f"{_shown_names(extra) if extra else 'none'}), and this model does "
-                        "not accept missing values"
+                        f"{name}: X has other columns than the model's features ({difference}), "
+                        "and this model does not accept missing values"
                     )
                 X = X[names]
         rows = Rows.of(X, type(self).__name__, self._missing_allowed())
@@ -273,6 +267,20 @@ def _frame_columns(X: Any) -> list[Hashable] | None:
     if columns is None or not hasattr(X, "to_numpy"):
         return None
     return list(columns)
+
+
+def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> str:
+    """``"missing ..., unexpected ..."``: the ``names`` a frame's ``columns`` lack and the
+    columns of no name; ``""`` when the two hold the same names."""
+    present, known = set(columns), set(names)
+    absent = [n for n in names if n not in present]
+    extra = [c for c in columns if c not in known]
+    if not absent and not extra:
+        return ""
+    return (
+        f"missing {_shown_names(absent) if absent else 'none'}, "
+        f"unexpected {_shown_names(extra) if extra else 'none'}"
+    )
 
 
 def _shown_names(names: list[Hashable], limit: int = 5) -> str:
@@ -492,15 +500,9 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if known is not None and columns is not None and columns != list(range(len(columns))):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column)
-            present = set(columns)
-            absent = [label for label in known if label not in present]
-            extra = [c for c in columns if c not in set(known)]
-            if absent or extra:
-                raise ValueError(
-                    f"{name}: Y's columns are not the model's labels (missing "
-                    f"{_shown_names(absent) if absent else 'none'}, unexpected "
-                    f"{_shown_names(extra) if extra else 'none'})"
-                )
+            difference = _column_difference(known, columns)
+            if difference:
+                raise ValueError(f"{name}: Y's columns are not the model's labels ({difference})")
             Y = Y[list(known)]
         Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
