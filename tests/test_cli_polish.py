@@ -321,7 +321,9 @@ def test_an_unknown_data_set_of_the_label_ranker_lists_the_enron_users(capsys):
 def test_any_os_error_is_one_line(capsys, tmp_path):
     # an OSError raised deep in a loader (a directory given as the HAR file)
     argv = ["reproduce", "multiclass", "--datasets", "movement", "--har", str(tmp_path)]
-    assert str(tmp_path) in _error(capsys, argv)
+    assert f"--har {tmp_path}: is a directory (the Movement data" in _error(capsys, argv)
+    argv[-1] = str(tmp_path / "missing.csv")  # the message named neither --har nor a file
+    assert f"--har {tmp_path / 'missing.csv'}: no such file (the Movement" in _error(capsys, argv)
     ck_path = tmp_path / "run.olb"
     ck_path.write_bytes(b"")
     line = _error(capsys, [*RUN, "--checkpoint", str(ck_path)])

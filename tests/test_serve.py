@@ -487,7 +487,12 @@ def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsy
         token.write_text(server.token)
         args = ["simulate", "--url", server.url, *data, "--limit", "5", "--token-file", str(token)]
         assert main(args) == 0
-        assert capsys.readouterr().out.startswith("5 users")
+        out = capsys.readouterr().out
+        assert out.startswith("5 users") and "test rank loss 0." in out
+    # a run stopped before the test split has no test loss: "test rank loss nan" was printed
+    from olboost.serve.commands import _loss
+
+    assert _loss(None) == _loss(float("nan")) == "none (stopped before the test split)"
 
 
 def _served_store(path: Path, seed: int, n: int) -> None:

@@ -172,6 +172,10 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
         bar = tqdm(desc="runs", file=sys.stderr, unit="run", leave=False)
     results: dict[str, dict[str, Any]] = {}
     # every data set read and checked before the first run
+    if args.har is not None and "movement" in args.datasets and not Path(args.har).is_file():
+        # load_uci's message named neither the option nor that a file was expected
+        what = "is a directory" if Path(args.har).is_dir() else "no such file"
+        raise FileNotFoundError(2, f"{what} (the Movement data, HAR's CSV)", f"--har {args.har}")
     datasets = {name: ex.load_experiment_data(name, args.har) for name in args.datasets}
     for data in datasets.values():
         if data is not None:

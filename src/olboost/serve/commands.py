@@ -109,6 +109,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _loss(value: float | None) -> str:
+    """A rank loss for the summary line: none yet when the run stopped before the test split
+    (printed as ``nan`` before; the JSON record has ``null``)."""
+    return (
+        "none (stopped before the test split)"
+        if value is None or value != value
+        else (f"{value:.4f}")
+    )
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import json
 
@@ -144,7 +154,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         f"{record['examples']} users, {record['pairs']} rank+feedback pairs in "
         f"{record['seconds']:.1f} s: {record['pairs_per_second']:.0f} pairs/s; /rank p50 "
         f"{r['p50'] or 0:.1f} ms p99 {r['p99'] or 0:.1f} ms; /feedback p50 {f['p50'] or 0:.1f} ms "
-        f"p99 {f['p99'] or 0:.1f} ms; test rank loss {record['test_rank_loss']:.4f}"
+        f"p99 {f['p99'] or 0:.1f} ms; test rank loss {_loss(record['test_rank_loss'])}"
         + (f"; errors {json.dumps(record['errors'])}" if record["errors"] else "")
     )
     write_record(args, record)
