@@ -835,3 +835,24 @@ def test_a_token_no_client_can_send_is_refused_before_anything_exists(tmp_path, 
             f"olboost: error: {where}: a bearer token must be printable ASCII (RFC 6750)"
         )
         assert not store.exists()
+
+
+def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -> None:
+    # Starlette's ClientDisconnect escaped the handler: a traceback in the server's log and no
+    # count; it is a 400 that no one reads, counted with the endpoint's requests
+    import socket
+    from urllib.parse import urlsplit
+
+    with Server(tmp_path / "store", *SMALL) as server:
+        parts = urlsplit(server.url)
+        with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /rank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 100\r\n\r\n{"features": [1,'
+            )
+        line = 'olboost_requests_total{endpoint="/rank",status="400"} 1'
+        deadline = time.monotonic() + 10
+        while line not in server.request("GET", "/metrics")[1]:
+            assert time.monotonic() < deadline, "the disconnected request was not counted"
+            time.sleep(0.05)
+        assert server.rank(features(WIDTH, 1))["impression"]

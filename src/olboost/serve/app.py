@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -88,11 +88,16 @@ async def _body(request: Request, limit: int) -> Any:
         if int(declared) > limit:
             raise RequestError(413, f"the body is {declared} bytes; the limit is {limit}")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(413, f"the body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise RequestError(413, f"the body exceeds the limit of {limit} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:
+        # no one to answer, but a request ended, not an error of the service (it was logged
+        # as an unhandled exception, with a traceback)
+        raise RequestError(400, "the client disconnected before its body was read") from None
     try:
         return json.loads(b"".join(chunks), parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as err:
