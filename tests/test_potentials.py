@@ -765,3 +765,12 @@ def test_a_score_gap_beyond_the_float_range_is_no_nan():
     # (1 + z + D)_+ with z = -inf: inf * P(D >= t) where that probability is 0 gave NaN
     assert pairwise_potential([1e308, -1e308], [0], 3, 0.1, "hinge") == 0.0
     np.testing.assert_array_equal(pairwise_costs([1e308, -1e308], [0], 3, 0.1, "hinge"), [0, 0])
+
+
+def test_normalising_costs_whose_range_overflows_is_refused():
+    # finite costs gave d = [0, nan, 0] and w = inf, outside C_0^eor
+    with pytest.raises(ValueError, match="overflow float64"):
+        normalize_costs([-1e308, 1e308, 0.0])
+    with pytest.raises(ValueError, match="overflow float64"):
+        normalize_multiclass_costs([-1e308, 1e308, 1e308], 0)
+    assert normalize_costs([-1e307, 1e307])[1] == 2e307

@@ -186,6 +186,9 @@ def normalize_multiclass_costs(c: ArrayLike, true_label: int) -> tuple[np.ndarra
     r = _check_label(true_label, arr.shape[0])
     out = np.empty_like(arr)
     w = K.mbbm_normalize(arr, r, out)
+    if not np.isfinite(w):
+        # finite costs whose differences overflow: d came out NaN (no potential gives such)
+        raise ValueError("c's differences overflow float64 (the weight w is not finite)")
     return out, float(w)
 
 

@@ -334,6 +334,9 @@ def normalize_costs(c: ArrayLike) -> tuple[np.ndarray, float]:
         raise ValueError("c must be finite")
     out = np.empty_like(arr)
     w = K.normalize_costs_kernel(arr, out)
+    if not np.isfinite(w):
+        # finite costs whose differences overflow: d came out NaN (no potential gives such)
+        raise ValueError("c's differences overflow float64 (the weight w is not finite)")
     return out, float(w)
 
 
