@@ -496,6 +496,29 @@ def test_a_committee_started_with_a_negative_seed_stays_unstarted():
     assert committee.predict(np.zeros(2)).shape == (3, 2)
 
 
+def test_a_refused_start_leaves_the_committee_as_it_was():
+    # a nominal column beyond n_attributes was refused after n_attributes_ was set: the
+    # committee counted as started with no trees (AttributeError on nominal_columns_), and a
+    # restarted one kept its old nominal columns with the new width (read past the row)
+    committee = VFDTCommittee(nominal_attributes={5: 3})
+    before = pickle.dumps(committee)
+    with pytest.raises(ValueError, match=r"names column\(s\) \[5\] but there are only 3"):
+        committee.start(2, 2, 3, seed=1)
+    assert pickle.dumps(committee) == before
+    with pytest.raises(RuntimeError, match="is not started: call start"):
+        committee.predict(np.zeros(3))
+    committee.start(2, 2, 10, seed=1)
+    committee.learn(np.zeros(10), np.ones((2, 2)))
+    before = pickle.dumps(committee)
+    with pytest.raises(ValueError, match="but there are only 3"):
+        committee.start(2, 2, 3, seed=1)
+    assert pickle.dumps(committee) == before
+    assert committee.predict(np.zeros(10)).shape == (2, 2)
+    # counts sized into int64 arrays at start: 2**63 was an OverflowError there
+    with pytest.raises(ValueError, match="category counts must be at most 2147483647"):
+        VFDTCommittee(nominal_attributes={0: 2**63})
+
+
 # ------------------------------------------------- weights a learner would refuse too late
 
 

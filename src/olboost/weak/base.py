@@ -217,11 +217,20 @@ class Committee(Estimator):
         if seed is not None and seed < 0:
             raise ValueError(f"{type(self).__name__}.start: seed must be >= 0, got {seed}")
         self._check_start(n_labels)
-        self.setup_ = self._draw_setup(seed, n_learners, n_attributes)
-        self.n_learners_ = n_learners
-        self.n_labels_ = n_labels
-        self.n_attributes_ = n_attributes
-        self._allocate(seed)
+        # all or nothing: a start refused in _allocate (a nominal column beyond n_attributes)
+        # left n_attributes_ set, so the committee counted as started with no trees, or a
+        # restarted one with the new width and the old nominal columns (read past the row)
+        before = dict(self.__dict__)
+        try:
+            self.setup_ = self._draw_setup(seed, n_learners, n_attributes)
+            self.n_learners_ = n_learners
+            self.n_labels_ = n_labels
+            self.n_attributes_ = n_attributes
+            self._allocate(seed)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
         self._compile_learn_elsewhere()
 
     def _check_start(self, n_labels: int) -> None:

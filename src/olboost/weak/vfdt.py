@@ -39,7 +39,14 @@ def _check_nominal_attributes(value: Mapping) -> str | None:
                 return f"must map integer column indices to integer category counts, got {value!r}"
         if col < 0 or n_cat < 1:
             return f"must map column indices >= 0 to category counts >= 1, got {value!r}"
+        if n_cat > MAX_CATEGORIES:
+            # counts are sized into int64 arrays at start: 2**63 was an OverflowError there
+            return f"category counts must be at most {MAX_CATEGORIES}, got {n_cat} (column {col})"
     return None
+
+
+#: Most categories of a nominal attribute (each leaf keeps a weight per category and class).
+MAX_CATEGORIES = 2**31 - 1
 
 
 class VFDTCommittee(TreeArrays, Committee):
