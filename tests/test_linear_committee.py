@@ -602,6 +602,19 @@ def test_shares_whose_sum_overflows_are_refused():
     with pytest.raises(ValueError, match="shares must have a finite sum"):
         MixedCommittee(parts, shares=[1e308, 1e308])
     MixedCommittee(parts, shares=[1e300, 1.0])
+    # shares whose sum is finite but whose products with N overflow: the counts were negative
+    np.testing.assert_array_equal(split_counts(4, [1e308, 5e307]), split_counts(4, [2.0, 1.0]))
+
+
+def test_a_mix_cannot_be_made_to_hold_itself():
+    # set_params put the mix inside itself, and learning recursed until Python's limit
+    inner = MixedCommittee([VFDTCommittee(n_features=2), LinearCommittee(n_features=2)])
+    outer = MixedCommittee([inner, LinearCommittee(n_features=2)])
+    for mix, parts in [(inner, [VFDTCommittee(), inner]), (inner, [outer]), (outer, [outer])]:
+        before = pickle.dumps(mix)
+        with pytest.raises(ValueError, match="committees must not hold the mix itself"):
+            mix.set_params(committees=parts)
+        assert pickle.dumps(mix) == before
 
 
 def test_a_weight_a_tree_would_overflow_is_refused_before_any_part_learns():

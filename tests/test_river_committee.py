@@ -291,6 +291,23 @@ def test_binary_river_model_refused_for_three_labels_before_start():
     c.start(n_learners=2, n_labels=2, n_attributes=2, seed=1)
 
 
+def test_a_model_without_class_probabilities_is_refused_before_start():
+    # OneVsOneClassifier and OutputCodeClassifier are multiclass and take w, but River's
+    # Classifier leaves their predict_proba_one unimplemented: predict failed with a bare
+    # NotImplementedError after the booster had started
+    from river import multiclass
+
+    for model in (
+        multiclass.OneVsOneClassifier(tree.HoeffdingTreeClassifier()),
+        multiclass.OutputCodeClassifier(linear_model.LogisticRegression(), code_size=4, seed=1),
+    ):
+        c = RiverCommittee(model=model, n_features=None)
+        before = pickle.dumps(c)
+        with pytest.raises(TypeError, match="has no predict_proba_one"):
+            c.start(n_learners=2, n_labels=3, n_attributes=2, seed=1)
+        assert pickle.dumps(c) == before
+
+
 def test_missing_river_raises_import_error_with_hint(monkeypatch):
     for name in [m for m in sys.modules if m == "river" or m.startswith("river.")]:
         monkeypatch.setitem(sys.modules, name, None)

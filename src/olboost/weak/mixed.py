@@ -69,6 +69,11 @@ def split_counts(n: int, shares: Sequence[float]) -> np.ndarray:
     """``n`` learners apportioned to the ``shares`` by largest remainders (Hamilton's method;
     ties go to the earlier part)."""
     w = np.asarray(shares, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        overflows = not np.isfinite(n * w).all()
+    if overflows:
+        # shares near float64's largest (1e308) overflowed in n * w: same ratios, scaled down
+        w = w / w.max()
     quota = n * w / w.sum()
     counts = np.floor(quota).astype(np.int64)
     rest = quota - counts
@@ -192,11 +197,31 @@ class MixedCommittee(Committee):
 
     def _validate_params(self) -> None:
         super()._validate_params()
+        self._refuse_itself(self.committees)
         if self.shares is not None and len(self.shares) != len(self._prototypes()):
             raise ValueError(
                 f"{type(self).__name__}.shares must have one share per committee "
                 f"({len(self._prototypes())}), got {self.shares!r}"
             )
+
+    def _checked_new_params(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        direct, nested = super()._checked_new_params(params)
+        self._refuse_itself(direct.get("committees"))
+        return direct, nested
+
+    def _refuse_itself(self, committees: Sequence[Committee] | None) -> None:
+        """Raise if ``committees``, or a mix among them at any depth, holds this mix: set by
+        ``set_params``, learning recursed until Python's limit."""
+        stack, seen = list(committees or ()), set()
+        while stack:
+            committee = stack.pop()
+            if committee is self:
+                raise ValueError(f"{type(self).__name__}.committees must not hold the mix itself")
+            if isinstance(committee, MixedCommittee) and id(committee) not in seen:
+                seen.add(id(committee))
+                stack.extend(committee.committees or ())
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:

@@ -55,6 +55,16 @@ def _names_problem(value: Mapping) -> str | None:
     return None
 
 
+def _gives_probabilities(model: Any) -> bool:
+    """Whether ``model`` implements ``predict_proba_one`` (a pipeline: its final step), which
+    River's ``base.Classifier`` leaves unimplemented (``OneVsOneClassifier``,
+    ``OutputCodeClassifier``)."""
+    river = _import_river()
+    if isinstance(model, river.compose.Pipeline):
+        return _gives_probabilities(list(model.steps.values())[-1])
+    return type(model).predict_proba_one is not river.base.Classifier.predict_proba_one
+
+
 def _accepts_weight(model: Any) -> bool:
     """Whether ``model.learn_one`` takes an importance weight ``w`` and hands it to what learns:
     a parameter ``w``; a pipeline's final step's (River routes an extra argument only to the
@@ -234,6 +244,13 @@ class RiverCommittee(Committee):
                 "not pass it on to its final step or wrapped model): olboost "
                 "trains weak learners with weighted examples and needs a weighted River model "
                 "(learn_one(x, y, *, w=1.0)), e.g. river.tree.HoeffdingTreeClassifier"
+            )
+        if not _gives_probabilities(prototype):
+            # predict failed with a bare NotImplementedError, after the booster had started
+            raise TypeError(
+                f"{type(prototype).__name__} has no predict_proba_one (River's Classifier leaves "
+                "it unimplemented): the committee reads each learner's class probabilities; use "
+                "a model that gives them, e.g. river.tree.HoeffdingTreeClassifier"
             )
         if n_labels > 2 and not prototype._multiclass:
             raise ValueError(
