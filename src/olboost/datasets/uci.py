@@ -232,26 +232,24 @@ def _numeric(
                     raise _error(path, row_lines[i], f"{column}: {v!r} is not a number") from None
                 out[i] = np.nan
                 defects.append(i)
-    infinite = np.flatnonzero(np.isinf(out))
-    if len(infinite):
-        # "inf" and overflowing numbers ("1e999") parse as infinities, which no model takes
-        i = int(infinite[0])
-        raise _error(
-            path,
-            row_lines[i],
-            f"{column}: {values[i].strip()!r} is infinite or overflows float64 (a missing value "
-            "is an empty field, '?' or 'nan')",
-        )
-    big = np.flatnonzero(np.abs(out) > MAX_ABS_FEATURE)  # NaN (missing) compares False
-    if len(big):
-        # every model refuses it, naming only a row of the shuffled stream: name the line here
-        i = int(big[0])
-        raise _error(
-            path,
-            row_lines[i],
-            f"{column}: {values[i].strip()} lies beyond +/-{MAX_ABS_FEATURE:g}, the bound every "
-            "olboost model takes (MAX_ABS_FEATURE); rescale the feature",
-        )
+    # one scan for both refusals (infinities are beyond the bound too; NaN, missing, is not)
+    bad = np.flatnonzero(np.abs(out) > MAX_ABS_FEATURE)
+    if len(bad):
+        infinite = bad[np.isinf(out[bad])]
+        i = int(infinite[0] if len(infinite) else bad[0])  # an infinity first, as named before
+        if np.isinf(out[i]):
+            # "inf" and overflowing numbers ("1e999") parse as infinities, which no model takes
+            problem = (
+                f"{values[i].strip()!r} is infinite or overflows float64 (a missing value is an "
+                "empty field, '?' or 'nan')"
+            )
+        else:
+            # every model refuses it, naming only a row of the shuffled stream: name the line
+            problem = (
+                f"{values[i].strip()} lies beyond +/-{MAX_ABS_FEATURE:g}, the bound every olboost "
+                "model takes (MAX_ABS_FEATURE); rescale the feature"
+            )
+        raise _error(path, row_lines[i], f"{column}: {problem}")
     return out, defects
 
 

@@ -147,7 +147,7 @@ class LogWriter:
             print(f"olboost serve: the log writer stopped: {err!r}", file=sys.stderr)
             # Requests queued behind the failure had no one left to answer them: they hung
             # until shutdown. A request queued after this drain sees _error (_queue_request).
-            failure = RequestError(503, f"the service stopped on an error: {err}")
+            failure = self._stopped()
             while True:
                 try:
                     op = self._log_q.get_nowait()
@@ -165,7 +165,12 @@ class LogWriter:
         if the writer has stopped on an error, since the writer drained its queue."""
         self._log_q.put(op)
         if self._error is not None:
-            _fail(op[2], RequestError(503, f"the service stopped on an error: {self._error}"))
+            _fail(op[2], self._stopped())
+
+    def _stopped(self) -> RequestError:
+        """The answer to every request once the log writer (or the learner) stopped on an
+        error (:attr:`_error`)."""
+        return RequestError(503, f"the service stopped on an error: {self._error}")
 
     def _commit(self, store: Store, ops: list) -> None:
         batch = _Batch()

@@ -274,7 +274,7 @@ class Service(LogWriter, Learner):
         if self._closed or not self._started:
             raise RequestError(503, "the service is not running")
         if self._error is not None:
-            raise RequestError(503, f"the service stopped on an error: {self._error}")
+            raise self._stopped()
 
     def rank(
         self, body: Any, *, block: bool = True
