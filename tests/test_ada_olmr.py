@@ -279,3 +279,30 @@ def test_learn_one_takes_an_explicit_feedback_object():
     with pytest.raises(TypeError):
         FullFeedback([1, 0, 1])
     assert pickle.dumps(b) == before
+
+
+@pytest.mark.parametrize("name", ["AdaOLMR", "TopkAdaptive"])
+def test_scores_stay_finite_at_the_largest_alpha_bound(name):
+    """alpha_bound and step_scale are at most MAX_ALPHA, as for AdaBoostOLM: at 1e308 (then
+    accepted) the scores, sums of N alphas, were -inf from the third row of this stream on, and
+    learn_one refused rows with a message about weights the user never gave."""
+    import olboost
+    from olboost.boosters.base import MAX_ALPHA
+
+    cls = getattr(olboost, name)
+    extra = {"k": 2, "rho": 0.2} if name == "TopkAdaptive" else {}
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (300, 3))
+    Y = np.zeros((300, 4), dtype=bool)
+    Y[np.arange(300), (X[:, 0] * 4).astype(int)] = True
+    Y[::3] = ~Y[::3]
+    model = cls(
+        VFDTCommittee(n_features=3), learners=100, seed=1, labels=4,
+        alpha_bound=MAX_ALPHA, step_scale=MAX_ALPHA, **extra,
+    )  # fmt: skip
+    assert np.isfinite(model.score_then_learn(X, Y)).all()
+    assert model.t_ == 300 and np.isfinite(model.alpha_).all()
+    assert np.isfinite(model.score(X)).all()
+    for param in ("alpha_bound", "step_scale"):
+        with pytest.raises(ValueError, match=param):
+            cls(**{param: MAX_ALPHA * 10}, **extra)

@@ -9,17 +9,13 @@ from typing import Any
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import BoosterKernels, MulticlassBooster
+from olboost.boosters.base import MAX_ALPHA, BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaBoostOLM", "paper_step_and_bound"]
 
 _LOSSES = {"logistic": K.LOGISTIC, "exponential": K.EXPONENTIAL, "square_hinge": K.SQUARE_HINGE}
 _VOTES = {"argmax": K.VOTE_ARGMAX, "proba": K.VOTE_PROBA, "expected_cost": K.VOTE_EXPECTED_COST}
-
-
-#: Largest ``alpha_bound`` and ``step_scale``: the votes sum ``N`` alphas of at most this size.
-MAX_ALPHA = 1e100
 
 
 def paper_step_and_bound(loss: str, k: int, n_learners: int) -> tuple[float, float]:

@@ -9,7 +9,7 @@ from typing import Any
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olmr_kernels as K
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import BoosterKernels, RankingBooster
+from olboost.boosters.base import MAX_ALPHA, BoosterKernels, RankingBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOLMR"]
@@ -56,6 +56,7 @@ class AdaOLMR(AdaptiveState, RankingBooster):
         Scale of the gradient step ``step_scale / sqrt(t)`` (paper: 1).
     alpha_bound
         Half-width of the feasible set ``[-alpha_bound, alpha_bound]`` of the weights (paper: 2).
+        At most :data:`~olboost.boosters.base.MAX_ALPHA` (1e100), as is ``step_scale``.
     hedge_rate
         Learning rate of Hedge over experts (paper: 1).
 
@@ -85,12 +86,13 @@ class AdaOLMR(AdaptiveState, RankingBooster):
     """
 
     # rates, scales and bounds must be finite: an infinite one turns Hedge's log-weights or the
-    # learner weights alpha into inf and then NaN within a few rounds
+    # learner weights alpha into inf and then NaN within a few rounds; and the scores add up N
+    # alphas, which at alpha_bound = step_scale = 1e308 overflowed to -inf within three rounds
     _param_constraints = {
         **RankingBooster._param_constraints,
         "predict_with": OneOf("sampled", "best"),
-        "step_scale": Interval(0, math.inf, closed="neither"),
-        "alpha_bound": Interval(0, math.inf, closed="neither"),
+        "step_scale": Interval(0, MAX_ALPHA, closed="right"),
+        "alpha_bound": Interval(0, MAX_ALPHA, closed="right"),
         "hedge_rate": Interval(0, math.inf, closed="left"),
     }
 

@@ -25,7 +25,12 @@ from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
 from olboost.weak.base import Committee
 
-__all__ = ["Booster", "BoosterKernels", "MulticlassBooster", "RankingBooster"]
+__all__ = ["MAX_ALPHA", "Booster", "BoosterKernels", "MulticlassBooster", "RankingBooster"]
+
+#: Largest ``alpha_bound`` and ``step_scale`` of the adaptive boosters: their scores or votes sum
+#: ``N`` alphas of at most this size, finite for any committee; at 1.7e308 a few rounds gave
+#: infinite scores and refused examples.
+MAX_ALPHA = 1e100
 
 #: Rows the compiled driver takes per call (a sparse stream is densified one block at a time).
 _BLOCK_ROWS = 4096

@@ -36,7 +36,7 @@ from olboost.base import Interval, OneOf
 from olboost.boosters import _topk_kernels as K
 from olboost.boosters._topk_base import _NO_COSTS, TopkBooster
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import BoosterKernels
+from olboost.boosters.base import MAX_ALPHA, BoosterKernels
 from olboost.feedback import FullFeedback, TopkFeedback
 from olboost.feedback.exploration import Exploration
 from olboost.losses.pairwise import TOPK_LOSS_CODES
@@ -304,7 +304,8 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
     step_scale
         ``eta_t = step_scale / sqrt(t)``; ``None``: the paper's ``8 rho sqrt(2) / m^2``.
     alpha_bound
-        Half-width of the feasible set of the weights (paper: 2).
+        Half-width of the feasible set of the weights (paper: 2). At most
+        :data:`~olboost.boosters.base.MAX_ALPHA` (1e100), as is ``step_scale``.
     hedge_rate
         Learning rate of Hedge (paper: 1), at most :data:`MAX_HEDGE_RATE` (1e100).
     clip_gradient
@@ -331,8 +332,9 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
     _param_constraints = {
         **TopkBooster._param_constraints,
         "predict_with": OneOf("sampled", "best"),
-        "step_scale": Interval(0, math.inf, closed="neither", allow_none=True),
-        "alpha_bound": Interval(0, math.inf, closed="neither"),
+        # the scores add up N alphas: at alpha_bound = step_scale = 1e308 they left float64
+        "step_scale": Interval(0, MAX_ALPHA, closed="right", allow_none=True),
+        "alpha_bound": Interval(0, MAX_ALPHA, closed="right"),
         # An estimated rank loss is at most (k/2)^2 / MIN_PAIR_PROBABILITY (1e100 per pair):
         # times a rate up to 1e100 it stays finite, so Hedge's best expert keeps a finite
         # log-weight. With rate 1e308 every expert's became -inf and the renormalised ones NaN.
