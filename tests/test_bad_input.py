@@ -885,3 +885,52 @@ def test_a_started_topk_booster_refuses_another_k_and_keeps_its_impressions(cls_
     assert model.t_ == 11
     fresh = model.clone({"k": 4})  # a fresh model with another k
     assert fresh.k == 4 and not fresh._started
+
+
+# ------------------------------------------------------------- NumPy scalars as parameters
+
+
+@pytest.mark.parametrize("cls", [*BOOSTERS, "TopkBBM", "TopkAdaptive"])
+@pytest.mark.parametrize("kind", [np.uint8, np.int16, np.uint64])
+def test_a_numpy_learners_count_learns_as_the_int(cls, kind):
+    """``learners=np.uint8(20)`` passes the check (an integer >= 1); it then wrapped around in
+    the trees' storage sizes (20 x 16 slots is 64 in uint8: a 'negative dimensions' error or
+    short arrays) and in OnlineMBBM's tie-draw counter (an overflow, here an error)."""
+    import olboost
+
+    cls = getattr(olboost, cls) if isinstance(cls, str) else cls
+    extra = {"tie_break": "random"} if cls is OnlineMBBM else {}
+    X = np.random.default_rng(0).normal(size=(40, 3))
+
+    def run(learners):
+        outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+        model = cls(VFDTCommittee(n_features=2), learners=learners, seed=1, **{outputs: 3}, **extra)
+        with np.errstate(all="raise"):
+            if isinstance(model, RankingLearner):
+                return model.score_then_learn(X, X[:, :3] > 0)
+            return model.predict_then_learn(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0))
+
+    np.testing.assert_array_equal(run(kind(20)), run(20))
+
+
+@pytest.mark.parametrize("kind", [np.float32, np.float16])
+def test_a_numpy_float_rho_learns_as_the_float(kind):
+    """TopkAdaptive's default step ``8 rho sqrt(2) / m^2`` was computed in the type of ``rho``:
+    float32 gave other scores than the same value as a float, and float16 reached no kernel (a
+    NotImplementedError after the model had started)."""
+    from olboost import TopkAdaptive
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(30, 5)), rng.random((30, 4)) < 0.4
+
+    def run(rho):
+        committee = VFDTCommittee(n_features=3)
+        model = TopkAdaptive(committee, learners=3, seed=1, labels=4, k=2, rho=rho)
+        P = model.explorer_.pair_probabilities([3, 1, 0, 2], 2)  # the diagonal is Python's
+        return model.score_then_learn(X, Y), model.step_scale_, P
+
+    rho = kind(0.1)
+    (s, step, P), (s_ref, step_ref, P_ref) = run(rho), run(float(rho))
+    assert type(step) is float and step == step_ref
+    np.testing.assert_array_equal(s, s_ref)
+    np.testing.assert_array_equal(P, P_ref)

@@ -176,7 +176,7 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
         return len(self._outputs())
 
     def _derive_from_params(self) -> None:
-        step, bound = paper_step_and_bound(self.loss, self._olm_classes(), self.learners)
+        step, bound = paper_step_and_bound(self.loss, self._olm_classes(), self._n_learners)
         self.step_scale_ = step if self.step_scale is None else float(self.step_scale)
         self.alpha_bound_ = bound if self.alpha_bound is None else float(self.alpha_bound)
 

@@ -23,7 +23,7 @@ class AdaptiveState:
     def _init_adaptive(self, n_boosters: int | None = None) -> None:
         """``alpha_``, ``log_v_`` and the edge sums, ``(N,)`` each for one booster or
         ``(n_boosters, N)`` for designs that run several; one Hedge key per booster."""
-        n = self.learners
+        n = self._n_learners
         shape = (n,) if n_boosters is None else (n_boosters, n)
         self.alpha_ = np.zeros(shape)  # alpha^i_1 = 0
         self.log_v_ = np.zeros(shape)  # v^i_1 = 1

@@ -71,9 +71,15 @@ class Booster(OnlineLearner):
     # committee (and its parameters) is a prototype cloned at start: a new one changed nothing.
     _fixed_once_started = ("learners", "committee", *OnlineLearner._fixed_once_started)
 
+    @property
+    def _n_learners(self) -> int:
+        """``learners`` as a Python int: a NumPy uint8 or int16 count wrapped around in the
+        trees' storage sizes and in OnlineMBBM's tie-draw counters."""
+        return int(self.learners)
+
     def _committee_shape(self) -> tuple[int, int]:
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""
-        return self.learners, len(self._outputs())
+        return self._n_learners, len(self._outputs())
 
     def _committee_prototype(self) -> Committee:
         """The committee the start clones: ``committee``, or the default one."""

@@ -92,7 +92,7 @@ class BestTree(MulticlassBooster):
         self._validate_params()
 
     def _init_state(self) -> None:
-        self.correct_ = np.zeros(self.learners, dtype=np.int64)
+        self.correct_ = np.zeros(self._n_learners, dtype=np.int64)
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(BK.best_score, BK.best_step)
@@ -108,7 +108,7 @@ class BestTree(MulticlassBooster):
     @property
     def accuracies_(self) -> np.ndarray:
         """Prequential accuracy of every learner over the examples seen so far."""
-        return self.correct_ / self.t_ if self.t_ else np.full(self.learners, np.nan)
+        return self.correct_ / self.t_ if self.t_ else np.full(self._n_learners, np.nan)
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
@@ -191,8 +191,8 @@ class OzaBoost(MulticlassBooster):
         self._validate_params()
 
     def _init_state(self) -> None:
-        self.lambda_sc_ = np.zeros(self.learners)
-        self.lambda_sw_ = np.zeros(self.learners)
+        self.lambda_sc_ = np.zeros(self._n_learners)
+        self.lambda_sw_ = np.zeros(self._n_learners)
 
     @property
     def errors_(self) -> np.ndarray:
@@ -203,7 +203,7 @@ class OzaBoost(MulticlassBooster):
 
     def vote_weights(self) -> np.ndarray:
         """The weight of each learner's vote (see the class docstring for the edge cases)."""
-        out = np.empty(self.learners)
+        out = np.empty(self._n_learners)
         BK.oza_vote_weights(self._step_state(), out)
         return out
 
@@ -228,7 +228,7 @@ class OzaBoost(MulticlassBooster):
         y = int(target)
         weights = np.zeros_like(H)
         lam = 1.0
-        for i in range(self.learners):
+        for i in range(self._n_learners):
             weights[i, y] = lam
             self.committee_.learn(xv, weights)
             weights[i, y] = 0.0
@@ -251,7 +251,7 @@ class _BinaryCommittee:
     """Mixin: the committee holds ``learners * k`` binary learners (labels 0 = rest, 1 = class)."""
 
     def _committee_shape(self) -> tuple[int, int]:
-        return self.learners * len(self._outputs()), 2
+        return self._n_learners * len(self._outputs()), 2
 
 
 class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):

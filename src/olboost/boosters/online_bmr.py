@@ -109,7 +109,7 @@ class OnlineBMR(RankingBooster):
 
     def _init_state(self) -> None:
         self._n_capped = np.zeros(1, dtype=np.int64)
-        self.weight_max_ = np.zeros(self.learners)
+        self.weight_max_ = np.zeros(self._n_learners)
 
     @property
     def n_gamma_capped_(self) -> int:

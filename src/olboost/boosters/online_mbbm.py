@@ -145,11 +145,11 @@ class OnlineMBBM(MulticlassBooster):
 
     def _init_state(self) -> None:
         self._derive_from_params()
-        self.weight_max_ = np.zeros(self.learners)
+        self.weight_max_ = np.zeros(self._n_learners)
         self._tie_key = seed_key(self.seed_, STREAMS["tie"])
 
     def _derive_from_params(self) -> None:
-        n, k = self.learners, len(self._outputs())
+        n, k = self._n_learners, len(self._outputs())
         if self.weight_bound == "trivial":
             self.w_star_ = np.full(n, float(k))
         elif self.weight_bound == "authors":
@@ -174,7 +174,7 @@ class OnlineMBBM(MulticlassBooster):
             return None
         args = self.__dict__.get("_memo")
         if args is None:
-            key = (self.learners, len(self._outputs()), float(self.gamma))
+            key = (self._n_learners, len(self._outputs()), float(self.gamma))
             args = _SHARED_KERNEL_ARGS.get(key)
             if args is None:
                 args = _build_kernel_args(*key)
@@ -247,7 +247,7 @@ class OnlineMBBM(MulticlassBooster):
         """The uniform that breaks ties in learner ``i``'s vote at round ``t`` (-1: lowest)."""
         if self.tie_break == "lowest":
             return -1.0
-        return counter_uniform(self._tie_key, t * self.learners + i)
+        return counter_uniform(self._tie_key, t * self._n_learners + i)
 
     def _scores(self, H: np.ndarray) -> np.ndarray:
         if self._step_kernels() is not None:

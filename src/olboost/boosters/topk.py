@@ -163,14 +163,14 @@ class TopkBBM(TopkBooster):
         self._validate_params()
 
     def _init_topk(self) -> None:
-        self.weight_max_ = np.zeros(self.learners)
+        self.weight_max_ = np.zeros(self._n_learners)
 
     def _tables(self) -> np.ndarray:
         tables = self.__dict__.get("_law")
         if tables is None:  # a cache, dropped when pickled
             m = len(self._outputs())
             tables = self._law = np.array(
-                difference_law_stack(self.learners - 1, 1, m, self.gamma)[1]
+                difference_law_stack(self._n_learners - 1, 1, m, self.gamma)[1]
             )
         return tables
 
@@ -383,7 +383,8 @@ class TopkAdaptive(AdaptiveState, TopkBooster):
         if self.step_scale is not None:
             return float(self.step_scale)
         m = len(self._outputs())
-        return 8.0 * self.explorer_.rho * math.sqrt(2.0) / (m * m)
+        # float(): a NumPy float32 rho would make the step float32 (and float16 no kernel's type)
+        return 8.0 * float(self.explorer_.rho) * math.sqrt(2.0) / (m * m)
 
     def _step_kernels(self) -> BoosterKernels:
         return BoosterKernels(K.topk_adaptive_score, K.topk_adaptive_step)

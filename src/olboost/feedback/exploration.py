@@ -153,7 +153,8 @@ class UniformExploration(Exploration):
     _param_constraints = {"rho": Interval(0, 1, closed="neither")}
 
     def _single(self, m: int, k: int, on_top: bool) -> float:
-        return (1.0 - self.rho) * on_top + self.rho * k / m
+        rho = float(self.rho)  # a NumPy float32 rho would give float32 probabilities
+        return (1.0 - rho) * on_top + rho * k / m
 
 
 class SingleSwapExploration(Exploration):
@@ -187,7 +188,8 @@ class SingleSwapExploration(Exploration):
             explored = ((K_ - 1) / K_) ** 2 + 1.0 / (K_ * M)
         else:
             explored = (K_ - 1) / (K_ * M) + (M - 1) / (M * M)
-        return (1.0 - self.rho) * on_top + self.rho * explored
+        rho = float(self.rho)  # a NumPy float32 rho would give float32 probabilities
+        return (1.0 - rho) * on_top + rho * explored
 
 
 _MAX_ROUND = 2**63 - 1
