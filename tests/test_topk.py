@@ -472,6 +472,27 @@ def test_bad_feedback_is_rejected_before_any_state_change(cls):
         assert pickle.dumps(model) == before, match
 
 
+def test_feedback_takes_rivers_label_to_bool_dict():
+    # a dict was iterated as its keys: {a: False, b: False} ("neither was relevant") recorded
+    # clicks on both; a string was its characters
+    model = TopkAdaptive(ScriptedCommittee(), learners=4, seed=4, labels=list("abcdef"), k=3)
+    X, Y = synthetic_multilabel(n=30, k=6, d=3, seed=4)
+    model.learn(X, Y)
+    imp = model.show_one(np.array([0.2, 0.4, 0.6]))
+    first, second, third = imp.labels
+    assert imp.feedback({first: False, second: False}).relevant.tolist() == [False] * 3
+    as_dict = imp.feedback({first: False, second: True, third: np.False_})
+    assert as_dict.relevant.tolist() == imp.feedback([second]).relevant.tolist() == [0, 1, 0]
+    for clicked, error, match in [
+        ({first: 1}, TypeError, "bools"),
+        ({"zz": False}, ValueError, "not shown"),
+        (first, TypeError, "not a str"),
+        (first.encode(), TypeError, "not a bytes"),
+    ]:
+        with pytest.raises(error, match=match):
+            imp.feedback(clicked)
+
+
 def test_a_model_of_another_label_set_rejects_the_impression():
     a = _started(TopkBBM, 6, 3)
     b = _started(TopkBBM, 7, 3, committee=VFDTCommittee(n_features=2))

@@ -18,7 +18,7 @@ draw that was shown.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -161,13 +161,31 @@ class Impression:
     source: str
     scores: np.ndarray | None = None
 
-    def feedback(self, clicked: Iterable[Hashable]) -> TopkFeedback:
+    def feedback(self, clicked: Iterable[Hashable] | Mapping[Hashable, bool]) -> TopkFeedback:
         """The feedback of a user who found the labels ``clicked`` relevant (a subset of
-        :attr:`labels`, possibly empty) and the other shown labels irrelevant."""
-        clicked = list(clicked)
+        :attr:`labels`, possibly empty) and the other shown labels irrelevant. ``clicked`` may
+        also be River's ``{label: bool}`` over shown labels, as ``learn_one`` takes a target:
+        the labels mapped to ``True`` were clicked."""
+        if isinstance(clicked, str | bytes):
+            # iterated, a string is its characters: feedback("news") clicked 'n', 'e', 'w', 's'
+            raise TypeError(
+                f"clicked must be a collection of shown labels, not a {type(clicked).__name__}"
+                f" ({clicked!r}): pass [{clicked!r}] for one label"
+            )
         position = {label: i for i, label in enumerate(self.labels)}
         relevant = np.zeros(len(self.labels), dtype=np.bool_)
-        for label in clicked:
+        if isinstance(clicked, Mapping):
+            # iterated, a dict is its keys: {label: False} was a click on label
+            pairs = list(clicked.items())
+            for label, value in pairs:
+                if not isinstance(value, bool | np.bool_):
+                    raise TypeError(
+                        f"clicked maps labels to bools ({{label: bool}}); label {label!r} maps "
+                        f"to {type(value).__name__} {value!r}"
+                    )
+        else:
+            pairs = [(label, True) for label in clicked]
+        for label, value in pairs:
             try:
                 i = position[label]
             except (KeyError, TypeError):
@@ -181,5 +199,5 @@ class Impression:
                 )
             if relevant[i]:
                 raise ValueError(f"clicked label {label!r} is repeated")
-            relevant[i] = True
+            relevant[i] = bool(value)
         return TopkFeedback(self.shown, relevant, self.probs, self.source)
