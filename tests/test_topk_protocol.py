@@ -220,11 +220,26 @@ def test_iterable_path_gives_only_topk_feedback_and_scores_the_shown_ranking(cls
     assert _state(model) == _state(replay)
 
 
-def test_a_relevant_label_outside_the_label_set_is_refused(emotions):
-    model = _topk(TopkBBM, labels=emotions.label_names)
+@pytest.mark.parametrize(
+    ("y", "error", "match"),
+    [
+        ({99}, ValueError, "unknown label 99"),
+        ({True}, ValueError, "unknown label True"),  # was learned as the label 1
+        ([0], TypeError, "got list"),  # was taken
+        ({0: True, "zz": False}, ValueError, "unknown label 'zz'"),  # was taken
+        ({0: 1}, TypeError, "bool"),
+    ],
+)
+def test_a_target_learn_one_refuses_is_refused_by_the_topk_protocol(y, error, match, emotions):
+    """The top-k evaluator checks a target as learn_one (and the full-feedback evaluator) do,
+    before the model shows anything: the model stays as it was."""
+    labels = list(range(len(emotions.label_names)))
     x, _ = next(iter(emotions.test))
-    with pytest.raises(ValueError, match="not among the model's labels"):
-        prequential(model, [(x, {"no-such-label"})])
+    for model in (_topk(TopkBBM, labels=labels), AdaOLMR(learners=2, seed=1, labels=labels)):
+        before = pickle.dumps(model)
+        with pytest.raises(error, match=match):
+            prequential(model, [(x, y)])
+        assert pickle.dumps(model) == before
 
 
 # ------------------------------------------------------------------------------ command line

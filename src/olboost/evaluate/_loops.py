@@ -285,24 +285,19 @@ def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
     """Top-k feedback, one example: the model shows its randomised ranking, the loss of that
     ranking is recorded, and the model learns which of the ``k`` labels it showed are relevant
     (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show)."""
-    y = _relevant(y)
-    # checked before the first show_one, which starts the model (_outputs raises, changing
-    # nothing, when the model does not know its labels yet)
     labels = model._outputs()
-    known = set(labels)
-    unknown = [label for label in y if label not in known]
-    if unknown:
-        raise ValueError(
-            f"{type(model).__name__}: relevant labels {unknown[:5]} are not among the model's "
-            f"labels {list(labels)[:5]}..."
-        )
+    # checked as learn_one checks a target (a bool is no label, River's dict has known keys and
+    # bool values), before the first show_one, which starts the model; _outputs raises, changing
+    # nothing, when the model does not know its labels yet
+    mask = model._check_y(y)
     impression = model.show_one(x)
     m = len(labels)
     position = {label: p for p, label in enumerate(impression.ranking)}
     s = np.array([m - position[label] for label in labels], dtype=float)
-    mask = np.array([label in y for label in labels], dtype=bool)
     loss = rank_loss(s, mask, empty="paper")
-    model.learn_one(x, impression.feedback([label for label in impression.labels if label in y]))
+    shown = zip(impression.labels, impression.shown, strict=True)
+    clicked = [label for label, i in shown if mask[i]]
+    model.learn_one(x, impression.feedback(clicked))
     return loss, mask
 
 
