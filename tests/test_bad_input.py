@@ -844,6 +844,77 @@ def test_a_label_frame_is_read_by_column_name():
         rejects(started, lambda F=frame: started.learn(X, F), ValueError, re.escape(said))
 
 
+def test_a_label_frame_names_the_labels_of_a_model_without_them():
+    # with labels=None the frame's names were dropped (labels 0..k-1, read by position), and
+    # the next chunk of the same frame was refused ("missing 0, 1, 2, unexpected 'sport'")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = pd.DataFrame(rng.random((40, 3)) < 0.5, columns=["sport", "music", "news"])
+    model = AdaOLMR(VFDTCommittee(), learners=2, seed=1).learn(X[:20], Y[:20])
+    assert model.labels_ == ["sport", "music", "news"]
+    model.learn(X[20:], Y[20:][["news", "sport", "music"]])
+    named = AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=["sport", "music", "news"])
+    np.testing.assert_array_equal(model.score(X), named.learn(X, Y).score(X))
+    unnamed = AdaOLMR(VFDTCommittee(), learners=2, seed=1).learn(X, pd.DataFrame(Y.to_numpy()))
+    assert unnamed.labels_ == [0, 1, 2]  # pandas' default columns name nothing
+
+
+@pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
+def test_a_model_started_on_a_frame_reads_later_frames_by_column_name(cls):
+    # the frame's names were not kept: a frame with its columns in another order was read by
+    # position (other scores, silently), and a dict of the same row was refused
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    ranking = cls is AdaOLMR
+    outputs = {"labels": ["x", "y", "z"]} if ranking else {"classes": 3}
+    targets = X.to_numpy() > 0 if ranking else (X["a"] > 0).to_numpy().astype(int)
+
+    def started(frame):
+        model = cls(VFDTCommittee(n_features=2), learners=3, seed=1, **outputs)
+        return model.learn(frame[:30], targets[:30])
+
+    model = started(X)
+    assert model.feature_names_in_ == ["a", "b", "c"]
+    scores = model.score if ranking else model.votes
+    reordered = X[["c", "a", "b"]]
+    np.testing.assert_array_equal(scores(reordered[30:]), scores(X[30:]))
+    assert pickle.dumps(started(reordered)) != pickle.dumps(model)  # the frame's order counts
+    row = X.iloc[30].to_dict()
+    first = model.score_one(row) if ranking else model.predict_proba_one(row)
+    again = model.score_one if ranking else model.predict_proba_one
+    assert first == again(dict(reversed(row.items())))
+    rejects(model, lambda: scores(X.to_numpy()[30:]), ValueError, "without column names")
+    # pandas' default columns 0..d-1 name nothing: the frame is read by position
+    by_position = cls(VFDTCommittee(n_features=2), learners=3, seed=1, **outputs)
+    by_position.learn(pd.DataFrame(X.to_numpy()), targets)
+    assert by_position.feature_names_in_ is None
+    by_position.learn(X.to_numpy(), targets)
+
+
+def test_pandas_na_in_a_frame_is_a_missing_value_as_in_a_dict():
+    # a nullable column's gap (pd.NA) was a missing value in a dict but a TypeError ("not
+    # 'NAType'") through score and learn; on a model without missing values it is refused as one
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 3))
+    Y = rng.random((12, 2)) < 0.5
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).astype("Float64")
+    frame.iloc[0, 1] = pd.NA
+    with_nan = frame.astype(float)
+    assert np.isnan(with_nan.iloc[0, 1])
+
+    def model(**committee):
+        return AdaOLMR(VFDTCommittee(n_features=2, **committee), learners=3, seed=1, labels=2)
+
+    np.testing.assert_array_equal(
+        model().score_then_learn(frame, Y), model().score_then_learn(with_nan, Y)
+    )
+    strict = model(missing="error")
+    rejects(strict, lambda: strict.learn(frame, Y), ValueError, "row 0, feature 1")
+
+
 def test_a_started_label_ranker_refuses_another_complexity():
     from olboost import LabelRanker
 

@@ -29,9 +29,9 @@ in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent k
 The features of dict input are fixed by the first example (River's own linear models and trees
 take features that appear later; these models, whose weak learners each draw a feature subset at
 the start, do not): a later dict may omit some of them (they are missing) and may hold keys not
-seen then, which are ignored. A learner started on dicts reads a matrix by column name (a
-DataFrame, its columns in any order, absent and extra ones as a dict's keys), never a plain
-array by position. Any other
+seen then, which are ignored. A learner started on dicts, or on a DataFrame whose column names
+are strings, reads a matrix by column name (a DataFrame, its columns in any order, absent and
+extra ones as a dict's keys), never a plain array by position. Any other
 learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
 and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 """

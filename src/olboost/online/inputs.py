@@ -268,7 +268,11 @@ def check_vector(
         xv = dict_values(x, keys, allow_missing, who)
     else:
         if feature_names is not None:
-            raise TypeError(f"{who}: x must be a dict, as in the first example")
+            shown = ", ".join(repr(name) for name in feature_names[:5])
+            raise TypeError(
+                f"{who}: x must be a dict: the model's features are named ({shown}"
+                f"{', ...' if len(feature_names) > 5 else ''}), by its first dict or DataFrame"
+            )
         if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
             raise TypeError(f"{who}: x must be a dict or a 1-D vector, got {type(x).__name__}")
         keys = None
@@ -327,6 +331,10 @@ class Rows:
                 raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
             parts = (writable(data), writable(X.indices), writable(X.indptr))
             return cls(parts, X.shape[0], X.shape[1], True)
+        if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+            # a DataFrame's pd.NA (a gap in a nullable column) is a missing value, as in a dict
+            # (NumPy refused the NAType); float columns come out as they are
+            X = X.to_numpy(na_value=np.nan)
         X = as_floats(X, f"{name}: X")
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")

@@ -269,6 +269,22 @@ def _frame_columns(X: Any) -> list[Hashable] | None:
     return list(columns)
 
 
+def _named(columns: list[Hashable] | None) -> bool:
+    """Whether a frame's ``columns`` name what they hold: not pandas' default ``0..n-1``."""
+    return columns is not None and columns != list(range(len(columns)))
+
+
+def _feature_names(X: Any) -> list[Hashable] | None:
+    """The features a DataFrame names, which a model started on it reads later frames (and
+    dicts) by, in any column order: its columns when all are strings, as scikit-learn's
+    ``feature_names_in_``; ``None`` for other frames (``pd.DataFrame(array)``'s ``0..d-1``) and
+    matrices, which are read by position."""
+    columns = _frame_columns(X)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return columns
+
+
 def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> str:
     """``"missing ..., unexpected ..."``: the ``names`` a frame's ``columns`` lack and the
     columns of no name; ``""`` when the two hold the same names."""
@@ -467,9 +483,11 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
                 return np.empty((0, Ymask.shape[1])) if return_scores else None
             outputs = None
             if self.labels is None and "labels_" not in self.__dict__:
-                outputs = list(range(Ymask.shape[1]))
+                # a label frame's named columns are the labels (later frames are read by them)
+                columns = _frame_columns(Y)
+                outputs = columns if _named(columns) else list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs, first=rows.row(0), rows=rows)
+            self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
         else:
             self._check_rows(rows)
         t0 = self.t_
@@ -497,7 +515,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if known is None and self.labels is not None:
             known = self._outputs()
         columns = _frame_columns(Y)
-        if known is not None and columns is not None and columns != list(range(len(columns))):
+        if known is not None and _named(columns):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column)
             difference = _column_difference(known, columns)
@@ -583,7 +601,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
                 self._check_params()
                 return np.empty((0, len(self._outputs()))) if return_scores else None
             # the classes are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, None, outputs, first=rows.row(0), rows=rows)
+            self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
         else:
             self._check_rows(rows)
         return self._stream(rows, codes, return_scores)
