@@ -130,3 +130,32 @@ def test_classes_that_are_sets_get_one_order_whatever_the_hash_seed(tmp_path):
         for seed in range(6)
     }  # fmt: skip
     assert len(outputs) == 1, outputs
+
+
+def test_feature_keys_that_are_sets_get_one_order_whatever_the_hash_seed():
+    # the first dict's keys were sorted by str(key): a frozenset's str follows its members'
+    # hash order, so the feature order (each learner's subset, every score) changed with the
+    # process's hash seed; other keys keep their order (str)
+    import subprocess
+    import sys
+
+    from olboost.online.inputs import check_vector
+
+    script = (
+        "from olboost.online.inputs import check_vector\n"
+        "keys = [frozenset({'alpha', 'beta'}), frozenset({'alpha', 'gamma'}), ('x', {'b', 'a'}),"
+        " frozenset({'delta', 'beta'}), frozenset({'gamma', 'delta'}), 'plain', 10, 2]\n"
+        "keys[2] = ('x', frozenset({'b', 'a'}))\n"
+        "_, names = check_vector(dict.fromkeys(keys, 1.0), 't', False, None, None)\n"
+        "print([keys.index(k) for k in names])\n"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True,
+            env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(6)
+    }  # fmt: skip
+    assert len(outputs) == 1, outputs
+    _, names = check_vector({10: 1.0, 2: 1.0, "b": 1.0, ("a", 1): 1.0}, "t", False, None, None)
+    assert names == [("a", 1), 10, 2, "b"]  # str order, as before

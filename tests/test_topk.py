@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import pickle
 
 import numpy as np
@@ -325,6 +326,45 @@ def test_equal_models_pickle_to_equal_bytes_and_take_each_others_impressions(cls
     assert twin.model_id_ == first.model_id_
     with pytest.raises(ValueError, match="not started, its seed drawn at the start"):
         fresh(None).learn_one(X[0], impression.feedback([]))
+
+
+def test_twins_built_with_numpy_scalars_or_another_dict_order_have_the_same_id():
+    # the id hashed the repr of the parameters: seed=np.int64(2), k=np.int64(3) or the
+    # nominal attributes listed in another order made another id, so that a twin refused its
+    # twin's impressions ("another model")
+    X, Y = synthetic_multilabel(n=30, k=6, d=5, seed=1)
+
+    def model(seed, k, nominal):
+        committee = VFDTCommittee(n_features=3, nominal_attributes=nominal)
+        return TopkBBM(committee, learners=3, seed=seed, labels=6, k=k, rho=0.2)
+
+    X[:, 0] = X[:, 3] = 0.0  # codes of the nominal attributes
+    a = model(2, 3, {0: 3, 3: 5}).learn(X, Y)
+    b = model(np.int64(2), np.int64(3), {3: 5, 0: 3}).learn(X, Y)
+    assert a.model_id_ == b.model_id_
+    b.learn_one(X[0], a.show_one(X[0]).feedback([]))
+
+
+def test_a_models_id_does_not_depend_on_the_hash_seed():
+    # string labels in a frozenset (or any set) were written in their hash order, which
+    # PYTHONHASHSEED changes: a twin rebuilt in another process refused the logged impressions
+    import subprocess
+    import sys
+
+    script = (
+        "from olboost import TopkAdaptive\n"
+        "m = TopkAdaptive(learners=2, seed=1, k=2, labels=[frozenset({'news', 'sport', 'tv'}),"
+        " frozenset({'a', 'b', 'c'}), 'x'])\n"
+        "print(m._model_id())\n"
+    )
+    ids = set()
+    for hash_seed in ("0", "1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        ids.add(out.stdout.strip())
+    assert len(ids) == 1, ids
 
 
 # ------------------------------------------------------------------------------ Monte Carlo

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from olboost._random import MAX_KEY, STREAMS, seed_key
-from olboost.base import InstanceOf, Interval
+from olboost.base import Estimator, InstanceOf, Interval
 from olboost.boosters import _topk_kernels as K
 from olboost.boosters.base import RankingBooster
 from olboost.feedback import Feedback, FullFeedback, Impression, TopkFeedback
@@ -96,7 +96,8 @@ class TopkBooster(RankingBooster):
             for name, value in params.items()
             if name != "committee" and not name.endswith("n_threads")
         }
-        return f"{type(self).__qualname__}|{sorted(kept.items())!r}|{self._outputs()!r}"
+        made = _plain(sorted(kept.items()))
+        return f"{type(self).__qualname__}|{made!r}|{_plain(self._outputs())!r}"
 
     # ------------------------------------------------------------------ showing
 
@@ -274,3 +275,39 @@ class TopkBooster(RankingBooster):
     def _scheme(self) -> tuple[int, float]:
         explore = self.explorer_
         return explore._scheme, float(explore.rho)
+
+
+class _SortedSet(frozenset):
+    """A set whose repr lists its members sorted (a set's repr follows the hash order of its
+    members, which for strings changes with ``PYTHONHASHSEED``)."""
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(sorted(repr(member) for member in self))}}}"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with the same repr for equal parameters: NumPy scalars as Python numbers
+    (``np.int64(1)`` is ``1``), dicts by sorted keys, sets sorted, estimators rebuilt from plain
+    parameters; a Python value's repr is unchanged (so are the ids it gave before)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, str | bytes):
+        return (str if isinstance(value, str) else bytes)(value)  # np.str_('a') is 'a'
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, Mapping):
+        items = [(_plain(k), _plain(v)) for k, v in value.items()]
+        try:
+            items.sort(key=lambda item: item[0])
+        except TypeError:
+            items.sort(key=lambda item: repr(item[0]))
+        return dict(items)
+    if isinstance(value, set | frozenset):
+        return _SortedSet(_plain(v) for v in value)
+    if isinstance(value, Estimator):
+        return type(value)(**{name: _plain(v) for name, v in value._get_params().items()})
+    return value

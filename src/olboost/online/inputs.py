@@ -251,7 +251,7 @@ def check_vector(
         if feature_names is None:
             # Sorted, so that the first dict's key order does not decide which columns each
             # weak learner sees.
-            names = sorted(x, key=lambda key: (str(key), type(key).__name__))
+            names = sorted(x, key=lambda key: (_key_text(key), type(key).__name__))
             keys = names
         else:
             keys = feature_names
@@ -284,6 +284,29 @@ def check_vector(
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who)
     return xv, names
+
+
+def _key_text(key: Any) -> str:
+    """The text a feature key sorts by: ``str(key)``, except that sets (alone or in tuples)
+    list their members sorted; ``str`` of a set follows its members' hash order, which
+    ``PYTHONHASHSEED`` changes, and the order of the features decides each learner's subset."""
+    if isinstance(key, set | frozenset):
+        members = sorted(_member_text(member) for member in key)
+        return f"{type(key).__name__}({{{', '.join(members)}}})"
+    if isinstance(key, tuple) and _holds_a_set(key):
+        members = [_member_text(member) for member in key]
+        return f"({', '.join(members)}{',' if len(members) == 1 else ''})"
+    return str(key)
+
+
+def _member_text(member: Any) -> str:
+    return _key_text(member) if isinstance(member, set | frozenset | tuple) else repr(member)
+
+
+def _holds_a_set(key: tuple) -> bool:
+    return any(
+        isinstance(m, set | frozenset) or (isinstance(m, tuple) and _holds_a_set(m)) for m in key
+    )
 
 
 def check_width(what: str, d: int, n_features: int | None, who: str) -> None:
