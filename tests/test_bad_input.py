@@ -1005,3 +1005,34 @@ def test_a_numpy_float_rho_learns_as_the_float(kind):
     assert type(step) is float and step == step_ref
     np.testing.assert_array_equal(s, s_ref)
     np.testing.assert_array_equal(P, P_ref)
+
+
+@pytest.mark.parametrize("committee", ["VFDTCommittee", "LinearCommittee"])
+def test_a_committee_refuses_complex_and_overflowing_weights_as_the_boosters_do(committee):
+    # an integer beyond float64 in the weights was a bare OverflowError; complex weights and x
+    # were taken with a mere ComplexWarning, their imaginary parts dropped
+    import warnings
+
+    import olboost
+
+    model = getattr(olboost, committee)(**({"n_features": 3} if "VFDT" in committee else {}))
+    model.start(3, 4, 5, 1)
+    x, W = np.full(5, 0.5), np.ones((3, 4))
+    model.learn(x, W)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rejects(model, lambda: model.learn(x, np.full((3, 4), 2**1100, dtype=object)),
+                ValueError, "weights holds an integer too large")  # fmt: skip
+        rejects(model, lambda: model.learn(x, W * (1 + 5j)), TypeError, "weights must hold real")
+        rejects(model, lambda: model.learn(x + 3j, W), TypeError, "real")
+        rejects(model, lambda: model.predict(x + 3j), TypeError, "real")
+
+
+def test_classes_that_do_not_sort_are_refused_naming_y():
+    # NumPy's bare "'<' not supported between instances of 'complex' and 'complex'"
+    model = AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=1)
+    y = [1 + 1j, 2 + 2j, 1 + 1j, 2 + 2j]
+    rejects(model, lambda: model.learn(np.zeros((4, 5)), y), TypeError, r"AdaBoostOLM: the class")
+    AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=1, classes=y[:2]).learn(
+        np.zeros((4, 5)), y
+    )

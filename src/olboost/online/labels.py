@@ -229,7 +229,16 @@ def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int
             f"{who}: y mixes bool and other classes ({values[0]!r} at row 0, {values[row]!r} "
             f"at row {row}); True would be taken for 1"
         )
-    outputs = sorted(set(values), key=_class_order)
+    try:
+        outputs = sorted(set(values), key=_class_order)
+    except TypeError:
+        # complex numbers, or classes of one type that has no order: NumPy's bare "'<' not
+        # supported" named neither the model nor y
+        kinds = sorted({type(v).__name__ for v in values})
+        raise TypeError(
+            f"{who}: the classes of y do not sort ({', '.join(kinds)}): pass classes= to fix "
+            "their order"
+        ) from None
     if len(outputs) < 2:
         raise ValueError(f"{who}: y must hold at least 2 classes")
     index = {value: i for i, value in enumerate(outputs)}

@@ -113,8 +113,13 @@ def _float64(value: Any, name: str) -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind in "USV":
         raise TypeError(f"{name} must hold numbers, got {array.dtype} values")
+    if array.dtype.kind == "c":
+        # NumPy would drop the imaginary parts with a mere warning; the boosters refuse them
+        raise TypeError(f"{name} must hold real numbers, got {array.dtype} values")
     try:
         return array.astype(np.float64, copy=False)
+    except OverflowError:
+        raise ValueError(f"{name} holds an integer too large for a float64") from None
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must hold numbers ({err})") from None
 
