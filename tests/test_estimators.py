@@ -83,6 +83,43 @@ class PredictsNothing(AdaOLMR):
         return {label: False for label in self._outputs()}
 
 
+class IgnoresTheSeed(AdaOLMR):
+    def __init__(self, committee=None, learners=100, seed=None, labels=None, **params):
+        super().__init__(committee, learners, 1, labels, **params)
+
+
+class CommitteeIgnoresTheSeed(VFDTCommittee):
+    def start(self, n_learners, n_labels, n_attributes, seed):
+        super().start(n_learners, n_labels, n_attributes, 0)
+
+
+class PickleForgetsAlpha(AdaOLMR):
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "alpha_" in state:
+            state["alpha_"] = np.zeros_like(state["alpha_"])
+        return state
+
+
+class CountsBeforeChecking(AdaOLMR):
+    def learn_one(self, x, y):
+        self.calls_ = self.__dict__.get("calls_", 0) + 1
+        super().learn_one(x, y)
+
+
+class CloneForgetsAParameter(AdaOLMR):
+    def clone(self, new_params=None, include_attributes=False):
+        return super().clone({"hedge_rate": 1.0, **(new_params or {})}, include_attributes)
+
+
+class ReadsDictsInTheirOrder(AdaOLMR):
+    def _check_x(self, x):
+        if isinstance(x, dict) and "feature_names_in_" not in self.__dict__:
+            xv, _ = super()._check_x(x)
+            return np.array(list(x.values()), dtype=float), list(x)
+        return super()._check_x(x)
+
+
 _COMMITTEE = {"n_features": 3}
 _BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
 _BROKEN = [
@@ -92,6 +129,12 @@ _BROKEN = [
     (LearnOneWritesIntoX(**_BOOSTER), "check_booster_purity"),
     (ArraysInReverse(**_BOOSTER), "check_booster_array_path"),
     (PredictsNothing(**_BOOSTER), "check_booster_scores"),
+    (IgnoresTheSeed(**_BOOSTER), "check_booster_seeding"),
+    (CommitteeIgnoresTheSeed(**_COMMITTEE), "check_committee_seeding"),
+    (PickleForgetsAlpha(**_BOOSTER), "check_booster_pickling"),
+    (CountsBeforeChecking(**_BOOSTER), "check_booster_bad_input"),
+    (CloneForgetsAParameter(**_BOOSTER, hedge_rate=0.5), "check_clone_params"),
+    (ReadsDictsInTheirOrder(**_BOOSTER), "check_booster_feature_order"),
 ]
 
 

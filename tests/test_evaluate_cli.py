@@ -466,10 +466,16 @@ def test_the_entropy_ranker_checks_every_split_before_it_starts(protocol):
 
 def test_splits_that_fit_still_run_and_a_started_model_checks_its_width():
     train = _split(4, "abc", seed=1)
-    # the same labels in another order: the model ranks them in its order, as before
+    # the same labels in another order (a 3-cycle: a permutation mapped backwards is another
+    # one): the model ranks them in its order, as on the test split with its columns in that
+    # order, bit for bit
+    test = _split(4, "bca")
+    in_order = type(test)(test.name, test.X, test.Y[:, [2, 0, 1]], test.feature_names, list("abc"))
     for make in (_booster, _label_ranker, _topk):
-        result = train_test(make(), train, _split(4, "bca"), loops=2)
+        result = train_test(make(), train, test, loops=2)
         assert result.n_test == 50 and np.isfinite(result.rank_loss)
+        again = train_test(make(), train, in_order, loops=2)
+        np.testing.assert_array_equal(result.losses, again.losses)
     # a top-k booster that shows more labels than the data set has: refused before the model
     # takes the data set's labels (it kept them, refused by its start)
     model = _topk().set_params(k=4)

@@ -52,6 +52,21 @@ def test_a_learner_without_committee_gets_the_whole_api():
     assert pickle.loads(pickle.dumps(one)).score_one(X[0]) == one.score_one(X[0])
 
 
+def test_tied_scores_keep_label_order_in_rankings_and_predictions():
+    # NumPy's default sort keeps ties in order only for short arrays (up to 16) and all-equal
+    # ones: 40 labels with three score levels find an argsort that is not stable
+    rng = np.random.default_rng(0)
+    model = FrequencyRanker(labels=[f"l{j}" for j in range(40)])
+    for _ in range(2):
+        model.learn_one([0.0], {f"l{j}" for j in rng.choice(40, size=12, replace=False)})
+    counts = model.counts_
+    assert len(set(counts)) > 1 and len(set(counts)) < 40
+    expected = sorted(range(40), key=lambda j: -counts[j])  # sorted() is stable
+    assert model.rank_one([0.0]) == [f"l{j}" for j in expected]
+    top = {f"l{j}" for j in expected[: model._n_predicted(40)]}
+    assert {label for label, v in model.predict_one([0.0]).items() if v} == top
+
+
 def test_bad_input_leaves_a_plain_learner_unchanged():
     X, Y = synthetic_multilabel(n=10, k=4, seed=3)
     model = FrequencyRanker(labels=4)

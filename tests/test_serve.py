@@ -729,6 +729,32 @@ def test_the_estimated_rank_loss_is_unbiased_for_the_models_rankings() -> None:
         assert misordered / pairs == pytest.approx(rank_loss(scores, clicked), rel=1e-12)
 
 
+def test_the_status_series_gives_the_click_through_rate_since_the_previous_point() -> None:
+    # each point's rate counts the feedback since the point before (as the docstrings say),
+    # not the whole log: ten feedbacks with every shown label clicked, then ten with none,
+    # give 1 then 0 (a cumulative rate gave 0.5); the loss is the running estimate
+    from olboost.serve.stats import Stats
+    from olboost.serve.store import ImpressionRecord
+
+    shown = np.array([2, 0])
+    record = ImpressionRecord(
+        id=0, public_id="i", created=0.0, expires=1.0, round=1, key=0, x=np.zeros(1),
+        shown=shown, probs=None, own=np.array([0.9, 0.1]),
+    )  # fmt: skip
+    stats = Stats()
+    clicked = np.zeros(3, dtype=bool)
+    for t, relevant in ((1.0, [0, 1, 2]), (2.0, [])):
+        clicked[:] = False
+        clicked[relevant] = True
+        for _ in range(10):
+            stats.learned(record, clicked, lag=0.1)
+        stats.point(t)
+    series = stats.status_series(lambda: 3.0)
+    assert series["t"] == [1.0, 2.0, 3.0] and series["feedback"] == [10, 20, 20]
+    assert series["ctr"] == [1.0, 0.0, None]  # no feedback since the last point: no rate
+    assert series["loss"] == [None, None, None]  # no relevant/irrelevant pair shown
+
+
 def test_a_log_of_schema_version_1_is_migrated(tmp_path: Path) -> None:
     from olboost.serve.stats import estimated_loss
     from olboost.serve.store import SCHEMA_VERSION, Store

@@ -113,6 +113,36 @@ def test_adaptive_costs_with_every_label_shown_equal_the_logistic_gradient():
         s += model.alpha_[i] * H[i]
 
 
+def test_adaptive_weights_take_projected_gradient_steps_of_size_step_over_sqrt_t():
+    # Algorithm 3, line 13: alpha^i <- Pi(alpha^i - eta_t g^i), eta_t = step_scale / sqrt(t),
+    # g^i the derivative of L_log(s^{i-1} + alpha h^i) at alpha^i; with k = m and the
+    # heuristics off L_log's gradient is the exact one (the test above), so the whole round is
+    # checked against a transcription (the cost tests alone would not see a step of 1 / t)
+    m, n, step = 4, 3, 0.7
+    model = TopkAdaptive(
+        ScriptedCommittee(), learners=n, seed=0, labels=m, k=m, rho=0.3, step_scale=step,
+        clip_gradient=None, clip_probability=None,
+    )  # fmt: skip
+    rng = np.random.default_rng(5)
+    moved = 0
+    for t in range(1, 9):
+        x = rng.normal(size=3)
+        relevant = np.zeros(m, dtype=bool)
+        relevant[rng.choice(m, size=1 + t % 2, replace=False)] = True
+        before = model.alpha_.copy() if t > 1 else np.zeros(n)
+        model.learn_one(x, set(np.flatnonzero(relevant).tolist()))
+        H = model.committee_.predict(x)
+        s, cost = np.zeros(m), np.empty(m)
+        for i in range(n):
+            s += before[i] * H[i]
+            logistic_cost(s, relevant, cost)
+            pairs = relevant.sum() * (m - relevant.sum())
+            expected = np.clip(before[i] - step / math.sqrt(t) * pairs * cost @ H[i], -2, 2)
+            assert model.alpha_[i] == pytest.approx(expected, rel=0, abs=1e-12), (t, i)
+            moved += expected != before[i]
+    assert moved > 20  # the steps were taken, not all projected away
+
+
 @pytest.mark.parametrize("cls", BOOSTERS)
 def test_clipped_probabilities_are_the_weights_of_clipped_feedback(cls):
     # App. C.2's clipping of the pair probabilities (the default, 0.005): the cost vectors are
