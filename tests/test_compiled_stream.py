@@ -382,3 +382,44 @@ def test_a_model_loaded_by_joblib_with_memory_maps_goes_on_learning(tmp_path, na
     )
     assert dumps(mapped) == dumps(model)
     assert [len(kernel.overloads) for kernel in kernels] == compiled
+
+
+@pytest.mark.parametrize(("cls", "params"), list(_every_compiled_booster()))
+def test_the_array_path_scores_as_the_one_row_path_does(cls, params):
+    # learn_one and the array path learn the same bits (test above); they also report the same
+    # scores before each row, but for the first one: score_one before the first example gives
+    # zeros (uniform probabilities: no model yet), while the array path has started the model
+    # for it and reports its untrained committee's scores (OnlineMBBM's votes [4, 0, 0, 0]).
+    # The top-k boosters report the ranking they showed, which show_one shows.
+    from olboost.boosters._topk_base import TopkBooster
+    from olboost.checks import synthetic_multilabel
+
+    X, Y = synthetic_multilabel(n=20, d=6, k=4, seed=5)
+    ranking = hasattr(cls, "rank_one")
+    params = {**params, ("labels" if ranking else "classes"): 4}
+    arrays, rows = cls(**params), cls(**params)
+    if issubclass(cls, TopkBooster):
+        shown = []
+        for x, y in zip(X, Y, strict=True):
+            impression = rows.show_one(x)
+            order = [int(lab) for lab in impression.ranking]
+            shown.append([4 - order.index(j) for j in range(4)])
+            rows.learn_one(x, impression.feedback([lab for lab in impression.labels if y[lab]]))
+        np.testing.assert_array_equal(arrays.score_then_learn(X, Y), shown)
+        return
+    scored = []
+    for x, y in zip(X, Y, strict=True):
+        if ranking:
+            scored.append(list(rows.score_one(x).values()))
+            rows.learn_one(x, set(np.flatnonzero(y).tolist()))
+        else:
+            scored.append(rows.votes(x[None])[0])
+            rows.learn_one(x, int(y.argmax()))
+    expected = np.array(scored)
+    if ranking:
+        got = arrays.score_then_learn(X, Y)
+    else:
+        got = arrays.predict_then_learn(X, Y.argmax(1))
+    np.testing.assert_array_equal(expected[0], 0.0)
+    np.testing.assert_array_equal(got[1:], expected[1:])
+    _assert_same(arrays, rows)

@@ -473,7 +473,10 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
 
         This is the prequential primitive the evaluation protocols use; returns the ``(n, k)``
-        scores made before each row was learned.
+        scores made before each row was learned. A model not started yet is started on the
+        first row, which is scored by its untrained committee (:meth:`score_one` before the
+        first example gives zeros instead: there is no model yet); every later row is scored
+        as :meth:`score_one` scores it, bit for bit.
         """
         rows = self._check_X(X)
         Ymask = self._check_Y(Y, rows.n)
@@ -588,7 +591,9 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
     def predict_then_learn(
         self, X: Any, y: Any, *, return_scores: bool = True
     ) -> np.ndarray | None:
-        """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row."""
+        """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row (the
+        first row of a model not started yet: its untrained committee's votes, where
+        :meth:`votes` before the first example gives zeros)."""
         rows = self._check_X(X)
         y = class_vector(y, rows.n, type(self).__name__)
         outputs = None
