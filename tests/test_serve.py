@@ -410,6 +410,17 @@ def test_an_unusable_token_file_host_or_port_is_named_before_anything_exists(
         (("--concurrency", "0"), "--concurrency must be an integer >= 1, got 0"),
         (("--delay", "inf"), "--delay must be a number of seconds >= 0, got inf"),
         (("--drop", "1.5"), "--drop must be a probability in [0, 1], got 1.5"),
+        # read as a URL without host: the requests went to port 80 ("Connect call failed")
+        (
+            ("--url", "localhost:8000"),
+            "--url: the service's URL must be http://HOST:PORT, "
+            "got 'localhost:8000' (plain HTTP, no path)",
+        ),
+        (
+            ("--url", "https://127.0.0.1:9"),
+            "--url: the service's URL must be http://HOST:PORT, "
+            "got 'https://127.0.0.1:9' (plain HTTP, no path)",
+        ),
     ],
 )
 def test_bad_simulate_options_are_one_line_before_anything_is_read_or_sent(
@@ -449,6 +460,9 @@ def test_simulate_checks_its_settings_before_contacting_the_service(monkeypatch)
     ]:
         with pytest.raises(ValueError, match=message):
             simulate("http://127.0.0.1:9", None, **settings)
+    for url in ("127.0.0.1:9", "http://127.0.0.1:9/api", "http://127.0.0.1:99999"):
+        with pytest.raises(ValueError, match="must be http://HOST:PORT"):
+            simulate(url, None)
 
 
 def _tiny_mulan(folder: Path) -> tuple[Path, Path]:

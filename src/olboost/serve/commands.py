@@ -126,6 +126,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     # first: before the token file, the data set or the service are read
     check_settings({name: getattr(args, name) for name in SETTINGS}, prefix="--")
+    from olboost.serve.simulate import service_address
+
+    try:
+        service_address(args.url)
+    except ValueError as err:
+        raise ValueError(f"--url: {err}") from None
     from olboost.cli import check_output, write_record
     from olboost.serve.app import TOKEN_ENV
     from olboost.serve.simulate import HTTPError, simulate

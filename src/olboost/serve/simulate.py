@@ -214,8 +214,7 @@ async def _run(
     wait: bool,
     duration: float | None = None,
 ) -> tuple[float, list[float], list[float], np.ndarray, int, dict[str, int]]:
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    host, port = service_address(url)
     n, m = X.shape[0], len(labels)
     losses = np.full(n, np.nan)
     rank_lat: list[float] = []
@@ -294,9 +293,27 @@ async def _run(
     return seconds, rank_lat, fb_lat, losses, dropped, errors
 
 
-async def _get(url: str, path: str, token: str | None = None) -> Any:
+def service_address(url: str) -> tuple[str, int]:
+    """``(host, port)`` of a service URL ``http://HOST[:PORT]`` (port 80 by default); a
+    ``ValueError`` for anything else. ``localhost:8000`` read as a URL has no host, and its
+    port went unread: the requests went to port 80 of this machine."""
     parts = urlsplit(url)
-    conn = _Connection(parts.hostname or "127.0.0.1", parts.port or 80, token)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (
+        parts.scheme != "http" or not parts.hostname or port == -1
+        or parts.path not in ("", "/") or parts.query or parts.fragment
+    ):  # fmt: skip
+        raise ValueError(
+            f"the service's URL must be http://HOST:PORT, got {url!r} (plain HTTP, no path)"
+        )
+    return parts.hostname, 80 if port is None else port
+
+
+async def _get(url: str, path: str, token: str | None = None) -> Any:
+    conn = _Connection(*service_address(url), token)
     try:
         return await conn.request("GET", path)
     finally:
@@ -406,6 +423,7 @@ def simulate(
         {"loops": loops, "concurrency": concurrency, "delay": delay, "drop": drop, "seed": seed,
          "key": key, "limit": limit, "duration": duration}
     )  # fmt: skip
+    service_address(url)
     # NumPy integers pass the checks; the request bodies are JSON, which takes Python's only
     loops, concurrency, seed = int(loops), int(concurrency), int(seed)
     key = None if key is None else int(key)
