@@ -658,3 +658,23 @@ def test_a_warning_is_one_line_too(tmp_path):
     warned = [line for line in done.stderr.splitlines() if "0.0.1" in line]
     assert len(warned) == 1 and warned[0].startswith("olboost: warning: "), done.stderr
     assert "load_run" not in done.stderr
+
+
+def test_the_river_committee_is_told_the_nominal_attributes():
+    # --committee river dropped them: River's trees split car's category codes by thresholds
+    # (NumericBinaryBranch), where --committee vfdt declares them nominal
+    pytest.importorskip("river")
+    from olboost.cli import build_parser
+    from olboost.cli._run import prepare_run
+
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "car", "--learners", "2"]
+    data, model = prepare_run(build_parser().parse_args([*argv, "--committee", "river"]))
+    assert sorted(data.nominal_cardinalities) == [0, 1, 2, 3, 4, 5]
+    assert model.committee.model.nominal_attributes == [0, 1, 2, 3, 4, 5]
+    stream = data.shuffled(1)
+    model.learn(stream.X[:300], stream.y[:300])
+    trees = model.committee_.learners_
+    assert any("Nominal" in type(branch).__name__ for t in trees for branch in t._root.iter_dfs())
+    emotions = ["run", "--dataset", "emotions", "--committee", "river"]
+    _, plain = prepare_run(build_parser().parse_args(emotions))
+    assert plain.committee.model is None  # emotions: numeric only, the default tree

@@ -131,7 +131,14 @@ def _vfdt(args: argparse.Namespace, nominal: dict[int, int], **rules: str) -> An
 def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
     from olboost.weak.river import RiverCommittee
 
-    return RiverCommittee(n_features=_features(args))
+    if not nominal:
+        return RiverCommittee(n_features=_features(args))
+    from river.tree import HoeffdingTreeClassifier
+
+    # the committee's default tree, told which columns (its inputs' keys) are nominal, as
+    # --committee vfdt is: without it River split the category codes by thresholds
+    tree = HoeffdingTreeClassifier(leaf_prediction="mc", nominal_attributes=sorted(nominal))
+    return RiverCommittee(model=tree, n_features=_features(args))
 
 
 #: CLI committee name -> factory(args, nominal cardinalities).
