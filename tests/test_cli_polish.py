@@ -446,6 +446,14 @@ def test_checkpoint_options_are_checked(capsys, tmp_path):
     assert "resuming from" in capsys.readouterr().err
     argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--checkpoint", "x"]
     assert "--checkpoint: not for Enron foldering data" in _error(capsys, argv)
+    # these were ignored, even naming files that do not exist
+    for extra, said in [
+        (["--checkpoint-every", "5"], "--checkpoint-every: not for Enron foldering data"),
+        (["--resume"], "--resume: not for Enron foldering data"),
+        (["--labels", "nothere.xml"], "--labels: for an ARFF data file; sanders-r is Enron"),
+        (["--test", "nothere.arff"], "--test: for an ARFF data file; sanders-r is Enron"),
+    ]:
+        assert said in _error(capsys, [*argv[:-2], *extra])
 
 
 def test_a_checkpoint_knows_its_data_files_by_path_and_content(capsys, tmp_path, monkeypatch):

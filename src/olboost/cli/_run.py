@@ -422,11 +422,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 )
             if args.curve:
                 raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
-            for option in ("checkpoint", "save_model"):
-                if getattr(args, option) is not None:
+            # (--checkpoint-every, --resume, --labels and --test were ignored, even naming
+            # files that do not exist)
+            for option in ("checkpoint", "save_model", "checkpoint_every", "resume"):
+                if getattr(args, option) not in (None, False):
                     raise ValueError(
                         f"--{option.replace('_', '-')}: not for Enron foldering data, whose "
                         "runs (one pass per user, seconds each) are not checkpointed"
+                    )
+            for option in ("labels", "test"):
+                if getattr(args, option) is not None:
+                    raise ValueError(
+                        f"--{option}: for an ARFF data file; {args.dataset} is Enron foldering "
+                        "data, one chronological stream per user"
                     )
             return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
     checkpoint = _run_checkpoint(args)
