@@ -686,3 +686,18 @@ def test_the_river_committee_is_told_the_nominal_attributes():
     emotions = ["run", "--dataset", "emotions", "--committee", "river"]
     _, plain = prepare_run(build_parser().parse_args(emotions))
     assert plain.committee.model is None  # emotions: numeric only, the default tree
+
+
+def test_a_bundled_data_set_of_the_other_task_is_named_as_such(capsys):
+    # it was "neither a bundled data set (...) nor an existing file", though bundled
+    from olboost.datasets import load, load_uci
+
+    line = _error(capsys, ["run", "--dataset", "nursery"])
+    assert "--dataset nursery: a bundled multiclass data set, for online-mbbm" in line
+    assert "ada-olmr takes emotions, scene, yeast, mediamill-reduced or a data file" in line
+    line = _error(capsys, ["run", "--algorithm", "adaboost-olm", "--dataset", "emotions"])
+    assert "--dataset emotions: a bundled multi-label data set, for ada-olmr" in line
+    with pytest.raises(ValueError, match="'nursery' is a bundled multiclass data set.*load_uci"):
+        load("nursery")
+    with pytest.raises(ValueError, match="'yeast' is a bundled multi-label data set.*with load"):
+        load_uci("yeast")

@@ -81,7 +81,7 @@ def test_protocol_inputs_are_checked_before_anything_changes():
     data = load("emotions")
     x = data.train.X[0]
     topk = TopkAdaptive(VFDTCommittee(n_features=5), learners=4, seed=1, labels=6, k=3, rho=0.05)
-    with pytest.raises(ValueError, match="not among the model's labels"):
+    with pytest.raises(ValueError, match="unknown label 'no-such-label'"):
         prequential(topk, [(x, {"no-such-label"})])
     assert not topk._started  # the first show would have started it
     balance = load_experiment_data("balance")

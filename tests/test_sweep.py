@@ -106,7 +106,7 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
           "params": {"features": [5, 999]}}, "ada-olmr on emotions: --features 999"),
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": [2, -3]}},
          "learners must be in"),
-        ({"algorithms": ["adaboost-olm"], "datasets": ["emotions"]}, "bundled UCI data set"),
+        ({"algorithms": ["adaboost-olm"], "datasets": ["emotions"]}, "a bundled multi-label"),
         ({"algorithms": ["ada-olmr"], "datasets": ["no/such.arff"]}, "neither a bundled"),
         # false left --learners out of the task, which ran 100 learners labelled learners=False
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"learners": False}},

@@ -39,8 +39,21 @@ DEFAULT_CHECKPOINT_EVERY = 1000
 def _check_data_options(args: argparse.Namespace) -> None:
     """``--dataset``, ``--labels`` and ``--test`` checked before anything is read, with errors
     that name the options."""
+    from olboost.datasets.mulan import BUNDLED, _bundled_name
+    from olboost.datasets.uci import BUNDLED_UCI
+    from olboost.datasets.uci import _bundled_name as _uci_name
+
     multiclass = ALGORITHMS[args.algorithm].task == "multiclass"
     given = [f"--{name}" for name in ("labels", "test") if getattr(args, name, None) is not None]
+    # a bundled set of the other task was "neither a bundled data set nor an existing file"
+    other = _bundled_name if multiclass else _uci_name
+    if other(args.dataset) is not None and not Path(args.dataset).exists():
+        kind, takes = ("multi-label", BUNDLED_UCI) if multiclass else ("multiclass", BUNDLED)
+        tasks = [n for n, a in ALGORITHMS.items() if (a.task == "multiclass") != multiclass]
+        raise ValueError(
+            f"--dataset {args.dataset}: a bundled {kind} data set, for {', '.join(tasks)}; "
+            f"{args.algorithm} takes {', '.join(takes)} or a data file"
+        )
     if multiclass:
         if given:
             raise ValueError(
@@ -48,7 +61,6 @@ def _check_data_options(args: argparse.Namespace) -> None:
                 "data set (--dataset)"
             )
         return
-    from olboost.datasets.mulan import BUNDLED, _bundled_name
 
     if _bundled_name(args.dataset) is not None:
         if given:

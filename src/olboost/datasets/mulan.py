@@ -362,6 +362,13 @@ def load(
 
     path = Path(name_or_path)
     if not path.exists() and labels is None:
+        from olboost.datasets.uci import _bundled_name as _uci_name
+
+        if isinstance(name_or_path, str) and _uci_name(name_or_path) is not None:
+            raise ValueError(
+                f"{name_or_path!r} is a bundled multiclass data set, for the multiclass "
+                f"boosters: load it with load_uci (multi-label ones: {', '.join(BUNDLED)})"
+            )
         raise ValueError(
             f"{str(name_or_path)!r} is neither a bundled data set ({', '.join(BUNDLED)}) nor an "
             "existing file"

@@ -449,6 +449,13 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
     fmt = _format_of(path)
     if fmt is None:
         if not path.exists():
+            from olboost.datasets.mulan import _bundled_name as _mulan_name
+
+            if isinstance(name_or_path, str) and _mulan_name(name_or_path) is not None:
+                raise ValueError(
+                    f"{name_or_path!r} is a bundled multi-label data set, for the ranking "
+                    f"learners: load it with load (multiclass ones: {', '.join(BUNDLED_UCI)})"
+                )
             raise ValueError(
                 f"{str(name_or_path)!r} is neither a bundled UCI data set "
                 f"({', '.join(BUNDLED_UCI)}) nor an existing file"
