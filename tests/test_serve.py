@@ -327,6 +327,24 @@ def _refused(argv: list[str], token: str | None = "a-token") -> str:
     return done.stderr.strip()
 
 
+def test_more_features_per_tree_than_the_vectors_have_are_refused(tmp_path):
+    # stored in the store's configuration, then capped silently at the width; olboost run
+    # refuses the same ("--features 73: emotions has 72 features")
+    from olboost.serve.config import ServiceConfig, build_model
+
+    with pytest.raises(ValueError, match="features=200: the feature vectors have 5"):
+        ServiceConfig("topk-adaptive", ("a", "b", "c"), 5, features=200)
+    # the default, 20, is at most the width; a width given explicitly is taken as it is
+    assert build_model(ServiceConfig("topk-adaptive", ("a", "b", "c"), 5)).committee.n_features == 5
+    assert (
+        build_model(ServiceConfig("ada-olmr", ("a", "b"), 5, features=5)).committee.n_features == 5
+    )
+    store = tmp_path / "store"
+    argv = ["--store", str(store), "--labels", "a,b,c", "--n-features", "3", "--features", "4"]
+    assert "features=4: the feature vectors have 3" in _refused(argv)
+    assert not store.exists()
+
+
 def test_model_options_that_would_be_ignored_are_refused(tmp_path):
     # --rho with ada-olmr, and --learners on an existing store (its settings kept), were
     # silently ignored

@@ -18,6 +18,10 @@ from olboost.serve.store import Store
 ALGORITHMS = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
 
 
+#: Random features per tree when not given (capped at the width of the feature vectors).
+DEFAULT_FEATURES = 20
+
+
 @dataclass(frozen=True)
 class ServiceConfig:
     """What defines a service's model: fixed when its store is created.
@@ -33,8 +37,9 @@ class ServiceConfig:
     feature_names
         Names for features given as a JSON object (``None``: lists only).
     learners, seed, k, exploration, rho, gamma, features
-        The booster's parameters (``features``: random features per tree); ``k`` is also the
-        number of labels shown by a full-feedback model.
+        The booster's parameters (``features``: random features per tree, at most
+        ``n_features``; the default, 20, is capped at ``n_features``); ``k`` is also the number of
+        labels shown by a full-feedback model.
     """
 
     algorithm: str
@@ -47,7 +52,7 @@ class ServiceConfig:
     exploration: str = "uniform"
     rho: float = 0.02
     gamma: float = 0.1
-    features: int = 20
+    features: int = DEFAULT_FEATURES
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -71,6 +76,12 @@ class ServiceConfig:
             if len(names) != self.n_features or len(set(names)) != len(names):
                 raise ValueError(f"feature_names: {self.n_features} distinct names are needed")
             object.__setattr__(self, "feature_names", names)
+        if self.features != DEFAULT_FEATURES and self.features > self.n_features:
+            # stored, then capped silently: the store's configuration said what no tree saw
+            raise ValueError(
+                f"features={self.features}: the feature vectors have {self.n_features}, so a "
+                f"tree sees at most {self.n_features}"
+            )
         if not 1 <= self.k <= len(labels):
             raise ValueError(f"k={self.k} must be in [1, {len(labels)}] labels")
         # the model's own checks (learners, features, rho, gamma, k for the exploration ...): a
