@@ -337,7 +337,8 @@ def test_more_features_per_tree_than_the_vectors_have_are_refused(tmp_path):
     # the default, 20, is at most the width; a width given explicitly is taken as it is
     assert build_model(ServiceConfig("topk-adaptive", ("a", "b", "c"), 5)).committee.n_features == 5
     assert (
-        build_model(ServiceConfig("ada-olmr", ("a", "b"), 5, features=5)).committee.n_features == 5
+        build_model(ServiceConfig("ada-olmr", ("a", "b", "c"), 5, features=5)).committee.n_features
+        == 5
     )
     store = tmp_path / "store"
     argv = ["--store", str(store), "--labels", "a,b,c", "--n-features", "3", "--features", "4"]
