@@ -13,6 +13,7 @@ import json
 import pickle
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -398,16 +399,37 @@ def test_reproduce_topk_grows_the_authors_trees_unless_told_otherwise(tmp_path, 
 
 
 def test_reproduce_topk_skips_the_large_stream_when_it_is_absent(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no ../shared here
+    from olboost.topk_experiments import _jobs
+
+    absent = tmp_path / "no-shared" / "tmc2007-500"
+    monkeypatch.setattr(_jobs, "default_tmc", lambda: absent)
+    monkeypatch.setattr(_jobs, "_DATA", {})  # a stream loaded by another test stays loaded
     out = tmp_path / "topk.json"
-    argv = ["reproduce", "topk", "--datasets", "tmc2007-500", "--seeds", "1", "--jobs", "1",
-            "--no-progress", "--output", str(out)]  # fmt: skip
-    assert main(argv) == 0
+    small = ["--seeds", "1", "--learners", "2", "--explorations", "uniform", "--no-full",
+             "--gammas", "0.1", "--jobs", "1", "--no-progress", "--output", str(out)]  # fmt: skip
+    # every row (no --datasets): the absent large stream is skipped, saying so
+    assert main(["reproduce", "topk", *small]) == 0
     assert "tmc2007-500: skipped" in capsys.readouterr().out
     assert "tmc2007-500" in json.loads(out.read_text())["skipped"]
-    # a directory given by hand must be there
+    # asked for by name it is an error ("0 runs", exit 0 before), as a directory given by hand
+    argv = ["reproduce", "topk", "--datasets", "tmc2007-500", *small]
+    assert main(argv) == 2
+    assert str(absent) in capsys.readouterr().err
     assert main([*argv, "--tmc", str(tmp_path / "nowhere")]) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+def test_the_large_stream_is_looked_for_beside_the_clone_from_any_directory(tmp_path, monkeypatch):
+    # it was looked for beside the working directory only: from anywhere else the row was
+    # skipped though the data sat beside the clone
+    from olboost.topk_experiments._jobs import DEFAULT_TMC, default_tmc
+
+    beside_clone = Path(tx.__file__).resolve().parents[3] / DEFAULT_TMC
+    monkeypatch.chdir(tmp_path)
+    if beside_clone.is_dir():
+        assert default_tmc() == beside_clone
+    else:
+        assert default_tmc() == tmp_path / DEFAULT_TMC
 
 
 def test_reproduce_topk_curves_writes_the_figure_and_its_numbers(tmp_path, capsys):

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from olboost.checkpoint import atomic_write
+from olboost.cli._algorithms import GivenOption
 from olboost.cli._shared import add_suite_parser, load_average
 from olboost.topk_experiments._jobs import (
     DATASETS,
@@ -85,7 +86,8 @@ def cmd_topk(args: argparse.Namespace) -> int:
             try:
                 load_dataset(name, args.tmc)
             except FileNotFoundError as err:
-                if args.tmc is not None:
+                # asked for by name (--datasets), it is not skipped: "0 runs", exit 0 before
+                if args.tmc is not None or "datasets" in getattr(args, "given_options", ()):
                     raise
                 skipped[name] = f"{err} (pass --tmc DIR to include it)"
                 print(f"{name}: skipped: {skipped[name]}", flush=True)
@@ -313,7 +315,12 @@ def add_parsers(sub: Any) -> None:
     )
     topk.add_argument("--seeds", type=int, default=10, help="seeds 1..N per cell")
     topk.add_argument(
-        "--datasets", nargs="+", choices=DATASETS, default=list(DATASETS), help="table rows"
+        "--datasets",
+        nargs="+",
+        choices=DATASETS,
+        default=list(DATASETS),
+        action=GivenOption,
+        help=f"table rows ({LARGE_STREAM}: an error if absent, where the default skips it)",
     )
     topk.add_argument(
         "--explorations",
@@ -341,7 +348,8 @@ def add_parsers(sub: Any) -> None:
     topk.add_argument(
         "--tmc",
         help=f"directory holding {LARGE_STREAM}-{{train,test}}.arff and {LARGE_STREAM}.xml "
-        f"(default: {DEFAULT_TMC}, skipped if absent)",
+        f"(default: {DEFAULT_TMC} beside the clone, or beside the working directory; skipped "
+        "if absent)",
     )
     _add_trees_option(topk)
     topk.add_argument("--jobs", type=int, help="worker processes (default: every core)")

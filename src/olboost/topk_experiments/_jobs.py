@@ -44,8 +44,19 @@ TREES = ("weka_port", "river")
 LARGE_STREAM = "tmc2007-500"
 PAPER_ROW = {LARGE_STREAM: "mediamill"}
 
-#: Where ``--tmc`` looks by default: the shared data beside a clone of the repository.
+#: Where ``--tmc`` looks by default: the shared data beside the clone of the repository that
+#: holds this module, or beside the working directory (:func:`default_tmc`).
 DEFAULT_TMC = Path("..") / "shared" / "datasets" / "tmc2007-500"
+
+
+def default_tmc() -> Path:
+    """:data:`DEFAULT_TMC` beside the clone holding this module if it is there, else beside
+    the working directory (as the Enron data are found: the runs no longer depended on the
+    directory they were started from)."""
+    clone = Path(__file__).resolve().parents[3]
+    beside_clone = clone / DEFAULT_TMC
+    return beside_clone if beside_clone.is_dir() else Path.cwd() / DEFAULT_TMC
+
 
 #: Every row of the tables, in the paper's order.
 DATASETS = ("emotions", "scene", "yeast", "mediamill-reduced", LARGE_STREAM)
@@ -140,7 +151,7 @@ def load_dataset(name: str, tmc: str | os.PathLike | None = None) -> Any:
         from olboost.datasets import load
 
         if name == LARGE_STREAM:
-            base = Path(DEFAULT_TMC if tmc is None else tmc)
+            base = default_tmc() if tmc is None else Path(tmc)
             files = [base / f"{name}-train.arff", base / f"{name}.xml", base / f"{name}-test.arff"]
             missing = [str(f) for f in files if not f.is_file()]
             if missing:
