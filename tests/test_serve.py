@@ -292,7 +292,7 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         (("--learners", "0"), "learners must be in"),
         (("--features", "-3"), "n_features must be in"),
         (("--rho", "nan"), "rho must not be NaN"),
-        (("--k", "1"), "k must be at least 2"),
+        (("--k", "1"), "k must be in [2, inf]"),
         (("--k", "2", "--exploration", "single-swap"), "k must be at least 3"),
         (("--port", "-1"), "--port must be in"),
     ],

@@ -32,7 +32,8 @@ class TopkBooster(RankingBooster):
 
     _param_constraints = {
         **RankingBooster._param_constraints,
-        "k": Interval(1, None, integer=True),
+        # 2: a pair must be shown together (Lemma 5); k=0 said "in [1, inf]", and 1 was refused
+        "k": Interval(2, None, integer=True),
         "exploration": InstanceOf((Exploration, str)),
         "rho": Interval(0, 1, closed="neither", allow_none=True),
     }
@@ -48,8 +49,7 @@ class TopkBooster(RankingBooster):
         if self.k < explore.min_k:
             raise ValueError(
                 f"{type(self).__name__}: k must be at least {explore.min_k} with "
-                f"{type(explore).__name__}, got {self.k}"
-                + (" (Lemma 5: pairs must be shown together)" if self.k < 2 else " (App. B.1)")
+                f"{type(explore).__name__}, got {self.k} (App. B.1)"
             )
         labels = self.__dict__.get("labels_", self.labels)
         if labels is not None:

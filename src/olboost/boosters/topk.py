@@ -76,9 +76,9 @@ class TopkBBM(TopkBooster):
     labels
         The ``m`` labels to rank (an int or a sequence), or ``None`` to take them from arrays.
     k
-        Number of labels shown, whose relevance is revealed: ``2 <= k <= m`` (``3`` for single
-        swap). Fixed once the model has started (its impressions and their feedback show ``k``
-        labels): clone it for another ``k``.
+        Number of labels shown, whose relevance is revealed: ``2 <= k <= m`` (``k >= 3`` for
+        single swap). Fixed once the model has started (its impressions and their feedback show
+        ``k`` labels): clone it for another ``k``.
     exploration
         ``"uniform"`` (Sec. 2.2), ``"single-swap"`` (App. B.1) or an
         :class:`~olboost.feedback.exploration.Exploration` object.

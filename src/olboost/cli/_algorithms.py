@@ -234,7 +234,7 @@ def _add_topk_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=3,
         help="topk-bbm/topk-adaptive: labels shown, whose relevance is revealed (2 <= k <= m; "
-        "3 with single-swap) (default: %(default)s)",
+        "k >= 3 with single-swap) (default: %(default)s)",
     )
     p.add_argument(
         "--exploration",
