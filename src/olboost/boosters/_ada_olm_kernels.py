@@ -95,8 +95,11 @@ def olm_weak_vote(
 
     ``VOTE_ARGMAX``: ``e_l`` with ``l`` the most probable label; ``VOTE_PROBA``: ``p`` itself;
     ``VOTE_EXPECTED_COST``: ``e_l`` with ``l = argmin_l sum_r p[r] C^i(r, l)``, the label of least
-    expected cost under ``p`` with ``C^i`` the cost matrix at ``s_prev = s^{i-1}``. Ties go to the
-    lowest label. ``work`` is ``(k + 1, k)`` scratch space (used by ``VOTE_EXPECTED_COST`` only).
+    expected cost under ``p`` with ``C^i`` the cost matrix at ``s_prev = s^{i-1}``, the sum taken
+    over ``r = 0..k-1`` in order as the authors' code took it. Ties (equal float sums) go to the
+    lowest label; labels tied in exact arithmetic can differ in the last bit of their sums, the
+    order of the terms differing, and are then decided by it, as in the authors' code. ``work`` is
+    ``(k + 1, k)`` scratch space (used by ``VOTE_EXPECTED_COST`` only).
     """
     k = p.shape[0]
     if vote == VOTE_PROBA:

@@ -37,7 +37,11 @@ __all__ = [
 #: Largest feature magnitude accepted. The trees keep Gaussian statistics of every attribute
 #: (running means and sums of squared deviations): a deviation of 1e160 squares to inf and a
 #: single such value would leave inf/NaN in those statistics for good. 1e100 squared is 1e200,
-#: far from float64's 1.8e308 even summed over billions of examples.
+#: far from float64's 1.8e308 even summed over billions of examples at weights up to 1e100. The
+#: sums are weighted, though: a weight of 1e200 (a committee's multiplier, at most 1e100, times
+#: a top-k weight of 1e100 from a pair probability of 1e-100 left unclipped) can take one to
+#: inf. That attribute's variance is then infinite and its thresholds uninformative, but no NaN
+#: follows (each increment ``w (v - mean_old) (v - mean)`` is non-negative).
 MAX_ABS_FEATURE = 1e100
 
 
