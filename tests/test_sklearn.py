@@ -605,3 +605,28 @@ def test_bad_parameters_are_named_at_fit():
         OnlineBoostingClassifier(random_state="seed").fit(X, y)
     with pytest.raises(ValueError, match="1 class"):
         OnlineBoostingClassifier().fit(X[:5], ["B"] * 5)
+
+
+@pytest.mark.parametrize("cls", [TopkAdaptive, TopkBBM])
+def test_a_topk_booster_predicts_its_k_labels_as_through_river(cls):
+    # predict cut at the training label cardinality (2 on emotions), computed from the full Y
+    # a top-k booster never sees, where the fitted booster's own predict_one marks its k
+    data = load("emotions")
+    ranker = OnlineBoostingRanker(cls(VFDTCommittee(), learners=4, seed=0, k=3))
+    ranker.fit(data.train.X[:200], data.train.Y[:200])
+    assert ranker.label_cardinality_ < 2.5  # so the old cut was 2, not k
+    X = data.test.X[:5]
+    river = [[int(v) for v in ranker.booster_.predict_one(x).values()] for x in X]
+    np.testing.assert_array_equal(ranker.predict(X).astype(int), river)
+    assert (ranker.predict(X).sum(axis=1) == 3).all()
+
+
+def test_random_state_seeds_a_label_ranker_with_update_three():
+    # Update III uses no random number, so the seed was not set: every fit drew its own seed_
+    # (equal fits pickled apart), used once the update was switched to I or II
+    X, Y = load("emotions").train.X[:60], load("emotions").train.Y[:60]
+    fits = [
+        OnlineBoostingRanker(LabelRanker(update="III"), random_state=3).fit(X, Y) for _ in range(2)
+    ]
+    assert [f.booster_.seed for f in fits] == [3, 3]
+    assert pickle.dumps(fits[0]) == pickle.dumps(fits[1])

@@ -207,8 +207,10 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
     **The predict rule.** ``predict`` marks the ``r`` labels of highest score in each row
     relevant (ties go to the label of lower index), with ``r`` the rounded mean number of
     relevant labels per row seen in training (``label_cardinality_``, rounded half up), at least
-    1 and at most ``n_labels``. ``r`` is the same for every row, and known before ``predict`` is
-    called.
+    1 and at most ``n_labels``; for a top-k booster (:class:`~olboost.TopkBBM`,
+    :class:`~olboost.TopkAdaptive`), which learns only the relevance of the labels it shows, its
+    ``k``, as its own ``predict_one``. ``r`` is the same for every row, and known before
+    ``predict`` is called.
 
     A 1-D ``y`` of class labels (binary or multiclass; any type) is also taken, as scikit-learn's
     multi-label classifiers do: one relevant label per row, the classes. ``r`` is then 1:
@@ -374,6 +376,12 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
     @property
     def _n_predicted(self) -> int:
         """``r``, the number of labels ``predict`` marks relevant (see the class docstring)."""
+        from olboost.boosters._topk_base import TopkBooster
+
+        booster = self.__dict__.get("booster_")
+        if isinstance(booster, TopkBooster):
+            # its predict_one's cut: the label cardinality is what it must not learn from
+            return booster._n_predicted(len(self.classes_))
         return rank_cut(self.label_cardinality_, len(self.classes_))
 
     def decision_function(self, X: Any) -> np.ndarray:
