@@ -251,3 +251,31 @@ def test_clone_deep_copies_the_new_parameters():
         {"committee": [VFDTCommittee(n_features=4)], "learners": [2, 3]},
     )
     assert grid[0].committee is not grid[1].committee
+
+
+def test_mutate_changes_parameters_as_set_params_does():
+    # olboost declared no _mutable_attributes, so River's mutate refused every parameter, also
+    # those set_params changes on a started model; now it goes through set_params
+    from olboost import AdaBoostOLM, LabelRanker
+
+    ranker = LabelRanker(labels=["a", "b", "c"])
+    ranker.learn_one({"x": 1.0, "z": 0.5}, {"a"})
+    assert ranker._mutable_attributes == {"C", "margin", "update"}
+    ranker.mutate({"C": 3.0, "update": "II"})
+    assert (ranker.C, ranker.update) == (3.0, "II")
+    before = pickle.dumps(ranker)
+    for bad, error in [({"C": -1.0}, "C"), ({"C": 2.0, "labels": ["x", "y"]}, "labels")]:
+        with pytest.raises(ValueError, match=error):
+            ranker.mutate(bad)
+        assert pickle.dumps(ranker) == before  # all or nothing
+    pipeline = preprocessing.StandardScaler() | LabelRanker(labels=["a", "b"])
+    pipeline.mutate({"LabelRanker": {"margin": 0.5}})
+    assert pipeline["LabelRanker"].margin == 0.5
+    # derived state follows, as after set_params: Adaboost.OLM's step in use
+    booster = AdaBoostOLM(VFDTCommittee(), learners=2, seed=1, classes=2)
+    booster.learn_one({"x": 0.3}, 1)
+    booster.mutate({"step_scale": 0.25})
+    assert booster.step_scale_ == 0.25
+    # a committee's parameters, nested as River nests them, are fixed once started
+    with pytest.raises(ValueError, match="committee cannot change"):
+        booster.mutate({"committee": {"grace_period": (1.0, 2.0)}})

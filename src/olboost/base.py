@@ -71,6 +71,21 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
+def _flat_params(estimator: Any, new_attrs: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """River's nested ``{"committee": {"grace_period": ...}}`` as ``set_params``'s
+    ``committee__grace_period``."""
+    if not isinstance(new_attrs, dict):
+        raise TypeError(f"mutate takes a dict of new values, got {type(new_attrs).__name__}")
+    flat: dict[str, Any] = {}
+    for name, value in new_attrs.items():
+        inner = getattr(estimator, name, None)
+        if isinstance(value, dict) and isinstance(inner, Estimator):
+            flat.update(_flat_params(inner, value, f"{prefix}{name}__"))
+        else:
+            flat[f"{prefix}{name}"] = value
+    return flat
+
+
 class Estimator:
     """Base class: parameters from ``__init__``, ``clone``, ``repr`` and declared validation."""
 
@@ -195,6 +210,23 @@ class Estimator:
         if self._started:
             self._derive_from_params()
         return self
+
+    @property
+    def _mutable_attributes(self) -> set[str]:
+        """River's: the parameters :meth:`mutate` may change, those not fixed once the
+        estimator has started (:attr:`_fixed_once_started`)."""
+        fixed = self._fixed_once_started
+        if fixed is None:
+            return set()
+        return {name for name in self._param_names() if name not in fixed}
+
+    def mutate(self, new_attrs: dict[str, Any]) -> None:
+        """River's ``mutate``: change parameters in place, a dict value setting the parameters of
+        a parameter that is an estimator, as :meth:`set_params` does (every value validated
+        first, all or nothing, those fixed once started refused then, derived state updated).
+        River's own set the attributes unchecked, and olboost declared none mutable: every
+        ``mutate`` failed."""
+        self.set_params(**_flat_params(self, new_attrs))
 
     def _derive_from_params(self) -> None:
         """Recompute the learned-state values that are functions of the parameters alone (an
