@@ -108,7 +108,8 @@ def test_adaboost_olm_accuracy_over_27_reorderings(name, request):
 
 # Issue #4 targets for OnlineMBBM: the best over the paper's edges within 0.02 of the published
 # best on the final 20% (Table 3), mean over 27 reorderings. Any one edge meeting it shows that the
-# best does; the edge tested is the one we found best: (edge, published best).
+# best does; the edge tested is the one we found best when the targets were set (on mice .3 is
+# now ahead, 0.689 against 0.683, since tied expected costs are ties): (edge, published best).
 MBBM_TARGETS = {
     "balance": ("MB .1", 0.821),
     "mushroom": ("MB .3", 1.000),

@@ -205,6 +205,84 @@ def test_pick_min_lowest_or_uniform_over_exact_ties():
     picks = [MK.pick_min(values, u) for u in (np.arange(300) + 0.5) / 300]
     assert {p: picks.count(p) for p in set(picks)} == {1: 100, 3: 100, 4: 100}
     assert MK.pick_min(np.array([2.0, 0.5]), 0.99) == 1  # a unique minimum whatever u
+    # within tol of the minimum is a tie; beyond it is not
+    near = np.array([1.0 + 1e-13, 1.0, 1.5])
+    assert MK.pick_min(near, -1.0, 1e-12) == 0 and MK.pick_min(near, -1.0, 0.0) == 1
+    assert MK.pick_min(np.array([1.0 + 1e-11, 1.0]), -1.0, 1e-12) == 1
+
+
+def _exact_potential(s, r, n, k, gamma):
+    """phi^r_n(s) of eq. 16 in rational arithmetic: the probability that r does not win after
+    n more draws from u_gamma^r, by enumerating every composition of the draws."""
+    import itertools
+    import math
+    from fractions import Fraction
+
+    u = [(1 - gamma) / k] * k
+    u[r] += gamma
+    total = Fraction(0)
+    for cut in itertools.combinations(range(n + k - 1), k - 1):
+        x = [b - a - 1 for a, b in zip((-1, *cut), (*cut, n + k - 1), strict=True)]
+        z = [s[j] + x[j] for j in range(k)]
+        if max(z[c] for c in range(k) if c != r) >= z[r]:
+            ways = math.factorial(n)
+            p = Fraction(1)
+            for xi, ui in zip(x, u, strict=True):
+                ways //= math.factorial(xi)
+                p *= ui**xi
+            total += ways * p
+    return total
+
+
+def test_expected_cost_votes_tied_in_exact_arithmetic_are_ties():
+    # on the first example every tree gives the uniform row, and at these symmetric vote states
+    # all the expected costs are equal; summed over r in order they differed by an ulp, so
+    # "lowest" voted [2, 1, 1, 3] and "random" gave class 3 three votes for 200 of 200 seeds
+    from fractions import Fraction
+
+    k, n, gamma = 4, 7, Fraction(1, 10)
+    s = [0] * k
+    for i in range(1, n + 1):
+        e = [
+            sum(_exact_potential([s[j] + (j == l) for j in range(k)], r, n - i, k, gamma)
+                for r in range(k))
+            for l in range(k)
+        ]  # fmt: skip
+        s[e.index(min(e))] += 1  # the lowest of the exact ties
+    assert s == [4, 1, 1, 1]
+    x, y = np.array([[0.1, -0.3, 0.5, 0.2]]), np.array([2])
+
+    def votes(**params):
+        model = OnlineMBBM(
+            VFDTCommittee(n_features=2), learners=n, classes=k, gamma=0.1,
+            vote="expected_cost", **params,
+        )  # fmt: skip
+        return model.predict_then_learn(x, y)[0]
+
+    np.testing.assert_array_equal(votes(seed=3), s)
+    # drawn uniformly among ties: class 3 gets three votes or more for a quarter of the seeds
+    # (the first learner's draw), 50 of 200 in expectation, sd 6.1
+    many = sum(votes(seed=seed, tie_break="random")[3] >= 3 for seed in range(200))
+    assert 25 <= many <= 75, many
+
+
+def test_adaboost_olm_expected_cost_ties_go_to_the_lowest_label():
+    # labels 0, 1 and 3 are tied in exact arithmetic (checked with fractions from the very
+    # floats the kernel uses); their float sums differed in the last bit, and 3 was chosen
+    from fractions import Fraction
+
+    from olboost.boosters import _ada_olm_kernels as OK
+
+    p = np.array([0.28629598, 0.28629598, 0.14111205, 0.28629598])
+    p /= p.sum()
+    s_prev = np.array([0.0, 0.0, -0.47140452, 0.0])
+    C = np.empty((4, 4))
+    OK.olm_cost_matrix(s_prev, OK.LOGISTIC, C)
+    exact = [sum(Fraction(p[r]) * Fraction(C[r, l]) for r in range(4)) for l in range(4)]
+    assert exact[0] == exact[1] == exact[3] < exact[2]
+    out = np.empty(4)
+    OK.olm_weak_vote(p, s_prev, OK.VOTE_EXPECTED_COST, OK.LOGISTIC, out, np.empty((5, 4)))
+    np.testing.assert_array_equal(out, [1.0, 0.0, 0.0, 0.0])
 
 
 @pytest.mark.parametrize("vote", ["argmax", "expected_cost"])

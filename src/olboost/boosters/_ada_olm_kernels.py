@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from olboost.boosters._adaptive_kernels import hedge_draw, hedge_renormalise, ogd_step
+from olboost.boosters._mbbm_kernels import expected_costs, pick_min
 from olboost.losses.multiclass import (
     EXPONENTIAL,
     LOGISTIC,
@@ -76,15 +77,7 @@ def _weak_label(p: np.ndarray, s_prev: np.ndarray, vote: int, loss: int, work: n
     C = work[:k]
     expected = work[k]
     olm_cost_matrix(s_prev, loss, C)
-    for l in range(k):
-        acc = 0.0
-        for r in range(k):
-            acc += p[r] * C[r, l]
-        expected[l] = acc
-    for l in range(1, k):
-        if expected[l] < expected[best]:
-            best = l
-    return best
+    return pick_min(expected, -1.0, expected_costs(p, C, expected))
 
 
 @numba.njit(cache=True, inline="always")
@@ -95,11 +88,10 @@ def olm_weak_vote(
 
     ``VOTE_ARGMAX``: ``e_l`` with ``l`` the most probable label; ``VOTE_PROBA``: ``p`` itself;
     ``VOTE_EXPECTED_COST``: ``e_l`` with ``l = argmin_l sum_r p[r] C^i(r, l)``, the label of least
-    expected cost under ``p`` with ``C^i`` the cost matrix at ``s_prev = s^{i-1}``, the sum taken
-    over ``r = 0..k-1`` in order as the authors' code took it. Ties (equal float sums) go to the
-    lowest label; labels tied in exact arithmetic can differ in the last bit of their sums, the
-    order of the terms differing, and are then decided by it, as in the authors' code. ``work`` is
-    ``(k + 1, k)`` scratch space (used by ``VOTE_EXPECTED_COST`` only).
+    expected cost under ``p`` with ``C^i`` the cost matrix at ``s_prev = s^{i-1}``. Ties go to the
+    lowest label, costs within rounding of each other being tied
+    (:func:`~olboost.boosters._mbbm_kernels.expected_costs`). ``work`` is ``(k + 1, k)`` scratch
+    space (used by ``VOTE_EXPECTED_COST`` only).
     """
     k = p.shape[0]
     if vote == VOTE_PROBA:

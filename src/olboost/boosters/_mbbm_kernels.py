@@ -70,7 +70,9 @@ __all__ = [
     "mbbm_update",
     "mbbm_update_from_costs",
     "mbbm_expected_cost_votes",
+    "expected_costs",
     "pick_min",
+    "TIE_RTOL",
 ]
 
 
@@ -306,12 +308,12 @@ def mbbm_expected_cost_votes(
     tie_counter: int,
     costs_out: np.ndarray,
 ) -> None:
-    """Expected-cost votes: learner ``i`` votes ``argmin_l sum_r H[i, r] C^i(r, l)`` (the sum
-    taken over ``r = 0..k-1`` in order), ``C^i(r, l) = phi^r_{N-i}(s^{i-1} + e_l)`` the full cost
-    matrix of eq. 4 at the votes ``s^{i-1}`` of the learners before it. Ties go to the lowest
-    ``l`` when ``tie_counter < 0``, else to a tied ``l`` drawn by :func:`pick_min` with the
-    uniform ``counter_uniform(tie_key, tie_counter + i)``. ``C^i`` is left in ``costs_out[i]``
-    when ``costs_out`` has ``N`` rows."""
+    """Expected-cost votes: learner ``i`` votes ``argmin_l sum_r H[i, r] C^i(r, l)``,
+    ``C^i(r, l) = phi^r_{N-i}(s^{i-1} + e_l)`` the full cost matrix of eq. 4 at the votes
+    ``s^{i-1}`` of the learners before it. Ties (:func:`expected_costs`: within rounding) go to
+    the lowest ``l`` when ``tie_counter < 0``, else to a tied ``l`` drawn by :func:`pick_min`
+    with the uniform ``counter_uniform(tie_key, tie_counter + i)``. ``C^i`` is left in
+    ``costs_out[i]`` when ``costs_out`` has ``N`` rows."""
     N, k = H.shape
     table, count = memo_room(memo, N * k * k, max_entries)
     s = np.zeros(k, dtype=np.int64)
@@ -327,39 +329,58 @@ def mbbm_expected_cost_votes(
             for r in range(k):
                 for l in range(k):
                     costs_out[i, r, l] = C[r, l]
-        for l in range(k):
-            acc = 0.0
-            for r in range(k):
-                acc += H[i, r] * C[r, l]
-            e[l] = acc
+        tol = expected_costs(H[i], C, e)
         u = counter_uniform(tie_key, tie_counter + i) if tie_counter >= 0 else -1.0
-        best = pick_min(e, u)
+        best = pick_min(e, u, tol)
         votes_out[i] = best
         s[best] += 1
 
 
+#: Relative width of a tie between expected costs: their sums over ``r`` round differently for
+#: each label (the terms come in another order), by a few ulps of the terms' magnitudes, so
+#: labels tied in exact arithmetic (every label, at the symmetric states of the first examples)
+#: came out apart and the tie rule never saw them: one label won every "random" draw.
+TIE_RTOL = 1e-12
+
+
+@numba.njit(cache=True, inline="always")
+def expected_costs(p: np.ndarray, C: np.ndarray, out: np.ndarray) -> float:
+    """``out[l] = sum_r p[r] C[r, l]``; returns the width within which two of them are tied:
+    :data:`TIE_RTOL` times the largest ``sum_r |p[r] C[r, l]|`` (0 when every term is 0)."""
+    k = p.shape[0]
+    scale = 0.0
+    for l in range(k):
+        acc = 0.0
+        size = 0.0
+        for r in range(k):
+            term = p[r] * C[r, l]
+            acc += term
+            size += abs(term)
+        out[l] = acc
+        scale = max(scale, size)
+    return TIE_RTOL * scale
+
+
 @numba.njit(cache=True)
-def pick_min(values: np.ndarray, u: float) -> int:
-    """Index of the minimum of ``values``: the lowest one if ``u < 0``; otherwise, among the
-    ``m`` indices of exactly equal minimal value, the ``floor(u m)``-th (``u`` uniform on
-    [0, 1)), a uniform draw as the authors' ``np.random.choice`` over the ties."""
-    best = 0
+def pick_min(values: np.ndarray, u: float, tol: float = 0.0) -> int:
+    """Index of the minimum of ``values``, counting as tied the indices within ``tol`` of it:
+    the lowest of them if ``u < 0``; otherwise, of the ``m`` tied indices, the
+    ``floor(u m)``-th (``u`` uniform on [0, 1)), a uniform draw as the authors'
+    ``np.random.choice`` over the ties."""
+    lo = values[0]
     for l in range(1, values.shape[0]):
-        if values[l] < values[best]:
-            best = l
-    if u < 0.0:
-        return best
+        lo = min(lo, values[l])
     m = 0
     for l in range(values.shape[0]):
-        if values[l] == values[best]:
+        if values[l] <= lo + tol:
             m += 1
-    j = int(u * m)
+    j = 0 if u < 0.0 else int(u * m)
     for l in range(values.shape[0]):
-        if values[l] == values[best]:
+        if values[l] <= lo + tol:
             if j == 0:
                 return l
             j -= 1
-    return best
+    return 0
 
 
 #: What the compiled step of OnlineMBBM (exact potentials) reads and updates.

@@ -235,10 +235,8 @@ class OnlineMBBM(MulticlassBooster):
                 for r in range(k)
             ]
             e = np.zeros(k)
-            for l in range(k):
-                for r in range(k):
-                    e[l] += H[i, r] * C[r][l]
-            best = MK.pick_min(e, self._tie_u(t, i))
+            tol = MK.expected_costs(H[i], np.array(C), e)
+            best = MK.pick_min(e, self._tie_u(t, i), tol)
             votes[i] = best
             s[best] += 1
         return votes
