@@ -37,20 +37,23 @@ def mbbm_reference(votes, y, k, gamma, w_star):
 
 def expected_cost_reference(H, gamma):
     """Votes ``argmin_l sum_r H[i, r] phi^r_{N-i}(s^{i-1} + e_l)``, lowest ``l`` on ties, by brute
-    force from :func:`multiclass_potential` (every entry of every cost matrix evaluated)."""
+    force from :func:`multiclass_potential` (every entry of every cost matrix evaluated). The
+    sums are exact (``math.fsum``) and costs within ``1e-12`` of the terms' size of the minimum
+    are ties, the documented rule: labels tied in exact arithmetic (all of them on uniform rows)
+    must be ties, whatever the rounding of a sum taken in one order."""
     n, k = H.shape
     s = np.zeros(k, dtype=np.int64)
     votes = np.zeros(n, dtype=np.int64)
     for i in range(n):
-        expected = []
+        expected, size = [], 0.0
         for l in range(k):
             t = s.copy()
             t[l] += 1
-            e = 0.0
-            for r in range(k):
-                e += H[i, r] * multiclass_potential(t, r, n - 1 - i, gamma)
-            expected.append(e)
-        votes[i] = min(range(k), key=lambda l: (expected[l], l))
+            terms = [H[i, r] * multiclass_potential(t, r, n - 1 - i, gamma) for r in range(k)]
+            expected.append(math.fsum(terms))
+            size = max(size, math.fsum(abs(v) for v in terms))
+        lo = min(expected)
+        votes[i] = min(l for l in range(k) if expected[l] <= lo + 1e-12 * size)
         s[votes[i]] += 1
     return votes
 
