@@ -661,3 +661,28 @@ def test_float32_parameters_seed_after_start_and_text_weights(recwarn):
         with pytest.raises(TypeError, match="must hold numbers"):
             committee.learn(x, weights)
     assert pickle.dumps(committee) == before
+
+
+def test_update_three_never_applies_a_step_outside_eq_11():
+    # under the entropy with real-valued features and a large C the interior point method's
+    # answer drifted off eq. 11's equalities: at C = 46.8, trial 79 of this stream applied
+    # sum alpha = 1.1 and a budget 1.1 over C. Such an answer now takes Update II's step.
+    rng = np.random.default_rng(5)
+    for _ in range(7):  # the 7th stream drawn from this seed
+        k, d = int(rng.integers(3, 9)), int(rng.integers(5, 21))
+        C = float(np.exp(rng.uniform(np.log(30), np.log(100))))
+        gamma = float(rng.uniform(0.02, 0.9))
+        X = rng.random((150, d)) * (rng.random((150, d)) < 0.5)
+        Y = rng.random((150, k)) < 0.5
+    model = LabelRanker(update="III", complexity="entropy", C=C, margin=gamma, labels=k, seed=1)
+    for x, y in zip(X[:90], Y[:90], strict=True):
+        theta, mass = model.__dict__.get("theta_"), model.__dict__.get("relevant_mass_", 0.0)
+        theta = None if theta is None else theta.copy()
+        model.learn_one(x, set(np.flatnonzero(y).tolist()))
+        if theta is None or not x.any():
+            continue
+        j = int(np.argmax(x))
+        alpha = (model.theta_[j] - theta[j]) / x[j]  # theta_y moves by alpha_y x (eq. 6)
+        assert abs(alpha.sum()) <= 1e-7 * C, alpha
+        assert alpha[y].sum() <= C * (1 + 1e-7) and model.relevant_mass_ - mass <= C * (1 + 1e-7)
+        assert (alpha[y] >= -1e-9 * C).all() and (alpha[~y] <= 1e-9 * C).all()
