@@ -26,6 +26,12 @@ import numpy as np
 __all__ = ["MIN_PAIR_PROBABILITY", "Feedback", "FullFeedback", "Impression", "TopkFeedback"]
 
 
+def is_bool(value: object) -> bool:
+    """Whether ``value`` is a bool (Python's or NumPy's), which equals 0 or 1 as a dict key: no
+    label or class of another type is taken for it, nor it for one."""
+    return isinstance(value, bool | np.bool_)
+
+
 class Feedback:
     """Base class of the feedback a booster receives for one example."""
 
@@ -178,7 +184,7 @@ class Impression:
             # iterated, a dict is its keys: {label: False} was a click on label
             pairs = list(clicked.items())
             for label, value in pairs:
-                if not isinstance(value, bool | np.bool_):
+                if not is_bool(value):
                     raise TypeError(
                         f"clicked maps labels to bools ({{label: bool}}); label {label!r} maps "
                         f"to {type(value).__name__} {value!r}"
@@ -191,9 +197,7 @@ class Impression:
             except (KeyError, TypeError):
                 i = None
             # True == 1 as a dict key: feedback([True]) clicked the shown label 1
-            if i is None or isinstance(label, bool | np.bool_) != isinstance(
-                self.labels[i], bool | np.bool_
-            ):
+            if i is None or is_bool(label) != is_bool(self.labels[i]):
                 raise ValueError(
                     f"clicked label {label!r} was not shown; shown: {list(self.labels)}"
                 )

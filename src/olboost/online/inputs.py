@@ -31,6 +31,7 @@ __all__ = [
     "check_width",
     "dict_values",
     "entry_position",
+    "frame_columns",
     "writable",
 ]
 
@@ -320,6 +321,14 @@ def check_width(what: str, d: int, n_features: int | None, who: str) -> None:
         raise ValueError(f"{who}: {what} has {d} features, the model was started with {n_features}")
 
 
+def frame_columns(X: Any) -> list[Hashable] | None:
+    """The column names of a pandas DataFrame (``None`` for any other matrix)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not hasattr(X, "to_numpy"):
+        return None
+    return list(columns)
+
+
 class Rows:
     """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
 
@@ -358,7 +367,7 @@ class Rows:
                 raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
             parts = (writable(data), writable(X.indices), writable(X.indptr))
             return cls(parts, X.shape[0], X.shape[1], True)
-        if hasattr(X, "columns") and hasattr(X, "to_numpy"):
+        if frame_columns(X) is not None:
             # a DataFrame's pd.NA (a gap in a nullable column) is a missing value, as in a dict
             # (NumPy refused the NAType); float columns come out as they are
             X = X.to_numpy(na_value=np.nan)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.feedback import Feedback
+from olboost.feedback import Feedback, is_bool
 
 __all__ = [
     "check_feedback_type",
@@ -83,17 +83,12 @@ def relevant_in_mapping(y: Mapping, what: str) -> list[Hashable]:
     """The labels River's multi-label target ``y`` (``{label: bool}``) maps to True, in its order;
     ``TypeError`` naming ``what[label]`` for a value that is not a bool (``1`` is not True)."""
     for label, value in y.items():
-        if not isinstance(value, bool | np.bool_):
+        if not is_bool(value):
             raise TypeError(
                 f"{what}[{label!r}] must be a bool (True: relevant), got "
                 f"{type(value).__name__} {value!r}"
             )
     return [label for label, value in y.items() if value]
-
-
-def is_bool(value: Any) -> bool:
-    """Whether ``value`` is a bool (Python's or NumPy's), which equals 0 or 1 as a dict key."""
-    return isinstance(value, bool | np.bool_)
 
 
 def label_mask(

@@ -15,7 +15,14 @@ from olboost import _libm as libm
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval, restored_on_failure
 from olboost.feedback import Feedback, FullFeedback
-from olboost.online.inputs import FeedbackRows, Rows, check_vector, check_width, writable
+from olboost.online.inputs import (
+    FeedbackRows,
+    Rows,
+    check_vector,
+    check_width,
+    frame_columns,
+    writable,
+)
 from olboost.online.labels import (
     check_feedback_type,
     check_label_columns,
@@ -232,7 +239,7 @@ class OnlineLearner(Estimator):
 
     def _check_X(self, X: Any) -> Rows:
         names = self.__dict__.get("feature_names_in_") if self._started else None
-        columns = _frame_columns(X)
+        columns = frame_columns(X)
         if names is not None and columns != names:
             # the model learned from dicts: a matrix is read by column name, never by
             # position (River's iter_array gives keys 0..11, which sort 0, 1, 10, 11,
@@ -261,14 +268,6 @@ class OnlineLearner(Estimator):
         return rows
 
 
-def _frame_columns(X: Any) -> list[Hashable] | None:
-    """The column names of a pandas DataFrame (``None`` for any other matrix)."""
-    columns = getattr(X, "columns", None)
-    if columns is None or not hasattr(X, "to_numpy"):
-        return None
-    return list(columns)
-
-
 def _named(columns: list[Hashable] | None) -> bool:
     """Whether a frame's ``columns`` name what they hold: not pandas' default ``0..n-1``."""
     return columns is not None and columns != list(range(len(columns)))
@@ -279,7 +278,7 @@ def _feature_names(X: Any) -> list[Hashable] | None:
     dicts) by, in any column order: its columns when all are strings, as scikit-learn's
     ``feature_names_in_``; ``None`` for other frames (``pd.DataFrame(array)``'s ``0..d-1``) and
     matrices, which are read by position."""
-    columns = _frame_columns(X)
+    columns = frame_columns(X)
     if columns is None or not all(isinstance(c, str) for c in columns):
         return None
     return columns
@@ -487,7 +486,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
             outputs = None
             if self.labels is None and "labels_" not in self.__dict__:
                 # a label frame's named columns are the labels (later frames are read by them)
-                columns = _frame_columns(Y)
+                columns = frame_columns(Y)
                 outputs = columns if _named(columns) else list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
             self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
@@ -517,7 +516,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         known = self.__dict__.get("labels_")
         if known is None and self.labels is not None:
             known = self._outputs()
-        columns = _frame_columns(Y)
+        columns = frame_columns(Y)
         if known is not None and _named(columns):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column)
