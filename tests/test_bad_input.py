@@ -912,7 +912,7 @@ def test_pandas_na_in_a_frame_is_a_missing_value_as_in_a_dict():
         model().score_then_learn(frame, Y), model().score_then_learn(with_nan, Y)
     )
     strict = model(missing="error")
-    rejects(strict, lambda: strict.learn(frame, Y), ValueError, "row 0, feature 1")
+    rejects(strict, lambda: strict.learn(frame, Y), ValueError, "row 0, column .b.")
 
 
 def test_a_started_label_ranker_refuses_another_complexity():

@@ -1,6 +1,6 @@
 """River compatibility, with River optional.
 
-When River imports, :class:`RiverClassifier` is a ``river.base.Classifier`` and
+When River imports, :class:`RiverClassifier` is a ``river.base.MiniBatchClassifier`` and
 :class:`RiverMultiLabelClassifier` a ``river.base.MultiLabelClassifier``: a multiclass booster
 (:class:`olboost.online.MulticlassLearner`) or a ranking learner
 (:class:`olboost.online.RankingLearner`) that has one as a base is accepted wherever River wants
@@ -30,13 +30,13 @@ __all__ = [
 ]
 
 try:
-    from river.base import Classifier as _Classifier
+    from river.base import MiniBatchClassifier as _Classifier
     from river.base import MultiLabelClassifier as _MultiLabelClassifier
 except ImportError:  # the core install: River is an optional extra
     RIVER_INSTALLED = False
 
     class _Classifier:  # type: ignore[no-redef]
-        """Stand-in for ``river.base.Classifier`` when River is not installed."""
+        """Stand-in for ``river.base.MiniBatchClassifier`` when River is not installed."""
 
     class _MultiLabelClassifier:  # type: ignore[no-redef]
         """Stand-in for ``river.base.MultiLabelClassifier`` when River is not installed."""
@@ -69,7 +69,8 @@ class _RiverChecks:
 
 
 class RiverClassifier(_RiverChecks, _Classifier):
-    """Mixin making a multiclass booster a ``river.base.Classifier`` when River is installed."""
+    """Mixin making a multiclass booster a ``river.base.MiniBatchClassifier`` when River is
+    installed."""
 
     @property
     def _multiclass(self) -> bool:

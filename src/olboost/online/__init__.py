@@ -10,8 +10,9 @@ API (``learn_one(x, y)`` with a set, River's ``dict[label, bool]`` or a
 :class:`~olboost.feedback.Feedback`, ``score_one``, ``rank_one``, ``predict_one`` and the array
 paths ``learn`` / ``score`` / ``score_then_learn``; a ``river.base.MultiLabelClassifier`` when
 River is installed), :class:`MulticlassLearner` River's classifier API (``learn_one``,
-``predict_proba_one``, ``predict_one``; a ``river.base.Classifier`` when River is installed) and
-its array paths.
+``predict_proba_one``, ``predict_one``, and for River's mini-batches ``learn_many``,
+``predict_many``, ``predict_proba_many``; a ``river.base.MiniBatchClassifier`` when River is
+installed) and its array paths.
 
 A learner implements four hooks: ``_init_state()`` (allocate learned state once the outputs and
 the number of features are known), ``_raw_scores(xv)`` (its score vector for a checked float64

@@ -9,7 +9,7 @@ its key for dict input, its column index otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ __all__ = [
     "dict_values",
     "entry_position",
     "frame_columns",
+    "key_order",
     "writable",
 ]
 
@@ -254,9 +255,7 @@ def check_vector(
         if n_features is not None and feature_names is None:
             raise TypeError(f"{who}: x must be a vector, as in the first example, not a dict")
         if feature_names is None:
-            # Sorted, so that the first dict's key order does not decide which columns each
-            # weak learner sees.
-            names = sorted(x, key=lambda key: (_key_text(key), type(key).__name__))
+            names = key_order(x)
             keys = names
         else:
             keys = feature_names
@@ -289,6 +288,13 @@ def check_vector(
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who)
     return xv, names
+
+
+def key_order(keys: Iterable[Hashable]) -> list[Hashable]:
+    """The order in which a model started on a dict (or a River mini-batch) with these keys
+    stores its features: sorted by their text, so that the key order of the first example does
+    not decide which columns each weak learner sees."""
+    return sorted(keys, key=lambda key: (_key_text(key), type(key).__name__))
 
 
 def _key_text(key: Any) -> str:
@@ -367,10 +373,13 @@ class Rows:
                 raise ValueError(f"{name}: {_problem(float(data[k]), where, allow_missing, 'X')}")
             parts = (writable(data), writable(X.indices), writable(X.indptr))
             return cls(parts, X.shape[0], X.shape[1], True)
-        if frame_columns(X) is not None:
+        columns = frame_columns(X)
+        if columns is not None:
             # a DataFrame's pd.NA (a gap in a nullable column) is a missing value, as in a dict
             # (NumPy refused the NAType); float columns come out as they are
             X = X.to_numpy(na_value=np.nan)
+            if columns == list(range(len(columns))):
+                columns = None  # pandas' default names: the positions
         X = as_floats(X, f"{name}: X")
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
@@ -379,7 +388,8 @@ class Rows:
         k = _first_bad(X.ravel(), allow_missing)
         if k is not None:
             i, j = entry_position(k, X.shape[1])
-            where = f"row {i}, feature {j}"
+            # a frame's column by its name, as a dict's value by its key
+            where = f"row {i}, " + (f"column {columns[j]!r}" if columns else f"feature {j}")
             raise ValueError(f"{name}: {_problem(float(X.flat[k]), where, allow_missing, 'X')}")
         return cls(X, X.shape[0], X.shape[1], False)
 

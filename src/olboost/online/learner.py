@@ -21,6 +21,7 @@ from olboost.online.inputs import (
     check_vector,
     check_width,
     frame_columns,
+    key_order,
     writable,
 )
 from olboost.online.labels import (
@@ -266,6 +267,16 @@ class OnlineLearner(Estimator):
         n_features = self.n_features_in_ if self._started else None
         check_width("X", rows.d, n_features, type(self).__name__)
         return rows
+
+
+def _mini_batch(X: Any, who: str) -> Any:
+    """``X`` if it is a DataFrame (a River mini-batch), else a ``TypeError``."""
+    if frame_columns(X) is None:
+        raise TypeError(
+            f"{who}: X must be a pandas DataFrame (River's mini-batches), got "
+            f"{type(X).__name__}; use learn / predict for arrays"
+        )
+    return X
 
 
 def _named(columns: list[Hashable] | None) -> bool:
@@ -593,6 +604,53 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         """Test-then-train over arrays; returns the votes ``(n, k)`` made before each row (the
         first row of a model not started yet: its untrained committee's votes, where
         :meth:`votes` before the first example gives zeros)."""
+        return self._predict_then_learn(X, y, return_scores, _feature_names(X))
+
+    # ------------------------------------------------------------------ River's mini-batches
+
+    def learn_many(self, X: Any, y: Any) -> None:
+        """Learn from a mini-batch (River's ``MiniBatchClassifier``): the rows of the DataFrame
+        ``X`` in order, with the classes ``y`` (a Series or sequence), exactly as
+        :meth:`learn_one` learns each row as a dict: the same model bit for bit, by the compiled
+        array path. A model not started takes the batch's columns as a first dict's keys
+        (sorted); a started one reads columns by name, an absent column or a missing cell
+        being a missing value and a column of no feature ignored, as in a dict. As
+        :meth:`learn_one`, it needs the classes (``classes=``); a bad batch raises before
+        anything changes."""
+        frame = _mini_batch(X, type(self).__name__)
+        self._outputs()  # the classes are fixed in advance, as for learn_one
+        names = None
+        if not self._started:
+            names = key_order(frame.columns)
+            frame = frame[names]
+        self._predict_then_learn(frame, y, False, names)
+
+    def predict_proba_many(self, X: Any) -> Any:
+        """Class probabilities of every row of the DataFrame ``X`` (River's
+        ``MiniBatchClassifier``): a DataFrame with ``X``'s index and a column per class, each
+        row equal bit for bit to :meth:`predict_proba_one` of the row as a dict. Does not
+        change the model."""
+        import pandas as pd
+
+        frame = _mini_batch(X, type(self).__name__)
+        votes = self._scores_many(frame)
+        p = np.array([libm.softmax(row) for row in votes]).reshape(votes.shape)
+        return pd.DataFrame(p, index=frame.index, columns=self._outputs())
+
+    def predict_many(self, X: Any) -> Any:
+        """The predicted class of every row of the DataFrame ``X`` (River's
+        ``MiniBatchClassifier``): a Series with ``X``'s index, equal to :meth:`predict_one` of
+        each row as a dict. Does not change the model."""
+        import pandas as pd
+
+        frame = _mini_batch(X, type(self).__name__)
+        return pd.Series(
+            list(self.predict(frame)) if len(frame) else [], index=frame.index, dtype=object
+        )
+
+    def _predict_then_learn(
+        self, X: Any, y: Any, return_scores: bool, names: list[Hashable] | None
+    ) -> np.ndarray | None:
         rows = self._check_X(X)
         y = class_vector(y, rows.n, type(self).__name__)
         outputs = None
@@ -605,7 +663,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
                 self._check_params()
                 return np.empty((0, len(self._outputs()))) if return_scores else None
             # the classes are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
+            self._start(rows.d, names, outputs, first=rows.row(0), rows=rows)
         else:
             self._check_rows(rows)
         return self._stream(rows, codes, return_scores)
