@@ -17,6 +17,7 @@ import subprocess
 import sys
 import termios
 
+import numpy as np
 import pytest
 
 import olboost
@@ -537,6 +538,18 @@ def test_reproduce_mlr_takes_the_options_of_either_algorithm(capsys):
         assert "emotions" in capsys.readouterr().out
 
 
+def test_reproduce_mlr_gives_no_spread_for_one_seed(capsys, tmp_path):
+    # one seed printed "± sd 0.0000" and stored 0.0: a spread it never measured
+    out = tmp_path / "mlr.json"
+    argv = ["reproduce", "mlr", "--seeds", "1", "--datasets", "emotions", "--learners", "2",
+            "--no-bmr", "--no-progress", "--no-cells", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("emotions"))
+    loss = json.loads(out.read_text())["rows"][0]["ada_olmr"]
+    assert loss["rank_loss_std"] is None
+    assert line.split()[1] == f"{loss['rank_loss_mean']:.4f}" and "0.0000" not in line
+
+
 def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     out = tmp_path / "mlr.json"
     argv = ["reproduce", "mlr", "--seeds", "2", "--datasets", "emotions", "--learners", "3",
@@ -551,6 +564,9 @@ def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
         capsys.readouterr().out
     )
     assert json.loads(out.read_text()) == first  # the same file, to the last digit
+    ada = first["rows"][0]["ada_olmr"]
+    assert ada["rank_loss_std"] == pytest.approx(np.std(ada["rank_loss_per_seed"], ddof=1))
+    assert ada["rank_loss_std"] > 0
     for cell in cells[:3]:
         cell.unlink()
     assert main(argv) == 0

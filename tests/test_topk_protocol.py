@@ -459,6 +459,21 @@ def test_reproduce_topk_curves_writes_the_figure_and_its_numbers(tmp_path, capsy
     assert "final running mean" in capsys.readouterr().out
 
 
+def test_reproduce_topk_curves_of_one_seed_have_no_band(tmp_path, capsys):
+    # one seed stored a standard deviation of zeros, drawn as a band, and printed "± 0.0000"
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "curves.png"
+    argv = ["reproduce", "topk-curves", "--ks", "2", "--seeds", "1", "--loops", "1",
+            "--learners", "2", "--points", "20", "--jobs", "1", "--no-progress", "--no-cells",
+            "--output", str(png)]  # fmt: skip
+    assert main(argv) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    curve = json.loads(png.with_suffix(".json").read_text())["curves"]["2"]
+    assert curve["std"] is None and curve["test_rank_loss_std"] is None
+    out = capsys.readouterr().out
+    assert "final running mean" in out and "± 0.0000" not in out
+
+
 def test_reproduce_topk_curves_options_given_as_zero_are_checked_not_replaced(tmp_path, capsys):
     for option, message in (("--rho", "rho must be in (0, 1)"), ("--loops", "loops")):
         argv = ["reproduce", "topk-curves", "--seeds", "1", "--no-progress", option, "0",

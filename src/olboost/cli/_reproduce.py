@@ -30,6 +30,7 @@ from olboost.cli._shared import (
     show_progress,
     write_record,
 )
+from olboost.metrics import sample_sd
 
 #: Mean test rank loss published in Jung & Tewari (2018), Table 3: (Ada.OLMR, best BMR).
 PUBLISHED_MLR = {
@@ -64,12 +65,17 @@ def _mean_over_seeds(
         capped += record.get("n_gamma_capped", 0)
     return {
         "rank_loss_mean": float(np.mean(losses)),
-        "rank_loss_std": float(np.std(losses, ddof=1)) if len(losses) > 1 else 0.0,
+        "rank_loss_std": sample_sd(losses),
         "rank_loss_per_seed": losses,
         "seconds_mean": float(np.mean(seconds)),
         "compile_seconds": compile_s,
         "n_gamma_capped": capped,
     }
+
+
+def _sd_column(sd: float | None) -> str:
+    """A table's ``± sd`` column: blank for one seed, whose spread is unknown."""
+    return " " * 8 if sd is None else f"{sd:>8.4f}"
 
 
 def _check_positive(args: argparse.Namespace, *names: str) -> None:
@@ -128,13 +134,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             }
         )
         line = (
-            f"{name:<18}{ada['rank_loss_mean']:>9.4f}{ada['rank_loss_std']:>8.4f}"
+            f"{name:<18}{ada['rank_loss_mean']:>9.4f}{_sd_column(ada['rank_loss_std'])}"
             f"{_fmt(pub_ada):>10}{ada['seconds_mean']:>7.2f}"
         )
         if best is not None:
             b = bmr[best]
             line += (
-                f"{b['rank_loss_mean']:>10.4f}{b['rank_loss_std']:>8.4f}{best:>7g}"
+                f"{b['rank_loss_mean']:>10.4f}{_sd_column(b['rank_loss_std'])}{best:>7g}"
                 f"{_fmt(pub_bmr):>10}{b['seconds_mean']:>7.2f}"
             )
         print(line, flush=True)

@@ -8,7 +8,8 @@ one half:
 - :class:`RankLoss` -- River-style running metric (``update(relevant, scores)``, ``get()``) that
   keeps both conventions for examples without relevant/irrelevant pairs; it takes a ranking
   learner's ``score_one`` output with a set of labels or River's ``{label: bool}`` as they are;
-- :class:`RunningMean` -- the (weighted) running mean behind it, skipping NaN values.
+- :class:`RunningMean` -- the (weighted) running mean behind it, skipping NaN values;
+- :func:`sample_sd` -- the spread of a result over seeds, as the experiment tables report it.
 
 See :func:`rank_loss` for how this differs from :func:`sklearn.metrics.label_ranking_loss`.
 """
@@ -23,7 +24,19 @@ from numpy.typing import ArrayLike
 
 from olboost.metrics._rank import rank_loss, rank_loss_mask
 
-__all__ = ["RankLoss", "RunningMean", "rank_loss", "rank_loss_mask"]
+__all__ = ["RankLoss", "RunningMean", "rank_loss", "rank_loss_mask", "sample_sd"]
+
+
+def sample_sd(values: Collection[float]) -> float | None:
+    """The sample standard deviation (``ddof=1``) of ``values``, the results of one
+    configuration over seeds; ``None`` for fewer than two, whose spread is unknown (not 0).
+
+    >>> sample_sd([0.25, 0.5, 0.75]), sample_sd([0.5]) is None
+    (0.25, True)
+    """
+    if len(values) < 2:
+        return None
+    return float(np.std(np.asarray(values, dtype=float), ddof=1))
 
 
 def _check_total(total: float, name: str, weight: float, before: float) -> None:

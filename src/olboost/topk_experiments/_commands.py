@@ -17,6 +17,7 @@ import numpy as np
 from olboost.checkpoint import atomic_write
 from olboost.cli._algorithms import GivenOption
 from olboost.cli._shared import add_suite_parser, load_average
+from olboost.metrics import sample_sd
 from olboost.topk_experiments._jobs import (
     DATASETS,
     DEFAULT_TMC,
@@ -180,7 +181,8 @@ def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
 
     lines = []
     for k, c in record["curves"].items():
-        rounds, mean, std = (np.asarray(c[key]) for key in ("rounds", "mean", "std"))
+        rounds, mean = np.asarray(c["rounds"]), np.asarray(c["mean"])
+        std = None if c["std"] is None else np.asarray(c["std"])  # one seed: no band
         lines.append(plots.Curve(f"k = {k}", rounds, mean, std, record["seeds"]))
     fig = plots.figure(
         lines,
@@ -253,10 +255,10 @@ def cmd_curves(args: argparse.Namespace) -> int:
         curves[str(k)] = {
             "rounds": runs[0]["rounds"],
             "mean": stack.mean(axis=0).tolist(),
-            "std": (stack.std(axis=0, ddof=1) if len(runs) > 1 else 0 * stack[0]).tolist(),
+            "std": stack.std(axis=0, ddof=1).tolist() if len(runs) > 1 else None,
             "final_running_mean": float(stack[:, -1].mean()),
             "test_rank_loss_mean": float(np.mean(finals)),
-            "test_rank_loss_std": float(np.std(finals, ddof=1)) if len(finals) > 1 else 0.0,
+            "test_rank_loss_std": sample_sd(finals),
             "test_rank_loss_per_seed": finals,
         }
     record = {
@@ -286,7 +288,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
     for k, c in curves.items():
         print(
             f"{k:>3}{c['final_running_mean']:>20.4f}"
-            f"{c['test_rank_loss_mean']:>12.4f} ± {c['test_rank_loss_std']:.4f}"
+            f"{c['test_rank_loss_mean']:>12.4f}{_sd_text(c['test_rank_loss_std'])}"
         )
     print(f"{len(jobs)} runs in {wall:.1f} s on {n_jobs} processes; figure: {output}, numbers: "
           f"{json_path}")  # fmt: skip
@@ -395,3 +397,8 @@ def add_parsers(sub: Any) -> None:
         cells=True,
     )
     curves.set_defaults(func=cmd_curves)
+
+
+def _sd_text(sd: float | None) -> str:
+    """`` ± sd``, or nothing for one seed, whose spread is unknown."""
+    return "" if sd is None else f" ± {sd:.4f}"

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost.metrics import sample_sd
 from olboost.topk_experiments._jobs import GAMMAS, LARGE_STREAM, PAPER_ROW, Job, K, paper_row
 
 #: Mean test weighted rank loss published (Table 1 uniform, Table 2 single swap; the full-feedback
@@ -56,7 +57,7 @@ def _summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
     losses = [r["rank_loss"] for r in runs]
     return {
         "rank_loss_mean": float(np.mean(losses)),
-        "rank_loss_std": float(np.std(losses, ddof=1)) if len(losses) > 1 else 0.0,
+        "rank_loss_std": sample_sd(losses),
         "rank_loss_per_seed": losses,
         "rank_loss_skip_mean": float(np.mean([r["rank_loss_skip"] for r in runs])),
         "seconds_mean": float(np.mean([r["seconds"] for r in runs])),
