@@ -139,3 +139,41 @@ def test_the_logistic_cost_is_compiled_for_no_literal_flag():
     signatures = [str(sig) for sig in grouped_logistic_cost.signatures]
     signatures += [str(key[0]) for key in saved]
     assert signatures and not any("Literal" in sig for sig in signatures), signatures
+
+
+def test_kernels_refuse_codes_and_lengths_that_would_take_them_outside_their_arrays():
+    # olm_cost_row(s, 5, ...) with k = 3 wrote out[5], past the array it was given; unknown
+    # codes were taken as the last loss of the list (phi(0.1, 99) was the square hinge)
+    from olboost.losses import logistic_cost, logistic_loss, olm_cost_row
+    from olboost.losses.logistic import counted_logistic_cost
+
+    s = np.array([0.3, -0.2, 0.1])
+    buf = np.zeros(6)
+    with pytest.raises(ValueError, match=r"r must be a class of s"):
+        olm_cost_row(s, 5, LOGISTIC, buf[:3])
+    assert not buf.any()
+    for bad in (-1, 3):
+        with pytest.raises(ValueError, match=r"r must be a class of s"):
+            olm_loss(s, bad, LOGISTIC)
+    with pytest.raises(ValueError, match=r"len\(out\) == len\(s\)"):
+        olm_cost_row(s, 0, LOGISTIC, buf[:2])
+    with pytest.raises(ValueError, match="k x k"):
+        olm_cost_matrix(s, LOGISTIC, np.zeros((2, 3)))
+    for f in (phi, dphi):
+        with pytest.raises(ValueError, match="loss must be LOGISTIC"):
+            f(0.1, 99)
+        assert f(0.1, SQUARE_HINGE) == pytest.approx(1.1 if f is dphi else 0.605)
+    with pytest.raises(ValueError, match="loss_code must be RANK"):
+        pair_loss(0.1, 99)
+    assert pair_loss(0.1, HINGE_NO_MARGIN) == 0.1
+    y = np.array([True, False])
+    with pytest.raises(ValueError, match=r"len\(y\) == len\(s\)"):
+        rank_loss_mask(s, y)
+    with pytest.raises(ValueError, match=r"len\(y\) == len\(s\)"):
+        logistic_loss(s, y)
+    y3 = np.array([True, False, False])
+    with pytest.raises(ValueError, match=r"len\(out\) == len\(s\)"):
+        logistic_cost(s, y3, buf[:2])
+    with pytest.raises(ValueError, match=r"len\(count\) == len\(s\)"):
+        counted_logistic_cost(s, y3, np.ones(2, dtype=np.int64), 2, np.zeros(3))
+    assert not buf.any()

@@ -4,6 +4,10 @@
 ``w_Y = 1 / (|Y| |Y^c|)``. It is proper and convex; Ada.OLMR uses its gradient as cost vector
 (eq. 8). When ``Y`` is empty or holds every label there is no pair: the loss and its gradient are
 zero, the convention of the paper's rank loss.
+
+The functions are compiled kernels the boosters call from their own compiled code: each raises a
+``ValueError`` on arrays of other lengths than the scores (which it would read or write past
+their ends), and checks nothing else.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ def _log1pexp(z: float) -> float:
 
 
 @numba.njit(cache=True, inline="always")
+def _check_lengths(s, y, out):
+    # the kernels index y and out by the labels of s: a shorter one was read or written past
+    # its end (no bounds checks in compiled code)
+    if y.shape[0] != s.shape[0]:
+        raise ValueError("y must hold one flag per score: len(y) == len(s)")
+    if out.shape[0] != s.shape[0]:
+        raise ValueError("out must hold one cost per score: len(out) == len(s)")
+
+
+@numba.njit(cache=True, inline="always")
 def _sigmoid(z: float) -> float:
     # 1 / (1 + e^-z) for z >= 0, e^z / (1 + e^z) below, both from e = e^-|z| (never overflows):
     # one branch-free form, as the sign of z is a coin flip in the cost vector's loops
@@ -37,6 +51,7 @@ def _sigmoid(z: float) -> float:
 @numba.njit(cache=True)
 def logistic_loss(s: np.ndarray, y: np.ndarray) -> float:
     """Pairwise logistic loss ``L_log^Y(s)`` of scores ``s`` for the relevant-label mask ``y``."""
+    _check_lengths(s, y, y)
     k = s.shape[0]
     n_pairs = pair_count(y)
     if n_pairs == 0:
@@ -71,6 +86,7 @@ def grouped_logistic_cost(
     below; tried only with ``try_groups``): a caller computing the cost vectors of a sequence
     of scores that only grow more distinct (Ada.OLMR's experts) stops trying once it did not.
     The same bits either way."""
+    _check_lengths(s, y, out)
     k = s.shape[0]
     n_rel = 0
     for j in range(k):
@@ -176,6 +192,9 @@ def counted_logistic_cost(
     from an exp in vector code (above) rather than the C library's: equal up to rounding (see
     :mod:`olboost.boosters._label_groups`).
     """
+    _check_lengths(s, y, out)
+    if count.shape[0] != s.shape[0]:
+        raise ValueError("count must hold one size per group: len(count) == len(s)")
     n = s.shape[0]
     for j in range(n):
         out[j] = 0.0

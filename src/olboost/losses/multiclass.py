@@ -9,7 +9,10 @@ true class ``r``:
 
 and its cost matrix is the gradient, row by row: ``C(r, l) = phi'(s(l) - s(r))`` for ``l != r``
 and ``C(r, r) = -sum_{l != r} C(r, l)`` (eq. 9, 37, 40). ``C`` has row = true label, column =
-prediction. Every function is a compiled ``@numba.njit(cache=True)`` kernel taking the loss code.
+prediction. Every function is a compiled ``@numba.njit(cache=True)`` kernel taking the loss code,
+called by the boosters from their own compiled code. Each raises a ``ValueError`` on a loss code,
+a true class or an output length that would read or write outside its arrays; the types are
+Numba's to check (a list for ``s`` is its ``TypingError``).
 
 Examples
 --------
@@ -56,6 +59,8 @@ LOGISTIC, EXPONENTIAL, SQUARE_HINGE = 0, 1, 2
 #: ``olboost.weak.base.MAX_WEIGHT_MULTIPLIER``); below the saturation nothing changes.
 EXP_SATURATION = 460.0
 
+_UNKNOWN_LOSS = "loss must be LOGISTIC (0), EXPONENTIAL (1) or SQUARE_HINGE (2)"
+
 
 @numba.njit(cache=True, inline="always")
 def phi(z: float, loss: int) -> float:
@@ -64,8 +69,10 @@ def phi(z: float, loss: int) -> float:
         return _log1pexp(z)
     if loss == EXPONENTIAL:
         return math.exp(min(z, EXP_SATURATION))
-    m = z + 1.0
-    return 0.5 * m * m if m > 0.0 else 0.0
+    if loss == SQUARE_HINGE:
+        m = z + 1.0
+        return 0.5 * m * m if m > 0.0 else 0.0
+    raise ValueError(_UNKNOWN_LOSS)
 
 
 @numba.njit(cache=True, inline="always")
@@ -75,13 +82,17 @@ def dphi(z: float, loss: int) -> float:
         return _sigmoid(z)
     if loss == EXPONENTIAL:
         return math.exp(min(z, EXP_SATURATION))
-    m = z + 1.0
-    return m if m > 0.0 else 0.0
+    if loss == SQUARE_HINGE:
+        m = z + 1.0
+        return m if m > 0.0 else 0.0
+    raise ValueError(_UNKNOWN_LOSS)
 
 
 @numba.njit(cache=True)
 def olm_loss(s: np.ndarray, r: int, loss: int) -> float:
     """Surrogate loss ``L^r(s)`` of votes ``s`` for true class ``r`` (eq. 8, 36, 39)."""
+    if not 0 <= r < s.shape[0]:
+        raise ValueError("r must be a class of s: an index in [0, len(s))")
     total = 0.0
     for l in range(s.shape[0]):
         if l != r:
@@ -92,6 +103,10 @@ def olm_loss(s: np.ndarray, r: int, loss: int) -> float:
 @numba.njit(cache=True, inline="always")
 def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
     """Row ``r`` of the cost matrix at ``s``, ``C(r, .) = grad L^r(s)`` (eq. 9, 37, 40)."""
+    if not 0 <= r < s.shape[0]:
+        raise ValueError("r must be a class of s: an index in [0, len(s))")
+    if out.shape[0] != s.shape[0]:
+        raise ValueError("out must hold one cost per class: len(out) == len(s)")
     diag = 0.0
     for l in range(s.shape[0]):
         if l != r:
@@ -104,5 +119,7 @@ def olm_cost_row(s: np.ndarray, r: int, loss: int, out: np.ndarray) -> None:
 @numba.njit(cache=True, inline="always")
 def olm_cost_matrix(s: np.ndarray, loss: int, out: np.ndarray) -> None:
     """The full ``k x k`` cost matrix at ``s``; row ``r`` is :func:`olm_cost_row` for ``r``."""
+    if out.shape[0] != s.shape[0]:
+        raise ValueError("out must be k x k for the k classes of s")
     for r in range(s.shape[0]):
         olm_cost_row(s, r, loss, out[r])

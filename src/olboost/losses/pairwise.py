@@ -24,7 +24,9 @@ in total.
 
 The pairwise logistic loss lives in :mod:`olboost.losses.logistic`. Every function here is a
 module-level ``@numba.njit(cache=True)`` kernel, so that boosters, potentials and metrics call it
-from their own compiled code; none validates its input (:func:`olboost.metrics.rank_loss` does).
+from their own compiled code. They raise a ``ValueError`` on a loss code they do not know or on
+lengths that would take them outside an array, and check nothing else
+(:func:`olboost.metrics.rank_loss` validates its input fully).
 
 Examples
 --------
@@ -82,6 +84,10 @@ def pair_loss(x: float, loss_code: int) -> float:
         return 0.0
     if loss_code == HINGE:
         x = x + 1.0
+    elif loss_code != HINGE_NO_MARGIN:
+        raise ValueError(
+            "loss_code must be RANK (0), HINGE (1), HINGE_NO_MARGIN (2) or RANK_TIES (3)"
+        )
     return x if x > 0.0 else 0.0
 
 
@@ -257,8 +263,10 @@ def counted_rank_loss(s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: 
 def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
     """Weighted rank loss of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
 
-    The booster-facing kernel: no validation, paper convention (0.0 when ``y`` is empty or full),
-    NaN if any score is NaN. Ties count one half. O(k log k).
+    The booster-facing kernel: no validation but of the lengths, paper convention (0.0 when ``y``
+    is empty or full), NaN if any score is NaN. Ties count one half. O(k log k).
     """
+    if y.shape[0] != s.shape[0]:
+        raise ValueError("y must hold one flag per score: len(y) == len(s)")
     # flags that are not literals: the metrics' call (bool, bool) and this one share one compile
     return _rank_loss_one(s, y, np.bool_(True), np.bool_(False))
