@@ -121,25 +121,30 @@ class TreeArrays:
         would compact again. A leaf keeps its room and its positions; the entries of split
         leaves, dead since, are dropped."""
         # Everything is built aside and assigned at the end, so that a failed allocation
-        # (MemoryError) leaves the committee as it was.
-        gathers, starts = [], self.leaf_start_.copy()
-        for i in range(self.n_learners_):
-            slots = self._live_slots(i)
-            rooms = self.leaf_room_[slots]
-            new_starts = np.cumsum(rooms) - rooms
-            # each live entry's old index, leaf after leaf
-            offsets = np.arange(int(rooms.sum())) - np.repeat(new_starts, rooms)
-            gathers.append(np.repeat(self.leaf_start_[slots], rooms) + offsets)
-            starts[slots] = new_starts
-        used = max(len(g) for g in gathers)
-        rows = self._empty_entries(2 * (used + needed))
+        # (MemoryError) leaves the committee as it was. One pass over every tree's live
+        # leaves at once (a loop over the trees cost 3 ms per call at 100 trees, a fifth of a
+        # 1,728-row Adaboost.OLM run on car).
+        size = self.node_kind_.shape[1]
+        live = (np.arange(size)[None, :] < self.n_nodes_[:, None]) & (self.node_kind_ == K.LEAF)
+        trees, nodes = np.nonzero(live)  # tree after tree, each in node order
+        slots = self.node_slot_[trees, nodes]
+        rooms = self.leaf_room_[slots]
+        used = np.bincount(trees, weights=rooms, minlength=self.n_learners_).astype(np.int64)
+        tree_start = np.cumsum(used) - used  # where each tree's leaves begin in the pass
+        begins = np.cumsum(rooms) - rooms
+        starts = self.leaf_start_.copy()
+        starts[slots] = begins - tree_start[trees]
+        # each live entry: its tree, its new index in the tree's row and its old one
+        within = np.arange(int(rooms.sum())) - np.repeat(begins, rooms)
+        entry_tree = np.repeat(trees, rooms)
+        new_index = np.repeat(starts[slots], rooms) + within
+        old_index = np.repeat(self.leaf_start_[slots], rooms) + within
+        rows = self._empty_entries(2 * (int(used.max()) + needed))
         for name, row in rows.items():
-            old = getattr(self, name)
-            for i, gather in enumerate(gathers):
-                row[i, : len(gather)] = old[i, gather]
+            row[entry_tree, new_index] = getattr(self, name)[entry_tree, old_index]
         self.__dict__.update(rows)
         self.leaf_start_ = starts
-        self.entry_top_ = np.array([len(g) for g in gathers], dtype=np.int64)
+        self.entry_top_ = used
 
     def _entries_from_dense_rows(self) -> None:
         """Convert the state of a committee pickled before leaves held entries (rows of ``k``
