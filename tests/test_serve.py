@@ -576,6 +576,77 @@ def test_a_corrupt_log_is_one_line_naming_it(tmp_path, capsys, monkeypatch):
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_damaged_page_of_the_log_is_refused_at_the_start_naming_the_log(
+    tmp_path, capsys, monkeypatch
+):
+    # A damaged page of the tables made the start fail with a traceback (sqlite3's
+    # DatabaseError, no file named); one of the feedback index opened without a word, and the
+    # first feedback then got 503 for good. Every page is damaged in turn (page 1, the header,
+    # was refused already).
+    import shutil
+
+    from olboost.cli import main
+    from olboost.serve.service import Service
+    from olboost.serve.store import StoreLock
+
+    served = tmp_path / "served"
+    _served_store(served, 1, 40)
+    log = (served / "log.sqlite").read_bytes()
+    assert not (served / "log.sqlite-wal").exists()  # closed: every page is in the file
+    page = 4096
+    assert len(log) % page == 0 and len(log) // page >= 6
+    rng = np.random.default_rng(0)
+    for p in range(1, len(log) // page):
+        store = tmp_path / f"page{p}"
+        shutil.copytree(served, store)
+        damaged = bytearray(log)
+        damaged[p * page : (p + 1) * page] = rng.integers(0, 256, page, dtype=np.uint8).tobytes()
+        (store / "log.sqlite").write_bytes(bytes(damaged))
+        with pytest.raises(ValueError, match=r"log.sqlite: not a readable olboost log \("):
+            Service(store).start()
+        StoreLock(store).release()  # the refusal let go of the store
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    assert main(["serve", "--store", str(tmp_path / "page3"), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and "log.sqlite: not a readable olboost log" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_lost_log_is_named_not_the_checkpoint(tmp_path, capsys, monkeypatch):
+    # log.sqlite deleted or emptied: the start opened a new empty log beside the checkpoint
+    # and called it "the checkpoint of another store" (with model options) or "a new store
+    # needs a configuration" (without); moving checkpoint.olb away, as the first said, then
+    # served a fresh model
+    from olboost.cli import main
+    from olboost.serve.service import Service, ServiceConfig
+    from olboost.serve.store import Store
+
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    for how in ("missing", "empty"):
+        store = tmp_path / how
+        _served_store(store, 1, 5)
+        if how == "missing":
+            (store / "log.sqlite").unlink()
+        else:
+            (store / "log.sqlite").write_bytes(b"")
+        said = rf"log.sqlite: {how}, but .* holds checkpoint.olb and initial.olb"
+        with pytest.raises(ValueError, match=said):
+            Service(store).start()
+        for options in ((), SMALL):
+            assert main(["serve", "--store", str(store), "--port", "0", *options]) == 2
+            err = capsys.readouterr().err
+            assert re.search(said, err) and len(err.strip().splitlines()) == 1, err
+        assert (store / "log.sqlite").exists() == (how == "empty")  # none was made
+    # a log that lost its content (its WAL, say) but not its header: no store in it
+    store = tmp_path / "headless"
+    _served_store(store, 1, 5)
+    Store(tmp_path / "blank").close()  # an empty log of the same schema
+    (store / "log.sqlite").write_bytes((tmp_path / "blank" / "log.sqlite").read_bytes())
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=1)
+    with pytest.raises(ValueError, match="log.sqlite: holds no store, but .*checkpoint.olb is the"):
+        Service(store, config).start()
+
+
 def test_a_checkpoint_ahead_of_its_log_is_refused_and_rebuilt_by_replay(
     tmp_path, capsys, monkeypatch
 ):

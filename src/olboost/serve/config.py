@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from olboost.serve._fused import fused_learner
-from olboost.serve.store import Store
+from olboost.serve.store import Store, refuse_a_lost_log
 
 #: Boosters a service can run: top-k feedback (``topk-*``) or full feedback.
 ALGORITHMS = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
@@ -129,6 +129,7 @@ def start_model(model: Any, config: ServiceConfig) -> None:
 def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     """The configuration of the store at ``path``: the stored one, which ``config`` must equal
     if given, or ``config`` for a new store (``ValueError`` otherwise, naming the differences)."""
+    refuse_a_lost_log(Path(path))
     if config is None and not Store.exists(path):
         # refused before Store() creates the directory and an empty log: a mistyped --store
         # left them behind

@@ -55,6 +55,7 @@ import hashlib
 import math
 import queue
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -219,25 +220,31 @@ class Service(LogWriter, Learner):
                 store.create(model, self.config.to_json())
             self.store_id = store.store_id
             model, applied_seq = store.recover()
+            self.model, self.applied_seq = model, applied_seq
+            self._fused = fused_learner(self.model)
+            self.checkpoint_seq = store.read_checkpoint()[1]
+            last_impression, last_seq = store.last_ids()
+            self.committed_seq = last_seq
+            self._next_impression = last_impression + 1
+            self._nonce = secrets.token_hex(6)
+            self.stats.count_log(store)
+            now = self.clock()
+            self._pending = PendingImpressions()
+            for record in store.unanswered():
+                if record.expires <= now:
+                    self.stats.expired += 1
+                else:
+                    self._pending.add(record, recovered=True)
+        except sqlite3.DatabaseError as err:
+            # a page the opening check passed but a later read did not (a page damaged since)
+            store.close()
+            self._unlock()
+            log = Path(self.path) / "log.sqlite"
+            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
         except BaseException:
             store.close()
             self._unlock()
             raise
-        self.model, self.applied_seq = model, applied_seq
-        self._fused = fused_learner(self.model)
-        self.checkpoint_seq = store.read_checkpoint()[1]
-        last_impression, last_seq = store.last_ids()
-        self.committed_seq = last_seq
-        self._next_impression = last_impression + 1
-        self._nonce = secrets.token_hex(6)
-        self.stats.count_log(store)
-        now = self.clock()
-        self._pending = PendingImpressions()
-        for record in store.unanswered():
-            if record.expires <= now:
-                self.stats.expired += 1
-            else:
-                self._pending.add(record, recovered=True)
         store.close()  # the log writer opens its own connection, in its thread
         warm_up_model(self.model, self.config)
         self._started = True

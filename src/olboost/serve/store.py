@@ -50,6 +50,7 @@ __all__ = [
     "LoggedFeedback",
     "Store",
     "feedback_of",
+    "refuse_a_lost_log",
     "StoreLock",
     "replay",
     "write_checkpoint",
@@ -108,6 +109,22 @@ class StoreLock:
             if self.fd is not None:
                 os.close(self.fd)
                 self.fd = None
+
+
+def refuse_a_lost_log(path: Path) -> None:
+    """Raise if ``path`` holds a store's model files but its log is gone (or empty): opening it
+    would start a new, empty log, and the checkpoint was then refused as "another store's"."""
+    log = path / "log.sqlite"
+    if log.exists() and log.stat().st_size > 0:
+        return
+    models = [name for name in ("checkpoint.olb", "initial.olb") if (path / name).exists()]
+    if models:
+        state = "empty" if log.exists() else "missing"
+        raise ValueError(
+            f"{log}: {state}, but {path} holds {' and '.join(models)} of a store whose log it "
+            "was: restore log.sqlite (with log.sqlite-wal if there was one), or serve a new "
+            "store in another directory"
+        )
 
 
 def _in_use(path: str | os.PathLike[str], pid: str) -> str:
@@ -256,6 +273,7 @@ class Store:
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         log = self.path / "log.sqlite"
+        refuse_a_lost_log(self.path)
         self.db = sqlite3.connect(log, isolation_level=None)
         try:
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
@@ -271,6 +289,12 @@ class Store:
                 self.db.execute("ALTER TABLE impressions ADD COLUMN own BLOB")
                 self.set_meta("schema_version", "2")
                 version = "2"
+            # A damaged page of the tables or of an index opened without a word and failed
+            # later: at recovery with a traceback, or at the first feedback with 503s for good.
+            # Checked once here, by a pass over every page (O(log size), at each start).
+            problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+            if problem != "ok":
+                raise sqlite3.DatabaseError(f"damaged: {problem}")
         except sqlite3.DatabaseError as err:
             self.db.close()
             raise ValueError(f"{log}: not a readable olboost log ({err})") from None
@@ -343,6 +367,12 @@ class Store:
         remove_stale_temporaries(self.checkpoint_path)
         state = load_run(self.checkpoint_path)
         if state.get("store_id") != self.store_id:
+            if self.store_id is None and self.config() is None:
+                raise ValueError(
+                    f"{self.path / 'log.sqlite'}: holds no store, but {self.checkpoint_path} is "
+                    f"the checkpoint of store {state.get('store_id')!r}: the log was lost or "
+                    "replaced; restore log.sqlite (with log.sqlite-wal if there was one)"
+                )
             raise ValueError(
                 f"{self.checkpoint_path}: the checkpoint of another store (store id "
                 f"{state.get('store_id')!r}, this store {self.store_id!r}): restore this "
