@@ -144,3 +144,21 @@ def test_the_suite_catches_a_broken_estimator(model, name):
     (check,) = [c for c in yield_checks(model) if c.__name__ == name]
     with pytest.raises(AssertionError):
         check(model)
+
+
+@pytest.mark.parametrize("cls", all_estimators(), ids=lambda c: c.__name__)
+def test_every_estimator_documents_each_parameter_in_a_numpydoc_section(cls):
+    # OvaAdaBoostOL and AdaOVA said in prose that their parameters were AdaBoostOLM's
+    import inspect
+    import re
+
+    doc = inspect.getdoc(cls) or ""
+    assert "\nParameters\n----------\n" in doc, f"{cls.__name__} has no Parameters section"
+    section = doc.split("\nParameters\n----------\n", 1)[1]
+    section = re.split(r"\n[A-Z][a-z]+\n-+\n", section, maxsplit=1)[0]
+    named = {
+        name.strip() for line in section.splitlines() if line and not line.startswith(" ")
+        for name in line.split(",")
+    }  # fmt: skip
+    missing = [p for p in cls._param_names() if p not in named]
+    assert not missing, f"{cls.__name__} does not document {missing}"

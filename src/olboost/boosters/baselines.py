@@ -271,6 +271,18 @@ class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):
     The votes (:meth:`votes`) are these ``k`` margins. ``alpha_``, ``log_v_`` and the edge sums
     are ``(k, learners)``.
 
+    Parameters
+    ----------
+    committee
+        The binary weak learners' committee, cloned at start (``learners * k`` learners of 2
+        labels). Default: ``VFDTCommittee()``.
+    learners
+        Number ``N`` of weak learners of each binary booster.
+    seed, classes, loss, vote, predict_with, hedge_rate
+        As in :class:`AdaBoostOLM`, for every binary booster.
+    alpha_bound, step_scale
+        As in :class:`AdaBoostOLM` with ``k = 2``: the default step is ``2 sqrt(2) / sqrt(t)``.
+
     Examples
     --------
     >>> from olboost import VFDTCommittee
@@ -310,6 +322,16 @@ class AdaOVA(_BinaryCommittee, AdaBoostOLM):
     distributions. When Adaboost.OLM gives weak learner ``i`` importance weight ``w`` on the true
     class ``y``, every binary learner ``(i, c)`` of the group learns the example with label
     ``1[c == y]`` and the same weight ``w`` (times its multiplier).
+
+    Parameters
+    ----------
+    committee
+        The binary weak learners' committee, cloned at start (``learners * k`` learners of 2
+        labels). Default: ``VFDTCommittee()``.
+    learners
+        Number ``N`` of weak learners of Adaboost.OLM, each a group of ``k`` binary learners.
+    seed, classes, loss, vote, predict_with, hedge_rate, alpha_bound, step_scale
+        As in :class:`AdaBoostOLM` (``k`` the number of classes).
 
     Examples
     --------
