@@ -774,3 +774,41 @@ def test_normalising_costs_whose_range_overflows_is_refused():
     with pytest.raises(ValueError, match="overflow float64"):
         normalize_multiclass_costs([-1e308, 1e308, 1e308], 0)
     assert normalize_costs([-1e307, 1e307])[1] == 2e307
+
+
+def test_every_potential_names_a_bad_seed_or_draws_whatever_the_method():
+    # NumPy's messages ("SeedSequence expects int or sequence of ints", "expected non-negative
+    # integer") named no parameter, and the exact method took seed="a"; draws=-1 said ">= 0"
+    from olboost.potentials import (
+        multiclass_costs,
+        multiclass_potential,
+        pairwise_costs,
+        pairwise_potential,
+        topk_costs,
+        topk_potential,
+    )
+
+    calls = {
+        "multiclass_potential": lambda **kw: multiclass_potential([0, 1, 0], 0, 3, 0.2, **kw),
+        "multiclass_costs": lambda **kw: multiclass_costs([0, 1, 0], 0, 3, 0.2, **kw),
+        "pairwise_potential": lambda **kw: pairwise_potential([0.0, 1.0, 0.0], [0], 3, 0.2, **kw),
+        "pairwise_costs": lambda **kw: pairwise_costs([0.0, 1.0, 0.0], [0], 3, 0.2, **kw),
+        "topk_potential": lambda **kw: topk_potential([0.0, 1.0, 0.0], [0], 3, 0.2, **kw),
+        "topk_costs": lambda **kw: topk_costs([0.0, 1.0, 0.0], [0], 3, 0.2, **kw),
+    }
+    for name, call in calls.items():
+        for method in ("exact", "monte_carlo"):
+            for seed, error, said in (
+                ("a", TypeError, "seed must be None, an integer or a numpy Generator"),
+                (1.5, TypeError, "seed must be None, an integer"),
+                (True, TypeError, "seed must be None, an integer"),
+                (-1, ValueError, "seed must be >= 0, got -1"),
+            ):
+                with pytest.raises(error, match=said):
+                    call(method=method, seed=seed, draws=10)
+            with pytest.raises(ValueError, match="draws must be >= 1, got -1"):
+                call(method=method, draws=-1)
+        # the seeds it takes still work, and a Generator is one
+        a = call(method="monte_carlo", draws=50, seed=np.int64(3))
+        b = call(method="monte_carlo", draws=50, seed=np.random.default_rng(3))
+        np.testing.assert_array_equal(a, b, err_msg=name)

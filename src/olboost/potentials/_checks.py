@@ -84,13 +84,21 @@ def _check_label(label: object, k: int, name: str = "true_label") -> int:
     return label
 
 
-def _check_method(method: object, draws: object) -> int:
+def _check_method(method: object, draws: object, seed: object = None) -> int:
     if method not in _METHODS:
         raise ValueError(f"method must be one of {list(_METHODS)}, got {method!r}")
-    draws = _check_n(draws, "draws")
+    if isinstance(draws, bool | np.bool_) or not isinstance(draws, Integral):
+        raise TypeError(f"draws must be an integer, got {draws!r}")
     if draws < 1:
         raise ValueError(f"draws must be >= 1, got {draws}")
-    return draws
+    # the Monte Carlo draws' seed, checked whatever the method (NumPy's own messages for a bad
+    # one named no parameter: "SeedSequence expects int or sequence of ints ...")
+    if seed is not None and not isinstance(seed, np.random.Generator):
+        if isinstance(seed, bool | np.bool_) or not isinstance(seed, Integral):
+            raise TypeError(f"seed must be None, an integer or a numpy Generator, got {seed!r}")
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
+    return int(draws)
 
 
 def _loss_code(loss: object, codes: dict[str, int] = LOSS_CODES) -> int:
@@ -99,7 +107,7 @@ def _loss_code(loss: object, codes: dict[str, int] = LOSS_CODES) -> int:
     return codes[loss]
 
 
-def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws, codes=LOSS_CODES):
+def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws, seed, codes=LOSS_CODES):
     """The arguments of a pairwise or top-k potential, checked in this order: ``(s, k, y, n,
     gamma, code, draws)`` with ``y`` the boolean mask of ``relevant`` and ``code`` the loss code
     (from ``codes``: :data:`~olboost.losses.pairwise.TOPK_LOSS_CODES` for the top-k ones)."""
@@ -109,5 +117,5 @@ def _check_pairwise_args(s, relevant, n, gamma, loss, method, draws, codes=LOSS_
     n = _check_n(n)
     gamma = _check_gamma(gamma)
     code = _loss_code(loss, codes)
-    draws = _check_method(method, draws)
+    draws = _check_method(method, draws, seed)
     return s, k, y, n, gamma, code, draws

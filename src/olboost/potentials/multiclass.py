@@ -60,13 +60,13 @@ def _mbbm_exact(s: np.ndarray, r: int, n: int, gamma: float) -> float:
     return _mbbm_memo(key, n, s.shape[0], gamma)
 
 
-def _mbbm_setup(s, true_label, n, gamma, method, draws):
+def _mbbm_setup(s, true_label, n, gamma, method, draws, seed):
     s = _check_int_scores(s)
     k = s.shape[0]
     r = _check_label(true_label, k)
     n = _check_n(n)
     gamma = _check_gamma(gamma)
-    draws = _check_method(method, draws)
+    draws = _check_method(method, draws, seed)
     return s, k, r, n, gamma, draws
 
 
@@ -117,7 +117,7 @@ def multiclass_potential(
     >>> round(multiclass_potential([0, 0], 0, 2, 0.2), 6)   # r must win both draws: 1 - 0.6^2
     0.64
     """
-    s, k, r, n, gamma, draws = _mbbm_setup(s, true_label, n, gamma, method, draws)
+    s, k, r, n, gamma, draws = _mbbm_setup(s, true_label, n, gamma, method, draws, seed)
     if method == "monte_carlo":
         # the column of label r is the loss at s + e_r + X; rebuild the one at s + X
         s0 = s.copy()
@@ -146,7 +146,7 @@ def multiclass_costs(
     >>> multiclass_costs([0, 0, 0], 0, 1, 0.4).round(6).tolist()   # a tie is an error
     [0.4, 1.0, 1.0]
     """
-    s, k, r, n, gamma, draws = _mbbm_setup(s, true_label, n, gamma, method, draws)
+    s, k, r, n, gamma, draws = _mbbm_setup(s, true_label, n, gamma, method, draws, seed)
     if method == "monte_carlo":
         return _mbbm_mc_samples(s, r, n, gamma, draws, seed).mean(axis=0)
     out = np.empty(k)

@@ -201,9 +201,9 @@ def _pairwise_samples(
 # --------------------------------------------------------------------------------------------------
 
 
-def _pairwise_setup(s, relevant, n, gamma, loss, method, draws):
+def _pairwise_setup(s, relevant, n, gamma, loss, method, draws, seed):
     s, k, y, n, gamma, code, draws = _check_pairwise_args(
-        s, relevant, n, gamma, loss, method, draws
+        s, relevant, n, gamma, loss, method, draws, seed
     )
     n_rel = int(y.sum())
     _check_baseline(gamma, n_rel, k)
@@ -265,7 +265,7 @@ def pairwise_potential(
     0.817778
     """
     s, k, y, n, gamma, code, draws, n_rel = _pairwise_setup(
-        s, relevant, n, gamma, loss, method, draws
+        s, relevant, n, gamma, loss, method, draws, seed
     )
     if n_rel in (0, k):
         return 0.0
@@ -303,7 +303,7 @@ def pairwise_costs(
     [0.266667, 1.3, 1.3]
     """
     s, k, y, n, gamma, code, draws, n_rel = _pairwise_setup(
-        s, relevant, n, gamma, loss, method, draws
+        s, relevant, n, gamma, loss, method, draws, seed
     )
     if n_rel in (0, k):
         return np.zeros(k)

@@ -23,9 +23,9 @@ __all__ = ["topk_potential", "topk_costs"]
 _NO_WEIGHTS = np.ones((1, 1))
 
 
-def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights):
+def _topk_setup(s, relevant, n, gamma, loss, method, draws, pair_weights, seed):
     s, k, y, n, gamma, code, draws = _check_pairwise_args(
-        s, relevant, n, gamma, loss, method, draws, TOPK_LOSS_CODES
+        s, relevant, n, gamma, loss, method, draws, seed, TOPK_LOSS_CODES
     )
     if pair_weights is None:
         pw = None  # every pair of weight 1, without a k x k matrix
@@ -88,7 +88,7 @@ def topk_potential(
     2.0
     """
     s, k, y, n, gamma, code, draws, pw = _topk_setup(
-        s, relevant, n, gamma, loss, method, draws, pair_weights
+        s, relevant, n, gamma, loss, method, draws, pair_weights, seed
     )
     if not y.any() or y.all():
         return 0.0
@@ -124,7 +124,7 @@ def topk_costs(
     [0.0, 3.0, 3.0]
     """
     s, k, y, n, gamma, code, draws, pw = _topk_setup(
-        s, relevant, n, gamma, loss, method, draws, pair_weights
+        s, relevant, n, gamma, loss, method, draws, pair_weights, seed
     )
     if not y.any() or y.all():
         return np.zeros(k)
