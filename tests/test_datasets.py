@@ -718,3 +718,19 @@ def test_mixed_encodings_are_refused_not_misread(tmp_path):
         read_arff(path)
     path.write_bytes(text.encode("latin-1"))
     assert read_arff(path).names == ["café"]
+
+
+def test_loaders_given_no_path_name_the_parameter():
+    # Path(3) said only "expected str, bytes or os.PathLike object, not int"
+    from olboost.datasets import load, load_mulan, load_uci, read_arff
+
+    for call, name in (
+        (lambda: load_uci(3), "name_or_path"),
+        (lambda: load(3), "name_or_path"),
+        (lambda: load("emotions", 5), "labels"),
+        (lambda: load_mulan(3, "x.xml"), "arff_path"),
+        (lambda: load_mulan("x.arff", b"x.xml"), "xml_path"),
+        (lambda: read_arff(None), "path"),
+    ):
+        with pytest.raises(TypeError, match=rf"^{name} must be a path \(str or os.PathLike\)"):
+            call()

@@ -986,3 +986,42 @@ def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -
             assert time.monotonic() < deadline, "the disconnected request was not counted"
             time.sleep(0.05)
         assert server.rank(features(WIDTH, 1))["impression"]
+
+
+def test_max_depth_bounds_the_served_trees_and_is_kept_by_the_store(tmp_path):
+    # the trees of a service grew without end on an endless stream; --max-depth bounds them
+    from olboost.serve.config import ServiceConfig
+    from olboost.serve.service import Service
+
+    config = ServiceConfig(
+        "topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=1, max_depth=1
+    )
+    assert ServiceConfig.from_json({**config.to_json(), "max_depth": None}).max_depth is None
+    old = config.to_json()
+    del old["max_depth"]  # a store created before the option: no limit
+    assert ServiceConfig.from_json(old).max_depth is None
+    store = tmp_path / "store"
+    service = Service(store, config)
+    service.start()
+    try:
+        for i in range(300):
+            shown, logged = service.rank({"features": [(i % 7) / 7, (i % 3) / 3]})
+            logged.result()
+            service.feedback({"impression": shown["impression"], "clicked": shown["labels"][:1]})
+    finally:
+        service.close()
+    restarted = Service(store)
+    restarted.start()
+    try:
+        committee = restarted.model.committee_
+        assert committee.max_depth == 1
+        live = np.arange(committee.node_kind_.shape[1]) < committee.n_nodes_[:, None]
+        # depth 1 at most: every child of the root is a leaf (or an unmade branch)
+        children = committee.node_kind_[:, 1:][live[:, 1:]]
+        assert set(children.tolist()) <= {0, 4} and committee.n_nodes_.max() > 1
+    finally:
+        restarted.close()
+    err = _refused(["--store", str(tmp_path / "bad"), "--labels", "a,b,c", "--n-features",
+                    "2", "--max-depth", "-1"])  # fmt: skip
+    assert "max_depth" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "bad").exists()

@@ -776,6 +776,67 @@ def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshol
         assert (weights[:, 0] > weights[:, 1]).any() and (weights[:, 1] > weights[:, 0]).any()
 
 
+def _depth(structure) -> int:
+    """Depth of the deepest leaf of a :func:`kernel_structure` (the root at 0)."""
+    if structure is None or structure[0] == "leaf":
+        return 0
+    return 1 + max(_depth(child) for child in structure[3])
+
+
+@pytest.mark.parametrize("mode", ["mc", "nb", "nba"])
+@pytest.mark.parametrize("max_depth", [0, 1, 2])
+def test_max_depth_matches_river_hoeffding_tree(monkeypatch, mode, max_depth):
+    """``max_depth`` is River's: a leaf at that depth is deactivated by the first example it
+    learns, keeps its class weights only (no observers: its blocks are freed) and predicts by
+    them. The stream and the tolerance of :func:`test_naive_bayes_matches_river_hoeffding_tree`:
+    same splits and leaf weights bit for bit, same adaptive correctness weights, the same
+    probabilities before every example to 1e-12."""
+    pytest.importorskip("river.tree")
+    from river.tree.splitter.nominal_splitter_classif import NominalSplitterClassif
+
+    monkeypatch.setattr(NominalSplitterClassif, "cond_proba", _side_effect_free_cond_proba)
+    X, W = mixed_stream(1500)
+    c = committee(leaf_prediction=mode, leaf_prior=0.0, max_depth=max_depth)
+    s = c.setup_
+    columns, rivers = river_trees(c, mode, max_depth=max_depth)
+    gap = 0.0
+    for x, w in zip(X, W, strict=True):
+        got = c.predict(x)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            proba = tree.predict_proba_one(xi)
+            want = np.array([proba.get(label, 0.0) for label in range(4)])
+            if not want.sum() > 0.0:
+                want[:] = 0.25
+            gap = max(gap, float(np.abs(got[i] - want).max()))
+        c.learn(x, w)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            for label in range(4):
+                if w[i, label] > 0:
+                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+    assert gap < 1e-12
+    depths = []
+    for i, tree in enumerate(rivers):
+        structure = kernel_structure(c, i)
+        assert structure == river_structure(tree._root, columns[i], 4), i
+        if mode == "nba":
+            assert kernel_correct(c, i) == river_correct(tree._root, 4), i
+        depths.append(_depth(structure))
+    # every tree stopped at the limit, and the limit was reached (without it they grow deeper)
+    assert max(depths) == max_depth
+    unlimited = committee(leaf_prediction=mode, leaf_prior=0.0)
+    for x, w in zip(X, W, strict=True):
+        unlimited.learn(x, w)
+    assert max(_depth(kernel_structure(unlimited, i)) for i in range(5)) > max_depth
+    # the deactivated leaves hold no observer blocks: only the active ones use the pool
+    live = [slot for i in range(5) for slot in c._live_slots(i)]
+    inactive = [slot for slot in live if c.leaf_last_[slot] == np.inf]
+    assert inactive
+    rows = c._dense_leaf_rows()["leaf_blocks_"]
+    assert (rows[inactive] == -1).all()
+
+
 def test_naive_bayes_leaf_prior_mixes_with_uniform():
     """``leaf_prior`` smooths a naive Bayes posterior ``q`` as ``(W q + prior) / (W + k prior)``;
     learning does not depend on it."""

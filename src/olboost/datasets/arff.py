@@ -37,6 +37,7 @@ from olboost.datasets._text import (
     read_bytes,
     shown,
 )
+from olboost.datasets.base import check_path
 
 __all__ = ["ArffAttribute", "ArffFile", "read_arff", "read_bytes"]
 
@@ -491,6 +492,7 @@ def read_arff(path: str | os.PathLike[str]) -> ArffFile:
     >>> f.names, f.data.tolist()
     (['x', 'c'], [[1.5, 1.0], [nan, 0.0]])
     """
+    check_path(path, "path")
     spath = str(path)
     text = _decode(read_bytes(path), spath)
     if "\r" in text:

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["MulticlassDataset", "MultiLabelDataset"]
+__all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
+
+
+def check_path(value: object, name: str) -> None:
+    """Raise a ``TypeError`` naming the parameter ``name`` unless ``value`` is a path (a string
+    or an ``os.PathLike``): ``Path(3)`` says only "expected str, bytes or os.PathLike object"."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(
+            f"{name} must be a path (str or os.PathLike), got {type(value).__name__}: {value!r}"
+        )
 
 
 class _Table:

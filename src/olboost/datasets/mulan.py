@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from olboost.datasets._text import _error, read_bytes
 from olboost.datasets.arff import ArffFile, read_arff
-from olboost.datasets.base import MultiLabelDataset
+from olboost.datasets.base import MultiLabelDataset, check_path
 from olboost.online.inputs import MAX_ABS_FEATURE, entry_position
 
 __all__ = ["BUNDLED", "load", "load_mulan", "read_mulan_labels"]
@@ -282,6 +282,8 @@ def load_mulan(
         attribute, or a label attribute is not binary ``{0,1}``; the message names the file and
         line.
     """
+    check_path(arff_path, "arff_path")
+    check_path(xml_path, "xml_path")
     return _load_pair(arff_path, xml_path, None, name or _stem(arff_path))
 
 
@@ -345,6 +347,9 @@ def load(
     >>> x.shape, sorted(y)
     ((72,), ['happy-pleased', 'relaxing-calm'])
     """
+    check_path(name_or_path, "name_or_path")
+    if labels is not None:
+        check_path(labels, "labels")
     bundled = _bundled_name(name_or_path) if isinstance(name_or_path, str) else None
     if bundled is not None:
         if labels is not None or test is not None:

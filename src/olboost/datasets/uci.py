@@ -35,7 +35,7 @@ from olboost.datasets._text import (
     python_only_number,
     read_bytes,
 )
-from olboost.datasets.base import MulticlassDataset
+from olboost.datasets.base import MulticlassDataset, check_path
 from olboost.online.inputs import MAX_ABS_FEATURE
 
 __all__ = ["BUNDLED_UCI", "MISSING_MODES", "MulticlassDataset", "load_uci"]
@@ -437,6 +437,7 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
     >>> mice.n_features, int(np.isnan(mice.X).sum()), mice.missing.split(" (")[0]
     (77, 1396, '1396 missing values kept as NaN')
     """
+    check_path(name_or_path, "name_or_path")
     if missing not in MISSING_MODES:
         raise ValueError(f"missing must be one of {MISSING_MODES}, got {missing!r}")
     bundled = _bundled_name(name_or_path) if isinstance(name_or_path, str) else None

@@ -34,7 +34,7 @@ _TOPK = ("topk-adaptive", "topk-bbm")
 #: ``olboost serve``'s options of the model -> the algorithms that take them.
 _MODEL_OPTIONS = {
     "algorithm": _EVERY, "learners": _EVERY, "features": _EVERY, "seed": _EVERY, "k": _EVERY,
-    "exploration": _TOPK, "rho": _TOPK, "gamma": ("topk-bbm", "online-bmr"),
+    "max_depth": _EVERY, "exploration": _TOPK, "rho": _TOPK, "gamma": ("topk-bbm", "online-bmr"),
 }  # fmt: skip
 
 
@@ -203,6 +203,11 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--learners", type=int, help="number N of weak learners (default: 100)")
     serve.add_argument("--features", type=int, help="random features per tree (default: 20)")
     serve.add_argument("--seed", type=int, help="seed of the model (default: 1)")
+    serve.add_argument(
+        "--max-depth", type=int, metavar="D",
+        help="depth at which the trees stop growing, which bounds the model's memory on an "
+        "endless stream (default: none)",
+    )  # fmt: skip
     serve.add_argument("--k", type=int, help="labels shown per impression (default: 3)")
     serve.add_argument("--exploration", choices=["uniform", "single-swap"],
                        help="randomisation of the shown ranking (top-k boosters) "

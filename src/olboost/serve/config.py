@@ -36,10 +36,11 @@ class ServiceConfig:
         Width of a feature vector.
     feature_names
         Names for features given as a JSON object (``None``: lists only).
-    learners, seed, k, exploration, rho, gamma, features
+    learners, seed, k, exploration, rho, gamma, features, max_depth
         The booster's parameters (``features``: random features per tree, at most
-        ``n_features``; the default, 20, is capped at ``n_features``); ``k`` is also the number of
-        labels shown by a full-feedback model.
+        ``n_features``; the default, 20, is capped at ``n_features``; ``max_depth``: the trees'
+        depth limit, ``None`` for none); ``k`` is also the number of labels shown by a
+        full-feedback model.
     """
 
     algorithm: str
@@ -53,6 +54,8 @@ class ServiceConfig:
     rho: float = 0.02
     gamma: float = 0.1
     features: int = DEFAULT_FEATURES
+    # last, with a default: a store created before it reads as None, no limit
+    max_depth: int | None = None
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:
@@ -108,7 +111,9 @@ def build_model(config: ServiceConfig) -> Any:
     """A fresh, unstarted booster of ``config`` on compiled Hoeffding trees."""
     from olboost import AdaOLMR, OnlineBMR, TopkAdaptive, TopkBBM, VFDTCommittee
 
-    committee = VFDTCommittee(n_features=min(config.features, config.n_features))
+    committee = VFDTCommittee(
+        n_features=min(config.features, config.n_features), max_depth=config.max_depth
+    )
     common = {"learners": config.learners, "seed": config.seed, "labels": list(config.labels)}
     topk = {"k": config.k, "exploration": config.exploration, "rho": config.rho}
     if config.algorithm == "topk-adaptive":

@@ -104,6 +104,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
     N_WORK_ROWS,
     NB,
     NBA,
+    NO_DEPTH_LIMIT,
     NO_SPLIT,
     NOMINAL_EQ,
     NOMINAL_MULTIWAY,
@@ -124,6 +125,7 @@ from olboost.weak._vfdt_layout import (  # noqa: F401 (re-exported: the committe
 from olboost.weak._vfdt_leaves import (
     _move_leaf,
     _new_leaf,
+    _reset_observers,
     _score_predictors,
 )
 from olboost.weak._vfdt_predict import (  # noqa: F401
@@ -263,7 +265,7 @@ def _learn_trees(
     start, room, label_of, widest = leaves_.start, leaves_.room, leaves_.label, leaves_.widest
     incomplete, seen_bound = leaves_.incomplete, leaves_.seen_bound
     kept, kept_log = leaves_.kept, leaves_.kept_log
-    weka, leaf_mode = options_.weka, options_.leaf_mode
+    weka, leaf_mode, max_depth = options_.weka, options_.leaf_mode, options_.max_depth
     n_features = features.shape[1]
     for i in range(lo, hi):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
@@ -274,7 +276,9 @@ def _learn_trees(
                 continue
             node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
+            depth = 0
             while kind[i, node] != LEAF:
+                depth += 1
                 v = x[features[i, feature[i, node]]]
                 child = _branch(v, kind[i, node], child_of[i, node], value[i, node])
                 if child == MISSING:
@@ -289,7 +293,10 @@ def _learn_trees(
                     no_attempt = True
                 node = child
             slot = node_slot[i, node]
-            if leaf_mode == NBA:
+            # A deactivated leaf (last_attempt infinite: the Weka rules' pre-pruning, or
+            # max_depth) learns its class weights only, as River's inactive leaves.
+            active = last_attempt[slot] != np.inf
+            if leaf_mode == NBA and active:
                 _score_predictors(i, slot, x, label, w, learners_, leaves_, work[i, W_MU])
             # The leaf update (weighted Welford), written out (see above). A missing value (NaN)
             # is skipped by its attribute's observer, as River's splitters skip ``None``: each
@@ -336,7 +343,7 @@ def _learn_trees(
             class_weight[i, e] += w
             listed[i, e] = True
             seen_bound[slot] = (seen_bound[slot] + added) * _BOUND_GROWTH
-            if not (weka and last_attempt[slot] == np.inf):
+            if active:
                 block = blocks[i, e]
                 if block < 0:
                     n_free_blocks[i] -= 1
@@ -376,6 +383,13 @@ def _learn_trees(
                     gauss[block, j, G_MEAN] = mean
                     gauss[block, j, G_SSD] += w * (v - mean_old) * (v - mean)
             if no_attempt:
+                continue
+            if depth >= max_depth:
+                # River's max_depth: the leaf is deactivated after learning the example, its
+                # observers dropped (their blocks freed)
+                if active:
+                    _reset_observers(i, slot, leaves_)
+                    last_attempt[slot] = np.inf
                 continue
             grace = grace_period[i]
             # The weight seen is a sum over the leaf's classes, in class order, hundreds of

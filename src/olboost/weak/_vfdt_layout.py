@@ -7,6 +7,9 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
+#: ``max_depth=None``: no tree ever reaches this depth.
+NO_DEPTH_LIMIT = 2**62
+
 # Node kinds.
 LEAF = 0
 NUMERIC_LE = 1  # branch 0 when x[f] <= value, else branch 1
@@ -59,6 +62,7 @@ Options = namedtuple(
         "weka",  # the Weka port's rules
         "leaf_prior",
         "nb_threshold",
+        "max_depth",  # a leaf this deep is deactivated (River's max_depth); NO_DEPTH_LIMIT: none
     ],
 )
 Nodes = namedtuple("Nodes", ["kind", "feature", "value", "child", "slot", "n_nodes"])

@@ -185,7 +185,8 @@ def predict(x, state, out):
 
     The leaf predicts with naive Bayes (:func:`_naive_bayes`) when ``leaf_prediction`` is ``NB``
     and its weight ``W`` is at least ``nb_threshold``, or when it is ``NBA`` and naive Bayes has
-    been right at least as much as the majority class (River's ties go to naive Bayes); a naive
+    been right at least as much as the majority class (River's ties go to naive Bayes), and the
+    leaf is active (not deactivated by ``max_depth``, River's ``is_active``); a naive
     Bayes posterior ``q`` is smoothed as ``(W q[c] + leaf_prior) / (W + k leaf_prior)``, which is
     ``q`` itself for ``leaf_prior = 0``. Otherwise, or when naive Bayes has no votes, the leaf
     predicts its smoothed class weights ``(w[c] + leaf_prior) / (W + k leaf_prior)``, uniform if
@@ -232,6 +233,9 @@ def predict(x, state, out):
             naive_bayes = correct[slot, C_NB] >= correct[slot, C_MC]
         else:
             naive_bayes = False
+        # a leaf deactivated by max_depth has no observers: River's inactive leaves predict
+        # by their class weights
+        naive_bayes = naive_bayes and leaves.last_attempt[slot] != np.inf
         if naive_bayes:
             out[i, :] = 0.0  # naive Bayes writes the present classes only
         if naive_bayes and _naive_bayes(i, slot, x, learners, leaves, out[i]):

@@ -184,6 +184,14 @@ class VFDTCommittee(TreeArrays, Committee):
     nb_threshold
         Weight a leaf must have seen before it predicts with naive Bayes (``"nb"`` only, as in
         River).
+    max_depth
+        Depth at which a leaf stops growing (the root is at depth 0), as River's
+        ``HoeffdingTreeClassifier(max_depth=...)``: the first example such a leaf learns
+        deactivates it; it frees its attribute observers and from then on learns its class
+        weights only and predicts with them (majority class, naive Bayes needing the
+        observers). ``None``: no limit. Bounds each tree's size (at most
+        ``max_branches ** max_depth`` leaves), so that a long stream, or one whose concept
+        keeps moving, cannot grow the trees without end.
     capacity
         Initial node slots per tree (storage grows automatically when needed).
     nominal_splits
@@ -265,6 +273,7 @@ class VFDTCommittee(TreeArrays, Committee):
         "semantics": OneOf("river", "weka_port"),
         "missing": OneOf("learn", "error"),
         "nb_threshold": Interval(0, None),  # inf: naive Bayes never predicts
+        "max_depth": Interval(0, None, integer=True, allow_none=True),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
     }
@@ -288,6 +297,7 @@ class VFDTCommittee(TreeArrays, Committee):
         nominal_splits: str = "both",
         semantics: str = "river",
         missing: str = "learn",
+        max_depth: int | None = None,
     ):
         self.n_features = n_features
         self.grace_period = grace_period
@@ -306,6 +316,7 @@ class VFDTCommittee(TreeArrays, Committee):
         self.nominal_splits = nominal_splits
         self.semantics = semantics
         self.missing = missing
+        self.max_depth = max_depth
         self._validate_params()
 
     def _validate_params(self) -> None:
@@ -324,6 +335,7 @@ class VFDTCommittee(TreeArrays, Committee):
         yield {"grace_period": (1.0, 3.0), "leaf_prediction": "nba", "leaf_prior": 0.0}
         yield {"leaf_prediction": "nb", "nb_threshold": 2.0}
         yield {"grace_period": (1.0, 3.0), "semantics": "weka_port"}
+        yield {"grace_period": (1.0, 3.0), "leaf_prediction": "nba", "max_depth": 1}
         # No nominal attributes: the shared checks feed real-valued streams.
 
     # -------------------------------------------------------------------------- contract
@@ -452,6 +464,8 @@ class VFDTCommittee(TreeArrays, Committee):
 
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
+        # pickled before trees had a depth limit
+        self.__dict__.setdefault("max_depth", None)
         if "leaf_last_" in state and "leaf_leads_" not in state:
             # pickled before leaves kept their leads: a hint, so start without one
             self.leaf_leads_ = np.full((len(state["leaf_last_"]), 2), -1, dtype=np.int64)
@@ -485,6 +499,7 @@ class VFDTCommittee(TreeArrays, Committee):
                 self.semantics == "weka_port",
                 float(self.leaf_prior),
                 float(self.nb_threshold),
+                K.NO_DEPTH_LIMIT if self.max_depth is None else int(self.max_depth),
             ),
             nodes=K.Nodes(
                 self.node_kind_,
