@@ -423,3 +423,55 @@ def test_the_array_path_scores_as_the_one_row_path_does(cls, params):
     np.testing.assert_array_equal(expected[0], 0.0)
     np.testing.assert_array_equal(got[1:], expected[1:])
     _assert_same(arrays, rows)
+
+
+@numba.njit
+def _raising_learn(x, weights, state, demand):
+    if state[0] >= 2.0:
+        raise ValueError("the toy committee refuses its third row")
+    state[0] += 1.0
+    return 0
+
+
+def test_the_driver_finds_each_kernel_once_and_errors_still_propagate(monkeypatch):
+    # At every call the driver's entry point asked each kernel for its compiled code, twice,
+    # hashing the committee's state types in full (Numba's get_compile_result): about a
+    # millisecond per return to Python to grow the trees. The kernels are resolved once per
+    # argument layout; an error raised in a kernel still reaches the caller (the kernels are
+    # called through their own code, not through a C callback that would print and return 0).
+    from numba.core.dispatcher import Dispatcher
+
+    asked = []
+    original = Dispatcher.get_compile_result
+
+    def spying(self, sig):
+        asked.append(self)
+        return original(self, sig)
+
+    monkeypatch.setattr(Dispatcher, "get_compile_result", spying)
+    data = load_uci("car").shuffled(1).head(300)
+    committee = VFDTCommittee(nominal_attributes=data.nominal_cardinalities, capacity=1)
+    calls = _spy_on_driver(monkeypatch)
+    AdaBoostOLM(committee, learners=8, seed=1).learn(data.X, data.y)  # types and compiles
+    asked.clear()
+    calls.clear()
+    model = AdaBoostOLM(committee, learners=8, seed=1)
+    model.learn(data.X, data.y)
+    assert len(calls) > 10  # the loop returned often for storage
+    assert asked == []
+    # the same bits as learning row by row
+    slow = RowByRow(committee, learners=8, seed=1)
+    slow.learn(data.X, data.y)
+    _assert_same(model, slow)
+
+    X, targets = np.ones((3, 2)), np.zeros(3, dtype=np.int64)
+    scores, state, booster = np.zeros((1, 1)), np.zeros(1), np.zeros(1)
+    H, weights, demand = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2, dtype=np.int64)
+    kernels = CompiledKernels(_toy_predict, _raising_learn, state)
+    entry = _driver._entry(X, targets, scores, kernels, _toy_step, booster, H, weights, demand)
+    with pytest.raises(ValueError, match="refuses its third row"):
+        entry(
+            X, targets, 0, 3, 0, scores, False, _toy_predict, _raising_learn, state, _toy_step,
+            booster, H, weights, demand,
+        )  # fmt: skip
+    assert state[0] == 2.0
