@@ -785,6 +785,10 @@ def test_a_bool_is_not_taken_for_an_integer_class():
     for model, y in [(ints, True), (ints, np.bool_(False)), (bools, 1), (bools, np.int64(0))]:
         rejects(model, lambda m=model, v=y: m.learn_one(X[0], v), ValueError, "unknown class")
         rejects(model, lambda m=model, v=y: m.learn(X[:1], [v]), ValueError, "unknown class")
+    # a class met first as itself, then as a bool (and the other way round) in one array:
+    # looked up once per distinct value, the two must not share a lookup
+    for model, y in [(ints, [1, True]), (ints, [True, 1]), (bools, [True, 1]), (bools, [1, True])]:
+        rejects(model, lambda m=model, v=y: m.learn(X[:2], v), ValueError, "unknown class")
     ints.learn_one(X[0], np.int64(2))  # what equals a class and is no bool still is one
     bools.learn_one(X[0], np.bool_(True))
     fresh = AdaBoostOLM(VFDTCommittee(), learners=2, seed=1)

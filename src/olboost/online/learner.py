@@ -564,6 +564,23 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
             raise unknown_class(y, self._outputs(), type(self).__name__)
         return code
 
+    def _class_codes(self, values: list) -> list[int]:
+        """:meth:`_class_code` of each value, looked up once per distinct value (a Python call
+        per row was a twentieth of a compiled Adaboost.OLM run on car)."""
+        known: dict[tuple[Any, bool], int] = {}
+        codes = []
+        for v in values:
+            key = (v, is_bool(v))  # True == 1 as dict keys: told apart, as _class_code does
+            try:
+                code = known.get(key)
+            except TypeError:  # unhashable: _class_code names it
+                code = None
+            if code is None:
+                code = self._class_code(v)
+                known[key] = code
+            codes.append(code)
+        return codes
+
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Hashable) -> None:
         """Learn from one example with features ``x`` and class ``y``."""
         xv, names = self._check_x(x)
@@ -657,7 +674,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         if self.classes is None and "classes_" not in self.__dict__:
             outputs, codes = classes_and_codes(y, type(self).__name__)
         else:
-            codes = [self._class_code(v) for v in y.tolist()]
+            codes = self._class_codes(y.tolist())
         if not self._started:
             if rows.n == 0:
                 self._check_params()
