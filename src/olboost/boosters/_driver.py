@@ -28,7 +28,6 @@ from typing import Any
 import numba
 import numpy as np
 from numba import types
-from numba.core.registry import CPUDispatcher
 
 from olboost._numba_cache import compile_elsewhere, compile_for_arguments
 
@@ -89,60 +88,32 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     return entry
 
 
-class _Resolved(CPUDispatcher):
-    """A kernel as :func:`drive`'s entry point takes it, its compiled code found once.
+def _find_once(kernel: Any) -> None:
+    """Make ``kernel`` (a Numba dispatcher) answer ``get_compile_result`` from a cache.
 
-    The entry point receives each kernel as a first-class function and asks it for the
-    addresses of its compiled code for the argument's signature, twice per kernel and call
-    (Numba's ``get_compile_result``), which hashes the signature's types in full: those of a
-    committee's state are nested records of dozens of arrays, and a 1,728-row Adaboost.OLM
-    run on car, whose driver returns to Python 18 times for the trees' storage, spent about a
-    millisecond per return in it (cProfile), a fifth of the run. This stand-in answers for the
-    one signature it was made for by identity (Numba's types are unique objects) and asks the
-    kernel for any other. It is only ever handed to the entry point, never called: it does not
-    run ``Dispatcher.__init__``."""
+    :func:`drive`'s entry point receives each kernel as a first-class function and asks it for
+    its compiled code for the argument's signature, twice per kernel and call; Numba's lookup
+    hashes the signature's types in full, and those of a committee's state are nested records
+    of dozens of arrays: a 1,728-row Adaboost.OLM run on car, whose driver returns to Python 18
+    times for the trees' storage, spent about a millisecond per return in it (cProfile). The
+    cache, an attribute of this dispatcher only, finds a signature by the identity of its
+    types (Numba's types are unique objects; the cache holds them, so an identity stays
+    theirs) and asks Numba for any other, as before: the same compile results."""
+    if "get_compile_result" in kernel.__dict__:
+        return
+    found: dict[tuple[int, ...], tuple[tuple, Any]] = {}
 
-    def __new__(cls, dispatcher: Any, signature: Any) -> _Resolved:
-        return CPUDispatcher.__new__(cls)
+    def get_compile_result(sig: Any) -> Any:
+        types_ = (*sig.args, sig.return_type)
+        key = tuple(map(id, types_))
+        hit = found.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], types_, strict=True)):
+            return hit[1]
+        result = type(kernel).get_compile_result(kernel, sig)
+        found[key] = (types_, result)
+        return result
 
-    def __init__(self, dispatcher: Any, signature: Any) -> None:
-        self.dispatcher = dispatcher
-        self._args = tuple(signature.args)
-        self._result = dispatcher.get_compile_result(signature)
-
-    def get_compile_result(self, sig: Any) -> Any:
-        args = sig.args
-        if len(args) == len(self._args) and all(
-            a is b for a, b in zip(args, self._args, strict=True)
-        ):
-            return self._result
-        return self.dispatcher.get_compile_result(sig)
-
-
-class _Entry:
-    """:func:`drive`'s compiled entry point, called with the kernels it was typed for replaced
-    by their :class:`_Resolved` stand-ins (any other kernel passes as given)."""
-
-    __slots__ = ("call", "resolved")
-
-    def __init__(self, call: Any, resolved: list[_Resolved]) -> None:
-        self.call, self.resolved = call, resolved
-
-    def _stand_in(self, kernel: Any) -> Any:
-        for r in self.resolved:
-            if r.dispatcher is kernel:
-                return r
-        return kernel
-
-    def __call__(
-        self, X, targets, start, stop, t, scores, return_scores,
-        predict, learn, committee, step, booster, H, weights, demand,
-    ):  # fmt: skip
-        predict, learn, step = (self._stand_in(k) for k in (predict, learn, step))
-        return self.call(
-            X, targets, start, stop, t, scores, return_scores,
-            predict, learn, committee, step, booster, H, weights, demand,
-        )  # fmt: skip
+    kernel.get_compile_result = get_compile_result
 
 
 def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand):
@@ -180,8 +151,9 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
         learning.join()
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
-    kernels_typed = ((kernels.predict, predict), (kernels.learn, learn), (step_kernel, step))
-    return _Entry(entry, [_Resolved(k, f.signature) for k, f in kernels_typed])
+    for kernel in (kernels.predict, kernels.learn, step_kernel):
+        _find_once(kernel)
+    return entry
 
 
 def run(
