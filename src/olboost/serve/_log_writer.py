@@ -117,7 +117,8 @@ class LogWriter:
 
     def _log_loop(self, ready: threading.Event) -> None:
         try:
-            store = Store(self.path, synchronous=self.synchronous)
+            # the service's start has just verified the log (Store's quick_check)
+            store = Store(self.path, synchronous=self.synchronous, verify=False)
         except BaseException as err:  # reported by start()
             self._error = err
             ready.set()
