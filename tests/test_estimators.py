@@ -7,6 +7,7 @@ import pytest
 
 from olboost import AdaOLMR, VFDTCommittee
 from olboost.checks import all_estimators, yield_checks
+from olboost.feedback.exploration import SingleSwapExploration, UniformExploration
 
 
 def _cases():
@@ -120,6 +121,32 @@ class ReadsDictsInTheirOrder(AdaOLMR):
         return super()._check_x(x)
 
 
+class DrawsFromAGlobalStream(UniformExploration):
+    _stream = np.random.default_rng(0)
+
+    def draw(self, ranking, k, seed, round, key=0):
+        return self._stream.permutation(np.asarray(ranking))  # not a function of its arguments
+
+
+class DrawSortsTheRanking(UniformExploration):
+    def draw(self, ranking, k, seed, round, key=0):
+        if isinstance(ranking, np.ndarray):
+            ranking.sort()  # the caller's ranking, changed
+        return super().draw(ranking, k, seed, round, key)
+
+
+class ForgetsTheLastLabel(SingleSwapExploration):
+    def pair_probabilities(self, ranking, k):
+        P = super().pair_probabilities(ranking, k)
+        P[-1, :] = P[:, -1] = 0.0
+        return P
+
+
+class TakesANegativeSeed(UniformExploration):
+    def draw(self, ranking, k, seed, round, key=0):
+        return super().draw(ranking, k, abs(seed), round, key)
+
+
 _COMMITTEE = {"n_features": 3}
 _BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
 _BROKEN = [
@@ -135,6 +162,10 @@ _BROKEN = [
     (CountsBeforeChecking(**_BOOSTER), "check_booster_bad_input"),
     (CloneForgetsAParameter(**_BOOSTER, hedge_rate=0.5), "check_clone_params"),
     (ReadsDictsInTheirOrder(**_BOOSTER), "check_booster_feature_order"),
+    (DrawsFromAGlobalStream(rho=0.1), "check_exploration_draws"),
+    (DrawSortsTheRanking(rho=0.1), "check_exploration_draws"),
+    (ForgetsTheLastLabel(rho=0.1), "check_exploration_probabilities"),
+    (TakesANegativeSeed(rho=0.1), "check_exploration_bad_input"),
 ]
 
 

@@ -14,7 +14,10 @@ feature value, a missing value where the model takes none; a committee's ``predi
 ``learn``), bad parameters (each estimator's own, rejected naming the parameter, at construction
 and when changed before the first example), clone, the array path (it scores and learns as the
 one-example path does), and the predictions (their shape, and ``predict_one`` as the cut of the
-ranking). Each check runs on a deep copy of the model it is given.
+ranking); for the exploration schemes, their draws (permutations, pure functions of the seed,
+round and key, a pickled copy drawing alike, the ranking untouched), their exact pair
+probabilities (symmetric, the diagonal summing to ``k``) and bad input. Each check runs on a
+deep copy of the model it is given.
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def yield_checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
 
 def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
     from olboost.boosters.base import Booster
+    from olboost.feedback.exploration import Exploration
     from olboost.online import RankingLearner
     from olboost.weak.base import Committee
 
@@ -153,6 +157,10 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
         yield check_committee_pickling
         yield check_committee_seeding
         yield check_committee_bad_input
+    elif isinstance(model, Exploration):
+        yield check_exploration_draws
+        yield check_exploration_probabilities
+        yield check_exploration_bad_input
 
 
 # ------------------------------------------------------------------------------ all estimators
@@ -646,3 +654,77 @@ def check_committee_bad_input(model: Estimator) -> None:
         else:
             raise AssertionError(f"predict must reject x of shape {bad_x.shape}: {bad_x}")
         assert pickle.dumps(c) == before, "a rejected predict call changed the committee"
+
+
+# ------------------------------------------------------------------------------ exploration
+
+
+def _exploration_case(model: Estimator) -> tuple[np.ndarray, int]:
+    """A deterministic ranking of 7 labels and a ``k`` the scheme takes."""
+    ranking = np.random.default_rng(0).permutation(7)
+    return ranking, model.min_k + 1
+
+
+def check_exploration_draws(model: Estimator) -> None:
+    """A draw is a permutation, a pure function of ``(seed, round, key)``: the same again, from
+    a pickled copy too, the scheme and the ranking left untouched; it explores (at a rate large
+    enough to see it in 300 rounds), and another seed or key draws otherwise."""
+    model = model.clone({"rho": 0.2})  # within every scheme's range (single swap: < 0.25)
+    ranking, k = _exploration_case(model)
+    given, before = ranking.copy(), pickle.dumps(model)
+    copied = pickle.loads(before)
+    draws = []
+    for t in range(300):
+        r = model.draw(ranking, k, seed=3, round=t, key=t % 5)
+        assert sorted(r.tolist()) == list(range(7)), "a draw must be a permutation"
+        np.testing.assert_array_equal(r, model.draw(ranking, k, seed=3, round=t, key=t % 5))
+        np.testing.assert_array_equal(r, copied.draw(ranking, k, seed=3, round=t, key=t % 5))
+        draws.append(r)
+    np.testing.assert_array_equal(ranking, given)
+    assert pickle.dumps(model) == before, "draw must not change the scheme"
+    assert any(not np.array_equal(r, ranking) for r in draws), "rho = 0.2 must explore"
+    for other in ({"seed": 4}, {"seed": 3, "key": 7}):
+        again = [model.draw(ranking, k, round=t, **{"key": t % 5, **other}) for t in range(300)]
+        assert any(not np.array_equal(a, b) for a, b in zip(again, draws, strict=True)), (
+            f"{other} must draw otherwise"
+        )
+
+
+def check_exploration_probabilities(model: Estimator) -> None:
+    """The exact pair inclusion probabilities are a symmetric matrix in [0, 1] whose diagonal
+    (each label shown) sums to ``k``, each row's pairs to ``k - 1`` times its diagonal, with
+    every label's chance positive (an estimate divides by them); the ranking is untouched."""
+    ranking, k = _exploration_case(model)
+    given = ranking.copy()
+    P = model.pair_probabilities(ranking, k)
+    np.testing.assert_array_equal(ranking, given)
+    assert P.shape == (7, 7) and np.array_equal(P, P.T)
+    assert np.all((P >= 0.0) & (P <= 1.0)) and np.all(np.diag(P) > 0.0)
+    assert math.isclose(float(np.trace(P)), k, rel_tol=1e-12)
+    np.testing.assert_allclose(P.sum(axis=1) - np.diag(P), (k - 1) * np.diag(P), rtol=1e-12)
+
+
+def check_exploration_bad_input(model: Estimator) -> None:
+    """A ranking that is no permutation, a ``k`` out of range, a negative seed or round: a
+    clear ``ValueError`` or ``TypeError``, the scheme unchanged."""
+    ranking, k = _exploration_case(model)
+    before = pickle.dumps(model)
+    calls = [
+        lambda: model.draw(np.array([0, 1, 1, 3, 4, 5, 6]), k, 1, 0),
+        lambda: model.draw(ranking.astype(float), k, 1, 0),
+        lambda: model.draw(ranking, 8, 1, 0),
+        lambda: model.draw(ranking, model.min_k - 1, 1, 0),
+        lambda: model.draw(ranking, k, -1, 0),
+        lambda: model.draw(ranking, k, 1, -1),
+        lambda: model.draw(ranking, k, 1.5, 0),
+        lambda: model.pair_probabilities(ranking[:-1] + 0, k + 10),
+        lambda: model.pair_probabilities([3, 1], k),
+    ]
+    for call in calls:
+        try:
+            call()
+        except (ValueError, TypeError) as err:
+            assert str(err), "the error must say what is wrong"
+        else:
+            raise AssertionError("bad input to an exploration scheme must raise")
+        assert pickle.dumps(model) == before, "a refused call must leave the scheme unchanged"
