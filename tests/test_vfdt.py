@@ -719,6 +719,32 @@ def listed_zero_classes(c: VFDTCommittee) -> int:
     return total
 
 
+def _lockstep_with_river(c, rivers, columns, X, W, after_each=None) -> float:
+    """Feed the committee ``c`` and River's trees (one per learner, reading ``columns``) the
+    stream ``X, W`` in lockstep; returns the largest gap between their class probabilities
+    before each example. ``after_each(t)`` runs after example ``t``."""
+    s = c.setup_
+    gap = 0.0
+    for t, (x, w) in enumerate(zip(X, W, strict=True)):
+        got = c.predict(x)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            proba = tree.predict_proba_one(xi)
+            want = np.array([proba.get(label, 0.0) for label in range(4)])
+            if not want.sum() > 0.0:  # River has no votes yet: the committee is uniform
+                want[:] = 0.25
+            gap = max(gap, float(np.abs(got[i] - want).max()))
+        c.learn(x, w)
+        for i, tree in enumerate(rivers):
+            xi = {f: float(x[f]) for f in columns[i]}
+            for label in range(4):
+                if w[i, label] > 0:
+                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        if after_each is not None:
+            after_each(t)
+    return gap
+
+
 @pytest.mark.parametrize("mode, nb_threshold", [("nb", 0.0), ("nb", 6.0), ("nba", 0.0)])
 def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshold):
     """With ``leaf_prior=0`` each tree is River's HoeffdingTreeClassifier with naive Bayes or
@@ -743,28 +769,15 @@ def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshol
     monkeypatch.setattr(NominalSplitterClassif, "cond_proba", _side_effect_free_cond_proba)
     X, W = mixed_stream(1500)
     c = committee(leaf_prediction=mode, nb_threshold=nb_threshold, leaf_prior=0.0)
-    s = c.setup_
     columns, rivers = river_trees(c, mode, nb_threshold=nb_threshold)
-    gap = 0.0
-    zero_listed = 0
-    for t, (x, w) in enumerate(zip(X, W, strict=True)):
-        got = c.predict(x)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            proba = tree.predict_proba_one(xi)
-            want = np.array([proba.get(label, 0.0) for label in range(4)])
-            if not want.sum() > 0.0:  # River has no votes yet: the committee is uniform
-                want[:] = 0.25
-            gap = max(gap, float(np.abs(got[i] - want).max()))
-        c.learn(x, w)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            for label in range(4):
-                if w[i, label] > 0:
-                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+    zero_listed = []
+
+    def count_zero_listed(t):
         if t % 10 == 0:
-            zero_listed += listed_zero_classes(c)
-    assert gap < 1e-12
+            zero_listed.append(listed_zero_classes(c))
+
+    assert _lockstep_with_river(c, rivers, columns, X, W, count_zero_listed) < 1e-12
+    zero_listed = sum(zero_listed)
     for i, tree in enumerate(rivers):
         assert kernel_structure(c, i) == river_structure(tree._root, columns[i], 4), i
         if mode == "nba":
@@ -797,25 +810,8 @@ def test_max_depth_matches_river_hoeffding_tree(monkeypatch, mode, max_depth):
     monkeypatch.setattr(NominalSplitterClassif, "cond_proba", _side_effect_free_cond_proba)
     X, W = mixed_stream(1500)
     c = committee(leaf_prediction=mode, leaf_prior=0.0, max_depth=max_depth)
-    s = c.setup_
     columns, rivers = river_trees(c, mode, max_depth=max_depth)
-    gap = 0.0
-    for x, w in zip(X, W, strict=True):
-        got = c.predict(x)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            proba = tree.predict_proba_one(xi)
-            want = np.array([proba.get(label, 0.0) for label in range(4)])
-            if not want.sum() > 0.0:
-                want[:] = 0.25
-            gap = max(gap, float(np.abs(got[i] - want).max()))
-        c.learn(x, w)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            for label in range(4):
-                if w[i, label] > 0:
-                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
-    assert gap < 1e-12
+    assert _lockstep_with_river(c, rivers, columns, X, W) < 1e-12
     depths = []
     for i, tree in enumerate(rivers):
         structure = kernel_structure(c, i)
