@@ -183,3 +183,38 @@ def test_a_batch_with_integer_column_names_starts_the_model_a_dict_would():
         many.learn_one(x, y)
     assert many.feature_names_in_ == sorted(as_ints[0], key=str)
     assert pickle.dumps(many) == pickle.dumps(one)
+
+
+def test_batches_the_model_cannot_read_by_name_are_refused_unchanged():
+    # a first batch naming a column twice started a model of 2 names over 4 columns, which
+    # then refused every input; a model started on an array (no feature names) read a batch
+    # by position, its column names ignored, where learn_one refuses a dict
+    xs, ys = _rows(30)
+    fresh = AdaBoostOLM(learners=3, seed=0, classes=CLASSES)
+    twice = pd.DataFrame(xs[:10])
+    twice.columns = [twice.columns[0], *twice.columns[:-1]]
+    for model in (fresh, fresh.clone()):
+        if model is not fresh:
+            model.learn_many(pd.DataFrame(xs[:10]), ys[:10])
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match=f"X names a column twice \\({twice.columns[0]!r}"):
+            model.learn_many(twice, ys[:10])
+        assert pickle.dumps(model) == before
+    on_arrays = AdaBoostOLM(learners=3, seed=0, classes=CLASSES)
+    on_arrays.learn(pd.DataFrame(xs[:10]).to_numpy(), ys[:10])
+    before = pickle.dumps(on_arrays)
+    for call in (
+        lambda: on_arrays.learn_many(pd.DataFrame(xs[10:]), ys[10:]),
+        lambda: on_arrays.predict_many(pd.DataFrame(xs[10:])),
+        lambda: on_arrays.predict_proba_many(pd.DataFrame(xs[10:])),
+    ):
+        with pytest.raises(TypeError, match="features have no names"):
+            call()
+    assert pickle.dumps(on_arrays) == before
+    # a text cell is named by its column, as a dict's value by its key
+    text = pd.DataFrame(xs[:10])
+    text[text.columns[3]] = text[text.columns[3]].astype(object)
+    text.iloc[4, 3] = "x"
+    for model in (fresh, fresh.clone().learn(pd.DataFrame(xs[:10]), ys[:10])):
+        with pytest.raises(TypeError, match=f"row 4, column {text.columns[3]!r} is 'x'"):
+            model.learn_many(text, ys[:10])

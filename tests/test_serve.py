@@ -637,6 +637,16 @@ def test_a_lost_log_is_named_not_the_checkpoint(tmp_path, capsys, monkeypatch):
             err = capsys.readouterr().err
             assert re.search(said, err) and len(err.strip().splitlines()) == 1, err
         assert (store / "log.sqlite").exists() == (how == "empty")  # none was made
+    # a directory in the log's place: a traceback from sqlite3.connect
+    store = tmp_path / "directory"
+    _served_store(store, 1, 3)
+    (store / "log.sqlite").unlink()
+    (store / "log.sqlite").mkdir()
+    with pytest.raises(ValueError, match=r"log.sqlite: not a readable olboost log \(unable"):
+        Service(store).start()
+    assert main(["serve", "--store", str(store), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "log.sqlite: not a readable olboost log" in err and len(err.strip().splitlines()) == 1
     # a log that lost its content (its WAL, say) but not its header: no store in it
     store = tmp_path / "headless"
     _served_store(store, 1, 5)

@@ -789,6 +789,15 @@ def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshol
         assert (weights[:, 0] > weights[:, 1]).any() and (weights[:, 1] > weights[:, 0]).any()
 
 
+def test_max_depth_beyond_the_kernels_int64_is_refused_naming_it():
+    # 10**30 passed validation and failed inside Numba ("Int value is too large"); 2**63
+    # compiled the kernels once more for a uint64
+    for bad in (10**30, 2**63, 2**62):
+        with pytest.raises(ValueError, match="max_depth"):
+            VFDTCommittee(max_depth=bad)
+    VFDTCommittee(max_depth=2**62 - 1)
+
+
 def _depth(structure) -> int:
     """Depth of the deepest leaf of a :func:`kernel_structure` (the root at 0)."""
     if structure is None or structure[0] == "leaf":

@@ -47,11 +47,12 @@ __all__ = [
 MAX_ABS_FEATURE = 1e100
 
 
-def as_floats(values: Any, what: str) -> np.ndarray:
+def as_floats(values: Any, what: str, columns: list[Hashable] | None = None) -> np.ndarray:
     """``values`` as a float64 array; a ``TypeError`` naming ``what`` if they are not real
     numbers (strings and complex numbers included), a ``ValueError`` if one is an integer too
-    large for a float64 (beyond :data:`MAX_ABS_FEATURE` anyway)."""
-    _refuse_non_real(values, what)
+    large for a float64 (beyond :data:`MAX_ABS_FEATURE` anyway). A matrix's ``columns``, when
+    given, name the column of a refused cell."""
+    _refuse_non_real(values, what, columns)
     try:
         return np.asarray(values, dtype=np.float64)
     except OverflowError:
@@ -78,7 +79,7 @@ def _non_real(value: Any) -> bool:
     return kind in _NON_REAL_KINDS
 
 
-def _refuse_non_real(values: Any, what: str) -> None:
+def _refuse_non_real(values: Any, what: str, columns: list[Hashable] | None = None) -> None:
     """A ``TypeError`` naming ``what`` and the position if ``values`` holds a string, a
     complex number, a date or a duration. NumPy's float64 conversion would take ``"1"`` and
     ``"nan"`` as numbers, drop an imaginary part with a mere warning, and count a
@@ -108,7 +109,8 @@ def _refuse_non_real(values: Any, what: str) -> None:
     where = (
         f"feature {index[0]}"
         if len(index) == 1
-        else f"row {index[0]}, feature {index[1]}"
+        else f"row {index[0]}, "
+        + (f"column {columns[index[1]]!r}" if columns else f"feature {index[1]}")
         if len(index) == 2
         else "x"
     )
@@ -380,7 +382,7 @@ class Rows:
             X = X.to_numpy(na_value=np.nan)
             if columns == list(range(len(columns))):
                 columns = None  # pandas' default names: the positions
-        X = as_floats(X, f"{name}: X")
+        X = as_floats(X, f"{name}: X", columns)
         if X.ndim != 2:
             raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
         if X.shape[1] == 0:

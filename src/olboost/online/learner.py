@@ -269,12 +269,23 @@ class OnlineLearner(Estimator):
         return rows
 
 
-def _mini_batch(X: Any, who: str) -> Any:
-    """``X`` if it is a DataFrame (a River mini-batch), else a ``TypeError``."""
-    if frame_columns(X) is None:
+def _mini_batch(X: Any, who: str, learner: OnlineLearner) -> Any:
+    """``X`` if it is a DataFrame (a River mini-batch) that ``learner`` can read by column name,
+    as it reads a dict by key; else a ``TypeError`` or ``ValueError``."""
+    columns = frame_columns(X)
+    if columns is None:
         raise TypeError(
             f"{who}: X must be a pandas DataFrame (River's mini-batches), got "
             f"{type(X).__name__}; use learn / predict for arrays"
+        )
+    if len(set(columns)) != len(columns):
+        twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+        raise ValueError(f"{who}: X names a column twice ({_shown_names(twice)})")
+    if learner._started and learner.__dict__.get("feature_names_in_") is None:
+        # learn_one refuses a dict then: the features have no names to read the columns by
+        raise TypeError(
+            f"{who}: the model's features have no names (it started on an array), so a "
+            "mini-batch's columns cannot be read by name: use learn / predict"
         )
     return X
 
@@ -634,7 +645,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         being a missing value and a column of no feature ignored, as in a dict. As
         :meth:`learn_one`, it needs the classes (``classes=``); a bad batch raises before
         anything changes."""
-        frame = _mini_batch(X, type(self).__name__)
+        frame = _mini_batch(X, type(self).__name__, self)
         self._outputs()  # the classes are fixed in advance, as for learn_one
         names = None
         if not self._started:
@@ -649,7 +660,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         change the model."""
         import pandas as pd
 
-        frame = _mini_batch(X, type(self).__name__)
+        frame = _mini_batch(X, type(self).__name__, self)
         votes = self._scores_many(frame)
         p = np.array([libm.softmax(row) for row in votes]).reshape(votes.shape)
         return pd.DataFrame(p, index=frame.index, columns=self._outputs())
@@ -660,7 +671,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         each row as a dict. Does not change the model."""
         import pandas as pd
 
-        frame = _mini_batch(X, type(self).__name__)
+        frame = _mini_batch(X, type(self).__name__, self)
         return pd.Series(
             list(self.predict(frame)) if len(frame) else [], index=frame.index, dtype=object
         )

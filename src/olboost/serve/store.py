@@ -280,7 +280,11 @@ class Store:
         self.path.mkdir(parents=True, exist_ok=True)
         log = self.path / "log.sqlite"
         refuse_a_lost_log(self.path)
-        self.db = sqlite3.connect(log, isolation_level=None)
+        try:
+            # (a directory in the log's place fails here: "unable to open database file")
+            self.db = sqlite3.connect(log, isolation_level=None)
+        except sqlite3.DatabaseError as err:
+            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
         try:
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
             # the WAL file before it returns

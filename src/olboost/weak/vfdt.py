@@ -273,7 +273,8 @@ class VFDTCommittee(TreeArrays, Committee):
         "semantics": OneOf("river", "weka_port"),
         "missing": OneOf("learn", "error"),
         "nb_threshold": Interval(0, None),  # inf: naive Bayes never predicts
-        "max_depth": Interval(0, None, integer=True, allow_none=True),
+        # below the kernels' "no limit" (an int64): deeper than any tree can grow
+        "max_depth": Interval(0, K.NO_DEPTH_LIMIT - 1, integer=True, allow_none=True),
         "capacity": Interval(1, None, integer=True),
         "n_threads": Interval(1, None, integer=True),
     }
