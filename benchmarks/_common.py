@@ -153,7 +153,10 @@ def machine_info(
     loadavg_key: str = "loadavg",
 ) -> dict:
     """Python, platform, CPU count and model, numpy/numba versions, numba threads, load average,
-    the date (UTC) and the git commit of the code (``None`` outside a git checkout).
+    the date (UTC), the git commit of the code and whether its tracked files differed from it
+    (``dirty``; both ``None`` outside a git checkout), and the olboost measured: its version and
+    the directory it was imported from (another version on ``PYTHONPATH``, when code is compared
+    with code, is not this checkout's commit).
 
     Each name in ``env`` adds ``"<name>_env"``: that environment variable, or ``None``. Each name
     in ``packages`` adds its ``__version__`` (``None`` if it is not installed). The load average is
@@ -192,8 +195,17 @@ def machine_info(
             capture_output=True, text=True, timeout=10, check=True,
         )  # fmt: skip
         info["commit"] = git.stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=Path(__file__).parent,
+            capture_output=True, text=True, timeout=10, check=True,
+        )  # fmt: skip
+        info["dirty"] = bool(status.stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        info["commit"] = None
+        info["commit"] = info["dirty"] = None
+    import olboost
+
+    info["olboost"] = olboost.__version__
+    info["olboost_path"] = str(Path(olboost.__file__).resolve().parent)
     return info
 
 

@@ -42,3 +42,26 @@ def test_machine_info_names_the_compile_target_the_vector_extensions_and_a_speed
     # a time, and a plausible one: a million additions take milliseconds, not seconds
     seconds = info["reference_loop_seconds"]
     assert math.isfinite(seconds) and 1e-4 < seconds < 5.0
+
+
+def test_machine_info_says_which_code_was_measured(monkeypatch, tmp_path):
+    # a result named its commit only: a working tree with changes, or another version put on
+    # PYTHONPATH to compare code with code, was recorded as that commit
+    import subprocess
+
+    import olboost
+
+    common = load_benchmark(monkeypatch, "_common")
+    info = common.machine_info()
+    assert info["olboost"] == olboost.__version__
+    assert info["olboost_path"] == str(Path(olboost.__file__).resolve().parent)
+    here = Path(common.__file__).parent
+    try:
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        assert info["commit"] is None and info["dirty"] is None
+    else:
+        assert info["dirty"] is bool(status.strip())
