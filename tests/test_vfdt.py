@@ -424,6 +424,17 @@ def river_trees(c, mode="mc", **params):
     return columns, trees
 
 
+def _rivers_learn(rivers, columns, x, w, multiplier):
+    """River's tree ``i`` learns ``x`` (its ``columns[i]``, as Python floats) with each label of
+    positive weight ``w[i, label]``, times the learner's ``multiplier[i]``: what the committee's
+    ``learn(x, w)`` does."""
+    for i, tree in enumerate(rivers):
+        xi = {f: float(x[f]) for f in columns[i]}
+        for label in range(w.shape[1]):
+            if w[i, label] > 0:
+                tree.learn_one(xi, label, w=float(w[i, label]) * float(multiplier[i]))
+
+
 def test_matches_river_hoeffding_tree():
     """Each tree is River's HoeffdingTreeClassifier (majority-class leaves) with the learner's
     hyperparameters, fed the learner's attributes as Python floats: same splits, same leaf
@@ -434,11 +445,7 @@ def test_matches_river_hoeffding_tree():
     columns, rivers = river_trees(c)
     for x, w in zip(X, W, strict=True):
         c.learn(x, w)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            for label in range(4):
-                if w[i, label] > 0:
-                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        _rivers_learn(rivers, columns, x, w, s.weight_multiplier)
     for i, tree in enumerate(rivers):
         assert kernel_structure(c, i) == river_structure(tree._root, columns[i], 4), i
 
@@ -479,11 +486,7 @@ def test_range_of_merit_counts_classes_listed_at_zero_weight():
     zero_listed = 0
     for t, (x, w) in enumerate(zip(X, W, strict=True)):
         c.learn(x, w)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            for label in range(k):
-                if w[i, label] > 0:
-                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        _rivers_learn(rivers, columns, x, w, s.weight_multiplier)
         if t % 50 == 0:
             zero_listed = max(zero_listed, listed_zero_classes(c))
     assert zero_listed > 0
@@ -735,11 +738,7 @@ def _lockstep_with_river(c, rivers, columns, X, W, after_each=None) -> float:
                 want[:] = 0.25
             gap = max(gap, float(np.abs(got[i] - want).max()))
         c.learn(x, w)
-        for i, tree in enumerate(rivers):
-            xi = {f: float(x[f]) for f in columns[i]}
-            for label in range(4):
-                if w[i, label] > 0:
-                    tree.learn_one(xi, label, w=float(w[i, label]) * float(s.weight_multiplier[i]))
+        _rivers_learn(rivers, columns, x, w, s.weight_multiplier)
         if after_each is not None:
             after_each(t)
     return gap
