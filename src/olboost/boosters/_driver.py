@@ -96,9 +96,10 @@ def _find_once(kernel: Any) -> None:
     hashes the signature's types in full, and those of a committee's state are nested records
     of dozens of arrays: a 1,728-row Adaboost.OLM run on car, whose driver returns to Python 18
     times for the trees' storage, spent about a millisecond per return in it (cProfile). The
-    cache, an attribute of this dispatcher only, finds a signature by the identity of its
-    types (Numba's types are unique objects; the cache holds them, so an identity stays
-    theirs) and asks Numba for any other, as before: the same compile results."""
+    cache, an attribute of this dispatcher only, finds a signature by the identities of its
+    types (Numba's types are unique objects, and the cache holds those it was asked for, so
+    that no other object can take their ids) and asks Numba for any other, as before: the
+    same compile results."""
     if "get_compile_result" in kernel.__dict__:
         return
     found: dict[tuple[int, ...], tuple[tuple, Any]] = {}
@@ -106,12 +107,9 @@ def _find_once(kernel: Any) -> None:
     def get_compile_result(sig: Any) -> Any:
         types_ = (*sig.args, sig.return_type)
         key = tuple(map(id, types_))
-        hit = found.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], types_, strict=True)):
-            return hit[1]
-        result = type(kernel).get_compile_result(kernel, sig)
-        found[key] = (types_, result)
-        return result
+        if key not in found:
+            found[key] = (types_, type(kernel).get_compile_result(kernel, sig))
+        return found[key][1]
 
     kernel.get_compile_result = get_compile_result
 

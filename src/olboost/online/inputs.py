@@ -33,6 +33,7 @@ __all__ = [
     "entry_position",
     "frame_columns",
     "key_order",
+    "named_columns",
     "writable",
 ]
 
@@ -337,6 +338,11 @@ def frame_columns(X: Any) -> list[Hashable] | None:
     return list(columns)
 
 
+def named_columns(columns: list[Hashable] | None) -> bool:
+    """Whether a frame's ``columns`` name what they hold: not pandas' default ``0..n-1``."""
+    return columns is not None and columns != list(range(len(columns)))
+
+
 class Rows:
     """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
 
@@ -380,7 +386,7 @@ class Rows:
             # a DataFrame's pd.NA (a gap in a nullable column) is a missing value, as in a dict
             # (NumPy refused the NAType); float columns come out as they are
             X = X.to_numpy(na_value=np.nan)
-            if columns == list(range(len(columns))):
+            if not named_columns(columns):
                 columns = None  # pandas' default names: the positions
         X = as_floats(X, f"{name}: X", columns)
         if X.ndim != 2:

@@ -22,6 +22,7 @@ from olboost.online.inputs import (
     check_width,
     frame_columns,
     key_order,
+    named_columns,
     writable,
 )
 from olboost.online.labels import (
@@ -269,9 +270,10 @@ class OnlineLearner(Estimator):
         return rows
 
 
-def _mini_batch(X: Any, who: str, learner: OnlineLearner) -> Any:
-    """``X`` if it is a DataFrame (a River mini-batch) that ``learner`` can read by column name,
-    as it reads a dict by key; else a ``TypeError`` or ``ValueError``."""
+def _check_mini_batch(learner: OnlineLearner, X: Any) -> None:
+    """Raise a ``TypeError`` or ``ValueError`` unless ``X`` is a DataFrame (a River mini-batch)
+    that ``learner`` can read by column name, as it reads a dict by key."""
+    who = type(learner).__name__
     columns = frame_columns(X)
     if columns is None:
         raise TypeError(
@@ -287,12 +289,6 @@ def _mini_batch(X: Any, who: str, learner: OnlineLearner) -> Any:
             f"{who}: the model's features have no names (it started on an array), so a "
             "mini-batch's columns cannot be read by name: use learn / predict"
         )
-    return X
-
-
-def _named(columns: list[Hashable] | None) -> bool:
-    """Whether a frame's ``columns`` name what they hold: not pandas' default ``0..n-1``."""
-    return columns is not None and columns != list(range(len(columns)))
 
 
 def _feature_names(X: Any) -> list[Hashable] | None:
@@ -509,7 +505,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
             if self.labels is None and "labels_" not in self.__dict__:
                 # a label frame's named columns are the labels (later frames are read by them)
                 columns = frame_columns(Y)
-                outputs = columns if _named(columns) else list(range(Ymask.shape[1]))
+                outputs = columns if named_columns(columns) else list(range(Ymask.shape[1]))
             # the outputs are fixed inside the start, so that a start that fails leaves none
             self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
         else:
@@ -539,7 +535,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if known is None and self.labels is not None:
             known = self._outputs()
         columns = frame_columns(Y)
-        if known is not None and _named(columns):
+        if known is not None and named_columns(columns):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column)
             difference = _column_difference(known, columns)
@@ -645,13 +641,13 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         being a missing value and a column of no feature ignored, as in a dict. As
         :meth:`learn_one`, it needs the classes (``classes=``); a bad batch raises before
         anything changes."""
-        frame = _mini_batch(X, type(self).__name__, self)
+        _check_mini_batch(self, X)
         self._outputs()  # the classes are fixed in advance, as for learn_one
         names = None
         if not self._started:
-            names = key_order(frame.columns)
-            frame = frame[names]
-        self._predict_then_learn(frame, y, False, names)
+            names = key_order(X.columns)
+            X = X[names]
+        self._predict_then_learn(X, y, False, names)
 
     def predict_proba_many(self, X: Any) -> Any:
         """Class probabilities of every row of the DataFrame ``X`` (River's
@@ -660,10 +656,10 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         change the model."""
         import pandas as pd
 
-        frame = _mini_batch(X, type(self).__name__, self)
-        votes = self._scores_many(frame)
+        _check_mini_batch(self, X)
+        votes = self._scores_many(X)
         p = np.array([libm.softmax(row) for row in votes]).reshape(votes.shape)
-        return pd.DataFrame(p, index=frame.index, columns=self._outputs())
+        return pd.DataFrame(p, index=X.index, columns=self._outputs())
 
     def predict_many(self, X: Any) -> Any:
         """The predicted class of every row of the DataFrame ``X`` (River's
@@ -671,10 +667,8 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         each row as a dict. Does not change the model."""
         import pandas as pd
 
-        frame = _mini_batch(X, type(self).__name__, self)
-        return pd.Series(
-            list(self.predict(frame)) if len(frame) else [], index=frame.index, dtype=object
-        )
+        _check_mini_batch(self, X)
+        return pd.Series(list(self.predict(X)), index=X.index, dtype=object)
 
     def _predict_then_learn(
         self, X: Any, y: Any, return_scores: bool, names: list[Hashable] | None
