@@ -459,6 +459,10 @@ def test_memory_mapped_model_keeps_learning(tmp_path):
     loaded.partial_fit(X[300:], y[300:])
     clf.partial_fit(X[300:], y[300:])
     assert np.array_equal(loaded.decision_function(X), clf.decision_function(X))
+    # the adapter's own arrays (classes_) are plain arrays again, as the booster's: the resumed
+    # adapter pickles to the bytes of the one never mapped (a read-only np.memmap stayed one)
+    assert type(loaded.classes_) is np.ndarray and loaded.classes_.flags.writeable
+    assert pickle.dumps(loaded) == pickle.dumps(clf)
 
 
 def _fitted_classifier():

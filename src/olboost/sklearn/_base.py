@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from olboost.base import restored_on_failure
+from olboost.base import _writable_arrays, restored_on_failure
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.online.learner import MulticlassLearner, OnlineLearner
 
@@ -184,7 +184,9 @@ class _OnlineBoostingBase(BaseEstimator):
         booster = state.get("booster_")
         if isinstance(booster, _PickledBooster):
             state = {**state, "booster_": pickle.loads(booster.data)}
-        super().__setstate__(state)
+        # the adapter's own arrays (classes_) as the booster's (Estimator.__setstate__): under
+        # joblib's mmap_mode they came back read-only memory maps, and pickled as such after
+        super().__setstate__(_writable_arrays(state, {}))
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
