@@ -295,6 +295,13 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         (("--k", "1"), "k must be in [2, inf]"),
         (("--k", "2", "--exploration", "single-swap"), "k must be at least 3"),
         (("--port", "-1"), "--port must be in"),
+        # named by the option, not the service's parameter, with the option's range (0 is no
+        # limit); a repeated label is named (it was "at least 2 distinct labels are needed")
+        (("--checkpoint-every", "0"), "--checkpoint-every must be >= 1, got 0"),
+        (("--impression-ttl", "0"), "--impression-ttl must be a positive number"),
+        (("--impression-ttl", "nan"), "--impression-ttl must be a positive number"),
+        (("--max-learn-lag", "-1"), "--max-learn-lag must be >= 0 (0: no limit), got -1"),
+        (("--labels", "a,b,a"), "labels: 'a' given more than once"),
     ],
 )
 def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys, options, message):
@@ -325,6 +332,17 @@ def _refused(argv: list[str], token: str | None = "a-token") -> str:
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     return done.stderr.strip()
+
+
+def test_labels_for_a_bundled_data_set_are_refused_naming_the_option(tmp_path):
+    # it was load()'s "labels= and test= are only for files", naming no option of serve
+    argv = ["--store", str(tmp_path / "store"), "--dataset", "emotions"]
+    said = _refused([*argv, "--dataset-labels", str(tmp_path / "x.xml")])
+    assert (
+        said
+        == "olboost: error: --dataset-labels: for a data file; emotions is bundled with its labels"
+    )
+    assert not (tmp_path / "store").exists()
 
 
 def test_more_features_per_tree_than_the_vectors_have_are_refused(tmp_path):

@@ -8,6 +8,7 @@ Building the parsers imports nothing of the ``serve`` extra (Starlette, uvicorn)
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from typing import Any
 
@@ -21,10 +22,15 @@ def _load_dataset(args: argparse.Namespace) -> Any:
     from olboost.datasets import load
     from olboost.datasets.mulan import _bundled_name
 
-    if args.dataset_labels is None and _bundled_name(args.dataset) is None:
+    bundled = _bundled_name(args.dataset) is not None
+    if args.dataset_labels is None and not bundled:
         raise ValueError(
             f"--dataset {args.dataset}: not a bundled data set; for a data file, pass "
             "--dataset-labels with its MULAN XML label file"
+        )
+    if args.dataset_labels is not None and bundled:
+        raise ValueError(
+            f"--dataset-labels: for a data file; {args.dataset} is bundled with its labels"
         )
     return load(args.dataset, args.dataset_labels)
 
@@ -85,6 +91,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-body must be >= 1, got {args.max_body}")
     if not 0 <= args.port <= 65535:
         raise ValueError(f"--port must be in [0, 65535], got {args.port}")
+    # the service's own checks name its parameters (max_learn_lag=None where the option says 0)
+    if args.checkpoint_every < 1:
+        raise ValueError(f"--checkpoint-every must be >= 1, got {args.checkpoint_every}")
+    if not 0 < args.impression_ttl < math.inf:
+        raise ValueError(
+            f"--impression-ttl must be a positive number of seconds, got {args.impression_ttl}"
+        )
+    if args.max_learn_lag < 0:
+        raise ValueError(f"--max-learn-lag must be >= 0 (0: no limit), got {args.max_learn_lag}")
     config = _config(args)
     # Every option is checked before Service() opens (creates) the store: a rejected command
     # leaves nothing on disk. Without --token-file, run() reads the environment's token or the

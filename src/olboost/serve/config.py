@@ -63,8 +63,11 @@ class ServiceConfig:
                 f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}"
             )
         labels = tuple(self.labels)
-        if len(labels) < 2 or len(set(labels)) != len(labels):
-            raise ValueError("labels: at least 2 distinct labels are needed")
+        repeated = sorted({label for label in labels if labels.count(label) > 1}, key=str)
+        if repeated:
+            raise ValueError(f"labels: {', '.join(map(repr, repeated))} given more than once")
+        if len(labels) < 2:
+            raise ValueError(f"labels: at least 2 labels are needed, got {len(labels)}")
         if not all(isinstance(label, str) and label for label in labels):
             raise ValueError("labels must be non-empty strings")
         object.__setattr__(self, "labels", labels)
