@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -275,6 +276,31 @@ def test_a_data_set_of_one_class_or_label_is_refused_before_the_model_changes(tm
     # a model that ranks labels of its own is told why too, not that the labels differ
     with pytest.raises(ValueError, match="has 1 label"):
         prequential(AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=2), multilabel)
+
+
+def test_a_data_set_of_the_other_task_is_refused_naming_both_kinds():
+    # the model found no classes (labels) of its kind and asked for them: "pass classes=k ...
+    # or learn from arrays first", neither of which would run it
+    from olboost import AdaBoostOLM, LabelRanker
+    from olboost.datasets import load_uci
+    from olboost.evaluate import resumable
+
+    classifier, ranker = AdaBoostOLM(learners=2, seed=1), LabelRanker(seed=1)
+    cases = [
+        (classifier, load("emotions"), "AdaBoostOLM is a multiclass classifier and the data set "
+         "'emotions' is multi-label (data sets of its kind: load_uci)"),
+        (ranker, load_uci("balance"), "LabelRanker is a multi-label ranker and the data set "
+         "'balance' is multiclass (data sets of its kind: load)"),
+    ]  # fmt: skip
+    for model, data, message in cases:
+        before = pickle.dumps(model)
+        runs = [prequential, resumable]
+        if model is ranker:  # (train_test evaluates rankers only, and says so)
+            runs.append(lambda m, d: train_test(m, d, d))
+        for run in runs:
+            with pytest.raises(ValueError, match=r"(stream|train split): " + re.escape(message)):
+                run(model, data)
+            assert pickle.dumps(model) == before
 
 
 def test_outputs_set_outside_the_constructor_are_checked_as_its_parameter():

@@ -143,6 +143,33 @@ def _has_outputs(model: Any) -> bool:
     return getattr(model, param, None) is not None or hasattr(model, param + "_")
 
 
+def refuse_other_kind(model: Any, role: str, data: Any) -> None:
+    """A ``ValueError`` naming both kinds when ``data`` is a data set of the task ``model`` does
+    not learn (multi-label for a multiclass classifier, or the reverse): the model, finding no
+    classes (labels) of its kind, asked for them instead ("pass classes=k ... or learn from
+    arrays first"), neither of which would run it."""
+    from olboost.online import MulticlassLearner
+
+    classify = isinstance(model, MulticlassLearner)
+    own, other = (
+        (_is_classification_data, _is_dataset)
+        if classify
+        else (_is_dataset, _is_classification_data)
+    )
+    if not other(data) or own(data):
+        return
+    model_kind, data_kind, loader = (
+        ("multiclass classifier", "multi-label", "load_uci")
+        if classify
+        else ("multi-label ranker", "multiclass", "load")
+    )
+    name = getattr(data, "name", None)
+    raise ValueError(
+        f"{role}: {type(model).__name__} is a {model_kind} and the data set"
+        f"{f' {name!r}' if name else ''} is {data_kind} (data sets of its kind: {loader})"
+    )
+
+
 def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
     """Refuse, before ``model`` learns anything, a data set among ``splits`` (``(role, data)``
     pairs, in the order the protocol streams them) that the loops would refuse only on reaching
@@ -177,6 +204,7 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
     checked: list[tuple[str, Any]] = []
     seen: set[int] = set()
     for role, data in splits:
+        refuse_other_kind(model, role, data)
         if not is_data(data) or id(data) in seen:  # the train split of several loops: once
             continue
         seen.add(id(data))

@@ -35,6 +35,7 @@ from olboost.evaluate._loops import (
     _pairless,
     _ranking_step,
     check_splits,
+    refuse_other_kind,
 )
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 
@@ -189,6 +190,8 @@ def resumable(
         isinstance(every, bool) or not isinstance(every, numbers.Integral) or every < 1
     ):
         raise ValueError(f"every must be an integer >= 1 or None, got {every!r}")
+    for role, data in (("stream", stream), ("test split", test)):
+        refuse_other_kind(model, role, data)  # before _passes calls it no data set
     protocol, passes = _passes(stream, test, loops, classify)
     check_splits(
         model,
