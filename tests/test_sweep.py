@@ -313,6 +313,26 @@ def test_a_task_whose_warm_up_fails_fails_alone(tmp_path):
     assert [p.name for p in results.glob("*.json")] == [good.filename]
 
 
+@pytest.mark.parametrize(
+    ("where", "error", "message"),
+    [
+        # 0 was taken for the default, a worker per core; a bool for 1
+        ({"workers": 0}, ValueError, "workers must be an integer >= 1, got 0"),
+        ({"workers": True}, ValueError, "workers must be an integer >= 1, got True"),
+        ({"workers": 1.5}, ValueError, "workers must be an integer >= 1, got 1.5"),
+        # the second was ignored
+        ({"workers": 2, "scheduler": "tcp://h:8786"}, ValueError, "workers and scheduler: give"),
+        ({"client": object(), "workers": 2}, ValueError, "client and workers: give at most one"),
+        ({"scheduler": 8786}, TypeError, "scheduler must be an address"),
+    ],
+)
+def test_run_sweep_refuses_where_to_run_that_does_not_fit(tmp_path, where, error, message):
+    task = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
+    with pytest.raises(error, match=message):
+        sw.run_sweep([task], tmp_path / "out", log=None, **where)
+    assert not (tmp_path / "out").exists()  # refused before anything was made
+
+
 def test_one_data_file_spelled_two_ways_is_one_task(tmp_path, monkeypatch):
     from test_evaluate_cli import ARFF, XML
 

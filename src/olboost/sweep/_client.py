@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import numbers
 import os
 import sys
 import time
@@ -129,8 +130,13 @@ def run_sweep(
         The results directory (made if absent); its finished tasks are skipped.
     client
         A ``dask.distributed.Client`` to run on (left open). Otherwise one is made, on a
-        ``LocalCluster`` of ``workers`` processes with one thread each (default: one per core),
-        or connected to ``scheduler``; both are closed at the end.
+        ``LocalCluster`` of ``workers`` processes or connected to ``scheduler``, and closed at
+        the end. At most one of ``client``, ``workers`` and ``scheduler`` is given.
+    workers
+        Processes of the local cluster, one thread each, at least 1 (default: one per core).
+    scheduler
+        Address of an existing Dask scheduler (e.g. ``"tcp://10.0.0.5:8786"``) whose workers
+        run the tasks.
     progress
         A progress bar of the tasks on stderr.
     log
@@ -141,6 +147,17 @@ def run_sweep(
     SweepOutcome
         The records (read back from ``results`` for the tasks skipped), failures and timings.
     """
+    given = [name for name, v in (("client", client), ("workers", workers),
+                                  ("scheduler", scheduler)) if v is not None]  # fmt: skip
+    if len(given) > 1:
+        raise ValueError(f"{' and '.join(given)}: give at most one (where the tasks run)")
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1
+    ):
+        # 0 was taken for the default (one worker per core)
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be an address (str), got {type(scheduler).__name__}")
     say = log or (lambda line: None)
     out_dir = Path(results)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -164,9 +181,7 @@ def run_sweep(
                 client = stack.enter_context(Client(scheduler))
                 where = f"the cluster of scheduler {scheduler}"
             else:
-                n = workers or os.cpu_count() or 1
-                if n < 1:
-                    raise ValueError(f"--workers must be >= 1, got {n}")
+                n = int(workers) if workers is not None else os.cpu_count() or 1
                 cluster = stack.enter_context(local_cluster(n))
                 client = stack.enter_context(Client(cluster))
                 where = f"a local cluster of {n} worker process{'es' if n > 1 else ''}"

@@ -193,7 +193,7 @@ def predict(x, state, out):
     that is 0/0. With ``MC_WEKA`` it predicts the weights of its listed classes and 1 for the
     others, normalised (the Weka port's ``HNode.get_distribution``). Nothing is written to the
     committee's state. Returns 0 (the committee contract's compiled ``predict``, see
-    :class:`olboost.weak.base.CompiledCommittee`)."""
+    :class:`olboost.weak.base.CompiledKernels`)."""
     learners, nodes, leaves = state.learners, state.nodes, state.leaves
     leaf_prediction = state.options.leaf_mode
     leaf_prior, nb_threshold = state.options.leaf_prior, state.options.nb_threshold
