@@ -70,7 +70,6 @@ def test_reproduce_multiclass_cli(tmp_path, capsys):
             "2",
             "--datasets",
             "balance",
-            "isolet",
             "--columns",
             "AdaOLM",
             "MB .1",
@@ -82,11 +81,31 @@ def test_reproduce_multiclass_cli(tmp_path, capsys):
     )
     assert code == 0
     text = capsys.readouterr().out
-    assert "Table 3" in text and "Table 5" in text and "isolet: skipped" in text
+    assert "Table 3" in text and "Table 5" in text
     record = json.loads(out.read_text())
     got = record["results"]["balance"]["AdaOLM"]
     assert got["reorderings"] == 2 and 0.3 < got["accuracy_last20"] <= 1.0
+
+
+def test_reproduce_multiclass_skips_default_rows_it_cannot_run_and_refuses_named_ones(
+    tmp_path, capsys
+):
+    # named, a row that cannot run was a "skipped" line and exit 0 (reproduce topk's rule: an
+    # error if named, skipped in the default set); nothing is run or written
+    out = tmp_path / "mc.json"
+    quick = ["--reorderings", "1", "--columns", "AdaOLM", "--learners", "2", "--no-cells"]
+    for named, message in (("isolet", "not available here"), ("movement", "needs --har PATH")):
+        argv = ["reproduce", "multiclass", "--datasets", "balance", named, "--output", str(out)]
+        assert main([*argv, *quick]) == 2
+        assert f"--datasets {named}: {message}" in capsys.readouterr().err
+        assert not out.exists()
+    assert main(["reproduce", "multiclass", *quick, "--output", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "isolet: skipped (not available here)" in text
+    assert "movement: skipped (pass --har PATH to include it)" in text
+    record = json.loads(out.read_text())
     assert record["results"]["isolet"] == {"missing": "not available here"}
+    assert record["results"]["nursery"]["AdaOLM"]["reorderings"] == 1
 
 
 # Issue #4 targets: Adaboost.OLM with 100 VFDT, accuracy on the final 20% of the stream, mean over

@@ -15,6 +15,7 @@ from olboost._version import __version__
 from olboost.cli._algorithms import (
     ALGORITHM_OPTIONS,
     ALGORITHMS,
+    GivenOption,
     _add_committee_options,
     _add_ranking_options,
     _features,
@@ -186,6 +187,15 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
     for data in datasets.values():
         if data is not None:
             _check_features(args, data, ALGORITHMS["adaboost-olm"])
+    missing = [name for name, data in datasets.items() if data is None]
+    if missing and "datasets" in getattr(args, "given_options", ()):
+        # asked for by name, a row that cannot run is an error (as reproduce topk's), not a
+        # "skipped" line and exit 0
+        name = missing[0]
+        raise ValueError(
+            f"--datasets {name}: "
+            + ("not available here" if name == "isolet" else "needs --har PATH (HAR's CSV)")
+        )
     for name, data in datasets.items():
         if data is None:
             why = "not available here" if name == "isolet" else "pass --har PATH to include it"
@@ -308,7 +318,9 @@ def _add_multiclass(sub: Any) -> None:
         "--datasets",
         nargs="+",
         default=["balance", "mice", "car", "mushroom", "nursery", "isolet", "movement"],
-        help="data sets (table rows)",
+        action=GivenOption,
+        help="data sets (table rows; isolet, and movement without --har: an error if named, "
+        "where the default skips them)",
     )
     mc.add_argument("--columns", nargs="+", help="table columns to run (default: all)")
     mc.add_argument("--har", help="path to dataset-har-PUC-Rio-ugulino.csv(.gz) (Movement)")
