@@ -588,6 +588,19 @@ def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     assert _strip(json.loads(out.read_text())) == _strip(first)
 
 
+@pytest.mark.parametrize("suite", ["mlr", "multiclass", "topk", "topk-curves"])
+def test_cells_and_no_cells_together_are_refused(capsys, tmp_path, suite):
+    # --cells DIR was ignored without a word beside --no-cells (parsed only: accepted, the
+    # suite would run in full)
+    from olboost.cli import build_parser
+
+    argv = ["reproduce", suite, "--cells", str(tmp_path / "c"), "--no-cells"]
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(argv)
+    assert info.value.code == 2
+    assert "not allowed with argument --cells" in capsys.readouterr().err
+
+
 def test_reproduce_multiclass_and_topk_reruns_skip_finished_cells(capsys, tmp_path):
     out = tmp_path / "mc.json"
     argv = ["reproduce", "multiclass", "--reorderings", "2", "--datasets", "balance",

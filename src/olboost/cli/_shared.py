@@ -203,13 +203,15 @@ def add_output_options(
             help="no progress bar (one is drawn only when stderr is a terminal)",
         )
     if cells:
-        p.add_argument(
+        # exclusive: with both, --cells was ignored without a word
+        kept = p.add_mutually_exclusive_group()
+        kept.add_argument(
             "--cells",
             metavar="DIR",
             help="directory keeping each finished cell, so that a rerun skips it (default: "
             "beside the output, <output stem>.cells; none without an output)",
         )
-        p.add_argument(
+        kept.add_argument(
             "--no-cells", action="store_true", help="neither read nor write finished cells"
         )
 
