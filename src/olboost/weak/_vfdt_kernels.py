@@ -267,7 +267,31 @@ def _learn_trees(
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode, max_depth = options_.weka, options_.leaf_mode, options_.max_depth
     n_features = features.shape[1]
-    for i in range(lo, hi):
+    # Each tree's leaf for its first weighed label, found for every tree before any learns
+    # (-1: not found, a missing value or an unseen category on the way): the descents are
+    # independent, and back to back the processor overlaps their cache misses, where each
+    # waited for the tree before to learn. A tree's learning changes no other tree, so the
+    # leaf found is the one its descent would find; its later labels descend again (a split
+    # may have followed the first).
+    first, last = lo, hi  # (lo and hi are the bisection's below)
+    reached = np.empty(last - first, dtype=np.int64)
+    reached_depth = np.empty(last - first, dtype=np.int64)
+    for i in range(first, last):
+        reached[i - first] = -1
+        for q in range(labels.shape[0]):
+            if weights[i, labels[q]] * weight_multiplier[i] > 0.0:
+                node = np.int64(0)
+                depth = 0
+                while kind[i, node] != LEAF:
+                    depth += 1
+                    v = x[features[i, feature[i, node]]]
+                    node = _branch(v, kind[i, node], child_of[i, node], value[i, node])
+                    if node == MISSING or kind[i, node] == EMPTY:
+                        break
+                if node != MISSING and kind[i, node] == LEAF:
+                    reached[i - first], reached_depth[i - first] = node, depth
+                break
+    for i in range(first, last):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
         for q in range(labels.shape[0]):  # (iterating the array counts a reference per tree)
             label = labels[q]
@@ -277,6 +301,9 @@ def _learn_trees(
             node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
             depth = 0
+            if reached[i - first] >= 0:
+                node, depth = reached[i - first], reached_depth[i - first]
+                reached[i - first] = -1
             while kind[i, node] != LEAF:
                 depth += 1
                 v = x[features[i, feature[i, node]]]
