@@ -22,6 +22,8 @@ Workloads (the first two need ``../shared/datasets``):
 * ``mbbm-mice``: OnlineMBBM at edge 0.1 on mice, one reordering per repeat (Table 3).
 * ``adaolmr-large-k``: Ada.OLMR on 1,000 rows of the synthetic stream of ``large_k.py`` at
   ``k = 1,000`` (issue #11's timed case).
+* ``adaolm-car``: Adaboost.OLM, 100 trees, prequential on the bundled car set, shuffled with
+  seed 1 (the multiclass benchmark's River-ratio case).
 """
 
 from __future__ import annotations
@@ -67,6 +69,19 @@ def workload(name: str) -> Callable[[int], None]:
         def run(i: int) -> None:
             model = AdaOLMR(VFDTCommittee(n_features=20), learners=20, seed=1, labels=1000)
             model.score_then_learn(X, Y, return_scores=False)
+
+        return run
+    if name == "adaolm-car":
+        from olboost import AdaBoostOLM, VFDTCommittee
+        from olboost.datasets import load_uci
+        from olboost.evaluate import prequential
+
+        data = load_uci("car").shuffled(1)
+        nominal = data.nominal_cardinalities or None
+
+        def run(i: int) -> None:
+            model = AdaBoostOLM(VFDTCommittee(nominal_attributes=nominal), learners=100, seed=1)
+            prequential(model, data)
 
         return run
     raise ValueError(f"unknown workload {name!r}")
@@ -127,7 +142,9 @@ def shares(report: str) -> list[tuple[float, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("workload", choices=["topada-mediamill", "mbbm-mice", "adaolmr-large-k"])
+    parser.add_argument(
+        "workload", choices=["topada-mediamill", "mbbm-mice", "adaolmr-large-k", "adaolm-car"]
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--top", type=int, default=20)
     args = parser.parse_args()
