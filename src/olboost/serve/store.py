@@ -302,9 +302,10 @@ class Store:
             # A damaged page of the tables or of an index opened without a word and failed
             # later: at recovery with a traceback, or at the first feedback with 503s for good.
             # Checked once here, by a pass over every page (O(log size), at each start).
-            problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0] if verify else "ok"
-            if problem != "ok":
-                raise sqlite3.DatabaseError(f"damaged: {problem}")
+            if verify:
+                problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(f"damaged: {problem}")
         except sqlite3.DatabaseError as err:
             self.db.close()
             raise ValueError(f"{log}: not a readable olboost log ({err})") from None

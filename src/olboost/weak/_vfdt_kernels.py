@@ -273,11 +273,10 @@ def _learn_trees(
     # waited for the tree before to learn. A tree's learning changes no other tree, so the
     # leaf found is the one its descent would find; its later labels descend again (a split
     # may have followed the first).
-    first, last = lo, hi  # (lo and hi are the bisection's below)
-    reached = np.empty(last - first, dtype=np.int64)
-    reached_depth = np.empty(last - first, dtype=np.int64)
-    for i in range(first, last):
-        reached[i - first] = -1
+    reached = np.empty(hi - lo, dtype=np.int64)
+    reached_depth = np.empty(hi - lo, dtype=np.int64)
+    for i in range(lo, hi):
+        reached[i - lo] = -1
         for q in range(labels.shape[0]):
             if weights[i, labels[q]] * weight_multiplier[i] > 0.0:
                 node = np.int64(0)
@@ -289,9 +288,9 @@ def _learn_trees(
                     if node == MISSING or kind[i, node] == EMPTY:
                         break
                 if node != MISSING and kind[i, node] == LEAF:
-                    reached[i - first], reached_depth[i - first] = node, depth
+                    reached[i - lo], reached_depth[i - lo] = node, depth
                 break
-    for i in range(first, last):
+    for i in range(lo, hi):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
         for q in range(labels.shape[0]):  # (iterating the array counts a reference per tree)
             label = labels[q]
@@ -301,9 +300,9 @@ def _learn_trees(
             node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
             depth = 0
-            if reached[i - first] >= 0:
-                node, depth = reached[i - first], reached_depth[i - first]
-                reached[i - first] = -1
+            if reached[i - lo] >= 0:
+                node, depth = reached[i - lo], reached_depth[i - lo]
+                reached[i - lo] = -1
             while kind[i, node] != LEAF:
                 depth += 1
                 v = x[features[i, feature[i, node]]]
@@ -337,16 +336,16 @@ def _learn_trees(
             # leaf moved first if full, a rare event, see _move_leaf), written out as the rest.
             st = start[slot]
             n = n_present[slot]
-            lo = 0
-            hi = n
-            while lo < hi:
-                mid = (lo + hi) >> 1
+            below = 0
+            above = n
+            while below < above:
+                mid = (below + above) >> 1
                 if label_of[i, st + present[i, st + mid]] < label:
-                    lo = mid + 1
+                    below = mid + 1
                 else:
-                    hi = mid
-            if lo < n and label_of[i, st + present[i, st + lo]] == label:
-                p = present[i, st + lo]
+                    above = mid
+            if below < n and label_of[i, st + present[i, st + below]] == label:
+                p = present[i, st + below]
             else:
                 if n == room[slot]:
                     st = _move_leaf(i, slot, leaves_)
@@ -357,9 +356,9 @@ def _learn_trees(
                 observed[i, e] = 0.0
                 blocks[i, e] = -1
                 listed[i, e] = False
-                for r in range(n, lo, -1):
+                for r in range(n, below, -1):
                     present[i, st + r] = present[i, st + r - 1]
-                present[i, st + lo] = p
+                present[i, st + below] = p
                 n_present[slot] = n + 1
                 widest[i] = max(widest[i], n + 1)
             e = st + p
