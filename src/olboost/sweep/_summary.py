@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from olboost.metrics import sample_sd
 from olboost.sweep._spec import Task, _jsonable
 
 #: Record fields that measure time: the only ones that differ between two runs of one task.
@@ -49,20 +50,13 @@ def summarize(
         row.update(
             metric=_metric(done[0][1]) if done else "",
             mean=sum(values) / len(values) if values else math.nan,
-            sd=_sd(values),
+            sd=sample_sd(values),
             n=len(values),
             seeds=" ".join(str(t.seed) for t, _ in done),
             seconds_mean=(sum(r["seconds"] for _, r in done) / len(done)) if done else math.nan,
         )
         rows.append(row)
     return rows
-
-
-def _sd(values: Sequence[float]) -> float | None:
-    if len(values) < 2:
-        return None
-    m = sum(values) / len(values)
-    return math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
 
 
 def _params_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
