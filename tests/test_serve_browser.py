@@ -1,6 +1,7 @@
 """The status page of ``olboost serve`` in a real headless browser: Debian's Chromium driven by
-Playwright's Python API (``make e2e`` installs both). Skipped, with the reason, where either is
-missing; Playwright downloads nothing, it runs the system's browser."""
+Playwright's Python API (``make test`` and ``make e2e`` install both, Chromium where apt-get runs
+as root). Skipped, with the reason, where either is missing; Playwright downloads nothing, it
+runs the system's browser."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 pytest.importorskip("starlette", reason="olboost serve needs the serve extra")
 sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="Playwright is not installed (make e2e installs it)"
+    "playwright.sync_api", reason="Playwright is not installed (make test and make e2e install it)"
 )
 
 from serve_support import Server, features  # noqa: E402
@@ -26,7 +27,9 @@ FLAGS = [
 ]  # fmt: skip
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (apt-get install chromium; make e2e)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium (apt-get install chromium, as make test does when root)"
+)
 def test_status_page_draws_loss_and_click_through(tmp_path: Path) -> None:
     args = ("--labels", "a,b,c,d,e,f", "--n-features", "4", "--learners", "3", "--k", "3")
     with Server(tmp_path / "store", *args) as server:
