@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import pickle
 from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy.stats import chi2
 
-from olboost.feedback import Impression, TopkFeedback
+from olboost.feedback import MIN_PAIR_PROBABILITY, Impression, TopkFeedback
 from olboost.feedback import _kernels as K
 from olboost.feedback.exploration import (
     Exploration,
@@ -514,6 +515,41 @@ def test_valid_rho_edges_accepted():
     UniformExploration(rho=np.nextafter(1.0, 0.0))
     SingleSwapExploration(rho=np.nextafter(0.25, 0.0))
     assert UniformExploration(rho=np.float64(0.5)).pair_probabilities([0, 1], 2)[0, 1] == 1.0
+
+
+@pytest.mark.parametrize("scheme", list(SCHEMES))
+def test_rho_too_small_for_the_labels_rejected(scheme):
+    # The least pair probability (two labels below the top k) is rho times 2/(m (m - 1)) for
+    # uniform exploration at k = 2 and 2 (k - 1) / (k (m - k)^2) for single swap: the rho at
+    # which it reaches MIN_PAIR_PROBABILITY, and a rho 1% either side of it.
+    m, k = 101, 3
+    explore = SCHEMES[scheme](rho=0.1)
+    explored = K.pair_probability(explore._scheme, 1.0, m, k, False, False)
+    edge = MIN_PAIR_PROBABILITY / explored
+    SCHEMES[scheme](rho=edge * 1.01).check_k(m, k)
+    small = SCHEMES[scheme](rho=edge * 0.99)
+    for call in (
+        lambda: small.check_k(m, k),
+        lambda: small.draw(np.arange(m), k, seed=0, round=1),
+        lambda: small.pair_probabilities(np.arange(m), k),
+    ):
+        with pytest.raises(ValueError, match=r"rho=.* too small for m=101 labels and k=3"):
+            call()
+    small.check_k(k + 1, k)  # fewer labels: larger probabilities
+    small.check_k(k, k)  # every label shown: nothing to explore
+    # a booster refuses it with its labels known, at construction or on its first example
+    # (a rejected example changes nothing)
+    from olboost import TopkAdaptive, VFDTCommittee
+
+    with pytest.raises(ValueError, match="too small for m=101"):
+        TopkAdaptive(VFDTCommittee(), learners=2, k=k, exploration=small, labels=m)
+    model = TopkAdaptive(VFDTCommittee(), learners=2, k=k, exploration=small, seed=1)
+    before = pickle.dumps(model)
+    X, Y = np.zeros((2, 4)), np.zeros((2, m), dtype=bool)
+    Y[:, 0] = True
+    with pytest.raises(ValueError, match="too small for m=101"):
+        model.learn(X, Y)
+    assert pickle.dumps(model) == before
 
 
 @pytest.mark.parametrize(

@@ -71,6 +71,7 @@ class TopkBooster(RankingBooster):
         m = len(self._outputs())
         if not 2 <= self.k <= m:
             raise ValueError(f"{type(self).__name__}: k={self.k} must be in [2, m={m}] labels")
+        self.explorer_.check_k(m, self.k)  # rho against the labels taken from the data
         super()._init_model()
 
     def _init_state(self) -> None:

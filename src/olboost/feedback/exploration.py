@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from olboost._random import MAX_KEY, STREAMS, draw_key, seed_key
 from olboost.base import Estimator, Interval
-from olboost.feedback import TopkFeedback
+from olboost.feedback import MIN_PAIR_PROBABILITY, TopkFeedback
 from olboost.feedback import _kernels as K
 
 __all__ = [
@@ -68,8 +68,10 @@ class Exploration(Estimator):
         self._validate_params()
 
     def check_k(self, m: int, k: int) -> None:
-        """Raise ``ValueError`` unless ``min_k <= k <= m`` (and ``m >= 2``); ``TypeError`` if
-        ``k`` is not an int."""
+        """Raise ``ValueError`` unless ``min_k <= k <= m`` (and ``m >= 2``) and every pair of
+        the ``m`` labels is shown together with probability at least
+        :data:`~olboost.feedback.MIN_PAIR_PROBABILITY` (not so with a tiny ``rho`` at many
+        labels); ``TypeError`` if ``k`` is not an int."""
         name = type(self).__name__
         _check_int(f"{name}: k", k)
         if m < 2:
@@ -79,6 +81,23 @@ class Exploration(Estimator):
                 f"{name}: k must be in [{self.min_k}, m={m}], got {k}"
                 + (" (Lemma 5: a pair must be shown together)" if k < 2 else "")
                 + (" (App. B.1, Lemma 10: single swap needs k >= 3)" if 2 <= k < self.min_k else "")
+            )
+        # A pair's feedback is weighed by the inverse of its probability (eq. 1): one below the
+        # floor that TopkFeedback takes would be refused (or the label never shown at all) on
+        # the rare rounds that explore it, long after the model started.
+        sides = [(True, True)]
+        if k < m:
+            sides.append((True, False))
+        if m - k >= 2:
+            sides.append((False, False))
+        rho, m_, k_ = float(self.rho), int(m), int(k)
+        least = min(K.pair_probability(self._scheme, rho, m_, k_, a, b) for a, b in sides)
+        if not least >= MIN_PAIR_PROBABILITY:
+            raise ValueError(
+                f"{name}: rho={self.rho!r} is too small for m={m} labels and k={k}: a pair of "
+                f"labels would be shown together with probability {least:.3g}, below "
+                f"MIN_PAIR_PROBABILITY ({MIN_PAIR_PROBABILITY:g}), the least whose feedback "
+                "the estimates of eq. 1 can weigh"
             )
 
     def _ranking(self, ranking: ArrayLike, k: int) -> np.ndarray:
