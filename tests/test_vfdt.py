@@ -520,6 +520,23 @@ def test_uniform_before_any_data():
     assert np.array_equal(c.predict(np.zeros(4)), np.full((2, 3), 1 / 3))
 
 
+def test_largest_leaf_prior_still_predicts_distributions():
+    # leaf_prior up to MAX_LEAF_PRIOR: each row sums to 1 at many labels and with weight seen
+    # (a prior of 1.7e308 made k * prior infinite and every row 0); above it, refused by name
+    from olboost.weak.vfdt import MAX_LEAF_PRIOR
+
+    c = VFDTCommittee(leaf_prior=MAX_LEAF_PRIOR)
+    c.start(2, 101, 3, seed=0)
+    weights = np.zeros((2, 101))
+    weights[:, 5] = 1e6
+    c.learn(np.array([0.5, 1.0, 2.0]), weights)
+    H = c.predict(np.array([0.5, 1.0, 2.0]))
+    assert np.all(H > 0.0) and np.allclose(H.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    for bad in (MAX_LEAF_PRIOR * 1.01, 1.7e308, math.inf):
+        with pytest.raises(ValueError, match="leaf_prior"):
+            VFDTCommittee(leaf_prior=bad)
+
+
 def test_capacity_growth_is_invisible():
     X, W = mixed_stream(400)
     tiny = committee(capacity=1)

@@ -49,6 +49,11 @@ def _check_nominal_attributes(value: Mapping) -> str | None:
 MAX_CATEGORIES = 2**31 - 1
 
 
+#: Largest ``leaf_prior``: times any number of labels (and plus any leaf's weight, which the
+#: committee keeps finite) it stays finite.
+MAX_LEAF_PRIOR = 1e100
+
+
 class VFDTCommittee(TreeArrays, Committee):
     """N Hoeffding trees (VFDT, Domingos & Hulten 2000), compiled with Numba, one per learner.
 
@@ -267,7 +272,9 @@ class VFDTCommittee(TreeArrays, Committee):
         "n_split_points": Interval(1, None, integer=True),
         "min_branch_fraction": Interval(0, 1, closed="left"),
         "max_share_to_split": Interval(0, 1, closed="right"),
-        "leaf_prior": Interval(0, math.inf, closed="left"),
+        # (w + prior) / (W + k prior): a prior near the float range made k prior infinite and
+        # every leaf predict a row of zeros, not a distribution; 1e100 is uniform to the last bit
+        "leaf_prior": Interval(0, MAX_LEAF_PRIOR),
         "leaf_prediction": OneOf("mc", "nb", "nba"),
         "nominal_splits": OneOf("both", "multiway"),
         "semantics": OneOf("river", "weka_port"),
