@@ -6,8 +6,9 @@ each committee's learners. :func:`predict` asks both for their predictions and s
 ``H``; :func:`learn` checks every weight, gathers each committee's rows and trains them in turn.
 More than two committees nest: the second member of a pair is itself a pair.
 
-Storage requests. A member's ``learn`` may return a non-zero status, having learned nothing,
-asking for storage (:meth:`olboost.weak.base.Committee.make_room`). When the second member asks,
+Storage requests. A member's ``learn`` may return a non-zero status asking for storage
+(:meth:`olboost.weak.base.Committee.make_room`); the same call, repeated, learns what it did not
+(:class:`olboost.weak.base.CompiledKernels`). When the second member asks,
 the first has already learned the example; ``progress[0]`` records that, so the repeated call
 (after ``make_room``) trains the second member only, and every learner learns the example once.
 ``progress[1]`` says who returned the status (:data:`SELF`, :data:`FIRST`, :data:`SECOND`), for

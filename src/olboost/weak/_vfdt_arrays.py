@@ -86,6 +86,7 @@ class TreeArrays:
         self.free_blocks_ = np.zeros((n, 4), dtype=np.int64)
         self.n_free_blocks_ = np.zeros(n, dtype=np.int64)
         self.counts_ = np.zeros(n, dtype=np.int64)
+        self.progress_ = np.zeros(n, dtype=np.int64)
 
         self.work_ = np.zeros((n, self.max_branches_ + K.N_WORK_ROWS, k))
 

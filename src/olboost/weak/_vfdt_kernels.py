@@ -44,7 +44,9 @@ of ``k``, bit for bit, and a leaf costs, in time and memory, the labels that rea
 ``k``. Learning finds a class by bisection in that list; a leaf whose room is full moves to twice
 the room at the end of its tree's rows, and a split leaf's entries are left behind: the rows are
 compacted (:meth:`olboost.weak._vfdt_arrays.TreeArrays._compact_entries`) when a call could
-otherwise run out, which :func:`._vfdt_storage.entries_demand` bounds before any tree learns.
+otherwise run out: a tree checks, before it learns each label, that its rows hold what the label
+may take (:func:`._vfdt_storage.entries_needed`), and if not the call stops there and resumes
+after the compaction (``Pools.progress``).
 A block, allocated the first time a leaf's observers see a class, holds that class's statistics
 for every attribute of the learner: a weighted Gaussian (weight seen, mean, sum of squared
 deviations, min, max) per numeric attribute and a weight per category of each nominal attribute.
@@ -148,7 +150,7 @@ from olboost.weak._vfdt_split import (  # noqa: F401
 from olboost.weak._vfdt_storage import (  # noqa: F401
     LEND_NO_SPARE,
     LEND_OK,
-    entries_demand,
+    entries_needed,
     first_bad_row,
     give_back,
     learn_demand,
@@ -176,7 +178,9 @@ LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
 LEARN_GROW_NODES = 2  # the node arrays need ``demand[0]`` columns
 LEARN_GROW_SLOTS = 3  # grow the leaf-slot pool (``demand[1]``: a LEND_* code)
 LEARN_GROW_BLOCKS = 4  # grow the observer-block pool (``demand[1]``: a LEND_* code)
-LEARN_GROW_ENTRIES = 5  # give every tree ``demand[0]`` free class entries
+# give every tree ``demand[0]`` free class entries; unlike the others, this status may come after
+# some trees learned some labels (``progress``): the call again resumes where they stopped
+LEARN_GROW_ENTRIES = 5
 
 
 @numba.njit(cache=True, nogil=True)
@@ -214,17 +218,22 @@ def learn_serial(x, weights, state, demand):
         learners_.features.shape[1], Options(*options).n_split_points, weights.shape[1]
     )
     labels = np.flatnonzero(weighed)
-    _learn_trees_inlined(
+    pools_ = Pools(*pools)
+    need = _learn_trees_inlined(
         0, weights.shape[0], x, weights, labels, learners, options, nodes, leaves, work, scratch,
-        spare,
+        spare, pools_.progress, pools_.max_branches,
     )  # fmt: skip
+    if need > 0:
+        demand[0] = need
+        return LEARN_GROW_ENTRIES
     _take_back(leaves, pools)
     return LEARN_OK
 
 
 @numba.njit(cache=True)
 def _learn_trees(
-    lo, hi, x, weights, labels, learners, options, nodes, leaves, work, scratch, spare
+    lo, hi, x, weights, labels, learners, options, nodes, leaves, work, scratch, spare, progress,
+    max_branches,
 ):  # fmt: skip
     """Trees ``lo .. hi - 1``, in order: tree ``i`` learns ``(x, l)`` with weight ``weights[i,
     l]`` times its multiplier, for each label ``l`` in increasing order with a positive weight,
@@ -233,6 +242,15 @@ def _learn_trees(
     weights): with thousands of labels, a booster weighs a handful, and a tree's scan of its
     row for them cost more than learning them. ``scratch`` and ``spare`` are the split
     attempts' (:func:`attempt_scratch`), or empty: then each attempt allocates its own.
+
+    Tree ``i`` starts at ``labels[progress[i]]`` and sets ``progress[i]`` to ``len(labels)``
+    when it is done. Before each label it checks that its entry rows have the room the label
+    may take (:func:`entries_needed`, for ``max_branches``); if not, it stops there, recording
+    the label's index in ``progress[i]``, and the room needed is returned (0 once every tree
+    is done): the caller compacts the rows and calls again, which resumes each tree where it
+    stopped. Rows reserved for the worst example instead (every label a new class and a split
+    at every label) made them hundreds of times wider than the entries they held, at hundreds
+    of labels per example.
 
     At a split whose attribute is missing from ``x`` the example follows the child with the most
     weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
@@ -263,6 +281,7 @@ def _learn_trees(
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     listed, present, n_present = leaves_.listed, leaves_.present, leaves_.n_present
     start, room, label_of, widest = leaves_.start, leaves_.room, leaves_.label, leaves_.widest
+    top, width = leaves_.top, leaves_.label.shape[1]
     incomplete, seen_bound = leaves_.incomplete, leaves_.seen_bound
     kept, kept_log = leaves_.kept, leaves_.kept_log
     weka, leaf_mode, max_depth = options_.weka, options_.leaf_mode, options_.max_depth
@@ -277,7 +296,7 @@ def _learn_trees(
     reached_depth = np.empty(hi - lo, dtype=np.int64)
     for i in range(lo, hi):
         reached[i - lo] = -1
-        for q in range(labels.shape[0]):
+        for q in range(progress[i], labels.shape[0]):
             if weights[i, labels[q]] * weight_multiplier[i] > 0.0:
                 node = np.int64(0)
                 depth = 0
@@ -292,11 +311,16 @@ def _learn_trees(
                 break
     for i in range(lo, hi):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
-        for q in range(labels.shape[0]):  # (iterating the array counts a reference per tree)
+        # (iterating the array counts a reference per tree)
+        for q in range(progress[i], labels.shape[0]):
             label = labels[q]
             w = weights[i, label] * weight_multiplier[i]
             if not w > 0.0:
                 continue
+            need = entries_needed(widest[i], max_branches)
+            if top[i] + need > width:
+                progress[i] = q
+                return need
             node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
             depth = 0
@@ -448,6 +472,8 @@ def _learn_trees(
                         i, node, weight_seen, learners_, options_, nodes_, leaves_, work[i], kept,
                         scratch, spare,
                     )  # fmt: skip
+        progress[i] = labels.shape[0]
+    return 0
 
 
 # _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the
@@ -459,34 +485,42 @@ _learn_trees_inlined = numba.njit(inline="always")(_learn_trees.py_func)
 
 
 @numba.njit(cache=True, inline="always")
-def _learn_tree(i, x, weights, learners, options, nodes, leaves, work):
-    """Tree ``i`` learns (:func:`_learn_trees`), in a parallel loop."""
+def _learn_tree(
+    i, x, weights, labels, learners, options, nodes, leaves, work, progress, max_branches
+):  # fmt: skip
+    """Tree ``i`` learns (:func:`_learn_trees`), in a parallel loop; returns the entries it
+    stopped for, or 0."""
     # the parallel lowering types i as uint64 where the serial typing says int64: one type,
     # so that the learning kernels below compile once, not twice
     tree = np.int64(i)
     weight_multiplier = Learners(*learners).weight_multiplier
-    for label in range(weights.shape[1]):
-        if weights[tree, label] * weight_multiplier[tree] > 0.0:
+    for q in range(labels.shape[0]):
+        if weights[tree, labels[q]] * weight_multiplier[tree] > 0.0:
             none, no_classes = np.empty(0), np.empty(0, dtype=np.int64)  # see _learn_trees
-            labels = np.flatnonzero(weights[tree] > 0.0)
-            _learn_trees(
+            return _learn_trees(
                 tree, tree + 1, x, weights, labels, learners, options, nodes, leaves, work, none,
-                no_classes,
+                no_classes, progress, max_branches,
             )  # fmt: skip
-            return
+    return 0
 
 
 @numba.njit(cache=True, inline="always")
 def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, weighed):
     """The checks and lending of :func:`_learn` before any tree learns: a ``LEARN_*`` code;
     ``weighed`` as :func:`learn_demand` writes it."""
-    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
+    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, progress, max_branches = pools
     nodes_, leaves_ = Nodes(*nodes), Leaves(*leaves)
     free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
     ok, needed = learn_demand(weights, multiplier, nodes_.n_nodes, max_branches, counts, weighed)
     if not ok:
         return LEARN_BAD_WEIGHTS
+    for i in range(progress.shape[0]):
+        if progress[i] != 0:
+            # A call that stopped for entries, resumed: the first call checked and lent what
+            # the whole example needs (the trees give back only at its end), so that the trees
+            # take the same slots and blocks as a call that never stopped.
+            return LEARN_OK
     if needed > nodes_.kind.shape[1]:
         demand[0] = needed
         return LEARN_GROW_NODES
@@ -504,11 +538,6 @@ def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, wei
     if status != LEND_OK:
         demand[1] = status
         return LEARN_GROW_BLOCKS
-    width = leaves_.label.shape[1]
-    needed = entries_demand(counts, leaves_.widest, leaves_.top, width, max_branches)
-    if needed > 0:
-        demand[0] = needed
-        return LEARN_GROW_ENTRIES
     return LEARN_OK
 
 
@@ -517,7 +546,7 @@ def _take_back(leaves, pools):
     """What :func:`_learn` does after the trees learned: each tree keeps what one more example
     may take, so that the next call lends nothing when every tree learns one example (the
     boosters' usual case)."""
-    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches = pools
+    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, progress, max_branches = pools
     leaves_ = Leaves(*leaves)
     free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
     free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
@@ -527,6 +556,7 @@ def _take_back(leaves, pools):
     # an explicit loop: in the parallel function, ``counts[:] = 0`` left the array unchanged
     for i in range(counts.shape[0]):
         counts[i] = 0
+        progress[i] = 0
 
 
 @numba.njit(cache=True, parallel=True)
@@ -538,19 +568,29 @@ def _learn(x, weights, learners, options, nodes, leaves, pools, work, demand):
     validates ``weights`` (:func:`learn_demand`), checks the node capacity, lends every tree the
     leaf slots and observer blocks it may take (:func:`lend`), trains the trees and takes back
     what a tree holds beyond one example's needs (:func:`give_back`). ``pools`` is
-    ``(spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, max_branches)``.
-    Returns a ``LEARN_*`` code: on anything but ``LEARN_OK`` no tree has learned; the caller
-    grows what ``demand`` names and calls again (items already lent stay valid).
+    the :data:`Pools` record as a tuple. Returns a ``LEARN_*`` code: on anything but
+    ``LEARN_OK`` the caller grows what ``demand`` names and calls again (items already lent
+    stay valid); no tree has learned, except on ``LEARN_GROW_ENTRIES``, after which each tree
+    resumes where it stopped (:func:`_learn_trees`).
 
     Trees touch disjoint state (their own node rows, leaf slots, free stacks and ``work[i]``), so
     they are trained in parallel (on the calling thread's ``numba.get_num_threads()``) with
     identical results."""
     multiplier = Learners(*learners).weight_multiplier
-    weighed = np.zeros(weights.shape[1], dtype=np.bool_)  # the trees find their own labels
+    weighed = np.zeros(weights.shape[1], dtype=np.bool_)
     status = _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, weighed)
     if status != LEARN_OK:
         return status
+    labels = np.flatnonzero(weighed)
+    progress, max_branches = pools[5], pools[6]
+    need = np.zeros(weights.shape[0], dtype=np.int64)
     for i in numba.prange(weights.shape[0]):
-        _learn_tree(i, x, weights, learners, options, nodes, leaves, work)
+        need[i] = _learn_tree(
+            i, x, weights, labels, learners, options, nodes, leaves, work, progress, max_branches
+        )
+    most = need.max()
+    if most > 0:
+        demand[0] = most
+        return LEARN_GROW_ENTRIES
     _take_back(leaves, pools)
     return LEARN_OK

@@ -108,7 +108,17 @@ Leaves = namedtuple(
 )
 Pools = namedtuple(
     "Pools",
-    ["spare_slots", "n_spare_slots", "spare_blocks", "n_spare_blocks", "counts", "max_branches"],
+    [
+        "spare_slots",
+        "n_spare_slots",
+        "spare_blocks",
+        "n_spare_blocks",
+        "counts",
+        # (N,) int64: where each tree resumes, in the example's list of weighed labels, a learn
+        # call that stopped for class entries (_vfdt_kernels.LEARN_GROW_ENTRIES); 0 between calls
+        "progress",
+        "max_branches",
+    ],
 )
 State = namedtuple("State", ["learners", "options", "nodes", "leaves", "pools", "work"])
 

@@ -70,23 +70,14 @@ def learn_demand(weights, multiplier, n_nodes, max_branches, counts, weighed):
     return True, nodes
 
 
-@numba.njit(cache=True)
-def entries_demand(counts, widest, top, width, max_branches):
-    """The free class entries every tree needs before it learns ``counts[i]`` labels of one
-    example, if some tree has fewer (else 0).
-
-    Per label learned, a tree's leaf holds at most ``widest[i] + counts[i]`` classes: the leaf
-    may move to twice its room (``_vfdt_leaves._move_leaf``), a split may make
-    ``max_branches`` leaves of at most as many classes, and a new branch a leaf of none, each
-    with at least ``MIN_ROOM`` entries."""
-    needed = 0
-    short = False
-    for i in range(counts.shape[0]):
-        most = widest[i] + counts[i] + MIN_ROOM
-        need = counts[i] * (max_branches + 3) * most
-        needed = max(needed, need)
-        short |= top[i] + need > width
-    return needed if short else 0
+@numba.njit(cache=True, inline="always")
+def entries_needed(widest, max_branches):
+    """The free class entries a tree's rows must have before it learns one label, its widest
+    leaf holding ``widest`` classes: at most one leaf learns the label and meets at most one new
+    class (``widest + 1``), and it may move to twice its room (``_vfdt_leaves._move_leaf``), then
+    split into ``max_branches`` leaves of at most as many classes; or the label makes a new
+    branch, a leaf of none. Each leaf has at least ``MIN_ROOM`` entries."""
+    return (max_branches + 3) * (widest + 1 + MIN_ROOM)
 
 
 LEND_OK = 0

@@ -77,8 +77,10 @@ class CompiledKernels(NamedTuple):
     learn
         Numba function ``learn(x, weights, state, demand) -> int``: learner ``i`` learns label
         ``l`` of ``x`` with importance ``weights[i, l]`` (times its multiplier); returns 0, or a
-        non-zero status (nothing learned) for :meth:`Committee.make_room`, ``demand`` (int64,
-        length 2) saying how much.
+        non-zero status for :meth:`Committee.make_room`, ``demand`` (int64, length 2) saying how
+        much. The same call repeated after ``make_room`` learns what the first did not (the
+        committee keeps track of any part already learned): each learner learns each label of
+        ``x`` once.
     state
         The record (a namedtuple of arrays) both kernels take; valid until ``make_room``.
     """

@@ -485,6 +485,9 @@ class VFDTCommittee(TreeArrays, Committee):
             self._allocate_kept_sums()
         if "leaf_class_" in state:
             self._entries_from_dense_rows()
+        if "counts_" in state and "progress_" not in state:
+            # pickled before a learn call could stop between labels: none had
+            self.progress_ = np.zeros(len(state["counts_"]), dtype=np.int64)
 
     def _state(self) -> K.State:
         setup = self.setup_
@@ -550,6 +553,7 @@ class VFDTCommittee(TreeArrays, Committee):
                 self.spare_blocks_,
                 self.n_spare_blocks_,
                 self.counts_,
+                self.progress_,
                 self.max_branches_,
             ),
             work=self.work_,
@@ -582,13 +586,19 @@ class VFDTCommittee(TreeArrays, Committee):
         ``demand``; a ``ValueError`` on bad weights (then nothing was learned)."""
         if status == K.LEARN_BAD_WEIGHTS:
             raise ValueError(_OVERFLOWING_WEIGHTS)
-        if status == K.LEARN_GROW_NODES:
-            self._grow_nodes(int(demand[0]))
-        elif status == K.LEARN_GROW_ENTRIES:
-            self._compact_entries(int(demand[0]))
-        else:
-            kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
-            self._grow_for(kind, int(demand[1]))
+        try:
+            if status == K.LEARN_GROW_NODES:
+                self._grow_nodes(int(demand[0]))
+            elif status == K.LEARN_GROW_ENTRIES:
+                self._compact_entries(int(demand[0]))
+            else:
+                kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
+                self._grow_for(kind, int(demand[1]))
+        except BaseException:
+            # (a MemoryError) the example is abandoned, perhaps part learned (a call stopped
+            # for entries): the next call is another example's, and starts from its first label
+            self.progress_[:] = 0
+            raise
 
     # -------------------------------------------------------------------------- inspection
 
