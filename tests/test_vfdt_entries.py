@@ -292,6 +292,42 @@ def test_a_failed_room_request_abandons_the_example(monkeypatch):
         assert pickle.dumps(value) == pickle.dumps(getattr(twin, name)), name
 
 
+@pytest.mark.parametrize("mixed", [False, True])
+def test_an_interrupt_between_the_calls_of_an_example_leaves_no_resume_point(mixed, monkeypatch):
+    """An exception between a learn call that stopped part way and its repetition (here a
+    KeyboardInterrupt as the room is made) leaves nothing recorded of where it stopped, in the
+    trees and, in a mixed committee, in the mix: the next example is learned from its start."""
+    from olboost.weak import LinearCommittee, MixedCommittee
+
+    k, n = 150, 3
+    X, _ = label_stream(40, k, seed=17)
+    trees = VFDTCommittee(n_features=8, grace_period=(2.0, 6.0))
+    c = MixedCommittee([trees, LinearCommittee()], shares=[2, 1]) if mixed else trees
+    c.start(n, k, X.shape[1], seed=18)
+    tree_part = c.parts_[0] if mixed else c
+    rng = np.random.default_rng(19)
+    make_room = VFDTCommittee.make_room
+    interrupted = []
+
+    def interrupting(self, status, demand):
+        if status == K.LEARN_GROW_ENTRIES and self.progress_.any() and not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        make_room(self, status, demand)
+
+    monkeypatch.setattr(VFDTCommittee, "make_room", interrupting)
+    for t in range(len(X)):
+        w = np.zeros((n, k))
+        w[:, rng.choice(k, 60, replace=False)] = 1.0
+        try:
+            c.learn(X[t], w)
+        except KeyboardInterrupt:
+            assert not tree_part.progress_.any()
+            if mixed:
+                assert not c.progress_.any()
+    assert interrupted
+
+
 def test_round_trip_through_dense_rows():
     """A committee converted to dense rows and back (as one pickled before the entries is
     loaded) predicts and learns as the original, bit for bit."""

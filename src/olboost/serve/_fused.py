@@ -157,10 +157,14 @@ class FusedLearner:
                 self.weights, self.costs, self.demand,
             )  # fmt: skip
             # as Committee.learn_compiled: grow what the trees asked for, learn again
-            while status != 0:
-                committee.make_room(status, self.demand)
-                kernels = committee.compiled()
-                status = kernels.learn(x, self.weights, kernels.state, self.demand)
+            try:
+                while status != 0:
+                    committee.make_room(status, self.demand)
+                    kernels = committee.compiled()
+                    status = kernels.learn(x, self.weights, kernels.state, self.demand)
+            except BaseException:
+                committee.abandon_example()
+                raise
         model._cache = None  # the predictions cached by a ranking are stale now
 
 

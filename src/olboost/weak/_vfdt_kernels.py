@@ -515,12 +515,22 @@ def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, wei
     ok, needed = learn_demand(weights, multiplier, nodes_.n_nodes, max_branches, counts, weighed)
     if not ok:
         return LEARN_BAD_WEIGHTS
+    # A call that stopped for entries, resumed: each tree needs room for the labels it has
+    # left only. The first call lent for them all (the trees give back at the example's end),
+    # so the lending below gives nothing and the trees take the slots and blocks of a call that
+    # never stopped; and a larger demand would grow the node arrays where it never did.
+    resumed = False
     for i in range(progress.shape[0]):
-        if progress[i] != 0:
-            # A call that stopped for entries, resumed: the first call checked and lent what
-            # the whole example needs (the trees give back only at its end), so that the trees
-            # take the same slots and blocks as a call that never stopped.
-            return LEARN_OK
+        resumed |= progress[i] != 0
+    if resumed:
+        labels = np.flatnonzero(weighed)
+        needed = 0
+        for i in range(progress.shape[0]):
+            left = 0
+            for q in range(progress[i], labels.shape[0]):
+                left += weights[i, labels[q]] > 0.0
+            counts[i] = left
+            needed = max(needed, nodes_.n_nodes[i] + left * max_branches)
     if needed > nodes_.kind.shape[1]:
         demand[0] = needed
         return LEARN_GROW_NODES

@@ -304,11 +304,21 @@ class Committee(Estimator):
         demand = np.zeros(2, dtype=np.int64)
         kernels = self.compiled()
         join_pending(kernels.learn)
-        status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
-        while status != 0:
-            self.make_room(status, demand)
-            kernels = self.compiled()
+        try:
             status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
+            while status != 0:
+                self.make_room(status, demand)
+                kernels = self.compiled()
+                status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
+        except BaseException:
+            self.abandon_example()
+            raise
+
+    def abandon_example(self) -> None:
+        """Forget where the compiled ``learn`` of an example stopped (an exception between its
+        repeated calls: a failed ``make_room``, an interrupt), so that the next call, another
+        example's, starts from the beginning; what the example's calls learned stays learned.
+        Nothing to forget by default."""
 
     def _learn_kernel(self, kernels: CompiledKernels) -> Any:
         """What :meth:`learn_compiled` calls for ``kernels.learn``: the dispatcher itself, or

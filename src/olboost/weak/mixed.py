@@ -447,6 +447,12 @@ class MixedCommittee(Committee):
                 return
         self.parts_[-1].make_room(status, demand)
 
+    def abandon_example(self) -> None:
+        """Forget which parts learned the example, and where each stopped."""
+        self.progress_[:] = 0
+        for part in self.parts_:
+            part.abandon_example()
+
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
         """Every part's context (e.g. the trees' thread count)."""

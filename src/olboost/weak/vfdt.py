@@ -597,8 +597,11 @@ class VFDTCommittee(TreeArrays, Committee):
         except BaseException:
             # (a MemoryError) the example is abandoned, perhaps part learned (a call stopped
             # for entries): the next call is another example's, and starts from its first label
-            self.progress_[:] = 0
+            self.abandon_example()
             raise
+
+    def abandon_example(self) -> None:
+        self.progress_[:] = 0
 
     # -------------------------------------------------------------------------- inspection
 
