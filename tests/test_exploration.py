@@ -643,6 +643,47 @@ def test_impression_feedback():
     assert imp.feedback(iter(["a", "c"])).relevant.tolist() == [True, True]
 
 
+def test_impression_arrays_are_read_only_copies():
+    # feedback() maps clicks through shown: written over in place, it named unshown labels
+    shown, probs = np.array([2, 0]), np.array([[1.0, 0.5], [0.5, 1.0]])
+    imp = Impression(
+        ranking=("c", "a", "b"), labels=("c", "a"), shown=shown, probs=probs, round=1, key=0,
+        explored=False, source="model-1", scores=np.array([0.3, 0.2]),
+    )  # fmt: skip
+    for name in ("shown", "probs", "scores"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(imp, name)[0] = 1
+    shown[0] = 1  # the caller's arrays stay theirs, and writable
+    assert imp.feedback(["c"]).shown.tolist() == [2, 0]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda fb: fb.probs.__setitem__((0, 1), 0.0),
+        lambda fb: fb.probs.__setitem__((1, 0), 0.25),  # no longer symmetric
+        lambda fb: fb.probs.__imul__(-1.0),
+        lambda fb: fb.probs.__setitem__((0, 1), np.nan),
+        lambda fb: fb.shown.__setitem__(1, fb.shown[0]),  # a label shown twice
+    ],
+)
+def test_feedback_written_over_after_it_was_made_is_refused(tamper):
+    """A TopkFeedback's arrays are checked again when a booster takes it: written over after
+    the constructor's checks, it is refused as the constructor would, the model unchanged."""
+    from olboost import TopkAdaptive, VFDTCommittee
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(30, 4)), rng.random((30, 6)) < 0.3
+    model = TopkAdaptive(VFDTCommittee(), learners=3, k=3, seed=1, clip_probability=None)
+    model.learn(X[:20], Y[:20])
+    fb = model.show_one(X[20]).feedback([])
+    tamper(fb)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="TopkFeedback"):
+        model.learn_one(X[20], fb)
+    assert pickle.dumps(model) == before
+
+
 @pytest.mark.parametrize(
     ("clicked", "match"),
     [

@@ -202,6 +202,7 @@ class TopkBooster(RankingBooster):
         super()._check_feedback(feedback)
         if not isinstance(feedback, TopkFeedback):
             return
+        feedback.check()  # its arrays may have been written since it was made
         name = type(self).__name__
         m = len(self._outputs())
         if feedback.shown.shape[0] != self.k:

@@ -95,35 +95,49 @@ class TopkFeedback(Feedback):
         # copies, checked and kept: a record that shared the caller's buffer took on whatever
         # was written there later (late feedback logged from one reused array all read the
         # last propensities, or a 0 that the checks had not seen)
-        shown = np.array(self.shown)
-        relevant = np.array(self.relevant)
-        probs = np.array(self.probs)
-        if shown.ndim != 1 or not np.issubdtype(shown.dtype, np.integer):
-            raise TypeError("TopkFeedback.shown must be a 1-D array of label indices")
-        if relevant.ndim != 1 or relevant.dtype != np.bool_:
-            raise TypeError("TopkFeedback.relevant must be a 1-D boolean mask over those shown")
-        k = shown.shape[0]
-        if relevant.shape[0] != k:
-            raise ValueError(
-                f"TopkFeedback: relevant has {relevant.shape[0]} entries for {k} shown labels"
-            )
-        if len(set(shown.tolist())) != k:
-            raise ValueError(f"TopkFeedback: a label is shown twice: {shown.tolist()}")
-        if probs.shape != (k, k) or not np.issubdtype(probs.dtype, np.floating):
-            raise ValueError(f"TopkFeedback.probs must be a ({k}, {k}) float array")
-        if not (np.all(probs > 0.0) and np.all(probs <= 1.0)):
-            raise ValueError("TopkFeedback.probs must lie in (0, 1]")
-        if np.any(probs < MIN_PAIR_PROBABILITY):
-            raise ValueError(
-                f"TopkFeedback.probs must be at least {MIN_PAIR_PROBABILITY:g} "
-                "(MIN_PAIR_PROBABILITY): the estimates divide by them (eq. 1), and smaller ones "
-                f"would make the weak learners' weights overflow; got {float(probs.min())!r}"
-            )
-        if not np.array_equal(probs, probs.T):
-            raise ValueError("TopkFeedback.probs must be symmetric")
+        shown, relevant, probs = _checked(
+            np.array(self.shown), np.array(self.relevant), np.array(self.probs)
+        )
         object.__setattr__(self, "shown", shown.astype(np.int64, copy=False))
         object.__setattr__(self, "relevant", relevant)
         object.__setattr__(self, "probs", np.ascontiguousarray(probs, dtype=np.float64))
+
+    def check(self) -> None:
+        """Raise, as the constructor does, if the arrays no longer hold valid feedback: the
+        record is frozen but its arrays are not, and a booster checks them again before it
+        learns them (a probability written over with 0 or a label shown twice)."""
+        _checked(self.shown, self.relevant, self.probs)
+
+
+def _checked(
+    shown: np.ndarray, relevant: np.ndarray, probs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(shown, relevant, probs)`` if they are valid :class:`TopkFeedback` arrays, or a
+    ``TypeError`` / ``ValueError`` naming what is not."""
+    if shown.ndim != 1 or not np.issubdtype(shown.dtype, np.integer):
+        raise TypeError("TopkFeedback.shown must be a 1-D array of label indices")
+    if relevant.ndim != 1 or relevant.dtype != np.bool_:
+        raise TypeError("TopkFeedback.relevant must be a 1-D boolean mask over those shown")
+    k = shown.shape[0]
+    if relevant.shape[0] != k:
+        raise ValueError(
+            f"TopkFeedback: relevant has {relevant.shape[0]} entries for {k} shown labels"
+        )
+    if len(set(shown.tolist())) != k:
+        raise ValueError(f"TopkFeedback: a label is shown twice: {shown.tolist()}")
+    if probs.shape != (k, k) or not np.issubdtype(probs.dtype, np.floating):
+        raise ValueError(f"TopkFeedback.probs must be a ({k}, {k}) float array")
+    if not (np.all(probs > 0.0) and np.all(probs <= 1.0)):
+        raise ValueError("TopkFeedback.probs must lie in (0, 1]")
+    if np.any(probs < MIN_PAIR_PROBABILITY):
+        raise ValueError(
+            f"TopkFeedback.probs must be at least {MIN_PAIR_PROBABILITY:g} "
+            "(MIN_PAIR_PROBABILITY): the estimates divide by them (eq. 1), and smaller ones "
+            f"would make the weak learners' weights overflow; got {float(probs.min())!r}"
+        )
+    if not np.array_equal(probs, probs.T):
+        raise ValueError("TopkFeedback.probs must be symmetric")
+    return shown, relevant, probs
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,6 +180,17 @@ class Impression:
     explored: bool
     source: str
     scores: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        # read-only copies: the record is what was shown, and feedback() maps the clicked
+        # labels to indices through it (a shown array written over in place mapped clicks to
+        # labels that were never shown)
+        for name in ("shown", "probs", "scores"):
+            value = getattr(self, name)
+            if value is not None:
+                kept = np.array(value)
+                kept.setflags(write=False)
+                object.__setattr__(self, name, kept)
 
     def feedback(self, clicked: Iterable[Hashable] | Mapping[Hashable, bool]) -> TopkFeedback:
         """The feedback of a user who found the labels ``clicked`` relevant (a subset of
