@@ -32,7 +32,8 @@ __all__ = ["MAX_ALPHA", "Booster", "BoosterKernels", "MulticlassBooster", "Ranki
 #: infinite scores and refused examples.
 MAX_ALPHA = 1e100
 
-#: Rows the compiled driver takes per call (a sparse stream is densified one block at a time).
+#: Rows the compiled driver takes per call at most (a sparse stream is densified one block at a
+#: time, of fewer rows when it is wide: :meth:`olboost.online.inputs.Rows.block_rows`).
 _BLOCK_ROWS = 4096
 
 
@@ -119,8 +120,9 @@ class Booster(OnlineLearner):
             committee = self._committee_prototype()
         if not committee.rejects_rows():
             return
-        for start in range(0, rows.n, _BLOCK_ROWS):
-            X = rows.block(start, _BLOCK_ROWS)
+        size = rows.block_rows(_BLOCK_ROWS)
+        for start in range(0, rows.n, size):
+            X = rows.block(start, size)
             bad = committee.check_rows(X)
             if bad < X.shape[0]:
                 problem = committee.row_problem(X[bad])
@@ -170,8 +172,9 @@ class Booster(OnlineLearner):
         scratch = np.empty((1, k))
         state = self._step_state()
         i = start
+        size = rows.block_rows(_BLOCK_ROWS)
         while i < rows.n:
-            X = rows.block(i, _BLOCK_ROWS)
+            X = rows.block(i, size)
             stop = i + X.shape[0]
             _driver.run(
                 X,

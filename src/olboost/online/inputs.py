@@ -401,6 +401,15 @@ class Rows:
             raise ValueError(f"{name}: {_problem(float(X.flat[k]), where, allow_missing, 'X')}")
         return cls(X, X.shape[0], X.shape[1], False)
 
+    def block_rows(self, most: int) -> int:
+        """Rows per :meth:`block` for a caller that takes at most ``most`` at a time: fewer for a
+        wide sparse matrix, whose blocks are dense, at most :data:`DENSE_BLOCK_FLOATS` floats
+        (rows of 47,236 features, 4,096 at a time, took 1.7 GB, where the non-zeros took 3.5
+        MB)."""
+        if not self.sparse:
+            return most
+        return max(1, min(most, DENSE_BLOCK_FLOATS // max(self.d, 1)))
+
     def block(self, start: int, size: int) -> np.ndarray:
         """Rows ``start .. start + size - 1`` (fewer at the end) as a C-contiguous float64
         matrix."""
@@ -422,6 +431,10 @@ class Rows:
         lo, hi = indptr[i], indptr[i + 1]
         buf[indices[lo:hi]] = data[lo:hi]
         return buf
+
+
+#: Floats of a dense block of a sparse matrix at the most (16 MB; :meth:`Rows.block_rows`).
+DENSE_BLOCK_FLOATS = 1 << 21
 
 
 def writable(a: np.ndarray) -> np.ndarray:
