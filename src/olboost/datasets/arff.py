@@ -263,6 +263,9 @@ def _convert_nominal(
         present, inverse = np.unique(key, return_inverse=True)
     names = list(distinct)
     table = np.empty(len(present), dtype=np.float64)
+    # each attribute's codes by category, once (tuple.index per value made an attribute of
+    # thousands of categories quadratic); the first of repeated categories, as index did
+    codes: dict[int, dict[str, int]] = {}
     for j, k in enumerate(present.tolist()):
         col, t = divmod(k, n_tok)
         if isinstance(names[t], Quoted):
@@ -273,9 +276,13 @@ def _convert_nominal(
                 table[j] = np.nan
                 continue
         cats = attributes[col].categories or ()
+        if col not in codes:
+            codes[col] = {}
+            for code, category in enumerate(cats):
+                codes[col].setdefault(category, code)
         try:
-            table[j] = cats.index(token)
-        except ValueError:
+            table[j] = codes[col][token]
+        except KeyError:
             first = int(np.flatnonzero(key == k)[0])
             line = _entry_line(int(where[first]), row_ptr, row_lines)
             raise _error(

@@ -266,7 +266,8 @@ def check_vector(
                 len(x) != len(feature_names) or any(key not in x for key in feature_names)
             ):
                 missing = [key for key in feature_names if key not in x]
-                extra = [key for key in x if key not in set(feature_names)]
+                names = set(feature_names)
+                extra = [key for key in x if key not in names]
                 raise ValueError(
                     f"{who}: x has different features than the first example "
                     f"(missing {missing[:5]}, unexpected {extra[:5]}), and this model does "

@@ -281,7 +281,12 @@ def _check_mini_batch(learner: OnlineLearner, X: Any) -> None:
             f"{type(X).__name__}; use learn / predict for arrays"
         )
     if len(set(columns)) != len(columns):
-        twice = [c for i, c in enumerate(columns) if c in columns[:i]]
+        seen: set = set()
+        twice = []
+        for c in columns:
+            if c in seen:
+                twice.append(c)
+            seen.add(c)
         raise ValueError(f"{who}: X names a column twice ({_shown_names(twice)})")
     if learner._started and learner.__dict__.get("feature_names_in_") is None:
         # learn_one refuses a dict then: the features have no names to read the columns by

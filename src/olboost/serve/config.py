@@ -3,6 +3,7 @@ created) and the model built, started and warmed up from it."""
 
 from __future__ import annotations
 
+import collections
 import pickle
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -63,7 +64,8 @@ class ServiceConfig:
                 f"algorithm must be one of {', '.join(ALGORITHMS)}, got {self.algorithm!r}"
             )
         labels = tuple(self.labels)
-        repeated = sorted({label for label in labels if labels.count(label) > 1}, key=str)
+        counts = collections.Counter(labels)
+        repeated = sorted({label for label in labels if counts[label] > 1}, key=str)
         if repeated:
             raise ValueError(f"labels: {', '.join(map(repr, repeated))} given more than once")
         if len(labels) < 2:
