@@ -575,6 +575,37 @@ def test_missing_label_value(tmp_path):
         load(arff, write(tmp_path, "r.xml", xml("y")))
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_labels_taken_a_block_of_columns_at_a_time(tmp_path, monkeypatch, sparse):
+    # blocks of 2 label columns (5 labels, 3 blocks) give the labels of one block, and a
+    # missing value in the last block is found and named
+    from olboost.datasets import mulan
+
+    attributes = "".join(f"@attribute l{j} {{0,1}}\n" for j in range(5))
+    header = "@relation r\n@attribute x numeric\n" + attributes + "@data\n"
+    rows = [[0.5, 1, 0, 1, 1, 0], [1.5, 0, 1, 0, 1, 1], [2.5, 1, 1, 0, 0, 1]]
+
+    def text(rows):
+        if not sparse:
+            return "\n".join(",".join(map(str, r)) for r in rows) + "\n"
+        return "".join(
+            "{" + ",".join(f"{j} {v}" for j, v in enumerate(r) if v != 0) + "}\n" for r in rows
+        )
+
+    arff = write(tmp_path, "r.arff", header + text(rows))
+    labels = write(tmp_path, "r.xml", xml(*[f"l{j}" for j in range(5)]))
+    whole = load(arff, labels).Y
+    monkeypatch.setattr(mulan, "_LABEL_BLOCK_FLOATS", 2 * len(rows))
+    assert np.array_equal(load(arff, labels).Y, whole)
+    assert np.array_equal(whole, np.array([r[1:] for r in rows], dtype=bool))
+    rows[2][5] = "?"
+    arff = write(tmp_path, "r.arff", header + text(rows))
+    with pytest.raises(
+        ValueError, match=re.escape(f"{arff}, line 11: missing value for label 'l4'")
+    ):
+        load(arff, labels)
+
+
 def test_missing_label_value_in_the_test_file_names_the_test_file(tmp_path):
     # the two files were joined under the train file's name: the test file's line 7 was
     # reported as the train file's

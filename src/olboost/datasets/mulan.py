@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import xml.parsers.expat
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
@@ -98,11 +99,19 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
     return labels
 
 
-def _label_column(arff: ArffFile, col: int) -> np.ndarray:
-    """Dense float64 column ``col`` of the parsed ARFF data."""
-    if sp.issparse(arff.data):
-        return arff.data[:, [col]].toarray().ravel()
-    return arff.data[:, col]
+#: Floats of a dense block of label columns (32 MB): the labels are taken a block of columns
+#: at a time, where one CSR column slice per label passed over all the data once per label
+#: (4,000 labels of 960,000 stored values took 5.2 s).
+_LABEL_BLOCK_FLOATS = 1 << 22
+
+
+def _label_blocks(arff: ArffFile, cols: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first, block)``: dense float64 columns ``cols[first : first + block.shape[1]]`` of
+    the parsed ARFF data, in order."""
+    step = max(1, _LABEL_BLOCK_FLOATS // max(arff.data.shape[0], 1))
+    for first in range(0, len(cols), step):
+        block = arff.data[:, cols[first : first + step]]
+        yield first, block.toarray() if sp.issparse(block) else block
 
 
 def _split(
@@ -119,20 +128,22 @@ def _split(
 
     n = arff.data.shape[0]
     Y = np.zeros((n, len(label_cols)), dtype=bool)
-    for j, col in enumerate(label_cols):
-        attr = arff.attributes[col]
-        cats = attr.categories or ()
-        if not attr.is_nominal or sorted(cats) != ["0", "1"]:
-            kind = "{" + ",".join(cats) + "}" if attr.is_nominal else attr.kind
-            raise arff.error(attr.line, f"label attribute {attr.name!r} is {kind}, not {{0,1}}")
-        codes = _label_column(arff, col)
-        missing = np.flatnonzero(np.isnan(codes))
-        if len(missing):
-            # A bool label matrix cannot say "unknown"; refuse rather than guess.
-            row = int(missing[0])
-            raise arff.error(int(arff.row_lines[row]), f"missing value for label {attr.name!r}")
-        # Compare with the code of "1", which is 0 if the file declares {1,0}.
-        Y[:, j] = codes == cats.index("1")
+    for first, block in _label_blocks(arff, label_cols):
+        for q in range(block.shape[1]):
+            j = first + q
+            attr = arff.attributes[label_cols[j]]
+            cats = attr.categories or ()
+            if not attr.is_nominal or sorted(cats) != ["0", "1"]:
+                kind = "{" + ",".join(cats) + "}" if attr.is_nominal else attr.kind
+                raise arff.error(attr.line, f"label attribute {attr.name!r} is {kind}, not {{0,1}}")
+            codes = block[:, q]
+            missing = np.flatnonzero(np.isnan(codes))
+            if len(missing):
+                # A bool label matrix cannot say "unknown"; refuse rather than guess.
+                row = int(missing[0])
+                raise arff.error(int(arff.row_lines[row]), f"missing value for label {attr.name!r}")
+            # Compare with the code of "1", which is 0 if the file declares {1,0}.
+            Y[:, j] = codes == cats.index("1")
 
     is_label = np.zeros(len(arff.attributes), dtype=bool)
     is_label[label_cols] = True
