@@ -561,6 +561,57 @@ def _served_store(path: Path, seed: int, n: int) -> None:
         service.close()
 
 
+def test_a_restart_counts_the_log_from_its_checkpoint_to_the_same_bits(tmp_path, monkeypatch):
+    # The counters of the log (clicks, labels shown, the estimated loss's sums) are kept with
+    # each checkpoint: a restart reads the feedback after it only (it read the whole log, 22 us
+    # a feedback), and gets the bits of a count over the whole log, here from a checkpoint six
+    # feedbacks behind the log.
+    import shutil
+
+    from olboost.serve.service import Service
+    from olboost.serve.stats import Stats
+    from olboost.serve.store import Store
+
+    store = tmp_path / "store"
+    _served_store(store, 3, 6)
+    shutil.copy(store / "checkpoint.olb", tmp_path / "at-6.olb")
+    service = Service(store)
+    service.start()
+    try:
+        for i in range(6):
+            shown, logged = service.rank({"features": [i / 7, 0.5]})
+            logged.result()
+            clicked = shown["labels"][: i % 2 + 1]
+            service.feedback({"impression": shown["impression"], "clicked": clicked})
+    finally:
+        service.close()
+    shutil.copy(tmp_path / "at-6.olb", store / "checkpoint.olb")
+    whole = Stats()
+    log = Store(store)
+    try:
+        whole.count_log(log)
+    finally:
+        log.close()
+    read_after = []
+    feedback_after = Store.feedback_after
+
+    def spying(self, seq):
+        read_after.append(seq)
+        return feedback_after(self, seq)
+
+    monkeypatch.setattr(Store, "feedback_after", spying)
+    service = Service(store)
+    service.start()
+    try:
+        assert service.checkpoint_seq == 6 and service.applied_seq == 12
+        for name in ("clicks", "shown", "loss_sum", "pairs_sum", "feedback", "impressions"):
+            assert getattr(service.stats, name) == getattr(whole, name), name
+        assert whole.clicks > 0 and whole.pairs_sum > 0
+        assert read_after == [6, 6]  # the replay and the counters: none from 0
+    finally:
+        service.close()
+
+
 def test_a_checkpoint_of_another_store_is_refused(tmp_path, capsys, monkeypatch):
     # a backup restored into the wrong store: recovering from it would replay this store's log
     # on another model (it was served silently, unequal to replay(store))

@@ -164,7 +164,8 @@ class Learner:
         if self.applied_seq == self.checkpoint_seq:
             return
         # no lock: this thread alone changes the model, and a show changes nothing pickled
-        write_checkpoint(self.path, self.model, self.applied_seq, self.store_id)
+        counts = self.stats.log_counts()  # this thread alone counts what it learns, too
+        write_checkpoint(self.path, self.model, self.applied_seq, self.store_id, counts)
         self.checkpoint_seq = self.applied_seq
         with self.stats.lock:
             self.stats.checkpoints += 1
@@ -183,6 +184,7 @@ class Learner:
         if self.applied_seq == self.checkpoint_seq:
             return
         seq = self.applied_seq
+        counts = self.stats.log_counts()
         parent = os.getpid()
         read_end, write_end = os.pipe()
         pid = os.fork()
@@ -191,7 +193,7 @@ class Learner:
             try:
                 os.close(read_end)
                 _die_with_parent(parent)
-                write_checkpoint(self.path, self.model, seq, self.store_id)
+                write_checkpoint(self.path, self.model, seq, self.store_id, counts)
                 os.write(write_end, b"ok")
                 code = 0
             except BaseException as err:  # the parent reports the failure (no "ok")

@@ -222,12 +222,12 @@ class Service(LogWriter, Learner):
             model, applied_seq = store.recover()
             self.model, self.applied_seq = model, applied_seq
             self._fused = fused_learner(self.model)
-            self.checkpoint_seq = store.read_checkpoint()[1]
+            self.checkpoint_seq, counts = store.recovered_from
             last_impression, last_seq = store.last_ids()
             self.committed_seq = last_seq
             self._next_impression = last_impression + 1
             self._nonce = secrets.token_hex(6)
-            self.stats.count_log(store)
+            self.stats.count_log(store, None if counts is None else (self.checkpoint_seq, counts))
             now = self.clock()
             self._pending = PendingImpressions()
             for record in store.unanswered():

@@ -74,18 +74,36 @@ class Stats:
         with self.lock:
             self.rejected[reason] = self.rejected.get(reason, 0) + 1
 
-    def count_log(self, store: Store) -> None:
-        """Counters that describe the log rather than this process: from the log itself."""
+    def count_log(self, store: Store, since: tuple[int, dict[str, Any]] | None = None) -> None:
+        """Counters that describe the log rather than this process: from the log itself, or
+        from ``since``, ``(seq, counts)``, the :meth:`log_counts` a checkpoint kept of the
+        feedback up to ``seq``, and the feedback after it. Added in ``seq`` order either way,
+        so the sums are the same bits; from a checkpoint, a restart reads the feedback it
+        replays only (every feedback of the log took 22 us each, a day of log minutes)."""
         s = self
         s.impressions = store.count("impressions")
         s.feedback = store.count("feedback")
         s.applied = s.feedback
-        for fb in store.feedback_after(0):
+        seq = 0
+        if since is not None:
+            seq, counts = since
+            s.clicks, s.shown = int(counts["clicks"]), int(counts["shown"])
+            s.loss_sum, s.pairs_sum = counts["loss_sum"], counts["pairs_sum"]
+        for fb in store.feedback_after(seq):
             s.clicks += shown_clicks(fb.impression, fb.clicked)
             s.shown += fb.impression.shown.shape[0]
             misordered, pairs = estimated_loss(fb.impression, fb.clicked)
             s.loss_sum += misordered
             s.pairs_sum += pairs
+
+    def log_counts(self) -> dict[str, Any]:
+        """The counters of the feedback learned so far that :meth:`count_log` takes back from a
+        checkpoint written now."""
+        with self.lock:
+            return {
+                "clicks": self.clicks, "shown": self.shown, "loss_sum": self.loss_sum,
+                "pairs_sum": self.pairs_sum,
+            }  # fmt: skip
 
     def learned(self, record: ImpressionRecord, clicked: np.ndarray, lag: float) -> None:
         """Count one feedback learned: its clicks, shown labels, estimated loss and lag (seconds

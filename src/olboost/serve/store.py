@@ -277,6 +277,8 @@ class Store:
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
         self.path = Path(path)
+        #: (checkpoint seq, its counters or None) of the last :meth:`recover`
+        self.recovered_from: tuple[int, dict[str, Any] | None] | None = None
         self.path.mkdir(parents=True, exist_ok=True)
         log = self.path / "log.sqlite"
         refuse_a_lost_log(self.path)
@@ -375,6 +377,10 @@ class Store:
     def read_checkpoint(self) -> tuple[Any, int]:
         """The last checkpoint: the model and the ``seq`` it has learned up to; a
         ``ValueError`` for a checkpoint another store wrote."""
+        state = self._checkpoint_state()
+        return state["model"], int(state["seq"])
+
+    def _checkpoint_state(self) -> dict[str, Any]:
         remove_stale_temporaries(self.checkpoint_path)
         state = load_run(self.checkpoint_path)
         if state.get("store_id") != self.store_id:
@@ -389,7 +395,7 @@ class Store:
                 f"{state.get('store_id')!r}, this store {self.store_id!r}): restore this "
                 "store's own checkpoint"
             )
-        return state["model"], int(state["seq"])
+        return state
 
     def initial_model(self) -> Any:
         """The model as created (:meth:`create`)."""
@@ -491,8 +497,12 @@ class Store:
 
     def recover(self) -> tuple[Any, int]:
         """The last checkpoint with every later feedback of the log learned, in ``seq`` order:
-        ``(model, last seq learned)``."""
-        model, seq = self.read_checkpoint()
+        ``(model, last seq learned)``. The checkpoint's own ``seq`` and the counters it kept
+        (:meth:`olboost.serve.stats.Stats.log_counts`, ``None`` if it kept none) are left in
+        :attr:`recovered_from`."""
+        state = self._checkpoint_state()
+        model, seq = state["model"], int(state["seq"])
+        self.recovered_from = (seq, state.get("counts"))
         last = self.last_ids()[1]
         if seq > last:
             # The log lost commits the checkpoint had learned (``synchronous="normal"`` and a
@@ -512,10 +522,15 @@ class Store:
 
 
 def write_checkpoint(
-    path: str | os.PathLike[str], model: Any, seq: int, store_id: str | None
+    path: str | os.PathLike[str],
+    model: Any,
+    seq: int,
+    store_id: str | None,
+    counts: dict[str, Any] | None = None,
 ) -> None:
     """Save ``model``, which has learned every feedback of the log up to ``seq``, as the
-    checkpoint of the store at ``path`` whose id is ``store_id`` (:attr:`Store.store_id`),
+    checkpoint of the store at ``path`` whose id is ``store_id`` (:attr:`Store.store_id`), with
+    the service's ``counts`` of that feedback (:meth:`olboost.serve.stats.Stats.log_counts`),
     atomically (no database connection needed). The log's files are synced first: under
     ``synchronous="normal"`` a commit is written to the WAL but not yet on disk, and a power loss
     after the checkpoint reached the disk would leave it ahead of its log (refused at
@@ -530,6 +545,8 @@ def write_checkpoint(
         finally:
             os.close(fd)
     state = {"model": model, "seq": int(seq), "store_id": store_id}
+    if counts is not None:
+        state["counts"] = counts
     save_run(state, Path(path) / "checkpoint.olb")
 
 
