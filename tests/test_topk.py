@@ -375,6 +375,25 @@ def test_twins_built_with_numpy_scalars_or_another_dict_order_have_the_same_id()
     b.learn_one(X[0], a.show_one(X[0]).feedback([]))
 
 
+def test_twins_of_mixed_committees_with_other_thread_counts_have_the_same_id():
+    # the parts' n_threads changes no bit but was in the id of a mixed committee (its parts
+    # are a list, not flattened as the committee's own parameters are): a twin refused the
+    # impressions of its twin on another thread count
+    from olboost.weak import LinearCommittee, MixedCommittee
+
+    X, Y = synthetic_multilabel(n=30, k=6, d=5, seed=1)
+
+    def model(n_threads):
+        trees = VFDTCommittee(n_features=3, n_threads=n_threads)
+        mix = MixedCommittee([trees, LinearCommittee()], shares=[2, 1])
+        return TopkAdaptive(mix, learners=3, seed=2, labels=6, k=3, rho=0.2).learn(X, Y)
+
+    a, b = model(1), model(2)
+    assert np.array_equal(a.score(X), b.score(X))  # the same bits
+    assert a.model_id_ == b.model_id_
+    b.learn_one(X[0], a.show_one(X[0]).feedback([]))
+
+
 def test_a_models_id_does_not_depend_on_the_hash_seed():
     # string labels in a frozenset (or any set) were written in their hash order, which
     # PYTHONHASHSEED changes: a twin rebuilt in another process refused the logged impressions

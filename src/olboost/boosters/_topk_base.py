@@ -311,5 +311,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return _SortedSet(_plain(v) for v in value)
     if isinstance(value, Estimator):
-        return type(value)(**{name: _plain(v) for name, v in value._get_params().items()})
+        # a thread count changes no bit, nested (a mixed committee's parts) as at the top
+        params = value._get_params()
+        return type(value)(**{name: _plain(v) for name, v in params.items() if name != "n_threads"})
     return value
