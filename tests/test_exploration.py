@@ -655,6 +655,20 @@ def test_impression_arrays_are_read_only_copies():
             getattr(imp, name)[0] = 1
     shown[0] = 1  # the caller's arrays stay theirs, and writable
     assert imp.feedback(["c"]).shown.tolist() == [2, 0]
+    import copy
+
+    for twin in (pickle.loads(pickle.dumps(imp)), copy.deepcopy(imp)):  # read-only there too
+        assert twin.feedback(["c"]).shown.tolist() == [2, 0]
+        for name in ("shown", "probs", "scores"):
+            with pytest.raises(ValueError, match="read-only"):
+                getattr(twin, name)[0] = 1
+
+
+def test_unbiased_estimate_checks_the_feedback_again():
+    fb = TopkFeedback(shown=[0, 1], relevant=[True, False], probs=[[1.0, 0.5], [0.5, 1.0]])
+    fb.probs[0, 1] = fb.probs[1, 0] = 0.0  # an infinite estimate, unchecked
+    with pytest.raises(ValueError, match="probs must lie in"):
+        unbiased_estimate([0.1, 0.2], fb, "rank")
 
 
 @pytest.mark.parametrize(

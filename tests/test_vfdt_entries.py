@@ -328,6 +328,61 @@ def test_an_interrupt_between_the_calls_of_an_example_leaves_no_resume_point(mix
     assert interrupted
 
 
+def test_abandoned_examples_give_back_what_their_trees_were_lent(monkeypatch):
+    """An abandoned example (its room request failed part way) gives back the slots and blocks
+    lent for it, and the blocks a leaf reset while learning its first labels, as the end of a
+    call does: the next call's lending counts on a tree holding one example's share at most
+    (after four abandons in a row the free-block stack was written past its end)."""
+    compact = VFDTCommittee._compact_entries
+
+    def tight_or_failing(self, needed):
+        if self.progress_.any():  # a room request part way through an example fails
+            raise MemoryError("no room")
+        compact(self, needed)
+        used = int(self.entry_top_.max())  # rows with just the room asked for
+        for name in self._empty_entries(0):
+            setattr(self, name, np.ascontiguousarray(getattr(self, name)[:, : used + needed]))
+
+    monkeypatch.setattr(VFDTCommittee, "_compact_entries", tight_or_failing)
+    k, d, categories = 5, 3, 6
+    rng = np.random.default_rng(0)
+    c = VFDTCommittee(
+        n_features=d, grace_period=(10.0, 10.0), weight_multiplier=(1.0, 1.0),
+        nominal_attributes={0: categories}, nominal_splits="multiway",
+        split_confidence=(0.9, 0.9), tie_threshold=(0.9, 0.9),
+    )  # fmt: skip
+    c.start(1, k, d, seed=1)
+
+    def x_of(v):
+        x = rng.normal(size=d)
+        x[0] = v
+        return x
+
+    for t in range(60):  # the root splits on the nominal attribute
+        w = np.zeros((1, k))
+        w[0, 1 + t % categories % 4] = 1.0
+        c.learn(x_of(t % categories), w)
+    for v in range(categories):  # each leaf meets classes 1..4: four observer blocks each
+        for label in range(1, 5):
+            w = np.zeros((1, k))
+            w[0, label] = 1e-3
+            c.learn(x_of(v), w)
+    abandoned = 0
+    for v in range(categories):
+        # the first label passes the grace period (the attempt resets the leaf's observers,
+        # its blocks going to the tree's stack); the second finds the rows short, and fails
+        c._compact_entries(entries_needed(int(c.entry_widest_[0]), int(c.max_branches_)))
+        w = np.zeros((1, k))
+        w[0, 0], w[0, 1] = 1e3, 1.0
+        try:
+            c.learn(x_of(v), w)
+        except MemoryError:
+            abandoned += 1
+        assert not c.progress_.any() and not c.counts_.any()
+        assert c.n_free_blocks_[0] <= 1 and c.n_free_slots_[0] <= c.max_branches_ - 1
+    assert abandoned == categories
+
+
 def test_round_trip_through_dense_rows():
     """A committee converted to dense rows and back (as one pickled before the entries is
     loaded) predicts and learns as the original, bit for bit."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -191,6 +192,12 @@ class Impression:
                 kept = np.array(value)
                 kept.setflags(write=False)
                 object.__setattr__(self, name, kept)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # pickle and deepcopy restore the fields without __post_init__: unpickled arrays are
+        # writable again
+        self.__dict__.update(state)
+        self.__post_init__()
 
     def feedback(self, clicked: Iterable[Hashable] | Mapping[Hashable, bool]) -> TopkFeedback:
         """The feedback of a user who found the labels ``clicked`` relevant (a subset of

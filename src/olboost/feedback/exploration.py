@@ -270,6 +270,7 @@ def unbiased_estimate(
         raise ValueError(f"s must be finite (no NaN or infinity), got {s[j]} at label {j}")
     if not isinstance(feedback, TopkFeedback):
         raise TypeError(f"feedback must be a TopkFeedback, got {type(feedback).__name__}")
+    feedback.check()  # its arrays may have been written since it was made
     shown = feedback.shown
     if shown.size and (shown.min() < 0 or shown.max() >= s.shape[0]):
         raise ValueError(f"feedback shows a label outside 0..{s.shape[0] - 1}")

@@ -41,9 +41,9 @@ def _reset_observers(i, slot, leaves):
 @numba.njit(cache=True)
 def _move_leaf(i, slot, leaves):
     """Move the entries of leaf ``slot`` of tree ``i``, its room full, to twice the room at the
-    top of the tree's rows (lent before the call, see ``_vfdt_kernels._lend_for_one_example``);
-    positions do not change. Returns the new start. (Giving a leaf an entry for a new class is
-    written out in ``_vfdt_kernels._learn_trees``.)"""
+    top of the tree's rows (which the tree checked it has before it learned the label, see
+    ``_vfdt_storage.entries_needed``); positions do not change. Returns the new start.
+    (Giving a leaf an entry for a new class is written out in ``_vfdt_kernels._learn_trees``.)"""
     start, room, top = leaves.start, leaves.room, leaves.top
     st = start[slot]
     new_room = max(2 * room[slot], MIN_ROOM)

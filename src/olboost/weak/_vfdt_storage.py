@@ -90,14 +90,16 @@ def lend(counts, takes, gives, stacks, n_free, spare, n_spare):
     """Before a ``learn`` call, top up each tree's own stack of items (leaf slots or observer
     blocks) from the shared ``spare`` stack to ``counts[i] * takes``, with room for the
     ``counts[i] * gives`` a tree may hand back during the call. Per-tree stacks let the trees
-    learn in parallel; :func:`give_back` returns the excess afterwards. A tree's stack never
-    holds more than ``takes`` items between calls, so the room check holds.
+    learn in parallel; :func:`give_back` returns the excess afterwards. The room is checked
+    for what a stack holds after the top-up, whatever it held before (between calls a tree
+    holds no more than one example's share: the end of a call, or an abandoned example, gives
+    back the rest).
 
     Returns a ``LEND_*`` code; on failure the caller grows storage and calls again (items already
     lent stay valid)."""
     for i in range(counts.shape[0]):
         needed = counts[i] * takes
-        if needed + counts[i] * gives > stacks.shape[1]:
+        if max(n_free[i], needed) + counts[i] * gives > stacks.shape[1]:
             return LEND_STACK_FULL
         while n_free[i] < needed:
             if n_spare[0] == 0:

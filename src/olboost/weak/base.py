@@ -302,9 +302,9 @@ class Committee(Estimator):
         """Train through the compiled ``learn`` (``x`` and ``weights`` already checked, inside
         :meth:`running`), making room as often as it asks."""
         demand = np.zeros(2, dtype=np.int64)
-        kernels = self.compiled()
-        join_pending(kernels.learn)
         try:
+            kernels = self.compiled()
+            join_pending(kernels.learn)
             status = self._learn_kernel(kernels)(x, weights, kernels.state, demand)
             while status != 0:
                 self.make_room(status, demand)

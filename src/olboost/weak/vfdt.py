@@ -601,7 +601,18 @@ class VFDTCommittee(TreeArrays, Committee):
             raise
 
     def abandon_example(self) -> None:
+        # and what the trees were lent for it, as the end of a call gives back: the next call's
+        # lending counts on a tree holding no more than one example's share between calls (the
+        # blocks of a leaf reset part way through overran the stacks after a few abandons)
         self.progress_[:] = 0
+        self.counts_[:] = 0
+        K.give_back(
+            self.free_slots_, self.n_free_slots_, self.spare_slots_, self.n_spare_slots_,
+            self.max_branches_ - 1,
+        )  # fmt: skip
+        K.give_back(
+            self.free_blocks_, self.n_free_blocks_, self.spare_blocks_, self.n_spare_blocks_, 1
+        )
 
     # -------------------------------------------------------------------------- inspection
 
