@@ -730,3 +730,14 @@ def test_a_bundled_data_set_of_the_other_task_is_named_as_such(capsys):
         load("nursery")
     with pytest.raises(ValueError, match="'yeast' is a bundled multi-label data set.*with load"):
         load_uci("yeast")
+
+
+def test_a_run_checkpoint_without_a_vote_resumes_as_the_default_vote():
+    # checkpoints before 712fe11 recorded no --vote as None, now 'argmax': --resume refused
+    # every one of them, whatever the command line
+    from olboost.cli._run import _effective
+
+    old = {"algorithm": "ada-olmr", "vote": None, "features": None}
+    new = {"algorithm": "ada-olmr", "vote": "argmax", "features": None}
+    assert _effective(old) == _effective(new)
+    assert _effective({**new, "vote": "expected"}) != _effective(old)

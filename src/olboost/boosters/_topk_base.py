@@ -43,6 +43,12 @@ class TopkBooster(RankingBooster):
     # and the feedback of every impression shown before was then refused.
     _fixed_once_started = ("k", *RankingBooster._fixed_once_started)
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        # pickled before the boosters took App. C.2's clipping as a parameter (e10b800): Top-k
+        # BBM did not clip then
+        self.__dict__.setdefault("clip_probability", None)
+
     def _validate_params(self) -> None:
         super()._validate_params()
         explore = exploration_from(self.exploration, self.rho)  # a scheme's own rho range
@@ -95,7 +101,9 @@ class TopkBooster(RankingBooster):
         kept = {
             name: value
             for name, value in params.items()
-            if name != "committee" and not name.endswith("n_threads")
+            if name != "committee"
+            and not name.endswith("n_threads")
+            and not (name in _LATER_DEFAULTS and value is _LATER_DEFAULTS[name])
         }
         made = _plain(sorted(kept.items()))
         return f"{type(self).__qualname__}|{made!r}|{_plain(self._outputs())!r}"
@@ -285,6 +293,11 @@ class _SortedSet(frozenset):
 
     def __repr__(self) -> str:
         return f"{{{', '.join(sorted(repr(member) for member in self))}}}"
+
+
+#: Parameters added after models had ids, at the default that makes the old models: left out
+#: of the id, so that a twin saved before them keeps its id (its pending impressions).
+_LATER_DEFAULTS: dict[str, Any] = {"committee__max_depth": None}
 
 
 def _plain(value: Any) -> Any:

@@ -186,9 +186,12 @@ class _RunCheckpoint:
 
 
 def _effective(key: dict[str, Any]) -> dict[str, Any]:
-    """A run's options as they act: no ``--features`` is :data:`DEFAULT_FEATURES` of them."""
+    """A run's options as they act: no ``--features`` is :data:`DEFAULT_FEATURES` of them, and
+    no ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
     if key.get("features", 0) is None:
-        return {**key, "features": DEFAULT_FEATURES}
+        key = {**key, "features": DEFAULT_FEATURES}
+    if "vote" in key and key["vote"] is None:
+        key = {**key, "vote": "argmax"}
     return key
 
 
