@@ -480,3 +480,14 @@ def test_the_bound_of_the_weight_seen_changes_no_attempt(semantics):
             np.testing.assert_array_equal(a[name], b[name], err_msg=f"{name} at row {t}")
     assert spared > 0
     assert kept.n_nodes_.max() > 1  # a tree split: attempts were made and decided
+
+
+def test_an_unstarted_committees_compiled_learn_keeps_its_own_error():
+    # the forgetting of an abandoned example found no progress_ and raised AttributeError over
+    # the error that abandoned it
+    from olboost.weak import LinearCommittee, MixedCommittee
+
+    mix = MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[1, 1])
+    for c in (VFDTCommittee(), mix):
+        with pytest.raises(RuntimeError, match="is not started"):
+            c.learn_compiled(np.zeros(3), np.zeros((2, 3)))

@@ -449,6 +449,8 @@ class MixedCommittee(Committee):
 
     def abandon_example(self) -> None:
         """Forget which parts learned the example, and where each stopped."""
+        if "progress_" not in self.__dict__:
+            return  # not started
         self.progress_[:] = 0
         for part in self.parts_:
             part.abandon_example()

@@ -604,6 +604,8 @@ class VFDTCommittee(TreeArrays, Committee):
         # and what the trees were lent for it, as the end of a call gives back: the next call's
         # lending counts on a tree holding no more than one example's share between calls (the
         # blocks of a leaf reset part way through overran the stacks after a few abandons)
+        if "progress_" not in self.__dict__:
+            return  # not started: nothing lent, and the error raised stays the one raised
         self.progress_[:] = 0
         self.counts_[:] = 0
         K.give_back(
