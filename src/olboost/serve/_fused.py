@@ -156,15 +156,10 @@ class FusedLearner:
                 x, shown, relevant, probs, model.t_, self.booster, self._trees(), self.H,
                 self.weights, self.costs, self.demand,
             )  # fmt: skip
-            # as Committee.learn_compiled: grow what the trees asked for, learn again
-            try:
-                while status != 0:
-                    committee.make_room(status, self.demand)
-                    kernels = committee.compiled()
-                    status = kernels.learn(x, self.weights, kernels.state, self.demand)
-            except BaseException:
-                committee.abandon_example()
-                raise
+            if status != 0:
+                # as the compiled driver: the trees asked for room, and the committee makes it
+                # and learns the example (resuming where its trees stopped)
+                committee.learn_compiled(x, self.weights)
         model._cache = None  # the predictions cached by a ranking are stale now
 
 

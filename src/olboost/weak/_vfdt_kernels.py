@@ -551,15 +551,16 @@ def _lend_for_one_example(weights, multiplier, nodes, leaves, pools, demand, wei
     return LEARN_OK
 
 
-@numba.njit(cache=True, inline="always")
-def _take_back(leaves, pools):
-    """What :func:`_learn` does after the trees learned: each tree keeps what one more example
+@numba.njit(cache=True)
+def take_back(
+    free_slots, n_free_slots, spare_slots, n_spare_slots, free_blocks, n_free_blocks,
+    spare_blocks, n_spare_blocks, counts, progress, max_branches,
+):  # fmt: skip
+    """What :func:`_learn` does after the trees learned, and what an abandoned example's
+    trees give back (``VFDTCommittee.abandon_example``): each tree keeps what one more example
     may take, so that the next call lends nothing when every tree learns one example (the
-    boosters' usual case)."""
-    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, progress, max_branches = pools
-    leaves_ = Leaves(*leaves)
-    free_slots, n_free_slots = leaves_.free_slots, leaves_.n_free_slots
-    free_blocks, n_free_blocks = leaves_.free_blocks, leaves_.n_free_blocks
+    boosters' usual case), and the counts of what was lent and where each tree stopped are
+    reset."""
     give_back(free_slots, n_free_slots, spare_slots, n_spare_slots, max_branches - 1)
     one = np.int64(1)  # not a literal 1: Numba would compile give_back once more for it
     give_back(free_blocks, n_free_blocks, spare_blocks, n_spare_blocks, one)
@@ -567,6 +568,18 @@ def _take_back(leaves, pools):
     for i in range(counts.shape[0]):
         counts[i] = 0
         progress[i] = 0
+
+
+@numba.njit(cache=True, inline="always")
+def _take_back(leaves, pools):
+    """:func:`take_back` of the trees' ``leaves`` and ``pools`` records (tuples)."""
+    spare_slots, n_spare_slots, spare_blocks, n_spare_blocks, counts, progress, max_branches = pools
+    leaves_ = Leaves(*leaves)
+    take_back(
+        leaves_.free_slots, leaves_.n_free_slots, spare_slots, n_spare_slots,
+        leaves_.free_blocks, leaves_.n_free_blocks, spare_blocks, n_spare_blocks, counts,
+        progress, max_branches,
+    )  # fmt: skip
 
 
 @numba.njit(cache=True, parallel=True)

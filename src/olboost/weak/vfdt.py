@@ -606,15 +606,11 @@ class VFDTCommittee(TreeArrays, Committee):
         # blocks of a leaf reset part way through overran the stacks after a few abandons)
         if "progress_" not in self.__dict__:
             return  # not started: nothing lent, and the error raised stays the one raised
-        self.progress_[:] = 0
-        self.counts_[:] = 0
-        K.give_back(
+        K.take_back(
             self.free_slots_, self.n_free_slots_, self.spare_slots_, self.n_spare_slots_,
-            self.max_branches_ - 1,
+            self.free_blocks_, self.n_free_blocks_, self.spare_blocks_, self.n_spare_blocks_,
+            self.counts_, self.progress_, self.max_branches_,
         )  # fmt: skip
-        K.give_back(
-            self.free_blocks_, self.n_free_blocks_, self.spare_blocks_, self.n_spare_blocks_, 1
-        )
 
     # -------------------------------------------------------------------------- inspection
 
