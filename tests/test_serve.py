@@ -56,14 +56,7 @@ def test_health_metrics_and_page(server: Server) -> None:
     assert health["n_features"] == WIDTH and health["algorithm"] == "topk-adaptive"
     status, text = server.request("GET", "/metrics", token=None)
     assert status == 200
-    names = set()
-    for line in text.splitlines():
-        if line.startswith("#"):
-            assert re.fullmatch(r"# (HELP|TYPE) olboost_\w+ .+", line), line
-            continue
-        match = re.fullmatch(r"(olboost_\w+)(\{[^}]*\})? (-?[0-9.e+-]+|\+Inf)", line)
-        assert match, line
-        names.add(match.group(1))
+    names = set(_samples(text))
     for name in (
         "olboost_requests_total", "olboost_clicks_total", "olboost_feedback_lag_seconds_count",
         "olboost_estimated_rank_loss", "olboost_model_rounds", "olboost_impressions_expired_total",
@@ -71,6 +64,35 @@ def test_health_metrics_and_page(server: Server) -> None:
         assert name in names
     status, page = server.request("GET", "/", token=None)
     assert status == 200 and "<canvas" in page and "series" in page
+
+
+def _samples(text: str) -> dict[str, float]:
+    """The samples of a Prometheus text exposition by metric name (the last of each name),
+    every line checked against the format."""
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("#"):
+            assert re.fullmatch(r"# (HELP|TYPE) olboost_\w+ .+", line), line
+            continue
+        match = re.fullmatch(r"(olboost_\w+)(\{[^}]*\})? (-?[0-9.e+-]+|[+-]Inf|NaN)", line)
+        assert match, line
+        samples[match.group(1)] = float(match.group(3))
+    return samples
+
+
+def test_metrics_stay_prometheus_text_once_feedback_is_learned(server: Server) -> None:
+    """The estimated loss of learned feedback (sums of inverse propensities, NumPy floats)
+    is written as a number: it was ``np.float64(0.5)``, and a scraper refuses the whole page
+    for one such line."""
+    shown = server.rank(features(WIDTH, 7))
+    status, _ = server.feedback(shown["impression"], shown["labels"][:1], wait=True)
+    assert status == 200
+    status, text = server.request("GET", "/metrics", token=None)
+    assert status == 200
+    samples = _samples(text)
+    assert samples["olboost_feedback_total"] >= 1
+    # one clicked and two unclicked shown labels: pairs to estimate from, a ratio in [0, 1]
+    assert 0.0 <= samples["olboost_estimated_rank_loss"] <= 1.0
 
 
 def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:

@@ -3,6 +3,7 @@ report, and the estimate of the rank loss of the model's rankings that they foll
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from dataclasses import dataclass, field
@@ -88,7 +89,7 @@ class Stats:
         if since is not None:
             seq, counts = since
             s.clicks, s.shown = int(counts["clicks"]), int(counts["shown"])
-            s.loss_sum, s.pairs_sum = counts["loss_sum"], counts["pairs_sum"]
+            s.loss_sum, s.pairs_sum = float(counts["loss_sum"]), float(counts["pairs_sum"])
         for fb in store.feedback_after(seq):
             s.clicks += shown_clicks(fb.impression, fb.clicked)
             s.shown += fb.impression.shown.shape[0]
@@ -183,7 +184,7 @@ def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float
     misordered = pairs = 0.0
     for i in np.flatnonzero(rel).tolist():
         for j in np.flatnonzero(~rel).tolist():
-            weight = 1.0 / probs[i, j]
+            weight = 1.0 / float(probs[i, j])
             pairs += weight
             if own[j] > own[i]:
                 misordered += weight
@@ -251,10 +252,24 @@ def exposition(table: MetricsTable, lag: list[tuple[str, float]]) -> str:
     lines: list[str] = []
     for name, kind, text, values in table:
         lines += [f"# HELP olboost_{name} {text}", f"# TYPE olboost_{name} {kind}"]
-        lines += [f"olboost_{name}{labels} {value!r}" for labels, value in values]
+        lines += [f"olboost_{name}{labels} {_number(value)}" for labels, value in values]
     lines += [
         "# HELP olboost_feedback_lag_seconds Time from an impression to its feedback.",
         "# TYPE olboost_feedback_lag_seconds histogram",
     ]
-    lines += [f"olboost_feedback_lag_seconds{suffix} {value!r}" for suffix, value in lag]
+    lines += [f"olboost_feedback_lag_seconds{suffix} {_number(value)}" for suffix, value in lag]
     return "\n".join(lines) + "\n"
+
+
+def _number(value: float) -> str:
+    """A sample value as the exposition format writes it (Go's float syntax): an integer
+    as one, a float by its shortest repr, infinities and NaN by name. Not ``repr``: a NumPy
+    scalar's is ``np.float64(0.5)``, which a scraper refuses with the whole page."""
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(value)
