@@ -142,6 +142,12 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
         ({"algorithms": ["online-bmr"], "datasets": ["emotions"],
           "params": {"gamma": [0.5, "0.50"]}},
          "named twice"),
+        # an option at the value it takes when not given: one run, two rows of one
+        # configuration, and olboost plot refused the sweep's own records
+        ({"algorithms": ["ada-olmr"], "params": {"learners": 2},
+          "datasets": ["emotions", {"name": "emotions", "features": [20, 10]}]}, "named twice"),
+        ({"algorithms": ["label-ranker"],
+          "datasets": ["emotions", {"name": "emotions", "C": 0.01, "margin": 1}]}, "named twice"),
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"help": True}},
          "--help prints and exits"),
     ],

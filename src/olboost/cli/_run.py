@@ -258,20 +258,11 @@ def check_run_data(args: argparse.Namespace, data: Any, model: Any) -> None:
     check_splits(model, list(zip(roles, streams, strict=True)))
 
 
-def _evaluate(
-    args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
-) -> tuple[dict[str, Any], Any]:
-    """:func:`run_one`'s record and the trained model; with ``checkpoint``, saving the run as it
-    goes and continuing a saved one."""
-    from olboost.evaluate import prequential, resumable, train_test
-
+def run_configuration(args: argparse.Namespace, data: Any, model: Any) -> dict[str, Any]:
+    """The options a run's record says it ran with, as they act (defaults resolved against
+    ``data`` and the ``model`` that :func:`prepare_run` built): the whole configuration, by
+    which plots group runs and a sweep finds one run named twice."""
     algorithm = ALGORITHMS[args.algorithm]
-    loops = getattr(args, "loops", 1)
-    data, model = prepare_run(args, data)  # bad options fail here, before anything is learned
-    saved = checkpoint.start() if checkpoint is not None else None
-    if saved is not None:
-        model = saved["model"]
-    progress = show_progress(args)
     extra: dict[str, Any] = {}
     if algorithm.committee:
         # what each learner sees: all the features of a data set with fewer
@@ -287,6 +278,28 @@ def _evaluate(
         )
     if hasattr(model, "show_one"):  # a top-k feedback booster
         extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
+    # every option of the algorithm, so that the record says the whole configuration (a
+    # sweep's record and olboost run's of one configuration are alike)
+    for dest in algorithm.options:
+        if dest != "fields":  # header fields of Enron foldering data, which run apart
+            extra.setdefault(dest, getattr(args, dest))
+    return extra
+
+
+def _evaluate(
+    args: argparse.Namespace, data: Any = None, checkpoint: _RunCheckpoint | None = None
+) -> tuple[dict[str, Any], Any]:
+    """:func:`run_one`'s record and the trained model; with ``checkpoint``, saving the run as it
+    goes and continuing a saved one."""
+    from olboost.evaluate import prequential, resumable, train_test
+
+    loops = getattr(args, "loops", 1)
+    data, model = prepare_run(args, data)  # bad options fail here, before anything is learned
+    saved = checkpoint.start() if checkpoint is not None else None
+    if saved is not None:
+        model = saved["model"]
+    progress = show_progress(args)
+    extra = run_configuration(args, data, model)
     # warm_up: every kernel is compiled (or loaded from Numba's cache) on a clone of the model
     # before the clock starts; that time is reported as compile_seconds, apart from seconds.
     streams, protocol = run_streams(args, data)
@@ -307,11 +320,6 @@ def _evaluate(
         # the paper's best single tree is chosen after seeing the whole stream: an oracle
         extra["best_accuracy_in_hindsight"] = model.best_accuracy_in_hindsight_
         extra["oracle"] = True
-    # every option of the algorithm, so that the record says the whole configuration (plots
-    # group runs by it; a sweep's record and olboost run's of one configuration are alike)
-    for dest in algorithm.options:
-        if dest != "fields":  # header fields of Enron foldering data, which run apart
-            extra.setdefault(dest, getattr(args, dest))
     record = {
         "algorithm": args.algorithm,
         "dataset": data.name,

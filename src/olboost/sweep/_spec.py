@@ -255,10 +255,7 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
             for point in itertools.product(*(axes[n] for n in names)):
                 params = tuple(zip(names, point, strict=True))
                 first = Task(algorithm, dataset, seeds[0], params, curve)
-                args = _check(first, f"{where}: {algorithm} on {dataset}", data)
-                # as olboost run reads it: 4 and "4", 1 and 1.0, data/a.arff and ./data/a.arff
-                # are one run under two ids
-                run = repr(sorted(_as_run(args).items()))
+                run = _check(first, f"{where}: {algorithm} on {dataset}", data)
                 if run in runs:
                     raise ValueError(
                         f"{where}: the task {first.argv} is named twice (as {runs[run]})"
@@ -270,14 +267,20 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
     return tasks
 
 
-def _as_run(args: argparse.Namespace) -> dict[str, Any]:
-    """What a task runs: its parsed options, with each file it reads by its resolved path."""
+def _as_run(args: argparse.Namespace, configuration: dict[str, Any]) -> str:
+    """What a task runs, as a key: its parsed options, with each file it reads by its resolved
+    path, and those a run resolves (``--features`` unset or at its default, ``--C`` unset or
+    at the complexity's default, ...) as its record says they acted (``configuration``,
+    :func:`olboost.cli._run.run_configuration`). As olboost run reads them, 4 and "4", 1 and
+    1.0, data/a.arff and ./data/a.arff, no --features and --features 20 are one run."""
     run = {k: v for k, v in vars(args).items() if k != "given_options"}
     for option in ("dataset", "labels", "test"):
         value = run.get(option)
         if isinstance(value, str) and Path(value).is_file():
             run[option] = str(Path(value).resolve())
-    return run
+    if "features_per_learner" in configuration:
+        del run["features"]
+    return repr(sorted({**run, **configuration}.items()))
 
 
 def _run_options() -> dict[str, argparse.Action]:
@@ -288,10 +291,10 @@ def _run_options() -> dict[str, argparse.Action]:
     raise AssertionError("olboost has no run command")  # pragma: no cover
 
 
-def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> argparse.Namespace:
+def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> str:
     """``task`` as ``olboost run`` would check it before running: its options, its data (read
     once per data set into ``data``, a cache for one spec) and the model its options build;
-    its arguments as ``olboost run`` parses them."""
+    what it runs as a key (:func:`_as_run`)."""
     options = _run_options()
     for name, value in task.params:
         flag = "--" + name.replace("_", "-")
@@ -319,7 +322,7 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> argparse
     # here, so that a bad grid point stops the spec before a cluster starts, naming the task
     from olboost.cli import error_line
     from olboost.cli._algorithms import ALGORITHMS
-    from olboost.cli._run import _load, check_run_data, prepare_run
+    from olboost.cli._run import _load, check_run_data, prepare_run, run_configuration
 
     key = (
         ALGORITHMS[args.algorithm].task, args.dataset, getattr(args, "labels", None),
@@ -333,7 +336,7 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> argparse
         check_run_data(args, data[key], model)
     except (ValueError, TypeError, OSError) as err:
         raise ValueError(f"{where}: {error_line(err)}") from None
-    return args
+    return _as_run(args, run_configuration(args, data[key], model))
 
 
 def load_spec(path: str | os.PathLike) -> list[Task]:
