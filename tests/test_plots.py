@@ -320,3 +320,25 @@ def test_plot_options_are_checked_naming_them(runs, tmp_path, capsys):
     assert main(["plot", good, "-o", str(out), "--title", "$\\alpha$ costs \\$5"]) == 0
     no_dataset = {k: v for k, v in records["ada1"].items() if k != "dataset"}
     assert plot_curves([no_dataset]).axes[0].get_title() == ""
+
+
+def test_names_from_the_records_are_drawn_as_written(runs, tmp_path):
+    """A ``$`` in a data set's name (the default title) or an option's value (a legend entry)
+    is no math: a name like ``prices$_$2024`` made saving fail with matplotlib's parser
+    error, and ``olboost plot`` with it."""
+    tmp, records = runs
+    named = [
+        {**records["bmr1"], "dataset": "/data/prices$_$2024.arff", "gamma": "$\\foo$"},
+        {**records["bmr2"], "dataset": "/data/prices$_$2024.arff", "gamma": 0.5},
+    ]
+    fig = plot_curves(named)
+    fig.savefig(tmp_path / "named.png")  # math text is parsed when drawn
+    ax = fig.axes[0]
+    assert ax.get_title() == "/data/prices\\$_\\$2024.arff"
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("gamma=\\$\\foo\\$" in t for t in texts), texts
+    for path in (tmp_path / "a.json", tmp_path / "b.json"):
+        path.write_text(json.dumps(named[path.stem == "b"]))
+    assert main(["plot", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
+                 "-o", str(tmp_path / "cli.png")]) == 0  # fmt: skip
+    assert (tmp_path / "cli.png").stat().st_size > 0

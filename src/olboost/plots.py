@@ -258,10 +258,17 @@ def _describe(record: Mapping[str, Any]) -> str:
     )
 
 
+def _literal(text: str) -> str:
+    """``text`` drawn as it is: a ``$`` of a data set's or an option's name escaped, where
+    matplotlib would parse the text between two of them as math (and refuse most of it)."""
+    return text.replace("$", r"\$")
+
+
 def _labels(configs: Sequence[dict[str, Any]]) -> list[str]:
     """A legend entry per configuration: algorithm and data set, then the settings that differ
     between configurations that have them (an option of one algorithm only, set alike in all
-    its configurations, does not set them apart: their algorithms do)."""
+    its configurations, does not set them apart: their algorithms do); drawn as written
+    (:func:`_literal`)."""
     keys = sorted({k for c in configs for k in c} - {"algorithm", "dataset"})
     differ = [
         k
@@ -281,7 +288,7 @@ def _labels(configs: Sequence[dict[str, Any]]) -> list[str]:
                 extra += [f"{kk}={vv}" for kk, vv in sorted(v.items())]
             elif v is not None:
                 extra.append(f"{k}={v}")
-        out.append(label + (f" ({', '.join(extra)})" if extra else ""))
+        out.append(_literal(label + (f" ({', '.join(extra)})" if extra else "")))
     return out
 
 
@@ -416,9 +423,11 @@ def plot_curves(
     points
         Rounds kept of each curve (evenly spread), or ``None`` for all.
     title
-        The axes' title (default: the data set, if all records share one).
+        The axes' title (default: the data set, if all records share one, drawn as written: a
+        ``$`` in its name is no math).
     group_by
-        A function of a record giving the label of its line (default: by configuration).
+        A function of a record giving the label of its line (default: by configuration, drawn
+        as written).
 
     Returns
     -------
@@ -459,7 +468,7 @@ def plot_curves(
     start = starts.pop() if len(starts) == 1 else None
     datasets = {r.get("dataset") for r in records}
     if title is None and len(datasets) == 1 and None not in datasets:
-        title = str(datasets.pop())
+        title = _literal(str(datasets.pop()))
     xlabel = "round" + (" (training, then test after the dotted line)" if start else "")
     metric = str(records[0].get("curve_metric", "rank_loss"))
     return figure(
