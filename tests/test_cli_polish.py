@@ -186,6 +186,37 @@ def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, 
     assert data.read_text() == "" and sorted(tmp_path.iterdir()) == [data]
 
 
+def test_no_command_writes_its_output_over_a_file_it_reads(capsys, tmp_path):
+    """Every command's --output is refused where it names a file the command reads: the
+    Enron archives of a directory or a user (run, reproduce label-ranking), the HAR file
+    (reproduce multiclass), the data and token files (simulate); each was replaced by the
+    JSON record, and exited 0."""
+    mail = "Date: {} Jan 2001 10:00 +0000\nSubject: {}\n\n{}\n"
+    folders = {f"f{j}": [mail.format(1 + i, f"s{i} {j}", f"b{i}") for i in range(3)]
+               for j in range(2)}  # fmt: skip
+    archive = write_foldering_archive(tmp_path / "sanders-r.mbox.tar.xz", "sanders-r", folders)
+    before = archive.read_bytes()
+    other = tmp_path / "other"
+    other.write_text("keep\n")
+    commands = [
+        ["run", "--algorithm", "label-ranker", "--dataset", str(tmp_path), "--output",
+         str(archive)],
+        ["reproduce", "label-ranking", "--path", str(tmp_path), "--users", "sanders-r", "--output",
+         str(tmp_path / "." / archive.name)],
+        ["reproduce", "multiclass", "--datasets", "movement", "--har", str(other), "--output",
+         str(other)],
+        ["simulate", "--url", "http://127.0.0.1:9", "--dataset", str(other), "--dataset-labels",
+         "l.xml", "--output", str(other)],
+        ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--token-file",
+         str(other), "--output", str(other)],
+    ]  # fmt: skip
+    for argv in commands:
+        line = _error(capsys, argv)
+        assert "the same file as --" in line and "; give each output its own path" in line, line
+    assert archive.read_bytes() == before and other.read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "sanders-r.mbox.tar.xz"]
+
+
 def test_features_beyond_the_data_set_are_refused(capsys):
     line = _error(capsys, [*RUN, "--features", "1000"])
     assert "--features 1000: emotions has 72 features, so a weak learner sees at most 72" in line
@@ -588,6 +619,27 @@ def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     assert _strip(json.loads(out.read_text())) == _strip(first)
 
 
+def test_topk_curves_refuses_before_any_run_or_cell(capsys, tmp_path):
+    """What reproduce topk-curves would fail on at the end, or pool into a wrong record, is
+    refused first, leaving nothing: the numbers' .json a directory (every run was done, then
+    lost), a k named twice (one curve of twice the seeds, recorded as one seed with a band of
+    zeros), a bad --gamma or --rho (refused by the first run, after the cells' directory was
+    made)."""
+    figure = tmp_path / "fig.png"
+    argv = ["reproduce", "topk-curves", "--dataset", "emotions", "--seeds", "1", "--ks", "2",
+            "--learners", "2", "--loops", "1", "--jobs", "1", "--no-progress",
+            "--output", str(figure)]  # fmt: skip
+    (tmp_path / "fig.json").mkdir()
+    line = _error(capsys, argv)
+    numbers = figure.with_suffix(".json")
+    assert f"--output {figure}: the numbers go beside the figure, to {numbers}: is a " in line
+    (tmp_path / "fig.json").rmdir()
+    assert "--ks names [2] more than once" in _error(capsys, [*argv, "--ks", "2", "3", "2"])
+    assert "gamma must be in (0, 1), got 0.0" in _error(capsys, [*argv, "--gamma", "0"])
+    assert "rho must be in (0, 1), got 2.0" in _error(capsys, [*argv, "--rho", "2"])
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("suite", ["mlr", "multiclass", "topk", "topk-curves"])
 def test_cells_and_no_cells_together_are_refused(capsys, tmp_path, suite):
     # --cells DIR was ignored without a word beside --no-cells (parsed only: accepted, the
@@ -741,3 +793,29 @@ def test_a_run_checkpoint_without_a_vote_resumes_as_the_default_vote():
     new = {"algorithm": "ada-olmr", "vote": "argmax", "features": None}
     assert _effective(old) == _effective(new)
     assert _effective({**new, "vote": "expected"}) != _effective(old)
+
+
+def test_resume_takes_options_spelled_out_at_the_values_they_act_with(capsys, tmp_path):
+    """A checkpoint resumes under the options as they act, as a sweep compares them: no
+    --features on a set of 4 features is --features 4 (it was refused as "features 20 there,
+    4 here", a value the run never used), and a label ranker's unset C and margin are its
+    complexity's defaults."""
+    from olboost.ranking_experiments import HYPERPARAMETERS
+
+    run = tmp_path / "balance.olb"
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "balance", "--learners", "3",
+            "--no-progress", "--checkpoint", str(run), "--checkpoint-every", "200"]  # fmt: skip
+    assert main(argv) == 0
+    assert main([*argv, "--features", "4", "--resume"]) == 0
+    assert "resuming from" in capsys.readouterr().err
+    line = _error(capsys, [*argv, "--features", "3", "--resume"])
+    assert "holds a run with other options (features 4 there, 3 here)" in line
+    ranker = tmp_path / "ranker.olb"
+    argv = ["run", "--algorithm", "label-ranker", "--dataset", "emotions", "--no-progress",
+            "--checkpoint", str(ranker), "--checkpoint-every", "200"]  # fmt: skip
+    assert main(argv) == 0
+    C, margin = HYPERPARAMETERS["squared"]
+    assert main([*argv, "--C", repr(C), "--margin", repr(margin), "--resume"]) == 0
+    assert "resuming from" in capsys.readouterr().err
+    line = _error(capsys, [*argv, "--C", repr(C * 2), "--resume"])
+    assert f"holds a run with other options (C {C!r} there, {C * 2!r} here)" in line

@@ -162,7 +162,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
     from olboost import experiments as ex
 
-    check_output(args.output)
+    check_output(args.output, reads=[("--har", args.har)])
     _check_positive(args, "reorderings", "learners", "features")
     columns = args.columns or list(ex.COLUMNS)
     unknown = [c for c in columns if c not in ex.COLUMNS]

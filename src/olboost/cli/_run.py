@@ -28,6 +28,7 @@ from olboost.cli._shared import (
     add_output_options,
     cell_key,
     check_output,
+    refuse_overwriting,
     show_progress,
     write_record,
 )
@@ -143,8 +144,9 @@ class _RunCheckpoint:
     resume: bool
     key: dict[str, Any]
 
-    def start(self) -> dict[str, Any] | None:
-        """The saved state to continue from (``--resume`` and a checkpoint exists), or None."""
+    def start(self, n_features: int | None = None) -> dict[str, Any] | None:
+        """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
+        ``n_features`` those of the run's data, which an unset ``--features`` resolves on."""
         from olboost.checkpoint import load_run
 
         if not self.resume:
@@ -160,7 +162,7 @@ class _RunCheckpoint:
                 f"--checkpoint {self.path}: not a checkpoint of olboost run (a run file written "
                 "by another program, or by olboost.checkpoint.save_run)"
             )
-        saved, key = _effective(saved), _effective(self.key)
+        saved, key = _effective(saved, n_features), _effective(self.key, n_features)
         if saved != key:
             changed = [
                 f"{name} {saved.get(name)!r} there, {key.get(name)!r} here"
@@ -185,13 +187,25 @@ class _RunCheckpoint:
         save_run({"model": model, "progress": progress, "run": self.key}, self.path)
 
 
-def _effective(key: dict[str, Any]) -> dict[str, Any]:
-    """A run's options as they act: no ``--features`` is :data:`DEFAULT_FEATURES` of them, and
-    no ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
+def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, Any]:
+    """A run's options as they act (as :func:`run_configuration` resolves them): no
+    ``--features`` is :data:`DEFAULT_FEATURES` of them, or all ``n_features`` of a data set
+    with fewer; no ``--C`` or ``--margin`` of a label ranker is its complexity's default; and no
+    ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
     if key.get("features", 0) is None:
-        key = {**key, "features": DEFAULT_FEATURES}
+        features = DEFAULT_FEATURES if n_features is None else min(DEFAULT_FEATURES, n_features)
+        key = {**key, "features": features}
     if "vote" in key and key["vote"] is None:
         key = {**key, "vote": "argmax"}
+    if key.get("algorithm") == "label-ranker" and key.get("complexity") is not None:
+        from olboost.ranking_experiments import HYPERPARAMETERS
+
+        C, margin = HYPERPARAMETERS.get(key["complexity"], (None, None))
+        key = {
+            **key,
+            "C": C if key.get("C") is None else key["C"],
+            "margin": margin if key.get("margin") is None else key["margin"],
+        }
     return key
 
 
@@ -295,7 +309,7 @@ def _evaluate(
 
     loops = getattr(args, "loops", 1)
     data, model = prepare_run(args, data)  # bad options fail here, before anything is learned
-    saved = checkpoint.start() if checkpoint is not None else None
+    saved = checkpoint.start(data.n_features) if checkpoint is not None else None
     if saved is not None:
         model = saved["model"]
     progress = show_progress(args)
@@ -398,21 +412,26 @@ def _input_paths(args: argparse.Namespace) -> Iterator[tuple[str, Path]]:
 
 def _check_distinct_files(args: argparse.Namespace) -> None:
     """Refuse a run whose outputs (``--output``, ``--save-model``, ``--checkpoint``) name the
-    same file, or one of its input files (``--dataset``, ``--labels``, ``--test``): the last
-    write would replace the others (a checkpoint the same command could no longer resume, a
-    model replaced by the JSON record, a data file by either)."""
-    seen = {path: f"--{option}" for option, path in _input_paths(args)}
-    for option in ("output", "save_model", "checkpoint"):
-        value = getattr(args, option, None)
-        if value is None:
-            continue
-        path = Path(value).resolve()
-        flag = f"--{option.replace('_', '-')}"
-        if path in seen:
-            raise ValueError(
-                f"{flag} {value}: the same file as {seen[path]}; give each output its own path"
-            )
-        seen[path] = flag
+    same file, or one of its input files (``--dataset``, ``--labels``, ``--test``, and the
+    archives of Enron foldering data that ``--dataset`` names as a directory or a user): the
+    last write would replace the others (a checkpoint the same command could no longer resume,
+    a model replaced by the JSON record, a data file by either)."""
+    reads: list[tuple[str, Any]] = [(f"--{option}", path) for option, path in _input_paths(args)]
+    if args.algorithm == "label-ranker":
+        from olboost import ranking_experiments as rx
+        from olboost.datasets.enron import archive_path
+
+        source = rx.foldering_source(args.dataset)
+        if source is not None:
+            directory, users = source
+            if directory is None:
+                directory = rx.data_directory(None, users, "--dataset")
+            reads += [("--dataset", archive_path(directory, user)) for user in users]
+    outputs = [
+        (f"--{option.replace('_', '-')}", getattr(args, option, None))
+        for option in ("output", "save_model", "checkpoint")
+    ]
+    refuse_overwriting(outputs, reads)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

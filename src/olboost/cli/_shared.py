@@ -15,6 +15,7 @@ import platform
 import re
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,12 +67,19 @@ def show_progress(args: argparse.Namespace) -> bool:
 _EXAMPLE_NAMES = {"--checkpoint": "run.olb", "--save-model": "model.olb"}
 
 
-def check_output(path: str | os.PathLike[str] | None, option: str = "--output") -> Path | None:
+def check_output(
+    path: str | os.PathLike[str] | None,
+    option: str = "--output",
+    reads: Iterable[tuple[str, str | os.PathLike[str] | None]] = (),
+) -> Path | None:
     """Check, before a run, that ``path`` can be written: not a directory, in a directory that
-    exists and is writable. Raises the ``OSError`` the write would have raised at the end, naming
+    exists and is writable, and none of the files the command reads (``reads``, pairs of an
+    option and a path; ``None`` and what is no file are skipped), which the write would replace
+    (a ``ValueError``). Raises the ``OSError`` the write would have raised at the end, naming
     ``option``; returns the path (``None`` for ``None``)."""
     if path is None:
         return None
+    refuse_overwriting([(option, path)], reads)
     if os.fspath(path) == "-":
         # the usual name of standard output, which a file named '-' in the working directory
         # would have silently replaced
@@ -122,6 +130,29 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     os.close(handle)
     os.unlink(probe)
     return target
+
+
+def refuse_overwriting(
+    outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
+    reads: Iterable[tuple[str, str | os.PathLike[str] | None]] = (),
+) -> None:
+    """Refuse outputs (pairs of an option and a path; ``None`` skipped) that name one of the
+    files a command reads (``reads``, likewise) or each other's file: the last write would
+    replace the others (a data file by the JSON record, a checkpoint by a model)."""
+    seen = {
+        Path(source).resolve(): option
+        for option, source in reads
+        if source is not None and Path(source).is_file()
+    }
+    for option, value in outputs:
+        if value is None:
+            continue
+        path = Path(value).resolve()
+        if path in seen:
+            raise ValueError(
+                f"{option} {value}: the same file as {seen[path]}; give each output its own path"
+            )
+        seen[path] = option
 
 
 def record_json(record: Any) -> str:

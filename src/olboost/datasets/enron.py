@@ -172,6 +172,13 @@ SNAPSHOT_COUNTS: dict[str, tuple[int, int]] = {
 #: Where the shared benchmark data sit relative to a clone of the repository.
 _SHARED_SUBDIR = Path("shared") / "datasets" / "enron_foldering"
 _ARCHIVE_SUFFIX = ".mbox.tar.xz"
+
+
+def archive_path(directory: str | os.PathLike[str], user: str) -> Path:
+    """The archive of ``user``'s mail in ``directory``: ``<directory>/<user>.mbox.tar.xz``."""
+    return Path(directory) / f"{user}{_ARCHIVE_SUFFIX}"
+
+
 # Sort key of a message without a usable Date: after every dated message.
 _UNDATED = np.iinfo(np.int64).max
 
@@ -410,7 +417,7 @@ def load_enron_foldering(
         raise ValueError(f"min_folder_size must be >= 1, got {min_folder_size}")
     wanted = _check_fields(fields)
     directory = _default_directory() if path is None else Path(path)
-    archive = directory / f"{user}{_ARCHIVE_SUFFIX}"
+    archive = archive_path(directory, user)
     if not archive.is_file():
         found = sorted(
             p.name[: -len(_ARCHIVE_SUFFIX)]

@@ -62,11 +62,16 @@ def _write(args: argparse.Namespace, record: dict[str, Any]) -> None:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     """``olboost reproduce label-ranking``: Table 1."""
     from olboost.cli import cell_cache, check_output, show_progress
+    from olboost.cli._shared import refuse_overwriting
+    from olboost.datasets.enron import archive_path
 
     check_output(args.output)
-    cache = cell_cache(args, args.output, "label-ranking")
     users = list(dict.fromkeys(args.users))
     directory = data_directory(args.path, users)
+    refuse_overwriting(
+        [("--output", args.output)], [("--path", archive_path(directory, u)) for u in users]
+    )
+    cache = cell_cache(args, args.output, "label-ranking")
     streams, load_seconds = load_streams(users, directory, args.fields)
     notes = [note for s in streams.values() if (note := count_note(s)) is not None]
     print(f"Enron foldering data: {directory}")

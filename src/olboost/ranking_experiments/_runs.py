@@ -99,7 +99,7 @@ def data_directory(path: str | Path | None, users: Sequence[str], option: str = 
                 f"{option} {directory}: {what}; pass {option} DIR, a directory holding "
                 "<user>.mbox.tar.xz"
             )
-    missing = [u for u in users if not (directory / f"{u}.mbox.tar.xz").is_file()]
+    missing = [u for u in users if not enron.archive_path(directory, u).is_file()]
     if missing:
         raise FileNotFoundError(
             f"{directory} holds no archive for {', '.join(missing)} (<user>.mbox.tar.xz); "

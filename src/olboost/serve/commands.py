@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parsers"]
@@ -85,6 +86,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from olboost.serve.app import TOKEN_ENV, check_token, listen, read_token_file, run
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
+    from olboost.cli import check_output
     from olboost.serve.service import Service
 
     if args.max_body < 1:
@@ -104,6 +106,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Every option is checked before Service() opens (creates) the store: a rejected command
     # leaves nothing on disk. Without --token-file, run() reads the environment's token or the
     # store's (generating it) once the service has started.
+    store = Path(args.store)
+    check_output(
+        args.ready_file, "--ready-file",
+        reads=[("--token-file", args.token_file),
+               *(("--store", p) for p in (store.iterdir() if store.is_dir() else ()))],
+    )  # fmt: skip
     token = None if args.token_file is None else read_token_file(args.token_file)
     if token is None and os.environ.get(TOKEN_ENV, "").strip():
         check_token(os.environ[TOKEN_ENV].strip(), TOKEN_ENV)  # read again by run()
@@ -151,7 +159,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from olboost.serve.app import TOKEN_ENV
     from olboost.serve.simulate import HTTPError, simulate
 
-    check_output(args.output)
+    check_output(
+        args.output,
+        reads=[
+            ("--dataset", args.dataset),
+            ("--dataset-labels", args.dataset_labels),
+            ("--token-file", args.token_file),
+        ],
+    )
     token = None
     if args.token_file is not None:
         with open(args.token_file) as f:

@@ -29,6 +29,7 @@ from olboost.topk_experiments._jobs import (
     TREES,
     Job,
     K,
+    build_model,
     load_dataset,
     plan,
     run_jobs,
@@ -206,6 +207,15 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
     output = Path(args.output) if args.output else _default_output("topk_curves.png")
     check_output(output)
+    numbers = output.with_suffix(".json")
+    try:  # written after every run: a directory there lost them all
+        check_output(numbers)
+    except OSError as err:
+        raise type(err)(
+            err.errno,
+            f"the numbers go beside the figure, to {numbers}: {err.strerror.split(';')[0]}",
+            f"--output {output}",
+        ) from None
     _require_matplotlib()
     from olboost.plots import check_figure_path
 
@@ -224,6 +234,10 @@ def cmd_curves(args: argparse.Namespace) -> int:
     bad = [k for k in args.ks if not 2 <= k <= m]
     if bad:
         raise ValueError(f"--ks must lie in 2..{m} (the labels of {args.dataset}), got {bad}")
+    repeated = sorted({k for k in args.ks if args.ks.count(k) > 1})
+    if repeated:
+        # one curve of twice the seeds, recorded as --seeds of them
+        raise ValueError(f"--ks names {repeated} more than once")
     jobs = [
         Job(
             args.dataset,
@@ -241,10 +255,13 @@ def cmd_curves(args: argparse.Namespace) -> int:
         for k in args.ks
         for seed in range(1, args.seeds + 1)
     ]
+    for job in jobs[:: args.seeds]:  # one per k: the model's parameters (--gamma, --rho)
+        build_model(job)._validate_params()  # before the cells' directory is made
     cache = cell_cache(args, output, "topk-curves")
     t0 = time.perf_counter()
     results, compile_s = run_jobs(jobs, n_jobs, None, show_progress(args), cache)
     wall = time.perf_counter() - t0
+    warm_s = sum(r["compile_seconds"] or 0.0 for r in results)
     if cache.summary():
         print(cache.summary(), flush=True)
     curves: dict[str, dict[str, Any]] = {}
@@ -278,11 +295,11 @@ def cmd_curves(args: argparse.Namespace) -> int:
         "curves": curves,
         "wall_seconds": wall,
         "compile_seconds": compile_s,
+        "warm_up_seconds": warm_s,
         "jobs": n_jobs,
         **_environment(),
     }
-    json_path = output.with_suffix(".json")
-    write_record(args, record, json_path)  # first: the runs' numbers outlive a failed drawing
+    write_record(args, record, numbers)  # first: the runs' numbers outlive a failed drawing
     plot_curves(record, output)
     print(f"{'k':>3}{'final running mean':>20}{'test loss ± sd':>20}")
     for k, c in curves.items():
@@ -291,7 +308,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
             f"{c['test_rank_loss_mean']:>12.4f}{_sd_text(c['test_rank_loss_std'])}"
         )
     print(f"{len(jobs)} runs in {wall:.1f} s on {n_jobs} processes; figure: {output}, numbers: "
-          f"{json_path}")  # fmt: skip
+          f"{numbers}")  # fmt: skip
     return 0
 
 
