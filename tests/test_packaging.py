@@ -1,0 +1,78 @@
+"""The distributions built from this tree: the wheel holds the package, its data and the licence,
+and nothing of the repository around it; the sdist holds the source a packager runs the tests
+from, a suite that collects (setuptools' default took the test files without their helpers, data
+and conftest.py: 23 files failed to collect)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytest.importorskip("build", reason="python -m build (the dev extra) builds the distributions")
+
+
+def _tracked_files() -> list[str]:
+    """The files of the checkout as git sees them (tracked, and new ones not ignored)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout (its file list): an unpacked sdist has none")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True,
+    )  # fmt: skip
+    return [name for name in listed.stdout.decode().split("\0") if (ROOT / name).is_file()]
+
+
+@pytest.fixture(scope="module")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``(sdist, wheel)`` built from a copy of the checkout's files (no caches, no build
+    directories of the checkout itself), with the environment's setuptools (no download)."""
+    tmp = tmp_path_factory.mktemp("dists")
+    tree = tmp / "tree"
+    for name in _tracked_files():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, tree / name)
+    out = tmp / "out"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(tree)],
+        capture_output=True, check=True, timeout=300,
+    )  # fmt: skip
+    (sdist,) = out.glob("*.tar.gz")
+    (wheel,) = out.glob("*.whl")
+    return sdist, wheel
+
+
+def test_the_wheel_holds_the_package_its_data_and_the_licence_only(dists):
+    _, wheel = dists
+    names = zipfile.ZipFile(wheel).namelist()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    assert "olboost/py.typed" in names
+    assert any(n.startswith("olboost/datasets/data/") and n.endswith(".arff.gz") for n in names)
+    assert not [n for n in names if n.split("/")[0] not in ("olboost",) and ".dist-info" not in n]
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".nbi", ".nbc", ".pyc"))]
+
+
+def test_the_sdist_holds_a_test_suite_that_collects(dists, tmp_path):
+    sdist, _ = dists
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (top,) = tmp_path.iterdir()
+    for name in ("LICENSE", "conftest.py", "Makefile", "tests/helpers.py", "tests/protocol.py",
+                 "tests/serve_support.py", "tests/pinned_scores.json", "examples/sweep.toml",
+                 "benchmarks/fingerprints.py"):  # fmt: skip
+        assert (top / name).is_file(), name
+    assert not list(top.rglob("__pycache__")) and not list(top.rglob("*.nbi"))
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "tests"],
+        cwd=top, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
+    assert " errors" not in collected.stdout and "tests collected" in collected.stdout
