@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pickle
 
+import numba
 import numpy as np
 import pytest
 
@@ -636,3 +637,16 @@ def test_a_weight_a_tree_would_overflow_is_refused_before_any_part_learns():
         assert pickle.dumps(mix) == before
         mix.learn(x, np.ones((4, 3)))  # and it goes on learning
         assert np.isfinite(mix.predict(x)).all()
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 Numba threads")
+@pytest.mark.parametrize("counts", [(2, 1), (1, 2)])
+def test_a_mix_runs_its_parts_on_the_largest_thread_count_of_them(counts):
+    """The trees of a part on two threads learn on two whatever the order of the parts: the
+    last part's count was in force, one thread for [trees on 2, trees on 1]."""
+    mix = MixedCommittee([VFDTCommittee(n_threads=n) for n in counts])
+    mix.start(4, 3, 5, seed=1)
+    before = numba.get_num_threads()
+    with mix.running():
+        assert numba.get_num_threads() == 2
+    assert numba.get_num_threads() == before

@@ -637,3 +637,31 @@ def test_river_committee_learns_through_the_live_loop(cls):
     twin = cls(RiverCommittee(n_features=3), learners=4, seed=1, labels=m, k=k, rho=0.1)
     twin.learn(X[:150], Y[:150])  # the simulated array path: the same bits
     np.testing.assert_array_equal(twin.score(X[150:]), scores)
+
+
+def test_concurrent_first_shows_start_the_model_once():
+    """A service's first burst of requests, each a first ``show_one`` of a new model from its
+    own thread: one starts the model and the others wait, and every impression is the one a
+    lone call shows (they read a half-started committee: 70 of 160 raised, "not started" or a
+    missing attribute of it)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from olboost.checkpoint import dumps
+
+    X, _ = synthetic_multilabel(n=8, d=5, k=6, seed=3)
+    n_threads = 8
+    for trial in range(6):
+        model = TopkBBM(VFDTCommittee(n_features=3), learners=3, labels=6, k=3, rho=0.2, seed=trial)
+        twin = pickle.loads(pickle.dumps(model))
+        expected = [twin.show_one(X[0], key=key).ranking for key in range(n_threads)]
+        barrier = threading.Barrier(n_threads)
+
+        def first_show(key, model=model, barrier=barrier):
+            barrier.wait()
+            return model.show_one(X[0], key=key).ranking
+
+        with ThreadPoolExecutor(n_threads) as pool:
+            shown = list(pool.map(first_show, range(n_threads)))
+        assert shown == expected
+        assert dumps(model) == dumps(twin)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,10 @@ from olboost.feedback.exploration import Exploration, exploration_from
 __all__ = ["TopkBooster"]
 
 _NO_COSTS = np.empty((0, 0))
+
+#: Held by a first ``show_one`` that starts its model (one lock for all: a start is once per
+#: model, and a lock in the model would not pickle).
+_FIRST_SHOW = threading.Lock()
 
 
 class TopkBooster(RankingBooster):
@@ -120,7 +125,11 @@ class TopkBooster(RankingBooster):
         extra = self._check_key(key)
         xv, names = self._check_x(x)
         if not self._started:
-            self._start(xv.shape[0], names, first=xv)
+            # concurrent first requests of a service: one starts the model, the others wait
+            # for it (they read a half-started committee); started is set last (t_)
+            with _FIRST_SHOW:
+                if not self._started:
+                    self._start(xv.shape[0], names, first=xv)
         ranking, probs, explored, scores = self._show(xv, extra)
         labels = self._outputs()
         order = tuple(labels[i] for i in ranking)

@@ -457,8 +457,10 @@ class MixedCommittee(Committee):
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
-        """Every part's context (e.g. the trees' thread count)."""
+        """Every part's context (e.g. the trees' thread count): the parts' thread counts are
+        set one after the other, the largest last, so that it is the one in force (the last
+        part's was, whichever it was; a part on one thread learns in a serial kernel)."""
         with contextlib.ExitStack() as stack:
-            for part in self.parts_:
+            for part in sorted(self.parts_, key=lambda part: getattr(part, "n_threads", 1)):
                 stack.enter_context(part.running())
             yield

@@ -223,7 +223,12 @@ class VFDTCommittee(TreeArrays, Committee):
         work, OpenMP threads that spin while waiting can make learning many times slower; and
         with one thread the trees learn in a serial kernel, with no parallel region to compile
         or enter. On an idle machine, one thread per core roughly halves the learning time on 2
-        cores.
+        cores. More than one thread runs Numba's threading layer, with its limits: under GNU
+        OpenMP (Numba's choice where TBB is absent) a child that ``fork`` made of a process that
+        used olboost is killed when it learns on more than one thread (start such workers with
+        ``multiprocessing.get_context("spawn")``, or keep them to one thread), and Numba's
+        ``workqueue`` layer aborts when models learn on several threads each from several
+        Python threads at once.
 
     References
     ----------
