@@ -314,7 +314,8 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         (("--learners", "0"), "learners must be in"),
         (("--features", "-3"), "n_features must be in"),
         (("--rho", "nan"), "rho must not be NaN"),
-        (("--k", "1"), "k must be in [2, inf]"),
+        (("--k", "1"), "k=1 must be in [2, 4] labels"),
+        (("--k", "5"), "k=5 must be in [2, 4] labels"),
         (("--k", "2", "--exploration", "single-swap"), "k must be at least 3"),
         (("--port", "-1"), "--port must be in"),
         # named by the option, not the service's parameter, with the option's range (0 is no

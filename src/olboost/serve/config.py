@@ -90,8 +90,11 @@ class ServiceConfig:
                 f"features={self.features}: the feature vectors have {self.n_features}, so a "
                 f"tree sees at most {self.n_features}"
             )
-        if not 1 <= self.k <= len(labels):
-            raise ValueError(f"k={self.k} must be in [1, {len(labels)}] labels")
+        # a top-k booster learns from pairs of shown labels: 2 at least (its own check says so
+        # for k=1; a k above the labels said [1, m] here)
+        least = 2 if self.topk else 1
+        if not least <= self.k <= len(labels):
+            raise ValueError(f"k={self.k} must be in [{least}, {len(labels)}] labels")
         # the model's own checks (learners, features, rho, gamma, k for the exploration ...): a
         # bad setting is refused here, before a store or a server exists
         build_model(self)._check_params()
