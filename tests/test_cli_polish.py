@@ -186,11 +186,11 @@ def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, 
     assert data.read_text() == "" and sorted(tmp_path.iterdir()) == [data]
 
 
-def test_no_command_writes_its_output_over_a_file_it_reads(capsys, tmp_path):
+def test_no_command_writes_its_output_over_a_file_it_reads(capsys, tmp_path, monkeypatch):
     """Every command's --output is refused where it names a file the command reads: the
     Enron archives of a directory or a user (run, reproduce label-ranking), the HAR file
-    (reproduce multiclass), the data and token files (simulate); each was replaced by the
-    JSON record, and exited 0."""
+    (reproduce multiclass), the tmc2007-500 files (reproduce topk), the data and token files
+    (simulate); each was replaced by the JSON record, and exited 0."""
     mail = "Date: {} Jan 2001 10:00 +0000\nSubject: {}\n\n{}\n"
     folders = {f"f{j}": [mail.format(1 + i, f"s{i} {j}", f"b{i}") for i in range(3)]
                for j in range(2)}  # fmt: skip
@@ -198,7 +198,12 @@ def test_no_command_writes_its_output_over_a_file_it_reads(capsys, tmp_path):
     before = archive.read_bytes()
     other = tmp_path / "other"
     other.write_text("keep\n")
+    tmc = tmp_path / "tmc"
+    tmc.mkdir()
+    for name in ("tmc2007-500-train.arff", "tmc2007-500.xml", "tmc2007-500-test.arff"):
+        (tmc / name).write_text("keep\n")
     commands = [
+        ["reproduce", "topk", "--tmc", str(tmc), "--output", str(tmc / "tmc2007-500-test.arff")],
         ["run", "--algorithm", "label-ranker", "--dataset", str(tmp_path), "--output",
          str(archive)],
         ["reproduce", "label-ranking", "--path", str(tmp_path), "--users", "sanders-r", "--output",
@@ -214,7 +219,16 @@ def test_no_command_writes_its_output_over_a_file_it_reads(capsys, tmp_path):
         line = _error(capsys, argv)
         assert "the same file as --" in line and "; give each output its own path" in line, line
     assert archive.read_bytes() == before and other.read_text() == "keep\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "sanders-r.mbox.tar.xz"]
+    assert all(f.read_text() == "keep\n" for f in tmc.iterdir()) and len(list(tmc.iterdir())) == 3
+    # a bundled name is not the file of that name in the working directory: nothing to refuse
+    # (simulate then fails to reach the service, as it would without the file)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "emotions").write_text("keep\n")
+    line = _error(capsys, ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions",
+                           "--output", "emotions"])  # fmt: skip
+    assert "the same file" not in line
+    (tmp_path / "emotions").unlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other", "sanders-r.mbox.tar.xz", "tmc"]
 
 
 def test_features_beyond_the_data_set_are_refused(capsys):

@@ -640,11 +640,18 @@ def test_a_weight_a_tree_would_overflow_is_refused_before_any_part_learns():
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 Numba threads")
-@pytest.mark.parametrize("counts", [(2, 1), (1, 2)])
+@pytest.mark.parametrize("counts", [(2, 1), (1, 2), ("nested 2", 1)])
 def test_a_mix_runs_its_parts_on_the_largest_thread_count_of_them(counts):
-    """The trees of a part on two threads learn on two whatever the order of the parts: the
-    last part's count was in force, one thread for [trees on 2, trees on 1]."""
-    mix = MixedCommittee([VFDTCommittee(n_threads=n) for n in counts])
+    """The trees of a part on two threads learn on two whatever the order of the parts, in a
+    mix in a mix too: the last part's count was in force, one thread for [trees on 2, trees on
+    1]."""
+    mix = MixedCommittee(
+        [
+            MixedCommittee([VFDTCommittee(n_threads=2)]) if n == "nested 2" else
+            VFDTCommittee(n_threads=n)
+            for n in counts
+        ]
+    )  # fmt: skip
     mix.start(4, 3, 5, seed=1)
     before = numba.get_num_threads()
     with mix.running():

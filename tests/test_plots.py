@@ -331,6 +331,7 @@ def test_names_from_the_records_are_drawn_as_written(runs, tmp_path):
         {**records["bmr1"], "dataset": "/data/prices$_$2024.arff", "gamma": "$\\foo$"},
         {**records["bmr2"], "dataset": "/data/prices$_$2024.arff", "gamma": 0.5},
     ]
+    named = [{**r, "curve_metric": "cost_$_usd_$"} for r in named]  # the y label's name
     fig = plot_curves(named)
     fig.savefig(tmp_path / "named.png")  # math text is parsed when drawn
     ax = fig.axes[0]

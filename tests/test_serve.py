@@ -1130,3 +1130,36 @@ def test_max_depth_bounds_the_served_trees_and_is_kept_by_the_store(tmp_path):
                     "2", "--max-depth", "-1"])  # fmt: skip
     assert "max_depth" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "bad").exists()
+
+
+def test_a_ready_file_in_the_store_directory_is_the_services_to_write(tmp_path):
+    """A ready file beside the store's own files serves on a new store (refused as "no such
+    directory" before the service made it) and restarts with the last run's file there
+    (refused as "the same file as --store"); the store's own files, present or not (the log's
+    WAL exists only while a service runs: a ready file over it lost the acknowledged log), are
+    refused before anything is made."""
+    import argparse
+
+    from olboost.serve.commands import _check_ready_file
+
+    store = tmp_path / "store"
+    server = Server(store, *SMALL)
+    server.ready_file = store / "url.txt"
+    with server:
+        assert server.request("GET", "/health", token=None)[0] == 200
+
+    def check(name: str, directory: Path = store) -> None:
+        _check_ready_file(
+            argparse.Namespace(
+                store=str(directory), ready_file=str(directory / name), token_file=None
+            )
+        )
+
+    (store / "url.txt").write_text("http://127.0.0.1:1\n")  # the last run's
+    check("url.txt")
+    fresh = tmp_path / "fresh"
+    check("url.txt", fresh)
+    assert not fresh.exists()
+    for name in ("log.sqlite-wal", "token", "checkpoint.olb"):
+        with pytest.raises(ValueError, match=f"the store's {name} .*a name of its own"):
+            check(name)

@@ -474,7 +474,7 @@ def plot_curves(
     return figure(
         lines,
         xlabel=xlabel,
-        ylabel=CURVE_METRICS.get(metric, f"running average {metric}"),
+        ylabel=CURVE_METRICS.get(metric, _literal(f"running average {metric}")),
         title=title,
         test_starts_after=start,
     )

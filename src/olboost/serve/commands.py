@@ -86,7 +86,6 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from olboost.serve.app import TOKEN_ENV, check_token, listen, read_token_file, run
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
-    from olboost.cli import check_output
     from olboost.serve.service import Service
 
     if args.max_body < 1:
@@ -106,12 +105,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Every option is checked before Service() opens (creates) the store: a rejected command
     # leaves nothing on disk. Without --token-file, run() reads the environment's token or the
     # store's (generating it) once the service has started.
-    store = Path(args.store)
-    check_output(
-        args.ready_file, "--ready-file",
-        reads=[("--token-file", args.token_file),
-               *(("--store", p) for p in (store.iterdir() if store.is_dir() else ()))],
-    )  # fmt: skip
+    _check_ready_file(args)
     token = None if args.token_file is None else read_token_file(args.token_file)
     if token is None and os.environ.get(TOKEN_ENV, "").strip():
         check_token(os.environ[TOKEN_ENV].strip(), TOKEN_ENV)  # read again by run()
@@ -130,6 +124,29 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         protect_rank=args.protect_rank, ready_file=args.ready_file, sock=sock,
     )  # fmt: skip
     return 0
+
+
+def _check_ready_file(args: argparse.Namespace) -> None:
+    """Refuse, before the store is made and the port bound, a ``--ready-file`` that cannot be
+    written (it was written once the server listened: a traceback then) or that names one of the
+    store's own files (:data:`~olboost.serve.store.STORE_FILES`, present or not: the log's WAL
+    exists only while a service runs) or the token file. Elsewhere in the store directory it is
+    the service's to write, the store made first if it is new."""
+    from olboost.cli import check_output
+    from olboost.serve.store import STORE_FILES
+
+    if args.ready_file is None:
+        return
+    target = Path(args.ready_file).resolve()
+    if target.parent == Path(args.store).resolve():
+        if target.name in STORE_FILES:
+            raise ValueError(
+                f"--ready-file {args.ready_file}: the store's {target.name} (--store "
+                f"{args.store}); give the ready file a name of its own"
+            )
+        if not target.parent.exists():
+            return  # made by the service, before the ready file is written
+    check_output(args.ready_file, "--ready-file", reads=[("--token-file", args.token_file)])
 
 
 def _loss(value: float | None) -> str:
@@ -156,13 +173,15 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     except ValueError as err:
         raise ValueError(f"--url: {err}") from None
     from olboost.cli import check_output, write_record
+    from olboost.datasets.mulan import _bundled_name
     from olboost.serve.app import TOKEN_ENV
     from olboost.serve.simulate import HTTPError, simulate
 
     check_output(
         args.output,
         reads=[
-            ("--dataset", args.dataset),
+            # a bundled name is read from the package, not from a file of that name
+            ("--dataset", None if _bundled_name(args.dataset) else args.dataset),
             ("--dataset-labels", args.dataset_labels),
             ("--token-file", args.token_file),
         ],

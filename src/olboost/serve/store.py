@@ -57,6 +57,14 @@ __all__ = [
 ]
 
 
+#: The files of a store (the module docstring), with SQLite's write-ahead log and shared memory:
+#: what no other output of a service may be written over.
+STORE_FILES = (
+    "log.sqlite", "log.sqlite-wal", "log.sqlite-shm", "initial.olb", "checkpoint.olb", "token",
+    "lock",
+)  # fmt: skip
+
+
 class StoreLock:
     """The lock of the store at ``path`` for one service, held until :meth:`release` or the end
     of the process (a kill included).

@@ -33,6 +33,7 @@ from olboost.topk_experiments._jobs import (
     load_dataset,
     plan,
     run_jobs,
+    tmc_files,
 )
 from olboost.topk_experiments._tables import (
     PUBLISHED,
@@ -76,7 +77,7 @@ def cmd_topk(args: argparse.Namespace) -> int:
     from olboost.cli import _environment, cell_cache, check_output, show_progress, write_record
 
     output = Path(args.output) if args.output else _default_output("reproduce_topk.json")
-    check_output(output)
+    check_output(output, reads=[("--tmc", f) for f in tmc_files(args.tmc)])
     _check_counts(args)
     n_jobs = _n_jobs(args.jobs)
     unknown = [g for g in args.gammas if not 0.0 < g < 1.0]

@@ -142,6 +142,14 @@ def build_model(job: Job) -> Any:
 _DATA: dict[tuple[str, str | None], Any] = {}
 
 
+def tmc_files(tmc: str | os.PathLike | None = None) -> list[Path]:
+    """The files of ``tmc2007-500`` in the directory ``tmc`` (default: the shared data's): its
+    train split, labels and test split."""
+    base = default_tmc() if tmc is None else Path(tmc)
+    name = LARGE_STREAM
+    return [base / f"{name}-train.arff", base / f"{name}.xml", base / f"{name}-test.arff"]
+
+
 def load_dataset(name: str, tmc: str | os.PathLike | None = None) -> Any:
     """A bundled MULAN set, or ``tmc2007-500`` from the directory ``tmc`` (cached per process).
 
@@ -151,8 +159,7 @@ def load_dataset(name: str, tmc: str | os.PathLike | None = None) -> Any:
         from olboost.datasets import load
 
         if name == LARGE_STREAM:
-            base = default_tmc() if tmc is None else Path(tmc)
-            files = [base / f"{name}-train.arff", base / f"{name}.xml", base / f"{name}-test.arff"]
+            files = tmc_files(tmc)
             missing = [str(f) for f in files if not f.is_file()]
             if missing:
                 raise FileNotFoundError(f"{name} not found: no {', '.join(missing)}")

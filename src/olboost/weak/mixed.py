@@ -461,6 +461,15 @@ class MixedCommittee(Committee):
         set one after the other, the largest last, so that it is the one in force (the last
         part's was, whichever it was; a part on one thread learns in a serial kernel)."""
         with contextlib.ExitStack() as stack:
-            for part in sorted(self.parts_, key=lambda part: getattr(part, "n_threads", 1)):
+            for part in sorted(self.parts_, key=_most_threads):
                 stack.enter_context(part.running())
             yield
+
+
+def _most_threads(committee: Committee) -> int:
+    """The largest thread count a committee learns on: its ``n_threads``, or its parts' (a
+    mix in a mix)."""
+    parts = getattr(committee, "parts_", None)
+    if parts is not None:
+        return max(_most_threads(part) for part in parts)
+    return getattr(committee, "n_threads", 1)
