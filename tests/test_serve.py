@@ -587,6 +587,51 @@ def _served_store(path: Path, seed: int, n: int) -> None:
         service.close()
 
 
+def test_a_restart_counts_expired_impressions_without_reading_them(tmp_path, monkeypatch):
+    """Impressions never answered and expired are counted by the log, not read back (every one
+    ever dropped was decoded at each restart, some 10 us each: a minute a day of traffic); the
+    open ones are read, and wait for their feedback again."""
+    from olboost.serve.service import Service, ServiceConfig
+    from olboost.serve.store import Store
+
+    now = [1000.0]
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    service = Service(tmp_path / "s", config, impression_ttl=10.0, clock=lambda: now[0])
+    service.start()
+    try:
+        for i in range(4):  # three dropped, one answered
+            shown, logged = service.rank({"features": [i / 4, 1.0]})
+            logged.result()
+        service.feedback({"impression": shown["impression"], "clicked": []}).result()
+    finally:
+        service.close()
+    now[0] = 2000.0  # the three are long expired
+    service = Service(tmp_path / "s", impression_ttl=10.0, clock=lambda: now[0])
+    service.start()
+    try:
+        for i in range(2):  # open when the service stops
+            service.rank({"features": [i / 2, 0.5]})[1].result()
+    finally:
+        service.close()
+    read = []
+    unanswered = Store.unanswered
+
+    def spying(self, *args):
+        for record in unanswered(self, *args):
+            read.append(record)
+            yield record
+
+    monkeypatch.setattr(Store, "unanswered", spying)
+    now[0] = 2005.0
+    service = Service(tmp_path / "s", impression_ttl=10.0, clock=lambda: now[0])
+    service.start()
+    try:
+        assert service.stats.expired == 3 and service.pending == 2
+        assert len(read) == 2 and all(record.expires > now[0] for record in read)
+    finally:
+        service.close()
+
+
 def test_a_restart_counts_the_log_from_its_checkpoint_to_the_same_bits(tmp_path, monkeypatch):
     # The counters of the log (clicks, labels shown, the estimated loss's sums) are kept with
     # each checkpoint: a restart reads the feedback after it only (it read the whole log, 22 us

@@ -265,7 +265,8 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--gamma", type=float, help="edge (topk-bbm, online-bmr) (default: 0.1)")
     serve.add_argument(
         "--checkpoint-every", type=int, default=10000, metavar="N",
-        help="feedbacks learned between two checkpoints (a restart replays at most N)",
+        help="feedbacks learned between two checkpoints (a restart replays about N: more by "
+        "what is learned while a checkpoint is written, and by the --max-learn-lag)",
     )  # fmt: skip
     serve.add_argument(
         "--impression-ttl", type=float, default=3600.0, metavar="SECONDS",

@@ -32,6 +32,7 @@ is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -489,14 +490,27 @@ class Store:
                 clicked=np.frombuffer(row[2], dtype=np.uint8).astype(np.bool_),
             )
 
-    def unanswered(self) -> Iterator[ImpressionRecord]:
-        """The impressions without feedback, oldest first."""
+    def unanswered(self, now: float = -math.inf) -> Iterator[ImpressionRecord]:
+        """The impressions without feedback still open at ``now`` (expiring after it), oldest
+        first."""
         rows = self.db.execute(
             f"SELECT {_IMPRESSION_COLUMNS} FROM impressions i "
-            "LEFT JOIN feedback f ON f.impression = i.id WHERE f.seq IS NULL ORDER BY i.id"
+            "LEFT JOIN feedback f ON f.impression = i.id WHERE f.seq IS NULL AND i.expires > ? "
+            "ORDER BY i.id",
+            (now,),
         )
         for row in rows:
             yield _row_impression(row)
+
+    def count_expired(self, now: float) -> int:
+        """The impressions without feedback expired at ``now``: counted, not read (a restart
+        decoded every impression ever left unanswered, some 10 us each, to count them)."""
+        (n,) = self.db.execute(
+            "SELECT COUNT(*) FROM impressions i LEFT JOIN feedback f ON f.impression = i.id "
+            "WHERE f.seq IS NULL AND i.expires <= ?",
+            (now,),
+        ).fetchone()
+        return int(n)
 
     def close(self) -> None:
         self.db.close()
