@@ -20,7 +20,6 @@ from olboost.cli._algorithms import (
     _add_multiclass_options,
     _add_ranking_options,
     _add_topk_options,
-    _features,
 )
 from olboost.cli._shared import (
     HelpFormatter,
@@ -193,20 +192,27 @@ def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, 
     with fewer; no ``--C`` or ``--margin`` of a label ranker is its complexity's default; and no
     ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
     if key.get("features", 0) is None:
-        features = DEFAULT_FEATURES if n_features is None else min(DEFAULT_FEATURES, n_features)
-        key = {**key, "features": features}
+        key = {**key, "features": _features_acting(None, n_features)}
     if "vote" in key and key["vote"] is None:
         key = {**key, "vote": "argmax"}
-    if key.get("algorithm") == "label-ranker" and key.get("complexity") is not None:
-        from olboost.ranking_experiments import HYPERPARAMETERS
+    if key.get("algorithm") == "label-ranker":
+        from olboost.ranking_experiments import HYPERPARAMETERS, ranker_options
 
-        C, margin = HYPERPARAMETERS.get(key["complexity"], (None, None))
-        key = {
-            **key,
-            "C": C if key.get("C") is None else key["C"],
-            "margin": margin if key.get("margin") is None else key["margin"],
-        }
+        if key.get("complexity") in HYPERPARAMETERS:
+            given = argparse.Namespace(
+                complexity=key["complexity"], C=key.get("C"), margin=key.get("margin")
+            )
+            C, margin = ranker_options(given)
+            key = {**key, "C": C, "margin": margin}
     return key
+
+
+def _features_acting(given: int | None, n_features: int | None) -> int:
+    """``--features`` as it acts: :data:`DEFAULT_FEATURES` when not ``given``, and at most the
+    data set's ``n_features`` (when known): a learner sees all the features of a set with
+    fewer."""
+    features = DEFAULT_FEATURES if given is None else given
+    return features if n_features is None else min(features, n_features)
 
 
 def run_one(args: argparse.Namespace, data: Any = None) -> dict[str, Any]:
@@ -279,10 +285,7 @@ def run_configuration(args: argparse.Namespace, data: Any, model: Any) -> dict[s
     algorithm = ALGORITHMS[args.algorithm]
     extra: dict[str, Any] = {}
     if algorithm.committee:
-        # what each learner sees: all the features of a data set with fewer
-        features = _features(args)
-        if features is not None:
-            features = min(features, data.n_features)
+        features = _features_acting(getattr(args, "features", None), data.n_features)
         extra.update(
             learners=args.learners, committee=args.committee, features_per_learner=features
         )

@@ -32,7 +32,6 @@ is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -490,7 +489,7 @@ class Store:
                 clicked=np.frombuffer(row[2], dtype=np.uint8).astype(np.bool_),
             )
 
-    def unanswered(self, now: float = -math.inf) -> Iterator[ImpressionRecord]:
+    def unanswered(self, now: float) -> Iterator[ImpressionRecord]:
         """The impressions without feedback still open at ``now`` (expiring after it), oldest
         first."""
         rows = self.db.execute(

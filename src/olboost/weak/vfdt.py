@@ -591,19 +591,15 @@ class VFDTCommittee(TreeArrays, Committee):
         ``demand``; a ``ValueError`` on bad weights (then nothing was learned)."""
         if status == K.LEARN_BAD_WEIGHTS:
             raise ValueError(_OVERFLOWING_WEIGHTS)
-        try:
-            if status == K.LEARN_GROW_NODES:
-                self._grow_nodes(int(demand[0]))
-            elif status == K.LEARN_GROW_ENTRIES:
-                self._compact_entries(int(demand[0]))
-            else:
-                kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
-                self._grow_for(kind, int(demand[1]))
-        except BaseException:
-            # (a MemoryError) the example is abandoned, perhaps part learned (a call stopped
-            # for entries): the next call is another example's, and starts from its first label
-            self.abandon_example()
-            raise
+        # a failure here (a MemoryError) abandons the example: Committee.learn_compiled, the
+        # one loop that makes room, calls abandon_example
+        if status == K.LEARN_GROW_NODES:
+            self._grow_nodes(int(demand[0]))
+        elif status == K.LEARN_GROW_ENTRIES:
+            self._compact_entries(int(demand[0]))
+        else:
+            kind = "slots" if status == K.LEARN_GROW_SLOTS else "blocks"
+            self._grow_for(kind, int(demand[1]))
 
     def abandon_example(self) -> None:
         # and what the trees were lent for it, as the end of a call gives back: the next call's
