@@ -101,8 +101,8 @@ class Service(LogWriter, Learner):
     checkpoint_every
         Feedbacks learned between two checkpoints: a restart replays about that many, more
         by what was learned while the last checkpoint was being written (one at a time, by a
-        forked child, while learning goes on: a checkpoint of 164 MB every 300 feedbacks left
-        434 to replay) and by what was acknowledged but not learned yet (``max_learn_lag``). Each
+        forked child, while learning goes on: the larger the model, the longer) and by what was
+        acknowledged but not learned yet (``max_learn_lag``). Each
         checkpoint stalls the server for a fork (some 10-30 ms with 100 trees); at 300 feedbacks
         a second, every 1000 made those stalls the p99 of ``/rank`` (46 ms instead of 25 ms in
         ``benchmarks/serve.py``).
