@@ -500,12 +500,46 @@ MALFORMED = {
         5,
         "after @data",
     ),
+    # Weka's instance weights: refused by name, not as a count or syntax mismatch
+    "instance weight, dense": (HEADER + "1,u,0, {5}\n", 6, "instance weights are not supported"),
+    "instance weight, quoted": (HEADER + "1,'u',0,{5}\n", 6, "instance weights are not supported"),
+    "instance weight, sparse": (HEADER + "{0 1}, {5}\n", 6, "instance weights are not supported"),
+    "instance weight, sparse quoted": (
+        HEADER + "{0 1, 1 'v'}, {0.5}\n",
+        6,
+        "instance weights are not supported",
+    ),
+    # Weka refuses these; the last name silently won
+    "second relation": ("@relation r\n@relation s\n@attribute a real\n@data\n", 2, "once"),
+    "relation after an attribute": ("@attribute a real\n@relation r\n@data\n", 2, "once"),
     "text after the relation name": (
         HEADER.replace("@relation r", "@relation r 5,0,1"),
         1,
         "after the relation name 'r'",
     ),
 }
+
+
+# of the three, Latin-1 has only U+00A0
+@pytest.mark.parametrize(
+    ("space", "encoding"),
+    [("\xa0", "utf-8"), ("\xa0", "latin-1"), ("\u202f", "utf-8"), ("\u3000", "utf-8")],
+)
+def test_only_ascii_blanks_and_controls_separate_words(tmp_path, space, encoding):
+    # Weka separates words by the characters 0x00-0x20 only, and writes a value holding a
+    # no-break or ideographic space unquoted: such a file was refused, and a trailing one was
+    # stripped, so that 'b\xa0' read as the other category 'b'
+    text = (
+        f"@relation r\n@attribute prix{space}HT numeric\n"
+        f"@attribute c {{New{space}York,'b{space}',b}}\n@data\n"
+        f"1,New{space}York\n2,b{space}\n3,b\n{{0 4, 1 b{space}}}\n\t5 ,\x0bb\x0c\n"
+    )
+    path = tmp_path / "blanks.arff"
+    path.write_bytes(text.encode(encoding))
+    parsed = read_arff(path)
+    assert parsed.names == [f"prix{space}HT", "c"]
+    assert parsed.attributes[1].categories == (f"New{space}York", f"b{space}", "b")
+    np.testing.assert_array_equal(parsed.data.toarray(), [[1, 0], [2, 1], [3, 2], [4, 1], [5, 2]])
 
 
 def test_every_arff_number_form_still_reads(tmp_path):

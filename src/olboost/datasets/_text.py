@@ -13,6 +13,11 @@ from pathlib import Path
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 _QUOTES = "'\""
 _GZIP_MAGIC = b"\x1f\x8b"
+# Weka's tokenizer separates words by the characters 0x00-0x20 and nothing else: a no-break
+# space (U+00A0, common in Latin-1 files) or an ideographic space is part of a word, and Weka
+# writes such words unquoted. Python's str.isspace, str.strip and a regex's \s take those for
+# spaces, which refused the files or silently read a value 'b\xa0' as 'b'.
+SPACE = "".join(map(chr, range(0x21)))
 
 
 class Quoted:
@@ -38,11 +43,21 @@ class Quoted:
 
 def shown(token: str | Quoted) -> str:
     """A data token as an error message quotes it."""
-    return token.text if isinstance(token, Quoted) else token.strip()
+    return token.text if isinstance(token, Quoted) else token.strip(SPACE)
 
 
 def _error(path: str, line: int, message: str) -> ValueError:
     return ValueError(f"{path}, line {line}: {message}")
+
+
+def instance_weight_error(path: str, line: int, row: str) -> ValueError:
+    """The error for a row followed by a Weka instance weight (``1,a, {5}``, ``{0 1}, {5}``)."""
+    return _error(
+        path,
+        line,
+        f"instance weights are not supported (the row {row.strip(SPACE)[:60]!r} ends with one, "
+        "in braces after a comma): every example is learned with weight 1, so remove them",
+    )
 
 
 def python_only_number(token: str) -> bool:
@@ -134,7 +149,7 @@ def _take_token(s: str, pos: int, stops: str, path: str, line: int) -> tuple[str
     or one of ``stops``. Returns ``(token, position after it, was_quoted)``.
     """
     n = len(s)
-    while pos < n and s[pos].isspace():
+    while pos < n and s[pos] <= " ":
         pos += 1
     if pos < n and s[pos] in _QUOTES:
         quote = s[pos]
@@ -152,13 +167,13 @@ def _take_token(s: str, pos: int, stops: str, path: str, line: int) -> tuple[str
                 pos += 1
         raise _error(path, line, f"unterminated quote {quote} in {s.strip()[:60]!r}")
     start = pos
-    while pos < n and not s[pos].isspace() and s[pos] not in stops:
+    while pos < n and s[pos] > " " and s[pos] not in stops:
         pos += 1
     return s[start:pos], pos, False
 
 
 def _skip_space(s: str, pos: int) -> int:
-    while pos < len(s) and s[pos].isspace():
+    while pos < len(s) and s[pos] <= " ":
         pos += 1
     return pos
 
@@ -228,6 +243,8 @@ def _slow_row(s: str, path: str, line: int) -> tuple[list[str] | None, list]:
             else:
                 raise _error(path, line, f"expected ',' or '}}' in sparse row {s.strip()[:60]!r}")
         if not _at_comment_or_end(s, pos):
+            if s[_skip_space(s, pos) :].startswith(","):
+                raise instance_weight_error(path, line, s)
             raise _error(path, line, "unexpected text after '}' in sparse row")
         return idx, vals
     vals, _ = _split_values(s, pos, "", path, line, mark_quoted=True)

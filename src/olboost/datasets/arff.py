@@ -1,7 +1,9 @@
 """A small, fast reader for Weka ARFF files (dense and sparse), with no third-party ARFF dependency.
 
 Only what multi-label benchmarks need is supported: ``numeric``/``real``/``integer`` and nominal
-``{a,b,...}`` attributes. ``string``, ``date`` and ``relational`` attributes raise ``ValueError``.
+``{a,b,...}`` attributes. ``string``, ``date`` and ``relational`` attributes raise ``ValueError``,
+as do Weka's instance weights (``{w}`` after a row). Words are separated as Weka's tokenizer
+separates them, by the characters 0x00-0x20 only: a no-break space is part of a word.
 
 Every value ends up in one float64 matrix: numeric attributes as their value, nominal attributes as
 the code (0..m-1) of their category, missing values (``?``, also ``nan``) as NaN; infinite values
@@ -24,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from olboost.datasets._text import (
+    SPACE,
     Quoted,
     _at_comment_or_end,
     _decode,
@@ -33,6 +36,7 @@ from olboost.datasets._text import (
     _split_values,
     _take_token,
     first_python_only_number,
+    instance_weight_error,
     python_only_number,
     read_bytes,
     shown,
@@ -145,20 +149,23 @@ def _parse_type(rest: str, pos: int, path: str, line: int) -> tuple[str, tuple[s
 
 def _parse_header(lines: list[str], path: str) -> tuple[str, list[ArffAttribute], int]:
     """Parse up to ``@data``; return ``(relation, attributes, index of the @data line)``."""
-    relation = ""
+    relation: str | None = None
     attributes: list[ArffAttribute] = []
     seen: set[str] = set()
     for i, raw in enumerate(lines):
         line = i + 1
-        s = raw.strip()
+        s = raw.strip(SPACE)
         if not s or s[0] == "%":
             continue
         if s[0] != "@":
             raise _error(path, line, f"expected @relation, @attribute or @data, got {s[:40]!r}")
-        keyword, *tail = s.split(None, 1)
-        rest = tail[0] if tail else ""
+        space = _SPACE_CHAR.search(s)
+        keyword, rest = (s[: space.start()], s[space.start() :]) if space else (s, "")
         keyword = keyword.lower()
         if keyword == "@relation":
+            if relation is not None or attributes:
+                # Weka refuses it too; the last name won, with no word
+                raise _error(path, line, "@relation must come once, before any @attribute")
             relation, pos, _ = _take_token(rest, 0, "%", path, line)
             if not _at_comment_or_end(rest, pos):
                 raise _error(path, line, f"unexpected text after the relation name {relation!r}")
@@ -179,7 +186,7 @@ def _parse_header(lines: list[str], path: str) -> tuple[str, list[ArffAttribute]
                 raise _error(
                     path, line, "unexpected text after @data (start the rows on the next line)"
                 )
-            return relation, attributes, i
+            return relation or "", attributes, i
         else:
             raise _error(path, line, f"unknown keyword {keyword!r}")
     # text.split("\n") yields a last, empty item when the file ends with a newline.
@@ -200,7 +207,7 @@ def _entry_line(entry: int, row_ptr: np.ndarray, row_lines: np.ndarray) -> int:
 def _to_float(token: str | Quoted) -> float:
     if isinstance(token, Quoted):
         token = token.text  # a number in quotes is still one, but '?' in quotes is no number
-    elif token.strip() == "?":
+    elif token.strip(SPACE) == "?":
         return np.nan
     if python_only_number(token):
         raise ValueError(token)
@@ -271,7 +278,7 @@ def _convert_nominal(
         if isinstance(names[t], Quoted):
             token = names[t].text  # exactly as written between the quotes, never missing
         else:
-            token = names[t].strip()
+            token = names[t].strip(SPACE)
             if token == "?":
                 table[j] = np.nan
                 continue
@@ -298,6 +305,13 @@ def _convert_nominal(
     return table[inverse.ravel()]
 
 
+# A character that ends a header keyword (see olboost.datasets._text.SPACE).
+_SPACE_CHAR = re.compile(r"[\x00-\x20]")
+
+# A Weka instance weight after a row: "1,a, {5}" or "{0 1}, {5}".
+_WEIGHT = re.compile(r"[\x00-\x20]*\{[^{}]*\}[\x00-\x20]*")
+_SPARSE_WEIGHT = re.compile(r"\}[\x00-\x20]*,[\x00-\x20]*\{[^{}]*\}$")
+
 # One sparse row body: "i v, j w, ..." (tokens contain neither whitespace nor commas). Checking
 # the shape first lets the fast path split on commas and whitespace in one go.
 _SPARSE_BODY = re.compile(r"\s*[^\s,]+\s+[^\s,]+\s*(?:,\s*[^\s,]+\s+[^\s,]+\s*)*")
@@ -321,11 +335,15 @@ def _parse_body(
     split_token = _SPLIT_TOKEN.search
 
     for i in range(start, len(lines)):
-        s = lines[i].strip()
+        s = lines[i].strip(SPACE)
         if not s or s[0] == "%":
             continue
         line = i + 1
-        if "'" in s or '"' in s or "%" in s:
+        # a row of other than ASCII goes to the tokenizer, which splits words as Weka does: the
+        # fast paths' str.split and \s also split at a no-break space. (Of ASCII characters,
+        # only the controls 0x00-0x08 and 0x0e-0x1b, which no number or category holds, are
+        # word separators to Weka and not to them.)
+        if "'" in s or '"' in s or "%" in s or not s.isascii():
             idx, vals = _slow_row(s, path, line)
         elif s[0] == "{":
             if s[-1] != "}":
@@ -336,6 +354,8 @@ def _parse_body(
                 idx, vals = kv[0::2], kv[1::2]
             elif not inner.strip():
                 idx, vals = [], []
+            elif _SPARSE_WEIGHT.search(s):
+                raise instance_weight_error(path, line, s)
             else:
                 raise _error(
                     path, line, f"bad sparse row {s[:60]!r}: expected {{index value, ...}}"
@@ -351,6 +371,9 @@ def _parse_body(
 
         if idx is None:
             if len(vals) != n_attr:
+                last = vals[-1]
+                if len(vals) == n_attr + 1 and isinstance(last, str) and _WEIGHT.fullmatch(last):
+                    raise instance_weight_error(path, line, s)
                 raise _error(path, line, f"expected {n_attr} values, got {len(vals)}")
             if any_sparse:
                 idx_tokens.extend(dense_idx)
