@@ -1,7 +1,8 @@
 """The paper-protocol accuracy tests: every seed run and recorded, one seed rerun by ``make test``.
 
-A paper-protocol test runs a published experiment over the paper's seeds (10 seeds, or 27
-reorderings of a stream) and compares the mean with the published value. Run in full, the 36 of
+A paper-protocol test runs a published experiment over the issues' seeds (10 seeds, or 27
+reorderings of a stream; Jung & Tewari 2018 averaged 20 runs, 10 for OnlineBMR on
+mediamill-reduced) and compares the mean with the published value. Run in full, the 36 of
 them took 1,013 s on one core (2026-12-03, one after another on a fresh cache), over 40% of the
 CPU time of the whole suite, which put ``make test`` over the 15 minutes CI allows on 2 cores. So
 they run in two ways:

@@ -519,3 +519,27 @@ def test_reproduce_topk_footnote_names_the_edges_tried():
 
     note = format_tables({"tables": {}, "full": {}}, 1, [], [0.05, 0.5])[-1]
     assert note.startswith("gamma: TopOpt's edge is the one of {0.05, 0.5} (--gammas)")
+
+
+def test_reproduce_topk_tables_compare_only_the_papers_settings():
+    # with --loops or --learners the tables still marked cells ok/MISS against the published
+    # values and gave Table 4's speed-ups (22,499x with 3 learners against the paper's 50)
+    from olboost.topk_experiments._tables import format_tables
+
+    cell = {"rank_loss_mean": 0.5, "gamma": 0.1, "seconds_mean": 0.01}
+    collected = {
+        "tables": {"uniform": {"emotions": {"TopOpt": cell, "TopAda": cell}}},
+        "full": {"emotions": {"FullOpt": cell, "FullAda": cell}},
+    }
+    paper = format_tables(collected, 1, ["emotions"])
+    assert "MISS" in "\n".join(paper) and "speed-up = published / ours" in "\n".join(paper)
+    speed_row = paper[paper.index(next(x for x in paper if x.startswith("\nTable 4"))) + 2]
+    assert speed_row.split()[3] == "29900"  # 299 s published / 0.01 s
+    smoke = format_tables(collected, 1, ["emotions"], overridden="loops 1, learners 3")
+    text = "\n".join(smoke)
+    assert "MISS" not in text and " ok" not in text and "speed-up =" not in text
+    assert text.count("settings overridden (loops 1, learners 3)") == 2
+    assert (
+        len(smoke[smoke.index(next(x for x in smoke if x.startswith("\nTable 4"))) + 2].split())
+        == 5
+    )

@@ -37,7 +37,10 @@ _MB_COMMITTEE = {
 }
 
 #: Table columns of the paper (Tables 3-5) -> (booster class name in ``olboost.boosters``, its
-#: params, params of its ``VFDTCommittee`` beyond the defaults).
+#: params, params of its ``VFDTCommittee`` beyond the defaults). Only the MB columns grow the
+#: authors' trees; the others grow the default ones (River's rules, multipliers on [3, 10]),
+#: where the paper's columns share one kind of tree (App. E). OLB is ``OzaBoost``, whose trees
+#: learn the importance weight ``lambda`` where Oza's Fig. 2 teaches ``Poisson(lambda)`` copies.
 COLUMNS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "DT": ("BestTree", {}, {}),
     "OLB": ("OzaBoost", {}, {}),

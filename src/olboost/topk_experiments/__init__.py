@@ -19,12 +19,12 @@ Table 5's.
 **Which trees.** Every column grows the same trees, as in the paper (Sec. 4: "the same
 multilabel weak learners as in Jung and Tewari (2018)"): by default the port of Weka's
 ``HoeffdingTree`` that the authors' code uses (``VFDTCommittee(semantics="weka_port")``, as
-``olboost reproduce multiclass`` does for the earlier paper); ``--trees river`` runs them all on
-River's ``HoeffdingTreeClassifier`` semantics instead, for comparison. The two differ where a
-split attempt finds no split worth making: River's leaf restarts its observers and tries again
-``grace_period`` later, the port's leaf stops trying. Top-k feedback teaches with large weights
-(``max_l c^[l] - c^[l]`` from estimates scaled by inverse inclusion probabilities), so a River leaf
-then retries at almost every example.
+``olboost reproduce multiclass`` does for the earlier paper's MB columns); ``--trees river``
+runs them all on River's ``HoeffdingTreeClassifier`` semantics instead, for comparison. The two
+differ where a split attempt finds no split worth making: River's leaf restarts its observers
+and tries again ``grace_period`` later, the port's leaf stops trying. Top-k feedback teaches
+with large weights (``max_l c^[l] - c^[l]`` from estimates scaled by inverse inclusion
+probabilities), so a River leaf then retries at almost every example.
 
 **Mediamill.** The full Mediamill set is not available here; its row is replaced by
 ``tmc2007-500`` (21,519 + 7,077 examples, 22 labels), the large stream at hand, run with

@@ -117,7 +117,12 @@ def cmd_topk(args: argparse.Namespace) -> int:
         print(cache.summary(), flush=True)
     warm_s = sum(r["compile_seconds"] or 0.0 for r in results)
     collected = collect(jobs, results)
-    for line in format_tables(collected, args.seeds, datasets, args.gammas):
+    overridden = ", ".join(
+        f"{name} {value}"
+        for name, value in (("loops", args.loops), ("learners", args.learners))
+        if value
+    )
+    for line in format_tables(collected, args.seeds, datasets, args.gammas, overridden):
         print(line)
     print(
         f"\n{len(jobs)} runs in {wall:.1f} s wall time on {n_jobs} process"
