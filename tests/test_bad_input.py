@@ -109,11 +109,33 @@ def test_float_parameters_must_be_finite(cls, name, value):
 
 def test_an_infinite_hedge_rate_no_longer_gives_nan_weights():
     # the issue: hedge_rate=inf was accepted and after 50 rows the log-weights were NaN
-    with pytest.raises(ValueError, match=r"AdaOLMR\.hedge_rate must be in \[0, inf\), got inf"):
+    with pytest.raises(ValueError, match=r"AdaOLMR\.hedge_rate must be in \[0, 1e\+100\], got inf"):
         AdaOLMR(hedge_rate=float("inf"))
     model = small(AdaOLMR)
     model.hedge_rate = float("inf")
     rejects(model, lambda: model.learn_one(np.ones(3), {1}), ValueError, "hedge_rate")
+
+
+@pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
+def test_hedge_keeps_every_expert_finite_at_the_largest_rate(cls):
+    # hedge_rate=1.7e308 was accepted: within a few rounds the lagging experts' log-weights fell
+    # to -inf for good, and Hedge followed an expert 60 losses behind the leader
+    from olboost.boosters.base import MAX_HEDGE_RATE
+
+    with pytest.raises(ValueError, match=rf"{cls.__name__}\.hedge_rate must be in"):
+        cls(hedge_rate=1.7e308)
+    outputs = "labels" if cls is AdaOLMR else "classes"
+    model = cls(VFDTCommittee(n_features=2), learners=4, seed=1, hedge_rate=MAX_HEDGE_RATE)
+    model.set_params(**{outputs: 3})
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    if cls is AdaOLMR:
+        model.learn(X, np.c_[X[:, 0] > 0, X[:, 1] > 0, X[:, 0] + X[:, 1] > 0])
+    else:
+        model.learn(X, (X[:, 0] > 0).astype(int) + (X[:, 1] > 0))
+    assert np.isfinite(model.log_v_).all() and model.log_v_.max() == 0.0
+    # the three behind the leader, by some rounds' losses times the rate: far, still finite
+    assert (model.log_v_ < 0).sum() == 3 and model.log_v_.min() < -1e100
 
 
 @pytest.mark.parametrize(

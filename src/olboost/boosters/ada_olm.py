@@ -9,7 +9,7 @@ from typing import Any
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import MAX_ALPHA, BoosterKernels, MulticlassBooster
+from olboost.boosters.base import MAX_ALPHA, MAX_HEDGE_RATE, BoosterKernels, MulticlassBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaBoostOLM", "paper_step_and_bound"]
@@ -87,7 +87,7 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
         number that depends only on the seed and the round, so predicting never changes the model.
         ``"best"``: the expert of largest Hedge weight (lowest index on ties).
     hedge_rate
-        Learning rate of Hedge (paper: 1).
+        Learning rate of Hedge (paper: 1), at most :data:`MAX_HEDGE_RATE` (1e100).
     alpha_bound
         Half-width of the feasible set of ``alpha``. ``None``: the paper's value, 2 (logistic,
         exponential) or ``1 / sqrt(N)`` (square hinge). At most :data:`MAX_ALPHA` (1e100), as is
@@ -130,7 +130,7 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
         "loss": OneOf(*_LOSSES),
         "vote": OneOf(*_VOTES),
         "predict_with": OneOf("sampled", "best"),
-        "hedge_rate": Interval(0, math.inf, closed="left"),
+        "hedge_rate": Interval(0, MAX_HEDGE_RATE, closed="both"),
         "alpha_bound": Interval(0, MAX_ALPHA, closed="right", allow_none=True),
         "step_scale": Interval(0, MAX_ALPHA, closed="right", allow_none=True),
     }

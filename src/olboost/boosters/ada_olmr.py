@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
 from olboost.base import Interval, OneOf
 from olboost.boosters import _ada_olmr_kernels as K
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import MAX_ALPHA, BoosterKernels, RankingBooster
+from olboost.boosters.base import MAX_ALPHA, MAX_HEDGE_RATE, BoosterKernels, RankingBooster
 from olboost.weak.base import Committee
 
 __all__ = ["AdaOLMR"]
@@ -58,7 +57,8 @@ class AdaOLMR(AdaptiveState, RankingBooster):
         Half-width of the feasible set ``[-alpha_bound, alpha_bound]`` of the weights (paper: 2).
         At most :data:`~olboost.boosters.base.MAX_ALPHA` (1e100), as is ``step_scale``.
     hedge_rate
-        Learning rate of Hedge over experts (paper: 1).
+        Learning rate of Hedge over experts (paper: 1), at most
+        :data:`~olboost.boosters.base.MAX_HEDGE_RATE` (1e100).
 
     Examples
     --------
@@ -93,7 +93,7 @@ class AdaOLMR(AdaptiveState, RankingBooster):
         "predict_with": OneOf("sampled", "best"),
         "step_scale": Interval(0, MAX_ALPHA, closed="right"),
         "alpha_bound": Interval(0, MAX_ALPHA, closed="right"),
-        "hedge_rate": Interval(0, math.inf, closed="left"),
+        "hedge_rate": Interval(0, MAX_HEDGE_RATE, closed="both"),
     }
 
     def __init__(

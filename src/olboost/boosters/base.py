@@ -25,12 +25,26 @@ from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
 from olboost.weak.base import Committee
 
-__all__ = ["MAX_ALPHA", "Booster", "BoosterKernels", "MulticlassBooster", "RankingBooster"]
+__all__ = [
+    "MAX_ALPHA",
+    "MAX_HEDGE_RATE",
+    "Booster",
+    "BoosterKernels",
+    "MulticlassBooster",
+    "RankingBooster",
+]
 
 #: Largest ``alpha_bound`` and ``step_scale`` of the adaptive boosters: their scores or votes sum
 #: ``N`` alphas of at most this size, finite for any committee; at 1.7e308 a few rounds gave
 #: infinite scores and refused examples.
 MAX_ALPHA = 1e100
+
+#: Largest ``hedge_rate`` of the adaptive boosters. Hedge subtracts ``hedge_rate`` times a loss
+#: from the log-weights every round, the largest kept at 0: near 1.7e308 a lagging expert's fell
+#: to -inf within a few rounds, for good, and Hedge then followed a worse expert. Top-k
+#: Adaptive's losses are estimates weighted by inverse pair probabilities of up to 1e100
+#: (:data:`~olboost.feedback.MIN_PAIR_PROBABILITY`), still finite.
+MAX_HEDGE_RATE = 1e100
 
 #: Rows the compiled driver takes per call at most (a sparse stream is densified one block at a
 #: time, of fewer rows when it is wide: :meth:`olboost.online.inputs.Rows.block_rows`).

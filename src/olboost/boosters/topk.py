@@ -36,7 +36,7 @@ from olboost.base import Interval, OneOf
 from olboost.boosters import _topk_kernels as K
 from olboost.boosters._topk_base import _NO_COSTS, TopkBooster
 from olboost.boosters.adaptive import AdaptiveState
-from olboost.boosters.base import MAX_ALPHA, BoosterKernels
+from olboost.boosters.base import MAX_ALPHA, MAX_HEDGE_RATE, BoosterKernels
 from olboost.feedback import FullFeedback, TopkFeedback
 from olboost.feedback.exploration import Exploration
 from olboost.losses.pairwise import TOPK_LOSS_CODES
@@ -45,10 +45,6 @@ from olboost.potentials.pairwise import difference_law_stack
 from olboost.weak.base import Committee
 
 __all__ = ["MAX_HEDGE_RATE", "TopkAdaptive", "TopkBBM", "TopkBooster"]
-
-#: Largest Hedge rate of :class:`TopkAdaptive`: its losses are estimates weighted by inverse
-#: pair probabilities of up to 1e100 (:data:`~olboost.feedback.MIN_PAIR_PROBABILITY`).
-MAX_HEDGE_RATE = 1e100
 
 
 class TopkBBM(TopkBooster):
