@@ -93,6 +93,53 @@ def test_canonical_bytes_do_not_depend_on_the_models_history(emotions):
     assert pickle.loads(ck.dumps(np.float32(1.5))) == np.float32(1.5)
 
 
+def test_canonical_bytes_do_not_depend_on_the_order_of_a_sets_members():
+    # pickle writes a set's members in iteration order, which follows their hashes (a string's
+    # changes with PYTHONHASHSEED) and the order they were added in: {8, 16} and {16, 8} collide
+    # in a table of 8 slots and iterate in the order they were added
+    a, b = {8, 16}, {16, 8}
+    assert list(a) != list(b)
+    assert ck.dumps(a) == ck.dumps(b) and ck.dumps(frozenset(a)) == ck.dumps(frozenset(b))
+    nested = {"s": a, "again": a, "f": frozenset({frozenset(a), frozenset({1})}), "one": {3}}
+    back = ck.loads(ck.dumps(nested))
+    assert back == nested and type(back["s"]) is set and type(back["f"]) is frozenset
+    assert back["s"] is back["again"]  # one set held in two places is still one set
+    with pytest.raises(pickle.UnpicklingError, match="persistent id"):
+        pickle.loads(ck.dumps(a))  # written for loads, not for pickle.loads
+
+
+_HASH_SEED_CHILD = """
+import hashlib, sys, numpy as np, olboost
+from olboost.checkpoint import dumps, loads
+rng = np.random.default_rng(0)
+X = rng.normal(size=(40, 3))
+classes = [frozenset({"red", "green", "blue"}), frozenset({"cat", "dog", "eel"})]
+model = olboost.AdaBoostOLM(olboost.VFDTCommittee(n_features=2), learners=3, seed=1,
+                            classes=classes)
+for row in X:
+    model.learn_one({"f1": row[0], "f2": row[1], "f3": row[2]}, classes[int(row[0] > 0)])
+data = dumps(model)
+assert dumps(loads(data)) == data
+print(hashlib.sha256(data).hexdigest())
+"""
+
+
+def test_canonical_bytes_do_not_depend_on_the_hash_seed():
+    # with frozensets of strings as classes, the saved bytes changed with PYTHONHASHSEED
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", _HASH_SEED_CHILD], env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
 def test_a_run_checkpoint_loads_as_its_model(tmp_path, emotions):
     model = _trained(emotions)
     path = tmp_path / "run.olb"

@@ -17,8 +17,11 @@ unpickled. A file written by another olboost version of the same format loads wi
 written by value (:func:`dumps`). The standard pickle of an array also records which arrays share
 one dtype *object*, and an array read back from a pickle carries a copy of its dtype; so a model
 that was checkpointed and resumed would pickle to different bytes from the same model trained
-without a break, although every number is the same. Here the bytes depend on the values only:
-two equal models give byte-identical files. (Models on a ``RiverCommittee`` are the exception:
+without a break, although every number is the same; and it writes a set's members in the order
+of their hashes (a string's changes with ``PYTHONHASHSEED``) and of their history. Here a set of
+two or more members is written as a persistent id holding its members in the order of their own
+bytes, which :func:`loads` turns back into the set: the bytes depend on the values only, and two
+equal models give byte-identical files. (Models on a ``RiverCommittee`` are the exception:
 River's Gaussian estimators each hold an unseeded random generator, used only to sample, which
 olboost never does.)
 
@@ -66,6 +69,7 @@ __all__ = [
     "dumps",
     "load",
     "load_run",
+    "loads",
     "remove_stale_temporaries",
     "save",
     "save_run",
@@ -116,8 +120,30 @@ def _simple(dtype: np.dtype) -> bool:
     return dtype.fields is None and dtype.subdtype is None and dtype.kind not in "OV"
 
 
+#: First item of the persistent id a set is written as (see :class:`_Pickler`).
+_SET_ID = "olboost.checkpoint.set"
+
+
 class _Pickler(pickle.Pickler):
-    """Writes NumPy arrays, scalars and dtypes by value (see the module docstring)."""
+    """Writes NumPy arrays, scalars and dtypes by value, and sets of two or more members as a
+    persistent id holding them in the order of their bytes (see the module docstring)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=PICKLE_PROTOCOL)
+        # one id per set object, so that a set held in two places is one set when read back;
+        # the set is kept too, so that its id() is not reused by another object meanwhile
+        self._set_ids: dict[int, tuple[tuple[str, bool, list[Any]], Any]] = {}
+
+    def persistent_id(self, obj: Any) -> Any:
+        # the C pickler writes a set or frozenset itself, never asking reducer_override
+        kind = type(obj)
+        if (kind is not set and kind is not frozenset) or len(obj) < 2:
+            return None
+        known = self._set_ids.get(id(obj))
+        if known is None:
+            known = (_SET_ID, kind is frozenset, sorted(obj, key=dumps)), obj
+            self._set_ids[id(obj)] = known
+        return known[0]
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
@@ -136,10 +162,12 @@ class _Pickler(pickle.Pickler):
 
 
 def dumps(obj: Any) -> bytes:
-    """The pickle :func:`save` writes: NumPy arrays, scalars and dtypes by value, so that equal
-    objects give equal bytes whatever their history (see the module docstring).
+    """The pickle :func:`save` writes: NumPy arrays, scalars and dtypes by value and sets'
+    members in a canonical order, so that equal objects give equal bytes whatever their history
+    and the process's hash seed (see the module docstring).
 
-    ``pickle.loads`` reads it (with olboost importable).
+    :func:`loads` reads it (with olboost importable), as does ``pickle.loads`` when ``obj``
+    holds no set of two or more members.
 
     Examples
     --------
@@ -154,8 +182,42 @@ def dumps(obj: Any) -> bytes:
     True
     """
     buffer = io.BytesIO()
-    _Pickler(buffer, protocol=PICKLE_PROTOCOL).dump(obj)
+    _Pickler(buffer).dump(obj)
     return buffer.getvalue()
+
+
+class _Unpickler(pickle.Unpickler):
+    """Reads :func:`dumps`'s pickles: a set's persistent id becomes the set again."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file)
+        self._sets: dict[int, tuple[Any, Any]] = {}
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not (isinstance(pid, tuple) and len(pid) == 3 and pid[0] == _SET_ID):
+            raise pickle.UnpicklingError(f"unknown persistent id {pid!r}")
+        # the same id object (memoized) stands for the same set
+        known = self._sets.get(id(pid))
+        if known is None:
+            known = (frozenset if pid[1] else set)(pid[2]), pid
+            self._sets[id(pid)] = known
+        return known[0]
+
+
+def loads(data: bytes) -> Any:
+    """The object of a :func:`dumps` pickle (``pickle.loads`` reads those that hold no set of
+    two or more members).
+
+    Examples
+    --------
+    >>> from olboost.checkpoint import dumps, loads
+    >>> a, b = {8, 16}, {16, 8}  # equal sets whose members iterate in different orders
+    >>> list(a) == list(b), dumps(a) == dumps(b)
+    (False, True)
+    >>> loads(dumps([a, a])) == [a, a]
+    True
+    """
+    return _Unpickler(io.BytesIO(data)).load()
 
 
 # --------------------------------------------------------------------------- the file format
@@ -256,7 +318,7 @@ def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
             stacklevel=3,
         )
     try:
-        obj = pickle.loads(body[start + length :])
+        obj = loads(body[start + length :])
     except Exception as err:  # a pickle of classes this olboost does not have, or lacks
         raise ValueError(
             f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "

@@ -4,7 +4,6 @@ created) and the model built, started and warmed up from it."""
 from __future__ import annotations
 
 import collections
-import pickle
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -177,9 +176,9 @@ def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
 def warm_up_model(model: Any, config: ServiceConfig) -> None:
     """Run a copy of ``model`` through a show and a learn, so that the kernels are
     compiled (or loaded from Numba's cache) before the first request is timed."""
-    from olboost.checkpoint import dumps
+    from olboost.checkpoint import dumps, loads
 
-    clone = pickle.loads(dumps(model))
+    clone = loads(dumps(model))
     x = np.zeros(config.n_features)
     if config.topk:
         impression = clone.show_one(x, key=0)

@@ -5,7 +5,6 @@ template, seeding, the checks of ``X``, tags and pickling).
 from __future__ import annotations
 
 import numbers
-import pickle
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -183,7 +182,9 @@ class _OnlineBoostingBase(BaseEstimator):
     def __setstate__(self, state: dict[str, Any]) -> None:
         booster = state.get("booster_")
         if isinstance(booster, _PickledBooster):
-            state = {**state, "booster_": pickle.loads(booster.data)}
+            from olboost.checkpoint import loads
+
+            state = {**state, "booster_": loads(booster.data)}
         # the adapter's own arrays (classes_) as the booster's (Estimator.__setstate__): under
         # joblib's mmap_mode they came back read-only memory maps, and pickled as such after
         super().__setstate__(_writable_arrays(state, {}))
