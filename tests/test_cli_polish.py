@@ -833,3 +833,26 @@ def test_resume_takes_options_spelled_out_at_the_values_they_act_with(capsys, tm
     assert "resuming from" in capsys.readouterr().err
     line = _error(capsys, [*argv, "--C", repr(C * 2), "--resume"])
     assert f"holds a run with other options (C {C!r} there, {C * 2!r} here)" in line
+
+
+def test_a_report_stdout_cannot_encode_is_escaped_not_an_error(tmp_path, monkeypatch):
+    # PYTHONIOENCODING=ascii and a data file named données: the run wrote its outputs, then
+    # its report failed to print, and the command said "error" with exit status 2
+    import gzip
+    import io
+    from importlib.resources import files
+
+    bundled = files("olboost.datasets") / "data"
+    for name in ("emotions-train.arff", "emotions.xml"):
+        data = gzip.decompress((bundled / f"{name}.gz").read_bytes())
+        (tmp_path / name.replace("emotions", "émotions")).write_bytes(data)
+    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", out)
+    argv = ["run", "--algorithm", "ada-olmr", "--dataset", str(tmp_path / "émotions-train.arff"),
+            "--labels", str(tmp_path / "émotions.xml"), "--learners", "2", "--no-progress",
+            "--output", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(argv) == 0
+    out.flush()
+    assert "\\xe9motions" in out.buffer.getvalue().decode("ascii")
+    assert out.errors == "strict"  # as it was
+    assert json.loads((tmp_path / "r.json").read_text())["rank_loss"] > 0

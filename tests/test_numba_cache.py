@@ -435,3 +435,119 @@ def test_olboost_kernels_are_stamped_with_every_kernel_module(tmp_path, monkeypa
     assert fresh_stamp() == first
     (package / "sub" / "_kernels.py").write_text("import numba  # edited\n")
     assert fresh_stamp() != first
+
+
+# ------------------------------------------------------------------ caches Numba cannot use
+
+RUN = """
+import sys
+sys.path.insert(0, {dir!r})
+import numba
+import numpy as np
+import olboost
+import kern
+print(kern.plus_one(np.int64(41))[0], numba.config.CACHE_DIR)
+"""
+
+
+def _run(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    (tmp_path / "kern.py").write_text(KERNEL)
+    return subprocess.run(
+        [sys.executable, "-c", RUN.format(dir=str(tmp_path))],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_import_works_where_numba_finds_no_cache_directory(tmp_path):
+    # a non-root user of a read-only site-packages with no writable HOME: every cache=True
+    # kernel failed to define ("no locator available"), and `import olboost` with it. Numba's
+    # own locator classes narrowed to the one of NUMBA_CACHE_DIR, which is unset, find none.
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator", TMPDIR=str(tmp_path))
+    fallback = tmp_path / f"olboost-numba-{os.getuid()}"
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["42", str(fallback)]
+    assert "no writable cache directory" in done.stderr and "NUMBA_CACHE_DIR" in done.stderr
+    assert list(fallback.rglob("kern.plus_one*.nbi"))  # cached there, for the next run
+    assert fallback.stat().st_mode & 0o777 == 0o700
+    # a directory of that name that others may write to is not used: it could hold planted code
+    fallback.chmod(0o777)
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = Path(done.stdout.split()[1])
+    assert used != fallback and used.parent == tmp_path and used.name.startswith("olboost-numba-")
+
+
+def _cached_once(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    env = _env(str(tmp_path / "cache"))
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (index,) = (tmp_path / "cache").rglob("kern.plus_one*.nbi")
+    return env, index
+
+
+def test_a_damaged_cache_entry_is_compiled_again_and_replaced(tmp_path):
+    # a truncated .nbc or .nbi ended every later run with a bare pickle traceback
+    env, index = _cached_once(tmp_path)
+    (data,) = index.parent.glob("kern.plus_one*.nbc")
+    for damaged in (data, index):
+        damaged.write_bytes(damaged.read_bytes()[:20])
+        done = _run(tmp_path, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.split()[0] == "42"
+        assert "RuntimeWarning" in done.stderr and "UnpicklingError" in done.stderr
+    check = _script(CHECK.format(dir=str(tmp_path), types="np.int64"), env["NUMBA_CACHE_DIR"], 120)
+    assert check.split("\n")[:2] == ["0", "42:int64"]  # repaired: loaded, not compiled
+
+
+def test_a_cache_entry_that_cannot_be_saved_is_left_unsaved(tmp_path):
+    # another user's index in a sticky /tmp (os.replace refused) ended a run whose code had
+    # compiled; here the index's name is taken by a directory, which refuses it to root too
+    env, index = _cached_once(tmp_path)
+    for f in index.parent.glob("kern.plus_one*"):
+        f.unlink()
+    index.mkdir()
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "42"
+    assert "cannot save compiled code to the Numba cache" in done.stderr
+
+
+def test_another_users_lock_file_still_locks(tmp_path):
+    # the lock file is created 0644 under umask 022: another user could not open it for
+    # writing, and went on without the lock; flock needs no write access
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())  # tmp_path's parents are closed to other users
+    try:
+        folder.chmod(0o755)
+        index = folder / "f.nbi"
+        lock = Path(str(index) + ".lock")
+        lock.touch()
+        lock.chmod(0o444)  # unwritable to its non-root owner too, and to nobody
+        fd = os.open(lock, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 2
+            try:
+                if os.getuid() == 0:
+                    os.setuid(65534)  # nobody
+                start = time.monotonic()
+                with _numba_cache._locked(type("File", (), {"_index_path": str(index)}), True):
+                    code = 0 if time.monotonic() - start > 0.8 else 1
+            finally:
+                os._exit(code)
+        time.sleep(1.2)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0  # it waited for the lock
+    finally:
+        import shutil
+
+        shutil.rmtree(folder)

@@ -35,6 +35,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,9 +51,14 @@ def _locked(cache_file: Any, exclusive: bool) -> Iterator[None]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError:
-        # A read-only or missing cache directory: Numba itself will not write there either.
-        yield
-        return
+        try:
+            # flock needs no write access: another user's lock file (0644 under umask 022, in a
+            # cache the users share) still locks against its owner
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            # A read-only or missing cache directory: Numba itself will not write there either.
+            yield
+            return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
@@ -60,10 +66,78 @@ def _locked(cache_file: Any, exclusive: bool) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+_warned: set[str] = set()
+
+
+def _warn_once(kind: str, message: str) -> None:
+    # once per process and kind: a bad cache would otherwise warn for each of 200 kernels
+    if kind not in _warned:
+        _warned.add(kind)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _index_readable(cache_file: Any) -> None:
+    """Remove the index of ``cache_file`` if it does not unpickle (truncated, damaged), so
+    that a save writes a new one instead of failing on it (under the exclusive lock)."""
+    try:
+        cache_file._load_index()
+    except OSError:
+        raise
+    except Exception as err:
+        _warn_once(
+            "index",
+            f"damaged Numba cache index {cache_file._index_path} ({type(err).__name__}: {err}); "
+            "replaced by a new one",
+        )
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(cache_file._index_path)
+
+
+def _fall_back_cache_dir() -> None:
+    """Give Numba a cache directory when it finds none for olboost's files (site-packages read
+    only, and HOME or XDG_CACHE_HOME unwritable): every ``cache=True`` kernel would otherwise
+    fail to define, and ``import olboost`` with it."""
+    import tempfile
+
+    from numba.core import caching, config
+
+    def probe() -> None:  # a function of this file, in the package's directory
+        pass
+
+    try:
+        caching.CompileResultCacheImpl(probe)
+        return
+    except RuntimeError as err:
+        if "no locator available" not in str(err):
+            raise  # NUMBA_CACHE_LOCATOR_CLASSES naming no class: Numba's own error
+    path = os.path.join(tempfile.gettempdir(), f"olboost-numba-{os.getuid()}")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        st = os.lstat(path)
+        # another user's directory, or one others may write to, could hold planted machine code
+        usable = st.st_uid == os.getuid() and not st.st_mode & 0o022 and os.path.isdir(path)
+    except OSError:
+        usable = False
+    if not usable:
+        path = tempfile.mkdtemp(prefix="olboost-numba-")
+    config.CACHE_DIR = path
+    os.environ["NUMBA_CACHE_DIR"] = path  # the compile workers' too (_compile_worker)
+    _warn_once(
+        "fallback",
+        "Numba finds no writable cache directory for olboost's kernels (the package's "
+        f"__pycache__ and the user's cache are read-only): caching them in {path}; set "
+        "NUMBA_CACHE_DIR to a writable directory to choose",
+    )
+
+
 def install() -> bool:
-    """Stamp olboost's cache entries with all its kernel modules (:func:`package_stamp`), and
+    """Give Numba a cache directory if it has none for olboost (:func:`_fall_back_cache_dir`),
+    stamp olboost's cache entries with all its kernel modules (:func:`package_stamp`), and
     wrap ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file locks
-    (once per process). ``False`` where there is no ``fcntl`` (no locks)."""
+    (once per process). A cache entry that cannot be read is a miss, and one that cannot be
+    saved is left unsaved, each with a ``RuntimeWarning``: the code compiled is in memory
+    either way. ``False`` where there is no ``fcntl`` (no locks)."""
+    _fall_back_cache_dir()
     _stamp_with_the_package()
     if fcntl is None:  # pragma: no cover - Windows
         return False
@@ -76,11 +150,28 @@ def install() -> bool:
 
     def locked_save(self: Any, key: Any, data: Any) -> None:
         with _locked(self, exclusive=True):
-            save(self, key, data)
+            try:
+                _index_readable(self)
+                save(self, key, data)
+            except OSError as err:
+                # another user's entry in a sticky /tmp, a full disk: Numba raised it
+                _warn_once(
+                    "save",
+                    f"cannot save compiled code to the Numba cache ({err}); it is compiled "
+                    "again in each process",
+                )
 
     def locked_load(self: Any, key: Any) -> Any:
         with _locked(self, exclusive=False):
-            return load(self, key)
+            try:
+                return load(self, key)
+            except Exception as err:  # a damaged file: any error of unpickling it
+                _warn_once(
+                    "load",
+                    f"cannot read a Numba cache entry indexed by {self._index_path} "
+                    f"({type(err).__name__}: {err}); compiling it again",
+                )
+                return None
 
     def locked_flush(self: Any) -> None:
         with _locked(self, exclusive=True):

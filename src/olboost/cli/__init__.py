@@ -180,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     one line on stderr)."""
     args = build_parser().parse_args(argv)
     try:
-        with _one_line_warnings():
+        with _one_line_warnings(), _lenient_stdout():
             return _call(args)
     except KeyboardInterrupt:
         print("olboost: interrupted", file=sys.stderr)
@@ -201,6 +201,24 @@ def _call(args: argparse.Namespace) -> int:
     if code == 0 and getattr(args, "record", None) is not None:
         print(record_json(args.record), end="", flush=True)
     return code
+
+
+@contextlib.contextmanager
+def _lenient_stdout() -> Iterator[None]:
+    """Text the standard output cannot encode (``PYTHONIOENCODING=ascii``, a data file named
+    ``données.arff``) written with backslash escapes, as Python writes it to stderr: the report
+    of a run whose outputs were written failed with exit status 2, naming neither stdout nor
+    the cause."""
+    stream = sys.stdout
+    errors = getattr(stream, "errors", None)
+    if errors != "strict" or not hasattr(stream, "reconfigure"):
+        yield
+        return
+    stream.reconfigure(errors="backslashreplace")
+    try:
+        yield
+    finally:
+        stream.reconfigure(errors=errors)
 
 
 @contextlib.contextmanager
