@@ -79,6 +79,29 @@ class ScriptedCommittee(RecordingCommittee):
         return H / H.sum(axis=1, keepdims=True)
 
 
+class OracleCommittee(RecordingCommittee):
+    """Two learners, one always right and one always wrong, reading the answer from ``x``.
+
+    ``kind="ranking"``: ``x[:k]`` is the relevance mask; learner 0 scores 1 on the relevant
+    labels and 0 elsewhere, learner 1 the reverse. ``kind="multiclass"``: ``x[0]`` is the class
+    ``y``; learner 0 puts all its mass on ``y``, learner 1 on ``y + 1 (mod k)``.
+    """
+
+    def __init__(self, kind="ranking"):
+        super().__init__()
+        self.kind = kind
+
+    def predict(self, x):
+        self.n_predict_ += 1
+        k = self.n_labels_
+        if self.kind == "ranking":
+            y = np.asarray(x[:k]) > 0.5
+            return np.vstack([y, ~y]).astype(float)
+        H = np.zeros((2, k))
+        H[0, int(x[0])] = H[1, (int(x[0]) + 1) % k] = 1.0
+        return H
+
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from helpers import ScriptedCommittee
+from helpers import OracleCommittee, ScriptedCommittee
 from olboost import VFDTCommittee
 from olboost.boosters import _ada_olm_kernels as K
 from olboost.boosters.ada_olm import AdaBoostOLM, paper_step_and_bound
@@ -450,3 +450,13 @@ def test_a_refused_learn_one_leaves_the_booster_as_it_was(booster):
     with pytest.raises(ValueError, match="weights refused"):
         model.learn_one(x, {2} if ranking else 2)
     assert pickle.dumps(model) == before
+
+
+def test_empirical_edges_are_one_for_a_learner_always_right_and_below_zero_always_wrong():
+    # Sec. 4.2: gamma_i = sum_t C^i(y, .) . h^i / sum_t C^i(y, y) is 1 for a learner always
+    # predicting y, and negative for one always predicting a wrong class (C(y, l) > 0 > C(y, y))
+    model = AdaBoostOLM(OracleCommittee("multiclass"), learners=2, seed=0, classes=3)
+    for t in range(20):
+        model.learn_one(np.array([t % 3, 0.0]), t % 3)
+    edges = model.empirical_edges
+    assert edges[0] == pytest.approx(1.0, rel=0, abs=1e-12) and edges[1] < -0.1

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from helpers import ScriptedCommittee
+from helpers import OracleCommittee, ScriptedCommittee
 from olboost import AdaOLMR, VFDTCommittee
 from olboost._random import counter_uniform
 from olboost.boosters._ada_olmr_kernels import ada_olmr_update
@@ -306,3 +306,15 @@ def test_scores_stay_finite_at_the_largest_alpha_bound(name):
     for param in ("alpha_bound", "step_scale"):
         with pytest.raises(ValueError, match=param):
             cls(**{param: MAX_ALPHA * 10}, **extra)
+
+
+def test_empirical_edges_are_one_for_a_learner_always_right_and_minus_one_always_wrong():
+    # eq. 10, gamma_i = -sum_t c^i . h^i / ||w^i||_1: a learner scoring 1 on exactly the relevant
+    # labels meets the negative costs only, -c . h = ||c||_1 / 2 = w^i[t] (eq. 9); its reverse
+    # meets the positive ones only
+    model = AdaOLMR(OracleCommittee(), learners=2, seed=0, labels=4)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        y = rng.permutation([True, False, rng.random() < 0.5, False])
+        model.learn_one(y.astype(float), set(np.flatnonzero(y).tolist()))
+    np.testing.assert_allclose(model.empirical_edges, [1.0, -1.0], rtol=0, atol=1e-12)

@@ -66,6 +66,20 @@ def test_bmr_caps_large_edges_and_counts_them():
     )
 
 
+def test_bmr_caps_an_edge_of_exactly_one_over_the_relevant_labels():
+    # gamma |Y| = 1 leaves no baseline mass on the irrelevant labels (a = 0, which the
+    # potentials refuse): capped, as above it
+    model = OnlineBMR(ScriptedCommittee(), learners=3, seed=0, labels=4, gamma=0.5)
+    assert model.edge_for(2) == pytest.approx(0.9 / 2)
+    model.learn_one([0.1, 0.2], {0, 1})
+    assert model.n_gamma_capped_ == 1
+    H = model.committee_.predict(np.array([0.1, 0.2]))
+    y = np.array([True, True, False, False])
+    np.testing.assert_allclose(
+        model.committee_.learned_[-1], bmr_reference(H, y, 0.9 / 2, "hinge"), atol=1e-14
+    )
+
+
 def test_bmr_monte_carlo_path_estimates_the_exact_weights():
     X = np.random.default_rng(0).normal(size=(5, 2))
     exact = OnlineBMR(ScriptedCommittee(), learners=5, seed=1, labels=4, gamma=0.1)

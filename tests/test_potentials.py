@@ -482,6 +482,10 @@ def test_normalized_rows_are_in_c1_eor():
     assert w0 == 0.0 and np.all(d0 == 0)
     d, w = normalize_costs(np.array([0.2, 0.9, 0.5]))
     assert d.min() == 0.0 and d.max() == 1.0 and w == pytest.approx(0.7)
+    # a row whose true label is not its cheapest (a Monte Carlo estimate's noise): the
+    # differences below the true label's cost are clipped to 0, not taught as negative weights
+    d, w = normalize_multiclass_costs(np.array([0.5, 0.2, 0.9]), 0)
+    assert d.tolist() == [0.0, 0.0, 1.0] and w == pytest.approx(0.4)
 
 
 def test_mbbm_weight_bound_values():
@@ -490,6 +494,7 @@ def test_mbbm_weight_bound_values():
     assert mbbm_weight_bound(1, 10001, 3, 0.1) == pytest.approx(c * 3**2.5 / 100)
     assert mbbm_weight_bound(1, 101, 3, 0.1, constant=1.0) == pytest.approx(3**2.5 / 10)
     assert mbbm_weight_bound(1, 50, 3, 0.6) == 3.0  # Lemma 10 needs gamma < 1/2
+    assert mbbm_weight_bound(1, 10001, 3, 0.5) == 3.0  # strictly
     assert mbbm_weight_bound(1, 400, 3, 0.1, form="exact_law") < 1.0
 
 

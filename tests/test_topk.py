@@ -113,18 +113,21 @@ def test_adaptive_costs_with_every_label_shown_equal_the_logistic_gradient():
         s += model.alpha_[i] * H[i]
 
 
-def test_adaptive_weights_take_projected_gradient_steps_of_size_step_over_sqrt_t():
+@pytest.mark.parametrize("clip", [None, 0.05])
+def test_adaptive_weights_take_projected_gradient_steps_of_size_step_over_sqrt_t(clip):
     # Algorithm 3, line 13: alpha^i <- Pi(alpha^i - eta_t g^i), eta_t = step_scale / sqrt(t),
     # g^i the derivative of L_log(s^{i-1} + alpha h^i) at alpha^i; with k = m and the
     # heuristics off L_log's gradient is the exact one (the test above), so the whole round is
-    # checked against a transcription (the cost tests alone would not see a step of 1 / t)
+    # checked against a transcription (the cost tests alone would not see a step of 1 / t);
+    # with clip, App. C.2's clipping of g^i to [-clip, clip], met on both sides
     m, n, step = 4, 3, 0.7
     model = TopkAdaptive(
         ScriptedCommittee(), learners=n, seed=0, labels=m, k=m, rho=0.3, step_scale=step,
-        clip_gradient=None, clip_probability=None,
+        clip_gradient=clip, clip_probability=None,
     )  # fmt: skip
     rng = np.random.default_rng(5)
     moved = 0
+    clipped = {-1: 0, 1: 0}
     for t in range(1, 9):
         x = rng.normal(size=3)
         relevant = np.zeros(m, dtype=bool)
@@ -137,10 +140,26 @@ def test_adaptive_weights_take_projected_gradient_steps_of_size_step_over_sqrt_t
             s += before[i] * H[i]
             logistic_cost(s, relevant, cost)
             pairs = relevant.sum() * (m - relevant.sum())
-            expected = np.clip(before[i] - step / math.sqrt(t) * pairs * cost @ H[i], -2, 2)
+            grad = pairs * cost @ H[i]
+            if clip is not None and abs(grad) > clip:
+                clipped[int(np.sign(grad))] += 1
+                grad = np.clip(grad, -clip, clip)
+            expected = np.clip(before[i] - step / math.sqrt(t) * grad, -2, 2)
             assert model.alpha_[i] == pytest.approx(expected, rel=0, abs=1e-12), (t, i)
             moved += expected != before[i]
     assert moved > 20  # the steps were taken, not all projected away
+    assert clip is None or min(clipped.values()) > 0
+
+
+def test_the_estimated_rank_loss_counts_a_tied_pair():
+    # Algorithm 3, line 14: 1(s[b] >= s[a]): a tie between a relevant and an irrelevant label
+    # is a mistake, as in the rank loss Hedge judges the experts by
+    from olboost.boosters._topk_kernels import estimated_rank_loss
+
+    s = np.array([1.0, 1.0, 0.0, 2.0])
+    rel = np.array([True, False, False, False])
+    w = np.arange(16.0).reshape(4, 4) + 1.0
+    assert estimated_rank_loss(s, rel, w) == w[0, 1] + w[0, 3]  # tied, and above
 
 
 @pytest.mark.parametrize("cls", BOOSTERS)
@@ -156,12 +175,17 @@ def test_clipped_probabilities_are_the_weights_of_clipped_feedback(cls):
     plain.clip_probability = None
     x = np.array([0.3, -0.8, 0.5])
     probs = np.array([[1.0, 1e-4, 0.3], [1e-4, 1.0, 0.999], [0.3, 0.999, 1.0]])
-    fb = TopkFeedback(np.array([1, 3, 0]), np.array([True, False, False]), probs)
-    safe = TopkFeedback(fb.shown, fb.relevant, np.clip(probs, 0.005, 0.995))
-    a = clipped.estimated_costs(x, fb)
-    np.testing.assert_allclose(a, plain.estimated_costs(x, safe), rtol=1e-12, atol=1e-12)
-    unclipped = plain.estimated_costs(x, fb)
-    assert np.abs(unclipped).max() > 20 * np.abs(a).max()  # the 1e-4 pair dominates unclipped
+    # the second relevance puts the 0.999 pair between a relevant and an irrelevant label,
+    # where an estimate uses it: clipped to 0.995 from above
+    for relevant in ([True, False, False], [True, False, True]):
+        fb = TopkFeedback(np.array([1, 3, 0]), np.array(relevant), probs)
+        safe = TopkFeedback(fb.shown, fb.relevant, np.clip(probs, 0.005, 0.995))
+        a = clipped.estimated_costs(x, fb)
+        np.testing.assert_allclose(a, plain.estimated_costs(x, safe), rtol=1e-12, atol=1e-12)
+        unclipped = plain.estimated_costs(x, fb)
+        assert np.abs(unclipped).max() > 20 * np.abs(a).max()  # the 1e-4 pair dominates it
+    high = TopkFeedback(fb.shown, fb.relevant, np.where(probs == 0.999, 0.995, probs))
+    assert not np.allclose(plain.estimated_costs(x, fb), plain.estimated_costs(x, high))
 
 
 # ------------------------------------------------------------------------------ unbiasedness
