@@ -378,6 +378,47 @@ def test_any_os_error_is_one_line(capsys, tmp_path):
     assert f"{ck_path}: truncated olboost file (0 bytes, no header)" in line
 
 
+def test_a_checkpoint_in_use_by_another_run_is_refused(capsys, tmp_path):
+    # before the first checkpoint was written, a second run on the same file saw none and ran
+    # too; each overwrote the other's checkpoints, and one run's progress was lost
+    ck_path = tmp_path / "run.olb"
+    lock = tmp_path / "run.olb.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        line = _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
+        assert f"--checkpoint {ck_path}: in use by another olboost run (process {holder.pid})" in (
+            line
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not ck_path.exists()
+    # in this process too; and a refused run lets go of the lock
+    from olboost._lock import ProcessLock
+
+    held = ProcessLock(lock, lambda pid: f"held by {pid}")
+    assert "in use by another olboost run" in _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
+    held.release()
+    ck_path.write_bytes(b"")
+    assert "exists: pass --resume" in _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
+    ck_path.unlink()
+    assert main([*RUN, "--checkpoint", str(ck_path), "--checkpoint-every", "100"]) == 0
+    assert ck_path.exists() and not lock.exists()  # the run's lock file went with it
+
+
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+os.pwrite(fd, f"{os.getpid()}\\n".encode(), 0)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
 def test_an_error_in_a_real_process_is_one_line_on_stderr(tmp_path):
     done = _olboost(*RUN, "--output", str(tmp_path))
     assert done.returncode == 2 and done.stdout == ""

@@ -142,6 +142,7 @@ class _RunCheckpoint:
     every: int
     resume: bool
     key: dict[str, Any]
+    lock: Any  # the ProcessLock on PATH.lock, held for the run
 
     def start(self, n_features: int | None = None) -> dict[str, Any] | None:
         """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
@@ -369,6 +370,7 @@ def add_missing_values(record: dict[str, Any], data: Any) -> None:
 
 def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` checked before the run."""
+    from olboost._lock import ProcessLock
     from olboost.checkpoint import remove_stale_temporaries
 
     every = args.checkpoint_every
@@ -381,14 +383,28 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
         raise ValueError(f"--checkpoint-every must be >= 1, got {every}")
     path = check_output(args.checkpoint, "--checkpoint")
     assert path is not None
-    if path.exists() and not args.resume:
-        raise FileExistsError(
-            17, "exists: pass --resume to continue the run it holds, or remove it to start over",
-            f"--checkpoint {path}",
-        )  # fmt: skip
-    remove_stale_temporaries(path)
-    every = DEFAULT_CHECKPOINT_EVERY if every is None else every
-    return _RunCheckpoint(path, every, args.resume, cell_key(args, **_input_files(args)))
+    # before the first checkpoint is written, a second run on the file saw none, started too,
+    # and the two overwrote each other's checkpoints; the lock file goes with the run
+    lock = ProcessLock(
+        path.with_name(path.name + ".lock"),
+        lambda pid: (
+            f"--checkpoint {path}: in use by another olboost run (process {pid}); wait "
+            "for it to end, or give another file"
+        ),
+        remove=True,
+    )
+    try:
+        if path.exists() and not args.resume:
+            raise FileExistsError(
+                17, "exists: pass --resume to continue the run it holds, or remove it to start "
+                "over", f"--checkpoint {path}",
+            )  # fmt: skip
+        remove_stale_temporaries(path)
+        every = DEFAULT_CHECKPOINT_EVERY if every is None else every
+        return _RunCheckpoint(path, every, args.resume, cell_key(args, **_input_files(args)), lock)
+    except BaseException:
+        lock.release()
+        raise
 
 
 def _input_files(args: argparse.Namespace) -> dict[str, str]:
@@ -483,6 +499,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     )
             return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
     checkpoint = _run_checkpoint(args)
+    try:
+        return _run_with(args, checkpoint)
+    finally:
+        if checkpoint is not None:
+            checkpoint.lock.release()
+
+
+def _run_with(args: argparse.Namespace, checkpoint: _RunCheckpoint | None) -> int:
+    """The run of ``olboost run`` on an ARFF or bundled data set, after its checks."""
     data = _load(args)
     counts = data.missing_counts()
     if counts:

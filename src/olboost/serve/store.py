@@ -34,15 +34,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
+from olboost._lock import ProcessLock
 from olboost.checkpoint import load, load_run, remove_stale_temporaries, save, save_run
 
 __all__ = [
@@ -65,58 +65,20 @@ STORE_FILES = (
 )  # fmt: skip
 
 
-class StoreLock:
+class StoreLock(ProcessLock):
     """The lock of the store at ``path`` for one service, held until :meth:`release` or the end
-    of the process (a kill included).
+    of the process (a kill included): a :class:`~olboost._lock.ProcessLock` on ``STORE/lock``.
 
     Two services on one store each learned only their own feedback from one log, so that either
-    one's recovery skipped the other's (their impression numbers collided first). Between
-    processes, the lock is a POSIX record lock (``lockf``) on ``STORE/lock``, which holds the
-    owner's process id: it belongs to the process, is not inherited by the checkpoints' forked
-    children, and is free at once when a killed service's process ends. Within one process,
-    where such locks do not exclude each other, a set of the stores locked. Where the system has
-    no ``fcntl`` (Windows), only the latter.
+    one's recovery skipped the other's (their impression numbers collided first).
 
     Raises
     ------
     ValueError
         If another service holds the lock, naming its process id."""
 
-    _held: ClassVar[set[str]] = set()
-    _guard = threading.Lock()
-
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.key = os.path.realpath(path)
-        self.fd: int | None = None
-        with StoreLock._guard:
-            if self.key in StoreLock._held:
-                raise ValueError(_in_use(path, str(os.getpid())))
-            try:
-                import fcntl
-            except ImportError:  # pragma: no cover - not on Linux or macOS
-                fcntl = None
-            if fcntl is not None:
-                fd = os.open(Path(path) / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-                try:
-                    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-                    os.close(fd)
-                    raise ValueError(_in_use(path, holder or "unknown")) from None
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
-                self.fd = fd
-            StoreLock._held.add(self.key)
-
-    def release(self) -> None:
-        """Release the lock (again: nothing)."""
-        with StoreLock._guard:
-            if self.key not in StoreLock._held:
-                return
-            StoreLock._held.discard(self.key)
-            if self.fd is not None:
-                os.close(self.fd)
-                self.fd = None
+        super().__init__(Path(path) / "lock", lambda pid: _in_use(path, pid))
 
 
 def refuse_a_lost_log(path: Path) -> None:
