@@ -269,6 +269,31 @@ def test_files_get_the_usual_permissions_and_stale_temporaries_go(tmp_path, emot
     assert alive.exists() and not dead.exists()
 
 
+def test_caches_of_cells_and_checked_outputs_remove_their_stale_temporaries(tmp_path):
+    # only olboost run and serve removed them: a reproduce killed while writing a cell or its
+    # output, or a sweep a record, left theirs for good
+    from olboost._atomic import remove_stale_temporaries_in
+    from olboost.cli._shared import check_output
+
+    cells = tmp_path / "cells"
+    cells.mkdir()
+    dead = cells / ".mlr-0123abcd.json.999999999.ab_cd123.olboost-tmp"
+    alive = cells / f".mlr-4567.json.{os.getppid()}.x2.olboost-tmp"
+    mine = cells / f".mlr-89ab.json.{os.getpid()}.x3.olboost-tmp"  # another thread's, perhaps
+    other = cells / ".notes.txt"
+    for f in (dead, alive, mine, other):
+        f.write_bytes(b"partial")
+    ck.CellCache(cells, "mlr")
+    assert sorted(p.name for p in cells.iterdir()) == sorted(f.name for f in (alive, mine, other))
+    dead.write_bytes(b"partial")
+    assert remove_stale_temporaries_in(cells) == [dead]
+    output = tmp_path / "results.json"
+    stale = tmp_path / ".results.json.999999999.zz.olboost-tmp"
+    stale.write_bytes(b"{")
+    check_output(str(output), "--output")
+    assert not stale.exists()
+
+
 # ------------------------------------------------------------------------------ resumable runs
 
 

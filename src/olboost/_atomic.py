@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["atomic_write", "remove_stale_temporaries"]
@@ -108,19 +109,35 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
     was killed (those of processes no longer running); return them."""
     path = Path(path)
-    removed = []
     stem = _stem(path.name)
     # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
     # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
     form = re.compile(
         rf"\.{re.escape(stem)}\.(\d+)\.[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL
     )
-    for candidate in path.parent.glob(f"{glob.escape('.' + stem)}.*{_TEMPORARY_SUFFIX}"):
+    return _remove_stale(
+        path.parent.glob(f"{glob.escape('.' + stem)}.*{_TEMPORARY_SUFFIX}"), form, mine=True
+    )
+
+
+def remove_stale_temporaries_in(directory: str | os.PathLike[str]) -> list[Path]:
+    """:func:`remove_stale_temporaries` for every target in ``directory`` (a cache of cells, a
+    sweep's results: many files, each written by :func:`atomic_write`), but this process's
+    own, which another of its threads may be writing; return them."""
+    form = re.compile(rf"\..+\.(\d+)\.[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL)
+    return _remove_stale(Path(directory).glob(f".*{_TEMPORARY_SUFFIX}"), form, mine=False)
+
+
+def _remove_stale(candidates: Iterable[Path], form: re.Pattern[str], mine: bool) -> list[Path]:
+    """Remove those of ``candidates`` whose name ``form`` matches with the process id (group
+    1) of a process no longer running, or (``mine``) of this one."""
+    removed = []
+    for candidate in candidates:
         match = form.fullmatch(candidate.name)
         if match is None:
             continue
         pid = int(match.group(1))
-        if pid != os.getpid() and _running(pid):
+        if (pid != os.getpid() or not mine) and _running(pid):
             continue
         with contextlib.suppress(OSError):
             candidate.unlink()

@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost._atomic import atomic_write, remove_stale_temporaries
+from olboost._atomic import atomic_write, remove_stale_temporaries, remove_stale_temporaries_in
 from olboost._version import __version__
 
 __all__ = [
@@ -484,6 +484,7 @@ class CellCache:
                     20, "is not a directory (the cache of finished cells)", str(self.directory)
                 )
             self.directory.mkdir(parents=True, exist_ok=True)
+            remove_stale_temporaries_in(self.directory)  # of cells whose writer was killed
 
     def _path(self, key: Mapping[str, Any]) -> Path:
         assert self.directory is not None

@@ -115,7 +115,9 @@ def check_output(
     # os.access answers from the permission bits, and yes for root: a file system that takes no
     # new files (/proc, a read-only mount) failed only at the end, naming the temporary file the
     # output is written through. A file made and removed there says it before the run.
-    from olboost._atomic import _TEMPORARY_SUFFIX, temporary_prefix
+    from olboost._atomic import _TEMPORARY_SUFFIX, remove_stale_temporaries, temporary_prefix
+
+    remove_stale_temporaries(target)  # a killed writer's of this output
 
     try:
         # the form of the temporary file the output is written through (which a later

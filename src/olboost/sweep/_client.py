@@ -161,6 +161,9 @@ def run_sweep(
     say = log or (lambda line: None)
     out_dir = Path(results)
     out_dir.mkdir(parents=True, exist_ok=True)
+    from olboost._atomic import remove_stale_temporaries_in
+
+    remove_stale_temporaries_in(out_dir)  # of records whose writer was killed
     records: list[dict[str, Any] | None] = [None] * len(tasks)
     todo = []
     for i, task in enumerate(tasks):

@@ -4,6 +4,7 @@ standard deviation over the seeds, as text lines and as CSV."""
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -96,11 +97,14 @@ def write_summary_csv(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike
     seconds_mean (empty where a cell has no value)."""
     columns = ["algorithm", "dataset", *_params_of(rows), "metric", "mean", "sd", "n", "seeds",
                "seconds_mean"]  # fmt: skip
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, columns)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: _fmt_csv(row.get(c)) for c in columns})
+    from olboost._atomic import atomic_write
+
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _fmt_csv(row.get(c)) for c in columns})
+    atomic_write(path, text.getvalue().encode())  # as every other output: whole, or not at all
 
 
 def _fmt_csv(value: Any) -> Any:
