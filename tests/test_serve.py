@@ -1192,6 +1192,9 @@ def test_a_ready_file_in_the_store_directory_is_the_services_to_write(tmp_path):
     server.ready_file = store / "url.txt"
     with server:
         assert server.request("GET", "/health", token=None)[0] == 200
+    # a stopped service's address was left there: a script waiting for the file of the next
+    # one read it, and was refused
+    assert not server.ready_file.exists()
 
     def check(name: str, directory: Path = store) -> None:
         _check_ready_file(

@@ -120,6 +120,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     protect_rank: bool = False,
     on_ready: Callable[[], None] | None = None,
+    on_stop: Callable[[], None] | None = None,
 ) -> Starlette:
     """The ASGI application serving ``service``.
 
@@ -140,6 +141,8 @@ def create_app(
         Whether ``/rank`` also needs the token (it writes the log, not the model).
     on_ready
         Called once the service has started, before the first request is served.
+    on_stop
+        Called when the server stops, before the service is closed.
     """
     if not token:
         raise ValueError("the bearer token must not be empty")
@@ -225,6 +228,8 @@ def create_app(
         try:
             yield
         finally:
+            if on_stop is not None:
+                on_stop()
             await asyncio.to_thread(service.close)
 
     routes = [  # the two busy endpoints first: Starlette tries the routes in order
@@ -324,7 +329,9 @@ def run(
 
     The socket (``sock``, else :func:`listen` on ``host`` and ``port``; ``port=0`` picks a free
     port) is bound before the service starts; once the service is ready, the address is printed
-    on stdout and, with ``ready_file``, written to that file (``http://HOST:PORT``), atomically.
+    on stdout and, with ``ready_file``, written to that file (``http://HOST:PORT``), atomically;
+    an earlier service's file there is removed once this one holds the store, and this one's
+    when it stops, so that a script waiting for the file never reads a dead address.
     ``token=None``: :func:`read_token` of the store, once the service has started (a token it
     generates is not left in a store that could not be opened).
     """
@@ -348,6 +355,14 @@ def run(
 
             atomic_write(ready_file, url.encode())
 
+    def stopped() -> None:
+        # in the lifespan's end, not after the server's run: uvicorn raises the SIGTERM it
+        # caught again once stopped, which ends the process there
+        if ready_file is not None:
+            with contextlib.suppress(OSError):
+                if Path(ready_file).read_bytes() == url.encode():  # not a later service's
+                    os.remove(ready_file)
+
     # Started here, not in the server's lifespan, so that a store that cannot be opened (a
     # corrupt log, a checkpoint of another store) is the command's error, said in one line,
     # rather than a traceback of the server's startup
@@ -358,8 +373,16 @@ def run(
     except BaseException:
         sock.close()
         raise
+    if ready_file is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(ready_file)  # a stopped or killed service's address
     app = create_app(
-        service, token=token, max_body=max_body, protect_rank=protect_rank, on_ready=ready
+        service,
+        token=token,
+        max_body=max_body,
+        protect_rank=protect_rank,
+        on_ready=ready,
+        on_stop=stopped,
     )
     extras: dict[str, Any] = {}
     with contextlib.suppress(ImportError):

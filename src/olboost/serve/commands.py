@@ -290,7 +290,9 @@ def add_parsers(sub: Any) -> None:
     )
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
     serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")
-    serve.add_argument("--ready-file", help="write the URL here once the service is ready")
+    serve.add_argument(
+        "--ready-file", help="write the URL here once the service is ready (removed when it stops)"
+    )
     serve.set_defaults(func=_cmd_serve)
 
     sim = sub.add_parser(
