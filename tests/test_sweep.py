@@ -355,3 +355,33 @@ def test_one_data_file_spelled_two_ways_is_one_task(tmp_path, monkeypatch):
     }  # fmt: skip
     with pytest.raises(ValueError, match="named twice"):
         sw.tasks_from_spec(spec)
+
+
+def test_ctrl_c_stops_a_sweep_in_one_line(tmp_path):
+    # a terminal's Ctrl-C goes to the whole process group: each Dask worker printed the
+    # traceback of its KeyboardInterrupt (33 lines) beside "olboost: interrupted"
+    import subprocess
+    import sys
+
+    spec = _spec(tmp_path, 'algorithms = ["ada-olmr"]\ndatasets = ["emotions"]\nseeds = 40\n'
+                 "[params]\nlearners = 4\nfeatures = 5\nloops = 5\n")  # fmt: skip
+    results = tmp_path / "results"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "olboost", "sweep", str(spec), "--workers", "2",
+         "--results", str(results)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while not list(results.glob("*.json")):  # the workers are running tasks
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert err.splitlines()[-1] == "olboost: interrupted"

@@ -9,7 +9,7 @@ import numbers
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,15 +98,49 @@ def _order(tasks: Sequence[Task], sizes: Mapping[tuple[Any, ...], tuple[int, int
 def local_cluster(workers: int) -> Any:
     """A ``dask.distributed.LocalCluster`` of ``workers`` processes with one thread each (the
     kernels run on one thread), no dashboard, and each worker handed one task at a time
-    (``worker-saturation`` 1.0), so that none holds a task back while another is idle."""
+    (``worker-saturation`` 1.0), so that none holds a task back while another is idle. The
+    workers leave the terminal's process group (:mod:`olboost.sweep._worker_setup`): a Ctrl-C
+    is the sweep's to handle."""
     _require_dask()
     import dask
     from dask.distributed import LocalCluster
 
     with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
         return LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            preload=["olboost.sweep._worker_setup"],
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _interrupt_after_start() -> Iterator[None]:
+    """Hold a Ctrl-C back while the local cluster starts, and keep it from its workers.
+
+    A terminal's Ctrl-C goes to the whole process group: each worker printed the traceback of
+    its ``KeyboardInterrupt``, and one during the cluster's start left a cluster half made,
+    which Dask's exit hook then failed on (another traceback). Here SIGINT is blocked in this
+    thread, a mask the threads it starts and the workers they start keep (through exec too),
+    and one that comes meanwhile (to a thread of ours that does not block it, or pending) is
+    raised once the cluster is entered in the caller's exit stack, which then stops it. (Only
+    the main thread sets handlers.)"""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    interrupted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending one: raised
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def run_sweep(
@@ -185,8 +219,9 @@ def run_sweep(
                 where = f"the cluster of scheduler {scheduler}"
             else:
                 n = int(workers) if workers is not None else os.cpu_count() or 1
-                cluster = stack.enter_context(local_cluster(n))
-                client = stack.enter_context(Client(cluster))
+                with _interrupt_after_start():
+                    cluster = stack.enter_context(local_cluster(n))
+                    client = stack.enter_context(Client(cluster))
                 where = f"a local cluster of {n} worker process{'es' if n > 1 else ''}"
         else:
             where = f"the cluster of {client.scheduler.address}"
