@@ -216,6 +216,34 @@ def test_update_three_stays_optimal_when_the_budget_is_far_beyond_its_use():
         assert g["III"] >= g["II"] * (1 - 1e-8)
 
 
+@pytest.mark.parametrize(("C", "margin"), [(50.0, 1e-4), (600.0, 1e-4), (1.0, 1e-6)])
+def test_update_three_under_the_entropy_gains_at_least_update_two_at_a_small_margin(C, margin):
+    # the entropy's budget is C: the solver's tolerance (TOL C) exceeded the whole gain when
+    # the margin was small against C, and Update III never moved, on a tie (a mistake) learned
+    # twenty times over, where Updates I and II moved once and fixed it
+    import copy
+    import math
+
+    from scipy.special import logsumexp
+
+    x = np.array([1, 1, 0, 0, 1, 0, 0, 0], float)
+    model = LabelRanker(update="III", complexity="entropy", C=C, margin=margin, labels=4)
+    model.learn_one(np.zeros(8), set())
+    theta = np.zeros((8, 4))
+    for label, q in enumerate([0.5, 0.5, 0.2, 0.1]):  # labels 0 (relevant) and 1 tie
+        theta[[0, 1, 4], label] = math.log(q * 5 / (3 * (1 - q)))
+    model.theta_[:] = theta
+    model.log_norm_[:] = logsumexp(theta, axis=0)
+    g = _gains(model, x, np.array([True, False, False, False]))
+    assert g["II"] > 0.0 and g["III"] >= g["II"]
+    for update in ("II", "III"):
+        twin = copy.deepcopy(model)
+        twin.set_params(update=update)
+        for _ in range(20):
+            twin.learn_one(x, {0})
+        assert twin.n_mistakes_ == 1 and twin.n_updates_ >= 1, update
+
+
 @pytest.mark.parametrize(("update", "complexity"), CONFIGS)
 def test_dual_never_decreases_and_grows_on_mistakes(update, complexity):
     """D(tau^1) = 0, D never decreases, and on a mistake it grows by at least

@@ -250,12 +250,14 @@ def _update_three(
     sr: float,
     sq: float,
     sc: Scratch,
-) -> tuple[bool, float, bool]:
-    """Update III (eq. 10-11) once the scores ``sc.s`` (and, under the entropy, the masses
-    ``sc.Q``, ``sc.R``) are known; ``sr``, ``sq``: the lowest relevant and highest irrelevant
-    scores. Returns whether the weights moved, ``sum_{y in Y} alpha_y`` and whether the
-    interior point method gave a finite solution (if not, nothing moved: an example or
-    parameters of extreme scale broke its arithmetic down, see :func:`trial`).
+) -> tuple[bool, float, float, int]:
+    """Update III's step (eq. 10-11) once the scores ``sc.s`` (and, under the entropy, the
+    masses ``sc.Q``, ``sc.R``) are known; ``sr``, ``sq``: the lowest relevant and highest
+    irrelevant scores. Returns whether the interior point method gave a feasible, finite
+    solution (if not, an example or parameters of extreme scale broke its arithmetic down, see
+    :func:`trial`), its dual increase, ``sum_{y in Y} alpha_y`` and the number ``n`` of labels
+    it moves: ``sc.act[:n]``, by ``sc.alpha[:n]``, their ``h`` in ``sc.changes[:n]``
+    (:func:`_apply_three` applies it).
 
     Only the labels in a pair that violates the margin enter the solver: a relevant label
     scoring at least ``sq + gamma`` or an irrelevant one at most ``sr - gamma`` has
@@ -292,7 +294,7 @@ def _update_three(
     st.pdip_hist[its] += 1
     for i in range(n):
         if not math.isfinite(alpha[i]):
-            return False, 0.0, False
+            return False, 0.0, 0.0, n
     # eq. 11's equalities hold along the iterates in exact arithmetic (A Delta alpha = 0); in
     # floating point they drifted under the entropy with real-valued features and a large C
     # (1.5-3% of the updates at C = 300-600): sum alpha = 1.1 at C = 46.8, the budget exceeded,
@@ -305,7 +307,7 @@ def _update_three(
             budget += alpha[i]
     slack = FEASIBILITY_TOL * st.C
     if not (abs(total) <= slack and budget <= st.C + slack):
-        return False, 0.0, False
+        return False, 0.0, 0.0, n
     changes = sc.changes
     if st.entropy:
         for i in range(n):
@@ -321,11 +323,15 @@ def _update_three(
             mass += alpha[i]
         gain -= changes[i]
     if not math.isfinite(gain):
-        return False, 0.0, False
-    if gain <= 0.0:  # the optimum is within the solver's tolerance of no move
-        return False, 0.0, True
-    # eq. 6, feature by feature (the labels of a feature are contiguous in theta)
-    act = sc.act
+        return False, 0.0, 0.0, n
+    return True, gain, mass, n
+
+
+@numba.njit(cache=True)
+def _apply_three(st: State, idx: np.ndarray, val: np.ndarray, n: int, sc: Scratch) -> None:
+    """Apply the step :func:`_update_three` left in ``sc`` (eq. 6)."""
+    act, alpha = sc.act, sc.alpha
+    # feature by feature (the labels of a feature are contiguous in theta)
     for p in range(idx.shape[0]):
         row = st.theta[idx[p]]
         v = val[p]
@@ -333,8 +339,25 @@ def _update_three(
             row[act[i]] += alpha[i] * v
     if st.entropy:
         for i in range(n):
-            _advance_norm(st, act[i], changes[i])
-    return True, mass, True
+            _advance_norm(st, act[i], sc.changes[i])
+
+
+@numba.njit(cache=True)
+def _gain_two(st: State, r: int, q: int, loss: float, norm2: float, m: int, sc: Scratch) -> float:
+    """The dual increase of Update II's step on the pair ``(r, q)`` (eq. 9), from the masses
+    Update III's scores left in ``sc`` under the entropy."""
+    if st.entropy:
+        tau = update_two_entropy(st.margin, st.C, r, q, sc.Q, sc.R, sc.vals, m, sc.ebuf)
+    else:
+        tau = update_two_squared(loss, norm2, st.C)
+    if not tau > 0.0:
+        return 0.0
+    s, Q, R = sc.s, sc.Q, sc.R
+    return (
+        st.margin * tau
+        - _change(st, r, tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
+        - _change(st, q, -tau, s, norm2, Q, R, sc.vals, m, sc.ebuf)
+    )
 
 
 @numba.njit(cache=True)
@@ -388,14 +411,18 @@ def trial(
         for p in range(val.shape[0]):
             norm2 += val[p] * val[p]
     if update == 3:
-        updated, mass, solved = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
-        if solved:
-            return mistake, updated, mass
-        # The interior point method broke down in floating point (e.g. a feature near
-        # MAX_ABS_FEATURE squares beyond the float range in its residuals, or its answer left
-        # eq. 11's constraints by more than FEASIBILITY_TOL C): the example gets Update II's
-        # step on the most violated pair instead, a feasible point of eq. 11 that raises the
-        # dual as Update II does.
+        solved, gain, mass, n = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
+        # Update II's step on the most violated pair is a feasible point of eq. 11, so the
+        # optimum gains at least as much (Sec. 3, which the mistake bound rests on); the
+        # solver's answer is within its tolerance of the optimum, which under the entropy with
+        # a margin small against C exceeded the whole gain: III then never moved, mistake after
+        # mistake. Where its answer gains less than II's step, or broke down in floating point
+        # (a feature near MAX_ABS_FEATURE squares beyond the float range in its residuals, or
+        # the answer left eq. 11's constraints by more than FEASIBILITY_TOL C), the example
+        # gets II's step instead.
+        if solved and gain > 0.0 and gain >= _gain_two(st, r, q, loss, norm2, m, sc):
+            _apply_three(st, idx, val, n, sc)
+            return mistake, True, mass
     Q, R = sc.Q, sc.R
     if entropy:
         label_masses(st.theta, st.log_norm, idx, sc.grp, m, r, Q, R)

@@ -98,7 +98,11 @@ class LabelRanker(RankingLearner):
       :mod:`olboost.rankers._dual`);
     * ``update="III"`` (eq. 10-11): every dual variable of the example moves optimally, the
       ``k``-variable problem of eq. 11 being solved by the primal-dual interior point method of
-      eq. 12-20 in ``O(k)`` per iteration (:mod:`olboost.rankers._pdip`).
+      eq. 12-20 in ``O(k)`` per iteration (:mod:`olboost.rankers._pdip`). Its answer is
+      within the method's tolerance of the optimum; where it gains less than Update II's step
+      on the same pair (a feasible point of eq. 11: a margin tiny against ``C`` under the
+      entropy), or the method breaks down in floating point, the trial takes that step, so
+      that Update III never raises the dual less than Update II (Sec. 3).
 
     A *mistake* (Sec. 1) is a trial where some relevant label is not strictly above every
     irrelevant one (ties are mistakes); an example with no relevant label, or with all of them,
