@@ -309,3 +309,16 @@ def test_the_driver_compiles_committee_kernels_with_the_threading_layer_up():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "True"
+
+
+def test_a_budget_or_margin_beyond_float64_is_rejected_by_name():
+    # was: OverflowError ("int too large to convert to float") from LabelRanker(C=10**400)
+    from olboost import LinearCommittee
+    from olboost.rankers import LabelRanker
+
+    for complexity in ("squared", "entropy"):
+        for name in ("C", "margin"):
+            with pytest.raises(ValueError, match=rf"LabelRanker\.{name} must be"):
+                LabelRanker(complexity=complexity, **{name: 10**400})
+    with pytest.raises(ValueError, match=r"LinearCommittee\.C must be"):
+        LinearCommittee(C=(1.0, 10**400))

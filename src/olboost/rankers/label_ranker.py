@@ -45,16 +45,26 @@ MAX_ENTROPY_C = 600.0
 MAX_STEP_C = 1e50
 
 
+def _number(value: Any) -> float:
+    """``value`` as a Python float, an integer beyond float64's range as infinity (``float()``
+    raised ``OverflowError`` on ``C=10**400``). A Python float, not NumPy's: NumPy casts 1e50
+    to a float32 value's type to compare, overflowing (a warning)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def check_entropy_bounds(name: str, margin: Any, top_margin: float, C: Any, top_C: float) -> None:
     """Reject a margin or budget the entropic complexity cannot use: ``top_margin`` (the largest
     margin of ``margin``, a number or a range) must be below 1 and ``top_C`` at most
     :data:`MAX_ENTROPY_C`; ``name`` names the estimator in the ``ValueError``."""
-    if float(top_margin) >= 1.0:
+    if _number(top_margin) >= 1.0:
         raise ValueError(
             f"{name}.margin must be in (0, 1) under complexity='entropy' (scores are "
             f"averages of features in [0, 1], so no gap reaches 1), got {margin!r}"
         )
-    if float(top_C) > MAX_ENTROPY_C:
+    if _number(top_C) > MAX_ENTROPY_C:
         raise ValueError(
             f"{name}.C must be at most {MAX_ENTROPY_C:g} under complexity='entropy' (a step "
             f"multiplies weights by up to e^C; weights below e^-745 underflow), got {C!r}"
@@ -66,8 +76,7 @@ def check_squared_bounds(name: str, margin: Any, top_margin: float, C: Any, top_
     (``top_margin``, ``top_C`` the largest values of ``margin`` and ``C``, numbers or ranges);
     ``name`` names the estimator in the ``ValueError``."""
     for what, value, top in (("C", C, top_C), ("margin", margin, top_margin)):
-        # as a Python float: NumPy casts 1e50 to a float32 C's type, overflowing (a warning)
-        if float(top) > MAX_STEP_C:
+        if _number(top) > MAX_STEP_C:
             raise ValueError(
                 f"{name}.{what} must be at most {MAX_STEP_C:g} under the squared norm (a step "
                 f"moves a weight by up to C times a feature, and II and III step to the loss, "
