@@ -1062,3 +1062,15 @@ def test_classes_that_do_not_sort_are_refused_naming_y():
     AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=1, classes=y[:2]).learn(
         np.zeros((4, 5)), y
     )
+
+
+@pytest.mark.parametrize("width", [2, 4])
+def test_rows_narrower_or_wider_than_the_model_are_refused_by_their_width(width):
+    # a narrower row must fail on its width too, not on what reading past its end does later
+    model = small(AdaOLMR)
+    model.learn_one(np.ones(3), {1})
+    message = f"has {width} features, the model was started with 3"
+    rejects(model, lambda: model.learn_one(np.ones(width), {1}), ValueError, message)
+    rejects(model, lambda: model.learn(np.ones((2, width)), Y_of(model, 2)), ValueError, message)
+    with pytest.raises(ValueError, match=message):
+        model.score_one(np.ones(width))
