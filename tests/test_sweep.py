@@ -370,6 +370,8 @@ def test_ctrl_c_stops_a_sweep_in_one_line(tmp_path):
         [sys.executable, "-m", "olboost", "sweep", str(spec), "--workers", "2",
          "--results", str(results)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        # as a shell starts a command; pytest-xdist's workers ignore SIGINT, which a child keeps
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 240
