@@ -657,3 +657,18 @@ def test_a_mix_runs_its_parts_on_the_largest_thread_count_of_them(counts):
     with mix.running():
         assert numba.get_num_threads() == 2
     assert numba.get_num_threads() == before
+
+
+def test_minmax_scaling_clips_a_value_above_the_learned_range_to_one():
+    # the docstring's [0, 1]: learning widens the range before scaling, so only a prediction
+    # sees a value above it (a mutant clipping at 2 survived the suite)
+    c = LinearCommittee(scale="minmax", update="II", average=False, bias=False)
+    c.start(2, 3, 2, seed=0)
+    rng = np.random.default_rng(1)
+    for t in range(50):
+        x = rng.uniform(0, 1, size=2)
+        w = np.zeros((2, 3))
+        w[:, t % 3] = 1.0 + x[0]
+        c.learn(x, w)
+    top = c.predict(np.array([1.0, 1.0])).copy()  # the learned range lies inside (0, 1)
+    np.testing.assert_array_equal(c.predict(np.array([1.9, 1.9])), top)

@@ -1629,3 +1629,86 @@ def test_a_sum_of_squared_deviations_rounded_below_zero_is_a_zero_deviation():
     model.learn(X, Y)
     assert (model.committee_.block_gauss_[..., K.G_SSD] < 0).any()  # the case is reached
     assert not np.isnan(model.committee_.work_).any()
+
+
+# ----------------------------------------------- boundaries River's trees meet (mutation round 2)
+
+
+def _river_proba(proba: dict, k: int = 2) -> np.ndarray:
+    return np.array([proba.get(c, 0.0) for c in range(k)]) if proba else np.full(k, 1.0 / k)
+
+
+def test_a_value_equal_to_a_threshold_goes_left_as_in_river():
+    # River sends x <= threshold left; on an integer feature the thresholds are data values
+    # (range 0..11, 10 split points: 1.0 .. 10.0), which the continuous streams never hit
+    from river.tree import HoeffdingTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 12, size=(600, 2)).astype(float)
+    y = (X[:, 0] >= 6).astype(int)
+    c = VFDTCommittee(grace_period=(20.0, 20.0), split_confidence=(0.1, 0.1),
+                      tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0),
+                      leaf_prior=0.0)  # fmt: skip
+    c.start(1, 2, 2, seed=1)
+    r = HoeffdingTreeClassifier(grace_period=20.0, delta=0.1, tau=0.05, leaf_prediction="mc")
+    for x, label in zip(X, y, strict=True):
+        expected = _river_proba(r.predict_proba_one({0: x[0], 1: x[1]}))
+        np.testing.assert_allclose(c.predict(x)[0], expected)
+        w = np.zeros((1, 2))
+        w[0, label] = 1.0
+        c.learn(x, w)
+        r.learn_one({0: x[0], 1: x[1]}, int(label))
+    assert kernel_structure(c, 0) == river_structure(r._root, [0, 1], 2)
+    assert np.isin(c.node_value_[0, : c.n_nodes_[0]], X).any()  # a threshold on a data value
+
+
+def test_a_missing_value_takes_the_first_of_equally_heavy_branches_as_in_river():
+    # River's most_common_path keeps the left branch unless it is lighter
+    from river.tree import HoeffdingTreeClassifier
+
+    c = VFDTCommittee(grace_period=(10.0, 10.0), split_confidence=(0.1, 0.1),
+                      tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0), leaf_prior=0.0,
+                      missing="learn")  # fmt: skip
+    c.start(1, 2, 1, seed=1)
+    r = HoeffdingTreeClassifier(grace_period=10.0, delta=0.1, tau=0.05, leaf_prediction="mc")
+    for t in range(40):
+        w = np.zeros((1, 2))
+        w[0, t % 2] = 1.0
+        c.learn(np.array([float(t % 2)]), w)
+        r.learn_one({0: float(t % 2)}, t % 2)
+    assert kernel_structure(c, 0) == river_structure(r._root, [0], 2)  # two leaves of 20 each
+    np.testing.assert_allclose(c.predict(np.array([np.nan]))[0], [1.0, 0.0])
+    np.testing.assert_allclose(_river_proba(r.predict_proba_one({})), [1.0, 0.0])
+
+
+def test_naive_bayes_starts_when_the_weight_reaches_the_threshold_as_in_river():
+    from river.tree import HoeffdingTreeClassifier
+
+    c = VFDTCommittee(grace_period=(1000.0, 1000.0), split_confidence=(0.1, 0.1),
+                      tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0), leaf_prior=0.0,
+                      leaf_prediction="nb", nb_threshold=6.0)  # fmt: skip
+    c.start(1, 2, 1, seed=1)
+    r = HoeffdingTreeClassifier(grace_period=1000.0, delta=0.1, tau=0.05, leaf_prediction="nb",
+                                nb_threshold=6)  # fmt: skip
+    for v, label in [(0.0, 0), (0.2, 0), (0.1, 0), (1.0, 1), (1.2, 1), (0.9, 1)]:  # weight 6
+        w = np.zeros((1, 2))
+        w[0, label] = 1.0
+        c.learn(np.array([v]), w)
+        r.learn_one({0: v}, label)
+    p = c.predict(np.array([0.05]))[0]
+    np.testing.assert_allclose(p, _river_proba(r.predict_proba_one({0: 0.05})))
+    assert p[0] > 0.99  # naive Bayes, not the majority's tie
+
+
+def test_the_weka_port_attempts_no_split_at_a_weight_equal_to_the_grace_period():
+    # its leaf tries once the weight seen exceeds the grace period: at 4 (each class counted
+    # from 1, then two examples) it has not tried, so it is not pre-pruned yet
+    c = VFDTCommittee(grace_period=(4.0, 4.0), split_confidence=(0.5, 0.5),
+                      tie_threshold=(0.9, 0.9), weight_multiplier=(1.0, 1.0),
+                      semantics="weka_port")  # fmt: skip
+    c.start(1, 2, 1, seed=0)
+    for t in range(2):
+        w = np.zeros((1, 2))
+        w[0, t % 2] = 1.0
+        c.learn(np.array([1.0]), w)
+    assert c.leaf_last_[c.node_slot_[0, 0]] != np.inf
