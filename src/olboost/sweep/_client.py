@@ -114,31 +114,25 @@ def local_cluster(workers: int) -> Any:
 
 @contextlib.contextmanager
 def _interrupt_after_start() -> Iterator[None]:
-    """Hold a Ctrl-C back while the local cluster starts, and keep it from its workers.
+    """Hold a Ctrl-C back while the local cluster starts.
 
-    A terminal's Ctrl-C goes to the whole process group: each worker printed the traceback of
-    its ``KeyboardInterrupt``, and one during the cluster's start left a cluster half made,
-    which Dask's exit hook then failed on (another traceback). Here SIGINT is blocked in this
-    thread, a mask the threads it starts and the workers they start keep (through exec too),
-    and one that comes meanwhile (to a thread of ours that does not block it, or pending) is
-    raised once the cluster is entered in the caller's exit stack, which then stops it. (Only
-    the main thread sets handlers.)"""
+    One that came during the cluster's start left a cluster half made, which Dask's exit hook
+    then failed on (a traceback after "olboost: interrupted"). Here a Ctrl-C meanwhile is only
+    recorded, and raised once the cluster is entered in the caller's exit stack, which then
+    stops it. (The workers never see one: :mod:`olboost.sweep._worker_setup`. Only the main
+    thread sets handlers.)"""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
     interrupted: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending one: raised
     if interrupted:
         raise KeyboardInterrupt
 
