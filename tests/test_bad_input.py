@@ -414,6 +414,20 @@ def test_an_array_call_with_a_row_the_committee_rejects_learns_no_row(cls, start
     assert model._started == started
 
 
+def test_a_nominal_code_off_an_integer_is_shown_as_given_naming_the_model():
+    # formatted with :g, 2.0000001 read "got 2", a valid code
+    model = AdaOLMR(VFDTCommittee(nominal_attributes={0: 3}), learners=2, seed=1, labels=3)
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.integers(3, size=20), rng.normal(size=20)]).astype(float)
+    X[4, 0] = 2.0000001
+    rejects(
+        model,
+        lambda: model.learn(X, Y_of(model, 20)),
+        ValueError,
+        r"AdaOLMR: X row 4: .*attribute 0 has 3 categories, got 2\.0000001",
+    )
+
+
 def test_a_linear_committee_under_the_entropy_rejects_an_array_call_whole():
     from olboost import LinearCommittee
 

@@ -405,14 +405,14 @@ _BAD_SPLITS = {
     "unknown nominal code": (
         lambda: _booster(nominal_attributes={0: 3}).learn(*_head(_split(4, "abc", seed=2))),
         _with_value(_split(4, "abc"), 7, 0, 3),
-        r"test split: X row 7: nominal attributes must hold integer codes .* got 3",
+        r"test split: AdaOLMR: X row 7: nominal attributes must hold integer codes .* got 3",
     ),
     # and so does the committee an unstarted model will start, from its parameters: the whole
     # train split was learned before the test split's row was refused
     "unknown nominal code, unstarted": (
         lambda: _booster(nominal_attributes={0: 3}),
         _with_value(_split(4, "abc"), 7, 0, 3),
-        r"test split: X row 7: nominal attributes must hold integer codes .* got 3",
+        r"test split: AdaOLMR: X row 7: nominal attributes must hold integer codes .* got 3",
     ),
 }
 
@@ -446,7 +446,7 @@ _BAD_STREAMS = {
         lambda: _booster(nominal_attributes={0: 3}),
         0,
         7.0,
-        r"stream: X row 4500: nominal attributes must hold integer codes",
+        r"stream: AdaOLMR: X row 4500: nominal attributes must hold integer codes",
     ),
 }
 

@@ -174,3 +174,78 @@ def test_feature_keys_that_are_sets_get_one_order_whatever_the_hash_seed():
     assert len(outputs) == 1, outputs
     _, names = check_vector({10: 1.0, 2: 1.0, "b": 1.0, ("a", 1): 1.0}, "t", False, None, None)
     assert names == [("a", 1), 10, 2, "b"]  # str order, as before
+
+
+@pytest.mark.parametrize(
+    "make_y",
+    [
+        lambda y: __import__("pandas").Series(y).astype("Int64").mask(np.arange(len(y)) == 2),
+        lambda y: [__import__("pandas").NA if i == 2 else int(v) for i, v in enumerate(y)],
+    ],
+    ids=["nullable Series", "list"],
+)
+def test_a_pandas_na_class_is_rejected_naming_its_row(make_y):
+    # pandas' NA refuses a truth value: its "boolean value of NA is ambiguous" named neither the
+    # model, nor y, nor the row
+    pytest.importorskip("pandas")
+    from olboost import AdaBoostOLM
+
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=0)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"AdaBoostOLM: y has a missing class \(<NA>\) at row 2"):
+        model.learn(X, make_y([0, 1, 0, 1, 0, 1]))
+    assert pickle.dumps(model) == before
+
+
+def test_a_pandas_na_relevance_is_rejected_naming_its_cell():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(6, 2))
+    Y = pd.DataFrame(rng.random((6, 3)) < 0.5).astype("boolean")
+    Y.iloc[4, 1] = pd.NA
+    model = AdaOLMR(VFDTCommittee(n_features=2), learners=2, seed=0)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match=r"AdaOLMR: Y must hold only 0/1 .* row 4, label column 1"):
+        model.learn(X, Y)
+    assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("call", ["learn", "score_then_learn", "score"])
+def test_a_frame_naming_a_column_twice_is_refused(call):
+    # its features are read by name: two columns of one name could not be told apart (a dict
+    # gave the first one's value to both, a reordered frame failed in pandas)
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(8, 3)), rng.random((8, 3)) < 0.5
+    model = AdaOLMR(VFDTCommittee(n_features=3), learners=2, seed=0)
+    if call == "score":
+        model.learn(pd.DataFrame(X, columns=["a", "b", "c"]), Y)
+    before = pickle.dumps(model)
+    twice = pd.DataFrame(X, columns=["a", "a", "b"])
+    args = (twice,) if call == "score" else (twice, Y)
+    with pytest.raises(ValueError, match=r"AdaOLMR: X names a column twice \('a'\)"):
+        getattr(model, call)(*args)
+    assert pickle.dumps(model) == before
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_, np.float16])
+def test_sparse_entries_stored_twice_add_up_as_float64(dtype):
+    # scipy sums duplicates in the stored dtype (int8 100 + 100 wraps to -56, bool True + True
+    # stays True); every value is learned as float64, and scikit-learn's check_array widens
+    # before the adapters sum: the same matrix must give the same model either way
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    n = 40
+    value = {np.int8: 100, np.bool_: True, np.float16: 0.1}[dtype]
+    data = np.full(2 * n, value, dtype=dtype)
+    X = sp.csr_matrix((data, np.zeros(2 * n, dtype=np.int32), np.arange(0, 2 * n + 1, 2)), (n, 3))
+    Y = rng.random((n, 3)) < 0.4
+    widened = X.astype(np.float64)
+    widened.sum_duplicates()
+    a = AdaOLMR(VFDTCommittee(n_features=3), learners=2, seed=0)
+    b = AdaOLMR(VFDTCommittee(n_features=3), learners=2, seed=0)
+    a.learn(X, Y)
+    b.learn(widened.toarray(), Y)
+    assert pickle.dumps(a.committee_) == pickle.dumps(b.committee_)
+    assert not X.has_canonical_format  # the caller's matrix is left as it was

@@ -141,7 +141,7 @@ class Booster(OnlineLearner):
             if bad < X.shape[0]:
                 problem = committee.row_problem(X[bad])
                 raise ValueError(
-                    f"X row {start + bad}: "
+                    f"{type(self).__name__}: X row {start + bad}: "
                     + (problem or f"rejected by {type(committee).__name__}")
                 )
 

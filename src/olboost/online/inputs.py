@@ -363,7 +363,12 @@ class Rows:
             if not X.has_canonical_format:
                 # entries stored twice add up, as scipy reads them (X.toarray()); rows are read
                 # by assignment, which would keep the last one only. A copy: X is the caller's.
-                X = X.copy()
+                # Integers and narrower floats are summed as float64, as every value is learned
+                # and as scikit-learn's check_array gives them to the adapters: int8 100 + 100
+                # would wrap to -56, and bool True + True stay True.
+                kind, size = X.data.dtype.kind, X.data.dtype.itemsize
+                widen = kind in "biu" or (kind == "f" and size < 8)
+                X = X.astype(np.float64) if widen else X.copy()
                 X.sum_duplicates()
             if X.data.dtype.kind == "c" and X.nnz:
                 # as_floats would name the position in X.data, not the row and the column

@@ -162,10 +162,36 @@ def relevance_matrix(Y: Any, n: int, who: str) -> np.ndarray:
     if Y.ndim != 2 or Y.shape[0] != n:
         raise ValueError(f"{who}: Y must be (n_samples={n}, n_labels), got shape {Y.shape}")
     if Y.dtype != np.bool_:
-        if not np.isin(Y, (0, 1)).all():
-            raise ValueError(f"{who}: Y must hold only 0/1 or booleans")
+        try:
+            binary = np.isin(Y, (0, 1))
+        except TypeError:
+            # pandas' NA (the gap of a nullable column): comparisons with it give NA, whose
+            # truth pandas refuses, in a bare message naming neither the model nor Y
+            binary = np.array([[_is_binary(v) for v in row] for row in Y.tolist()], dtype=bool)
+        if not binary.all():
+            i, j = np.argwhere(~binary)[0]
+            raise ValueError(
+                f"{who}: Y must hold only 0/1 or booleans; row {i}, label column {j} holds "
+                f"{Y[i, j]!r}"
+            )
         Y = Y.astype(np.bool_)
     return Y
+
+
+def _is_binary(value: Any) -> bool:
+    try:
+        return bool(value == 0 or value == 1)
+    except TypeError:
+        return False
+
+
+def _is_missing(value: Any) -> bool:
+    """Whether a class label is a missing value: NaN (equal to nothing, not even itself) or
+    pandas' NA (its comparisons give NA, whose truth is refused)."""
+    try:
+        return bool(value != value)
+    except TypeError:
+        return True
 
 
 def check_label_columns(k: int, known: Sequence[Hashable] | None, who: str) -> None:
@@ -211,11 +237,12 @@ def _class_order(value: Any) -> tuple:
 def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int]]:
     """The classes of ``y``, its distinct values sorted (numbers by value, then the others by
     type name and value), and the code of each entry; a ``ValueError`` if there are fewer than 2
-    or one is NaN (no class: NaN equals nothing, not even itself)."""
+    or one is missing (NaN or pandas' NA: no class)."""
     values = y.tolist()
     for row, value in enumerate(values):
-        if value != value:
-            raise ValueError(f"{who}: y has a NaN class at row {row}")
+        if _is_missing(value):
+            what = "NaN class" if isinstance(value, float) else f"missing class ({value!r})"
+            raise ValueError(f"{who}: y has a {what} at row {row}")
     bools = [isinstance(v, bool) for v in values]
     if any(bools) and not all(bools):
         # a set merges True with 1 and False with 0: the classes came out as [0, True, 2]

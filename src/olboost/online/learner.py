@@ -242,6 +242,7 @@ class OnlineLearner(Estimator):
     def _check_X(self, X: Any) -> Rows:
         names = self.__dict__.get("feature_names_in_") if self._started else None
         columns = frame_columns(X)
+        _check_unique_columns(type(self).__name__, columns)
         if names is not None and columns != names:
             # the model learned from dicts: a matrix is read by column name, never by
             # position (River's iter_array gives keys 0..11, which sort 0, 1, 10, 11,
@@ -280,20 +281,27 @@ def _check_mini_batch(learner: OnlineLearner, X: Any) -> None:
             f"{who}: X must be a pandas DataFrame (River's mini-batches), got "
             f"{type(X).__name__}; use learn / predict for arrays"
         )
-    if len(set(columns)) != len(columns):
-        seen: set = set()
-        twice = []
-        for c in columns:
-            if c in seen:
-                twice.append(c)
-            seen.add(c)
-        raise ValueError(f"{who}: X names a column twice ({_shown_names(twice)})")
+    _check_unique_columns(who, columns)
     if learner._started and learner.__dict__.get("feature_names_in_") is None:
         # learn_one refuses a dict then: the features have no names to read the columns by
         raise TypeError(
             f"{who}: the model's features have no names (it started on an array), so a "
             "mini-batch's columns cannot be read by name: use learn / predict"
         )
+
+
+def _check_unique_columns(who: str, columns: list[Hashable] | None) -> None:
+    """Raise a ``ValueError`` if a frame's ``columns`` name a column twice: a model reads frames
+    and dicts by name, and two columns of one name could not be told apart."""
+    if columns is None or len(set(columns)) == len(columns):
+        return
+    seen: set = set()
+    twice = []
+    for c in columns:
+        if c in seen:
+            twice.append(c)
+        seen.add(c)
+    raise ValueError(f"{who}: X names a column twice ({_shown_names(twice)})")
 
 
 def _feature_names(X: Any) -> list[Hashable] | None:

@@ -379,7 +379,7 @@ class VFDTCommittee(TreeArrays, Committee):
             if not (0.0 <= v < n and v == math.floor(v)):
                 return (
                     "nominal attributes must hold integer codes in [0, number of "
-                    f"categories): attribute {column} has {n} categories, got {v:g}"
+                    f"categories): attribute {column} has {n} categories, got {v!r}"
                 )
         raise AssertionError("unreachable: nominal_codes_valid found a bad code")
 
