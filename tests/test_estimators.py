@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from olboost import AdaOLMR, VFDTCommittee
+from olboost import AdaOLMR, TopkAdaptive, VFDTCommittee
+from olboost._random import STREAMS, seed_key
 from olboost.checks import all_estimators, yield_checks
+from olboost.feedback import TopkFeedback
 from olboost.feedback.exploration import SingleSwapExploration, UniformExploration
 
 
@@ -147,8 +149,106 @@ class TakesANegativeSeed(UniformExploration):
         return super().draw(ranking, k, abs(seed), round, key)
 
 
+class ArrayScoringChangesState(AdaOLMR):
+    def score(self, X):
+        self.n_scored_ = self.__dict__.get("n_scored_", 0) + 1
+        return super().score(X)
+
+
+class KeepsPredictionsOfAnotherX(AdaOLMR):
+    # the predictions kept for the next learn_one, keyed on the round alone
+    def _predictions(self, xv):
+        cached = self.__dict__.get("_cache")
+        if cached is not None and cached[0] == self.t_:
+            return cached[2]
+        H = self.committee_.predict(xv)
+        self._cache = (self.t_, xv.copy(), H)
+        return H
+
+
+class PickleForgetsTheLabelCounts(AdaOLMR):
+    # the rank cut of predict_one restarts from nothing in a resumed model
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("n_targets_", None)
+        state.pop("n_relevant_", None)
+        return state
+
+
+class PickleForgetsTheFeatureNames(AdaOLMR):
+    def __getstate__(self):
+        return {**super().__getstate__(), "feature_names_in_": None}
+
+
+class LearnReadsTheRowsBackwards(AdaOLMR):
+    def learn(self, X, Y):
+        return super().learn(X[::-1], Y[::-1])
+
+
+class CountsDictsBeforeChecking(AdaOLMR):
+    def learn_one(self, x, y):
+        if isinstance(x, dict):
+            self.n_dicts_ = self.__dict__.get("n_dicts_", 0) + 1
+        super().learn_one(x, y)
+
+
+class CloneSharesTheCommittee(AdaOLMR):
+    def clone(self, new_params=None, include_attributes=False):
+        clone = super().clone(new_params, include_attributes)
+        clone.committee = self.committee
+        return clone
+
+
+class PredictWithUnchecked(AdaOLMR):
+    _param_constraints = {
+        k: v for k, v in AdaOLMR._param_constraints.items() if k != "predict_with"
+    }
+
+
+class PredictChangesStateOnceGrown(VFDTCommittee):
+    def predict(self, x):
+        if self.__dict__.get("n_learned_", 0) >= 15:
+            self.n_predicted_ = self.__dict__.get("n_predicted_", 0) + 1
+        return super().predict(x)
+
+    def learn(self, x, weights):
+        super().learn(x, weights)
+        self.n_learned_ = self.__dict__.get("n_learned_", 0) + 1
+
+
+class CloneSharesTheTrees(VFDTCommittee):
+    def clone(self, new_params=None, include_attributes=False):
+        clone = super().clone(new_params, include_attributes)
+        if include_attributes:
+            for name, value in vars(self).items():
+                if isinstance(value, np.ndarray):
+                    setattr(clone, name, value)
+        return clone
+
+
+class ExploresAlikeForEverySeed(TopkAdaptive):
+    def _init_state(self):
+        super()._init_state()
+        self._draw_key = seed_key(0, STREAMS["exploration"])
+
+
+class EstimatingLearns(TopkAdaptive):
+    def estimated_costs(self, x, feedback):
+        costs = super().estimated_costs(x, feedback)
+        self.n_estimated_ = self.__dict__.get("n_estimated_", 0) + 1
+        return costs
+
+
+class CountsFeedbackBeforeChecking(TopkAdaptive):
+    def learn_one(self, x, y):
+        if isinstance(y, TopkFeedback):
+            self.n_feedback_ = self.__dict__.get("n_feedback_", 0) + 1
+        super().learn_one(x, y)
+
+
 _COMMITTEE = {"n_features": 3}
 _BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
+_TOPK = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
 _BROKEN = [
     (PredictChangesState(**_COMMITTEE), "check_committee_purity"),
     (PredictResizesX(**_COMMITTEE), "check_committee_bad_input"),
@@ -166,6 +266,19 @@ _BROKEN = [
     (DrawSortsTheRanking(rho=0.1), "check_exploration_draws"),
     (ForgetsTheLastLabel(rho=0.1), "check_exploration_probabilities"),
     (TakesANegativeSeed(rho=0.1), "check_exploration_bad_input"),
+    (ArrayScoringChangesState(**_BOOSTER), "check_booster_purity"),
+    (KeepsPredictionsOfAnotherX(**_BOOSTER), "check_booster_purity"),
+    (PickleForgetsTheLabelCounts(**_BOOSTER), "check_booster_pickling"),
+    (PickleForgetsTheFeatureNames(**_BOOSTER), "check_booster_pickling"),
+    (LearnReadsTheRowsBackwards(**_BOOSTER), "check_booster_array_path"),
+    (CountsDictsBeforeChecking(**_BOOSTER), "check_booster_bad_input"),
+    (CloneSharesTheCommittee(**_BOOSTER), "check_clone_params"),
+    (PredictWithUnchecked(**_BOOSTER), "check_bad_params"),
+    (PredictChangesStateOnceGrown(**_COMMITTEE), "check_committee_purity"),
+    (CloneSharesTheTrees(**_COMMITTEE), "check_committee_clone_with_attributes"),
+    (ExploresAlikeForEverySeed(**_TOPK), "check_booster_seeding"),
+    (EstimatingLearns(**_TOPK), "check_booster_purity"),
+    (CountsFeedbackBeforeChecking(**_TOPK), "check_booster_bad_input"),
 ]
 
 

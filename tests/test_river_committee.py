@@ -384,3 +384,12 @@ def test_vfdt_and_river_committees_boost_alike():
     # a mean paired difference above 0.02 would mean the committees learn differently, while the
     # rounding divergence described above moves it by about 0.001-0.01.
     assert abs(np.mean(diffs)) <= 0.02, diffs
+
+
+def test_a_model_that_is_no_river_classifier_is_refused_at_construction():
+    # it was accepted, and refused only when a booster started the committee, as no other
+    # parameter is
+    with pytest.raises(TypeError, match=r"RiverCommittee\.model must be a River classifier"):
+        RiverCommittee(model="tree")
+    with pytest.raises(TypeError, match=r"RiverCommittee\.model must be a River classifier"):
+        RiverCommittee(model=river.linear_model.LinearRegression())

@@ -144,3 +144,5 @@ class AdaOLMR(AdaptiveState, RankingBooster):
 
         yield {"committee": VFDTCommittee(n_features=3), "learners": 5, "seed": 3}
         yield {"learners": 4, "seed": 7, "predict_with": "best"}
+        # a missing value refused: the bad-input checks then give a NaN, before any change
+        yield {"committee": VFDTCommittee(missing="error"), "learners": 3, "seed": 2}

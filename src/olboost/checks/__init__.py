@@ -7,17 +7,23 @@ suite runs every check on every discovered estimator, so a new estimator is chec
 exported.
 
 Checks cover: purity (inputs, dicts and arrays, and, for scoring, the model itself are left
-untouched; a committee's ``predict`` and ``learn`` too), pickling (a pickled model resumes and ends
-identical to an uninterrupted one), seeding (same seed, same results bit for bit; another seed,
-other results), bad input (rejected before any state changes: wrong lengths, types, labels, a huge
-feature value, a missing value where the model takes none; a committee's ``predict`` and
-``learn``), bad parameters (each estimator's own, rejected naming the parameter, at construction
-and when changed before the first example), clone, the array path (it scores and learns as the
-one-example path does), and the predictions (their shape, and ``predict_one`` as the cut of the
-ranking); for the exploration schemes, their draws (permutations, pure functions of the seed,
-round and key, a pickled copy drawing alike, the ranking untouched), their exact pair
-probabilities (symmetric, the diagonal summing to ``k``) and bad input. Each check runs on a
-deep copy of the model it is given.
+untouched, by one row or a matrix, fresh or after learning, and by a top-k booster's
+``estimated_costs``; a prediction kept for the next example is of that example; a committee's
+``predict`` and ``learn`` too, at several stages of growth), pickling (a pickled model resumes
+and ends identical to an uninterrupted one, on vectors and on dicts, every learned attribute
+and prediction included), seeding (same seed, same results bit for bit; another seed, other
+results, and for a top-k booster other draws), bad input (rejected before any state changes:
+wrong lengths, types, labels, a dict to a model of unnamed features, a huge feature value, a
+missing value where the model takes none, the feedback on another model's impression; a
+committee's ``predict`` and ``learn``), bad parameters (every parameter declares a constraint,
+and each rejects values outside it, naming the parameter, at construction and when changed
+before the first example), clone (the parameters copied, never shared; a committee's clone with
+attributes goes on as the original, apart from it), the array path (it scores and learns as the
+one-example path does, and ``learn`` ends where scoring and learning does), and the predictions
+(their shape, and ``predict_one`` as the cut of the ranking); for the exploration schemes, their
+draws (permutations, pure functions of the seed, round and key, a pickled copy drawing alike,
+the ranking untouched), their exact pair probabilities (symmetric, the diagonal summing to
+``k``) and bad input. Each check runs on a deep copy of the model it is given.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import copy
 import functools
 import importlib
 import inspect
+import io
 import math
 import pickle
 import pkgutil
@@ -33,7 +40,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from olboost.base import Estimator, Interval
+from olboost.base import Estimator, InstanceOf, Interval, OneOf, Range
 
 __all__ = ["all_estimators", "yield_checks", "synthetic_multilabel"]
 
@@ -155,6 +162,7 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
         yield check_committee_predictions
         yield check_committee_purity
         yield check_committee_pickling
+        yield check_committee_clone_with_attributes
         yield check_committee_seeding
         yield check_committee_bad_input
     elif isinstance(model, Exploration):
@@ -167,12 +175,17 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
 
 
 def check_clone_params(model: Estimator) -> None:
+    """A clone has the same parameters, no learned state, and no parameter object of the
+    original's (a shared committee would take a ``set_params`` on the clone into the original)."""
     clone = model.clone()
     assert type(clone) is type(model)
     assert repr(clone) == repr(model), "clone must keep every parameter"
     assert not any(k.endswith("_") and not k.startswith("_") for k in vars(clone)), (
         "a clone must hold no learned state"
     )
+    for name, value in model._get_params().items():
+        if isinstance(value, Estimator | list | dict | set | np.ndarray):
+            assert getattr(clone, name) is not value, f"a clone must copy the parameter {name}"
 
 
 def check_repr(model: Estimator) -> None:
@@ -205,18 +218,55 @@ def _bad_values(constraint: Interval, finite: bool) -> list[object]:
     return out
 
 
+class _NoParameter:
+    """A value no parameter takes: of no type a constraint names, in no set of options."""
+
+    def __repr__(self) -> str:
+        return "_NoParameter()"
+
+
+def _bad_values_of(constraint: object, current: object, finite: bool) -> list[object]:
+    """Values ``constraint`` must reject (``current`` is the parameter's valid value): those of
+    :func:`_bad_values` for an interval, for a ``(low, high)`` range those at either end, a
+    reversed pair and no pair, and for options or types a value of none of them."""
+    if isinstance(constraint, Interval):
+        return _bad_values(constraint, finite)
+    if isinstance(constraint, Range):
+        out: list[object] = ["1", (1.0,), (1.0, 1.0, 1.0)]
+        for bad in _bad_values(constraint.bounds, finite):
+            if not isinstance(bad, str):
+                out += [(bad, bad)]
+        if isinstance(current, tuple | list) and len(current) == 2 and current[0] < current[1]:
+            out.append((current[1], current[0]))
+        return out
+    if isinstance(constraint, OneOf | InstanceOf):
+        return [_NoParameter(), "no such option"] + ([None] if current is not None else [])
+    return [_NoParameter()]  # a constraint of its own kind: at least a value of no kind
+
+
 def check_bad_params(model: Estimator) -> None:
-    """Every numeric parameter rejects values outside its range (and a learner's float
-    parameters the infinities) at construction, naming it; a learner also rejects a parameter
-    changed to a bad value after construction (a negative seed) at its first example, unchanged."""
+    """Every parameter rejects values outside its range (intervals, and a learner's float
+    parameters the infinities; ``(low, high)`` ranges; options; types) at construction, naming
+    it; a learner also rejects a parameter changed to a bad value after construction (a
+    negative seed) at its first example, unchanged."""
     from olboost.online import OnlineLearner
 
     learner = isinstance(model, OnlineLearner)
     params = set(model._param_names())
+    # a parameter without a constraint is checked by nothing here, nor at construction
+    undeclared = sorted(params - set(model._param_constraints))
+    assert not undeclared, f"{type(model).__name__} declares no constraint for {undeclared}"
     for name, constraint in model._param_constraints.items():
-        if name not in params or not isinstance(constraint, Interval):
+        if name not in params:
             continue
-        for value in _bad_values(constraint, finite=learner):
+        current = getattr(model, name)
+        for value in _bad_values_of(constraint, current, finite=learner):
+            if isinstance(constraint, InstanceOf) and constraint.allow_none and value is None:
+                continue
+            if isinstance(constraint, OneOf) and value in constraint.options:
+                continue
+            if isinstance(constraint, InstanceOf) and isinstance(value, constraint.types):
+                continue
             try:
                 model.clone({name: value})
             except (ValueError, TypeError) as err:
@@ -343,17 +393,83 @@ def check_booster_purity(model: Estimator) -> None:
         m.predict_one(xq)
         assert pickle.dumps(m) == before, "predicting must not change the model"
     assert x == x_copy and np.array_equal(xv, X[0]), "predicting must not modify x"
+    # a model that has learned more, predicting for other rows: a prediction kept for the next
+    # learn_one must be of the x it learns (scoring one row, then learning another, learns as
+    # learning that row alone), and predicting a matrix changes nothing and agrees row by row
+    for x_row, y_row in zip(X[1:12], ys[1:12], strict=True):
+        vectors.learn_one(x_row, y_row)
+    alone = copy.deepcopy(vectors)
+    for i in range(12, 16):
+        _predict_vector(vectors, X[i])
+        vectors.learn_one(X[i + 4], ys[i + 4])
+        alone.learn_one(X[i + 4], ys[i + 4])
+    assert pickle.dumps(vectors) == pickle.dumps(alone), (
+        "predicting for one x, then learning another, must learn as learning it alone"
+    )
+    if hasattr(vectors, "estimated_costs"):
+        # what the weak learners would get from a feedback, without learning it
+        impression = vectors.show_one(X[16])
+        feedback = impression.feedback(set(impression.labels[:1]))
+        before = pickle.dumps(vectors)
+        vectors.estimated_costs(X[16], feedback)
+        assert pickle.dumps(vectors) == before, "estimated_costs must not change the model"
+    before = pickle.dumps(vectors)
+    rows = vectors.score(X) if _is_ranker(vectors) else vectors.votes(X)
+    assert pickle.dumps(vectors) == before, "predicting a matrix must not change the model"
+    one = [
+        list(vectors.score_one(x_row).values())
+        if _is_ranker(vectors)
+        else vectors.votes(x_row[None, :])[0]
+        for x_row in X
+    ]
+    assert np.array_equal(rows, np.asarray(one)), "a matrix must be predicted row by row alike"
+
+
+def _state_bytes(model: Estimator) -> bytes:
+    """``model`` pickled without pickle's memo: equal states give equal bytes however their
+    objects are shared (an unpickled model shares a string or an array where the model it was
+    pickled from had two equal ones, and ``pickle.dumps`` writes a reference for the second)."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True
+    pickler.dump(model)
+    return out.getvalue()
+
+
+def _learned(model: Estimator) -> dict:
+    """The learned attributes of ``model`` (public names ending in ``_``; caches are private)."""
+    return {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
 
 
 def check_booster_pickling(model: Estimator) -> None:
+    """A model pickled mid-stream resumes and ends as the uninterrupted one: the same scores
+    on the way, the same state and the same predictions at the end (what scores leave out
+    included: label counts and the rank cut, the names of a model started on dicts)."""
     model = _with_labels(model)
+    if "seed" in model._param_names() and model.seed is None:
+        model = model.clone({"seed": 5})  # an unseeded model draws its seed when it starts
     X, ys = _stream(model)
-    straight = copy.deepcopy(model)
-    full = _scores_after(straight, X, ys)
-    first = _scores_after(model, X[:30], ys[:30])
-    resumed = pickle.loads(pickle.dumps(model))
-    rest = _scores_after(resumed, X[30:], ys[30:])
-    assert np.array_equal(np.vstack([first, rest]), full), "a pickled model must resume exactly"
+    names = [f"f{j}" for j in range(X.shape[1])]
+    for rows in (list(X), [dict(zip(names, x.tolist(), strict=True)) for x in X]):
+        start = model.clone()
+        straight = copy.deepcopy(start)
+        full = _scores_after(straight, rows, ys)
+        first = _scores_after(start, rows[:30], ys[:30])
+        resumed = pickle.loads(pickle.dumps(start))
+        rest = _scores_after(resumed, rows[30:], ys[30:])
+        assert np.array_equal(np.vstack([first, rest]), full), "a pickled model must resume"
+        assert _state_bytes(resumed) == _state_bytes(straight), "a resumed model must end alike"
+        # the learned attributes themselves, past what __getstate__ writes: one it dropped
+        # restarts from nothing in the resumed model
+        assert _state_bytes(_learned(resumed)) == _state_bytes(_learned(straight)), (
+            "a resumed model must keep every learned attribute"
+        )
+        for x in rows[:5]:
+            assert resumed.predict_one(x) == straight.predict_one(x), (
+                "a resumed model must predict as the uninterrupted one"
+            )
+            if _is_ranker(model):
+                assert resumed.rank_one(x) == straight.rank_one(x)
 
 
 def check_booster_seeding(model: Estimator) -> None:
@@ -364,6 +480,22 @@ def check_booster_seeding(model: Estimator) -> None:
     assert np.array_equal(a, b), "same seed, same data must give identical scores"
     c = _scores_after(model.clone({"seed": 12}), X, ys)
     assert not np.array_equal(a, c), "the seed must matter for a stochastic model"
+    if hasattr(model, "show_one"):
+        # the draws themselves, not only the committee the seed also drew: which of 200 shows
+        # explore, a function of the seed, the round and the key alone (at rho = 0.2 each show
+        # explores with probability rho, the scores aside: two seeds' patterns are equal by
+        # chance with a probability of (1 - 2 rho (1 - rho))^200, below 1e-33)
+        from olboost.feedback.exploration import Exploration
+
+        explore = model.exploration
+        scheme = explore.clone({"rho": 0.2}) if isinstance(explore, Exploration) else explore
+        rho = None if isinstance(explore, Exploration) else 0.2
+        patterns = []
+        for seed in (11, 12):
+            fitted = model.clone({"seed": seed, "exploration": scheme, "rho": rho})
+            _scores_after(fitted, X[:20], ys[:20])
+            patterns.append([fitted.show_one(X[0], key=key).explored for key in range(200)])
+        assert patterns[0] != patterns[1], "another seed must draw other rankings"
 
 
 def check_booster_bad_input(model: Estimator) -> None:
@@ -395,6 +527,13 @@ def check_booster_bad_input(model: Estimator) -> None:
     ]
     if not model._missing_allowed():
         bad_cases.append((nan, ys[0], ValueError))
+    # a dict to a model started on vectors: its features have no names to read the keys by
+    bad_cases.append(({f"f{j}": float(v) for j, v in enumerate(X[0])}, ys[0], TypeError))
+    if hasattr(model, "show_one"):
+        # the feedback on what a model of other labels showed: refused, as from another model
+        other = model.clone({model._outputs_param: len(outputs) + 1})
+        other.learn_one(X[0], set())
+        bad_cases.append((X[1], other.show_one(X[1]).feedback(set()), ValueError))
     if _is_ranker(model):
         bad_cases += [
             (X[0], {"no such label"}, ValueError),
@@ -559,6 +698,11 @@ def check_booster_array_path(model: Estimator) -> None:
         "the array path must score each row as the one-example path does"
     )
     assert np.array_equal(*after), "the array path must learn as learn_one does"
+    learned = model.clone()
+    learned.learn(X, Y if _is_ranker(model) else ys)
+    assert pickle.dumps(learned) == pickle.dumps(arrays), (
+        "learn must end where scoring and learning the same rows ends"
+    )
 
 
 # ------------------------------------------------------------------------------ committees
@@ -594,13 +738,16 @@ def check_committee_purity(model: Estimator) -> None:
     """``predict`` changes neither the committee nor ``x``; ``learn`` changes neither ``x`` nor
     the weights it is given."""
     c = _started(model)
-    _committee_rounds(c, slice(0, 10))
     X, _ = synthetic_multilabel(n=2, d=c.n_attributes_, k=c.n_labels_, seed=1)
     x = X[0].copy()
-    before = pickle.dumps(c)
-    c.predict(x)
-    assert pickle.dumps(c) == before, "predict must not change the committee"
-    assert np.array_equal(x, X[0]), "predict must not modify x"
+    # at several stages: a committee that has grown (split trees, more state) predicts by
+    # other code than a fresh one
+    for rows in (slice(0, 0), slice(0, 10), slice(10, 40)):
+        _committee_rounds(c, rows)
+        before = pickle.dumps(c)
+        c.predict(x)
+        assert pickle.dumps(c) == before, "predict must not change the committee"
+        assert np.array_equal(x, X[0]), "predict must not modify x"
     weights = np.linspace(0.5, 1.5, c.n_learners_ * c.n_labels_).reshape(c.n_learners_, -1)
     kept = weights.copy()
     c.learn(x, weights)
@@ -615,6 +762,19 @@ def check_committee_pickling(model: Estimator) -> None:
     first = _committee_rounds(b, slice(0, 20))
     rest = _committee_rounds(pickle.loads(pickle.dumps(b)), slice(20, 40))
     assert np.array_equal(np.concatenate([first, rest]), full), "a pickled committee must resume"
+
+
+def check_committee_clone_with_attributes(model: Estimator) -> None:
+    """River's ``clone(include_attributes=True)`` of a committee that has learned: a copy that
+    goes on as the original would, and whose learning leaves the original as it was."""
+    full = _committee_rounds(_started(model))
+    c = _started(model)
+    _committee_rounds(c, slice(0, 20))
+    before = pickle.dumps(c)
+    copied = c.clone(include_attributes=True)
+    rest = _committee_rounds(copied, slice(20, 40))
+    assert pickle.dumps(c) == before, "learning in a copy must not change the original"
+    assert np.array_equal(rest, full[20:]), "a copy with attributes must go on as the original"
 
 
 def check_committee_seeding(model: Estimator) -> None:

@@ -84,6 +84,21 @@ def _accepts_weight(model: Any) -> bool:
     return all(_accepts_weight(m) for m in inner if isinstance(m, river.base.Estimator))
 
 
+class _RiverClassifier:
+    """The constraint of :attr:`RiverCommittee.model`: a River classifier, or ``None`` (River's
+    Hoeffding tree), checked at construction as every other parameter."""
+
+    def check(self, name: str, value: Any) -> None:
+        if value is None:
+            return
+        river = _import_river()
+        if not isinstance(value, river.base.Classifier):
+            raise TypeError(
+                f"{name} must be a River classifier (river.base.Classifier), got "
+                f"{type(value).__name__}"
+            )
+
+
 class RiverCommittee(Committee):
     """Committee of ``N`` River classifiers, each reading only its own feature subset.
 
@@ -180,6 +195,7 @@ class RiverCommittee(Committee):
 
     _param_constraints = {
         **Committee._param_constraints,
+        "model": _RiverClassifier(),
         "hyperparameter_names": InstanceOf(Mapping, allow_none=True, predicate=_names_problem),
         "missing": OneOf("learn", "error"),
     }
