@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from olboost._interrupt import held_interrupt
 from olboost._random import STREAMS, seed_int
 from olboost.base import InstanceOf, Interval, restored_on_failure
 from olboost.boosters import _driver
@@ -190,18 +191,21 @@ class Booster(OnlineLearner):
         while i < rows.n:
             X = rows.block(i, size)
             stop = i + X.shape[0]
-            _driver.run(
-                X,
-                self._step_targets(targets[i:stop]),
-                self.t_,
-                out[i:stop] if out is not None else scratch,
-                out is not None,
-                self.committee_,
-                kernels.step,
-                state,
-            )
-            self.t_ += stop - i
-            self._cache = None
+            # a Ctrl-C comes between blocks, counted: during the driver it came as the driver
+            # returned, and t_ missed the block its arrays had learned
+            with held_interrupt():
+                _driver.run(
+                    X,
+                    self._step_targets(targets[i:stop]),
+                    self.t_,
+                    out[i:stop] if out is not None else scratch,
+                    out is not None,
+                    self.committee_,
+                    kernels.step,
+                    state,
+                )
+                self.t_ += stop - i
+                self._cache = None
             i = stop
         return i
 

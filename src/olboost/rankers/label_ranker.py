@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from olboost._interrupt import held_interrupt
 from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
 from olboost.online.inputs import Rows, entry_position
@@ -365,7 +366,9 @@ class LabelRanker(RankingLearner):
         canonical form), dense rows a block at a time by their non-zero entries."""
         Y = self._step_targets(targets)
         for lo, hi, (data, indices, indptr) in _csr_blocks(rows, start):
-            self._run(data, indices, indptr, Y[lo:hi], out[lo:hi] if out is not None else None)
+            # a Ctrl-C comes between blocks, counted (see held_interrupt)
+            with held_interrupt():
+                self._run(data, indices, indptr, Y[lo:hi], out[lo:hi] if out is not None else None)
         return rows.n
 
     def _scores_one(self, x: Any) -> np.ndarray:

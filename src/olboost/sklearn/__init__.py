@@ -168,8 +168,12 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
                 self.classes_ = known
                 self.booster_ = booster
                 self.n_samples_seen_ = 0
-            self.booster_.learn(Xc, codes)
-            self.n_samples_seen_ += int(Xc.shape[0])
+            t0 = self._learned_rows(self.booster_, 0)
+            try:
+                self.booster_.learn(Xc, codes)
+            finally:
+                # the rows learned, also those before an interrupt (see _atomic)
+                self.n_samples_seen_ += self._learned_rows(self.booster_, t0)
             return self
 
         return self._atomic(work)
@@ -365,10 +369,15 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
                 self.booster_ = self._new_booster(len(known))
                 self.n_samples_seen_ = 0
                 self._n_relevant = 0
-            self.booster_.learn(Xc, Y)
-            self.n_samples_seen_ += int(Y.shape[0])
-            self._n_relevant += int(Y.sum())
-            self.label_cardinality_ = self._n_relevant / max(self.n_samples_seen_, 1)
+            t0 = self._learned_rows(self.booster_, 0)
+            try:
+                self.booster_.learn(Xc, Y)
+            finally:
+                # the rows learned, also those before an interrupt (see _atomic)
+                done = self._learned_rows(self.booster_, t0)
+                self.n_samples_seen_ += done
+                self._n_relevant += int(Y[:done].sum())
+                self.label_cardinality_ = self._n_relevant / max(self.n_samples_seen_, 1)
             return self
 
         return self._atomic(work)

@@ -106,9 +106,24 @@ class _OnlineBoostingBase(BaseEstimator):
 
     def _atomic(self, work: Callable[[], _T]) -> _T:
         """Run ``work``; if it raises, restore the adapter's attributes as they were (the
-        booster itself rejects bad rows before learning any)."""
-        with restored_on_failure(self):
+        booster itself rejects bad rows before learning any), unless the fitted booster learned
+        rows before it stopped (an interrupt: it learns in place, and stops between blocks of
+        rows): then the counts ``work`` kept of them stay, as the booster's learning does."""
+        booster = self.__dict__.get("booster_")
+        t0 = booster.__dict__.get("t_") if booster is not None else None
+        before = dict(self.__dict__)
+        try:
             return work()
+        except BaseException:
+            if t0 is None or self.__dict__.get("booster_") is not booster or booster.t_ == t0:
+                self.__dict__.clear()
+                self.__dict__.update(before)
+            raise
+
+    @staticmethod
+    def _learned_rows(booster: Any, t0: int) -> int:
+        """Rows ``booster`` learned since it had learned ``t0``."""
+        return int(booster.__dict__.get("t_", 0)) - t0
 
     def _missing_allowed(self, fitted: bool = True) -> bool:
         """Whether NaN passes the input checks: the booster takes missing values (e.g.

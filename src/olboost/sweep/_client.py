@@ -9,11 +9,12 @@ import numbers
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from olboost._interrupt import held_interrupt
 from olboost.sweep._spec import Task
 from olboost.sweep._workers import run_task, warm_worker
 
@@ -112,31 +113,6 @@ def local_cluster(workers: int) -> Any:
         )  # fmt: skip
 
 
-@contextlib.contextmanager
-def _interrupt_after_start() -> Iterator[None]:
-    """Hold a Ctrl-C back while the local cluster starts.
-
-    One that came during the cluster's start left a cluster half made, which Dask's exit hook
-    then failed on (a traceback after "olboost: interrupted"). Here a Ctrl-C meanwhile is only
-    recorded, and raised once the cluster is entered in the caller's exit stack, which then
-    stops it. (The workers never see one: :mod:`olboost.sweep._worker_setup`. Only the main
-    thread sets handlers.)"""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    interrupted: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if interrupted:
-        raise KeyboardInterrupt
-
-
 def run_sweep(
     tasks: Sequence[Task],
     results: str | os.PathLike,
@@ -213,7 +189,11 @@ def run_sweep(
                 where = f"the cluster of scheduler {scheduler}"
             else:
                 n = int(workers) if workers is not None else os.cpu_count() or 1
-                with _interrupt_after_start():
+                # a Ctrl-C while the cluster starts left it half made, which Dask's exit hook
+                # then failed on (a traceback after "olboost: interrupted"): it comes once the
+                # cluster is in the exit stack, which then stops it. (The workers never see
+                # one: olboost.sweep._worker_setup.)
+                with held_interrupt():
                     cluster = stack.enter_context(local_cluster(n))
                     client = stack.enter_context(Client(cluster))
                 where = f"a local cluster of {n} worker process{'es' if n > 1 else ''}"
