@@ -255,6 +255,29 @@ def test_a_failed_save_leaves_the_old_file(tmp_path, emotions):
     assert [p.name for p in tmp_path.iterdir()] == ["m.olb"]  # no temporary file left
 
 
+def test_a_save_syncs_its_data_before_the_rename_and_the_directory_after(tmp_path, emotions):
+    # atomic: a temporary file, fsync, rename, then the directory's fsync, without which a
+    # power loss could undo the rename (README, "Checkpoints")
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        target = os.readlink(f"/proc/self/fd/{fd}")
+        events.append(("fsync", "directory" if os.path.isdir(target) else "file"))
+        real_fsync(fd)
+
+    def replace(source, target):
+        events.append(("replace", os.path.basename(target)))
+        real_replace(source, target)
+
+    model = _trained(emotions)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        patch.setattr(os, "replace", replace)
+        olboost.save(model, tmp_path / "model.olb")
+    assert events == [("fsync", "file"), ("replace", "model.olb"), ("fsync", "directory")]
+
+
 def test_files_get_the_usual_permissions_and_stale_temporaries_go(tmp_path, emotions):
     path = tmp_path / "m.olb"
     olboost.save(_trained(emotions, rows=20), path)

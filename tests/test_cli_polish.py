@@ -592,6 +592,33 @@ def test_cell_cache_keys_versions_and_bad_files(tmp_path):
     assert CellCache(None, "demo").run({"a": 1}, lambda: 7) == 7
 
 
+@pytest.mark.parametrize("result", [0, 0.0, [], {}, "", False])
+def test_a_finished_cell_whose_result_is_falsy_is_reused(tmp_path, result):
+    # a zero loss or an empty list is a result: it was computed again at every rerun
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return result
+
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, compute) == result
+    again = CellCache(tmp_path, "demo")
+    assert again.run({"seed": 1}, compute) == result
+    assert len(calls) == 1 and (again.reused, again.computed) == (1, 0)
+
+
+def test_the_best_bmr_edges_follow_the_papers_footnote_by_the_number_of_labels():
+    # Jung & Tewari 2018, footnote 4: {.2, .1, .01, .001} for small k, {.05, .01, .005, .001}
+    # for large k. Small: the sets of 6 to 14 labels (emotions, scene, yeast); large:
+    # mediamill-reduced's 101
+    from olboost.cli._reproduce import bmr_gammas
+
+    for k in (6, 14):
+        assert bmr_gammas(k) == (0.2, 0.1, 0.01, 0.001)
+    for k in (15, 101):
+        assert bmr_gammas(k) == (0.05, 0.01, 0.005, 0.001)
+
+
 def test_a_cell_file_that_is_not_a_complete_record_is_computed_again(tmp_path):
     # valid JSON without its result raised a bare KeyError, where a truncated file is computed
     # again: both are damaged cells

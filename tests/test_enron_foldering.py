@@ -623,6 +623,23 @@ def test_link_members_dot_prefixes_and_nameless_mboxes(tmp_path):
     ]
 
 
+def test_a_folder_whose_mbox_the_tar_holds_twice_counts_both_copies(tmp_path):
+    # GNU tar appends a second copy of a member: the folder's messages are those of both, so
+    # it meets min_folder_size=3 with 2 + 2 (counted by its last copy, it was dropped)
+    def build(tar: tarfile.TarFile) -> None:
+        _add(tar, "u/golf.mbox", _mbox("tee", "green"))
+        _add(tar, "u/budget.mbox", _mbox("money", "plan", "cut"))
+        _add(tar, "u/golf.mbox", _mbox("rain", "club"))
+        _add(tar, "u/lone.mbox", _mbox("one"))
+        _add(tar, "u/lone.mbox", _mbox("two"))
+
+    stream = load_enron_foldering("u", _tar_xz(tmp_path / "u.mbox.tar.xz", build).parent)
+    assert stream.labels == ["budget", "golf"]
+    assert stream.folder_counts() == {"budget": 3, "golf": 4}
+    assert stream.n_samples == 7
+    assert stream.dropped_folders == {"lone": 2}
+
+
 def test_html_is_stripped_as_the_regular_expressions_say_in_linear_time():
     script = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
     tag = re.compile(r"(?s)<[^>]*>")

@@ -837,6 +837,32 @@ def test_a_checkpoint_ahead_of_its_log_is_refused_and_rebuilt_by_replay(
     assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
 
 
+def test_a_store_commits_to_disk_by_default(tmp_path):
+    # synchronous=FULL (2): an acknowledged row survives a power loss; NORMAL (1) only the WAL
+    from olboost.serve.store import Store
+
+    for kwargs, level in (({}, 2), ({"synchronous": "normal"}, 1)):
+        store = Store(tmp_path / f"store{level}", **kwargs)
+        try:
+            assert store.db.execute("PRAGMA synchronous").fetchone()[0] == level
+        finally:
+            store.close()
+
+
+def test_named_features_with_a_name_missing_or_unknown_are_a_422_naming_it():
+    # a name left out escaped as a KeyError (a 500)
+    from types import SimpleNamespace
+
+    from olboost.serve.requests import RequestError, parse_features
+
+    config = SimpleNamespace(n_features=2, feature_names=["x", "y"])
+    assert parse_features({"y": 2, "x": 1}, config).tolist() == [1.0, 2.0]
+    for body, named in (({"x": 1.0}, r"missing names \['y'\]"), ({"x": 1, "y": 2, "z": 3}, "'z'")):
+        with pytest.raises(RequestError, match=named) as caught:
+            parse_features(body, config)
+        assert caught.value.status == 422
+
+
 def test_a_checkpoint_syncs_the_log_before_it_is_written(tmp_path, monkeypatch):
     # Under --sync normal a commit is in the WAL, not yet on disk: a checkpoint that reached the
     # disk first would be ahead of its log after a power loss (refused at recovery, above). The
