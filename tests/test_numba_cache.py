@@ -551,3 +551,16 @@ def test_another_users_lock_file_still_locks(tmp_path):
         import shutil
 
         shutil.rmtree(folder)
+
+
+def test_importing_under_numba_disable_jit_says_olboost_needs_the_compiler():
+    # it failed on "'function' object has no attribute 'py_func'" deep in a kernel module
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import olboost"], env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: olboost needs Numba's compiler"), done.stderr
+    assert "NUMBA_DISABLE_JIT is set" in last

@@ -136,7 +136,18 @@ def install() -> bool:
     wrap ``numba.core.caching.IndexDataCacheFile.save``, ``load`` and ``flush`` in file locks
     (once per process). A cache entry that cannot be read is a miss, and one that cannot be
     saved is left unsaved, each with a ``RuntimeWarning``: the code compiled is in memory
-    either way. ``False`` where there is no ``fcntl`` (no locks)."""
+    either way. ``False`` where there is no ``fcntl`` (no locks).
+
+    Raises ``ImportError`` under ``NUMBA_DISABLE_JIT``: the kernels pass compiled functions to
+    one another (and read their ``py_func``), which the plain Python functions Numba leaves
+    then cannot do; the import failed on an ``AttributeError`` deep in a kernel module."""
+    import numba
+
+    if numba.config.DISABLE_JIT:
+        raise ImportError(
+            "olboost needs Numba's compiler, and NUMBA_DISABLE_JIT is set: unset it (olboost's "
+            "kernels pass compiled functions to one another, which plain Python cannot run)"
+        )
     _fall_back_cache_dir()
     _stamp_with_the_package()
     if fcntl is None:  # pragma: no cover - Windows

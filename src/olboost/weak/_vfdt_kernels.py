@@ -246,11 +246,11 @@ def _learn_trees(
     Tree ``i`` starts at ``labels[progress[i]]`` and sets ``progress[i]`` to ``len(labels)``
     when it is done. Before each label it checks that its entry rows have the room the label
     may take (:func:`entries_needed`, for ``max_branches``); if not, it stops there, recording
-    the label's index in ``progress[i]``, and the room needed is returned (0 once every tree
-    is done): the caller compacts the rows and calls again, which resumes each tree where it
-    stopped. Rows reserved for the worst example instead (every label a new class and a split
-    at every label) made them hundreds of times wider than the entries they held, at hundreds
-    of labels per example.
+    the label's index in ``progress[i]``, and the next tree goes on; the most room a tree
+    needed is returned (0 once every tree is done): the caller compacts the rows and calls
+    again, which resumes each tree where it stopped. Rows reserved for the worst example
+    instead (every label a new class and a split at every label) made them hundreds of times
+    wider than the entries they held, at hundreds of labels per example.
 
     At a split whose attribute is missing from ``x`` the example follows the child with the most
     weight below it (River's ``most_common_path``), and the leaf it reaches then learns without
@@ -309,9 +309,11 @@ def _learn_trees(
                 if node != MISSING and kind[i, node] == LEAF:
                     reached[i - lo], reached_depth[i - lo] = node, depth
                 break
+    most = 0
     for i in range(lo, hi):
         # work[i] is taken on the rare paths only: a view counts a reference in and out
         # (iterating the array counts a reference per tree)
+        waiting = False
         for q in range(progress[i], labels.shape[0]):
             label = labels[q]
             w = weights[i, label] * weight_multiplier[i]
@@ -319,8 +321,13 @@ def _learn_trees(
                 continue
             need = entries_needed(widest[i], max_branches)
             if top[i] + need > width:
+                # this tree waits for the rows to be compacted, the others learn on: the rows
+                # are compacted with every tree where it stopped, as after the parallel learn,
+                # so that one thread or several leave the same bytes
                 progress[i] = q
-                return need
+                most = max(most, need)
+                waiting = True
+                break
             node = np.int64(0)  # not a literal 0: one compile of _most_common_child
             no_attempt = False  # River learns without a split attempt after a detour or new branch
             depth = 0
@@ -472,8 +479,9 @@ def _learn_trees(
                         i, node, weight_seen, learners_, options_, nodes_, leaves_, work[i], kept,
                         scratch, spare,
                     )  # fmt: skip
-        progress[i] = labels.shape[0]
-    return 0
+        if not waiting:
+            progress[i] = labels.shape[0]
+    return most
 
 
 # _learn_trees as learn_serial's own code (Numba IR inlining of the same Python function): the
