@@ -578,6 +578,30 @@ def test_one_thread_or_two_save_the_same_bytes():
     assert dumps(models[0]) == dumps(models[1])
 
 
+def test_a_started_model_may_change_its_thread_count_and_nothing_else_of_its_committee():
+    # a model trained on one thread could not be resumed or served on two: set_params refused
+    # committee__n_threads as if the learned state were made from it
+    from olboost import AdaOLMR
+    from olboost.datasets import load
+
+    train = load("emotions").train
+    X, Y = train.X[:200], train.Y[:200]
+    whole = AdaOLMR(VFDTCommittee(n_features=10), learners=6, seed=1).score_then_learn(X, Y)
+    model = AdaOLMR(VFDTCommittee(n_features=10), learners=6, seed=1)
+    first = model.score_then_learn(X[:100], Y[:100])
+    model.set_params(committee__n_threads=2)
+    assert model.committee.n_threads == model.committee_.n_threads == 2
+    assert model.committee_.compiled().learn is K.learn
+    rest = model.score_then_learn(X[100:], Y[100:])
+    assert np.array_equal(np.vstack([first, rest]), whole)
+    for change in ({"committee__grace_period": (1.0, 2.0)}, {"committee__n_threads": 0}):
+        with pytest.raises(ValueError):
+            model.set_params(**change)
+    assert model.committee_.n_threads == 2 and model.committee_.grace_period == (5.0, 20.0)
+    model.committee_.set_params(n_threads=1)  # the started committee itself, too
+    assert model.committee_.compiled().learn is K.learn_serial
+
+
 def test_pickling_mid_stream_resumes_identically():
     X, W = mixed_stream(400)
     straight = committee(capacity=2)

@@ -95,6 +95,10 @@ class Estimator:
     #: (:attr:`_started`), because its learned state was made from them; ``None``: every one,
     #: nested ones included. ``_noun`` names the estimator in the refusal.
     _fixed_once_started: tuple[str, ...] | None = ()
+    #: Parameters that may change once started even when every other one is fixed: they change
+    #: how the estimator runs, not what it learns (a committee's ``n_threads``). Set on a model's
+    #: sub-estimator (``committee__n_threads``), they reach its started twin (``committee_``).
+    _live_once_started: tuple[str, ...] = ()
     _noun = "model"
 
     @property
@@ -206,6 +210,9 @@ class Estimator:
             setattr(self, name, value)
         for name, sub in nested.items():
             getattr(self, name).set_params(**sub)
+            twin = self.__dict__.get(name + "_")
+            if self._started and self._live_change(name, sub) and twin is not None:
+                twin.set_params(**sub)
         self._drop_caches()
         if self._started:
             self._derive_from_params()
@@ -217,7 +224,7 @@ class Estimator:
         estimator has started (:attr:`_fixed_once_started`)."""
         fixed = self._fixed_once_started
         if fixed is None:
-            return set()
+            return set(self._live_once_started) & set(self._param_names())
         return {name for name in self._param_names() if name not in fixed}
 
     def mutate(self, new_attrs: dict[str, Any]) -> None:
@@ -270,8 +277,15 @@ class Estimator:
                 )
         type(self)(**new)  # validates the direct values as a construction does
         if self._started:
-            self._refuse_fixed_changes(direct, list(nested))
+            live = [name for name, sub in nested.items() if self._live_change(name, sub)]
+            self._refuse_fixed_changes(direct, [name for name in nested if name not in live])
         return direct, nested
+
+    def _live_change(self, name: str, sub: dict[str, Any]) -> bool:
+        """Whether setting ``sub`` inside the parameter ``name`` changes only what its started
+        twin ``name_`` may change (:attr:`_live_once_started`)."""
+        twin = self.__dict__.get(name + "_")
+        return isinstance(twin, Estimator) and set(sub) <= twin._mutable_attributes
 
     def _refuse_fixed_changes(self, direct: dict[str, Any], nested: list[str]) -> None:
         """Raise if new values (``direct``, and the parameters ``nested`` set inside) change a
@@ -280,7 +294,9 @@ class Estimator:
         changed = [
             name
             for name, value in direct.items()
-            if (fixed is None or name in fixed) and not _same(value, getattr(self, name))
+            if (fixed is None or name in fixed)
+            and name not in self._live_once_started
+            and not _same(value, getattr(self, name))
         ]
         changed += [name for name in nested if fixed is None or name in fixed]
         if changed:

@@ -269,6 +269,10 @@ class VFDTCommittee(TreeArrays, Committee):
     array([23, 30,  7])
     """
 
+    # the threads run the same kernel's trees: a started committee may change them (see
+    # olboost.base.Estimator._live_once_started)
+    _live_once_started = ("n_threads",)
+
     _param_constraints = {
         **Committee._param_constraints,
         "nominal_attributes": InstanceOf(
