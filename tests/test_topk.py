@@ -689,3 +689,30 @@ def test_concurrent_first_shows_start_the_model_once():
             shown = list(pool.map(first_show, range(n_threads)))
         assert shown == expected
         assert dumps(model) == dumps(twin)
+
+
+def test_set_params_refuses_a_rho_too_small_for_the_labels_the_model_took():
+    # checked at construction against labels=, and at the start against the data's labels, but
+    # set_params validated by a construction that knew neither the labels taken from the data
+    # nor a nested exploration__rho: both were accepted, and the model's clone refused its data
+    import pickle
+
+    from olboost.feedback.exploration import UniformExploration
+
+    m = 2000
+    X = np.random.default_rng(0).normal(size=(2, 4))
+    Y = np.zeros((2, m), dtype=bool)
+    Y[:, :5] = True
+    from_data = TopkBBM(VFDTCommittee(n_features=3), learners=2, seed=1, k=3, rho=0.02)
+    nested = TopkBBM(
+        VFDTCommittee(n_features=3), learners=2, seed=1, labels=m, k=3,
+        exploration=UniformExploration(0.02),
+    )  # fmt: skip
+    for model, change in ((from_data, {"rho": 1e-99}), (nested, {"exploration__rho": 1e-99})):
+        model.learn(X, Y)
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match="too small"):
+            model.set_params(**change)
+        assert pickle.dumps(model) == before
+    nested.set_params(exploration__rho=0.1)  # a rho the labels allow is taken
+    assert nested.explorer_.rho == 0.1

@@ -68,6 +68,24 @@ class TopkBooster(RankingBooster):
             m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
             explore.check_k(m, self.k)
 
+    def _checked_new_params(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        # rho against the labels with the new values: the construction that validates them
+        # knows only the labels parameter (not those taken from the data) and the exploration
+        # object before a nested change (exploration__rho), and rho=1e-99 with 2,000 labels
+        # was accepted after the start
+        direct, nested = super()._checked_new_params(params)
+        new = {**self._get_params(), **direct}
+        exploration = new["exploration"]
+        if "exploration" in nested and isinstance(exploration, Exploration):
+            exploration = exploration.clone(nested["exploration"])
+        labels = self.__dict__.get("labels_", new["labels"])
+        if labels is not None:
+            m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
+            exploration_from(exploration, new["rho"]).check_k(m, new["k"])
+        return direct, nested
+
     @property
     def explorer_(self) -> Exploration:
         """The exploration scheme in use."""
@@ -87,9 +105,11 @@ class TopkBooster(RankingBooster):
 
     def _init_state(self) -> None:
         # Names the model in its impressions, so that feedback for another model's is refused:
-        # a digest of what makes the model (class and parameters, seed, labels), not a random
-        # draw, so that equal models pickle to equal bytes (a seed of None is drawn at random,
-        # and so is then the id)
+        # a digest of what makes the model (class and parameters, seed, labels) when it starts,
+        # not a random draw, so that equal models pickle to equal bytes (a seed of None is drawn
+        # at random, and so is then the id). A parameter set later (rho, say) leaves it: the
+        # impressions shown before hold the probabilities they were drawn with, and a clone
+        # with the new values is another model.
         self.model_id_ = self._id_of(self.seed_)
         self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
         self._init_topk()
