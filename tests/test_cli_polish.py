@@ -924,3 +924,58 @@ def test_a_report_stdout_cannot_encode_is_escaped_not_an_error(tmp_path, monkeyp
     assert "\\xe9motions" in out.buffer.getvalue().decode("ascii")
     assert out.errors == "strict"  # as it was
     assert json.loads((tmp_path / "r.json").read_text())["rank_loss"] > 0
+
+
+def test_a_lock_file_left_with_a_longer_pid_names_only_its_holder(tmp_path):
+    # the holder wrote its pid over a killed owner's longer one without cutting the file: a
+    # second run was told "process 28699\n789012"
+    from olboost._lock import ProcessLock
+
+    lock = tmp_path / "run.olb.lock"
+    lock.write_text("123456789012\n")
+    held = ProcessLock(lock, lambda pid: f"in use (process {pid})")
+    try:
+        child = (
+            "import sys\nfrom olboost._lock import ProcessLock\n"
+            "try:\n    ProcessLock(sys.argv[1], lambda p: f'in use (process {p})')\n"
+            "except ValueError as e:\n    print(e)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", child, str(lock)], capture_output=True, text=True, timeout=60
+        )
+        assert done.stdout.strip().endswith(f"in use (process {os.getpid()})"), done.stdout
+    finally:
+        held.release()
+
+
+def test_one_lock_file_named_two_ways_is_one_lock(tmp_path, monkeypatch):
+    # within a process lockf does not exclude: the process keeps its own table, which knew the
+    # file by the name it was given
+    from olboost._lock import ProcessLock
+
+    monkeypatch.chdir(tmp_path)
+    held = ProcessLock(tmp_path / "run.olb.lock", lambda pid: f"in use (process {pid})")
+    try:
+        with pytest.raises(ValueError, match=rf"in use \(process {os.getpid()}\)"):
+            ProcessLock("run.olb.lock", lambda pid: f"in use (process {pid})")
+    finally:
+        held.release()
+
+
+def test_a_temporary_of_a_running_process_of_another_user_is_kept(tmp_path, monkeypatch):
+    # os.kill(pid, 0) of another user's process raises PermissionError: it runs, and its
+    # temporary file is being written (read as dead, it was removed under its writer)
+    from olboost.checkpoint import remove_stale_temporaries
+
+    live = tmp_path / ".run.olb.1.abcd1234.olboost-tmp"
+    live.write_bytes(b"being written")
+    real_kill = os.kill
+
+    def kill(pid, signal):
+        if pid == 1:
+            raise PermissionError(1, "Operation not permitted")
+        return real_kill(pid, signal)
+
+    monkeypatch.setattr(os, "kill", kill)
+    assert remove_stale_temporaries(tmp_path / "run.olb") == []
+    assert live.exists()

@@ -343,3 +343,40 @@ def test_names_from_the_records_are_drawn_as_written(runs, tmp_path):
     assert main(["plot", str(tmp_path / "a.json"), str(tmp_path / "b.json"),
                  "-o", str(tmp_path / "cli.png")]) == 0  # fmt: skip
     assert (tmp_path / "cli.png").stat().st_size > 0
+
+
+# ------------------------------------------------------------------ mutation round 4's kills
+
+
+def test_the_test_split_starts_after_every_loop_of_the_train_split():
+    from olboost.plots import curve_fields
+
+    data = load("emotions")
+    model = AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1)
+    fields = curve_fields(train_test(model, data.train, data.test, loops=2))
+    n_train = len(data.train.Y)
+    assert fields["curve_test_starts_after"] == 2 * n_train
+    assert len(fields["curve"]) == 2 * n_train + len(data.test.Y)
+
+
+def test_the_title_names_the_data_set_only_when_every_record_shares_it():
+    a = {"algorithm": "ada-olmr", "dataset": "emotions", "seed": 1, "curve": [1.0, 0.0, 0.5]}
+    b = {"algorithm": "ada-olmr", "dataset": "yeast", "seed": 1, "curve": [0.0, 0.0, 0.5]}
+    assert plot_curves([a, b]).axes[0].get_title() == ""
+    assert "emotions" in plot_curves([a, {**a, "seed": 2}]).axes[0].get_title()
+
+
+def test_plot_prints_the_sd_over_seeds_at_the_last_round(tmp_path, capsys):
+    # running averages 0, 0.5, 2/3, 0.75 and 1, 0.5, 1/3, 0.25: sd at the last round
+    # |0.75 - 0.25| / sqrt(2) = 0.3536 (at the first, 0.7071)
+    for seed, curve in ((1, [0.0, 1.0, 1.0, 1.0]), (2, [1.0, 0.0, 0.0, 0.0])):
+        record = {"algorithm": "ada-olmr", "dataset": "toy", "seed": seed, "curve": curve}
+        (tmp_path / f"r{seed}.json").write_text(json.dumps(record))
+    assert main(["plot", str(tmp_path), "-o", str(tmp_path / "f.png")]) == 0
+    assert "0.5000 ± 0.3536 (2 runs)" in capsys.readouterr().out
+
+
+def test_sampled_rounds_are_spread_evenly_to_the_nearest_round():
+    from olboost.plots import sample_rounds
+
+    assert sample_rounds(11, 4).tolist() == [1, 4, 8, 11]  # linspace: 1, 4.33, 7.67, 11

@@ -387,3 +387,81 @@ def test_ctrl_c_stops_a_sweep_in_one_line(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
     assert err.splitlines()[-1] == "olboost: interrupted"
+
+
+# ------------------------------------------------------------------ mutation round 4's kills
+
+
+def test_a_data_sets_own_option_wins_over_the_algorithms_params():
+    # the most specific setting: [algorithm-params] overrode the data set's own features = 10
+    spec = {
+        "algorithms": ["ada-olmr"],
+        "seeds": 1,
+        "datasets": [{"name": "emotions", "features": 10}],
+        "algorithm-params": {"ada-olmr": {"features": 4, "learners": 2}},
+    }
+    (task,) = sw.tasks_from_spec(spec)
+    assert dict(task.params)["features"] == 10 and dict(task.params)["learners"] == 2
+
+
+def test_the_summary_keeps_a_cell_that_has_no_finished_seed_and_means_its_seconds(tmp_path):
+    tasks = [sw.Task("ada-olmr", d, s) for d in ("emotions", "yeast", "scene") for s in (1, 2)]
+    records = [
+        {"rank_loss": 0.2, "seconds": 1.0},
+        {"rank_loss": 0.3, "seconds": 3.0},
+        {"rank_loss": 0.2, "seconds": 5.0},
+        {"rank_loss": 0.3, "seconds": 7.0},
+        None,  # scene: both seeds failed
+        None,
+    ]
+    rows = {row["dataset"]: row for row in sw.summarize(tasks, records)}
+    assert (rows["emotions"]["seconds_mean"], rows["yeast"]["seconds_mean"]) == (2.0, 6.0)
+    assert rows["scene"]["n"] == 0
+    path = tmp_path / "summary.csv"
+    sw.write_summary_csv(list(rows.values()), path)
+    lines = path.read_text().splitlines()
+    header, scene = lines[0].split(","), next(x for x in lines if ",scene," in x).split(",")
+    assert "nan" not in path.read_text()  # "empty where a cell has no value"
+    assert scene[header.index("mean")] == scene[header.index("seconds_mean")] == ""
+    assert scene[header.index("n")] == "0"
+
+
+def test_the_sweep_command_exits_1_when_a_task_failed_and_writes_beside_the_cwd(
+    tmp_path, monkeypatch
+):
+    from olboost.sweep import _command
+
+    spec = tmp_path / "grid.toml"
+    spec.write_text('algorithms = ["ada-olmr"]\ndatasets = ["emotions"]\n[params]\nlearners = 2\n')
+    seen = {}
+
+    def run_sweep(tasks, results, **kwargs):
+        seen["results"] = os.path.abspath(results)
+        os.makedirs(results, exist_ok=True)
+        return sw.SweepOutcome(
+            [None] * len(tasks), skipped=0, ran=0, failures={tasks[0].id: "OSError: gone"}
+        )
+
+    monkeypatch.setattr(_command, "run_sweep", run_sweep)
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    assert main(["sweep", str(spec)]) == 1
+    assert seen["results"] == str(cwd / "grid-results")  # "in this directory" (--help)
+
+
+def test_a_rerun_of_a_finished_sweep_counts_it_and_removes_dead_writers_temporaries(tmp_path):
+    import subprocess
+    import sys
+
+    task = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}}
+    (tmp_path / task.filename).write_text(json.dumps(record))
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
+    stale = tmp_path / f".{task.filename}.{dead}.abcd1234.olboost-tmp"
+    stale.write_bytes(b"half a record")
+    outcome = sw.run_sweep([task], tmp_path, log=None)
+    assert (outcome.skipped, outcome.ran) == (1, 0)
+    assert not stale.exists()
