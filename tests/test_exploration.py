@@ -738,3 +738,25 @@ def test_exploration_from():
         exploration_from("swap", 0.1)
     with pytest.raises(ValueError, match="rho"):
         exploration_from("single-swap", 0.3)
+
+
+@pytest.mark.parametrize(
+    ("f", "error", "match"),
+    [
+        (lambda a, b: float("nan"), ValueError, r"of the pair \(\d, \d\) must be finite, got nan"),
+        (lambda a, b: math.inf, ValueError, "must be finite, got inf"),
+        (lambda a, b: np.array([1.0, 2.0]), TypeError, "must be a real number, got ndarray"),
+        (lambda a, b: "1", TypeError, "must be a real number, got str"),
+        ("no such loss", ValueError, "f must be a callable or one of"),
+        (3, TypeError, "f must be a callable"),
+    ],
+)
+def test_a_pairwise_loss_that_gives_no_finite_number_is_refused_naming_the_pair(f, error, match):
+    # NaN, an infinity or an array came back as the estimate; a string as NumPy's ufunc error
+    explore = UniformExploration(rho=0.1)
+    P = explore.pair_probabilities([2, 0, 1, 3], k=2)
+    fb = TopkFeedback(shown=[2, 0], relevant=[True, False], probs=P[np.ix_([2, 0], [2, 0])])
+    with pytest.raises(error, match=match):
+        unbiased_estimate([0.1, 0.0, 0.5, 0.2], fb, f)
+    value = unbiased_estimate([0.1, 0.0, 0.5, 0.2], fb, lambda a, b: np.float32(1.0))
+    assert type(value) is float and value == pytest.approx(1.0 / P[2, 0], rel=1e-12)

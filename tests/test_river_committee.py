@@ -393,3 +393,56 @@ def test_a_model_that_is_no_river_classifier_is_refused_at_construction():
         RiverCommittee(model="tree")
     with pytest.raises(TypeError, match=r"RiverCommittee\.model must be a River classifier"):
         RiverCommittee(model=river.linear_model.LinearRegression())
+
+
+class _Answers(tree.HoeffdingTreeClassifier):
+    """A Hoeffding tree whose predict_proba_one answers what the test sets."""
+
+    answer: object = None
+
+    def predict_proba_one(self, x):
+        return type(self).answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "error", "match"),
+    [
+        ({0: float("nan"), 1: 0.2}, ValueError, r"learner 0 \(_Answers\).*0: nan"),
+        ({0: -5.0, 1: 0.01}, ValueError, "must be finite and non-negative"),
+        ({7: float("nan"), 1: 0.1}, ValueError, "7: nan"),
+        ({0: float("inf")}, ValueError, "0: inf"),
+        (None, TypeError, r"learner 0 \(_Answers\) answered predict_proba_one with NoneType"),
+    ],
+)
+def test_a_learner_answer_that_is_no_distribution_is_an_error_naming_it(answer, error, match):
+    # NaN and negative numbers were taken for an opinion, silently (a NaN row became
+    # [0, .667, .333]); None was an AttributeError naming no learner
+    committee = RiverCommittee(_Answers(), n_features=None)
+    committee.start(n_learners=2, n_labels=3, n_attributes=2, seed=1)
+    _Answers.answer = answer
+    with pytest.raises(error, match=match):
+        committee.predict(np.array([0.5, 0.5]))
+    _Answers.answer = {0: 0.0, 2: 3.0}  # labels left out get 0; the rest is normalised
+    assert committee.predict(np.array([0.5, 0.5])).tolist() == [[0.0, 0.0, 1.0]] * 2
+
+
+class _Flaky(tree.HoeffdingTreeClassifier):
+    calls = 0
+
+    def learn_one(self, x, y, *, w=1.0):
+        type(self).calls += 1
+        if type(self).calls == 3:
+            raise OSError("a transient failure")
+        return super().learn_one(x, y, w=w)
+
+
+def test_a_learner_that_fails_to_learn_is_a_runtime_error_saying_the_state_is_torn():
+    # the learners before it had learned the example and the booster's state went back: the
+    # user's bare error said nothing of it, and a retry learned the example twice in those
+    committee = RiverCommittee(_Flaky(), n_features=None)
+    committee.start(n_learners=3, n_labels=2, n_attributes=2, seed=1)
+    # learner 0 learns both labels (calls 1, 2), learner 1 fails on its first (call 3)
+    with pytest.raises(RuntimeError, match=r"learner 1 \(_Flaky\) failed to learn") as caught:
+        committee.learn(np.array([0.5, 0.5]), np.ones((3, 2)))
+    assert isinstance(caught.value.__cause__, OSError)
+    assert "load the model from its last checkpoint" in str(caught.value)

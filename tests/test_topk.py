@@ -716,3 +716,36 @@ def test_set_params_refuses_a_rho_too_small_for_the_labels_the_model_took():
         assert pickle.dumps(model) == before
     nested.set_params(exploration__rho=0.1)  # a rho the labels allow is taken
     assert nested.explorer_.rho == 0.1
+
+
+def test_an_exploration_that_draws_otherwise_is_refused_not_left_unused():
+    # the boosters draw and weigh in compiled code from the scheme and rho: a subclass's own
+    # draw (which raised, or showed the reversed ranking) was never called, silently
+    class Reversed(UniformExploration):
+        def draw(self, ranking, k, seed, round, key=0):
+            return np.asarray(ranking)[::-1].copy()
+
+    class Renamed(SingleSwapExploration):
+        """Changes nothing the boosters run: taken."""
+
+    with pytest.raises(TypeError, match=r"exploration=Reversed\(...\) overrides \['draw'\]"):
+        TopkBBM(VFDTCommittee(n_features=3), learners=2, k=3, exploration=Reversed(0.1))
+    model = TopkAdaptive(VFDTCommittee(n_features=3), learners=2, k=3, exploration=Renamed(0.1))
+    assert model.explorer_.rho == 0.1
+
+
+def test_a_clone_with_the_learned_state_checks_rho_against_the_labels_it_keeps():
+    # clone(include_attributes=True) validated the new values on a fresh model, which has no
+    # labels_: rho=1e-99 with 2,000 labels taken from the data was accepted, as set_params was
+    m = 2000
+    X = np.random.default_rng(0).normal(size=(2, 4))
+    Y = np.zeros((2, m), dtype=bool)
+    Y[:, :5] = True
+    model = TopkAdaptive(VFDTCommittee(n_features=3), learners=2, seed=1, k=3, rho=0.02)
+    model.learn(X, Y)
+    before = pickle.dumps(model)
+    for change in ({"rho": 1e-99}, {"rho": None, "exploration": UniformExploration(1e-99)}):
+        with pytest.raises(ValueError, match="too small"):
+            model.clone(change, include_attributes=True)
+    assert pickle.dumps(model) == before
+    assert model.clone({"rho": 0.1}, include_attributes=True).explorer_.rho == 0.1

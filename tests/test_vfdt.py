@@ -600,6 +600,11 @@ def test_a_started_model_may_change_its_thread_count_and_nothing_else_of_its_com
     assert model.committee_.n_threads == 2 and model.committee_.grace_period == (5.0, 20.0)
     model.committee_.set_params(n_threads=1)  # the started committee itself, too
     assert model.committee_.compiled().learn is K.learn_serial
+    # and a clone with the learned state, in River's form (what set_params' refusal advises)
+    copy = model.clone({"committee": (VFDTCommittee, {"n_threads": 2})}, include_attributes=True)
+    assert copy.committee.n_threads == copy.committee_.n_threads == 2
+    with pytest.raises(ValueError, match="committee cannot change"):
+        model.clone({"committee": (VFDTCommittee, {"n_features": 3})}, include_attributes=True)
 
 
 def test_pickling_mid_stream_resumes_identically():

@@ -143,6 +143,7 @@ class Estimator:
         if unknown:
             raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
         nested_new: list[str] = []  # given in River's (cls, params) form
+        live: dict[str, dict[str, Any]] = {}  # those that change only what may change live
         for name, value in (new_params or {}).items():
             if (
                 isinstance(value, tuple)
@@ -151,6 +152,8 @@ class Estimator:
                 and isinstance(value[1], dict)
             ):
                 nested_new.append(name)
+                if isinstance(getattr(self, name), value[0]) and self._live_change(name, value[1]):
+                    live[name] = value[1]
                 current = getattr(self, name)
                 value = (
                     current.clone(value[1])
@@ -168,7 +171,7 @@ class Estimator:
             # an OnlineMBBM cloned with fewer learners indexed its tables past their end
             self._refuse_fixed_changes(
                 {n: v for n, v in params.items() if n in new_params and n not in nested_new},
-                nested_new,
+                [name for name in nested_new if name not in live],
             )
         clone = type(self)(**params)
         if include_attributes:
@@ -179,6 +182,11 @@ class Estimator:
                 if name not in params:
                     setattr(clone, name, copy.deepcopy(value))
             if clone._started:
+                for name, sub in live.items():  # the started twin runs as its parameter says
+                    clone.__dict__[name + "_"].set_params(**sub)
+                # the new values against the learned state, as set_params checks them (a top-k
+                # booster's rho against the labels it took from the data)
+                clone._validate_params()
                 clone._derive_from_params()
         return clone
 

@@ -227,12 +227,39 @@ def _check_int(what: str, value: object, lo: int | None = None, hi: int | None =
     return int(value)
 
 
+#: What a scheme of olboost's does itself; the boosters' compiled code does the same from the
+#: scheme's number and rho, so a subclass that does any of it otherwise would be ignored.
+_SCHEME_MEMBERS = ("draw", "pair_probabilities", "_single", "_scheme")
+
+
 def exploration_from(exploration: Exploration | str, rho: float | None) -> Exploration:
     """The exploration object of a booster's parameters: an :class:`Exploration` (used as it is;
-    ``rho`` must then be ``None``) or ``"uniform"`` / ``"single-swap"`` with ``rho``."""
+    ``rho`` must then be ``None``) or ``"uniform"`` / ``"single-swap"`` with ``rho``.
+
+    The boosters draw and weigh in compiled code, from the scheme and ``rho`` alone: a subclass
+    that draws or weighs otherwise (overriding ``draw``, ``pair_probabilities`` or ``_single``)
+    is a ``TypeError``, where its methods were silently left unused."""
     if isinstance(exploration, Exploration):
         if rho is not None:
             raise ValueError("give rho either in the exploration object or as rho, not both")
+        scheme = next(
+            (c for c in (UniformExploration, SingleSwapExploration) if isinstance(exploration, c)),
+            None,
+        )
+        name = type(exploration).__name__
+        if scheme is None:
+            raise TypeError(
+                f"exploration={name}(...) is neither UniformExploration nor "
+                "SingleSwapExploration, the schemes the boosters' compiled code draws from"
+            )
+        cls = type(exploration)
+        own = [m for m in _SCHEME_MEMBERS if getattr(cls, m) is not getattr(scheme, m)]
+        if own:
+            raise TypeError(
+                f"exploration={name}(...) overrides {own} of {scheme.__name__}; the boosters "
+                "draw and weigh in compiled code from the scheme and rho alone, and would "
+                "leave them unused"
+            )
         return exploration
     schemes = {"uniform": UniformExploration, "single-swap": SingleSwapExploration}
     if exploration not in schemes:
@@ -280,9 +307,24 @@ def unbiased_estimate(
             raise ValueError(f"f must be a callable or one of {sorted(_PAIR_FUNCTIONS)}, got {f!r}")
         code = _PAIR_FUNCTIONS[f]
         return float(K.estimate_pairwise(s_shown, feedback.relevant, feedback.probs, code))
+    if not callable(f):
+        raise TypeError(f"f must be a callable or one of {sorted(_PAIR_FUNCTIONS)}, got {f!r}")
     rel = feedback.relevant
     total = 0.0
     for i in np.flatnonzero(rel):
         for j in np.flatnonzero(~rel):
-            total += f(float(s_shown[i]), float(s_shown[j])) / feedback.probs[i, j]
-    return total
+            value = f(float(s_shown[i]), float(s_shown[j]))
+            # what f gives goes into the estimate as it is: NaN, an infinity or an array came
+            # back as the estimate, a string as NumPy's bare ufunc error
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(
+                    f"f({s_shown[i]!r}, {s_shown[j]!r}) of the pair ({shown[i]}, {shown[j]}) "
+                    f"must be a real number, got {type(value).__name__}"
+                )
+            if not np.isfinite(value):
+                raise ValueError(
+                    f"f({s_shown[i]!r}, {s_shown[j]!r}) of the pair ({shown[i]}, {shown[j]}) "
+                    f"must be finite, got {value!r}"
+                )
+            total += float(value) / feedback.probs[i, j]
+    return float(total)

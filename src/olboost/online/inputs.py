@@ -344,6 +344,12 @@ def named_columns(columns: list[Hashable] | None) -> bool:
     return columns is not None and columns != list(range(len(columns)))
 
 
+def _sums_narrow(dtype: np.dtype) -> bool:
+    """Whether numbers of ``dtype`` add up otherwise than as float64 (integers wrap, booleans
+    stay True, narrower floats round or overflow)."""
+    return dtype.kind in "biu" or (dtype.kind == "f" and dtype.itemsize < 8)
+
+
 class Rows:
     """Row access to a validated dense or CSR matrix, densifying one sparse row at a time."""
 
@@ -355,6 +361,10 @@ class Rows:
         """Check ``X`` (dense or scipy sparse, 2-D, at least one feature, values as for
         :func:`check_values`) and wrap it; errors name ``name``, the row and the column."""
         if hasattr(X, "tocsr") and hasattr(X, "nnz"):
+            if getattr(X, "format", "csr") != "csr" and _sums_narrow(X.dtype):
+                # a conversion to CSR sums the entries stored twice (COO's) in their own dtype:
+                # widened first, as below
+                X = X.astype(np.float64)
             X = X.tocsr()
             if len(X.shape) != 2:
                 raise ValueError(f"{name}: X must be 2-D, got shape {X.shape}")
@@ -366,9 +376,7 @@ class Rows:
                 # Integers and narrower floats are summed as float64, as every value is learned
                 # and as scikit-learn's check_array gives them to the adapters: int8 100 + 100
                 # would wrap to -56, and bool True + True stay True.
-                kind, size = X.data.dtype.kind, X.data.dtype.itemsize
-                widen = kind in "biu" or (kind == "f" and size < 8)
-                X = X.astype(np.float64) if widen else X.copy()
+                X = X.astype(np.float64) if _sums_narrow(X.data.dtype) else X.copy()
                 X.sum_duplicates()
             if X.data.dtype.kind == "c" and X.nnz:
                 # as_floats would name the position in X.data, not the row and the column

@@ -7,6 +7,7 @@ River is an optional dependency (``pip install olboost[river]``); it is imported
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -317,16 +318,34 @@ class RiverCommittee(Committee):
         """Weak predictions for one example: a new ``(N, k)`` float64 array of distributions.
 
         Row ``i`` is learner ``i``'s ``predict_proba_one`` over labels ``0..k-1`` (labels it does
-        not mention get 0), normalised; an empty or all-zero answer gives the uniform distribution.
+        not mention get 0, labels outside ``0..k-1`` are left out), normalised; an empty or
+        all-zero answer gives the uniform distribution. An answer that is no dict, or holds a
+        probability that is not a finite non-negative number, is a ``TypeError`` or
+        ``ValueError`` naming the learner (NaN or a negative number was taken for an opinion,
+        silently).
         """
         xs = self._check_x(x)
         k = self.n_labels_
         out = np.zeros((self.n_learners_, k), dtype=np.float64)
         for i, learner in enumerate(self.learners_):
             row = out[i]
-            for label, p in learner.predict_proba_one(self._inputs(xs, i)).items():
+            answer = learner.predict_proba_one(self._inputs(xs, i))
+            if not isinstance(answer, Mapping):
+                raise TypeError(
+                    f"{type(self).__name__}: learner {i} ({type(learner).__name__}) answered "
+                    f"predict_proba_one with {type(answer).__name__}, not a dict of label "
+                    "probabilities"
+                )
+            for label, p in answer.items():
                 # A binary River model answers {False: ., True: .} for labels 0 and 1; a bool
                 # used as an index would be a NumPy mask and fill the whole row.
+                real = isinstance(p, numbers.Real) and not isinstance(p, bool)
+                if not (real and math.isfinite(p) and p >= 0):
+                    raise ValueError(
+                        f"{type(self).__name__}: learner {i} ({type(learner).__name__}) "
+                        f"answered predict_proba_one with {label!r}: {p!r}; probabilities must "
+                        "be finite and non-negative"
+                    )
                 if isinstance(label, numbers.Integral) and 0 <= label < k and p > 0:
                     row[int(label)] = p
             total = row.sum()
@@ -341,7 +360,8 @@ class RiverCommittee(Committee):
 
         Labels are visited in increasing order and zero weights are skipped. ``weights`` must be an
         ``(N, k)`` array of finite non-negative numbers; invalid input raises ``ValueError``
-        before any learner changes.
+        before any learner changes. A learner whose ``learn_one`` raises is a ``RuntimeError``
+        naming it (its error as the cause): the learners before it have learned the example.
         """
         xs = self._check_x(x)
         w = np.asarray(weights, dtype=np.float64)
@@ -358,5 +378,15 @@ class RiverCommittee(Committee):
                 continue
             x_i = self._inputs(xs, i)
             multiplier = self._multipliers_[i]
-            for label in labels:
-                learner.learn_one(x_i, label, w=float(w[i, label]) * multiplier)
+            try:
+                for label in labels:
+                    learner.learn_one(x_i, label, w=float(w[i, label]) * multiplier)
+            except Exception as err:
+                # River's learners change in place, and copying every learner before each
+                # example would cost more than learning it: say that the state is torn
+                raise RuntimeError(
+                    f"{type(self).__name__}: learner {i} ({type(learner).__name__}) failed to "
+                    f"learn ({type(err).__name__}: {err}); the learners before it had learned "
+                    "this example and it may have in part, so the committee no longer matches "
+                    "the model that drives it: load the model from its last checkpoint or pickle"
+                ) from err
