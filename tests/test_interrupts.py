@@ -124,3 +124,9 @@ def test_a_ctrl_c_outside_a_held_block_is_raised_at_once_and_an_ignored_one_stay
     assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
     with pytest.raises(ValueError, match="inside"), held_interrupt():
         raise ValueError("an error inside goes on as it is")
+    # a Ctrl-C that came with an error is delivered too (a caller that caught the error lost it)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with pytest.raises(KeyboardInterrupt) as caught, held_interrupt():
+        signal.raise_signal(signal.SIGINT)
+        raise ValueError("the block's own error")
+    assert isinstance(caught.value.__context__, ValueError)

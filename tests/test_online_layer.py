@@ -259,3 +259,16 @@ def test_sparse_entries_stored_twice_add_up_as_float64(dtype, form):
     b.learn(widened.toarray(), Y)
     assert pickle.dumps(a.committee_) == pickle.dumps(b.committee_)
     assert form == "csc" or not X.has_canonical_format  # the caller's matrix left as it was
+
+
+def test_only_nan_nat_and_pandas_na_are_missing_classes():
+    # any TypeError of value != value was read as pandas' NA
+    pd = pytest.importorskip("pandas")
+    from olboost.online.labels import _is_missing
+
+    class Refuses:
+        def __ne__(self, other):
+            raise TypeError("no !=")
+
+    assert _is_missing(pd.NA) and _is_missing(float("nan")) and _is_missing(np.datetime64("NaT"))
+    assert not _is_missing(Refuses()) and not _is_missing(None) and not _is_missing("a")

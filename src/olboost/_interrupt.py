@@ -18,7 +18,8 @@ def held_interrupt() -> Iterator[None]:
     can record what the call did: a model's arrays had learned a block of rows that its ``t_``
     did not count, and learning on learned them twice. Around a call and its bookkeeping, the
     interrupt comes at the end instead, with the model whole. An exception from the block goes
-    on as it is. Only the main thread sets handlers (and only it receives a Ctrl-C); elsewhere,
+    on as it is, unless a Ctrl-C came too: then the interrupt, with the exception as its
+    context. Only the main thread sets handlers (and only it receives a Ctrl-C); elsewhere,
     or when the handler in place was set outside Python, the block runs as it is. Setting a
     handler and putting it back costs about 8 us: hold a block of rows, not a row.
     """
@@ -33,9 +34,10 @@ def held_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-    if not received:
-        return
-    if callable(previous):
-        previous(signal.SIGINT, None)
-    elif previous == signal.SIG_DFL:
-        signal.raise_signal(signal.SIGINT)  # what it would have done: end the process
+        # delivered even when the block raised: a caller that catches the exception and goes
+        # on would otherwise never see the Ctrl-C (the exception is then its context)
+        if received:
+            if callable(previous):
+                previous(signal.SIGINT, None)
+            elif previous == signal.SIG_DFL:
+                signal.raise_signal(signal.SIGINT)  # what it would have done: end the process

@@ -186,12 +186,15 @@ def _is_binary(value: Any) -> bool:
 
 
 def _is_missing(value: Any) -> bool:
-    """Whether a class label is a missing value: NaN (equal to nothing, not even itself) or
-    pandas' NA (its comparisons give NA, whose truth is refused)."""
+    """Whether a class label is a missing value: NaN or NaT (equal to nothing, not even
+    itself) or pandas' NA (its comparisons give NA, whose truth is refused)."""
+    pandas = sys.modules.get("pandas")  # an NA can come only from pandas, imported then
+    if pandas is not None and value is pandas.NA:
+        return True
     try:
         return bool(value != value)
-    except TypeError:
-        return True
+    except TypeError:  # a label of the user's own whose comparison refuses: not ours to judge
+        return False
 
 
 def check_label_columns(k: int, known: Sequence[Hashable] | None, who: str) -> None:
