@@ -691,18 +691,20 @@ def test_concurrent_first_shows_start_the_model_once():
         assert dumps(model) == dumps(twin)
 
 
+def _two_rows_of_many_labels(m=2000):
+    """Two rows of ``m`` labels, the first five relevant: rho=1e-99 is too small for them."""
+    X = np.random.default_rng(0).normal(size=(2, 4))
+    Y = np.zeros((2, m), dtype=bool)
+    Y[:, :5] = True
+    return X, Y
+
+
 def test_set_params_refuses_a_rho_too_small_for_the_labels_the_model_took():
     # checked at construction against labels=, and at the start against the data's labels, but
     # set_params validated by a construction that knew neither the labels taken from the data
     # nor a nested exploration__rho: both were accepted, and the model's clone refused its data
-    import pickle
-
-    from olboost.feedback.exploration import UniformExploration
-
-    m = 2000
-    X = np.random.default_rng(0).normal(size=(2, 4))
-    Y = np.zeros((2, m), dtype=bool)
-    Y[:, :5] = True
+    X, Y = _two_rows_of_many_labels()
+    m = Y.shape[1]
     from_data = TopkBBM(VFDTCommittee(n_features=3), learners=2, seed=1, k=3, rho=0.02)
     nested = TopkBBM(
         VFDTCommittee(n_features=3), learners=2, seed=1, labels=m, k=3,
@@ -737,10 +739,7 @@ def test_an_exploration_that_draws_otherwise_is_refused_not_left_unused():
 def test_a_clone_with_the_learned_state_checks_rho_against_the_labels_it_keeps():
     # clone(include_attributes=True) validated the new values on a fresh model, which has no
     # labels_: rho=1e-99 with 2,000 labels taken from the data was accepted, as set_params was
-    m = 2000
-    X = np.random.default_rng(0).normal(size=(2, 4))
-    Y = np.zeros((2, m), dtype=bool)
-    Y[:, :5] = True
+    X, Y = _two_rows_of_many_labels()
     model = TopkAdaptive(VFDTCommittee(n_features=3), learners=2, seed=1, k=3, rho=0.02)
     model.learn(X, Y)
     before = pickle.dumps(model)
