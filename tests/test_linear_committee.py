@@ -672,3 +672,26 @@ def test_minmax_scaling_clips_a_value_above_the_learned_range_to_one():
         c.learn(x, w)
     top = c.predict(np.array([1.0, 1.0])).copy()  # the learned range lies inside (0, 1)
     np.testing.assert_array_equal(c.predict(np.array([1.9, 1.9])), top)
+
+
+def test_each_linear_learner_draws_its_multiplier_and_tie_key_and_mixes_split_two_one_one():
+    from olboost.weak import LinearCommittee, MixedCommittee
+
+    c = LinearCommittee(weight_multiplier=(1.0, 3.0))
+    c.start(n_learners=5, n_labels=3, n_attributes=4, seed=0)
+    m, tie = c.setup_.weight_multiplier, c.setup_.tie_key
+    assert len(set(m.tolist())) == 5 and np.all((m >= 1.0) & (m <= 3.0))
+    assert len(set(tie.tolist())) == 5  # one shared key correlated the learners' eq. 7 draws
+    mixed = MixedCommittee()
+    mixed.start(n_learners=8, n_labels=3, n_attributes=4, seed=0)
+    assert mixed.setup_.counts.tolist() == [4, 2, 2]  # the documented default: half trees
+
+
+def test_the_entropy_batch_check_refuses_a_value_above_one():
+    from olboost.weak import LinearCommittee
+
+    c = LinearCommittee(complexity="entropy", scale="none", margin=(0.1, 0.5))
+    c.start(n_learners=3, n_labels=3, n_attributes=4, seed=0)
+    X = np.full((5, 4), 0.5)
+    X[3, 2] = 1.2
+    assert c.check_rows(X) == 3

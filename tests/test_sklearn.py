@@ -634,3 +634,39 @@ def test_random_state_seeds_a_label_ranker_with_update_three():
     ]
     assert [f.booster_.seed for f in fits] == [3, 3]
     assert pickle.dumps(fits[0]) == pickle.dumps(fits[1])
+
+
+# ------------------------------------------------------------------ mutation round 5's kills
+
+
+def test_a_binary_decision_function_is_positive_where_predict_gives_the_second_class():
+    # "positive for classes_[1]": a flipped sign inverted every ROC curve
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] > 0, "pos", "neg")
+    model = AdaBoostOLM(VFDTCommittee(), learners=5)
+    clf = OnlineBoostingClassifier(model, random_state=0).fit(X, y)
+    decision = clf.decision_function(X)
+    assert np.array_equal(decision > 0, clf.predict(X) == clf.classes_[1])
+
+
+def test_a_ranker_of_a_two_column_indicator_scores_both_labels_in_ys_dtype():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    Y = np.stack([X[:, 0] > 0, X[:, 1] > 0], axis=1).astype(np.int64)
+    ranker = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=3), random_state=0)
+    ranker.fit(X, Y)
+    assert ranker.decision_function(X).shape == (60, 2)  # not one column of differences
+    assert ranker.predict(X).dtype == Y.dtype  # "of y's dtype"
+
+
+def test_a_random_state_object_gives_each_fit_its_own_draw():
+    # "a RandomState gives one draw per fit": successive fits draw on, another seed draws otherwise
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = (X[:, 0] > 0).astype(int)
+    shared = np.random.RandomState(7)
+    clf = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(), learners=2), random_state=shared)
+    first, second = clf.fit(X, y).booster_.seed_, clf.fit(X, y).booster_.seed_
+    other = clf.set_params(random_state=np.random.RandomState(8)).fit(X, y).booster_.seed_
+    assert first != second and other != first

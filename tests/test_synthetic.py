@@ -140,3 +140,19 @@ def test_benchmark_measure_runs_on_a_tiny_case(large_k, booster):
     bmr = {"k": 1000, "ms_per_example": 1.5}
     large_k._judge(ada, bmr, quick=False)
     assert ada["met"] is False and bmr["met"] is True and bmr["ratio_to_ada_olmr"] == 1.5
+
+
+def test_the_zipf_prior_and_unit_prototypes_give_the_documented_frequencies():
+    # two labels, skew 3: odds of 2^3 = 8 for the more popular one (seeded; with 40,000 rows the
+    # odds' sampling sd is about 0.13, so 8 +- 0.6; a prior of other ranks gave 3.4)
+    _, Y = make_label_stream(
+        40000, labels=2, relevant=1, features=1, seed=0, informative=1, skew=3.0
+    )
+    f = np.sort(Y.mean(axis=0))[::-1]
+    assert abs(f[0] / f[1] - 8.0) < 0.6
+    # skew 0: no label favoured, the prototypes all of unit length (seed 0 is 0.013 off at most;
+    # prototypes left unnormalised were 0.051 off: 0.22 to 0.30)
+    _, Y = make_label_stream(
+        20000, labels=4, relevant=1, features=50, seed=0, informative=3, skew=0.0
+    )
+    assert np.abs(Y.mean(axis=0) - 0.25).max() < 0.03
