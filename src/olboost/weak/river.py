@@ -160,6 +160,11 @@ class RiverCommittee(Committee):
     from run to run, as River's Gaussian estimators hold unseeded random generators, which only
     their ``sample`` uses.)
 
+    Learner ``i`` learns an example once per label it weighs (``learn_one(x, label, w=...)``
+    for each), as the trees of :class:`VFDTCommittee` do: a River pipeline given as ``model``
+    (``StandardScaler() | HoeffdingTreeClassifier()``) therefore updates its unsupervised steps
+    that many times per example, unweighted, where River alone would once.
+
     Raises ``TypeError`` at :meth:`start` if ``model.learn_one`` takes no ``w``: olboost drives its
     weak learners with importance weights and never falls back on resampling. Raises
     ``ValueError`` at :meth:`start` for more than two labels if ``model`` is binary by River's
