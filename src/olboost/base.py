@@ -54,11 +54,15 @@ class restored_on_failure:
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> bool:
         if kind is not None:
-            self.obj.__dict__.clear()
-            self.obj.__dict__.update(self.before)
-            for name, value in (self.arrays or {}).items():
-                np.copyto(self.before[name], value)
+            self.restore()
         return False
+
+    def restore(self) -> None:
+        """Put ``obj``'s attributes (and, with ``arrays``, their contents) back as they were."""
+        self.obj.__dict__.clear()
+        self.obj.__dict__.update(self.before)
+        for name, value in (self.arrays or {}).items():
+            np.copyto(self.before[name], value)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -218,9 +222,8 @@ class Estimator:
             setattr(self, name, value)
         for name, sub in nested.items():
             getattr(self, name).set_params(**sub)
-            twin = self.__dict__.get(name + "_")
-            if self._started and self._live_change(name, sub) and twin is not None:
-                twin.set_params(**sub)
+            if self._started and self._live_change(name, sub):
+                self.__dict__[name + "_"].set_params(**sub)
         self._drop_caches()
         if self._started:
             self._derive_from_params()

@@ -246,13 +246,13 @@ def exploration_from(exploration: Exploration | str, rho: float | None) -> Explo
             (c for c in (UniformExploration, SingleSwapExploration) if isinstance(exploration, c)),
             None,
         )
-        name = type(exploration).__name__
+        cls = type(exploration)
+        name = cls.__name__
         if scheme is None:
             raise TypeError(
                 f"exploration={name}(...) is neither UniformExploration nor "
                 "SingleSwapExploration, the schemes the boosters' compiled code draws from"
             )
-        cls = type(exploration)
         own = [m for m in _SCHEME_MEMBERS if getattr(cls, m) is not getattr(scheme, m)]
         if own:
             raise TypeError(

@@ -111,13 +111,12 @@ class _OnlineBoostingBase(BaseEstimator):
         rows): then the counts ``work`` kept of them stay, as the booster's learning does."""
         booster = self.__dict__.get("booster_")
         t0 = booster.__dict__.get("t_") if booster is not None else None
-        before = dict(self.__dict__)
+        saved = restored_on_failure(self)
         try:
             return work()
         except BaseException:
             if t0 is None or self.__dict__.get("booster_") is not booster or booster.t_ == t0:
-                self.__dict__.clear()
-                self.__dict__.update(before)
+                saved.restore()
             raise
 
     @staticmethod

@@ -238,11 +238,8 @@ class RiverCommittee(Committee):
         river = _import_river()
         if self.model is None:
             return river.tree.HoeffdingTreeClassifier(leaf_prediction="mc")
-        if not isinstance(self.model, river.base.Classifier):
-            raise TypeError(
-                f"{type(self).__name__}.model must be a River classifier "
-                f"(river.base.Classifier), got {type(self.model).__name__}"
-            )
+        # again here: a model assigned as an attribute after construction skipped the check
+        self._param_constraints["model"].check(f"{type(self).__name__}.model", self.model)
         return self.model
 
     def _target_names(self, prototype: Any) -> dict[str, str]:
