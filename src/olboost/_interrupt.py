@@ -21,7 +21,7 @@ def held_interrupt() -> Iterator[None]:
     on as it is, unless a Ctrl-C came too: then the interrupt, with the exception as its
     context. Only the main thread sets handlers (and only it receives a Ctrl-C); elsewhere,
     or when the handler in place was set outside Python, the block runs as it is. Setting a
-    handler and putting it back costs about 8 us: hold a block of rows, not a row.
+    handler and putting it back takes two system calls: hold a block of rows, not a row.
     """
     previous = signal.getsignal(signal.SIGINT)
     if previous is None or threading.current_thread() is not threading.main_thread():
