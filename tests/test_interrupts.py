@@ -6,12 +6,22 @@ SIGINT at that moment, after the real call, as a user's Ctrl-C lands."""
 
 from __future__ import annotations
 
+import functools
 import pickle
 import signal
 
+import numpy as np
 import pytest
 
-from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, LinearCommittee, VFDTCommittee
+from olboost import (
+    AdaBoostOLM,
+    AdaOLMR,
+    LabelRanker,
+    LinearCommittee,
+    RiverCommittee,
+    VFDTCommittee,
+)
+from olboost.boosters.baselines import OzaBoost
 from olboost.checks import synthetic_multilabel
 
 
@@ -28,6 +38,7 @@ def _ctrl_c_after_call(monkeypatch, owner, name, call):
     real = getattr(owner, name)
     calls = [0]
 
+    @functools.wraps(real)  # its signature: RiverCommittee reads whether learn_one takes w
     def interrupted(*args, **kwargs):
         out = real(*args, **kwargs)
         calls[0] += 1
@@ -36,6 +47,21 @@ def _ctrl_c_after_call(monkeypatch, owner, name, call):
         return out
 
     monkeypatch.setattr(owner, name, interrupted)
+
+
+def _state(model):
+    """What a model learned, comparable across runs: its pickle, or for a River committee (whose
+    learners pickle differently from run to run) the booster's own state and the scores and
+    every learner's prediction on a fixed set of points."""
+    if not isinstance(model.committee_, RiverCommittee):
+        return pickle.dumps(model)
+    own = {k: v for k, v in vars(model).items() if k not in ("committee_", "_cache")}
+    probes = _stream(20)[0] + 0.37
+    weak = [model.committee_.predict(x).tobytes() for x in probes]
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        probes = pytest.importorskip("pandas").DataFrame(probes, columns=names)
+    return pickle.dumps(own), model.score(probes).tobytes(), weak
 
 
 def _stream(n=100):
@@ -129,4 +155,116 @@ def test_a_ctrl_c_outside_a_held_block_is_raised_at_once_and_an_ignored_one_stay
     with pytest.raises(KeyboardInterrupt) as caught, held_interrupt():
         signal.raise_signal(signal.SIGINT)
         raise ValueError("the block's own error")
+    assert isinstance(caught.value.__context__, ValueError)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: AdaOLMR(RiverCommittee(n_features=3), learners=3, seed=1, labels=4),
+        lambda: OzaBoost(VFDTCommittee(n_features=3), learners=3, seed=1, classes=4),
+    ],
+    ids=["AdaOLMR-River", "OzaBoost-judge-after"],
+)
+def test_a_row_by_row_array_call_is_interrupted_between_rows(monkeypatch, make):
+    # boosters with no compiled path learn an array a row at a time in Python: a Ctrl-C inside a
+    # row's committee call put the booster back (restored_on_failure) while the committee kept
+    # the row, and learning on from t_ learned it twice
+    pytest.importorskip("river")
+    X, Y = _stream(40)
+    y = Y.argmax(axis=1) if isinstance(make(), OzaBoost) else Y
+    whole = make().learn(X, y)
+    model = make()
+    if isinstance(model.committee, RiverCommittee):
+        # inside the committee's call: a learner learned the row, the ones after it had not
+        from river.tree import HoeffdingTreeClassifier
+
+        _ctrl_c_after_call(monkeypatch, HoeffdingTreeClassifier, "learn_one", 20)
+    else:
+        _ctrl_c_after_call(monkeypatch, type(model.committee), "learn", 7)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(X, y)
+    monkeypatch.undo()
+    t = model.t_
+    assert 0 < t < len(X)
+    assert _state(model) == _state(make().learn(X[:t], y[:t]))
+    model.learn(X[t:], y[t:])
+    assert _state(model) == _state(whole)
+
+
+def test_an_evaluation_over_an_iterable_is_interrupted_between_examples(monkeypatch):
+    # prequential over River-style (dict, set) pairs learns with learn_one: the Ctrl-C waits
+    # for the example's end, and one that comes while the next example is read is raised there
+    from olboost.evaluate import prequential
+
+    pytest.importorskip("river")
+    X, Y = _stream(30)
+    pairs = [
+        ({f"x{j}": float(v) for j, v in enumerate(x)}, set(np.flatnonzero(y)))
+        for x, y in zip(X, Y, strict=True)
+    ]
+
+    def make():
+        return AdaOLMR(RiverCommittee(n_features=3), learners=3, seed=1, labels=4)
+
+    from river.tree import HoeffdingTreeClassifier
+
+    model = make()
+    _ctrl_c_after_call(monkeypatch, HoeffdingTreeClassifier, "learn_one", 20)
+    with pytest.raises(KeyboardInterrupt):
+        prequential(model, pairs)
+    monkeypatch.undo()
+    alike = make()
+    for x, y in pairs[: model.t_]:
+        alike.learn_one(x, y)
+    assert model.t_ > 0 and _state(model) == _state(alike)
+
+    read = []
+
+    def stream():
+        for i, pair in enumerate(pairs):
+            if i == 3:
+                signal.raise_signal(signal.SIGINT)
+            read.append(i)
+            yield pair
+
+    model = make()
+    with pytest.raises(KeyboardInterrupt):
+        prequential(model, stream())
+    assert read == [0, 1, 2] and model.t_ == 3
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_between_rows_delivers_as_the_handler_it_replaced_would():
+    from olboost._interrupt import between_rows
+
+    done = []
+    with pytest.raises(KeyboardInterrupt), between_rows() as row:
+        for i in range(3):
+            with row:
+                if i == 1:
+                    signal.raise_signal(signal.SIGINT)
+                done.append(i)
+    assert done == [0, 1]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # an ignored Ctrl-C stays ignored, a handler of the caller's is called once per Ctrl-C and
+    # the loop goes on when it returns
+    seen: list = []
+    for handler, calls in [(signal.SIG_IGN, 0), (lambda signum, frame: seen.append(signum), 2)]:
+        seen.clear()
+        signal.signal(signal.SIGINT, handler)
+        done = []
+        with between_rows() as row:
+            for i in range(4):
+                with row:
+                    if i in (1, 2):
+                        signal.raise_signal(signal.SIGINT)
+                    done.append(i)
+        assert done == [0, 1, 2, 3] and len(seen) == calls
+        assert signal.getsignal(signal.SIGINT) is handler
+    # a Ctrl-C that came with an error inside a row is delivered, the error its context
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with pytest.raises(KeyboardInterrupt) as caught, between_rows() as row, row:
+        signal.raise_signal(signal.SIGINT)
+        raise ValueError("the row's own error")
     assert isinstance(caught.value.__context__, ValueError)

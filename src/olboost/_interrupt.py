@@ -6,6 +6,8 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from types import FrameType
+from typing import Any
 
 
 @contextlib.contextmanager
@@ -37,7 +39,65 @@ def held_interrupt() -> Iterator[None]:
         # delivered even when the block raised: a caller that catches the exception and goes
         # on would otherwise never see the Ctrl-C (the exception is then its context)
         if received:
-            if callable(previous):
-                previous(signal.SIGINT, None)
-            elif previous == signal.SIG_DFL:
-                signal.raise_signal(signal.SIGINT)  # what it would have done: end the process
+            _deliver(previous, None)
+
+
+class _Row:
+    """The part of a loop's step in which a Ctrl-C waits (:func:`between_rows`)."""
+
+    __slots__ = ("previous", "inside", "received")
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.inside = False
+        self.received = False
+
+    def __enter__(self) -> None:
+        self.inside = True
+
+    def __exit__(self, *exc: object) -> None:
+        self.inside = False
+        if self.received:
+            self.received = False
+            _deliver(self.previous, None)
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.inside:
+            self.received = True
+        else:
+            _deliver(self.previous, frame)
+
+
+@contextlib.contextmanager
+def between_rows() -> Iterator[contextlib.AbstractContextManager[None]]:
+    """For a loop that learns one example at a time: a Ctrl-C that comes while the loop is inside
+    the context manager it gets (around one example's learning) is delivered when it leaves it,
+    one that comes elsewhere (between examples, e.g. while the next one is read) at once, each
+    as the handler in place before would have (see :func:`held_interrupt`).
+
+    In the middle of an example a Ctrl-C tore it: a committee's first learners had learned it,
+    the others and the booster (which puts back its own state on an error) had not. The handler
+    is set once for the loop: entering and leaving the example's part is a flag, not two system
+    calls. Holding is for the main thread and handlers set in Python (elsewhere the loop runs as
+    it is), and only there: a read that waits (a socket, a pipe) is interrupted at once.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is None or threading.current_thread() is not threading.main_thread():
+        yield contextlib.nullcontext()
+        return
+    row = _Row(previous)
+    signal.signal(signal.SIGINT, row.handle)
+    try:
+        yield row
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _deliver(previous: Any, frame: FrameType | None) -> None:
+    """Do with a Ctrl-C what ``previous``, a SIGINT handler replaced, does with it: call it,
+    ignore it, or, for the default action, end the process."""
+    if callable(previous):
+        previous(signal.SIGINT, frame)
+    elif previous == signal.SIG_DFL:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGINT)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost._interrupt import between_rows
 from olboost.evaluate._inputs import _is_classification_data, _is_dataset
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 from olboost.metrics import rank_loss
@@ -100,11 +101,14 @@ def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
                 progress.update(hi - lo)
         return correct
     out = []
-    for x, y in stream:
-        out.append(model.predict_one(x) == y)
-        model.learn_one(x, y)
-        if progress is not None:
-            progress.update(1)
+    # a Ctrl-C comes between examples, not inside one (olboost._interrupt.between_rows)
+    with between_rows() as example:
+        for x, y in stream:
+            with example:
+                out.append(model.predict_one(x) == y)
+                model.learn_one(x, y)
+            if progress is not None:
+                progress.update(1)
     return np.asarray(out, dtype=bool)
 
 
@@ -265,13 +269,15 @@ def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.nda
     else:
         one = _show_then_learn if mode == "topk" else _score_then_learn
         n, losses_l, masks_l = 0, [], []
-        for x, y in stream:
-            n += 1
-            loss, mask = one(model, x, y)
-            losses_l.append(loss)
-            masks_l.append(mask)
-            if progress is not None:
-                progress.update(1)
+        with between_rows() as example:
+            for x, y in stream:
+                n += 1
+                with example:
+                    loss, mask = one(model, x, y)
+                losses_l.append(loss)
+                masks_l.append(mask)
+                if progress is not None:
+                    progress.update(1)
         losses = np.asarray(losses_l, dtype=float)
         masks = np.asarray(masks_l, dtype=bool) if masks_l else np.zeros((0, 0), dtype=bool)
     # the "skip" convention differs from the paper's only on examples without a pair

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from olboost import _libm as libm
+from olboost._interrupt import between_rows
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
 from olboost.base import Estimator, InstanceOf, Interval, restored_on_failure
 from olboost.feedback import Feedback, FullFeedback
@@ -91,11 +92,16 @@ class OnlineLearner(Estimator):
             return out
         if not self._started:
             self._start(rows.d, None)
-        for i in range(self._compiled_stream(rows, targets, out, 0), rows.n):
-            xv = rows.row(i)
-            if out is not None:
-                out[i] = self._stream_scores(xv)
-            self._learn_row(xv, targets[i])
+        start = self._compiled_stream(rows, targets, out, 0)
+        if start == rows.n:
+            return out
+        with between_rows() as row:
+            for i in range(start, rows.n):
+                xv = rows.row(i)
+                with row:
+                    if out is not None:
+                        out[i] = self._stream_scores(xv)
+                    self._learn_row(xv, targets[i])
         return out
 
     def _compiled_stream(
