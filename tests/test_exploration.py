@@ -760,3 +760,19 @@ def test_a_pairwise_loss_that_gives_no_finite_number_is_refused_naming_the_pair(
         unbiased_estimate([0.1, 0.0, 0.5, 0.2], fb, f)
     value = unbiased_estimate([0.1, 0.0, 0.5, 0.2], fb, lambda a, b: np.float32(1.0))
     assert type(value) is float and value == pytest.approx(1.0 / P[2, 0], rel=1e-12)
+
+
+def test_a_pairwise_loss_written_as_a_comparison_is_its_indicator():
+    # the rank loss 1(s_a <= s_b) written as the comparison gives a bool (or NumPy's bool_),
+    # which was refused as no real number
+    explore = UniformExploration(rho=0.3)
+    P = explore.pair_probabilities([2, 0, 1, 3], k=3)
+    shown = [2, 0, 1]
+    fb = TopkFeedback(shown=shown, relevant=[True, False, True], probs=P[np.ix_(shown, shown)])
+    s = [0.45, 0.4, 0.5, 0.2]
+    rank = unbiased_estimate(s, fb, "rank")
+    assert rank > 0
+    assert unbiased_estimate(s, fb, lambda a, b: a <= b) == rank
+    assert unbiased_estimate(s, fb, lambda a, b: np.less_equal(a, b)) == rank
+    with pytest.raises(TypeError, match=r"f\(0.5, 0.45\) of the pair \(2, 0\) must be a real"):
+        unbiased_estimate(s, fb, lambda a, b: None)

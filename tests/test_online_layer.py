@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 
-from olboost import AdaOLMR, VFDTCommittee
+from olboost import AdaBoostOLM, AdaOLMR, VFDTCommittee
 from olboost.base import Interval
 from olboost.checks import synthetic_multilabel
 from olboost.feedback import Feedback
@@ -272,3 +272,18 @@ def test_only_nan_nat_and_pandas_na_are_missing_classes():
 
     assert _is_missing(pd.NA) and _is_missing(float("nan")) and _is_missing(np.datetime64("NaT"))
     assert not _is_missing(Refuses()) and not _is_missing(None) and not _is_missing("a")
+
+
+@pytest.mark.parametrize("unit", ["D", "ns", "m"])
+def test_a_nat_in_a_datetime_array_of_classes_is_refused(unit):
+    # tolist made the NaT None (or, at nanoseconds, an integer), a class like the others
+    X = np.arange(12.0).reshape(6, 2)
+    kind = "timedelta64" if unit == "m" else "datetime64"
+    days = [1, 2, "NaT", 1, 2, 1] if unit == "m" else ["2020-01-01", "2020-01-02", "NaT"] * 2
+    y = np.array(days, dtype=f"{kind}[{unit}]")
+    model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1)
+    with pytest.raises(ValueError, match=r"AdaBoostOLM: y has a missing class \(NaT\) at row 2"):
+        model.learn(X, y)
+    assert not model._started
+    model.learn(X[[0, 1, 3, 4]], y[[0, 1, 3, 4]])
+    assert model.classes_ == sorted(set(y[[0, 1]].tolist()))

@@ -313,18 +313,22 @@ def unbiased_estimate(
     total = 0.0
     for i in np.flatnonzero(rel):
         for j in np.flatnonzero(~rel):
-            value = f(float(s_shown[i]), float(s_shown[j]))
+            s_a, s_b = float(s_shown[i]), float(s_shown[j])
+            value = f(s_a, s_b)
             # what f gives goes into the estimate as it is: NaN, an infinity or an array came
-            # back as the estimate, a string as NumPy's bare ufunc error
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            # back as the estimate, a string as NumPy's bare ufunc error. A truth value is the
+            # indicator it is (the rank loss's 1(s_a <= s_b), written as the comparison).
+            if isinstance(value, np.bool_):
+                value = bool(value)
+            if not isinstance(value, numbers.Real):
                 raise TypeError(
-                    f"f({s_shown[i]!r}, {s_shown[j]!r}) of the pair ({shown[i]}, {shown[j]}) "
-                    f"must be a real number, got {type(value).__name__}"
+                    f"f({s_a!r}, {s_b!r}) of the pair ({shown[i]}, {shown[j]}) must be a real "
+                    f"number, got {type(value).__name__}"
                 )
             if not np.isfinite(value):
                 raise ValueError(
-                    f"f({s_shown[i]!r}, {s_shown[j]!r}) of the pair ({shown[i]}, {shown[j]}) "
-                    f"must be finite, got {value!r}"
+                    f"f({s_a!r}, {s_b!r}) of the pair ({shown[i]}, {shown[j]}) must be finite, "
+                    f"got {value!r}"
                 )
             total += float(value) / feedback.probs[i, j]
     return float(total)

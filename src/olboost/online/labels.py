@@ -241,6 +241,9 @@ def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int
     """The classes of ``y``, its distinct values sorted (numbers by value, then the others by
     type name and value), and the code of each entry; a ``ValueError`` if there are fewer than 2
     or one is missing (NaN or pandas' NA: no class)."""
+    if y.dtype.kind in "mM" and np.isnat(y).any():
+        # tolist makes a NaT None (or, at nanoseconds, an integer): checked here, as a NaT
+        raise ValueError(f"{who}: y has a missing class (NaT) at row {int(np.isnat(y).argmax())}")
     values = y.tolist()
     for row, value in enumerate(values):
         if _is_missing(value):
