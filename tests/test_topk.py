@@ -730,8 +730,21 @@ def test_an_exploration_that_draws_otherwise_is_refused_not_left_unused():
     class Renamed(SingleSwapExploration):
         """Changes nothing the boosters run: taken."""
 
+    class OtherKey(UniformExploration):
+        # what draw() keys its stream by: the boosters' own draws never asked it
+        @staticmethod
+        def _key(seed, round, key):
+            return np.uint64(12345)
+
+    class SwapAtTwo(SingleSwapExploration):
+        min_k = 2  # the boosters ran single swap at k = 2, outside App. B.1 (k >= 3)
+
     with pytest.raises(TypeError, match=r"exploration=Reversed\(...\) overrides \['draw'\]"):
         TopkBBM(VFDTCommittee(n_features=3), learners=2, k=3, exploration=Reversed(0.1))
+    with pytest.raises(TypeError, match=r"OtherKey\(...\) overrides \['_key'\]"):
+        TopkAdaptive(VFDTCommittee(n_features=3), learners=2, k=3, exploration=OtherKey(0.1))
+    with pytest.raises(TypeError, match=r"SwapAtTwo\(...\) overrides \['min_k'\]"):
+        TopkAdaptive(VFDTCommittee(n_features=3), learners=2, k=2, exploration=SwapAtTwo(0.1))
     model = TopkAdaptive(VFDTCommittee(n_features=3), learners=2, k=3, exploration=Renamed(0.1))
     assert model.explorer_.rho == 0.1
 

@@ -227,9 +227,19 @@ def _check_int(what: str, value: object, lo: int | None = None, hi: int | None =
     return int(value)
 
 
-#: What a scheme of olboost's does itself; the boosters' compiled code does the same from the
-#: scheme's number and rho, so a subclass that does any of it otherwise would be ignored.
-_SCHEME_MEMBERS = ("draw", "pair_probabilities", "_single", "_scheme")
+#: What a scheme of olboost's does itself, by name; the boosters' compiled code does the same
+#: from the scheme's number and rho, so a subclass that does any of it otherwise would be
+#: ignored, or (a smaller ``min_k``, a looser ``check_k``) run the compiled code where it is not
+#: valid.
+def _scheme_members(scheme: type) -> list[str]:
+    return sorted(
+        {
+            name
+            for cls in (Exploration, scheme)
+            for name in vars(cls)
+            if not name.startswith("__") and name != "_param_constraints"
+        }
+    )
 
 
 def exploration_from(exploration: Exploration | str, rho: float | None) -> Exploration:
@@ -237,8 +247,9 @@ def exploration_from(exploration: Exploration | str, rho: float | None) -> Explo
     ``rho`` must then be ``None``) or ``"uniform"`` / ``"single-swap"`` with ``rho``.
 
     The boosters draw and weigh in compiled code, from the scheme and ``rho`` alone: a subclass
-    that draws or weighs otherwise (overriding ``draw``, ``pair_probabilities`` or ``_single``)
-    is a ``TypeError``, where its methods were silently left unused."""
+    that draws, weighs or checks otherwise (overriding ``draw``, ``pair_probabilities``,
+    ``check_k``, ``min_k`` or any other member of its scheme and of :class:`Exploration`) is a
+    ``TypeError``, where its methods were silently left unused."""
     if isinstance(exploration, Exploration):
         if rho is not None:
             raise ValueError("give rho either in the exploration object or as rho, not both")
@@ -253,12 +264,12 @@ def exploration_from(exploration: Exploration | str, rho: float | None) -> Explo
                 f"exploration={name}(...) is neither UniformExploration nor "
                 "SingleSwapExploration, the schemes the boosters' compiled code draws from"
             )
-        own = [m for m in _SCHEME_MEMBERS if getattr(cls, m) is not getattr(scheme, m)]
+        own = [m for m in _scheme_members(scheme) if getattr(cls, m) is not getattr(scheme, m)]
         if own:
             raise TypeError(
                 f"exploration={name}(...) overrides {own} of {scheme.__name__}; the boosters "
-                "draw and weigh in compiled code from the scheme and rho alone, and would "
-                "leave them unused"
+                "draw and weigh in compiled code, for the ranges of k the scheme takes, from "
+                "the scheme and rho alone, and would leave them unused"
             )
         return exploration
     schemes = {"uniform": UniformExploration, "single-swap": SingleSwapExploration}
