@@ -155,6 +155,36 @@ def test_a_first_example_the_committee_rejects_leaves_the_model_unstarted(cls, c
     assert model.feature_names_in_ == ["x", "y", "z"]
 
 
+@pytest.mark.parametrize(
+    ("cls", "committee", "bad", "problem"),
+    [
+        (AdaOLMR, NOMINAL, [0.5, 1.0, 2.0], "nominal attributes must hold integer codes"),
+        (AdaBoostOLM, NOMINAL, [7.0, 1.0, 2.0], "nominal attributes must hold integer codes"),
+        (AdaOLMR, ENTROPY, [2.0, 1.0, 0.5], r"LinearCommittee: .* must lie in \[0, 1\]"),
+    ],
+)
+def test_a_started_model_names_itself_when_its_committee_rejects_an_example(
+    cls, committee, bad, problem
+):
+    # the committee's predict and learn raised the problem naming neither the model nor the
+    # row: as an array call that learns says it, "AdaOLMR: X row 1: ..."
+    model = small(cls, committee)
+    y = target(model)
+    model.learn_one([1.0, 1.0, 0.5], y)
+    name = cls.__name__
+    one = f"^{name}: {problem}"
+    rows = np.array([[1.0, 1.0, 0.5], bad])
+    if cls is AdaBoostOLM:
+        calls = [model.predict_one, model.predict_proba_one]
+        matrix = model.predict
+    else:
+        calls = [model.score_one, model.rank_one]
+        matrix = model.score
+    for call in [lambda x: model.learn_one(x, y), *calls]:
+        rejects(model, lambda call=call: call(bad), ValueError, one)
+    rejects(model, lambda: matrix(rows), ValueError, f"^{name}: X row 1: {problem}")
+
+
 def test_a_first_show_the_committee_rejects_leaves_the_model_unstarted():
     model = small(TopkBBM, NOMINAL, k=2)
     rejects(model, lambda: model.show_one([7.0, 1.0, 2.0]), ValueError, "nominal attributes")

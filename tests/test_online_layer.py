@@ -211,6 +211,17 @@ def test_a_pandas_na_relevance_is_rejected_naming_its_cell():
     assert pickle.dumps(model) == before
 
 
+@pytest.mark.parametrize(("value", "shown"), [(np.nan, "nan"), (2, r"2\.0"), (0.5, r"0\.5")])
+def test_a_relevance_that_is_no_truth_value_is_shown_as_the_number_it_is(value, shown):
+    # NumPy's repr of its scalars: "holds np.float64(nan)"
+    X = np.arange(8.0).reshape(4, 2)
+    Y = np.eye(4, 3)
+    Y[2, 1] = value
+    model = AdaOLMR(VFDTCommittee(n_features=2), learners=2, seed=0)
+    with pytest.raises(ValueError, match=rf"row 2, label column 1 holds {shown}$"):
+        model.learn(X, Y)
+
+
 @pytest.mark.parametrize("call", ["learn", "score_then_learn", "score"])
 def test_a_frame_naming_a_column_twice_is_refused(call):
     # its features are read by name: two columns of one name could not be told apart (a dict

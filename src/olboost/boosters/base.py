@@ -13,7 +13,7 @@ and learning one example, and runs streams through the compiled driver when it c
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -123,9 +123,24 @@ class Booster(OnlineLearner):
                 "): lower learners"
             ) from None
 
+    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
+        # the committee's own conditions on a started model, said for this model (the
+        # committee's predict and learn raised them, naming neither)
+        xv, names = super()._check_x(x)
+        committee = self.__dict__.get("committee_")
+        if committee is not None and committee.rejects_rows():
+            problem = committee.row_problem(xv)
+            if problem is not None:
+                raise ValueError(f"{type(self).__name__}: {problem}")
+        return xv, names
+
     def _check_first(self, xv: np.ndarray) -> None:
-        # the committee's own conditions (nominal codes, the entropy's [0, 1], ...)
-        self.committee_._check_x(xv)
+        # the committee's own conditions (nominal codes, the entropy's [0, 1], ...), said as the
+        # array paths say them (_check_rows): for this model
+        try:
+            self.committee_._check_x(xv)
+        except ValueError as err:
+            raise ValueError(f"{type(self).__name__}: {err}") from None
 
     def _check_rows(self, rows: Rows) -> None:
         # before the start, the committee that will be cloned checks them: its row conditions

@@ -172,7 +172,7 @@ def relevance_matrix(Y: Any, n: int, who: str) -> np.ndarray:
             i, j = np.argwhere(~binary)[0]
             raise ValueError(
                 f"{who}: Y must hold only 0/1 or booleans; row {i}, label column {j} holds "
-                f"{Y[i, j]!r}"
+                f"{_shown_value(Y[i, j])}"
             )
         Y = Y.astype(np.bool_)
     return Y
@@ -183,6 +183,12 @@ def _is_binary(value: Any) -> bool:
         return bool(value == 0 or value == 1)
     except TypeError:
         return False
+
+
+def _shown_value(value: Any) -> str:
+    """``value`` as a message shows it: a NumPy scalar as the Python number it holds (``nan``,
+    not ``np.float64(nan)``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def _is_missing(value: Any) -> bool:

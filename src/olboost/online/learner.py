@@ -223,6 +223,7 @@ class OnlineLearner(Estimator):
         rows = self._check_X(X)
         out = np.zeros((rows.n, len(self._outputs())))
         if self._started:
+            self._check_rows(rows)  # as the array paths that learn: naming the row
             for i in range(rows.n):
                 out[i] = self._raw_scores(rows.row(i))
         return out
