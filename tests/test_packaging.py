@@ -76,3 +76,28 @@ def test_the_sdist_holds_a_test_suite_that_collects(dists, tmp_path):
     )  # fmt: skip
     assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-3000:]
     assert " errors" not in collected.stdout and "tests collected" in collected.stdout
+
+
+def test_the_type_hints_take_what_the_docs_pass():
+    # olboost ships py.typed, so a user's type checker reads these hints: Mapping[Hashable, ...]
+    # (invariant in its key) refused a dict[str, bool], a set of label names was no
+    # Collection[int], and clone / set_params gave a bare Estimator (no learn_one)
+    import collections.abc as abc
+    import typing
+
+    from olboost import AdaOLMR
+    from olboost.base import Estimator
+    from olboost.metrics import RankLoss, rank_loss
+
+    def args(hint, origin):
+        return [typing.get_args(a) for a in typing.get_args(hint) if typing.get_origin(a) is origin]
+
+    for function in (rank_loss, RankLoss.update):
+        hints = typing.get_type_hints(function)
+        assert args(hints["scores"], abc.Mapping) == [(typing.Any, float)]
+        assert args(hints["relevant"], abc.Mapping) == [(typing.Any, bool)]
+        assert args(hints["relevant"], abc.Collection) == [(abc.Hashable,)]
+    y = typing.get_type_hints(AdaOLMR.learn_one)["y"]
+    assert args(y, abc.Mapping) == [(typing.Any, bool)] and args(y, abc.Set) == [(abc.Hashable,)]
+    for method in (Estimator.clone, Estimator.set_params):
+        assert typing.get_type_hints(method)["return"] is typing.Self

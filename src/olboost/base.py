@@ -21,7 +21,7 @@ import inspect
 import numbers
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -134,7 +134,7 @@ class Estimator:
 
     def clone(
         self, new_params: dict[str, Any] | None = None, include_attributes: bool = False
-    ) -> Estimator:
+    ) -> Self:
         """A fresh, unfitted copy built from the parameters (deep-copied), optionally overridden.
 
         ``include_attributes=True`` also deep-copies every attribute that is not a parameter (the
@@ -209,7 +209,7 @@ class Estimator:
                     params.update({f"{name}__{k}": v for k, v in value.get_params().items()})
         return params
 
-    def set_params(self, **params: Any) -> Estimator:
+    def set_params(self, **params: Any) -> Self:
         """Set parameters as scikit-learn's ``set_params`` does (``name=value``, or
         ``name__sub=value`` for a parameter of a parameter) and return ``self``.
 

@@ -199,7 +199,7 @@ class Impression:
         self.__dict__.update(state)
         self.__post_init__()
 
-    def feedback(self, clicked: Iterable[Hashable] | Mapping[Hashable, bool]) -> TopkFeedback:
+    def feedback(self, clicked: Iterable[Hashable] | Mapping[Any, bool]) -> TopkFeedback:
         """The feedback of a user who found the labels ``clicked`` relevant (a subset of
         :attr:`labels`, possibly empty) and the other shown labels irrelevant. ``clicked`` may
         also be River's ``{label: bool}`` over shown labels, as ``learn_one`` takes a target:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Hashable, Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -179,8 +180,8 @@ class RankLoss:
 
     def update(
         self,
-        relevant: ArrayLike | Collection[int] | int | Mapping[Hashable, bool],
-        scores: ArrayLike | Mapping[Hashable, float],
+        relevant: ArrayLike | Collection[Hashable] | int | Mapping[Any, bool],
+        scores: ArrayLike | Mapping[Any, float],
         w: float = 1.0,
     ) -> None:
         """Add one example (1-D ``scores``, or a dict label -> score such as a ranking

@@ -15,6 +15,7 @@ and the validated entry point :func:`rank_loss`.
 from __future__ import annotations
 
 from collections.abc import Collection, Hashable, Mapping, Set
+from typing import Any
 
 import numba
 import numpy as np
@@ -127,8 +128,8 @@ def _labelled(scores: Mapping[Hashable, float], relevant: object) -> tuple[np.nd
 
 
 def rank_loss(
-    scores: ArrayLike | Mapping[Hashable, float],
-    relevant: ArrayLike | Collection[int] | int | Mapping[Hashable, bool],
+    scores: ArrayLike | Mapping[Any, float],
+    relevant: ArrayLike | Collection[Hashable] | int | Mapping[Any, bool],
     *,
     weighted: bool = True,
     empty: str = "paper",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import numpy as np
@@ -411,7 +412,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
     def learn_one(
         self,
         x: Mapping | Sequence | np.ndarray,
-        y: set | frozenset | Mapping[Hashable, bool] | Feedback,
+        y: AbstractSet[Hashable] | Mapping[Any, bool] | Feedback,
     ) -> None:
         """Learn from one example: features ``x`` (a dict or a 1-D vector) and its target ``y``:
         the set of its relevant labels (possibly empty), River's ``{label: bool}`` (relevant:
