@@ -101,3 +101,6 @@ def test_the_type_hints_take_what_the_docs_pass():
     assert args(y, abc.Mapping) == [(typing.Any, bool)] and args(y, abc.Set) == [(abc.Hashable,)]
     for method in (Estimator.clone, Estimator.set_params):
         assert typing.get_type_hints(method)["return"] is typing.Self
+    sklearn = pytest.importorskip("olboost.sklearn")
+    set_params = sklearn.OnlineBoostingRanker.set_params
+    assert typing.get_type_hints(set_params)["return"] is typing.Self

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -89,7 +89,7 @@ class _OnlineBoostingBase(BaseEstimator):
             params["seed"] = seed
         return template.clone(params)
 
-    def set_params(self, **params: Any) -> _OnlineBoostingBase:
+    def set_params(self, **params: Any) -> Self:
         """Set parameters (``booster__<name>`` for a parameter of the booster) and return
         ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
         parameter: the default booster is then created and held in ``booster``."""
