@@ -268,3 +268,56 @@ def test_between_rows_delivers_as_the_handler_it_replaced_would():
         signal.raise_signal(signal.SIGINT)
         raise ValueError("the row's own error")
     assert isinstance(caught.value.__context__, ValueError)
+
+
+@pytest.mark.parametrize("hold", ["held_interrupt", "between_rows"])
+def test_a_held_ctrl_c_goes_to_the_callers_own_handler_once(hold):
+    # "as the handler in place before would have": a handler of the caller's (e.g. one that asks
+    # a loop to stop at its next check) is called, once, and the code goes on when it returns
+    from olboost import _interrupt
+
+    seen = []
+    signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    done = []
+    if hold == "held_interrupt":
+        with _interrupt.held_interrupt():
+            signal.raise_signal(signal.SIGINT)
+            done.append("the block ran to its end")
+    else:
+        with _interrupt.between_rows() as row, row:
+            signal.raise_signal(signal.SIGINT)
+            done.append("the block ran to its end")
+    assert done == ["the block ran to its end"] and seen == [signal.SIGINT]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "with held_interrupt():\n    signal.raise_signal(signal.SIGINT)\n    print('inside')",
+        "with between_rows() as row, row:\n    signal.raise_signal(signal.SIGINT)\n"
+        "    print('inside')",
+        "with between_rows() as row:\n    signal.raise_signal(signal.SIGINT)",
+    ],
+    ids=["held", "inside-a-row", "between-rows"],
+)
+def test_a_held_ctrl_c_under_the_default_action_ends_the_process(block):
+    # SIGINT at SIG_DFL (a process started so): the default action ends it, after the block
+    import subprocess
+    import sys
+    import textwrap
+
+    code = (
+        textwrap.dedent(
+            """
+        import signal
+        from olboost._interrupt import between_rows, held_interrupt
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        """
+        )
+        + block
+        + "\nprint('still running', flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == -signal.SIGINT, done.stderr
+    assert "still running" not in done.stdout
+    assert done.stdout.count("inside") == block.count("inside")
