@@ -371,6 +371,44 @@ def test_labels_for_a_bundled_data_set_are_refused_naming_the_option(tmp_path):
     assert not (tmp_path / "store").exists()
 
 
+def test_a_store_reopened_with_other_settings_is_refused_naming_them(tmp_path):
+    # the stored model would run, the new settings silently ignored
+    from olboost.serve.config import ServiceConfig, build_model, resolve_config, start_model
+    from olboost.serve.store import Store
+
+    path = tmp_path / "store"
+    first = ServiceConfig("ada-olmr", ("a", "b", "c"), 4, learners=3, k=2)
+    assert resolve_config(path, first) == first
+    model = build_model(first)
+    start_model(model, first)
+    store = Store(path)
+    store.create(model, first.to_json())
+    store.close()
+    assert resolve_config(path, None) == first
+    assert resolve_config(path, ServiceConfig("ada-olmr", ("a", "b", "c"), 4, learners=3, k=2))
+    other = ServiceConfig("ada-olmr", ("a", "b", "c"), 4, learners=50, k=1)
+    with pytest.raises(
+        ValueError, match=r"other settings \(stored, given\): \{'learners': \(3, 50\)"
+    ):
+        resolve_config(path, other)
+
+
+def test_feature_names_must_be_distinct():
+    # two columns fed from one key of the JSON object
+    from olboost.serve.config import ServiceConfig
+
+    with pytest.raises(ValueError, match="feature_names: 2 distinct names are needed"):
+        ServiceConfig("ada-olmr", ("a", "b"), 2, k=1, feature_names=("x", "x"))
+    with pytest.raises(ValueError, match="feature_names: 2 distinct names are needed"):
+        ServiceConfig("ada-olmr", ("a", "b"), 2, k=1, feature_names=("x",))
+    assert ServiceConfig(
+        "ada-olmr", ("a", "b"), 2, k=1, feature_names=["x", "y"]
+    ).feature_names == (
+        "x",
+        "y",
+    )
+
+
 def test_more_features_per_tree_than_the_vectors_have_are_refused(tmp_path):
     # stored in the store's configuration, then capped silently at the width; olboost run
     # refuses the same ("--features 73: emotions has 72 features")

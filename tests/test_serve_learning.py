@@ -69,6 +69,25 @@ def test_served_equals_in_process_draw_for_draw(tmp_path: Path) -> None:
     assert dumps(served) == dumps(reference)
 
 
+def test_a_service_that_orders_the_labels_otherwise_is_played_by_label_name(tmp_path: Path):
+    # simulate reads the data set's relevance columns in the service's order of labels: read in
+    # the data's, each user clicked the labels of other columns
+    data = load_data("emotions")
+    labels = tuple(reversed(data.label_names))
+    config = ServiceConfig("topk-adaptive", labels, data.X.shape[1], learners=4, seed=SEED, rho=RHO)
+    reference = build_model(config)
+    start_model(reference, config)
+    result = train_test(reference, data.train, data.test)
+    n = data.X.shape[0]
+    args = ["--labels", ",".join(labels), "--n-features", str(data.X.shape[1])]
+    args += ["--learners", "4", "--rho", str(RHO), "--seed", str(SEED), "--sync", "normal"]
+    with Server(tmp_path / "store", *args) as server:
+        report = simulate(server.url, data, token=server.token, concurrency=1, key=0, wait=True)
+    assert report.errors == {} and report.n_examples == n
+    assert np.array_equal(report.losses[report.n_train_examples :], result.losses)
+    assert dumps(load(server.store / "checkpoint.olb")) == dumps(reference)
+
+
 def test_concurrent_users_reach_the_in_process_loss(tmp_path: Path) -> None:
     data = load_data("yeast")
     losses = [_in_process(data, seed)[1].rank_loss for seed in range(1, 6)]
