@@ -47,6 +47,15 @@ def test_question_marks_and_nan_are_missing_and_counted(tmp_path):
     )
 
 
+def test_the_missing_summary_lists_the_most_missing_columns_and_counts_the_rest(tmp_path):
+    arff = write(tmp_path, "m.arff", HEADER + "1,?,lo,1,0\n?,nan,?,0,1\n3,NaN,hi,1,1\n")
+    ds = load(arff, write(tmp_path, "m.xml", XML))
+    head = "5 missing values (NaN) in 3 of 3 feature columns: "
+    assert ds.missing_summary(limit=1) == head + "f2: 3, ... (2 more columns)"
+    assert ds.missing_summary(limit=2) == head + "f2: 3, f1: 1, ... (1 more columns)"
+    assert ds.missing_summary(limit=3) == head + "f2: 3, f1: 1, f3: 1"
+
+
 def test_sparse_missing_values_are_counted(tmp_path):
     text = HEADER + "{0 ?, 3 1}\n{1 nan, 2 hi, 4 1}\n{0 2, 1 ?}\n"
     ds = load_mulan(write(tmp_path, "s.arff", text), write(tmp_path, "s.xml", XML))
@@ -103,6 +112,9 @@ def test_a_fake_gz_is_reported_as_not_gzip(tmp_path):
     (tmp_path / "junk.arff.gz").write_bytes(b"\x00\x01\x02 not gzip")
     with pytest.raises(ValueError, match=r"junk\.arff\.gz: not a gzip file"):
         load(tmp_path / "junk.arff.gz", write(tmp_path, "j.xml", XML))
+    upper = write(tmp_path, "DATA.ARFF.GZ", HEADER + "1,2,lo,0,1\n")  # a name's case aside
+    with pytest.raises(ValueError, match=r"DATA\.ARFF\.GZ: not a gzip file"):
+        read_arff(upper)
 
 
 def test_names_drop_sparse_and_train_suffixes(tmp_path):
