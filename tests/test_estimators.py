@@ -246,6 +246,65 @@ class CountsFeedbackBeforeChecking(TopkAdaptive):
         super().learn_one(x, y)
 
 
+class ReprNamesNoParameter(AdaOLMR):
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class CopyForgetsTheWeights(AdaOLMR):
+    # a copy with the learned state goes on from zero weights
+    def clone(self, new_params=None, include_attributes=False):
+        clone = super().clone(new_params, include_attributes)
+        if include_attributes and "alpha_" in vars(clone):
+            clone.alpha_ = np.zeros_like(clone.alpha_)
+        return clone
+
+
+class KeepsTheFirstStepScale(AdaOLMR):
+    # a cache of a parameter's value, dropped on loading rather than left out of the pickle:
+    # set_params (which forgets what a pickle leaves out) kept it stale
+    def _step_state(self):
+        state = super()._step_state()
+        kept = self.__dict__.setdefault("_kept_step_scale", float(self.step_scale))
+        return state._replace(**{state._fields[6]: kept})
+
+    def __setstate__(self, state):
+        super().__setstate__({k: v for k, v in state.items() if k != "_kept_step_scale"})
+
+
+class _CountsItsLearning(VFDTCommittee):
+    def learn(self, x, weights):
+        super().learn(x, weights)
+        self.n_learned_ = self.__dict__.get("n_learned_", 0) + 1
+
+
+class FreshPredictsTheFirstLabel(_CountsItsLearning):
+    # not uniform before it has learned anything
+    def predict(self, x):
+        H = super().predict(x)
+        if not self.__dict__.get("n_learned_", 0):
+            H = np.zeros_like(H)
+            H[:, 0] = 1.0
+        return H
+
+
+class PredictsNoDistribution(_CountsItsLearning):
+    def predict(self, x):
+        H = super().predict(x)
+        return 2.0 * H if self.__dict__.get("n_learned_", 0) else H
+
+
+class PickleRestartsTheTrees(VFDTCommittee):
+    # a resumed committee starts from scratch
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "n_learners_" not in state:
+            return
+        fresh = self.clone()
+        fresh.start(self.n_learners_, self.n_labels_, self.n_attributes_, 1)
+        self.__dict__.update(fresh.__dict__)
+
+
 _COMMITTEE = {"n_features": 3}
 _BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
 _TOPK = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
@@ -279,6 +338,12 @@ _BROKEN = [
     (ExploresAlikeForEverySeed(**_TOPK), "check_booster_seeding"),
     (EstimatingLearns(**_TOPK), "check_booster_purity"),
     (CountsFeedbackBeforeChecking(**_TOPK), "check_booster_bad_input"),
+    (ReprNamesNoParameter(**_BOOSTER), "check_repr"),
+    (KeepsTheFirstStepScale(**_BOOSTER), "check_booster_set_params_goes_on_as_pickle"),
+    (CopyForgetsTheWeights(**_BOOSTER), "check_booster_clone_learns_alike"),
+    (FreshPredictsTheFirstLabel(**_COMMITTEE), "check_committee_predictions"),
+    (PredictsNoDistribution(**_COMMITTEE), "check_committee_predictions"),
+    (PickleRestartsTheTrees(**_COMMITTEE), "check_committee_pickling"),
 ]
 
 
