@@ -51,7 +51,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
 
 def test_health_metrics_and_page(server: Server) -> None:
     status, health = server.request("GET", "/health", token=None)
-    assert status == 200 and health["status"] == "ok"
+    assert status == 200 and health["status"] == "ok" and health["error"] is None
     assert health["labels"] == LABELS.split(",") and health["k"] == 3
     assert health["n_features"] == WIDTH and health["algorithm"] == "topk-adaptive"
     status, text = server.request("GET", "/metrics", token=None)
@@ -1159,7 +1159,10 @@ def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> N
         status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 3)},
                                         timeout=30)  # fmt: skip
         assert status == 503 and "stopped on an error" in answer["error"]
-        assert server.request("GET", "/health")[1]["status"] == "error"
+        health = server.request("GET", "/health")[1]
+        # the reason, which the status page shows (it said "error" alone)
+        assert health["status"] == "error"
+        assert health["error"] == "the log writer stopped: database is locked"
 
 
 @pytest.mark.parametrize("token", ["t\u00f6k-secret", "tab\tinside"])

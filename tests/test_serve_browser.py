@@ -6,6 +6,7 @@ runs the system's browser."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def test_status_page_draws_loss_and_click_through(tmp_path: Path) -> None:
                 page = browser.new_page()
                 errors: list[str] = []
                 page.on("pageerror", lambda err: errors.append(str(err)))
+                # a resource that failed to load (the favicon's 404 was one, at every load)
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
                 page.goto(server.url + "/")
                 page.wait_for_function(
                     "document.getElementById('feedback-count').textContent === '30'",
@@ -68,5 +71,82 @@ def test_status_page_draws_loss_and_click_through(tmp_path: Path) -> None:
                     )
                     assert painted > 500, (chart, painted)
                 assert errors == []
+            finally:
+                browser.close()
+
+
+# Counts the page's requests in flight, and the most at once.
+_COUNT_FETCHES = """
+window.inFlight = 0; window.mostInFlight = 0;
+const realFetch = window.fetch;
+window.fetch = (...args) => {
+  window.inFlight += 1;
+  window.mostInFlight = Math.max(window.mostInFlight, window.inFlight);
+  return realFetch(...args).finally(() => { window.inFlight -= 1; });
+};
+"""
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium (apt-get install chromium, as make test does when root)"
+)
+def test_status_page_says_a_server_that_stops_answering(tmp_path: Path) -> None:
+    # it said "ok" over frozen numbers while unanswered requests piled up, one more a second,
+    # and a late answer overwrote a newer one
+    import os
+    import signal
+
+    args = ("--labels", "a,b,c,d", "--n-features", "4", "--learners", "2", "--k", "2")
+    with Server(tmp_path / "store", *args) as server:
+        shown = server.rank(features(4, 0))
+        assert server.feedback(shown["impression"], shown["labels"][:1])[0] == 200
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 375, "height": 700})
+                page.add_init_script(_COUNT_FETCHES)
+                page.goto(server.url + "/")
+                page.wait_for_function(
+                    "document.getElementById('feedback-count').textContent === '1'",
+                    timeout=15000,
+                )
+                status = page.locator("#status")
+                assert status.text_content() == "ok" and status.get_attribute("role") == "status"
+                label = page.get_attribute("#loss-chart", "aria-label")
+                assert label.startswith("estimated rank loss: ") and " now" in label
+                # on a phone's width the page fits, charts included
+                assert page.evaluate("document.documentElement.scrollWidth") <= 375
+                os.kill(server.pid, signal.SIGSTOP)
+                try:
+                    page.wait_for_function(
+                        "document.getElementById('status').textContent"
+                        ".startsWith('no answer within 3 s')",
+                        timeout=15000,
+                    )
+                    time.sleep(4)  # four more seconds unanswered
+                    assert "numbers shown are" in status.text_content()
+                    assert page.get_attribute("#numbers", "class") == "stale"
+                    assert page.evaluate("window.mostInFlight") <= 2  # series and health
+                finally:
+                    os.kill(server.pid, signal.SIGCONT)
+                page.wait_for_function(
+                    "document.getElementById('status').textContent === 'ok'", timeout=15000
+                )
+                assert page.get_attribute("#numbers", "class") == ""
+                # a service stopped on an error says which, and what to do ("error" alone)
+                blocker = sqlite3.connect(server.store / "log.sqlite", timeout=0)
+                try:
+                    blocker.isolation_level = None
+                    blocker.execute("BEGIN IMMEDIATE")  # past SQLite's 5 s wait
+                    assert server.request("POST", "/rank", {"features": features(4, 1)})[0] == 503
+                finally:
+                    blocker.execute("ROLLBACK")
+                    blocker.close()
+                page.wait_for_function(
+                    "document.getElementById('status').textContent.startsWith("
+                    "'error: the log writer stopped: database is locked (the service answers "
+                    "no request until it is restarted)')",
+                    timeout=15000,
+                )
             finally:
                 browser.close()

@@ -75,6 +75,7 @@ class Learner:
     _fused: Any
     _child: tuple[int, int, int] | None
     _error: BaseException | None
+    _error_text: str | None
 
     def _learn_loop(self) -> None:
         since = 0
@@ -141,6 +142,7 @@ class Learner:
             self._reap_child(block=True)
             self._checkpoint()
         except BaseException as err:
+            self._error_text = f"the learner stopped: {err}"
             self._error = err
             print(f"olboost serve: the learner stopped: {err!r}", file=sys.stderr)
             with self._learned:

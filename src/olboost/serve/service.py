@@ -194,6 +194,7 @@ class Service(LogWriter, Learner):
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
+        self._error_text: str | None = None  # what stopped, for /health and the status page
         self._store_lock: StoreLock | None = None  # held while started
 
     # ------------------------------------------------------------------ life cycle
@@ -435,6 +436,7 @@ class Service(LogWriter, Learner):
         with s.lock:
             return {
                 "status": "error" if self._error is not None else "ok",
+                "error": None if self._error is None else self._error_text or str(self._error),
                 "algorithm": c.algorithm,
                 "labels": list(c.labels),
                 "k": c.k,
