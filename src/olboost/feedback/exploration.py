@@ -227,11 +227,11 @@ def _check_int(what: str, value: object, lo: int | None = None, hi: int | None =
     return int(value)
 
 
-#: What a scheme of olboost's does itself, by name; the boosters' compiled code does the same
-#: from the scheme's number and rho, so a subclass that does any of it otherwise would be
-#: ignored, or (a smaller ``min_k``, a looser ``check_k``) run the compiled code where it is not
-#: valid.
 def _scheme_members(scheme: type) -> list[str]:
+    """What a scheme of olboost's does itself, by name (its members and :class:`Exploration`'s).
+    The boosters' compiled code does the same from the scheme's number and rho, so a subclass
+    that does any of it otherwise would be ignored, or (a smaller ``min_k``, a looser
+    ``check_k``) run the compiled code where it is not valid."""
     return sorted(
         {
             name
