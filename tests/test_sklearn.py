@@ -670,3 +670,19 @@ def test_a_random_state_object_gives_each_fit_its_own_draw():
     first, second = clf.fit(X, y).booster_.seed_, clf.fit(X, y).booster_.seed_
     other = clf.set_params(random_state=np.random.RandomState(8)).fit(X, y).booster_.seed_
     assert first != second and other != first
+
+
+def test_a_boolean_y_is_no_int_classes():
+    # True == 1 as a dict key: a boolean y was learned as the classes 0 and 1, which the
+    # booster the adapter wraps refuses (a bool is no int class)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), rng.integers(0, 3, 30)
+    clf = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=2), learners=4, seed=1))
+    clf.partial_fit(X[:20], y[:20], classes=[0, 1, 2])
+    before = pickle.dumps(clf)
+    with pytest.raises(ValueError, match=r"not in classes \[0, 1, 2\]: \[False, True\]"):
+        clf.partial_fit(X[20:], y[20:] > 0)
+    assert pickle.dumps(clf) == before
+    flags = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=2), learners=4, seed=1))
+    flags.partial_fit(X, y > 0, classes=[False, True])
+    assert flags.n_samples_seen_ == 30 and list(flags.classes_) == [False, True]

@@ -44,12 +44,16 @@ def _classes_of(name: str, labels: Any, what: str = "y") -> np.ndarray:
 
 
 def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones."""
-    index: dict[Hashable, int] = {c: i for i, c in enumerate(classes.tolist())}
+    """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones. A
+    bool is no int class (as the boosters take classes): ``True == 1`` as a dict key, and a
+    boolean ``y`` was learned as the classes 0 and 1."""
+    index: dict[tuple[bool, Hashable], int] = {
+        (isinstance(c, bool), c): i for i, c in enumerate(classes.tolist())
+    }
     codes = np.empty(len(y), dtype=np.int64)
     unknown = []
     for i, label in enumerate(y.tolist()):
-        code = index.get(label)
+        code = index.get((isinstance(label, bool), label))
         if code is None:
             unknown.append(label)
         else:
