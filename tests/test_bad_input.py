@@ -884,6 +884,30 @@ def test_a_label_frame_is_read_by_column_name():
         rejects(started, lambda F=frame: started.learn(X, F), ValueError, re.escape(said))
 
 
+def test_a_label_frame_whose_columns_are_the_int_labels_is_read_by_name():
+    # columns 0, 1, 2 in order were taken for pandas' default and read by position, also where
+    # they name the model's labels in another order (labels=[2, 1, 0]: labels 0 and 2 swapped)
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    Y = rng.random((30, 3)) < 0.5
+    frame = pd.DataFrame(Y, columns=[0, 1, 2])
+
+    def model(labels=(2, 1, 0)):
+        return AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=list(labels))
+
+    by_array = pickle.dumps(model().learn(X, Y[:, ::-1]))
+    assert pickle.dumps(model().learn(X, frame)) == by_array
+    assert pickle.dumps(model().learn(X, frame[[2, 1, 0]])) == by_array
+    # labels taken from a first frame, and a later one in pandas' order
+    started = AdaOLMR(VFDTCommittee(), learners=2, seed=1).learn(X[:10], frame[[2, 1, 0]][:10])
+    assert started.labels_ == [2, 1, 0]
+    started.learn(X[10:], frame[10:])
+    np.testing.assert_array_equal(started.score(X), model().learn(X, frame).score(X))
+    # columns 0..k-1 that are no labels of the model's: pandas' default, by position
+    assert pickle.dumps(model("cba").learn(X, frame)) == pickle.dumps(model("cba").learn(X, Y))
+
+
 def test_a_label_frame_names_the_labels_of_a_model_without_them():
     # with labels=None the frame's names were dropped (labels 0..k-1, read by position), and
     # the next chunk of the same frame was refused ("missing 0, 1, 2, unexpected 'sport'")

@@ -686,3 +686,16 @@ def test_a_boolean_y_is_no_int_classes():
     flags = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=2), learners=4, seed=1))
     flags.partial_fit(X, y > 0, classes=[False, True])
     assert flags.n_samples_seen_ == 30 and list(flags.classes_) == [False, True]
+
+
+def test_the_seed_an_unseeded_fit_drew_refits_alike_as_the_boosters_seed():
+    # the docstring's way back to an unseeded fit: random_state cannot take the drawn seed
+    X, y = _balance()
+    first = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=2), learners=4))
+    first.fit(X[:200], y[:200])
+    seed = first.booster_.seed_
+    assert seed > 2**32
+    with pytest.raises(ValueError, match="random_state must be in"):
+        clone(first).set_params(random_state=seed).fit(X[:200], y[:200])
+    again = clone(first).set_params(booster__seed=seed).fit(X[:200], y[:200])
+    np.testing.assert_array_equal(again.predict_proba(X[200:]), first.predict_proba(X[200:]))

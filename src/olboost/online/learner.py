@@ -556,9 +556,15 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if known is None and self.labels is not None:
             known = self._outputs()
         columns = frame_columns(Y)
-        if known is not None and named_columns(columns):
+        if (
+            known is not None
+            and columns is not None
+            and (named_columns(columns) or set(columns) == set(known))
+        ):
             # a DataFrame's columns are labels: read by name, as X's are features (by
-            # position, a reordered frame learned every label from another one's column)
+            # position, a reordered frame learned every label from another one's column).
+            # Columns 0..k-1 in order are pandas' default, read by position, unless they are
+            # the model's labels (labels=[2, 1, 0]: columns 0 and 2 were swapped).
             difference = _column_difference(known, columns)
             if difference:
                 raise ValueError(f"{name}: Y's columns are not the model's labels ({difference})")

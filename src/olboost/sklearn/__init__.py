@@ -72,7 +72,8 @@ class OnlineBoostingClassifier(ClassifierMixin, _OnlineBoostingBase):
         Seed of the booster, overriding its ``seed``: an int is used as the seed (so
         ``random_state=3`` learns as ``seed=3`` does); a ``RandomState`` gives one draw per fit.
         ``None`` keeps the booster's own ``seed`` (if that is ``None`` too, each fit draws a fresh
-        one, kept in ``booster_.seed_``).
+        one, kept in ``booster_.seed_``: a NumPy ``SeedSequence``'s entropy, beyond
+        ``random_state``'s range, which ``booster__seed=booster_.seed_`` takes to fit alike).
 
     Attributes
     ----------
