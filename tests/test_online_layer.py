@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -298,3 +299,39 @@ def test_a_nat_in_a_datetime_array_of_classes_is_refused(unit):
     assert not model._started
     model.learn(X[[0, 1, 3, 4]], y[[0, 1, 3, 4]])
     assert model.classes_ == sorted(set(y[[0, 1]].tolist()))
+
+
+def test_predict_gives_an_array_of_the_classes_dtype():
+    # an array of objects for int classes: np.bincount of a prediction failed
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    for classes, dtype in [([0, 1, 2], np.int64), ([0.5, 1.5], np.float64), (["a", "b"], "<U1")]:
+        y = np.array(classes, dtype=object)[np.arange(30) % len(classes)]
+        model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+        predicted = model.learn(X, y).predict(X)
+        assert predicted.dtype == dtype and set(predicted.tolist()) <= set(classes)
+    mixed = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=[1, "b"])
+    assert (
+        mixed.learn(X, np.array([1, "b"], dtype=object)[np.arange(30) % 2]).predict(X).dtype
+        == object
+    )
+
+
+def test_a_named_frame_given_to_a_model_started_without_names_warns_as_scikit_learn():
+    # read by position, silently: the same frame with its columns in another order scored
+    # otherwise (a model started on a frame reads later ones by name)
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = AdaOLMR(VFDTCommittee(n_features=2), learners=2, seed=1, labels=3)
+    model.learn(X, rng.random((30, 3)) < 0.5)
+    with pytest.warns(
+        UserWarning, match="AdaOLMR: X has feature names, but the model started"
+    ) as seen:
+        model.score(frame)
+    assert seen[0].filename == __file__  # the user's line, not olboost's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.score(X)
+        model.score(pd.DataFrame(X))  # pandas' default columns name nothing

@@ -6,8 +6,11 @@
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -273,10 +276,43 @@ class OnlineLearner(Estimator):
                         "and this model does not accept missing values"
                     )
                 X = X[names]
+        if self._started and names is None and _feature_names(X) is not None:
+            # scikit-learn's warning: a frame's names mean nothing to a model that started on
+            # an array (or an unnamed frame), which reads its columns by position
+            warnings.warn(
+                f"{type(self).__name__}: X has feature names, but the model started without "
+                "them: its columns are read by position",
+                UserWarning,
+                stacklevel=_caller_level(),
+            )
         rows = Rows.of(X, type(self).__name__, self._missing_allowed())
         n_features = self.n_features_in_ if self._started else None
         check_width("X", rows.d, n_features, type(self).__name__)
         return rows
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of a warning issued here that names the first frame outside olboost
+    (the user's call), however deep in the package the warning comes from."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def _class_array(classes: list[Hashable]) -> np.ndarray:
+    """``classes`` as an array of their dtype when they share one of NumPy's (ints, floats, bools
+    or strings: an array of objects made ``np.bincount`` of an int prediction fail), else of
+    objects."""
+    kinds = {type(c) for c in classes}
+    if len(kinds) == 1 and kinds <= {int, float, bool, str}:
+        array = np.asarray(classes)
+        if array.dtype != object:
+            return array
+    return np.asarray(classes, dtype=object)
 
 
 def _check_mini_batch(learner: OnlineLearner, X: Any) -> None:
@@ -645,8 +681,10 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         return self._scores_many(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The predicted class of every row of ``X`` (no learning)."""
-        classes = np.asarray(self._outputs(), dtype=object)
+        """The predicted class of every row of ``X`` (no learning): an array of the classes'
+        own dtype where they are all ints, floats, bools or strings (as scikit-learn's
+        ``predict``), of objects otherwise."""
+        classes = _class_array(self._outputs())
         return classes[np.argmax(self._scores_many(X), axis=1)]
 
     def predict_then_learn(
