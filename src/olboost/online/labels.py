@@ -47,7 +47,10 @@ def check_outputs(value: Any) -> str | None:
     if isinstance(value, np.ndarray):
         # kept a list, as River's classifiers take them: parameters are compared, hashed into
         # model ids and written to checkpoints as plain values
-        return f"must be None, an int >= 2 or a list, got an array: pass {value!r}.tolist()"
+        return (
+            "must be None, an int >= 2 or a sequence such as a list, got an array: pass "
+            f"{value!r}.tolist()"
+        )
     if isinstance(value, str) or not isinstance(value, Sequence):
         return f"must be None, an int >= 2 or a sequence, got {value!r}"
     if len(value) < 2:
