@@ -23,7 +23,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from olboost import AdaOLMR, LabelRanker, OnlineBMR, TopkAdaptive, TopkBBM
+from olboost import AdaOLMR, LabelRanker, OnlineBMR, TopkAdaptive, TopkBBM, VFDTCommittee
 from olboost.checks import synthetic_multilabel
 from olboost.feedback import FullFeedback
 from olboost.metrics import RankLoss, rank_loss
@@ -344,3 +344,39 @@ def test_targets_and_predictions_need_no_river():
     installed, cardinality, predicted = json.loads(out.stdout)
     assert (installed, cardinality) == (False, 1.5)
     assert list(predicted) == ["a", "b", "c"] and sum(predicted.values()) == 2
+
+
+@pytest.mark.parametrize("form", ["sets", "dicts"])
+def test_the_array_paths_take_a_list_of_the_targets_learn_one_takes(form):
+    # refused with "Y must be (n_samples, n_labels), got shape (40,)": only a 0/1 matrix
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    Y = rng.random((40, 4)) < 0.4
+    if form == "sets":
+        targets = [set(np.flatnonzero(row).tolist()) for row in Y]
+    else:
+        targets = [{label: bool(row[label]) for label in range(4)} for row in Y]
+    makers = [
+        lambda: LabelRanker(labels=4, seed=0),
+        lambda: AdaOLMR(VFDTCommittee(n_features=2), learners=3, seed=1, labels=4),
+        lambda: TopkAdaptive(VFDTCommittee(n_features=2), learners=3, seed=1, labels=4, k=2),
+    ]
+    for make in makers:
+        by_matrix = make().learn(X, Y)
+        assert pickle.dumps(make().learn(X, targets)) == pickle.dumps(by_matrix)
+        np.testing.assert_array_equal(
+            make().score_then_learn(X, targets), make().score_then_learn(X, Y)
+        )
+    model = makers[0]().learn(X[:10], targets[:10])
+    before = pickle.dumps(model)
+    bad = [
+        (targets[:-1], ValueError, "Y holds 39 label sets for 40 rows"),
+        (targets[:3] + [{9}] + targets[4:], ValueError, r"unknown label 9.* \(Y row 3\)"),
+        (targets[:2] + [{0: 1}] + targets[3:], TypeError, r"must be a bool.* \(Y row 2\)"),
+    ]
+    for Y_bad, error, match in bad:
+        with pytest.raises(error, match=match):
+            model.learn(X, Y_bad)
+        assert pickle.dumps(model) == before
+    with pytest.raises(ValueError, match="labels the model does not know yet: give labels="):
+        LabelRanker().learn(X, targets)

@@ -291,6 +291,16 @@ class OnlineLearner(Estimator):
         return rows
 
 
+def _label_sets(Y: Any) -> bool:
+    """Whether ``Y`` is a list (or tuple) of targets as ``learn_one`` takes them: sets of
+    relevant labels or River's ``{label: bool}``, not rows of a 0/1 matrix."""
+    return (
+        isinstance(Y, list | tuple)
+        and len(Y) > 0
+        and all(isinstance(y, AbstractSet | Mapping) for y in Y)
+    )
+
+
 def _caller_level() -> int:
     """The ``stacklevel`` of a warning issued here that names the first frame outside olboost
     (the user's call), however deep in the package the warning comes from."""
@@ -535,7 +545,9 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
 
     def learn(self, X: Any, Y: Any) -> RankingLearner:
         """Learn from a stream given as arrays, row by row: ``X`` is ``(n, d)`` (dense or scipy
-        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels."""
+        sparse) and ``Y`` an ``(n, k)`` 0/1 or boolean matrix of relevant labels (a DataFrame's
+        columns named by label), or a list of ``n`` targets as :meth:`learn_one` takes them
+        (sets of relevant labels, River's ``{label: bool}``) once the labels are known."""
         self.score_then_learn(X, Y, return_scores=False)
         return self
 
@@ -591,6 +603,8 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         known = self.__dict__.get("labels_")
         if known is None and self.labels is not None:
             known = self._outputs()
+        if _label_sets(Y):
+            return self._masks_of_sets(Y, n, known)
         columns = frame_columns(Y)
         if (
             known is not None
@@ -608,6 +622,25 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
         return Y
+
+    def _masks_of_sets(self, Y: Sequence, n: int, known: list[Hashable] | None) -> np.ndarray:
+        """The relevance matrix of a list of targets as :meth:`learn_one` takes them (sets of
+        relevant labels, River's ``{label: bool}``), each checked as it checks one."""
+        name = type(self).__name__
+        if known is None:
+            raise ValueError(
+                f"{name}: Y is a list of label sets, which name labels the model does not know "
+                "yet: give labels=, or a 0/1 matrix (e.g. scikit-learn's MultiLabelBinarizer)"
+            )
+        if len(Y) != n:
+            raise ValueError(f"{name}: Y holds {len(Y)} label sets for {n} rows of X")
+        masks = np.zeros((n, len(known)), dtype=np.bool_)
+        for i, y in enumerate(Y):
+            try:
+                masks[i] = self._check_y(y)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"{err} (Y row {i})") from None
+        return masks
 
 
 class MulticlassLearner(OnlineLearner, RiverClassifier):
