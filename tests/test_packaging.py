@@ -104,3 +104,29 @@ def test_the_type_hints_take_what_the_docs_pass():
     sklearn = pytest.importorskip("olboost.sklearn")
     set_params = sklearn.OnlineBoostingRanker.set_params
     assert typing.get_type_hints(set_params)["return"] is typing.Self
+
+
+def test_the_protocols_and_array_paths_say_what_they_return_for_each_kind():
+    # prequential(model, data).accuracy, the classifiers' docstring example, failed a user's
+    # type checker (Evaluation | ClassificationEvaluation), as did indexing score_then_learn's
+    # scores (np.ndarray | None with return_scores left at True)
+    import typing
+
+    import numpy
+
+    from olboost.evaluate import ClassificationEvaluation, Evaluation, prequential, resumable
+    from olboost.online import MulticlassLearner, RankingLearner
+
+    names = {"MulticlassLearner": MulticlassLearner}  # imported there for type checkers only
+    for protocol in (prequential, resumable):
+        hints = [typing.get_type_hints(f, localns=names) for f in typing.get_overloads(protocol)]
+        assert [h["return"] for h in hints] == [ClassificationEvaluation, Evaluation]
+        assert hints[0]["model"] is MulticlassLearner
+    for method in (RankingLearner.score_then_learn, MulticlassLearner.predict_then_learn):
+        hints = [typing.get_type_hints(f) for f in typing.get_overloads(method)]
+        assert [h["return_scores"] for h in hints] == [
+            typing.Literal[True],
+            typing.Literal[False],
+            bool,
+        ]
+        assert [h["return"] for h in hints][:2] == [numpy.ndarray, type(None)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from olboost.evaluate._compiling import WARM_UP_ROWS
 
@@ -20,6 +20,9 @@ from olboost.evaluate._inputs import (
 )
 from olboost.evaluate._loops import _prequential, _train_test, check_splits
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+
+if TYPE_CHECKING:
+    from olboost.online import MulticlassLearner
 
 
 def train_test(
@@ -113,6 +116,30 @@ def train_test(
         bar.close()
     result.compile_seconds = compile_s
     return result
+
+
+@overload
+def prequential(
+    model: MulticlassLearner,
+    stream: Iterable,
+    *,
+    feedback: str | None = None,
+    k: int | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
+) -> ClassificationEvaluation: ...
+
+
+@overload
+def prequential(
+    model: Any,
+    stream: Iterable,
+    *,
+    feedback: str | None = None,
+    k: int | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
+) -> Evaluation: ...
 
 
 def prequential(

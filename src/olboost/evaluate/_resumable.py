@@ -9,7 +9,7 @@ import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from scipy import sparse
@@ -38,6 +38,9 @@ from olboost.evaluate._loops import (
     refuse_other_kind,
 )
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+
+if TYPE_CHECKING:
+    from olboost.online import MulticlassLearner
 
 
 @dataclass
@@ -103,6 +106,36 @@ def _passes(stream: Any, test: Any, loops: Any, classify: bool) -> tuple[str, li
         )
     _require_examples(passes[-1], "test stream" if test is not None else "stream")
     return ("prequential" if test is None else "train_test"), passes
+
+
+@overload
+def resumable(
+    model: MulticlassLearner,
+    stream: Any,
+    test: Any = None,
+    *,
+    loops: int = 1,
+    every: int | None = None,
+    on_checkpoint: Callable[[Progress], None] | None = None,
+    start: Progress | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
+) -> ClassificationEvaluation: ...
+
+
+@overload
+def resumable(
+    model: Any,
+    stream: Any,
+    test: Any = None,
+    *,
+    loops: int = 1,
+    every: int | None = None,
+    on_checkpoint: Callable[[Progress], None] | None = None,
+    start: Progress | None = None,
+    progress: bool = False,
+    warm_up: bool = False,
+) -> Evaluation: ...
 
 
 def resumable(

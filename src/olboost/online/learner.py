@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -555,6 +555,19 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         """Scores ``(n, k)`` of every row of ``X`` under the current model (no learning)."""
         return self._scores_many(X)
 
+    @overload
+    def score_then_learn(
+        self, X: Any, Y: Any, *, return_scores: Literal[True] = True
+    ) -> np.ndarray: ...
+
+    @overload
+    def score_then_learn(self, X: Any, Y: Any, *, return_scores: Literal[False]) -> None: ...
+
+    @overload
+    def score_then_learn(
+        self, X: Any, Y: Any, *, return_scores: bool = True
+    ) -> np.ndarray | None: ...
+
     def score_then_learn(self, X: Any, Y: Any, *, return_scores: bool = True) -> np.ndarray | None:
         """Test-then-train over a stream given as arrays: score row ``t``, then learn it.
 
@@ -719,6 +732,19 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         ``predict``), of objects otherwise."""
         classes = _class_array(self._outputs())
         return classes[np.argmax(self._scores_many(X), axis=1)]
+
+    @overload
+    def predict_then_learn(
+        self, X: Any, y: Any, *, return_scores: Literal[True] = True
+    ) -> np.ndarray: ...
+
+    @overload
+    def predict_then_learn(self, X: Any, y: Any, *, return_scores: Literal[False]) -> None: ...
+
+    @overload
+    def predict_then_learn(
+        self, X: Any, y: Any, *, return_scores: bool = True
+    ) -> np.ndarray | None: ...
 
     def predict_then_learn(
         self, X: Any, y: Any, *, return_scores: bool = True
