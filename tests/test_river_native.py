@@ -3,8 +3,8 @@
 ``river.evaluate.progressive_val_score`` accepts them with ``river.metrics.Accuracy`` on the
 streams River ships (no download), they work after ``river.preprocessing.StandardScaler`` in a
 ``river.compose.Pipeline``, and they pass every check of ``river.checks.check_estimator``,
-including the three that add or drop features mid-stream (the trees learn from missing values).
-With ``VFDTCommittee(missing="error")`` those three are declared in ``_unit_test_skips``, and a
+including the four that add or drop features mid-stream (the trees learn from missing values).
+With ``VFDTCommittee(missing="error")`` those four are declared in ``_unit_test_skips``, and a
 test below makes sure they then fail for that reason only.
 """
 
@@ -21,7 +21,7 @@ river = pytest.importorskip("river", reason="River is optional: pip install olbo
 from river import base, checks, compose, datasets, evaluate, metrics, preprocessing  # noqa: E402
 
 from olboost import VFDTCommittee  # noqa: E402
-from olboost._river import RIVER_FEATURE_CHECKS  # noqa: E402
+from olboost._river import RIVER_FEATURE_CHECKS, RIVER_MINI_BATCH_FEATURE_CHECKS  # noqa: E402
 from olboost.boosters import AdaBoostOLM, OnlineMBBM  # noqa: E402
 from olboost.boosters.baselines import AdaOVA, BestTree, OvaAdaBoostOL, OzaBoost  # noqa: E402
 
@@ -38,6 +38,7 @@ EXCLUDED = {
     "check_emerging_features": "new features mid-stream: rejected with missing='error'",
     "check_disappearing_features": "features dropped mid-stream: missing values are rejected",
     "check_radically_disappearing_features": "all but one feature dropped: missing values",
+    "check_learn_many_matches_learn_one": "mini-batches whose features come and go",
 }
 
 # Seeded, learners=5: the accuracy of the whole stream, exact (a ratio of integers, reproduced
@@ -111,12 +112,23 @@ def test_river_check_estimator(cls):
     checks.check_estimator(model)
 
 
+@pytest.mark.parametrize("cls", [AdaBoostOLM, OzaBoost], ids=lambda c: c.__name__)
+def test_river_check_estimator_with_missing_error(cls):
+    """Every River check but the four skipped ones passes on a committee that takes no missing
+    values (the mini-batch check, whose batches change the features, was not skipped)."""
+    model = _check_model(cls)
+    strict = (model.committee or VFDTCommittee()).clone({"missing": "error"})
+    model = model.clone({"committee": strict})
+    assert model._unit_test_skips() == set(EXCLUDED)
+    checks.check_estimator(model)
+
+
 @pytest.mark.parametrize("name", sorted(EXCLUDED))
 @pytest.mark.parametrize("cls", MULTICLASS, ids=lambda c: c.__name__)
 def test_feature_checks_are_skipped_and_fail_with_missing_error(cls, name):
-    """With ``missing="error"`` the three feature-changing checks are skipped, and fail only for
+    """With ``missing="error"`` the four feature-changing checks are skipped, and fail only for
     the features they change."""
-    assert name in RIVER_FEATURE_CHECKS
+    assert name in RIVER_FEATURE_CHECKS + RIVER_MINI_BATCH_FEATURE_CHECKS
     model = _check_model(cls)
     strict = (model.committee or VFDTCommittee()).clone({"missing": "error"})
     model = model.clone({"committee": strict})

@@ -24,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "RIVER_FEATURE_CHECKS",
+    "RIVER_MINI_BATCH_FEATURE_CHECKS",
     "RIVER_INSTALLED",
     "RiverClassifier",
     "RiverMultiLabelClassifier",
@@ -53,6 +54,9 @@ RIVER_FEATURE_CHECKS = (
     "check_disappearing_features",
     "check_radically_disappearing_features",
 )
+#: River's mini-batch check whose batches drop and add features too (River 0.26; run on the
+#: multiclass boosters, which are ``MiniBatchClassifier``\ s).
+RIVER_MINI_BATCH_FEATURE_CHECKS = ("check_learn_many_matches_learn_one",)
 
 
 class _RiverChecks:
@@ -65,7 +69,7 @@ class _RiverChecks:
         # with ``missing="error"``) an example that lacks a key or brings a new one is
         # rejected, and these three checks drop or add features mid-stream.
         allowed = self._missing_allowed()  # type: ignore[attr-defined]
-        return set() if allowed else set(RIVER_FEATURE_CHECKS)
+        return set() if allowed else {*RIVER_FEATURE_CHECKS, *RIVER_MINI_BATCH_FEATURE_CHECKS}
 
 
 class RiverClassifier(_RiverChecks, _Classifier):
