@@ -12,6 +12,7 @@ and learning one example, and runs streams through the compiled driver when it c
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
@@ -24,7 +25,7 @@ from olboost.base import InstanceOf, Interval, restored_on_failure
 from olboost.boosters import _driver
 from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
-from olboost.weak.base import Committee
+from olboost.weak.base import Committee, driven_kernels
 
 __all__ = [
     "MAX_ALPHA",
@@ -168,6 +169,8 @@ class Booster(OnlineLearner):
         if cached is not None and cached[0] == self.t_ and np.array_equal(cached[1], xv):
             return cached[2]
         H = self.committee_.predict(xv)
+        if not _olboost_predicts(self.committee_):
+            H = _checked_predictions(self.committee_, H)
         self._cache = (self.t_, xv.copy(), H)
         return H
 
@@ -196,7 +199,11 @@ class Booster(OnlineLearner):
         (``start``: none done). The array entry points have checked every row against the
         committee first (:meth:`_check_rows`), as the driver requires."""
         kernels = self._step_kernels()
-        if kernels is None or self.committee_.compiled() is None:
+        if kernels is None or driven_kernels(self.committee_) is None:
+            return start
+        if _overrides_the_step(type(self)):
+            # a subclass's own _update or _scores (say): the driver would run the step it
+            # inherits, and the array paths would learn otherwise than learn_one
             return start
         k = len(self._outputs())
         scratch = np.empty((1, k))
@@ -239,18 +246,32 @@ class Booster(OnlineLearner):
     def _scores(self, H: np.ndarray) -> np.ndarray:
         """The booster's score vector (length ``k``) given weak predictions ``H``, ``(N, k)``:
         its compiled ``score`` for round ``t_ + 1``."""
+        kernels = self._kernels_or_say("_scores")
         out = np.empty(len(self._outputs()))
-        self._step_kernels().score(H, self.t_ + 1, self._step_state(), out)
+        kernels.score(H, self.t_ + 1, self._step_state(), out)
         return out
 
     def _update(self, H: np.ndarray, target: Any) -> np.ndarray:
         """Learn from one example (round ``t_``); return ``(N, k)`` label weights for the
         committee: the compiled step, as the driver runs it."""
+        kernels = self._kernels_or_say("_update")
         weights = np.empty_like(H)
         scratch = np.empty(len(self._outputs()))
         target = self._step_targets([target])[0]
-        self._step_kernels().step(H, target, self.t_, self._step_state(), weights, scratch, False)
+        kernels.step(H, target, self.t_, self._step_state(), weights, scratch, False)
         return weights
+
+    def _kernels_or_say(self, method: str) -> BoosterKernels:
+        """The compiled step, or a ``NotImplementedError`` saying what a booster of one's own
+        implements (the base class's ``_scores`` and ``_update`` run the compiled step)."""
+        kernels = self._step_kernels()
+        if kernels is None:
+            raise NotImplementedError(
+                f"{type(self).__name__}.{method}: a booster implements its step in Python "
+                "(_scores and _update) or compiled (_step_kernels and _step_state); this one "
+                "has neither"
+            )
+        return kernels
 
 
 class RankingBooster(Booster, RankingLearner):
@@ -277,3 +298,55 @@ def _default_committee() -> Committee:
     from olboost.weak.vfdt import VFDTCommittee
 
     return VFDTCommittee()
+
+
+#: What the compiled driver does in place of these methods, row after row.
+_STEP_METHODS = (
+    "_scores",
+    "_update",
+    "_predictions",
+    "_raw_scores",
+    "_stream_scores",
+    "_learn_row",
+    "_learn_predicted",
+)
+
+
+@functools.cache
+def _overrides_the_step(cls: type) -> bool:
+    """Whether booster class ``cls`` overrides a method of :data:`_STEP_METHODS` below the class
+    whose ``_step_kernels`` it inherits: then the driver, which runs those kernels, would not
+    run the override."""
+
+    def owner(name: str) -> type:
+        return next(c for c in cls.__mro__ if name in vars(c))
+
+    kernels = owner("_step_kernels")
+    return any(
+        owner(name) is not kernels and issubclass(owner(name), kernels) for name in _STEP_METHODS
+    )
+
+
+def _olboost_predicts(committee: Committee) -> bool:
+    """Whether the committee's ``predict`` is olboost's own (checked by the shared check suite),
+    not a committee of the user's, whose answers :func:`_checked_predictions` checks."""
+    return getattr(type(committee).predict, "__module__", "").startswith("olboost.")
+
+
+def _checked_predictions(committee: Committee, H: Any) -> np.ndarray:
+    """``H``, the predictions of a committee of the user's, as a C-ordered float64 array, or a
+    ``ValueError`` naming the committee unless it is ``(N, k)`` (the committee's learners and
+    labels) and finite: the compiled steps read it unchecked (one row too many wrote past their
+    arrays), and a NaN spread through every weight."""
+    name = f"{type(committee).__name__}.predict"
+    shape = (committee.n_learners_, committee.n_labels_)
+    got = getattr(H, "shape", None)
+    if not isinstance(H, np.ndarray) or got != shape:
+        what = f"shape {got}" if isinstance(H, np.ndarray) else type(H).__name__
+        raise ValueError(f"{name} must return an (N, k) = {shape} array, got {what}")
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    finite = np.isfinite(H)
+    if not finite.all():
+        i, j = np.argwhere(~finite)[0]
+        raise ValueError(f"{name}: learner {i}'s prediction for label {j} is {float(H[i, j])!r}")
+    return H

@@ -33,6 +33,7 @@ for more storage, which :meth:`Committee.make_room` provides before the loop res
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral
@@ -173,12 +174,51 @@ def draw_feature_subsets(
     ).astype(np.int64)
 
 
+def driven_kernels(committee: Committee) -> CompiledKernels | None:
+    """``committee.compiled()`` for a driver that runs its kernels in place of its ``predict``
+    and ``learn`` (a booster's compiled driver, a mix), or ``None``, for the driver to call
+    them from Python, when the committee's class overrides either below the class whose
+    ``compiled`` it inherits: the kernels would not run the override (a subclass predicting
+    otherwise predicted as its parent on the array paths only)."""
+    if _overrides_the_kernels(type(committee)):
+        return None
+    return committee.compiled()
+
+
+@functools.cache
+def _overrides_the_kernels(cls: type) -> bool:
+    def owner(name: str) -> type:
+        return next(c for c in cls.__mro__ if name in vars(c))
+
+    kernels = owner("compiled")
+    return any(
+        owner(name) is not kernels and issubclass(owner(name), kernels)
+        for name in ("predict", "learn")
+    )
+
+
 class Committee(Estimator):
     """Abstract committee of ``N`` online weak learners (see the module docstring).
 
     Subclasses implement :meth:`_allocate`, :meth:`predict` and :meth:`learn`. The booster calls
     :meth:`start` once, when it sees its first example, then alternates ``predict`` and ``learn``.
     Parameters stay untouched; the state created by ``start`` ends with ``_``.
+
+    A committee of one's own (as :class:`~olboost.LinearCommittee` is one) also:
+
+    * declares a constraint for each ``__init__`` parameter in ``_param_constraints`` (this
+      class's are the trees': ``n_features``, ``grace_period``, ...) and calls
+      ``self._validate_params()`` at the end of ``__init__``;
+    * draws its per-learner randomness from the seed in ``_draw_setup`` (this class's draws the
+      trees' hyperparameters), so that another seed gives another committee;
+    * returns from ``predict`` an ``(N, k)`` float64 array whose rows are distributions,
+      uniform before any learning (the check suite's rules); the boosters check the shape and
+      that every value is finite at each call of a committee of one's own (``ValueError``),
+      and run its ``predict`` and ``learn`` from Python unless :meth:`compiled` gives kernels;
+    * refuses in ``learn``, with a ``ValueError`` and before any change, weights that are not
+      finite and non-negative or not ``(N, k)``.
+
+    ``olboost.checks.yield_checks(committee)`` runs the shared check suite on it.
     """
 
     # the ranges are drawn from with a uniform or log-uniform draw, which an infinite end
@@ -259,7 +299,11 @@ class Committee(Estimator):
         )
 
     def _allocate(self, seed: int | None) -> None:
-        raise NotImplementedError
+        """Create the learners' state (attributes ending with ``_``), from ``setup_``."""
+        raise NotImplementedError(
+            f"{type(self).__name__}: a committee implements _allocate (its learners' state), "
+            "predict and learn"
+        )
 
     def _compile_learn_elsewhere(self) -> Any:
         """On a cold cache, start compiling the compiled ``learn`` for this state's types in

@@ -17,7 +17,7 @@ import numpy as np
 from olboost._random import seed_int
 from olboost.base import InstanceOf, OneOf
 from olboost.weak import _mixed_kernels as K
-from olboost.weak.base import Committee, CompiledKernels
+from olboost.weak.base import Committee, CompiledKernels, driven_kernels
 
 __all__ = ["MixedCommittee", "MixedSetup"]
 
@@ -333,7 +333,7 @@ class MixedCommittee(Committee):
         ``None`` when a part is not compiled. Level ``L`` pairs part ``L`` with the pair of parts
         ``L+1..`` (or the last part)."""
         self._require_started()
-        kernels = [part.compiled() for part in self.parts_]
+        kernels = [driven_kernels(part) for part in self.parts_]
         if any(kern is None for kern in kernels):
             return None
         if len(kernels) == 1:

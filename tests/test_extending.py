@@ -1,0 +1,141 @@
+"""Extending olboost as its docstrings say: a booster subclass with a step of its own, a committee
+of one's own (``olboost.weak.base.Committee``), and what the boosters check of it."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from olboost import AdaBoostOLM, AdaOLMR, OnlineBMR, TopkAdaptive, VFDTCommittee
+from olboost.boosters.base import RankingBooster
+from olboost.checks import synthetic_multilabel
+from olboost.weak.base import Committee
+
+
+class HalfWeights(AdaOLMR):
+    """A step of its own in Python: Ada.OLMR's weights, halved."""
+
+    def _update(self, H, target):
+        return 0.5 * super()._update(H, target)
+
+
+class HalfScores(AdaOLMR):
+    def _scores(self, H):
+        return 0.5 * super()._scores(H)
+
+
+@pytest.mark.parametrize("cls", [HalfWeights, HalfScores])
+def test_a_subclass_step_runs_on_the_array_paths_too(cls):
+    # the driver ran the compiled step the subclass inherits: learn(X, Y) learned as AdaOLMR
+    # while learn_one ran the override
+    X, Y = synthetic_multilabel(n=60, k=4)
+
+    def make(c=cls):
+        return c(VFDTCommittee(n_features=3), learners=3, seed=1, labels=4)
+
+    one = make()
+    scores = []
+    for x, y in zip(X, Y, strict=True):
+        scores.append(list(one.score_one(x).values()))
+        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    arrays = make()
+    np.testing.assert_array_equal(arrays.score_then_learn(X, Y), scores)
+    assert pickle.dumps(arrays) == pickle.dumps(one)
+    if cls is HalfWeights:  # the override is what learned: not Ada.OLMR's weights
+        assert pickle.dumps(make(AdaOLMR).learn(X, Y).committee_) != pickle.dumps(one.committee_)
+
+
+def test_olboost_own_boosters_keep_the_compiled_path():
+    from olboost.boosters import base
+
+    boosters = [AdaOLMR, AdaBoostOLM, OnlineBMR, TopkAdaptive]
+    assert not any(base._overrides_the_step(cls) for cls in boosters)
+    assert base._overrides_the_step(HalfWeights) and base._overrides_the_step(HalfScores)
+
+
+class ExtraRow(VFDTCommittee):
+    def predict(self, x):
+        H = super().predict(x)
+        return np.vstack([H, H[:1]])
+
+
+class NaNForLabelOne(VFDTCommittee):
+    def predict(self, x):
+        H = super().predict(x)
+        H[2, 1] = np.nan
+        return H
+
+
+class AList(VFDTCommittee):
+    def predict(self, x):
+        return super().predict(x).tolist()
+
+
+@pytest.mark.parametrize(
+    ("committee", "match"),
+    [
+        (
+            ExtraRow,
+            r"ExtraRow.predict must return an \(N, k\) = \(3, 4\) array, got shape \(4, 4\)",
+        ),
+        (NaNForLabelOne, r"NaNForLabelOne.predict: learner 2's prediction for label 1 is nan"),
+        (AList, r"AList.predict must return an \(N, k\) = \(3, 4\) array, got list"),
+    ],
+)
+@pytest.mark.parametrize("booster", [AdaOLMR, OnlineBMR, TopkAdaptive])
+def test_a_committee_of_ones_own_that_predicts_no_n_by_k_array_is_refused(
+    committee, match, booster
+):
+    # one row too many went unchecked into the compiled steps, which wrote past their arrays
+    # (the process aborted: "corrupted size vs. prev_size"); a NaN made every score NaN
+    X, Y = synthetic_multilabel(n=30, k=4)
+    model = booster(VFDTCommittee(n_features=3), learners=3, seed=1, labels=4)
+    model.learn(X[:10], Y[:10])
+    model.committee_.__class__ = committee  # the same trees, predicting otherwise
+    before = pickle.dumps(model)
+    for call in (
+        lambda: model.learn_one(X[10], {1}),
+        lambda: model.score_one(X[10]),
+        lambda: model.learn(X[10:], Y[10:]),
+    ):
+        with pytest.raises(ValueError, match=match):
+            call()
+        assert pickle.dumps(model) == before
+
+
+class NoStep(RankingBooster):
+    """A booster that implements neither step."""
+
+    def __init__(self, committee=None, learners=2, seed=None, labels=None):
+        self.committee = committee
+        self.learners = learners
+        self.seed = seed
+        self.labels = labels
+        self._validate_params()
+
+    def _init_state(self):
+        pass
+
+
+class NoLearners(Committee):
+    def __init__(self, n_features=None):
+        self.n_features = n_features
+        self.grace_period = self.split_confidence = self.tie_threshold = (0.5, 0.5)
+        self.weight_multiplier = (1.0, 1.0)
+
+    def predict(self, x):
+        return np.full((self.n_learners_, self.n_labels_), 1.0 / self.n_labels_)
+
+    def learn(self, x, weights):
+        pass
+
+
+def test_what_a_class_of_ones_own_lacks_is_said():
+    # 'NoneType' object has no attribute 'step', and a bare NotImplementedError()
+    X, Y = synthetic_multilabel(n=5, k=3)
+    with pytest.raises(NotImplementedError, match=r"NoStep._update: a booster implements its"):
+        NoStep(VFDTCommittee(n_features=2), labels=3).learn(X, Y)
+    with pytest.raises(NotImplementedError, match="a committee implements _allocate"):
+        NoLearners().start(2, 3, 4, 1)
