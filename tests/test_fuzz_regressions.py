@@ -143,7 +143,7 @@ def test_a_first_example_the_committee_rejects_leaves_the_model_unstarted(cls, c
     # was: the model was started (features, seed and committee fixed) by a rejected example
     model = small(cls, committee)
     y = target(model)
-    rejects(model, lambda: model.learn_one(x, y), ValueError, match)
+    rejects(model, lambda: model.learn_one(x, y), ValueError, f"^{cls.__name__}: .*{match}")
     rejects(model, lambda: model.learn_one(dict(zip("abc", x, strict=True)), y), ValueError, match)
     Y = [y, y] if cls is AdaBoostOLM else np.eye(3, dtype=bool)[[1, 1]]
     method = model.predict_then_learn if cls is AdaBoostOLM else model.score_then_learn

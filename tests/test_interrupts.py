@@ -61,7 +61,8 @@ def _state(model):
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
         probes = pytest.importorskip("pandas").DataFrame(probes, columns=names)
-    return pickle.dumps(own), model.score(probes).tobytes(), weak
+    scores = model.score if hasattr(model, "score") else model.votes
+    return pickle.dumps(own), scores(probes).tobytes(), weak
 
 
 def _stream(n=100):
@@ -192,20 +193,27 @@ def test_a_row_by_row_array_call_is_interrupted_between_rows(monkeypatch, make):
     assert _state(model) == _state(whole)
 
 
-def test_an_evaluation_over_an_iterable_is_interrupted_between_examples(monkeypatch):
-    # prequential over River-style (dict, set) pairs learns with learn_one: the Ctrl-C waits
+@pytest.mark.parametrize("kind", ["ranking", "multiclass"])
+def test_an_evaluation_over_an_iterable_is_interrupted_between_examples(monkeypatch, kind):
+    # prequential over River-style (dict, target) pairs learns with learn_one: the Ctrl-C waits
     # for the example's end, and one that comes while the next example is read is raised there
     from olboost.evaluate import prequential
 
     pytest.importorskip("river")
     X, Y = _stream(30)
+    ranking = kind == "ranking"
     pairs = [
-        ({f"x{j}": float(v) for j, v in enumerate(x)}, set(np.flatnonzero(y)))
+        (
+            {f"x{j}": float(v) for j, v in enumerate(x)},
+            set(np.flatnonzero(y)) if ranking else int(np.argmax(y)),
+        )
         for x, y in zip(X, Y, strict=True)
     ]
 
     def make():
-        return AdaOLMR(RiverCommittee(n_features=3), learners=3, seed=1, labels=4)
+        if ranking:
+            return AdaOLMR(RiverCommittee(n_features=3), learners=3, seed=1, labels=4)
+        return AdaBoostOLM(RiverCommittee(n_features=3), learners=3, seed=1, classes=4)
 
     from river.tree import HoeffdingTreeClassifier
 
@@ -321,3 +329,31 @@ def test_a_held_ctrl_c_under_the_default_action_ends_the_process(block):
     assert done.returncode == -signal.SIGINT, done.stderr
     assert "still running" not in done.stdout
     assert done.stdout.count("inside") == block.count("inside")
+
+
+def test_the_row_by_row_loops_run_as_they_are_off_the_main_thread():
+    # signal handlers are the main thread's: elsewhere the loops hold nothing, and run
+    import threading
+
+    from olboost.evaluate import prequential
+
+    X, Y = _stream(40)
+    y = Y.argmax(axis=1)
+    pairs = [
+        ({f"x{j}": float(v) for j, v in enumerate(x)}, int(c)) for x, c in zip(X, y, strict=True)
+    ]
+    done = {}
+
+    def work():
+        try:
+            oza = OzaBoost(VFDTCommittee(n_features=3), learners=3, seed=1, classes=4).learn(X, y)
+            done["learn"] = oza.t_
+            model = AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=1, classes=4)
+            done["prequential"] = len(prequential(model, pairs).correct)
+        except Exception as err:  # noqa: BLE001 - reported by the assertion below
+            done["error"] = repr(err)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(120)
+    assert done == {"learn": 40, "prequential": 40}

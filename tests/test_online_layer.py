@@ -305,7 +305,8 @@ def test_predict_gives_an_array_of_the_classes_dtype():
     # an array of objects for int classes: np.bincount of a prediction failed
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
-    for classes, dtype in [([0, 1, 2], np.int64), ([0.5, 1.5], np.float64), (["a", "b"], "<U1")]:
+    kinds = [([0, 1, 2], np.int64), ([0.5, 1.5], np.float64), (["a", "b"], "<U1")]
+    for classes, dtype in [*kinds, ([False, True], np.bool_)]:
         y = np.array(classes, dtype=object)[np.arange(30) % len(classes)]
         model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
         predicted = model.learn(X, y).predict(X)

@@ -566,6 +566,32 @@ def test_simulate_checks_its_settings_before_contacting_the_service(monkeypatch)
             simulate(url, None)
 
 
+def test_simulate_reports_what_it_sent_under_a_limit_and_a_duration(tmp_path):
+    # limit=10 of a 20-row train split reported n_train_examples=20 (and a test loss over none
+    # of the 10 sent); the examples a duration left unsent count as none
+    from olboost.datasets.base import MultiLabelDataset
+    from olboost.serve.simulate import check_settings, simulate
+
+    check_settings({"drop": 1.0})  # a probability: every user leaves
+    with pytest.raises(ValueError, match="drop"):
+        check_settings({"drop": 1.5})
+    rng = np.random.default_rng(0)
+    labels = LABELS.split(",")
+    data = MultiLabelDataset(
+        "tiny", rng.normal(size=(30, WIDTH)), rng.random((30, len(labels))) < 0.5,
+        [f"f{j}" for j in range(WIDTH)], labels, n_train=20,
+    )  # fmt: skip
+    with Server(tmp_path / "store", *SMALL) as server:
+        sent = simulate(server.url, data, token=server.token, concurrency=1, limit=10, wait=True)
+        assert (sent.n_examples, sent.n_train_examples, len(sent.losses)) == (10, 10, 10)
+        # 70 examples one at a time, each learned before the next (about a second in all here):
+        # the first sent at once, far from all within 0.05 s
+        cut = simulate(server.url, data, token=server.token, concurrency=1, loops=3,
+                       duration=0.05, wait=True)  # fmt: skip
+    reached = int(np.count_nonzero(~np.isnan(cut.losses)))
+    assert len(cut.losses) == 70 and 0 < reached < 70 and cut.n_examples == reached
+
+
 def _tiny_mulan(folder: Path) -> tuple[Path, Path]:
     """A MULAN data file (4 features, the labels of SMALL) and its XML label file."""
     rng = np.random.default_rng(0)
