@@ -908,6 +908,29 @@ def test_a_label_frame_whose_columns_are_the_int_labels_is_read_by_name():
     assert pickle.dumps(model("cba").learn(X, frame)) == pickle.dumps(model("cba").learn(X, Y))
 
 
+def test_a_label_frame_tells_bool_labels_from_int_columns():
+    # True == 1: pandas' default columns 0, 1 were taken for the labels [True, False], and
+    # Y[[True, False]] read as a mask of rows ("Item wrong length"); columns True, False for
+    # the labels 0, 1 gave pandas' bare KeyError
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 3))
+    Y = rng.random((3, 2)) < 0.5
+
+    def model(labels):
+        return AdaOLMR(VFDTCommittee(), learners=2, seed=1, labels=labels)
+
+    by_array = pickle.dumps(model([True, False]).learn(X, Y))
+    assert pickle.dumps(model([True, False]).learn(X, pd.DataFrame(Y))) == by_array
+    named = pd.DataFrame(Y[:, ::-1], columns=[False, True])
+    assert pickle.dumps(model([True, False]).learn(X, named)) == by_array
+    ints = model([0, 1])
+    with pytest.raises(ValueError, match=r"Y's columns are not the model's labels \(missing 0, 1"):
+        ints.learn(X, pd.DataFrame(Y, columns=[True, False]))
+    with pytest.raises(ValueError, match="Y names a label twice"):
+        model(["a", "b"]).learn(X, pd.DataFrame(np.c_[Y, Y[:, :1]], columns=["a", "b", "a"]))
+
+
 def test_a_label_frame_names_the_labels_of_a_model_without_them():
     # with labels=None the frame's names were dropped (labels 0..k-1, read by position), and
     # the next chunk of the same frame was refused ("missing 0, 1, 2, unexpected 'sport'")

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from olboost import AdaBoostOLM, AdaOLMR, OnlineBMR, TopkAdaptive, VFDTCommittee
+from olboost import AdaOLMR, OnlineBMR, TopkAdaptive, VFDTCommittee
 from olboost.boosters.base import RankingBooster
 from olboost.checks import synthetic_multilabel
 from olboost.weak.base import Committee
@@ -26,8 +26,9 @@ class HalfScores(AdaOLMR):
         return 0.5 * super()._scores(H)
 
 
-@pytest.mark.parametrize("cls", [HalfWeights, HalfScores])
+@pytest.mark.parametrize("cls", ["HalfWeights", "HalfScores", "MixedInHalfScores"])
 def test_a_subclass_step_runs_on_the_array_paths_too(cls):
+    cls = globals()[cls]
     # the driver ran the compiled step the subclass inherits: learn(X, Y) learned as AdaOLMR
     # while learn_one ran the override
     X, Y = synthetic_multilabel(n=60, k=4)
@@ -47,12 +48,79 @@ def test_a_subclass_step_runs_on_the_array_paths_too(cls):
         assert pickle.dumps(make(AdaOLMR).learn(X, Y).committee_) != pickle.dumps(one.committee_)
 
 
-def test_olboost_own_boosters_keep_the_compiled_path():
-    from olboost.boosters import base
+class HalvesScores:
+    """A mixin put before the booster it changes."""
 
-    boosters = [AdaOLMR, AdaBoostOLM, OnlineBMR, TopkAdaptive]
-    assert not any(base._overrides_the_step(cls) for cls in boosters)
-    assert base._overrides_the_step(HalfWeights) and base._overrides_the_step(HalfScores)
+    def _scores(self, H):
+        return 0.5 * super()._scores(H)
+
+
+class MixedInHalfScores(HalvesScores, AdaOLMR):
+    pass
+
+
+class FlatPredictions:
+    def predict(self, x):
+        H = super().predict(x)
+        return np.full_like(H, 1.0 / H.shape[1])
+
+
+class MixedInFlat(FlatPredictions, VFDTCommittee):
+    pass
+
+
+def _public_classes(module_names, base):
+    import importlib
+    import inspect
+
+    found = set()
+    for name in module_names:
+        module = importlib.import_module(name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, base) and cls.__module__.startswith("olboost."):
+                found.add(cls)
+    return found
+
+
+def test_olboost_own_boosters_and_committees_keep_the_compiled_path():
+    # the rule that runs a subclass's own step from Python must not catch olboost's own
+    # classes: every one of them would lose its compiled path, many times slower
+    from olboost.boosters import base
+    from olboost.weak import base as weak
+
+    boosters = _public_classes(
+        ["olboost", "olboost.boosters", "olboost.boosters.baselines"], base.Booster
+    )
+    assert len(boosters) >= 11
+    assert not [cls for cls in boosters if base._overrides_the_step(cls)]
+    committees = _public_classes(["olboost", "olboost.weak"], Committee)
+    compiled = [cls for cls in committees if "compiled" in vars(cls)]
+    assert len(compiled) >= 3  # the trees, the linear rankers, the mix
+    assert not [cls for cls in compiled if weak._overrides_the_kernels(cls)]
+    for cls in (HalfWeights, HalfScores, MixedInHalfScores):
+        assert base._overrides_the_step(cls)
+    assert weak._overrides_the_kernels(MixedInFlat)
+
+
+@pytest.mark.parametrize("form", ["subclass", "mixin"])
+def test_a_committee_subclass_predicting_otherwise_does_so_on_the_array_paths(form):
+    class Flat(VFDTCommittee):
+        def predict(self, x):
+            H = super().predict(x)
+            return np.full_like(H, 1.0 / H.shape[1])
+
+    committee = Flat if form == "subclass" else MixedInFlat
+    X, Y = synthetic_multilabel(n=40, k=4)
+
+    def make():
+        return AdaOLMR(committee(n_features=3), learners=3, seed=1, labels=4)
+
+    one = make()
+    scores = []
+    for x, y in zip(X, Y, strict=True):
+        scores.append(list(one.score_one(x).values()))
+        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    np.testing.assert_array_equal(make().score_then_learn(X, Y), scores)
 
 
 class ExtraRow(VFDTCommittee):

@@ -311,6 +311,13 @@ def test_predict_gives_an_array_of_the_classes_dtype():
         model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
         predicted = model.learn(X, y).predict(X)
         assert predicted.dtype == dtype and set(predicted.tolist()) <= set(classes)
+    # NumPy would change them: an int beyond int64 into a float, a trailing NUL dropped
+    for classes in ([-1, 2**63 + 1], ["a", "a\x00"]):
+        y = np.array(classes, dtype=object)[np.arange(30) % 2]
+        model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+        predicted = model.learn(X, y).predict(X)
+        assert predicted.dtype == object
+        assert predicted.tolist() == [model.predict_one(x) for x in X]
     mixed = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=[1, "b"])
     assert (
         mixed.learn(X, np.array([1, "b"], dtype=object)[np.arange(30) % 2]).predict(X).dtype

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -124,17 +124,6 @@ class Booster(OnlineLearner):
                 "): lower learners"
             ) from None
 
-    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
-        # the committee's own conditions on a started model, said for this model (the
-        # committee's predict and learn raised them, naming neither)
-        xv, names = super()._check_x(x)
-        committee = self.__dict__.get("committee_")
-        if committee is not None and committee.rejects_rows():
-            problem = committee.row_problem(xv)
-            if problem is not None:
-                raise ValueError(f"{type(self).__name__}: {problem}")
-        return xv, names
-
     def _check_first(self, xv: np.ndarray) -> None:
         # the committee's own conditions (nominal codes, the entropy's [0, 1], ...), said as the
         # array paths say them (_check_rows): for this model
@@ -168,7 +157,12 @@ class Booster(OnlineLearner):
         cached = self.__dict__.get("_cache")
         if cached is not None and cached[0] == self.t_ and np.array_equal(cached[1], xv):
             return cached[2]
-        H = self.committee_.predict(xv)
+        try:
+            H = self.committee_.predict(xv)
+        except ValueError as err:
+            # the committee's own conditions on x (a nominal code, the entropy's [0, 1]),
+            # said for this model, as the array paths say them (_check_rows)
+            raise ValueError(f"{type(self).__name__}: {err}") from None
         if not _olboost_predicts(self.committee_):
             H = _checked_predictions(self.committee_, H)
         self._cache = (self.t_, xv.copy(), H)
@@ -314,23 +308,25 @@ _STEP_METHODS = (
 
 @functools.cache
 def _overrides_the_step(cls: type) -> bool:
-    """Whether booster class ``cls`` overrides a method of :data:`_STEP_METHODS` below the class
-    whose ``_step_kernels`` it inherits: then the driver, which runs those kernels, would not
-    run the override."""
+    """Whether booster class ``cls`` overrides a method of :data:`_STEP_METHODS` over the class
+    whose ``_step_kernels`` it inherits (a subclass of it, or a mixin before it): then the
+    driver, which runs those kernels, would not run the override."""
 
-    def owner(name: str) -> type:
-        return next(c for c in cls.__mro__ if name in vars(c))
+    mro = cls.__mro__
 
-    kernels = owner("_step_kernels")
-    return any(
-        owner(name) is not kernels and issubclass(owner(name), kernels) for name in _STEP_METHODS
-    )
+    def owner(name: str) -> int:
+        return next(i for i, c in enumerate(mro) if name in vars(c))
+
+    # before it in the method resolution order: a subclass's, or a mixin's put first
+    return any(owner(name) < owner("_step_kernels") for name in _STEP_METHODS)
 
 
 def _olboost_predicts(committee: Committee) -> bool:
     """Whether the committee's ``predict`` is olboost's own (checked by the shared check suite),
-    not a committee of the user's, whose answers :func:`_checked_predictions` checks."""
-    return getattr(type(committee).predict, "__module__", "").startswith("olboost.")
+    and so are its parts' (a mix's), not a committee of the user's, whose answers
+    :func:`_checked_predictions` checks."""
+    own = getattr(type(committee).predict, "__module__", "").startswith("olboost.")
+    return own and all(_olboost_predicts(part) for part in getattr(committee, "parts_", ()))
 
 
 def _checked_predictions(committee: Committee, H: Any) -> np.ndarray:

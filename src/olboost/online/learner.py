@@ -10,7 +10,6 @@ import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from pathlib import Path
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -304,13 +303,16 @@ def _label_sets(Y: Any) -> bool:
 def _caller_level() -> int:
     """The ``stacklevel`` of a warning issued here that names the first frame outside olboost
     (the user's call), however deep in the package the warning comes from."""
-    package = str(Path(__file__).resolve().parent.parent)
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(package):
+    while frame is not None and _in_olboost(frame.f_globals.get("__name__", "")):
         frame = frame.f_back
         level += 1
     return level
+
+
+def _in_olboost(module: str) -> bool:
+    return module == "olboost" or module.startswith("olboost.")
 
 
 def _class_array(classes: list[Hashable]) -> np.ndarray:
@@ -320,7 +322,10 @@ def _class_array(classes: list[Hashable]) -> np.ndarray:
     kinds = {type(c) for c in classes}
     if len(kinds) == 1 and kinds <= {int, float, bool, str}:
         array = np.asarray(classes)
-        if array.dtype != object:
+        # only where the array holds the classes themselves: NumPy makes ints beyond int64
+        # floats, and drops a string's trailing NULs
+        back = array.tolist()
+        if array.dtype != object and back == classes and {type(c) for c in back} == kinds:
             return array
     return np.asarray(classes, dtype=object)
 
@@ -372,15 +377,20 @@ def _feature_names(X: Any) -> list[Hashable] | None:
 def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> str:
     """``"missing ..., unexpected ..."``: the ``names`` a frame's ``columns`` lack and the
     columns of no name; ``""`` when the two hold the same names."""
-    present, known = set(columns), set(names)
-    absent = [n for n in names if n not in present]
-    extra = [c for c in columns if c not in known]
+    present, known = {_typed(c) for c in columns}, {_typed(n) for n in names}
+    absent = [n for n in names if _typed(n) not in present]
+    extra = [c for c in columns if _typed(c) not in known]
     if not absent and not extra:
         return ""
     return (
         f"missing {_shown_names(absent) if absent else 'none'}, "
         f"unexpected {_shown_names(extra) if extra else 'none'}"
     )
+
+
+def _typed(name: Hashable) -> tuple[bool, Hashable]:
+    """A label or feature name as a key that tells a bool from the int it equals (True == 1)."""
+    return isinstance(name, bool | np.bool_), name
 
 
 def _shown_names(names: list[Hashable], limit: int = 5) -> str:
@@ -619,19 +629,25 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if _label_sets(Y):
             return self._masks_of_sets(Y, n, known)
         columns = frame_columns(Y)
+        typed = None if columns is None else [_typed(c) for c in columns]
         if (
             known is not None
-            and columns is not None
-            and (named_columns(columns) or set(columns) == set(known))
+            and typed is not None
+            and (named_columns(columns) or set(typed) == {_typed(label) for label in known})
         ):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column).
             # Columns 0..k-1 in order are pandas' default, read by position, unless they are
-            # the model's labels (labels=[2, 1, 0]: columns 0 and 2 were swapped).
+            # the model's labels (labels=[2, 1, 0]: columns 0 and 2 were swapped). Compared
+            # with their type (True == 1), and taken by position: Y[[True, False]] is a mask
+            # of rows to pandas.
             difference = _column_difference(known, columns)
             if difference:
                 raise ValueError(f"{name}: Y's columns are not the model's labels ({difference})")
-            Y = Y[list(known)]
+            if len(set(typed)) != len(typed):
+                raise ValueError(f"{name}: Y names a label twice")
+            where = {key: j for j, key in enumerate(typed)}
+            Y = Y.iloc[:, [where[_typed(label)] for label in known]]
         Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
         return Y

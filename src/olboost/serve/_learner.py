@@ -142,7 +142,7 @@ class Learner:
             self._reap_child(block=True)
             self._checkpoint()
         except BaseException as err:
-            self._error_text = f"the learner stopped: {err}"
+            self._error_text = f"the learner stopped: {str(err) or repr(err)}"
             self._error = err
             print(f"olboost serve: the learner stopped: {err!r}", file=sys.stderr)
             with self._learned:

@@ -121,7 +121,7 @@ class LogWriter:
             # the service's start has just verified the log (Store's quick_check)
             store = Store(self.path, synchronous=self.synchronous, verify=False)
         except BaseException as err:  # reported by start()
-            self._error_text = f"the log could not be opened: {err}"
+            self._error_text = f"the log could not be opened: {str(err) or repr(err)}"
             self._error = err
             ready.set()
             return
@@ -146,7 +146,7 @@ class LogWriter:
                     self._commit(store, batch)
                 self._expire()
         except BaseException as err:  # a broken log: refuse every request from now on
-            self._error_text = f"the log writer stopped: {err}"
+            self._error_text = f"the log writer stopped: {str(err) or repr(err)}"
             self._error = err
             print(f"olboost serve: the log writer stopped: {err!r}", file=sys.stderr)
             # Requests queued behind the failure had no one left to answer them: they hung

@@ -142,8 +142,13 @@ async function refresh() {
     " (the service answers no request until it is restarted)", true);
 }
 async function loop() {
-  await refresh();
-  setTimeout(loop, 1000);
+  try {
+    await refresh();
+  } catch (err) {
+    say("error: " + err.message, true);  // an answer that could not be shown
+  } finally {
+    setTimeout(loop, 1000);
+  }
 }
 loop();
 </script>

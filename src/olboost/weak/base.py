@@ -177,9 +177,10 @@ def draw_feature_subsets(
 def driven_kernels(committee: Committee) -> CompiledKernels | None:
     """``committee.compiled()`` for a driver that runs its kernels in place of its ``predict``
     and ``learn`` (a booster's compiled driver, a mix), or ``None``, for the driver to call
-    them from Python, when the committee's class overrides either below the class whose
-    ``compiled`` it inherits: the kernels would not run the override (a subclass predicting
-    otherwise predicted as its parent on the array paths only)."""
+    them from Python, when the committee's class overrides either over the class whose
+    ``compiled`` it inherits (a subclass of it, or a mixin before it): the kernels would not
+    run the override (a subclass predicting otherwise predicted as its parent on the array
+    paths only)."""
     if _overrides_the_kernels(type(committee)):
         return None
     return committee.compiled()
@@ -187,14 +188,13 @@ def driven_kernels(committee: Committee) -> CompiledKernels | None:
 
 @functools.cache
 def _overrides_the_kernels(cls: type) -> bool:
-    def owner(name: str) -> type:
-        return next(c for c in cls.__mro__ if name in vars(c))
+    mro = cls.__mro__
 
-    kernels = owner("compiled")
-    return any(
-        owner(name) is not kernels and issubclass(owner(name), kernels)
-        for name in ("predict", "learn")
-    )
+    def owner(name: str) -> int:
+        return next(i for i, c in enumerate(mro) if name in vars(c))
+
+    # before it in the method resolution order: a subclass's, or a mixin's put first
+    return any(owner(name) < owner("compiled") for name in ("predict", "learn"))
 
 
 class Committee(Estimator):
