@@ -26,6 +26,15 @@ class HalfScores(AdaOLMR):
         return 0.5 * super()._scores(H)
 
 
+def _one_at_a_time(model, X, Y):
+    """The scores ``model`` gives each row of ``X`` before it learns it with ``learn_one``."""
+    scores = []
+    for x, y in zip(X, Y, strict=True):
+        scores.append(list(model.score_one(x).values()))
+        model.learn_one(x, set(np.flatnonzero(y).tolist()))
+    return scores
+
+
 @pytest.mark.parametrize("cls", ["HalfWeights", "HalfScores", "MixedInHalfScores"])
 def test_a_subclass_step_runs_on_the_array_paths_too(cls):
     cls = globals()[cls]
@@ -37,10 +46,7 @@ def test_a_subclass_step_runs_on_the_array_paths_too(cls):
         return c(VFDTCommittee(n_features=3), learners=3, seed=1, labels=4)
 
     one = make()
-    scores = []
-    for x, y in zip(X, Y, strict=True):
-        scores.append(list(one.score_one(x).values()))
-        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    scores = _one_at_a_time(one, X, Y)
     arrays = make()
     np.testing.assert_array_equal(arrays.score_then_learn(X, Y), scores)
     assert pickle.dumps(arrays) == pickle.dumps(one)
@@ -116,10 +122,7 @@ def test_a_committee_subclass_predicting_otherwise_does_so_on_the_array_paths(fo
         return AdaOLMR(committee(n_features=3), learners=3, seed=1, labels=4)
 
     one = make()
-    scores = []
-    for x, y in zip(X, Y, strict=True):
-        scores.append(list(one.score_one(x).values()))
-        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    scores = _one_at_a_time(one, X, Y)
     np.testing.assert_array_equal(make().score_then_learn(X, Y), scores)
 
 
