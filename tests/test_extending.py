@@ -135,7 +135,7 @@ class ExtraRow(VFDTCommittee):
 class NaNForLabelOne(VFDTCommittee):
     def predict(self, x):
         H = super().predict(x)
-        H[2, 1] = np.nan
+        H[-1, 1] = np.nan
         return H
 
 
@@ -210,3 +210,24 @@ def test_what_a_class_of_ones_own_lacks_is_said():
         NoStep(VFDTCommittee(n_features=2), labels=3).learn(X, Y)
     with pytest.raises(NotImplementedError, match="a committee implements _allocate"):
         NoLearners().start(2, 3, 4, 1)
+
+
+def test_a_part_of_ones_own_in_a_mix_is_checked_by_name():
+    # its extra row came out as NumPy's "could not be broadcast", its NaN blamed on the mix
+    from olboost import MixedCommittee
+
+    X, Y = synthetic_multilabel(n=30, k=4)
+    for part, match in [
+        (
+            ExtraRow,
+            r"ExtraRow.predict must return an \(N, k\) = \(1, 4\) array, got shape \(2, 4\)",
+        ),
+        (NaNForLabelOne, r"NaNForLabelOne.predict: learner .* for label 1 is nan"),
+    ]:
+        mix = MixedCommittee([VFDTCommittee(n_features=3), VFDTCommittee(n_features=3)])
+        model = AdaOLMR(mix, learners=2, seed=1, labels=4).learn(X[:10], Y[:10])
+        model.committee_.parts_[1].__class__ = part
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match=match):
+            model.learn_one(X[10], {1})
+        assert pickle.dumps(model) == before

@@ -306,7 +306,9 @@ def test_predict_gives_an_array_of_the_classes_dtype():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))
     kinds = [([0, 1, 2], np.int64), ([0.5, 1.5], np.float64), (["a", "b"], "<U1")]
-    for classes, dtype in [*kinds, ([False, True], np.bool_)]:
+    # NumPy's own scalars too, as list(np.unique(y)) gives them
+    numpys = [(list(np.unique(np.array([3, 1], dtype=np.uint8))), np.uint8)]
+    for classes, dtype in [*kinds, ([False, True], np.bool_), *numpys]:
         y = np.array(classes, dtype=object)[np.arange(30) % len(classes)]
         model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
         predicted = model.learn(X, y).predict(X)

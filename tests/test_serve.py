@@ -998,7 +998,16 @@ def test_a_failed_periodic_checkpoint_in_the_server_is_retried(tmp_path: Path) -
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (MemoryError("a stand-in for a learn that fails"), "a stand-in for a learn that fails"),
+        (MemoryError(), "MemoryError()"),  # no message: the answers said "stopped: " alone
+    ],
+)
+def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
+    tmp_path: Path, error: BaseException, said: str
+) -> None:
     # the learner's failure answered the waiting feedbacks, not a queued /admin/checkpoint
     import concurrent.futures
     import threading
@@ -1014,7 +1023,7 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(tmp_path: Path) -
     def broken_learn(*args):
         learning.set()
         fail.wait(30)
-        raise MemoryError("a stand-in for a learn that fails")
+        raise error
 
     service._fused = None
     service.model.learn_one = broken_learn
@@ -1025,8 +1034,10 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(tmp_path: Path) -
         assert learning.wait(30)
         checkpoint = service.checkpoint_now()
         fail.set()
-        with pytest.raises(RequestError, match="the learner stopped"):
+        with pytest.raises(RequestError) as stopped:
             checkpoint.result(timeout=30)
+        assert str(stopped.value) == f"the learner stopped: {said}"
+        assert service.health()["error"] == f"the learner stopped: {said}"
     except concurrent.futures.TimeoutError:
         pytest.fail("the checkpoint request was never answered")
     finally:

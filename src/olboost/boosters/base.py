@@ -25,7 +25,7 @@ from olboost.base import InstanceOf, Interval, restored_on_failure
 from olboost.boosters import _driver
 from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
-from olboost.weak.base import Committee, driven_kernels
+from olboost.weak.base import Committee, checked_predictions, driven_kernels, olboost_predicts
 
 __all__ = [
     "MAX_ALPHA",
@@ -163,8 +163,8 @@ class Booster(OnlineLearner):
             # the committee's own conditions on x (a nominal code, the entropy's [0, 1]),
             # said for this model, as the array paths say them (_check_rows)
             raise ValueError(f"{type(self).__name__}: {err}") from None
-        if not _olboost_predicts(self.committee_):
-            H = _checked_predictions(self.committee_, H)
+        if not olboost_predicts(self.committee_):
+            H = checked_predictions(self.committee_, H)
         self._cache = (self.t_, xv.copy(), H)
         return H
 
@@ -319,30 +319,3 @@ def _overrides_the_step(cls: type) -> bool:
 
     # before it in the method resolution order: a subclass's, or a mixin's put first
     return any(owner(name) < owner("_step_kernels") for name in _STEP_METHODS)
-
-
-def _olboost_predicts(committee: Committee) -> bool:
-    """Whether the committee's ``predict`` is olboost's own (checked by the shared check suite),
-    and so are its parts' (a mix's), not a committee of the user's, whose answers
-    :func:`_checked_predictions` checks."""
-    own = getattr(type(committee).predict, "__module__", "").startswith("olboost.")
-    return own and all(_olboost_predicts(part) for part in getattr(committee, "parts_", ()))
-
-
-def _checked_predictions(committee: Committee, H: Any) -> np.ndarray:
-    """``H``, the predictions of a committee of the user's, as a C-ordered float64 array, or a
-    ``ValueError`` naming the committee unless it is ``(N, k)`` (the committee's learners and
-    labels) and finite: the compiled steps read it unchecked (one row too many wrote past their
-    arrays), and a NaN spread through every weight."""
-    name = f"{type(committee).__name__}.predict"
-    shape = (committee.n_learners_, committee.n_labels_)
-    got = getattr(H, "shape", None)
-    if not isinstance(H, np.ndarray) or got != shape:
-        what = f"shape {got}" if isinstance(H, np.ndarray) else type(H).__name__
-        raise ValueError(f"{name} must return an (N, k) = {shape} array, got {what}")
-    H = np.ascontiguousarray(H, dtype=np.float64)
-    finite = np.isfinite(H)
-    if not finite.all():
-        i, j = np.argwhere(~finite)[0]
-        raise ValueError(f"{name}: learner {i}'s prediction for label {j} is {float(H[i, j])!r}")
-    return H

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -316,18 +317,30 @@ def _in_olboost(module: str) -> bool:
 
 
 def _class_array(classes: list[Hashable]) -> np.ndarray:
-    """``classes`` as an array of their dtype when they share one of NumPy's (ints, floats, bools
-    or strings: an array of objects made ``np.bincount`` of an int prediction fail), else of
-    objects."""
-    kinds = {type(c) for c in classes}
-    if len(kinds) == 1 and kinds <= {int, float, bool, str}:
+    """``classes`` as an array of NumPy's dtype for them where they are all of one kind (ints,
+    floats, bools or strings, Python's or NumPy's) and NumPy holds them exactly (an array of
+    objects made ``np.bincount`` of an int prediction fail), else of objects (mixed kinds, ints
+    beyond int64, strings ending with NUL)."""
+    kinds = {_kind(c) for c in classes}
+    if len(kinds) == 1 and None not in kinds:
         array = np.asarray(classes)
-        # only where the array holds the classes themselves: NumPy makes ints beyond int64
-        # floats, and drops a string's trailing NULs
-        back = array.tolist()
-        if array.dtype != object and back == classes and {type(c) for c in back} == kinds:
+        values = [c.item() if isinstance(c, np.generic) else c for c in classes]
+        if array.dtype.kind in kinds.pop() and array.tolist() == values:
             return array
     return np.asarray(classes, dtype=object)
+
+
+def _kind(value: Any) -> str | None:
+    """The NumPy dtype kinds that hold ``value`` exactly, or ``None`` for another value."""
+    if isinstance(value, bool | np.bool_):
+        return "b"
+    if isinstance(value, numbers.Integral):
+        return "iu"
+    if isinstance(value, float | np.floating):
+        return "f"
+    if isinstance(value, str):
+        return "U"
+    return None
 
 
 def _check_mini_batch(learner: OnlineLearner, X: Any) -> None:
@@ -743,9 +756,9 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         return self._scores_many(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The predicted class of every row of ``X`` (no learning): an array of the classes'
-        own dtype where they are all ints, floats, bools or strings (as scikit-learn's
-        ``predict``), of objects otherwise."""
+        """The predicted class of every row of ``X`` (no learning): an array of NumPy's dtype
+        for the classes where they are all ints, all floats, all bools or all strings (as
+        scikit-learn's ``predict``) and NumPy holds them exactly, of objects otherwise."""
         classes = _class_array(self._outputs())
         return classes[np.argmax(self._scores_many(X), axis=1)]
 

@@ -151,7 +151,7 @@ class Learner:
                 self._waiters.clear()
             # answers waiting for learning (wait, backpressure) would wait for ever
             for future in waiting:
-                future.set_exception(RequestError(503, f"the learner stopped: {err}"))
+                future.set_exception(RequestError(503, self._error_text))
             # so do /admin/checkpoint requests queued behind the failure
             while True:
                 try:
@@ -159,7 +159,7 @@ class Learner:
                 except queue.Empty:
                     break
                 if item is not None and item[0] == "checkpoint":
-                    item[1].set_exception(RequestError(503, f"the learner stopped: {err}"))
+                    item[1].set_exception(RequestError(503, self._error_text))
             raise
 
     def _checkpoint(self) -> None:

@@ -174,7 +174,7 @@ class LogWriter:
     def _stopped(self) -> RequestError:
         """The answer to every request once the log writer (or the learner) stopped on an
         error (:attr:`_error`)."""
-        return RequestError(503, f"the service stopped on an error: {self._error}")
+        return RequestError(503, f"the service stopped on an error: {self._error_text}")
 
     def _commit(self, store: Store, ops: list) -> None:
         batch = _Batch()

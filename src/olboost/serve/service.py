@@ -375,7 +375,7 @@ class Service(LogWriter, Learner):
             if self.applied_seq >= seq:
                 future.set_result(seq)
             elif self._error is not None:
-                future.set_exception(RequestError(503, f"the learner stopped: {self._error}"))
+                future.set_exception(RequestError(503, self._error_text or str(self._error)))
             else:
                 self._waiters.setdefault(seq, []).append(future)
         return future
@@ -436,7 +436,7 @@ class Service(LogWriter, Learner):
         with s.lock:
             return {
                 "status": "error" if self._error is not None else "ok",
-                "error": None if self._error is None else self._error_text or str(self._error),
+                "error": None if self._error is None else self._error_text or repr(self._error),
                 "algorithm": c.algorithm,
                 "labels": list(c.labels),
                 "k": c.k,

@@ -174,6 +174,33 @@ def draw_feature_subsets(
     ).astype(np.int64)
 
 
+def olboost_predicts(committee: Committee) -> bool:
+    """Whether the committee's ``predict`` is olboost's own (checked by the shared check suite),
+    and so are its parts' (a mix's), not a committee of the user's, whose answers
+    :func:`checked_predictions` checks."""
+    own = getattr(type(committee).predict, "__module__", "").startswith("olboost.")
+    return own and all(olboost_predicts(part) for part in getattr(committee, "parts_", ()))
+
+
+def checked_predictions(committee: Committee, H: Any) -> np.ndarray:
+    """``H``, the predictions of a committee of the user's, as a C-ordered float64 array, or a
+    ``ValueError`` naming the committee unless it is ``(N, k)`` (the committee's learners and
+    labels) and finite: the compiled steps read it unchecked (one row too many wrote past their
+    arrays), and a NaN spread through every weight."""
+    name = f"{type(committee).__name__}.predict"
+    shape = (committee.n_learners_, committee.n_labels_)
+    got = getattr(H, "shape", None)
+    if not isinstance(H, np.ndarray) or got != shape:
+        what = f"shape {got}" if isinstance(H, np.ndarray) else type(H).__name__
+        raise ValueError(f"{name} must return an (N, k) = {shape} array, got {what}")
+    H = np.ascontiguousarray(H, dtype=np.float64)
+    finite = np.isfinite(H)
+    if not finite.all():
+        i, j = np.argwhere(~finite)[0]
+        raise ValueError(f"{name}: learner {i}'s prediction for label {j} is {float(H[i, j])!r}")
+    return H
+
+
 def driven_kernels(committee: Committee) -> CompiledKernels | None:
     """``committee.compiled()`` for a driver that runs its kernels in place of its ``predict``
     and ``learn`` (a booster's compiled driver, a mix), or ``None``, for the driver to call

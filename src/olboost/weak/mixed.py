@@ -17,7 +17,13 @@ import numpy as np
 from olboost._random import seed_int
 from olboost.base import InstanceOf, OneOf
 from olboost.weak import _mixed_kernels as K
-from olboost.weak.base import Committee, CompiledKernels, driven_kernels
+from olboost.weak.base import (
+    Committee,
+    CompiledKernels,
+    checked_predictions,
+    driven_kernels,
+    olboost_predicts,
+)
 
 __all__ = ["MixedCommittee", "MixedSetup"]
 
@@ -398,7 +404,10 @@ class MixedCommittee(Committee):
             self._entry("predict", kernels)(x, kernels.state, out)
             return out
         for part, rows in zip(self.parts_, self.rows_, strict=True):
-            out[rows] = part.predict(x)
+            H = part.predict(x)
+            # a part of the user's, checked as the boosters check a committee of the user's
+            # (its error named the mix, or was NumPy's broadcasting one)
+            out[rows] = H if olboost_predicts(part) else checked_predictions(part, H)
         return out
 
     def learn(self, x: np.ndarray, weights: np.ndarray) -> None:
