@@ -1315,3 +1315,19 @@ def test_a_ready_file_in_the_store_directory_is_the_services_to_write(tmp_path):
     for name in ("log.sqlite-wal", "token", "checkpoint.olb"):
         with pytest.raises(ValueError, match=f"the store's {name} .*a name of its own"):
             check(name)
+
+
+def test_simulated_users_drop_and_delay_independently():
+    # a kept user's delay drawn from the stream that kept it was at least 2 delay drop
+    from olboost.serve.simulate import _answer_after
+
+    answers = [_answer_after(7, i, 0.5, 1.0) for i in range(4000)]
+    kept = np.array([a for a in answers if a is not None])
+    # 4,000 users, seeded (the same draws every run): the share dropped is 0.5 within 4 of its
+    # standard deviations (0.008), and the kept users' delays fill [0, 2] with a uniform's
+    # quartiles, each within 0.05, over 2 standard errors (0.022 at the median of about 2,000)
+    assert abs(1 - len(kept) / 4000 - 0.5) < 0.032
+    assert kept.min() >= 0 and kept.max() <= 2
+    np.testing.assert_allclose(np.quantile(kept, [0.25, 0.5, 0.75]), [0.5, 1.0, 1.5], atol=0.05)
+    assert [_answer_after(7, i, 0.5, 1.0) for i in range(50)] == answers[:50]  # seeded
+    assert _answer_after(7, 3, 0.0, 0.0) == 0.0

@@ -199,6 +199,15 @@ def _uniform(seed: int, index: int, stream: int) -> float:
     return float(np.random.default_rng([seed, index, stream]).random())
 
 
+def _answer_after(seed: int, index: int, drop: float, delay: float) -> float | None:
+    """When user ``index`` answers, in seconds after the ranking (uniform on ``[0, 2 delay]``),
+    or ``None`` if the user never answers (probability ``drop``): two streams of the seed, so
+    that a kept user's delay does not depend on the draw that kept it."""
+    if drop > 0 and _uniform(seed, index, 0) < drop:
+        return None
+    return delay * 2.0 * _uniform(seed, index, 1) if delay > 0 else 0.0
+
+
 async def _run(
     url: str,
     X: np.ndarray,
@@ -271,10 +280,10 @@ async def _run(
             losses[i] = rank_loss(s, Y[i], empty="paper")
             relevant = {labels[j] for j in np.flatnonzero(Y[i]).tolist()}
             clicked = [label for label in shown["labels"] if label in relevant]
-            if drop > 0 and _uniform(seed, i, 0) < drop:
+            after = _answer_after(seed, i, drop, delay)
+            if after is None:
                 dropped += 1
                 continue
-            after = delay * 2.0 * _uniform(seed, i, 1) if delay > 0 else 0.0
             if after > 0:  # the user answers later; this slot serves the next user meanwhile
                 task = asyncio.create_task(send_feedback(i, shown["impression"], clicked, after))
                 pending.add(task)
