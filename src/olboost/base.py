@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import numbers
 import sys
@@ -63,6 +64,25 @@ class restored_on_failure:
         self.obj.__dict__.update(self.before)
         for name, value in (self.arrays or {}).items():
             np.copyto(self.before[name], value)
+
+
+@functools.cache
+def overrides_before(cls: type, methods: tuple[str, ...], anchor: str) -> bool:
+    """Whether class ``cls`` takes one of ``methods`` from a class that comes before the one it
+    takes ``anchor`` from in its method resolution order (a subclass of it, or a mixin put
+    first): compiled code that stands in for ``methods`` next to ``anchor`` would not run that
+    override."""
+    mro = cls.__mro__
+
+    def owner(name: str) -> int:
+        return next(i for i, c in enumerate(mro) if name in vars(c))
+
+    return any(owner(name) < owner(anchor) for name in methods)
+
+
+def in_olboost(module: str) -> bool:
+    """Whether the module named ``module`` is olboost or one of its submodules."""
+    return module == "olboost" or module.startswith("olboost.")
 
 
 def _same(a: Any, b: Any) -> bool:

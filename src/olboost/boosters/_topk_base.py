@@ -62,11 +62,7 @@ class TopkBooster(RankingBooster):
                 f"{type(self).__name__}: k must be at least {explore.min_k} with "
                 f"{type(explore).__name__}, got {self.k} (App. B.1)"
             )
-        labels = self.__dict__.get("labels_", self.labels)
-        if labels is not None:
-            # the number of labels, without listing range(labels) for an int
-            m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
-            explore.check_k(m, self.k)
+        _check_k(explore, self.__dict__.get("labels_", self.labels), self.k)
 
     def _checked_new_params(
         self, params: dict[str, Any]
@@ -80,10 +76,8 @@ class TopkBooster(RankingBooster):
         exploration = new["exploration"]
         if "exploration" in nested and isinstance(exploration, Exploration):
             exploration = exploration.clone(nested["exploration"])
-        labels = self.__dict__.get("labels_", new["labels"])
-        if labels is not None:
-            m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
-            exploration_from(exploration, new["rho"]).check_k(m, new["k"])
+        explore = exploration_from(exploration, new["rho"])
+        _check_k(explore, self.__dict__.get("labels_", new["labels"]), new["k"])
         return direct, nested
 
     @property
@@ -357,3 +351,10 @@ def _plain(value: Any) -> Any:
         params = value._get_params()
         return type(value)(**{name: _plain(v) for name, v in params.items() if name != "n_threads"})
     return value
+
+
+def _check_k(explore: Exploration, labels: Any, k: int) -> None:
+    """``explore.check_k`` for ``labels`` (a count or a sequence), once they are known."""
+    if labels is not None:
+        # the number of labels, without listing range(labels) for an int
+        explore.check_k(int(labels) if isinstance(labels, numbers.Integral) else len(labels), k)

@@ -12,7 +12,6 @@ and learning one example, and runs streams through the compiled driver when it c
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -21,7 +20,7 @@ import numpy as np
 
 from olboost._interrupt import held_interrupt
 from olboost._random import STREAMS, seed_int
-from olboost.base import InstanceOf, Interval, restored_on_failure
+from olboost.base import InstanceOf, Interval, overrides_before, restored_on_failure
 from olboost.boosters import _driver
 from olboost.online.inputs import Rows
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner
@@ -306,16 +305,8 @@ _STEP_METHODS = (
 )
 
 
-@functools.cache
 def _overrides_the_step(cls: type) -> bool:
     """Whether booster class ``cls`` overrides a method of :data:`_STEP_METHODS` over the class
     whose ``_step_kernels`` it inherits (a subclass of it, or a mixin before it): then the
     driver, which runs those kernels, would not run the override."""
-
-    mro = cls.__mro__
-
-    def owner(name: str) -> int:
-        return next(i for i, c in enumerate(mro) if name in vars(c))
-
-    # before it in the method resolution order: a subclass's, or a mixin's put first
-    return any(owner(name) < owner("_step_kernels") for name in _STEP_METHODS)
+    return overrides_before(cls, _STEP_METHODS, "_step_kernels")

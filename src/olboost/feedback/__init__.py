@@ -33,6 +33,12 @@ def is_bool(value: object) -> bool:
     return isinstance(value, bool | np.bool_)
 
 
+def bool_apart(value: Hashable) -> tuple[Hashable, bool]:
+    """``value`` as a dict or set key that tells a bool from the 0 or 1 it equals (:func:`is_bool`):
+    no label, class or column name of one type is found for the other."""
+    return value, is_bool(value)
+
+
 class Feedback:
     """Base class of the feedback a booster receives for one example."""
 

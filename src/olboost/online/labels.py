@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.feedback import Feedback, is_bool
+from olboost.feedback import Feedback, bool_apart, is_bool
 
 __all__ = [
     "check_feedback_type",
@@ -25,6 +25,7 @@ __all__ = [
     "check_outputs",
     "class_vector",
     "classes_and_codes",
+    "bool_apart",
     "is_bool",
     "label_mask",
     "output_list",

@@ -18,7 +18,7 @@ import numpy as np
 from olboost import _libm as libm
 from olboost._interrupt import between_rows
 from olboost._river import RiverClassifier, RiverMultiLabelClassifier
-from olboost.base import Estimator, InstanceOf, Interval, restored_on_failure
+from olboost.base import Estimator, InstanceOf, Interval, in_olboost, restored_on_failure
 from olboost.feedback import Feedback, FullFeedback
 from olboost.online.inputs import (
     FeedbackRows,
@@ -31,6 +31,7 @@ from olboost.online.inputs import (
     writable,
 )
 from olboost.online.labels import (
+    bool_apart,
     check_feedback_type,
     check_label_columns,
     check_outputs,
@@ -306,14 +307,10 @@ def _caller_level() -> int:
     (the user's call), however deep in the package the warning comes from."""
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and _in_olboost(frame.f_globals.get("__name__", "")):
+    while frame is not None and in_olboost(frame.f_globals.get("__name__", "")):
         frame = frame.f_back
         level += 1
     return level
-
-
-def _in_olboost(module: str) -> bool:
-    return module == "olboost" or module.startswith("olboost.")
 
 
 def _class_array(classes: list[Hashable]) -> np.ndarray:
@@ -390,20 +387,15 @@ def _feature_names(X: Any) -> list[Hashable] | None:
 def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> str:
     """``"missing ..., unexpected ..."``: the ``names`` a frame's ``columns`` lack and the
     columns of no name; ``""`` when the two hold the same names."""
-    present, known = {_typed(c) for c in columns}, {_typed(n) for n in names}
-    absent = [n for n in names if _typed(n) not in present]
-    extra = [c for c in columns if _typed(c) not in known]
+    present, known = {bool_apart(c) for c in columns}, {bool_apart(n) for n in names}
+    absent = [n for n in names if bool_apart(n) not in present]
+    extra = [c for c in columns if bool_apart(c) not in known]
     if not absent and not extra:
         return ""
     return (
         f"missing {_shown_names(absent) if absent else 'none'}, "
         f"unexpected {_shown_names(extra) if extra else 'none'}"
     )
-
-
-def _typed(name: Hashable) -> tuple[bool, Hashable]:
-    """A label or feature name as a key that tells a bool from the int it equals (True == 1)."""
-    return isinstance(name, bool | np.bool_), name
 
 
 def _shown_names(names: list[Hashable], limit: int = 5) -> str:
@@ -642,11 +634,11 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         if _label_sets(Y):
             return self._masks_of_sets(Y, n, known)
         columns = frame_columns(Y)
-        typed = None if columns is None else [_typed(c) for c in columns]
+        typed = None if columns is None else [bool_apart(c) for c in columns]
         if (
             known is not None
             and typed is not None
-            and (named_columns(columns) or set(typed) == {_typed(label) for label in known})
+            and (named_columns(columns) or set(typed) == {bool_apart(label) for label in known})
         ):
             # a DataFrame's columns are labels: read by name, as X's are features (by
             # position, a reordered frame learned every label from another one's column).
@@ -660,7 +652,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
             if len(set(typed)) != len(typed):
                 raise ValueError(f"{name}: Y names a label twice")
             where = {key: j for j, key in enumerate(typed)}
-            Y = Y.iloc[:, [where[_typed(label)] for label in known]]
+            Y = Y.iloc[:, [where[bool_apart(label)] for label in known]]
         Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
         return Y
@@ -715,7 +707,7 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         known: dict[tuple[Any, bool], int] = {}
         codes = []
         for v in values:
-            key = (v, is_bool(v))  # True == 1 as dict keys: told apart, as _class_code does
+            key = bool_apart(v)  # True == 1 as dict keys: told apart, as _class_code does
             try:
                 code = known.get(key)
             except TypeError:  # unhashable: _class_code names it

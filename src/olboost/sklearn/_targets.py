@@ -5,12 +5,13 @@ checked by scikit-learn's conventions.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
+
+from olboost.online.labels import bool_apart
 
 if TYPE_CHECKING:
     from olboost.sklearn._base import _OnlineBoostingBase
@@ -47,13 +48,11 @@ def _codes(name: str, classes: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The indices in ``classes`` of the labels ``y``; a ``ValueError`` naming unknown ones. A
     bool is no int class (as the boosters take classes): ``True == 1`` as a dict key, and a
     boolean ``y`` was learned as the classes 0 and 1."""
-    index: dict[tuple[bool, Hashable], int] = {
-        (isinstance(c, bool), c): i for i, c in enumerate(classes.tolist())
-    }
+    index = {bool_apart(c): i for i, c in enumerate(classes.tolist())}
     codes = np.empty(len(y), dtype=np.int64)
     unknown = []
     for i, label in enumerate(y.tolist()):
-        code = index.get((isinstance(label, bool), label))
+        code = index.get(bool_apart(label))
         if code is None:
             unknown.append(label)
         else:

@@ -33,7 +33,6 @@ for more storage, which :meth:`Committee.make_room` provides before the loop res
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 from dataclasses import dataclass
 from numbers import Integral
@@ -44,7 +43,7 @@ import numpy as np
 
 from olboost import _libm as libm
 from olboost._numba_cache import compile_elsewhere, join_pending
-from olboost.base import Estimator, Interval, Range
+from olboost.base import Estimator, Interval, Range, in_olboost, overrides_before
 from olboost.online.inputs import MAX_ABS_FEATURE, _first_bad
 
 __all__ = [
@@ -178,7 +177,7 @@ def olboost_predicts(committee: Committee) -> bool:
     """Whether the committee's ``predict`` is olboost's own (checked by the shared check suite),
     and so are its parts' (a mix's), not a committee of the user's, whose answers
     :func:`checked_predictions` checks."""
-    own = getattr(type(committee).predict, "__module__", "").startswith("olboost.")
+    own = in_olboost(getattr(type(committee).predict, "__module__", ""))
     return own and all(olboost_predicts(part) for part in getattr(committee, "parts_", ()))
 
 
@@ -213,15 +212,8 @@ def driven_kernels(committee: Committee) -> CompiledKernels | None:
     return committee.compiled()
 
 
-@functools.cache
 def _overrides_the_kernels(cls: type) -> bool:
-    mro = cls.__mro__
-
-    def owner(name: str) -> int:
-        return next(i for i, c in enumerate(mro) if name in vars(c))
-
-    # before it in the method resolution order: a subclass's, or a mixin's put first
-    return any(owner(name) < owner("compiled") for name in ("predict", "learn"))
+    return overrides_before(cls, ("predict", "learn"), "compiled")
 
 
 class Committee(Estimator):
