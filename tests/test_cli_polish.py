@@ -592,9 +592,10 @@ def test_cell_cache_keys_versions_and_bad_files(tmp_path):
     assert CellCache(None, "demo").run({"a": 1}, lambda: 7) == 7
 
 
-@pytest.mark.parametrize("result", [0, 0.0, [], {}, "", False])
+@pytest.mark.parametrize("result", [0, 0.0, [], {}, "", False, None])
 def test_a_finished_cell_whose_result_is_falsy_is_reused(tmp_path, result):
-    # a zero loss or an empty list is a result: it was computed again at every rerun
+    # a zero loss or an empty list is a result: it was computed again at every rerun (None
+    # too, until session 31: the lookup answered None for a cell it did not have)
     calls = []
 
     def compute():

@@ -598,3 +598,46 @@ def test_one_iterator_for_both_splits_and_loops_0_are_refused(capsys):
     argv = ["run", "--dataset", "emotions", "--learners", "2", "--loops", "0", "--no-progress"]
     assert main(argv) == 2
     assert "--loops must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_outputs_named_by_the_models_integers_are_read_by_name_on_the_array_path():
+    # A data set whose classes (labels) are named by the integers 0 .. k - 1 in another order
+    # than the model's: the array path read its codes (columns) by position, so every example
+    # was learned under another class than the same data set's (x, y) pairs gave (coverage
+    # probe, session 31). Both paths must give the same model.
+    from olboost import AdaBoostOLM, LabelRanker
+    from olboost.datasets import MulticlassDataset, MultiLabelDataset
+
+    rng = np.random.default_rng(0)
+    X = rng.random((120, 3))
+    names = [f"f{j}" for j in range(3)]
+    y = (X[:, 0] > 0.5).astype(int)  # code 1, the class named 0, where x0 > 0.5
+    data = MulticlassDataset("swapped", X, y, names, [1, 0])
+
+    def classifier():
+        return AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=0, classes=[0, 1])
+
+    fast, slow = classifier(), classifier()
+    by_array = prequential(fast, data)
+    by_pairs = prequential(slow, list(data))
+    np.testing.assert_array_equal(by_array.correct, by_pairs.correct)
+    assert fast.predict(X).tolist() == slow.predict(X).tolist()
+    assert fast.predict_one(np.array([0.9, 0.5, 0.5])) == 0
+
+    Y = np.zeros((120, 3), dtype=bool)
+    Y[:, 2] = X[:, 0] > 0.5  # the label named 0
+    Y[:, 0] = ~Y[:, 2]
+    ranked = MultiLabelDataset("swapped", X, Y, names, [2, 1, 0])
+    for labels in ([0, 1, 2], 3):
+        fast, slow = LabelRanker(labels=labels, seed=0), LabelRanker(labels=labels, seed=0)
+        by_array = train_test(fast, ranked, ranked)
+        by_pairs = train_test(slow, list(ranked), list(ranked))
+        np.testing.assert_array_equal(by_array.losses, by_pairs.losses)
+        assert fast.rank_one(np.array([0.9, 0.5, 0.5]))[0] == 0
+
+    # labels=k on labels of other names still takes the columns as they are
+    lettered = MultiLabelDataset("lettered", X, Y, names, ["a", "b", "c"])
+    counted, named = LabelRanker(labels=3, seed=0), LabelRanker(labels=["a", "b", "c"], seed=0)
+    np.testing.assert_array_equal(
+        prequential(counted, lettered).losses, prequential(named, lettered).losses
+    )

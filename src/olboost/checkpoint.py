@@ -492,16 +492,22 @@ class CellCache:
         return self.directory / f"{self.suite}-{digest}.json"
 
     def get(self, key: Mapping[str, Any]) -> Any:
-        """The stored result of the cell ``key``, or ``None`` (none, or a damaged file)."""
+        """The stored result of the cell ``key``, or ``None`` (none, or a damaged file; a stored
+        ``None`` too: :meth:`run` tells them apart)."""
+        found, result = self._lookup(key)
+        return result if found else None
+
+    def _lookup(self, key: Mapping[str, Any]) -> tuple[bool, Any]:
+        """Whether the cell ``key`` has a stored result, and that result."""
         if self.directory is None:
-            return None
+            return False, None
         path = self._path(key)
         try:
             stored = json.loads(path.read_text())
         except FileNotFoundError:
-            return None
+            return False, None
         except (OSError, ValueError):
-            return None  # unreadable: computed again and rewritten
+            return False, None  # unreadable: computed again and rewritten
         if (
             not isinstance(stored, dict)
             or stored.get("format") != FORMAT_VERSION
@@ -511,8 +517,8 @@ class CellCache:
             # damaged as a truncated file, which is computed again
             or "result" not in stored
         ):
-            return None
-        return stored["result"]
+            return False, None
+        return True, stored["result"]
 
     def put(self, key: Mapping[str, Any], result: Any) -> Any:
         """Store the result of the cell ``key``; return it as a rerun will read it."""
@@ -524,8 +530,8 @@ class CellCache:
 
     def run(self, key: Mapping[str, Any], compute: Callable[[], Any]) -> Any:
         """The result of the cell ``key``: the stored one, or ``compute()`` stored."""
-        stored = self.get(key)
-        if stored is not None:
+        found, stored = self._lookup(key)
+        if found:
             self.reused += 1
             return stored
         self.computed += 1

@@ -13,6 +13,7 @@ import numpy as np
 from olboost._interrupt import between_rows
 from olboost.evaluate._inputs import _is_classification_data, _is_dataset
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+from olboost.feedback import bool_apart
 from olboost.metrics import rank_loss
 from olboost.online.labels import relevant_in_mapping
 
@@ -58,15 +59,26 @@ def require_outputs(data: Any) -> None:
     )
 
 
+def _by_position(known: list, names: list) -> bool:
+    """Whether a model of outputs ``known`` reads a data set's outputs ``names`` by position: its
+    outputs are the counts ``0 .. len(names) - 1`` of ``labels=k`` (or ``classes``), and the data
+    set's names are other values. Where they are those same values, in whatever order, they are
+    read by name, as the ``(x, y)`` pairs of the same data set are."""
+    return [bool_apart(c) for c in known] == [(j, False) for j in range(len(names))]
+
+
 def _class_map(known: list, names: list) -> np.ndarray | None:
     """The model's code of each class of a data set of classes ``names``, for a model of classes
     ``known`` (``None``: the same codes); a ``ValueError`` if the model does not know one."""
-    if known == names or known == list(range(len(names))):
+    keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
+    if keys == named:
         return None
-    if not set(names) <= set(known):
+    if not set(named) <= set(keys):
+        if _by_position(known, names):
+            return None
         raise ValueError(f"the data set has classes {names} the model does not know ({known})")
-    where = {c: j for j, c in enumerate(known)}
-    return np.array([where[c] for c in names])
+    where = {c: j for j, c in enumerate(keys)}
+    return np.array([where[c] for c in named])
 
 
 def _class_codes(model: Any, stream: Any) -> np.ndarray:
@@ -116,8 +128,9 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     """Columns of ``stream.Y`` in the order of the model's labels.
 
     A model built without labels ranks the data set's labels in the data set's order; a model built
-    with ``labels=k`` takes the columns as they are; a model built with label names must name the
-    same labels as the data set, in any order.
+    with ``labels=k`` takes the columns as they are, unless the data set names its labels by those
+    same integers ``0 .. k - 1`` (then by name, as below); a model built with label names must
+    name the same labels as the data set, in any order (:func:`_by_position`).
     """
     names = list(stream.label_names)
     # checked first, whatever the model's labels: a model ranks at least 2, so a data set of
@@ -131,14 +144,17 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
 def _label_order(known: list, names: list) -> np.ndarray:
     """Columns of a data set of labels ``names`` in the order of a model's labels ``known`` (the
     rules of :func:`_label_columns`); a ``ValueError`` if they are other labels."""
-    if known == names or known == list(range(len(names))):
+    keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
+    if keys == named:
         return np.arange(len(names))
-    if set(known) != set(names):
+    if set(keys) != set(named):
+        if _by_position(known, names):
+            return np.arange(len(names))
         raise ValueError(
             f"the model ranks labels {known[:5]}..., the data set has labels {names[:5]}..."
         )
-    where = {name: j for j, name in enumerate(names)}
-    return np.array([where[label] for label in known])
+    where = {name: j for j, name in enumerate(named)}
+    return np.array([where[label] for label in keys])
 
 
 def _has_outputs(model: Any) -> bool:
