@@ -415,6 +415,58 @@ def test_a_progress_resumes_only_its_model_and_data_and_stays_as_saved(emotions)
     _same(resumable(saved_model, train, test, start=progress), result)
 
 
+def test_a_progress_resumes_only_on_data_of_its_names():
+    # the same values under other class (label) names are other examples: their (x, y) pairs
+    # differ, and a model of named outputs reads the codes by name; they were resumed (a data
+    # set probe, session 31), and a train split of no rows failed in the digest
+    from dataclasses import replace
+
+    from olboost.datasets import MulticlassDataset, MultiLabelDataset
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    features = ["a", "b", "c"]
+    saved = []
+
+    def checkpoint(progress):
+        saved.append(pickle.dumps((model, progress)))
+        raise KeyboardInterrupt
+
+    model = AdaBoostOLM(VFDTCommittee(n_features=3), learners=2, seed=1, classes=[0, 1])
+    data = MulticlassDataset("d", X, y, features, [0, 1])
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, data, every=20, on_checkpoint=checkpoint)
+    swapped = MulticlassDataset("d", X, y, features, [1, 0])
+    saved_model, progress = pickle.loads(saved[-1])
+    before = pickle.dumps(saved_model)
+    with pytest.raises(ValueError, match="data of other class names"):
+        resumable(saved_model, swapped, start=progress)
+    assert pickle.dumps(saved_model) == before
+    # equal names of other types are the same names
+    same = MulticlassDataset("d", X, y, features, [np.int64(0), np.int64(1)])
+    resumed = resumable(saved_model, same, start=progress)
+    fresh = AdaBoostOLM(VFDTCommittee(n_features=3), learners=2, seed=1, classes=[0, 1])
+    np.testing.assert_array_equal(resumed.correct, prequential(fresh, data).correct)
+    # a progress saved before the names were kept is checked by its values only
+    saved_model, progress = pickle.loads(saved[-1])
+    assert resumable(saved_model, swapped, start=replace(progress, names_digest=None)).n_test == 60
+
+    Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 2] > 0])
+    ranked = MultiLabelDataset("m", X, Y, features, ["x", "y", "z"], n_train=0)
+    model = AdaOLMR(VFDTCommittee(n_features=3), learners=2, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, ranked.train, ranked.test, every=20, on_checkpoint=checkpoint)
+    other = MultiLabelDataset("m", X, Y, features, ["z", "y", "x"], n_train=0)
+    saved_model, progress = pickle.loads(saved[-1])
+    with pytest.raises(ValueError, match="data of other label names"):
+        resumable(saved_model, other.train, other.test, start=progress)
+    result = resumable(saved_model, ranked.train, ranked.test, start=progress)
+    expected = train_test(AdaOLMR(VFDTCommittee(n_features=3), learners=2, seed=1), ranked.train,
+                          ranked.test)  # fmt: skip
+    np.testing.assert_array_equal(result.losses, expected.losses)
+
+
 def test_a_progress_that_does_not_fit_is_refused(emotions):
     model = AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1)
     wrong = Progress("train_test", (391, 202), 10, np.zeros(593))

@@ -641,3 +641,37 @@ def test_outputs_named_by_the_models_integers_are_read_by_name_on_the_array_path
     np.testing.assert_array_equal(
         prequential(counted, lettered).losses, prequential(named, lettered).losses
     )
+
+
+def test_a_split_is_read_by_position_only_against_outputs_no_one_named():
+    # The model without labels takes the train split's names 0, 1, 2: a test split of other
+    # names is other labels (it was read by position, the train split's names taken for a
+    # count); the reverse was refused already. A data set naming some of a count's integers
+    # beside others (classes 1 and 2 on classes=2) is read neither way: refused, as its pairs.
+    from olboost import AdaBoostOLM
+    from olboost.datasets import MulticlassDataset
+
+    numbered, lettered = _split(4, [0, 1, 2]), _split(4, "abc", seed=1)
+    for train, test in ((numbered, lettered), (lettered, numbered)):
+        model = _booster()
+        with pytest.raises(ValueError, match=r"test split: the model ranks labels .* \(the model "):
+            train_test(model, train, test)
+        assert not model._started
+    # a count reads other names by position, also once started (its labels_ are 0, 1, 2)
+    counted = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1, labels=3)
+    named = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1, labels=["a", "b", "c"])
+    for _ in range(2):
+        np.testing.assert_array_equal(
+            train_test(counted, lettered, lettered).losses,
+            train_test(named, lettered, lettered).losses,
+        )
+
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    data = MulticlassDataset("overlap", X, (X[:, 0] > 0.5).astype(int), ["f", "g", "h"], [1, 2])
+    model = AdaBoostOLM(VFDTCommittee(n_features=3), learners=3, seed=0, classes=2)
+    with pytest.raises(ValueError, match=r"classes \[1, 2\] the model does not know \(\[0, 1\]\)"):
+        prequential(model, data)
+    assert not model._started
+    with pytest.raises(ValueError, match="2"):
+        prequential(model, list(data))

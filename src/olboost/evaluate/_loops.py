@@ -4,6 +4,7 @@ on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a 
 from __future__ import annotations
 
 import copy
+import numbers
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -59,22 +60,37 @@ def require_outputs(data: Any) -> None:
     )
 
 
-def _by_position(known: list, names: list) -> bool:
-    """Whether a model of outputs ``known`` reads a data set's outputs ``names`` by position: its
-    outputs are the counts ``0 .. len(names) - 1`` of ``labels=k`` (or ``classes``), and the data
-    set's names are other values. Where they are those same values, in whatever order, they are
-    read by name, as the ``(x, y)`` pairs of the same data set are."""
-    return [bool_apart(c) for c in known] == [(j, False) for j in range(len(names))]
+def _counted(model: Any) -> bool:
+    """Whether ``model``'s outputs were not named by its user: given as a count (``labels=k``
+    or ``classes=k``) or taken from arrays, so that its outputs ``0 .. k - 1`` may stand for a
+    data set's columns or codes by position (not when its ``labels``/``classes`` list them)."""
+    count = getattr(model, getattr(model, "_outputs_param", "labels"), None)
+    return count is None or (isinstance(count, numbers.Integral) and not isinstance(count, bool))
 
 
-def _class_map(known: list, names: list) -> np.ndarray | None:
+def _by_position(counted: bool, known: list, names: list) -> bool:
+    """Whether a model of outputs ``known`` reads a data set's outputs ``names`` by position:
+    they are ``0 .. k - 1``, not named by its user (:func:`_counted`), and the data set names
+    none of them (names that are those integers are read by name, as the ``(x, y)`` pairs of
+    the same data set are; some of them beside others would be read either way: refused)."""
+    keys = [bool_apart(c) for c in known]
+    return (
+        counted
+        and len(keys) == len(names)
+        and keys == [(j, False) for j in range(len(names))]
+        and not set(keys) & {bool_apart(c) for c in names}
+    )
+
+
+def _class_map(known: list, names: list, counted: bool = False) -> np.ndarray | None:
     """The model's code of each class of a data set of classes ``names``, for a model of classes
-    ``known`` (``None``: the same codes); a ``ValueError`` if the model does not know one."""
+    ``known`` (``None``: the same codes), given as a count if ``counted`` (:func:`_by_position`);
+    a ``ValueError`` if the model does not know one."""
     keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
     if keys == named:
         return None
     if not set(named) <= set(keys):
-        if _by_position(known, names):
+        if _by_position(counted, known, names):
             return None
         raise ValueError(f"the data set has classes {names} the model does not know ({known})")
     where = {c: j for j, c in enumerate(keys)}
@@ -88,7 +104,7 @@ def _class_codes(model: Any, stream: Any) -> np.ndarray:
     if not _has_outputs(model):
         require_outputs(stream)
         model._set_outputs(names)
-    codes = _class_map(list(model._outputs()), names)
+    codes = _class_map(list(model._outputs()), names, _counted(model))
     return np.asarray(stream.y) if codes is None else codes[np.asarray(stream.y)]
 
 
@@ -138,17 +154,18 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     require_outputs(stream)
     if not _has_outputs(model):
         model._set_outputs(names)
-    return _label_order(list(model._outputs()), names)
+    return _label_order(list(model._outputs()), names, _counted(model))
 
 
-def _label_order(known: list, names: list) -> np.ndarray:
-    """Columns of a data set of labels ``names`` in the order of a model's labels ``known`` (the
-    rules of :func:`_label_columns`); a ``ValueError`` if they are other labels."""
+def _label_order(known: list, names: list, counted: bool = False) -> np.ndarray:
+    """Columns of a data set of labels ``names`` in the order of a model's labels ``known``,
+    given as a count if ``counted`` (the rules of :func:`_label_columns`); a ``ValueError`` if
+    they are other labels."""
     keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
     if keys == named:
         return np.arange(len(names))
     if set(keys) != set(named):
-        if _by_position(known, names):
+        if _by_position(counted, known, names):
             return np.arange(len(names))
         raise ValueError(
             f"the model ranks labels {known[:5]}..., the data set has labels {names[:5]}..."
@@ -237,7 +254,9 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
             known, taken_from = names, role
         else:
             try:
-                (_class_map if classify else _label_order)(known, names)
+                # outputs taken from the first split are its names, never positions
+                counted = taken_from is None and _counted(model)
+                (_class_map if classify else _label_order)(known, names, counted)
             except ValueError as err:
                 takes = f" (the model takes the {taken_from}'s)" if taken_from else ""
                 raise ValueError(f"{role}: {err}{takes}") from None

@@ -38,6 +38,7 @@ from olboost.evaluate._loops import (
     refuse_other_kind,
 )
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+from olboost.feedback import is_bool
 
 if TYPE_CHECKING:
     from olboost.online import MulticlassLearner
@@ -69,6 +70,9 @@ class Progress:
         keeps none), by which a resumed evaluation knows the model saved with the progress.
     data_digest
         SHA-256 of the data sets' features and targets, by which it knows their data.
+    names_digest
+        SHA-256 of the data sets' class or label names, which say what the targets' codes and
+        columns are (``None`` in a progress saved before olboost kept it: then unchecked).
     """
 
     protocol: str
@@ -79,6 +83,7 @@ class Progress:
     seconds_test: float = 0.0
     model_steps: int | None = None
     data_digest: str | None = None
+    names_digest: str | None = None
 
     @property
     def total(self) -> int:
@@ -231,11 +236,11 @@ def resumable(
         [("stream", stream)] if test is None else [("train split", stream), ("test split", test)],
     )
     sizes = tuple(int(s.n_samples) for s in passes)
-    digest = _data_digest(passes)
+    digest, names = _data_digest(passes), _names_digest(passes)
     if start is None:
         state = Progress(
             protocol, sizes, 0, np.zeros(sum(sizes), bool if classify else float),
-            model_steps=_steps(model), data_digest=digest,
+            model_steps=_steps(model), data_digest=digest, names_digest=names,
         )  # fmt: skip
     else:
         if (start.protocol, tuple(start.sizes)) != (protocol, sizes) or not (
@@ -249,6 +254,13 @@ def resumable(
         if start.data_digest is not None and start.data_digest != digest:
             raise ValueError(
                 "the progress to resume was made on other data (the same sizes, other values)"
+            )
+        if start.names_digest is not None and start.names_digest != names:
+            # the same codes under other names are other examples (their (x, y) pairs differ)
+            which = "class" if classify else "label"
+            raise ValueError(
+                f"the progress to resume was made on data of other {which} names (the same "
+                "values, other names)"
             )
         if start.model_steps is not None and _steps(model) != start.model_steps:
             raise ValueError(
@@ -326,6 +338,8 @@ def _data_digest(passes: list[Any]) -> str:
         target = data.y if hasattr(data, "class_names") else data.Y
         for array in (*parts, np.asarray(target)):
             h.update(f"{array.dtype.str}{array.shape}".encode())
+            if array.size == 0:  # its shape says it all (and a view of no bytes cannot cast)
+                continue
             # the array's own buffer, not a copy of it (tobytes)
             h.update(
                 repr(array.tolist()).encode()
@@ -333,6 +347,34 @@ def _data_digest(passes: list[Any]) -> str:
                 else memoryview(np.ascontiguousarray(array)).cast("B")
             )
     return h.hexdigest()
+
+
+def _names_digest(passes: list[Any]) -> str:
+    """SHA-256 of the class or label names of the distinct data sets among ``passes``, each by
+    what it is as a name (:func:`_name_key`: a NumPy integer as the int it equals, a bool apart)."""
+    h = hashlib.sha256()
+    seen: set[int] = set()
+    for data in passes:
+        if id(data) in seen:
+            continue
+        seen.add(id(data))
+        names = data.class_names if hasattr(data, "class_names") else data.label_names
+        h.update(repr([_name_key(name) for name in names]).encode())
+    return h.hexdigest()
+
+
+def _name_key(name: Any) -> tuple[str, Any]:
+    """A class or label name as the data it is, whatever its Python or NumPy type: the names
+    that are equal (and both bools or neither) give the same key."""
+    if is_bool(name):
+        return "bool", bool(name)
+    if isinstance(name, numbers.Integral):
+        return "int", int(name)
+    if isinstance(name, numbers.Real):
+        return "float", float(name)
+    if isinstance(name, str):
+        return "str", str(name)
+    return type(name).__name__, repr(name)
 
 
 def _outcome(
