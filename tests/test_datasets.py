@@ -799,3 +799,76 @@ def test_loaders_given_no_path_name_the_parameter():
     ):
         with pytest.raises(TypeError, match=rf"^{name} must be a path \(str or os.PathLike\)"):
             call()
+
+
+def test_hand_built_data_sets_mean_what_their_pairs_say():
+    # Found by a data set probe (session 31): each case gave (x, y) pairs other than what the
+    # arrays meant to the models, with no error.
+    import pandas as pd
+
+    from olboost.datasets import MulticlassDataset, MultiLabelDataset
+
+    # a CSR X with repeated entries means their sum (SciPy, and the models' array path); the
+    # rows iterated gave the last entry, and the caller's matrix is left as it was
+    X = sp.csr_array((np.array([1.0, 2.0, 5.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), (2, 2))
+    data = MultiLabelDataset(
+        "dup", X, np.array([[True, False], [False, True]]), ["a", "b"], ["x", "y"]
+    )
+    assert [x.tolist() for x, _ in data] == [[0.0, 3.0], [5.0, 0.0]]
+    assert X.nnz == 3 and not X.has_canonical_format
+
+    # DataFrames are read by column name, as the models read them
+    rng = np.random.default_rng(0)
+    Xf = pd.DataFrame(rng.normal(size=(20, 3)), columns=["a", "b", "c"])
+    Yf = pd.DataFrame({"x": Xf.a > 0, "y": Xf.b > 0, "z": Xf.c > 0})
+    data = MultiLabelDataset("frames", Xf, Yf, ["c", "a", "b"], ["z", "y", "x"])
+    np.testing.assert_array_equal(data.X, Xf[["c", "a", "b"]].to_numpy())
+    for (_, y), (_, row) in zip(data, Yf.iterrows(), strict=True):
+        assert y == {name for name in "xyz" if row[name]}
+    with pytest.raises(ValueError, match=r"Y is a DataFrame whose columns \['x', 'y', 'z'\]"):
+        MultiLabelDataset("frames", Xf, Yf, ["a", "b", "c"], ["x", "y", "w"])
+    with pytest.raises(ValueError, match=r"X is a DataFrame whose columns \['a', 'b', 'c'\]"):
+        MulticlassDataset("frames", Xf, np.zeros(20, int), ["a", "b", "d"], ["p", "q"])
+    unnamed = MultiLabelDataset(
+        "frames", pd.DataFrame(Xf.to_numpy()), Yf.to_numpy(), ["u", "v", "w"], ["x", "y", "z"]
+    )
+    np.testing.assert_array_equal(unnamed.X, Xf.to_numpy())  # pandas' default columns: by position
+    frame = MulticlassDataset("frames", Xf, (Xf.a > 0).astype(int), ["b", "c", "a"], ["p", "q"])
+    np.testing.assert_array_equal(frame.X, Xf[["b", "c", "a"]].to_numpy())
+
+    # y holds codes, not names: "1" was taken for code 1, which class_names give to "0"
+    X = np.zeros((3, 1))
+    for y in (np.array(["1", "0", "1"]), np.array([0, None, 1], dtype=object)):
+        with pytest.raises(TypeError, match="y holds class codes 0..k-1"):
+            MulticlassDataset("csv", X, y, ["f"], ["1", "0"])
+    codes = MulticlassDataset("csv", X, np.array([1, 0, 1], dtype=object), ["f"], ["1", "0"])
+    assert [y for _, y in codes] == ["0", "1", "0"]
+
+    # the other arguments of a hand-built set
+    cases = {
+        "class_names must be a list of names, got the string 'xy'": dict(class_names="xy"),
+        "class_names must hold hashable names, got list": dict(class_names=[["x"], "y"]),
+        "nominal must map column indices \\(integers\\) .* got the key True": dict(
+            nominal={True: ["p", "q"]}
+        ),
+        "nominal must map column indices \\(integers\\) .* got the key 'f'": dict(
+            nominal={"f": ["p", "q"]}
+        ),
+        "a MulticlassDataset's X is a dense array": dict(X=sp.csr_array(np.zeros((3, 1)))),
+    }
+    for message, change in cases.items():
+        args = dict(
+            name="t", X=X, y=np.array([0, 1, 0]), feature_names=["f"], class_names=["a", "b"]
+        )
+        with pytest.raises(TypeError, match=message):
+            MulticlassDataset(**{**args, **change})
+    for n in (True, 2.5, "2"):
+        with pytest.raises(TypeError, match="n must be an integer"):
+            codes.head(n)
+
+    # a split's names are its own: renaming a split's label left the parent's list changed
+    split = MultiLabelDataset(
+        "s", np.zeros((4, 1)), np.eye(4, 2, dtype=bool), ["f"], ["x", "y"], n_train=2
+    )
+    split.train.label_names[0] = "w"
+    assert split.label_names == ["x", "y"]

@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from olboost.feedback import bool_apart
+from olboost.online.inputs import frame_columns, named_columns
+
 __all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
 
 
@@ -90,11 +93,50 @@ class _Table:
 
 def _check_unique(names: list[str], what: str) -> None:
     """Names address columns, labels and classes by name: a repeated one would merge two."""
+    if isinstance(names, str | bytes):
+        # a string is a sequence of its characters: "xy" was taken for two classes
+        raise TypeError(f"{what} must be a list of names, got the string {names!r}")
     seen: set[str] = set()
     for name in names:
-        if name in seen:
+        try:
+            repeated = name in seen
+        except TypeError:
+            raise TypeError(
+                f"{what} must hold hashable names, got {type(name).__name__}: {name!r}"
+            ) from None
+        if repeated:
             raise ValueError(f"{what} must not repeat a name, got {name!r} twice")
         seen.add(name)
+
+
+def _in_named_order(M: object, names: list, what: str, role: str) -> object:
+    """``M``, or the columns of a pandas DataFrame ``M`` in the order of ``names`` when its
+    columns name them (the models read a frame by column name, so a data set must too); a
+    ``ValueError`` when its named columns are other ones. A frame of pandas' default columns
+    ``0 .. n - 1`` (and any other matrix) is taken by position."""
+    columns = frame_columns(M)
+    if not named_columns(columns):
+        return M
+    assert columns is not None
+    if columns == list(names):
+        return M
+    _check_unique(names, what)
+    if len(columns) != len(names) or {bool_apart(c) for c in columns} != {
+        bool_apart(n) for n in names
+    }:
+        raise ValueError(
+            f"{role} is a DataFrame whose columns {columns[:5]}... are not the {what} "
+            f"{list(names)[:5]}...: name them alike (in any order) or pass an array"
+        )
+    return M[list(names)]  # type: ignore[index]
+
+
+def _check_count(n: object, what: str) -> None:
+    """A count of rows: an integer (not a bool) >= 0."""
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, got {type(n).__name__}: {n!r}")
+    if n < 0:
+        raise ValueError(f"{what} must be >= 0, got {n}")
 
 
 def _check_nominal(X: np.ndarray | sp.csr_array, nominal: dict[int, list[str]]) -> None:
@@ -104,6 +146,10 @@ def _check_nominal(X: np.ndarray | sp.csr_array, nominal: dict[int, list[str]]) 
         return
     d = X.shape[1]
     for col in nominal:
+        if isinstance(col, bool) or not isinstance(col, numbers.Integral):
+            raise TypeError(
+                f"nominal must map column indices (integers) to category names, got the key {col!r}"
+            )
         if not 0 <= col < d:
             raise ValueError(f"nominal column {col} outside [0, {d})")
     cardinality = np.full(d, -1, dtype=np.int64)
@@ -180,12 +226,20 @@ class MultiLabelDataset(_Table):
     def __post_init__(self) -> None:
         # Check shapes once here so every consumer can rely on them. Rows are read through a
         # CSR matrix's row pointers (a CSC matrix's would give its columns) and as float64.
-        self.Y = np.asarray(self.Y)
+        self.Y = np.asarray(_in_named_order(self.Y, self.label_names, "label_names", "Y"))
         if sp.issparse(self.X):
             if self.X.format != "csr" or self.X.dtype != np.float64:
                 self.X = sp.csr_array(self.X, dtype=np.float64)
+            if not self.X.has_canonical_format:
+                # repeated entries mean their sum (SciPy's rule, and the models'): summed once
+                # here, so that iterating the rows gives that sum too, not the last entry
+                self.X = self.X.copy()
+                self.X.sum_duplicates()
         else:
-            self.X = np.asarray(self.X, dtype=np.float64)
+            self.X = np.asarray(
+                _in_named_order(self.X, self.feature_names, "feature_names", "X"),
+                dtype=np.float64,
+            )
         if self.X.ndim != 2 or self.Y.ndim != 2:
             raise ValueError("X and Y must be 2-D")
         if self.Y.dtype != np.bool_:
@@ -256,9 +310,11 @@ class MultiLabelDataset(_Table):
             name=name,
             X=X,
             Y=self.Y[start:stop],
-            feature_names=self.feature_names,
-            label_names=self.label_names,
-            nominal=self.nominal,
+            # the names are the split's own (X and Y are views, as a split of a large set
+            # must not copy them)
+            feature_names=list(self.feature_names),
+            label_names=list(self.label_names),
+            nominal={col: list(cats) for col, cats in self.nominal.items()},
             n_train=None,
         )
 
@@ -352,8 +408,24 @@ class MulticlassDataset(_Table):
 
     def __post_init__(self) -> None:
         # Check once here so every consumer can rely on shapes and codes.
-        self.X = np.asarray(self.X, dtype=np.float64)
+        if sp.issparse(self.X):
+            raise TypeError(
+                "a MulticlassDataset's X is a dense array (a sparse matrix's rows are read by "
+                "MultiLabelDataset); pass X.toarray()"
+            )
+        self.X = np.asarray(
+            _in_named_order(self.X, self.feature_names, "feature_names", "X"), dtype=np.float64
+        )
         y = np.asarray(self.y)
+        if y.dtype.kind in "USO" and y.size:
+            # class names read from a file ("1", "0") are not codes: int("1") took the name
+            # "1" for code 1, which class_names may give to another class
+            for v in y.ravel():
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                    raise TypeError(
+                        f"y holds class codes 0..k-1 (code c is class_names[c]), got "
+                        f"{type(v).__name__}: {v!r}; map names to codes first"
+                    )
         if y.dtype.kind == "f" and y.size and not np.array_equal(y, np.floor(y)):
             # the int64 cast truncated them: 0.4 and 1.9 became classes 0 and 1
             bad = y.ravel()[np.flatnonzero(y.ravel() != np.floor(y.ravel()))[0]]
@@ -435,8 +507,7 @@ class MulticlassDataset(_Table):
 
     def head(self, n: int) -> MulticlassDataset:
         """A copy holding the first ``n`` rows (all rows if ``n`` exceeds ``n_samples``)."""
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
+        _check_count(n, "n")
         return self._take(slice(0, n), None)
 
     def merge_classes(self, mapping: dict[str, str]) -> MulticlassDataset:
