@@ -189,10 +189,12 @@ class MultiLabelDataset(_Table):
         Short name of the data set.
     X : numpy.ndarray or scipy.sparse.csr_array
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
-        ``nominal``); missing values are NaN.
+        ``nominal``); missing values are NaN. Repeated entries of a sparse matrix are summed;
+        a pandas DataFrame whose columns are named is read by name, in the order of
+        ``feature_names``.
     Y : numpy.ndarray
         bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to
-        row ``i``.
+        row ``i``. A DataFrame whose columns are named is read by name, as ``X``.
     feature_names : list of str
         The d feature names.
     label_names : list of str
@@ -367,9 +369,11 @@ class MulticlassDataset(_Table):
         Short name of the data set.
     X : numpy.ndarray
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
-        ``nominal``); missing values, if kept, are NaN.
+        ``nominal``); missing values, if kept, are NaN. A pandas DataFrame whose columns are
+        named is read by name, in the order of ``feature_names``.
     y : numpy.ndarray
-        int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]``.
+        int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]`` (codes, not
+        names: a ``y`` of strings is refused).
     feature_names : list of str
         The d feature names.
     class_names : list of str
