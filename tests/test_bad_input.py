@@ -414,6 +414,17 @@ def test_an_array_call_with_a_row_the_committee_rejects_learns_no_row(cls, start
     assert model._started == started
 
 
+def test_a_rejected_row_beyond_the_first_block_is_named_by_its_row_in_x():
+    # the rows are checked in blocks of at most 4,096: a mutant naming the row by its place in
+    # its block (404 for 4,500) survived the suite (mutation round 8)
+    model = AdaOLMR(VFDTCommittee(nominal_attributes={0: 3}), learners=2, seed=1, labels=3)
+    X = np.zeros((5000, 2))
+    X[4500, 0] = 5.0
+    Y = np.zeros((5000, 3), dtype=bool)
+    Y[:, 0] = True
+    rejects(model, lambda: model.learn(X, Y), ValueError, r"X row 4500: nominal")
+
+
 def test_a_nominal_code_off_an_integer_is_shown_as_given_naming_the_model():
     # formatted with :g, 2.0000001 read "got 2", a valid code
     model = AdaOLMR(VFDTCommittee(nominal_attributes={0: 3}), learners=2, seed=1, labels=3)

@@ -195,6 +195,15 @@ def test_ova_adaboost_ol_shapes_and_wiring():
     assert model.votes([[0.3, 0.1]]).shape == (1, k)
 
 
+def test_one_vs_all_boosters_each_draw_from_their_own_hedge_stream():
+    # a mutant giving the first two boosters one key survived every test file; only
+    # OvaAdaBoostOL's doctest caught it (mutation round 8)
+    model = OvaAdaBoostOL(ScriptedCommittee(), learners=3, seed=0, classes=4)
+    model.learn_one(np.zeros(2), 1)
+    keys = model._hedge_keys.tolist()
+    assert len(keys) == 4 and len(set(keys)) == 4
+
+
 def test_ada_ova_shapes_and_wiring():
     N, k = 4, 3
     model = AdaOVA(ScriptedCommittee(), learners=N, seed=0, classes=k)

@@ -92,6 +92,10 @@ def test_bmr_monte_carlo_path_estimates_the_exact_weights():
     diff = np.abs(np.asarray(exact.committee_.learned_) - np.asarray(mc.committee_.learned_))
     assert diff.max() < 0.15
     assert not np.array_equal(exact.committee_.learned_, mc.committee_.learned_)
+    # the largest cost range each learner met: a difference of costs too (mutation round 8: the
+    # Monte Carlo path never recorded it)
+    assert (exact.weight_max_ > 0).all()
+    np.testing.assert_allclose(mc.weight_max_, exact.weight_max_, rtol=0, atol=0.15)
 
 
 def test_bmr_bad_parameters():

@@ -418,6 +418,25 @@ def test_twins_of_mixed_committees_with_other_thread_counts_have_the_same_id():
     b.learn_one(X[0], a.show_one(X[0]).feedback([]))
 
 
+def test_twins_with_a_numpy_float_another_thread_count_or_not_started_share_impressions():
+    # mutation round 8's survivors: the id's rules for a NumPy float parameter, the committee's
+    # own n_threads (it changes no bit) and a seeded model before its first example had no test
+    X, Y = synthetic_multilabel(n=30, k=6, d=5, seed=1)
+
+    def model(gamma, n_threads):
+        committee = VFDTCommittee(n_features=3, n_threads=n_threads)
+        return TopkBBM(committee, learners=3, seed=2, labels=6, k=3, rho=0.2, gamma=gamma)
+
+    a, b = model(0.2, 1), model(np.float64(0.2), 2)
+    assert a._model_id() == b._model_id()
+    b.learn_one(X[0], a.show_one(X[0]).feedback([]))  # neither started before
+    assert b.t_ == 1
+    a.learn(X, Y)
+    b = model(np.float64(0.2), 2).learn(X, Y)
+    assert np.array_equal(a.score(X), b.score(X)) and a.model_id_ == b.model_id_
+    b.learn_one(X[0], a.show_one(X[0]).feedback([]))
+
+
 def test_ids_leave_out_parameters_added_later_at_their_old_default():
     # committee__max_depth (b776f6a) changed the id of every top-k model on trees: an unstarted
     # twin saved before refused the feedback of its twin's impressions
