@@ -84,7 +84,7 @@ def _by_position(counted: bool, known: list, names: list) -> bool:
 
 def _class_map(known: list, names: list, counted: bool = False) -> np.ndarray | None:
     """The model's code of each class of a data set of classes ``names``, for a model of classes
-    ``known`` (``None``: the same codes), given as a count if ``counted`` (:func:`_by_position`);
+    ``known`` (``None``: the same codes), named by no one if ``counted`` (:func:`_by_position`);
     a ``ValueError`` if the model does not know one."""
     keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
     if keys == named:
@@ -144,9 +144,10 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     """Columns of ``stream.Y`` in the order of the model's labels.
 
     A model built without labels ranks the data set's labels in the data set's order; a model built
-    with ``labels=k`` takes the columns as they are, unless the data set names its labels by those
-    same integers ``0 .. k - 1`` (then by name, as below); a model built with label names must
-    name the same labels as the data set, in any order (:func:`_by_position`).
+    with ``labels=k`` (or started on arrays) takes the columns as they are, unless the data set
+    names its labels by those integers ``0 .. k - 1`` (then by name, as below; some of them beside
+    other names are refused); a model built with label names must name the same labels as the
+    data set, in any order (:func:`_by_position`).
     """
     names = list(stream.label_names)
     # checked first, whatever the model's labels: a model ranks at least 2, so a data set of
@@ -159,7 +160,7 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
 
 def _label_order(known: list, names: list, counted: bool = False) -> np.ndarray:
     """Columns of a data set of labels ``names`` in the order of a model's labels ``known``,
-    given as a count if ``counted`` (the rules of :func:`_label_columns`); a ``ValueError`` if
+    named by no one if ``counted`` (the rules of :func:`_label_columns`); a ``ValueError`` if
     they are other labels."""
     keys, named = [bool_apart(c) for c in known], [bool_apart(c) for c in names]
     if keys == named:
