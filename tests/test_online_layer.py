@@ -345,3 +345,72 @@ def test_a_named_frame_given_to_a_model_started_without_names_warns_as_scikit_le
         warnings.simplefilter("error")
         model.score(X)
         model.score(pd.DataFrame(X))  # pandas' default columns name nothing
+
+
+def test_names_keep_their_identity_across_parameters_arrays_and_metrics():
+    # A names probe (session 31): names were matched by Python equality, for which True is 1,
+    # or by NumPy, which takes equally long tuples apart.
+    from olboost.datasets import MulticlassDataset
+    from olboost.evaluate import prequential
+    from olboost.metrics import rank_loss
+
+    x = [0.0, 1.0]
+    # set_params / clone on a started model: [False, True] are other classes than [0, 1] (the
+    # parameter said one thing and classes_ another), and (0, 1) the same ones as [0, 1]
+    model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=[0, 1])
+    model.learn_one(x, 1)
+    before = pickle.dumps(model)
+    with pytest.raises(ValueError, match="classes cannot change once the model has started"):
+        model.set_params(classes=[False, True])
+    assert pickle.dumps(model) == before
+    model.set_params(classes=(0, 1))
+    ranker = AdaOLMR(VFDTCommittee(n_features=2), learners=2, seed=1, labels=[0, 1, 2])
+    ranker.learn_one(x, {1})
+    with pytest.raises(ValueError, match="labels cannot change once the model has started"):
+        ranker.clone({"labels": [False, True, 2]}, include_attributes=True)
+
+    # tuple classes on every multiclass array path, as learn_one takes them
+    classes = [(0, 1), (1, 0)]
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    y = [classes[i % 2] for i in range(8)]
+    one = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+    for row, c in zip(X, y, strict=True):
+        one.learn_one(row, c)
+    many = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+    many.learn(X, y)
+    assert pickle.dumps(one) == pickle.dumps(many)
+    predicted = many.predict(X)
+    assert predicted.shape == (8,) and list(predicted) == [many.predict_one(r) for r in X]
+    data = MulticlassDataset("tuples", X, np.arange(8) % 2, ["a", "b"], classes)
+    fresh = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+    assert prequential(fresh, data).n_test == 8
+
+    # a NumPy bool beside integer classes is refused, as Python's is (it was taken for 1)
+    with pytest.raises(ValueError, match="y mixes bool and other classes"):
+        AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1).learn(
+            X[:3], np.array([np.True_, 1, 0], dtype=object)
+        )
+
+    # rank_loss over scores by label: True is not the label 1, as for the learners
+    with pytest.raises(ValueError, match="relevant names the label True, which has no score"):
+        rank_loss({0: 0.1, 1: 0.9, 2: 0.5}, {True})
+    with pytest.raises(ValueError, match="relevant names the label 1, which has no score"):
+        rank_loss({False: 0.1, True: 0.9}, {1})
+    assert rank_loss({0: 0.1, 1: 0.9, 2: 0.5}, {1}) == 0.0
+
+
+def test_predict_many_returns_the_models_own_class_objects():
+    # as predict_one does: NumPy scalars (np.int64, np.str_) in the Series, which json.dumps
+    # refuses (a names probe, session 31)
+    import json
+
+    import pandas as pd
+
+    X = pd.DataFrame(np.random.default_rng(0).normal(size=(6, 2)), columns=["a", "b"])
+    for classes in ([3, 7], ["no", "yes"]):
+        model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=2, seed=1, classes=classes)
+        model.learn_many(X, pd.Series([classes[i % 2] for i in range(6)]))
+        predicted = model.predict_many(X)
+        assert [type(c) for c in predicted] == [type(classes[0])] * 6
+        assert list(predicted) == [model.predict_one(dict(row)) for _, row in X.iterrows()]
+        json.dumps(list(predicted))

@@ -636,6 +636,51 @@ def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsy
     assert _loss(None) == _loss(float("nan")) == "none (stopped before the test split)"
 
 
+def test_simulate_sends_the_features_a_service_names_in_its_order(tmp_path):
+    # the rows were sent by position: a data set of the service's features in another order
+    # was played with every value under another feature's name (a names probe, session 31)
+    from olboost.datasets import load
+    from olboost.datasets.base import MultiLabelDataset
+    from olboost.serve.simulate import simulate
+
+    # labels that follow the features, over enough rows for the trees to split on them
+    rng = np.random.default_rng(1)
+    labels = LABELS.split(",")
+    X = rng.random((300, WIDTH))
+    Y = X[:, [j % WIDTH for j in range(len(labels))]] > 0.5
+    head = ["@relation named", *[f"@attribute f{j} numeric" for j in range(WIDTH)]]
+    head += [f"@attribute {label} {{0,1}}" for label in labels] + ["@data"]
+    rows = [
+        ",".join([f"{v:.4f}" for v in x] + [str(int(b)) for b in y])
+        for x, y in zip(X, Y, strict=True)
+    ]
+    arff, xml = tmp_path / "named.arff", tmp_path / "named.xml"
+    arff.write_text("\n".join(head + rows) + "\n")
+    listed = "".join(f'<label name="{label}"></label>' for label in labels)
+    xml.write_text(f'<labels xmlns="http://mulan.sourceforge.net/labels">{listed}</labels>\n')
+    data = load(str(arff), str(xml))
+    names = list(data.feature_names)
+    backwards = MultiLabelDataset(
+        "backwards", data.X[:, ::-1].copy(), data.Y, names[::-1], list(data.label_names),
+        n_train=data.n_train,
+    )  # fmt: skip
+    other = MultiLabelDataset(
+        "other", data.X, data.Y, [f"g{j}" for j in range(WIDTH)], list(data.label_names),
+        n_train=data.n_train,
+    )  # fmt: skip
+    losses = []
+    for played in (data, backwards):
+        store = tmp_path / f"store-{played.name}"
+        options = ("--dataset", str(arff), "--dataset-labels", str(xml), "--learners", "3")
+        with Server(store, *options, "--k", "3") as server:
+            if played is data:
+                with pytest.raises(ValueError, match=r"the service's features are \['f0'"):
+                    simulate(server.url, other, token=server.token, limit=2)
+            sent = simulate(server.url, played, token=server.token, concurrency=1, wait=True)
+            losses.append(sent.losses)
+    np.testing.assert_array_equal(losses[0], losses[1])
+
+
 def _served_store(path: Path, seed: int, n: int) -> None:
     from olboost.serve.service import Service, ServiceConfig
 
@@ -1331,3 +1376,17 @@ def test_simulated_users_drop_and_delay_independently():
     np.testing.assert_allclose(np.quantile(kept, [0.25, 0.5, 0.75]), [0.5, 1.0, 1.5], atol=0.05)
     assert [_answer_after(7, i, 0.5, 1.0) for i in range(50)] == answers[:50]  # seeded
     assert _answer_after(7, 3, 0.0, 0.0) == 0.0
+
+
+def test_a_clicked_label_that_is_not_a_json_string_is_named_as_such():
+    # labels are strings: a click on 1 was "unknown label 1; labels: ['1', ...]", which read as
+    # if the label "1" were unknown (a names probe, session 31)
+    from olboost.serve.requests import RequestError, parse_feedback
+    from olboost.serve.service import ServiceConfig
+
+    config = ServiceConfig("ada-olmr", ("1", "2", "3"), 4, learners=3, k=2)
+    index = {label: j for j, label in enumerate(config.labels)}
+    assert parse_feedback({"impression": "1-a", "clicked": ["2"]}, config, index)[2] == [1]
+    for clicked, shown in ((1, "1 (int)"), (True, "true (bool)"), (1.0, "1.0 (float)")):
+        with pytest.raises(RequestError, match=re.escape(f"a label is a JSON string, got {shown}")):
+            parse_feedback({"impression": "1-a", "clicked": [clicked]}, config, index)

@@ -699,3 +699,15 @@ def test_the_seed_an_unseeded_fit_drew_refits_alike_as_the_boosters_seed():
         clone(first).set_params(random_state=seed).fit(X[:200], y[:200])
     again = clone(first).set_params(booster__seed=seed).fit(X[:200], y[:200])
     np.testing.assert_array_equal(again.predict_proba(X[200:]), first.predict_proba(X[200:]))
+
+
+def test_partial_fit_takes_bool_classes_for_other_classes_than_0_and_1():
+    # np.array_equal took [False, True] for the first call's [0, 1]: accepted, then every bool
+    # y refused (a names probe, session 31)
+    X = np.random.default_rng(0).normal(size=(8, 3))
+    model = OnlineBoostingClassifier(
+        AdaBoostOLM(VFDTCommittee(n_features=3), learners=2), random_state=1
+    ).partial_fit(X[:4], [0, 1, 0, 1], classes=[0, 1])
+    with pytest.raises(ValueError, match=r"classes=\[False, True\] is not the same as on"):
+        model.partial_fit(X[4:], [0, 1, 0, 1], classes=[False, True])
+    model.partial_fit(X[4:], [0, 1, 0, 1], classes=np.array([0, 1]))

@@ -86,9 +86,15 @@ def in_olboost(module: str) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Whether two parameter values are equal (``False`` where comparing them fails)."""
+    """Whether two parameter values are equal (``False`` where comparing them fails): a list
+    and a tuple by their items, and a bool never the 0 or 1 it equals (``classes=[False,
+    True]`` names other classes than ``[0, 1]``: :func:`olboost.feedback.is_bool`)."""
     if a is b:
         return True
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool | np.bool_) != isinstance(b, bool | np.bool_):
+        return False
     try:
         return bool(a == b)
     except (TypeError, ValueError):

@@ -16,7 +16,7 @@ from olboost.evaluate._inputs import _is_classification_data, _is_dataset
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 from olboost.feedback import bool_apart
 from olboost.metrics import rank_loss
-from olboost.online.labels import relevant_in_mapping
+from olboost.online.labels import object_vector, relevant_in_mapping
 
 #: Rows handed to the model per call on the array path: as many as keep its scores (rows x
 #: outputs, float64) near 8 MB, from 256 to 4,096 rows (:func:`_chunk_rows`). Results do not
@@ -118,7 +118,7 @@ def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
     """Prequential pass of a multiclass booster; returns which examples were predicted right."""
     if _is_classification_data(stream):
         codes = _class_codes(model, stream)
-        outputs = np.asarray(model._outputs(), dtype=object)
+        outputs = object_vector(model._outputs())
         n = len(codes)
         correct = np.empty(n, dtype=bool)
         chunk = _chunk_rows(len(outputs))

@@ -39,6 +39,7 @@ from olboost.evaluate._loops import (
 )
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 from olboost.feedback import is_bool
+from olboost.online.labels import object_vector
 
 if TYPE_CHECKING:
     from olboost.online import MulticlassLearner
@@ -277,7 +278,7 @@ def resumable(
     # what each pass feeds the model: label columns in the model's order, or class codes
     if classify:
         codes = _class_codes(model, stream)
-        outputs = np.asarray(model._outputs(), dtype=object)
+        outputs = object_vector(model._outputs())
     else:
         labels = {id(s): s.Y[:, _label_columns(model, s)] for s in passes}
     chunk = _chunk_rows(len(outputs) if classify else passes[0].Y.shape[1])
@@ -371,7 +372,9 @@ def _name_key(name: Any) -> tuple[str, Any]:
     if isinstance(name, numbers.Integral):
         return "int", int(name)
     if isinstance(name, numbers.Real):
-        return "float", float(name)
+        value = float(name)
+        # 1.0 is the name 1, as a dict key and for the models
+        return ("int", int(value)) if value.is_integer() else ("float", value)
     if isinstance(name, str):
         return "str", str(name)
     return type(name).__name__, repr(name)

@@ -21,6 +21,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
+from olboost.feedback import bool_apart
 from olboost.losses.pairwise import _rank_loss_one, rank_loss_mask
 from olboost.online.inputs import relevant_in_mapping
 
@@ -104,13 +105,14 @@ def _labelled(scores: Mapping[Hashable, float], relevant: object) -> tuple[np.nd
     absent label is irrelevant. Raises on an unknown label or a non-bool value."""
     labels = list(scores)
     s = _as_scores([scores[label] for label in labels])
-    index = {label: i for i, label in enumerate(labels)}
+    # bool-apart keys: True is not the label 1, nor False the label 0 (as the learners read them)
+    index = {bool_apart(label): i for i, label in enumerate(labels)}
     if isinstance(relevant, Mapping):
-        chosen = set(relevant_in_mapping(relevant, "relevant"))
+        chosen = {bool_apart(label) for label in relevant_in_mapping(relevant, "relevant")}
         keys = list(relevant)
     elif isinstance(relevant, Set):
         keys = list(relevant)
-        chosen = set(relevant)
+        chosen = {bool_apart(label) for label in relevant}
     else:
         raise TypeError(
             "with scores given as a dict label -> score, relevant must be a set of labels or a "
@@ -118,12 +120,13 @@ def _labelled(scores: Mapping[Hashable, float], relevant: object) -> tuple[np.nd
         )
     mask = np.zeros(s.shape[0], dtype=np.bool_)
     for label in keys:
-        if label not in index:
+        key = bool_apart(label)
+        if key not in index:
             raise ValueError(
                 f"relevant names the label {label!r}, which has no score; the labels are "
                 f"{labels[:10]}" + (" ..." if len(labels) > 10 else "")
             )
-        mask[index[label]] = label in chosen
+        mask[index[key]] = key in chosen
     return s, mask
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "bool_apart",
     "is_bool",
     "label_mask",
+    "object_vector",
     "output_list",
     "rank_cut",
     "relevance_matrix",
@@ -39,7 +40,7 @@ __all__ = [
 
 def check_outputs(value: Any) -> str | None:
     """Why ``value`` is not a valid ``labels``/``classes`` parameter (``None`` if it is)."""
-    if isinstance(value, bool):
+    if is_bool(value):
         return "must be None, an int >= 2 or a sequence of at least 2 distinct values"
     if isinstance(value, numbers.Integral):
         if value > sys.maxsize:  # no list, array or range holds that many
@@ -224,10 +225,18 @@ def unknown_class(y: Any, classes: list[Hashable], who: str) -> ValueError:
     )
 
 
+def object_vector(values: Sequence[Any]) -> np.ndarray:
+    """``values`` as a 1-D array of objects, one per value: ``np.asarray(values, dtype=object)``
+    made a 2-D array of the members of equally long tuples (tuple classes)."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
 def class_vector(y: Any, n: int, who: str) -> np.ndarray:
     """The ``n`` class labels ``y`` as a 1-D array (of objects unless ``y`` is an array); a
     ``ValueError`` for another shape."""
-    y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+    if not isinstance(y, np.ndarray):
+        whole = isinstance(y, Sequence) and all(isinstance(v, tuple) for v in y)
+        y = object_vector(y) if whole else np.asarray(y, dtype=object)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"{who}: y must be 1-D with {n} entries, got shape {y.shape}")
     return y
@@ -259,7 +268,7 @@ def classes_and_codes(y: np.ndarray, who: str) -> tuple[list[Hashable], list[int
         if _is_missing(value):
             what = "NaN class" if isinstance(value, float) else f"missing class ({value!r})"
             raise ValueError(f"{who}: y has a {what} at row {row}")
-    bools = [isinstance(v, bool) for v in values]
+    bools = [is_bool(v) for v in values]
     if any(bools) and not all(bools):
         # a set merges True with 1 and False with 0: the classes came out as [0, True, 2]
         row = bools.index(not bools[0])

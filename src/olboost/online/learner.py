@@ -38,6 +38,7 @@ from olboost.online.labels import (
     class_vector,
     classes_and_codes,
     is_bool,
+    object_vector,
     output_list,
     rank_cut,
     relevance_matrix,
@@ -324,7 +325,7 @@ def _class_array(classes: list[Hashable]) -> np.ndarray:
         values = [c.item() if isinstance(c, np.generic) else c for c in classes]
         if array.dtype.kind in kinds.pop() and array.tolist() == values:
             return array
-    return np.asarray(classes, dtype=object)
+    return object_vector(classes)
 
 
 def _kind(value: Any) -> str | None:
@@ -813,7 +814,12 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
         import pandas as pd
 
         _check_mini_batch(self, X)
-        return pd.Series(list(self.predict(X)), index=X.index, dtype=object)
+        # the model's own class objects, as predict_one returns them (predict's array would
+        # give NumPy scalars: np.int64(1), np.str_('a'), which JSON does not take)
+        classes = object_vector(self._outputs())
+        return pd.Series(
+            list(classes[np.argmax(self._scores_many(X), axis=1)]), index=X.index, dtype=object
+        )
 
     def _predict_then_learn(
         self, X: Any, y: Any, return_scores: bool, names: list[Hashable] | None

@@ -146,7 +146,13 @@ def parse_feedback(
         raise _fail(f"clicked must be a list of labels, got {type(clicked).__name__}")
     indices = []
     for label in clicked:
-        if not isinstance(label, str) or label not in index:
+        if not isinstance(label, str):
+            # the labels are strings: 1 is not the label "1"
+            raise _fail(
+                f"clicked: a label is a JSON string, got {json.dumps(label)} "
+                f"({type(label).__name__})"
+            )
+        if label not in index:
             known = list(config.labels)
             raise _fail(f"clicked: unknown label {json.dumps(label)}; labels: {known}")
         indices.append(index[label])

@@ -396,7 +396,8 @@ def simulate(
     url
         The service, ``http://HOST:PORT``.
     data
-        The data set; its labels and width must be the service's.
+        The data set; its labels and width must be the service's, and its feature names too
+        where the service names its features (the rows are sent in the service's order).
     token
         The bearer token of ``/feedback``.
     k
@@ -448,10 +449,19 @@ def simulate(
         raise ValueError(
             f"the service takes {health['n_features']} features, the data set has {data.X.shape[1]}"
         )
+    served = health.get("feature_names")
+    own = list(data.feature_names)
+    if served is not None and set(served) != set(own):
+        raise ValueError(
+            f"the service's features are {list(served)[:5]}..., the data set's are {own[:5]}..."
+        )
     if k is not None and k != health["k"]:
         raise ValueError(f"--k {k}: the service shows k={health['k']} labels")
     X, Y, n_train = _stream(data, loops)
     Y = Y[:, [list(data.label_names).index(label) for label in labels]]
+    if served is not None and list(served) != own:
+        # the rows go as arrays, read by position: in the service's order of its named features
+        X = X[:, [own.index(name) for name in served]]
     if limit is not None:
         X, Y = X[:limit], Y[:limit]
         n_train = min(n_train, limit)
