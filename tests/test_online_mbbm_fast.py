@@ -270,6 +270,20 @@ def test_compiled_path_equals_the_python_path(vote, k):
     assert slow._kernel_args() is None and fast._kernel_args() is not None
 
 
+def test_the_python_path_learns_with_the_tie_draws_it_predicted_with():
+    # tie_break="random" draws by the round: the Python path (Monte Carlo, or too many classes
+    # for the kernels) learned with the next round's draws (mutation round 8: t_ instead of
+    # t_ - 1 survived). Young trees tie often, so the draws decide many votes.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    fast = OnlineMBBM(VFDTCommittee(), learners=8, seed=1, classes=3, gamma=0.2, tie_break="random")
+    slow = fast.clone()
+    slow._memo = ()  # forces the Python path
+    np.testing.assert_array_equal(fast.predict_then_learn(X, y), slow.predict_then_learn(X, y))
+    np.testing.assert_array_equal(fast.votes(X), slow.votes(X))
+
+
 def test_falls_back_to_python_when_codes_do_not_fit(monkeypatch):
     X, y = _stream(4, 6, 3)
     fast = OnlineMBBM(ScriptedCommittee(lean=0.5), learners=9, seed=1, classes=4, gamma=0.2)

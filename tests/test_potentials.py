@@ -686,6 +686,20 @@ def test_bmr_weight_bound_rank_and_hinge():
         assert w <= bmr_weight_bound(n, int(y.sum()), k, gamma, "rank") + TOL
     assert bmr_weight_bound(5, 2, 6, 0.1, "hinge") == 2.0
     assert bmr_weight_bound(400, 2, 6, 0.1, "rank") < 0.2
+    # min(1, 3 max P): rank-loss costs lie in [0, 1], whatever the law (mutation round 8)
+    bounds = [bmr_weight_bound(n, 1, 3, 0.1, "rank") for n in range(3)]
+    assert bounds[:2] == [1.0, 1.0] and 0.9 < bounds[2] < 1.0  # 3 max P above 1, then below
+
+
+def test_an_edge_of_one_over_the_relevant_labels_is_refused_by_the_potentials():
+    # gamma |Y| = 1 leaves the baseline no mass on the irrelevant labels (a = 0): refused as
+    # above it, the boundary included (mutation round 8: "> 1" survived)
+    for call in (
+        lambda: difference_law(3, 4, 6, 0.25),
+        lambda: pairwise_potential(np.zeros(6), np.array([1, 1, 1, 1, 0, 0], bool), 3, 0.25),
+    ):
+        with pytest.raises(ValueError, match=r"gamma \* \|Y\| must be < 1"):
+            call()
 
 
 def test_multiclass_kernel_without_binomial_table():

@@ -714,3 +714,14 @@ def test_update_three_never_applies_a_step_outside_eq_11():
         assert abs(alpha.sum()) <= 1e-7 * C, alpha
         assert alpha[y].sum() <= C * (1 + 1e-7) and model.relevant_mass_ - mass <= C * (1 + 1e-7)
         assert (alpha[y] >= -1e-9 * C).all() and (alpha[~y] <= 1e-9 * C).all()
+
+
+def test_an_unstarted_entropy_ranker_scores_a_batch_as_its_rows():
+    # before the first example an entropy ranker scores a row by the mean of x (its uniform
+    # weights); score(X) gave zeros instead and no test saw it (mutation round 8)
+    X = np.random.default_rng(0).random((4, 3))
+    model = LabelRanker(complexity="entropy", labels=["a", "b", "c"], seed=0)
+    np.testing.assert_array_equal(
+        model.score(X), np.array([list(model.score_one(x).values()) for x in X])
+    )
+    assert model.score(X)[0, 0] == pytest.approx(X[0].mean())

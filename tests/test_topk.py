@@ -437,6 +437,19 @@ def test_twins_with_a_numpy_float_another_thread_count_or_not_started_share_impr
     b.learn_one(X[0], a.show_one(X[0]).feedback([]))
 
 
+def test_topk_adaptive_steps_by_the_papers_scale_and_impressions_name_their_round():
+    # mutation round 8's survivors: the default step scale (Algorithm 3, eta_t = 8 rho sqrt(2)
+    # / (m^2 sqrt(t))) divided by m instead of m^2, and an impression's round was t_ (the model
+    # has learned round - 1 examples when it shows one)
+    X, Y = synthetic_multilabel(n=6, k=6, d=5, seed=1)
+    model = TopkAdaptive(VFDTCommittee(n_features=3), learners=3, seed=2, labels=6, k=3, rho=0.2)
+    assert model.show_one(X[0]).round == 1
+    model.learn(X[:3], Y[:3])
+    assert model.step_scale_ == 8 * 0.2 * math.sqrt(2) / 36
+    assert model.show_one(X[3]).round == model.t_ + 1 == 4
+    assert model.clone({"step_scale": 0.5}).learn(X[:1], Y[:1]).step_scale_ == 0.5
+
+
 def test_ids_leave_out_parameters_added_later_at_their_old_default():
     # committee__max_depth (b776f6a) changed the id of every top-k model on trees: an unstarted
     # twin saved before refused the feedback of its twin's impressions
