@@ -88,6 +88,27 @@ def test_a_service_that_orders_the_labels_otherwise_is_played_by_label_name(tmp_
     assert dumps(load(server.store / "checkpoint.olb")) == dumps(reference)
 
 
+@pytest.mark.parametrize("algorithm", ["ada-olmr", "online-bmr"])
+def test_a_full_feedback_service_is_played_as_train_test_judges_it(tmp_path: Path, algorithm):
+    # its users click every relevant label (the service learns the clicks as the relevant set:
+    # they clicked the shown ones only, and the service learned the others as irrelevant), and
+    # each is judged by the model's scores, ties counting half, as train_test judges them (a
+    # probe of the reported numbers, session 31: 0.6959 served against 0.2331 in process)
+    data = load_data("emotions")
+    labels = tuple(data.label_names)
+    config = ServiceConfig(algorithm, labels, data.X.shape[1], learners=3, seed=SEED)
+    reference = build_model(config)
+    start_model(reference, config)
+    result = train_test(reference, data.train, data.test)
+    args = ["--algorithm", algorithm, "--labels", ",".join(labels)]
+    args += ["--n-features", str(data.X.shape[1]), "--learners", "3", "--seed", str(SEED)]
+    with Server(tmp_path / "store", *args, "--sync", "normal") as server:
+        report = simulate(server.url, data, token=server.token, concurrency=1, key=0, wait=True)
+    assert report.errors == {} and report.n_examples == data.X.shape[0]
+    assert np.array_equal(report.losses[report.n_train_examples :], result.losses)
+    assert dumps(load(server.store / "checkpoint.olb")) == dumps(reference)
+
+
 def test_concurrent_users_reach_the_in_process_loss(tmp_path: Path) -> None:
     data = load_data("yeast")
     losses = [_in_process(data, seed)[1].rank_loss for seed in range(1, 6)]

@@ -3,11 +3,13 @@
 Each example of the stream (the train split ``loops`` times, then the test split, as
 :func:`olboost.evaluate.train_test` streams them; a data set without a split once) is one user:
 ``POST /rank`` with its features, then ``POST /feedback`` clicking exactly its relevant labels
-among those shown, possibly after a delay or never (``drop``). ``concurrency`` users are served at
+among those shown (a top-k booster's service), or all of them (a full-feedback one: Ada.OLMR,
+OnlineBMR), possibly after a delay or never (``drop``). ``concurrency`` users are served at
 once, each on its own keep-alive connection. The report gives the throughput (rank + feedback
-pairs per second), the latency percentiles of both endpoints and the rank loss of the rankings
-shown: its running average over the stream (the learning curve) and its mean over the test split,
-the number :func:`olboost.evaluate.train_test` reports for the same model.
+pairs per second), the latency percentiles of both endpoints and the rank loss of each user's
+ranking, the number :func:`olboost.evaluate.train_test` records for it (the randomised ranking
+shown by a top-k booster, the model's scores of a full-feedback one, ties counting half): its
+running average over the stream (the learning curve) and its mean over the test split.
 
 With ``concurrency=1``, ``key=0`` and ``wait=True`` (each feedback answered once it is learned),
 the service learns exactly what :func:`~olboost.evaluate.train_test` learns in process, draw for
@@ -214,6 +216,7 @@ async def _run(
     Y: np.ndarray,
     labels: Sequence[str],
     *,
+    topk: bool,
     token: str | None,
     concurrency: int,
     delay: float,
@@ -267,7 +270,8 @@ async def _run(
         while next_row < n and (deadline is None or time.perf_counter() < deadline):
             i = next_row
             next_row += 1
-            body: dict[str, Any] = {"features": X[i].tolist(), "ranking": True}
+            # a full-feedback model is judged by its scores, as train_test judges it
+            body: dict[str, Any] = {"features": X[i].tolist(), "ranking": topk, "scores": not topk}
             if key is not None:
                 body["key"] = key
             try:
@@ -275,11 +279,17 @@ async def _run(
             except HTTPError as err:
                 failed("rank", err)
                 continue
-            position = {label: p for p, label in enumerate(shown["ranking"])}
-            s = np.array([m - position[label] for label in labels], dtype=float)
+            if topk:
+                position = {label: p for p, label in enumerate(shown["ranking"])}
+                s = np.array([m - position[label] for label in labels], dtype=float)
+            else:
+                s = np.array([shown["scores"][label] for label in labels], dtype=float)
             losses[i] = rank_loss(s, Y[i], empty="paper")
-            relevant = {labels[j] for j in np.flatnonzero(Y[i]).tolist()}
-            clicked = [label for label in shown["labels"] if label in relevant]
+            relevant = [labels[j] for j in np.flatnonzero(Y[i]).tolist()]
+            # a full-feedback service learns the clicks as the whole relevant set
+            clicked = relevant
+            if topk:
+                clicked = [label for label in shown["labels"] if label in relevant]
             after = _answer_after(seed, i, drop, delay)
             if after is None:
                 dropped += 1
@@ -467,8 +477,9 @@ def simulate(
         n_train = min(n_train, limit)
     seconds, rank_lat, fb_lat, losses, dropped, errors = asyncio.run(
         _run(
-            url, X, Y, labels, token=token, concurrency=concurrency, delay=delay, drop=drop,
-            seed=seed, key=key, wait=wait, duration=duration,
+            url, X, Y, labels, topk=str(health["algorithm"]).startswith("topk-"), token=token,
+            concurrency=concurrency, delay=delay, drop=drop, seed=seed, key=key, wait=wait,
+            duration=duration,
         )
     )  # fmt: skip
     return SimulationReport(

@@ -166,7 +166,10 @@ def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float
     label above; a tie counts one half), each weighted by the inverse of the probability that
     the draw showed both (eq. 1 of Raman et al. 2020; 1 with full feedback). Summed over
     feedback, their ratio estimates the pair-weighted rank loss of the model's rankings, in
-    [0, 1].
+    [0, 1]: of the whole ranking under top-k feedback (its pairs are drawn across it), but
+    within the ``k`` labels shown under full feedback, where only the shown labels' scores are
+    logged, so that a relevant label ranked below ``k`` counts no pair (a service's log keeps
+    ``k`` scores per impression, not one per label).
 
     The order compared is the model's (``record.own``), not the display's: a pair is seen with
     a probability that depends on the model's ranking, and when the draw explored its display
@@ -222,7 +225,8 @@ def metrics_table(
         ("click_through_rate", "gauge", "Clicks per shown label, feedback learned.",
          [("", s.clicks / s.shown if s.shown else 0.0)]),
         ("estimated_rank_loss", "gauge",
-         "Estimated rank loss of the model's rankings (inverse-propensity ratio, running).",
+         "Estimated rank loss of the model's rankings (inverse-propensity ratio, running; "
+         "with full feedback, among the labels shown).",
          [("", s.loss_sum / s.pairs_sum if s.pairs_sum else 0.0)]),
         ("learn_queue", "gauge", "Feedback committed, not learned yet.",
          [("", learn_queue)]),
