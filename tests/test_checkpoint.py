@@ -448,9 +448,28 @@ def test_a_progress_resumes_only_on_data_of_its_names():
     resumed = resumable(saved_model, same, start=progress)
     fresh = AdaBoostOLM(VFDTCommittee(n_features=3), learners=2, seed=1, classes=[0, 1])
     np.testing.assert_array_equal(resumed.correct, prequential(fresh, data).correct)
+    # 1.0 is the name 1; a bool is not
+    floats = MulticlassDataset("d", X, y, features, [0.0, 1.0])
+    saved_model, progress = pickle.loads(saved[-1])
+    assert resumable(saved_model, floats, start=progress).n_test == 60
+    from olboost.evaluate._resumable import _name_key
+
+    assert _name_key(False) != _name_key(0) and _name_key(np.True_) == _name_key(True)
+    assert _name_key(frozenset("ab")) == _name_key({"b", "a"})
     # a progress saved before the names were kept is checked by its values only
     saved_model, progress = pickle.loads(saved[-1])
     assert resumable(saved_model, swapped, start=replace(progress, names_digest=None)).n_test == 60
+
+    # tuple classes (equal ones of other member types alike), resumed as run straight
+    pairs = MulticlassDataset("t", X, y, features, [(0, "a"), (1, "b")])
+    model = AdaBoostOLM(VFDTCommittee(n_features=3), learners=2, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, pairs, every=20, on_checkpoint=checkpoint)
+    saved_model, progress = pickle.loads(saved[-1])
+    alike = MulticlassDataset("t", X, y, features, [(np.int64(0), "a"), (np.int64(1), "b")])
+    resumed = resumable(saved_model, alike, start=progress)
+    straight = prequential(AdaBoostOLM(VFDTCommittee(n_features=3), learners=2, seed=1), pairs)
+    np.testing.assert_array_equal(resumed.correct, straight.correct)
 
     Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 2] > 0])
     ranked = MultiLabelDataset("m", X, Y, features, ["x", "y", "z"], n_train=0)

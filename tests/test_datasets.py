@@ -816,6 +816,12 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
     )
     assert [x.tolist() for x, _ in data] == [[0.0, 3.0], [5.0, 0.0]]
     assert X.nnz == 3 and not X.has_canonical_format
+    # summed as float64, as the models sum them (an int8 conversion wrapped 100 + 100 to -56)
+    narrow = sp.coo_array(
+        (np.array([100, 100], np.int8), (np.array([0, 0]), np.array([0, 0]))), (1, 2)
+    )
+    dup = MultiLabelDataset("dup", narrow, np.array([[True, False]]), ["a", "b"], ["x", "y"])
+    assert dup.X.toarray().tolist() == [[200.0, 0.0]] == [x.tolist() for x, _ in dup]
 
     # DataFrames are read by column name, as the models read them
     rng = np.random.default_rng(0)
@@ -829,10 +835,19 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
         MultiLabelDataset("frames", Xf, Yf, ["a", "b", "c"], ["x", "y", "w"])
     with pytest.raises(ValueError, match=r"X is a DataFrame whose columns \['a', 'b', 'c'\]"):
         MulticlassDataset("frames", Xf, np.zeros(20, int), ["a", "b", "d"], ["p", "q"])
-    unnamed = MultiLabelDataset(
-        "frames", pd.DataFrame(Xf.to_numpy()), Yf.to_numpy(), ["u", "v", "w"], ["x", "y", "z"]
+    # columns none of which is a name (a file read without a header, or names the data set's
+    # replace) by position, as a matrix
+    table = pd.concat([Yf, Xf], axis=1).set_axis(range(6), axis=1)
+    plain = MultiLabelDataset(
+        "csv", table.iloc[:, 3:], table.iloc[:, :3], ["u", "v", "w"], list("xyz")
     )
-    np.testing.assert_array_equal(unnamed.X, Xf.to_numpy())  # pandas' default columns: by position
+    np.testing.assert_array_equal(plain.X, Xf.to_numpy())
+    np.testing.assert_array_equal(plain.Y, Yf.to_numpy())
+    # integer names in another order are names, as the protocols read them
+    by_int = MultiLabelDataset(
+        "ints", Xf, Yf.set_axis([0, 1, 2], axis=1), ["a", "b", "c"], [2, 1, 0]
+    )
+    np.testing.assert_array_equal(by_int.Y, Yf.to_numpy()[:, ::-1])
     frame = MulticlassDataset("frames", Xf, (Xf.a > 0).astype(int), ["b", "c", "a"], ["p", "q"])
     np.testing.assert_array_equal(frame.X, Xf[["b", "c", "a"]].to_numpy())
 
@@ -843,6 +858,11 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
             MulticlassDataset("csv", X, y, ["f"], ["1", "0"])
     codes = MulticlassDataset("csv", X, np.array([1, 0, 1], dtype=object), ["f"], ["1", "0"])
     assert [y for _, y in codes] == ["0", "1", "0"]
+    # numbers in an object array are taken as in an array of numbers
+    floats = MulticlassDataset(
+        "csv", X, np.array([1.0, 0.0, True], dtype=object), ["f"], ["1", "0"]
+    )
+    assert floats.y.tolist() == [1, 0, 1]
 
     # the other arguments of a hand-built set
     cases = {

@@ -657,6 +657,23 @@ def test_a_split_is_read_by_position_only_against_outputs_no_one_named():
         with pytest.raises(ValueError, match=r"test split: the model ranks labels .* \(the model "):
             train_test(model, train, test)
         assert not model._started
+    # read by position, a split listing the other's labels in another order would be read as
+    # other labels under the same names
+    reversed_ = _split(4, "cba", seed=1)
+    reversed_.Y = reversed_.Y[:, ::-1].copy()
+    model = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1, labels=3)
+    with pytest.raises(ValueError, match="test split: the data set lists the train split's labels"):
+        train_test(model, lettered, reversed_)
+    assert not model._started
+    # a classifier's classes taken from y are names: a data set of others is refused
+    from olboost import AdaBoostOLM as Olm
+
+    started = Olm(VFDTCommittee(n_features=3), learners=2, seed=0).learn(
+        lettered.X[:4], [0, 1, 0, 1]
+    )
+    named_classes = MulticlassDataset("n", lettered.X, np.arange(50) % 2, list("wxyz"), ["p", "q"])
+    with pytest.raises(ValueError, match=r"classes \['p', 'q'\] the model does not know"):
+        prequential(started, named_classes)
     # a count reads other names by position, also once started (its labels_ are 0, 1, 2)
     counted = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1, labels=3)
     named = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1, labels=["a", "b", "c"])

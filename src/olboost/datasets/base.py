@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from olboost.feedback import bool_apart
-from olboost.online.inputs import frame_columns, named_columns
+from olboost.online.inputs import frame_columns
 
 __all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
 
@@ -110,23 +110,23 @@ def _check_unique(names: list[str], what: str) -> None:
 
 
 def _in_named_order(M: object, names: list, what: str, role: str) -> object:
-    """``M``, or the columns of a pandas DataFrame ``M`` in the order of ``names`` when its
-    columns name them (the models read a frame by column name, so a data set must too); a
-    ``ValueError`` when its named columns are other ones. A frame of pandas' default columns
-    ``0 .. n - 1`` (and any other matrix) is taken by position."""
+    """``M``, or the columns of a pandas DataFrame ``M`` in the order of ``names`` where its
+    columns are those names (the models read a frame by column name, so a data set must too).
+    A frame none of whose columns is a name (pandas' ``0 .. n - 1`` of a file read without a
+    header, or names of its own the data set's replace), like any other matrix, is taken by
+    position; one naming some of ``names`` beside others is a ``ValueError``."""
     columns = frame_columns(M)
-    if not named_columns(columns):
-        return M
-    assert columns is not None
-    if columns == list(names):
+    if columns is None or columns == list(names):
         return M
     _check_unique(names, what)
-    if len(columns) != len(names) or {bool_apart(c) for c in columns} != {
-        bool_apart(n) for n in names
-    }:
+    keys, named = {bool_apart(c) for c in columns}, {bool_apart(n) for n in names}
+    if not keys & named:
+        return M
+    if len(columns) != len(names) or keys != named:
         raise ValueError(
-            f"{role} is a DataFrame whose columns {columns[:5]}... are not the {what} "
-            f"{list(names)[:5]}...: name them alike (in any order) or pass an array"
+            f"{role} is a DataFrame whose columns {columns[:5]}... are some of the {what} "
+            f"{list(names)[:5]}... beside others: name them alike (in any order), or pass an "
+            "array"
         )
     return M[list(names)]  # type: ignore[index]
 
@@ -230,11 +230,15 @@ class MultiLabelDataset(_Table):
         # CSR matrix's row pointers (a CSC matrix's would give its columns) and as float64.
         self.Y = np.asarray(_in_named_order(self.Y, self.label_names, "label_names", "Y"))
         if sp.issparse(self.X):
-            if self.X.format != "csr" or self.X.dtype != np.float64:
-                self.X = sp.csr_array(self.X, dtype=np.float64)
+            if self.X.dtype != np.float64:
+                # widened before any conversion sums repeated entries: int8's 100 + 100 was -56
+                self.X = self.X.astype(np.float64)
+            if self.X.format != "csr":
+                self.X = sp.csr_array(self.X)
             if not self.X.has_canonical_format:
-                # repeated entries mean their sum (SciPy's rule, and the models'): summed once
-                # here, so that iterating the rows gives that sum too, not the last entry
+                # repeated entries mean their sum in float64 (SciPy's rule, and the models'
+                # array path): summed once here, so that iterating the rows gives that sum too,
+                # not the last entry
                 self.X = self.X.copy()
                 self.X.sum_duplicates()
         else:
@@ -423,13 +427,15 @@ class MulticlassDataset(_Table):
         y = np.asarray(self.y)
         if y.dtype.kind in "USO" and y.size:
             # class names read from a file ("1", "0") are not codes: int("1") took the name
-            # "1" for code 1, which class_names may give to another class
+            # "1" for code 1, which class_names may give to another class; numbers are taken
+            # as in an array of numbers (floats off an integer refused below)
             for v in y.ravel():
-                if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                if not isinstance(v, numbers.Real):
                     raise TypeError(
                         f"y holds class codes 0..k-1 (code c is class_names[c]), got "
                         f"{type(v).__name__}: {v!r}; map names to codes first"
                     )
+            y = y.astype(np.float64)
         if y.dtype.kind == "f" and y.size and not np.array_equal(y, np.floor(y)):
             # the int64 cast truncated them: 0.4 and 1.9 became classes 0 and 1
             bad = y.ravel()[np.flatnonzero(y.ravel() != np.floor(y.ravel()))[0]]

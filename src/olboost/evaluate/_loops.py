@@ -61,11 +61,16 @@ def require_outputs(data: Any) -> None:
 
 
 def _counted(model: Any) -> bool:
-    """Whether ``model``'s outputs were not named by its user: given as a count (``labels=k``
-    or ``classes=k``) or taken from arrays, so that its outputs ``0 .. k - 1`` may stand for a
-    data set's columns or codes by position (not when its ``labels``/``classes`` list them)."""
-    count = getattr(model, getattr(model, "_outputs_param", "labels"), None)
-    return count is None or (isinstance(count, numbers.Integral) and not isinstance(count, bool))
+    """Whether ``model``'s outputs are positions rather than names: given as a count
+    (``labels=k`` or ``classes=k``), or a ranker's labels taken from data (a label matrix's
+    columns are positions; so are a data set's labels named ``0 .. k - 1``), so that its
+    outputs ``0 .. k - 1`` may stand for a data set's columns or codes by position. A
+    classifier's classes taken from ``y`` are the values of ``y``: names."""
+    param = getattr(model, "_outputs_param", "labels")
+    count = getattr(model, param, None)
+    if count is None:
+        return param == "labels"
+    return isinstance(count, numbers.Integral) and not isinstance(count, bool)
 
 
 def _by_position(counted: bool, known: list, names: list) -> bool:
@@ -144,10 +149,10 @@ def _label_columns(model: Any, stream: Any) -> np.ndarray:
     """Columns of ``stream.Y`` in the order of the model's labels.
 
     A model built without labels ranks the data set's labels in the data set's order; a model built
-    with ``labels=k`` (or started on arrays) takes the columns as they are, unless the data set
-    names its labels by those integers ``0 .. k - 1`` (then by name, as below; some of them beside
-    other names are refused); a model built with label names must name the same labels as the
-    data set, in any order (:func:`_by_position`).
+    with ``labels=k`` (or whose labels ``0 .. k - 1`` came from data: :func:`_counted`) takes the
+    columns as they are, unless the data set names its labels by those integers (then by name, as
+    below; some of them beside other names are refused); a model built with label names must
+    name the same labels as the data set, in any order (:func:`_by_position`).
     """
     names = list(stream.label_names)
     # checked first, whatever the model's labels: a model ranks at least 2, so a data set of
@@ -238,6 +243,7 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
     started = model._started
     known = list(model._outputs()) if _has_outputs(model) else None
     taken_from = None  # the role whose outputs the model takes, if it has none of its own
+    by_position = None  # (role, names) of the first split read by position
     width, width_from = None, None
     checked: list[tuple[str, Any]] = []
     seen: set[int] = set()
@@ -254,13 +260,27 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
         if known is None:
             known, taken_from = names, role
         else:
+            # outputs taken from the first split are its names, never positions
+            counted = taken_from is None and _counted(model)
             try:
-                # outputs taken from the first split are its names, never positions
-                counted = taken_from is None and _counted(model)
                 (_class_map if classify else _label_order)(known, names, counted)
             except ValueError as err:
                 takes = f" (the model takes the {taken_from}'s)" if taken_from else ""
                 raise ValueError(f"{role}: {err}{takes}") from None
+            if _by_position(counted, known, names):
+                # read by position, one split's names in another's order would be other
+                # outputs under the same names
+                if by_position is None:
+                    by_position = role, names
+                elif names != by_position[1] and set(map(bool_apart, names)) == set(
+                    map(bool_apart, by_position[1])
+                ):
+                    raise ValueError(
+                        f"{role}: the data set lists the {by_position[0]}'s "
+                        f"{'classes' if classify else 'labels'} in another order, and the "
+                        f"model ({known[:3]}...) reads them by position: give the model their "
+                        "names, or the splits one order"
+                    )
         rows = Rows.of(data.X, role, model._missing_allowed())
         if started:
             check_width("X", rows.d, model.n_features_in_, role)

@@ -270,7 +270,8 @@ def resumable(
                 "with the progress"
             )
         # the caller's progress stays what was saved: a retry from it resumes the same way
-        state = replace(start, records=start.records.copy())
+        # (one saved before the names were kept keeps them from now on)
+        state = replace(start, records=start.records.copy(), names_digest=names)
     compile_s = None
     if warm_up:
         heads = [_head(s, WARM_UP_ROWS) for s in ((stream,) if test is None else (stream, test))]
@@ -366,9 +367,14 @@ def _names_digest(passes: list[Any]) -> str:
 
 def _name_key(name: Any) -> tuple[str, Any]:
     """A class or label name as the data it is, whatever its Python or NumPy type: the names
-    that are equal (and both bools or neither) give the same key."""
+    that are equal (and both bools or neither) give the same key, a tuple's by its members' and
+    a set's by its members' sorted (their ``repr`` order follows the process's hash seed)."""
     if is_bool(name):
         return "bool", bool(name)
+    if isinstance(name, tuple):
+        return "tuple", tuple(_name_key(member) for member in name)
+    if isinstance(name, frozenset | set):
+        return "set", tuple(sorted((_name_key(member) for member in name), key=repr))
     if isinstance(name, numbers.Integral):
         return "int", int(name)
     if isinstance(name, numbers.Real):

@@ -468,13 +468,15 @@ def simulate(
     if k is not None and k != health["k"]:
         raise ValueError(f"--k {k}: the service shows k={health['k']} labels")
     X, Y, n_train = _stream(data, loops)
-    Y = Y[:, [list(data.label_names).index(label) for label in labels]]
-    if served is not None and list(served) != own:
-        # the rows go as arrays, read by position: in the service's order of its named features
-        X = X[:, [own.index(name) for name in served]]
     if limit is not None:
         X, Y = X[:limit], Y[:limit]
         n_train = min(n_train, limit)
+    column = {label: j for j, label in enumerate(data.label_names)}
+    Y = Y[:, [column[label] for label in labels]]
+    if served is not None and list(served) != own:
+        # the rows go as arrays, read by position: in the service's order of its named features
+        column = {name: j for j, name in enumerate(own)}
+        X = X[:, [column[name] for name in served]]
     seconds, rank_lat, fb_lat, losses, dropped, errors = asyncio.run(
         _run(
             url, X, Y, labels, topk=str(health["algorithm"]).startswith("topk-"), token=token,
