@@ -190,11 +190,11 @@ class MultiLabelDataset(_Table):
     X : numpy.ndarray or scipy.sparse.csr_array
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
         ``nominal``); missing values are NaN. Repeated entries of a sparse matrix are summed;
-        a pandas DataFrame whose columns are named is read by name, in the order of
-        ``feature_names``.
+        a pandas DataFrame whose columns are the ``feature_names`` (in any order) is read by
+        name, one whose columns are none of them by position.
     Y : numpy.ndarray
         bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to
-        row ``i``. A DataFrame whose columns are named is read by name, as ``X``.
+        row ``i``. A DataFrame is read by the ``label_names``, as ``X``.
     feature_names : list of str
         The d feature names.
     label_names : list of str
@@ -373,8 +373,9 @@ class MulticlassDataset(_Table):
         Short name of the data set.
     X : numpy.ndarray
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
-        ``nominal``); missing values, if kept, are NaN. A pandas DataFrame whose columns are
-        named is read by name, in the order of ``feature_names``.
+        ``nominal``); missing values, if kept, are NaN. A pandas DataFrame whose columns are the
+        ``feature_names`` (in any order) is read by name; one whose columns are none of them,
+        by position.
     y : numpy.ndarray
         int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]`` (codes, not
         names: a ``y`` of strings is refused).
