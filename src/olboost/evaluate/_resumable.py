@@ -327,14 +327,15 @@ def _steps(model: Any) -> int | None:
     return int(getattr(model, "t_", 0))
 
 
+def _distinct(passes: list[Any]) -> list[Any]:
+    """The distinct data sets among ``passes`` (the train split of several loops: once)."""
+    return list({id(data): data for data in passes}.values())
+
+
 def _data_digest(passes: list[Any]) -> str:
     """SHA-256 of the features and targets of the distinct data sets among ``passes``."""
     h = hashlib.sha256()
-    seen: set[int] = set()
-    for data in passes:
-        if id(data) in seen:
-            continue
-        seen.add(id(data))
+    for data in _distinct(passes):
         X = data.X
         parts = (X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)
         target = data.y if hasattr(data, "class_names") else data.Y
@@ -355,11 +356,7 @@ def _names_digest(passes: list[Any]) -> str:
     """SHA-256 of the class or label names of the distinct data sets among ``passes``, each by
     what it is as a name (:func:`_name_key`: a NumPy integer as the int it equals, a bool apart)."""
     h = hashlib.sha256()
-    seen: set[int] = set()
-    for data in passes:
-        if id(data) in seen:
-            continue
-        seen.add(id(data))
+    for data in _distinct(passes):
         names = data.class_names if hasattr(data, "class_names") else data.label_names
         h.update(repr([_name_key(name) for name in names]).encode())
     return h.hexdigest()
