@@ -47,8 +47,9 @@ def train_test(
         Data sets (``MultiLabelDataset``) or iterables of ``(x, y)`` with ``y`` a set of labels
         (with ``loops > 1``, ``train`` must be readable more than once: not an iterator). A data
         set's label columns are matched to the model's labels by name, as its ``(x, y)`` pairs
-        are; only a model whose labels no one named (``labels=k``, or taken from arrays) takes
-        the columns of other names as they are.
+        are; only a model whose labels are positions (``labels=k``, or ``0 .. k - 1`` taken
+        from a label matrix or an earlier data set) takes the columns of other names as they
+        are.
     loops
         Passes over ``train`` before the test split (an integer >= 1; Raman et al. 2020 use up to
         20 for the top-k boosters). The model learns ``n_train * loops + n_test`` examples.
