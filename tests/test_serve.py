@@ -4,6 +4,7 @@ feedback, expiry, metrics. Each test talks to a real server process (see ``serve
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import sqlite3
@@ -83,7 +84,14 @@ def _samples(text: str) -> dict[str, float]:
 def test_metrics_stay_prometheus_text_once_feedback_is_learned(server: Server) -> None:
     """The estimated loss of learned feedback (sums of inverse propensities, NumPy floats)
     is written as a number: it was ``np.float64(0.5)``, and a scraper refuses the whole page
-    for one such line."""
+    for one such line. Before any pair it is NaN, as the status page's null (it was 0.0, a
+    perfect model's loss: for ever on a full-feedback service of k = 1)."""
+    from olboost.serve.stats import Stats, exposition, metrics_table
+
+    fresh = Stats()
+    with fresh.lock:
+        table, lag = metrics_table(fresh, 0, 0, 0, 0)
+    assert math.isnan(_samples(exposition(table, lag))["olboost_estimated_rank_loss"])
     shown = server.rank(features(WIDTH, 7))
     status, _ = server.feedback(shown["impression"], shown["labels"][:1], wait=True)
     assert status == 200
@@ -391,6 +399,27 @@ def test_a_store_reopened_with_other_settings_is_refused_naming_them(tmp_path):
         ValueError, match=r"other settings \(stored, given\): \{'learners': \(3, 50\)"
     ):
         resolve_config(path, other)
+
+
+def test_a_configuration_refuses_settings_its_booster_does_not_take(tmp_path):
+    # the command line refused --rho with ada-olmr; the Python configuration stored it, nan
+    # included, and a store of rho=nan then refused its own configuration (a full-feedback
+    # service probe, session 31). A store created so before reads them at their defaults.
+    import json
+
+    from olboost.serve.config import ServiceConfig, resolve_config
+
+    for algorithm, setting in (("ada-olmr", {"rho": float("nan")}), ("ada-olmr", {"gamma": -5.0}),
+                               ("topk-adaptive", {"gamma": 0.3}),
+                               ("online-bmr", {"exploration": "single-swap"})):  # fmt: skip
+        name = next(iter(setting))
+        with pytest.raises(ValueError, match=f"{name}=.*: {algorithm} takes no {name}"):
+            ServiceConfig(algorithm, ("a", "b", "c"), 4, k=2, **setting)
+    assert ServiceConfig("topk-bbm", ("a", "b", "c"), 4, k=2, rho=0.1, gamma=0.2).gamma == 0.2
+    stored = ServiceConfig("ada-olmr", ("a", "b", "c"), 4, learners=3, k=2).to_json()
+    old = ServiceConfig.from_json({**stored, "rho": 0.5, "exploration": "single-swap"})
+    assert old == ServiceConfig.from_json(json.loads(json.dumps(stored)))
+    assert resolve_config(tmp_path / "new", old) == old
 
 
 def test_feature_names_must_be_distinct():

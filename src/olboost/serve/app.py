@@ -3,7 +3,8 @@
 **Why Starlette rather than FastAPI.** FastAPI is Starlette plus pydantic models, dependency
 injection and generated OpenAPI pages. None of it would carry its weight here: the bodies are
 three small JSON objects whose checks (a feature vector of the schema's width, finite numbers,
-labels of the model, clicked labels among those shown, an impression not yet answered) need the
+labels of the model, clicked labels among those shown by a top-k booster, an impression not yet
+answered) need the
 model and the log, so they live in :mod:`olboost.serve.service` whatever the framework, with
 messages of our own; pydantic would add a second, differently worded layer of validation and its
 import and per-request cost on a 2-core machine whose load target is 600 requests a second with
@@ -14,9 +15,12 @@ is the server.
 Endpoints (bodies and answers are JSON):
 
 * ``POST /rank`` ``{"features": [...] | {...}, "key"?: int, "ranking"?: bool, "scores"?: bool}``
-  -> ``{"impression", "labels", "round", "expires", "ranking"?, "scores"?}``;
+  -> ``{"impression", "labels", "round", "expires", "ranking"?, "scores"?}`` (``key`` keys a
+  top-k booster's exploration draw; a full-feedback model draws nothing, and logs it only);
 * ``POST /feedback`` (bearer token) ``{"impression", "clicked": [...], "feedback_id"?, "wait"?}``
-  -> ``{"feedback_id", "seq", "duplicate"}``;
+  -> ``{"feedback_id", "seq", "duplicate"}``: a top-k booster's ``clicked`` are the relevant
+  labels among those it showed (it learns nothing of the others); a full-feedback model's are
+  every relevant label, shown or not (it learns the others as irrelevant);
 * ``GET /health``, ``GET /metrics`` (Prometheus text), ``GET /series`` (the status page's data),
   ``GET /`` (the status page);
 * ``POST /admin/checkpoint`` and ``GET /admin/model`` (bearer token): write a checkpoint now; the

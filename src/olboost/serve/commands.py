@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from olboost.serve._algorithms import ALGORITHMS, SETTINGS_OF
+
 __all__ = ["add_parsers"]
 
 _MISSING_EXTRA = "olboost serve needs the serve extra: pip install 'olboost[serve]' ({})"
@@ -36,12 +38,11 @@ def _load_dataset(args: argparse.Namespace) -> Any:
     return load(args.dataset, args.dataset_labels)
 
 
-_EVERY = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
-_TOPK = ("topk-adaptive", "topk-bbm")
+_EVERY = ALGORITHMS
 #: ``olboost serve``'s options of the model -> the algorithms that take them.
 _MODEL_OPTIONS = {
     "algorithm": _EVERY, "learners": _EVERY, "features": _EVERY, "seed": _EVERY, "k": _EVERY,
-    "max_depth": _EVERY, "exploration": _TOPK, "rho": _TOPK, "gamma": ("topk-bbm", "online-bmr"),
+    "max_depth": _EVERY, **SETTINGS_OF,
 }  # fmt: skip
 
 
@@ -245,7 +246,7 @@ def add_parsers(sub: Any) -> None:
     # existing store's model, an option of another booster) is refused rather than ignored.
     serve.add_argument(
         "--algorithm",
-        choices=["topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr"],
+        choices=list(ALGORITHMS),
         help="the booster (top-k feedback, or full feedback: clicks name every relevant label) "
         "(default: topk-adaptive)",
     )
@@ -300,8 +301,10 @@ def add_parsers(sub: Any) -> None:
         help="play users of a data set against olboost serve (demo and load test)",
         description="Stream a multi-label data set (the train split --loops times, then the "
         "test split) as users of a running olboost serve: each asks /rank, then clicks exactly "
-        "its relevant labels among those shown (after --delay, unless dropped). Reports "
-        "throughput, latency percentiles and the rank loss of the rankings shown.",
+        "its relevant labels among those shown, or all of them for a full-feedback service "
+        "(after --delay, unless dropped). Reports throughput, latency percentiles and the rank "
+        "loss train_test records: of the rankings shown by a top-k booster, of a full-feedback "
+        "model's scores.",
         formatter_class=HelpFormatter,
     )
     sim.add_argument("--url", required=True, help="the service, http://HOST:PORT")

@@ -11,12 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from olboost.serve._algorithms import ALGORITHMS, SETTINGS_OF
 from olboost.serve._fused import fused_learner
 from olboost.serve.store import Store, refuse_a_lost_log
-
-#: Boosters a service can run: top-k feedback (``topk-*``) or full feedback.
-ALGORITHMS = ("topk-adaptive", "topk-bbm", "ada-olmr", "online-bmr")
-
 
 #: Random features per tree when not given (capped at the width of the feature vectors).
 DEFAULT_FEATURES = 20
@@ -72,6 +69,15 @@ class ServiceConfig:
         if not all(isinstance(label, str) and label for label in labels):
             raise ValueError("labels must be non-empty strings")
         object.__setattr__(self, "labels", labels)
+        for name, takers in SETTINGS_OF.items():
+            default = type(self).__dataclass_fields__[name].default
+            value = getattr(self, name)
+            # stored and compared with a store's, a setting the model never reads (nan too)
+            if self.algorithm not in takers and not (value is default or value == default):
+                raise ValueError(
+                    f"{name}={value!r}: {self.algorithm} takes no {name} (a setting of "
+                    f"{', '.join(takers)})"
+                )
         if (
             isinstance(self.n_features, bool)
             or not isinstance(self.n_features, int)
@@ -106,6 +112,12 @@ class ServiceConfig:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ServiceConfig:
+        data = dict(data)
+        for name, takers in SETTINGS_OF.items():
+            if data.get("algorithm") not in takers and name in data:
+                # a store created (in Python) before they were refused: a setting its model
+                # never read, at its default
+                data[name] = cls.__dataclass_fields__[name].default
         return cls(**data)
 
     @property

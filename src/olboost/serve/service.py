@@ -8,9 +8,10 @@ work:
   hands the impression to the log writer.
 * **The log writer** (one thread, the only writer of the SQLite log) takes impressions and
   feedback from a queue, checks each feedback against the log (idempotency, an impression answered
-  once, expiry, clicked labels shown), commits a whole batch in one transaction (group commit: one
-  ``fsync`` for every request that arrived meanwhile), and only then resolves the callers'
-  futures: nothing is acknowledged before it is on disk. A request it rejects writes nothing.
+  once, expiry, clicked labels shown by a top-k booster), commits a whole batch in one
+  transaction (group commit: one ``fsync`` for every request that arrived meanwhile), and only
+  then resolves the callers' futures: nothing is acknowledged before it is on disk. A request
+  it rejects writes nothing.
 * **The learner** (one thread, the only thread that changes the model) learns the committed
   feedback in ``seq`` order, the order of acknowledgement, and writes a checkpoint every
   ``checkpoint_every`` feedbacks.

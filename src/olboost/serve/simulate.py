@@ -135,14 +135,16 @@ class SimulationReport:
 
     @property
     def test_rank_loss(self) -> float:
-        """Mean rank loss of the rankings shown over the test split (the whole stream without
-        a split), examples without a relevant/irrelevant pair counting 0 (the papers')."""
+        """Mean rank loss over the test split (the whole stream without a split) of the
+        rankings shown by a top-k booster, of the scores of a full-feedback model (as
+        train_test records them), examples without a relevant/irrelevant pair counting 0 (the
+        papers')."""
         test = self.losses[self.n_train_examples :]
         test = test[~np.isnan(test)]  # examples not reached (duration) or failed
         return float(test.mean()) if test.size else math.nan
 
     def running_losses(self) -> np.ndarray:
-        """Running average of the rank loss shown, in stream order (a failed rank left out)."""
+        """Running average of those rank losses, in stream order (a failed rank left out)."""
         ok = ~np.isnan(self.losses)
         sums = np.cumsum(np.where(ok, self.losses, 0.0))
         counts = np.cumsum(ok)

@@ -227,7 +227,8 @@ def metrics_table(
         ("estimated_rank_loss", "gauge",
          "Estimated rank loss of the model's rankings (inverse-propensity ratio, running; "
          "with full feedback, among the labels shown).",
-         [("", s.loss_sum / s.pairs_sum if s.pairs_sum else 0.0)]),
+         # NaN until a pair is counted, as the status page's null: 0.0 read as a perfect model
+         [("", s.loss_sum / s.pairs_sum if s.pairs_sum else float("nan"))]),
         ("learn_queue", "gauge", "Feedback committed, not learned yet.",
          [("", learn_queue)]),
         ("model_rounds", "gauge", "Examples the model has learned.", [("", rounds)]),
