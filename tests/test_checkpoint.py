@@ -458,7 +458,10 @@ def test_a_progress_resumes_only_on_data_of_its_names():
     assert _name_key(frozenset("ab")) == _name_key({"b", "a"})
     # a progress saved before the names were kept is checked by its values only
     saved_model, progress = pickle.loads(saved[-1])
-    assert resumable(saved_model, swapped, start=replace(progress, names_digest=None)).n_test == 60
+    model, kept = saved_model, []
+    resumable(model, swapped, every=20, start=replace(progress, names_digest=None),
+              on_checkpoint=kept.append)  # fmt: skip
+    assert kept and all(p.names_digest is not None for p in kept)  # and kept from now on
 
     # tuple classes (equal ones of other member types alike), resumed as run straight
     pairs = MulticlassDataset("t", X, y, features, [(0, "a"), (1, "b")])

@@ -835,6 +835,8 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
         MultiLabelDataset("frames", Xf, Yf, ["a", "b", "c"], ["x", "y", "w"])
     with pytest.raises(ValueError, match=r"X is a DataFrame whose columns \['a', 'b', 'c'\]"):
         MulticlassDataset("frames", Xf, np.zeros(20, int), ["a", "b", "d"], ["p", "q"])
+    with pytest.raises(ValueError, match=r"X is a DataFrame whose columns \['a', 'b', 'c'\]"):
+        MulticlassDataset("frames", Xf, np.zeros(20, int), ["u", "v", "w"], ["p", "q"])
     # columns none of which is a name (a file read without a header, or names the data set's
     # replace) by position, as a matrix
     table = pd.concat([Yf, Xf], axis=1).set_axis(range(6), axis=1)
@@ -860,9 +862,11 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
     assert [y for _, y in codes] == ["0", "1", "0"]
     # numbers in an object array are taken as in an array of numbers
     floats = MulticlassDataset(
-        "csv", X, np.array([1.0, 0.0, True], dtype=object), ["f"], ["1", "0"]
+        "csv", X, np.array([1.0, 0.0, np.True_], dtype=object), ["f"], ["1", "0"]
     )
     assert floats.y.tolist() == [1, 0, 1]
+    with pytest.raises(ValueError, match="class codes must be integers, got 0.5"):
+        MulticlassDataset("csv", X, np.array([0.5, 1.0, 0], dtype=object), ["f"], ["1", "0"])
 
     # the other arguments of a hand-built set
     cases = {

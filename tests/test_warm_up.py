@@ -265,3 +265,18 @@ def test_timed_run_needs_no_kernel_the_warm_up_did_not_prepare():
     assert out.returncode == 0, out.stderr[-3000:]
     missed = json.loads(out.stdout.strip().splitlines()[-1])
     assert missed == {}, f"specialisations first met in the timed run: {missed}"
+
+
+def test_warm_up_runs_what_a_model_of_labels_from_a_matrix_runs():
+    # the clone was given the labels 0..k-1 as a list, names, and refused a data set of other
+    # names that the model itself reads by position (a review, session 31)
+    import copy
+
+    from olboost.datasets import MultiLabelDataset
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(40, 4)), rng.random((40, 3)) < 0.4
+    model = AdaOLMR(VFDTCommittee(n_features=2), learners=3, seed=1).learn(X[:10], Y[:10])
+    named = MultiLabelDataset("abc", X[10:], Y[10:], list("fghi"), list("abc"), n_train=20)
+    warm = train_test(copy.deepcopy(model), named.train, named.test, warm_up=True)
+    np.testing.assert_array_equal(warm.losses, train_test(model, named.train, named.test).losses)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.feedback import bool_apart
+from olboost.feedback import bool_apart, is_bool
 from olboost.online.inputs import frame_columns
 
 __all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
@@ -112,23 +112,22 @@ def _check_unique(names: list[str], what: str) -> None:
 def _in_named_order(M: object, names: list, what: str, role: str) -> object:
     """``M``, or the columns of a pandas DataFrame ``M`` in the order of ``names`` where its
     columns are those names (the models read a frame by column name, so a data set must too).
-    A frame none of whose columns is a name (pandas' ``0 .. n - 1`` of a file read without a
-    header, or names of its own the data set's replace), like any other matrix, is taken by
-    position; one naming some of ``names`` beside others is a ``ValueError``."""
+    A frame whose columns are integers other than the names (pandas' ``0 .. n - 1`` of a file
+    read without a header, or a slice of it), like any other matrix, is taken by position;
+    columns naming anything else are a ``ValueError``."""
     columns = frame_columns(M)
     if columns is None or columns == list(names):
         return M
     _check_unique(names, what)
     keys, named = {bool_apart(c) for c in columns}, {bool_apart(n) for n in names}
-    if not keys & named:
+    if len(columns) == len(names) and keys == named:
+        return M[list(names)]  # type: ignore[index]
+    if all(isinstance(c, numbers.Integral) and not is_bool(c) for c in columns):
         return M
-    if len(columns) != len(names) or keys != named:
-        raise ValueError(
-            f"{role} is a DataFrame whose columns {columns[:5]}... are some of the {what} "
-            f"{list(names)[:5]}... beside others: name them alike (in any order), or pass an "
-            "array"
-        )
-    return M[list(names)]  # type: ignore[index]
+    raise ValueError(
+        f"{role} is a DataFrame whose columns {columns[:5]}... are not the {what} "
+        f"{list(names)[:5]}...: name them alike (in any order), or pass an array"
+    )
 
 
 def _check_count(n: object, what: str) -> None:
@@ -191,7 +190,7 @@ class MultiLabelDataset(_Table):
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
         ``nominal``); missing values are NaN. Repeated entries of a sparse matrix are summed;
         a pandas DataFrame whose columns are the ``feature_names`` (in any order) is read by
-        name, one whose columns are none of them by position.
+        name, one whose columns are integers (a file read without a header) by position.
     Y : numpy.ndarray
         bool label matrix, shape (n, k); ``Y[i, j]`` says whether label ``j`` is relevant to
         row ``i``. A DataFrame is read by the ``label_names``, as ``X``.
@@ -233,7 +232,7 @@ class MultiLabelDataset(_Table):
             if self.X.dtype != np.float64:
                 # widened before any conversion sums repeated entries: int8's 100 + 100 was -56
                 self.X = self.X.astype(np.float64)
-            if self.X.format != "csr":
+            if not isinstance(self.X, sp.csr_array):  # a csr_matrix too: the array API
                 self.X = sp.csr_array(self.X)
             if not self.X.has_canonical_format:
                 # repeated entries mean their sum in float64 (SciPy's rule, and the models'
@@ -374,8 +373,8 @@ class MulticlassDataset(_Table):
     X : numpy.ndarray
         float64 features, shape (n, d). Nominal features hold category codes 0..m-1 (see
         ``nominal``); missing values, if kept, are NaN. A pandas DataFrame whose columns are the
-        ``feature_names`` (in any order) is read by name; one whose columns are none of them,
-        by position.
+        ``feature_names`` (in any order) is read by name; one whose columns are integers (a
+        file read without a header), by position.
     y : numpy.ndarray
         int64 class codes 0..k-1, shape (n,); code ``c`` is ``class_names[c]`` (codes, not
         names: a ``y`` of strings is refused).
@@ -431,7 +430,7 @@ class MulticlassDataset(_Table):
             # "1" for code 1, which class_names may give to another class; numbers are taken
             # as in an array of numbers (floats off an integer refused below)
             for v in y.ravel():
-                if not isinstance(v, numbers.Real):
+                if not isinstance(v, numbers.Real | np.bool_):
                     raise TypeError(
                         f"y holds class codes 0..k-1 (code c is class_names[c]), got "
                         f"{type(v).__name__}: {v!r}; map names to codes first"

@@ -12,7 +12,7 @@ from typing import Any
 from numba.core import event as numba_event
 
 from olboost.evaluate._inputs import _feedback_mode, _head
-from olboost.evaluate._loops import _prequential, _train_test
+from olboost.evaluate._loops import _counted, _prequential, _train_test
 
 #: Rows of each stream that :func:`warm_up` runs through a clone of the model.
 WARM_UP_ROWS = 32
@@ -145,8 +145,12 @@ def warm_up(
         param = getattr(model, "_outputs_param", None)
         if param is not None and getattr(model, param) is None and hasattr(model, param + "_"):
             # outputs the model took from arrays are learned state, which a clone leaves out:
-            # given to it, so that it runs what the model will (it refused the pairs otherwise)
-            clone = model.clone({param: list(getattr(model, param + "_"))})
+            # given to it, so that it runs what the model will (it refused the pairs otherwise);
+            # a ranker's labels 0 .. k-1 as their count, positions as they are to the model
+            # (:func:`olboost.evaluate._loops._counted`: a list would be names)
+            taken = list(getattr(model, param + "_"))
+            positions = _counted(model) and taken == list(range(len(taken)))
+            clone = model.clone({param: len(taken) if positions else taken})
         if test is None:
             _prequential(clone, heads[0], None, mode)
         else:

@@ -64,8 +64,10 @@ def _counted(model: Any) -> bool:
     """Whether ``model``'s outputs are positions rather than names: given as a count
     (``labels=k`` or ``classes=k``), or a ranker's labels taken from data (a label matrix's
     columns are positions; so are a data set's labels named ``0 .. k - 1``), so that its
-    outputs ``0 .. k - 1`` may stand for a data set's columns or codes by position. A
-    classifier's classes taken from ``y`` are the values of ``y``: names."""
+    outputs ``0 .. k - 1`` may stand for a data set's columns or codes by position (in a later
+    call: within one, the outputs taken from its first split are that split's names, see
+    :func:`check_splits`). A classifier's classes taken from ``y`` are the values of ``y``:
+    names."""
     param = getattr(model, "_outputs_param", "labels")
     count = getattr(model, param, None)
     if count is None:

@@ -309,6 +309,7 @@ class Service(LogWriter, Learner):
             seq = self._next_impression
             self._next_impression += 1
             key = seq if key is None else key
+            scored = None  # the model's scores, where the ranking was made from them
             if self._fused is not None:  # show_one in one call
                 ranking, probs, _ = self._fused.show(x, key)
                 shown, round_ = ranking[: self.config.k].copy(), self.model.t_ + 1
@@ -319,11 +320,14 @@ class Service(LogWriter, Learner):
                 shown, probs, round_ = impression.shown, impression.probs, impression.round
                 own = impression.scores
             else:
-                s = np.fromiter(self.model.score_one(x).values(), float, len(self._index))
+                scored = self.model.score_one(x)
+                s = np.fromiter(scored.values(), float, len(self._index))
                 ranking = np.argsort(-s, kind="stable")
                 shown, probs, round_ = ranking[: self.config.k].copy(), None, self.model.t_ + 1
                 own = s[shown]
-            scores = self.model.score_one(x) if want_scores else None
+            if want_scores and scored is None:
+                scored = self.model.score_one(x)
+            scores = scored if want_scores else None
             now = self.clock()
             # the process's nonce tells apart two impressions of one number, the second shown
             # after a crash lost the first before it was acknowledged
