@@ -20,7 +20,10 @@ and each rejects values outside it, naming the parameter, at construction and wh
 before the first example), clone (the parameters copied, never shared; a committee's clone with
 attributes goes on as the original, apart from it), the array path (it scores and learns as the
 one-example path does, and ``learn`` ends where scoring and learning does), and the predictions
-(their shape, and ``predict_one`` as the cut of the ranking); for the exploration schemes, their
+(their shape, and ``predict_one`` as the cut of the ranking), and names (:mod:`._names`: class
+and label names of every kind, bools apart from 0 and 1, tuples, NumPy scalars, keep their
+identity on every path, the array paths and the protocols over a data set ending where the
+one-example path does); for the exploration schemes, their
 draws (permutations, pure functions of the seed, round and key, a pickled copy drawing alike,
 the ranking untouched), their exact pair probabilities (symmetric, the diagonal summing to
 ``k``) and bad input. Each check runs on a deep copy of the model it is given.
@@ -31,6 +34,7 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import importlib.util
 import inspect
 import io
 import math
@@ -158,6 +162,14 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
         yield check_booster_clone_learns_alike
         yield check_booster_set_params_goes_on_as_pickle
         yield check_booster_array_path
+        from olboost.checks import _names
+
+        yield _names.check_booster_bools_apart
+        if importlib.util.find_spec("pandas") is not None:  # they build DataFrames
+            yield _names.check_booster_tuple_names
+            yield _names.check_booster_own_objects
+            yield _names.check_booster_names_array_path
+            yield _names.check_booster_names_frames_and_arrays
     elif isinstance(model, Committee):
         yield check_committee_predictions
         yield check_committee_purity
