@@ -845,6 +845,17 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
     )
     np.testing.assert_array_equal(plain.X, Xf.to_numpy())
     np.testing.assert_array_equal(plain.Y, Yf.to_numpy())
+    # bools are names, never 0 and 1 (a frame of columns [False, True] was reordered by
+    # M[[True, False]], a mask of rows to pandas); float columns 0.0, 1.0 as integer ones
+    flags = pd.DataFrame(Yf.to_numpy()[:, :2], columns=[False, True])
+    by_bool = MultiLabelDataset("b", Xf, flags, ["a", "b", "c"], [True, False])
+    np.testing.assert_array_equal(by_bool.Y, flags.to_numpy()[:, ::-1])
+    with pytest.raises(ValueError, match=r"Y is a DataFrame whose columns \[False, True\]"):
+        MultiLabelDataset("b", Xf, flags, ["a", "b", "c"], [0, 1])
+    floated = MultiLabelDataset(
+        "f", Xf.set_axis([0.0, 1.0, 2.0], axis=1), Yf, list("uvw"), list("xyz")
+    )
+    np.testing.assert_array_equal(floated.X, Xf.to_numpy())
     # integer names in another order are names, as the protocols read them
     by_int = MultiLabelDataset(
         "ints", Xf, Yf.set_axis([0, 1, 2], axis=1), ["a", "b", "c"], [2, 1, 0]

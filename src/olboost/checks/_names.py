@@ -172,9 +172,8 @@ def check_booster_bools_apart(model) -> None:
         if _is_ranker(m):
             _refused(f"label {other[1]!r} to {mine}", m, m.learn_one, X[6], {other[1]})
             _refused(f"label {other[0]!r} to {mine}", m, m.learn_one, X[6], {other[0]: True})
-            if not hasattr(m, "show_one"):
-                what = f"labels {pair!r} in a list of targets to {mine}"
-                _refused(what, m, m.learn, X[6:8], [{other[1]}, {other[0]}])
+            what = f"labels {pair!r} in a list of targets to {mine}"
+            _refused(what, m, m.learn, X[6:8], [{other[1]}, {other[0]}])
         else:
             _refused(f"class {other[1]!r} to {mine}", m, m.learn_one, X[6], other[1])
             _refused(f"classes {pair!r} in learn to {mine}", m, m.learn, X[6:8], pair)
@@ -364,7 +363,8 @@ def _prequential_rows(base, X, ys):
 
 def check_booster_names_frames_and_arrays(model) -> None:
     """(b)/(d) on the named containers: a ranker's label DataFrame whose columns are the
-    labels (any kind, in another order) learns as learn_one of the same sets, and a ranker
+    labels (any kind, in another order) learns as learn_one of the same sets (a top-k
+    booster's, whose array path plays the user who clicks, as its label matrix), and a ranker
     taking its labels from such a frame keeps them as they are (tuples, bools, NumPy scalars);
     a classifier's y given as a NumPy array or a pandas Series of the names learns as
     learn_one of the names."""
@@ -374,10 +374,12 @@ def check_booster_names_frames_and_arrays(model) -> None:
     for kind, names in _name_variants(_n_outputs(model)).items():
         base = _renamed(model, names)
         X, ys, Yarr = _stream_named(base, names, 12)
-        one = _one_at_a_time(base.clone(), X, ys)
+        if topk:
+            one = base.clone()
+            one.learn(X, Yarr)
+        else:
+            one = _one_at_a_time(base.clone(), X, ys)
         if _is_ranker(base):
-            if topk:
-                continue
             perm = list(reversed(range(len(names))))
             frame = pd.DataFrame(
                 Yarr[:, perm],
@@ -385,7 +387,8 @@ def check_booster_names_frames_and_arrays(model) -> None:
             )
             via_frame = base.clone()
             via_frame.learn(X, frame)
-            _same_bytes(one, via_frame, f"{kind}: learn of a label frame (reordered) vs learn_one")
+            what = "its matrix" if topk else "learn_one"
+            _same_bytes(one, via_frame, f"{kind}: learn of a label frame (reordered) vs {what}")
             fresh = base.clone({base._outputs_param: None})
             straight = pd.DataFrame(
                 Yarr, columns=pd.Index(list(names), dtype=object, tupleize_cols=False)

@@ -116,18 +116,28 @@ def _in_named_order(M: object, names: list, what: str, role: str) -> object:
     read without a header, or a slice of it), like any other matrix, is taken by position;
     columns naming anything else are a ``ValueError``."""
     columns = frame_columns(M)
-    if columns is None or columns == list(names):
+    if columns is None:
         return M
     _check_unique(names, what)
-    keys, named = {bool_apart(c) for c in columns}, {bool_apart(n) for n in names}
-    if len(columns) == len(names) and keys == named:
-        return M[list(names)]  # type: ignore[index]
-    if all(isinstance(c, numbers.Integral) and not is_bool(c) for c in columns):
+    keys, named = [bool_apart(c) for c in columns], [bool_apart(n) for n in names]
+    if keys == named:
+        return M
+    if len(keys) == len(named) and set(keys) == set(named):
+        # by position: M[[False, True]] would be a mask of rows to pandas
+        where = {key: j for j, key in enumerate(keys)}
+        return M.iloc[:, [where[key] for key in named]]  # type: ignore[attr-defined]
+    if all(_whole_number(c) for c in columns):
         return M
     raise ValueError(
         f"{role} is a DataFrame whose columns {columns[:5]}... are not the {what} "
         f"{list(names)[:5]}...: name them alike (in any order), or pass an array"
     )
+
+
+def _whole_number(value: object) -> bool:
+    """Whether a column name is a number with no fraction (not a bool), as pandas numbers the
+    columns of a file read without a header (``0``, ``1``, ... or ``0.0``, ``1.0``, ...)."""
+    return isinstance(value, numbers.Real) and not is_bool(value) and float(value).is_integer()
 
 
 def _check_count(n: object, what: str) -> None:
