@@ -53,21 +53,24 @@ def _renamed(model, names: list):
     return model.clone(params)
 
 
-def _stream_named(model, names: list, n: int):
-    """``n`` rows of the suite's stream, the targets given by ``names`` (the model's outputs).
-    Returns ``X``, the one-row targets and the array targets (a label matrix in the order of
-    ``names`` for a ranker, the class list for a classifier)."""
+def _stream_named(model, n: int):
+    """``n`` rows of the suite's stream, the targets given by the model's outputs. Returns
+    ``X``, the one-row targets and the array targets (a label matrix in the order of the
+    outputs for a ranker, the class list for a classifier)."""
     X, ys = _stream(model, n)
-    outputs = model._outputs()
-    where = {o: j for j, o in enumerate(model._outputs())}
     if _is_ranker(model):
-        # _stream gives label sets of model._outputs() (names already): the matrix by position
-        Y = np.zeros((n, len(outputs)), dtype=bool)
-        for i, y in enumerate(ys):
-            for label in y:
-                Y[i, where[_key(label, outputs)]] = True
-        return X, ys, Y
+        return X, ys, _label_matrix(model._outputs(), ys)
     return X, ys, list(ys)
+
+
+def _label_matrix(outputs: list, ys: list) -> np.ndarray:
+    """The label sets ``ys`` as a matrix whose columns are ``outputs``."""
+    where = {o: j for j, o in enumerate(outputs)}
+    Y = np.zeros((len(ys), len(outputs)), dtype=bool)
+    for i, y in enumerate(ys):
+        for label in y:
+            Y[i, where[_key(label, outputs)]] = True
+    return Y
 
 
 def _key(label, outputs):
@@ -102,13 +105,9 @@ def _dataset(model, names, X, ys):
 
     features = [f"f{j}" for j in range(X.shape[1])]
     outputs = model._outputs()
-    where = {o: j for j, o in enumerate(outputs)}
     if _is_ranker(model):
-        Y = np.zeros((len(X), len(outputs)), dtype=bool)
-        for i, y in enumerate(ys):
-            for label in y:
-                Y[i, where[_key(label, outputs)]] = True
-        return MultiLabelDataset("names", X, Y, features, list(names))
+        return MultiLabelDataset("names", X, _label_matrix(outputs, ys), features, list(names))
+    where = {o: j for j, o in enumerate(outputs)}
     codes = np.array([where[_key(y, outputs)] for y in ys])
     return MulticlassDataset("names", X, codes, features, list(names))
 
@@ -164,7 +163,7 @@ def check_booster_bools_apart(model) -> None:
     bools = [False, True] + list(range(2, k))
     for mine, other in ((ints, bools), (bools, ints)):
         m = _renamed(model, mine)
-        X, ys, _ = _stream_named(m, mine, 12)
+        X, ys, _ = _stream_named(m, 12)
         _one_at_a_time(m, X[:6], ys[:6])
         outs = m._outputs()
         assert [type(o) for o in outs] == [type(o) for o in mine], "outputs changed type"
@@ -207,7 +206,7 @@ def check_booster_tuple_names(model) -> None:
     k = _n_outputs(model)
     names = [(j, "t") for j in range(k)]
     base = _renamed(model, names)
-    X, ys, Yarr = _stream_named(base, names, 10)
+    X, ys, Yarr = _stream_named(base, 10)
     one = _one_at_a_time(base.clone(), X, ys)
     if not hasattr(base, "show_one"):
         many = base.clone()
@@ -262,7 +261,7 @@ def check_booster_own_objects(model) -> None:
         return
     for kind, names in _name_variants(_n_outputs(model)).items():
         m = _renamed(model, names)
-        X, ys, _ = _stream_named(m, names, 10)
+        X, ys, _ = _stream_named(m, 10)
         _one_at_a_time(m, _dicts(X), ys)
         outs = m._outputs()
         pm = list(m.predict_many(_frame(X)))
@@ -299,7 +298,7 @@ def check_booster_names_array_path(model) -> None:
     topk = hasattr(model, "show_one")
     for kind, names in _name_variants(_n_outputs(model)).items():
         base = _renamed(model, names)
-        X, ys, Yarr = _stream_named(base, names, 12)
+        X, ys, Yarr = _stream_named(base, 12)
         one = _one_at_a_time(base.clone(), X, ys)
         if not topk:
             learned = base.clone()
@@ -373,7 +372,7 @@ def check_booster_names_frames_and_arrays(model) -> None:
     topk = hasattr(model, "show_one")
     for kind, names in _name_variants(_n_outputs(model)).items():
         base = _renamed(model, names)
-        X, ys, Yarr = _stream_named(base, names, 12)
+        X, ys, Yarr = _stream_named(base, 12)
         if topk:
             one = base.clone()
             one.learn(X, Yarr)

@@ -70,7 +70,7 @@ class ServiceConfig:
             raise ValueError("labels must be non-empty strings")
         object.__setattr__(self, "labels", labels)
         for name, takers in SETTINGS_OF.items():
-            default = type(self).__dataclass_fields__[name].default
+            default = _default(name)
             value = getattr(self, name)
             # stored and compared with a store's, a setting the model never reads (nan too)
             if self.algorithm not in takers and not (value is default or value == default):
@@ -117,13 +117,18 @@ class ServiceConfig:
             if data.get("algorithm") not in takers and name in data:
                 # a store created (in Python) before they were refused: a setting its model
                 # never read, at its default
-                data[name] = cls.__dataclass_fields__[name].default
+                data[name] = _default(name)
         return cls(**data)
 
     @property
     def topk(self) -> bool:
         """Whether the model learns from top-k feedback (clicks on the shown labels only)."""
         return self.algorithm.startswith("topk-")
+
+
+def _default(name: str) -> Any:
+    """The default of the setting ``name`` of :class:`ServiceConfig`."""
+    return ServiceConfig.__dataclass_fields__[name].default
 
 
 def build_model(config: ServiceConfig) -> Any:
