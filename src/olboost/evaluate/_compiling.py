@@ -13,7 +13,7 @@ from numba.core import event as numba_event
 
 from olboost.evaluate._inputs import _feedback_mode, _head
 from olboost.evaluate._loops import _counted, _prequential, _train_test
-from olboost.feedback import bool_apart
+from olboost.feedback import is_positions
 
 #: Rows of each stream that :func:`warm_up` runs through a clone of the model.
 WARM_UP_ROWS = 32
@@ -150,9 +150,7 @@ def warm_up(
             # a ranker's labels 0 .. k-1 as their count, positions as they are to the model
             # (:func:`olboost.evaluate._loops._counted`: a list would be names)
             taken = list(getattr(model, param + "_"))
-            positions = _counted(model) and [bool_apart(t) for t in taken] == [
-                (j, False) for j in range(len(taken))
-            ]
+            positions = _counted(model) and is_positions(taken)
             clone = model.clone({param: len(taken) if positions else taken})
         if test is None:
             _prequential(clone, heads[0], None, mode)

@@ -14,7 +14,7 @@ import numpy as np
 from olboost._interrupt import between_rows
 from olboost.evaluate._inputs import _is_classification_data, _is_dataset
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
-from olboost.feedback import bool_apart
+from olboost.feedback import bool_apart, is_positions
 from olboost.metrics import rank_loss
 from olboost.online.labels import object_vector, relevant_in_mapping
 
@@ -80,12 +80,11 @@ def _by_position(counted: bool, known: list, names: list) -> bool:
     they are ``0 .. k - 1``, not named by its user (:func:`_counted`), and the data set names
     none of them (names that are those integers are read by name, as the ``(x, y)`` pairs of
     the same data set are; some of them beside others would be read either way: refused)."""
-    keys = [bool_apart(c) for c in known]
     return (
         counted
-        and len(keys) == len(names)
-        and keys == [(j, False) for j in range(len(names))]
-        and not set(keys) & {bool_apart(c) for c in names}
+        and len(known) == len(names)
+        and is_positions(known)
+        and not {bool_apart(c) for c in known} & {bool_apart(c) for c in names}
     )
 
 

@@ -39,6 +39,13 @@ def bool_apart(value: Hashable) -> tuple[Hashable, bool]:
     return value, is_bool(value)
 
 
+def is_positions(values: Iterable[Hashable]) -> bool:
+    """Whether ``values`` are ``0, 1, ..., n - 1`` in order (numbers equal to them, no bool):
+    positions, as pandas numbers unnamed columns and ``labels=k`` numbers labels."""
+    keys = [bool_apart(v) for v in values]
+    return keys == [(j, False) for j in range(len(keys))]
+
+
 class Feedback:
     """Base class of the feedback a booster receives for one example."""
 

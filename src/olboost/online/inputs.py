@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost.feedback import FullFeedback, is_bool
+from olboost.feedback import FullFeedback, is_positions
 
 # moved to olboost.online.labels; importable from here as before
 from olboost.online.labels import check_outputs as check_outputs
@@ -342,9 +342,7 @@ def frame_columns(X: Any) -> list[Hashable] | None:
 def named_columns(columns: list[Hashable] | None) -> bool:
     """Whether a frame's ``columns`` name what they hold: not pandas' default ``0..n-1`` (bools
     are names: ``[False, True]`` is not ``[0, 1]``)."""
-    if columns is None:
-        return False
-    return any(is_bool(c) for c in columns) or columns != list(range(len(columns)))
+    return columns is not None and not is_positions(columns)
 
 
 def _sums_narrow(dtype: np.dtype) -> bool:
