@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from olboost.feedback import bool_apart, is_bool
-from olboost.online.inputs import frame_columns
+from olboost.online.inputs import columns_in_order, frame_columns
 
 __all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
 
@@ -123,9 +123,7 @@ def _in_named_order(M: object, names: list, what: str, role: str) -> object:
     if keys == named:
         return M
     if len(keys) == len(named) and set(keys) == set(named):
-        # by position: M[[False, True]] would be a mask of rows to pandas
-        where = {key: j for j, key in enumerate(keys)}
-        return M.iloc[:, [where[key] for key in named]]  # type: ignore[attr-defined]
+        return columns_in_order(M, names)
     if all(_whole_number(c) for c in columns):
         return M
     raise ValueError(

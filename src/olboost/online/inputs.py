@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from olboost.feedback import FullFeedback, is_positions
+from olboost.feedback import FullFeedback, bool_apart, is_positions
 
 # moved to olboost.online.labels; importable from here as before
 from olboost.online.labels import check_outputs as check_outputs
@@ -329,6 +329,14 @@ def check_width(what: str, d: int, n_features: int | None, who: str) -> None:
     ``who`` was started with another number ``n_features`` (``None``: not started)."""
     if n_features is not None and d != n_features:
         raise ValueError(f"{who}: {what} has {d} features, the model was started with {n_features}")
+
+
+def columns_in_order(frame: Any, names: Sequence[Hashable]) -> Any:
+    """The columns of the DataFrame ``frame`` named ``names``, in that order, each found with
+    bools apart from 0 and 1 and taken by position (``frame[[True, False]]`` is a mask of rows
+    to pandas). The columns must be distinct and hold every name."""
+    where = {bool_apart(c): j for j, c in enumerate(frame.columns)}
+    return frame.iloc[:, [where[bool_apart(name)] for name in names]]
 
 
 def frame_columns(X: Any) -> list[Hashable] | None:

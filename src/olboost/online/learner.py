@@ -25,6 +25,7 @@ from olboost.online.inputs import (
     Rows,
     check_vector,
     check_width,
+    columns_in_order,
     frame_columns,
     key_order,
     named_columns,
@@ -652,8 +653,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
                 raise ValueError(f"{name}: Y's columns are not the model's labels ({difference})")
             if len(set(typed)) != len(typed):
                 raise ValueError(f"{name}: Y names a label twice")
-            where = {key: j for j, key in enumerate(typed)}
-            Y = Y.iloc[:, [where[bool_apart(label)] for label in known]]
+            Y = columns_in_order(Y, known)
         Y = relevance_matrix(Y, n, name)
         check_label_columns(Y.shape[1], known, name)
         return Y
