@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import column_or_1d
 
+from olboost.base import _same
 from olboost.online.labels import bool_apart
 
 if TYPE_CHECKING:
@@ -93,20 +94,16 @@ def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) ->
         known = _declared_classes(name, classes)
         _need_two(name, known)
         return known
-    if classes is not None and not _same_classes(_declared_classes(name, classes), est.classes_):
+    # compared as parameters are, a bool never the 0 or 1 it equals (NumPy's array_equal took
+    # [False, True] for [0, 1])
+    if classes is not None and not _same(
+        _declared_classes(name, classes).tolist(), est.classes_.tolist()
+    ):
         raise ValueError(
             f"{name}: classes={classes!r} is not the same as on the first call to partial_fit, "
             f"was {est.classes_!r}"
         )
     return est.classes_
-
-
-def _same_classes(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two arrays of classes are equal, a bool never the 0 or 1 it equals (NumPy's
-    ``array_equal`` took ``[False, True]`` for ``[0, 1]``)."""
-    return a.shape == b.shape and [bool_apart(c) for c in a.tolist()] == [
-        bool_apart(c) for c in b.tolist()
-    ]
 
 
 def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
