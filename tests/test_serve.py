@@ -1295,6 +1295,42 @@ def test_a_token_no_client_can_send_is_refused_before_anything_exists(tmp_path, 
         assert not store.exists()
 
 
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        "\ufeffa-token\r\n".encode(),  # Notepad, PowerShell 5's Set-Content -Encoding UTF8
+        "a-token\r\n".encode("utf-16"),  # PowerShell 5's echo a-token > file (a BOM first)
+        b"a-token\n",
+    ],
+    ids=["utf-8 with a mark", "utf-16", "utf-8"],
+)
+def test_a_token_file_written_by_windows_tools_gives_its_token(tmp_path, encoded):
+    # a byte-order mark was refused as "not printable ASCII" (UTF-8) or "not a text file"
+    # (UTF-16), and simulate, which opened the file itself, sent the mark in the header
+    from olboost.serve.app import read_token_file
+
+    path = tmp_path / "token"
+    path.write_bytes(encoded)
+    assert read_token_file(path) == "a-token"
+
+
+def test_simulate_reads_its_token_file_as_serve_does_and_names_the_option(tmp_path, capsys):
+    # simulate opened the file with open(): a UTF-16 file failed with "'utf-8' codec can't
+    # decode byte 0xff", naming neither the file nor the option
+    from olboost.cli import main
+
+    path = tmp_path / "token"
+    path.write_bytes(b"\xff\xfe\x00\xd8")  # a UTF-16 mark, then half a surrogate pair
+    argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "1"]
+    assert main([*argv, "--token-file", str(path)]) == 2
+    assert capsys.readouterr().err == (f"olboost: error: --token-file {path}: not a text file\n")
+    path.write_bytes("tök".encode())
+    assert main([*argv, "--token-file", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"olboost: error: --token-file {path}: a bearer token must be printable ASCII (RFC 6750)\n"
+    )
+
+
 def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -> None:
     # Starlette's ClientDisconnect escaped the handler: a traceback in the server's log and no
     # count; it is a 400 that no one reads, counted with the endpoint's requests

@@ -33,6 +33,7 @@ with any ASGI server); :func:`run` serves it with uvicorn on ``127.0.0.1`` by de
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import errno
 import hmac
@@ -263,9 +264,13 @@ def check_token(token: str, where: str) -> str:
 
 def read_token_file(token_file: str | os.PathLike[str]) -> str:
     """The bearer token held in ``token_file`` (``--token-file``), surrounding whitespace
-    dropped; a ``ValueError`` naming the option if it cannot be read or is empty."""
+    dropped; a ``ValueError`` naming the option if it cannot be read or is empty. The file is
+    UTF-8, with or without a byte-order mark, or UTF-16 with one: the forms Windows' editors
+    and PowerShell write."""
     try:
-        token = Path(token_file).read_text().strip()
+        raw = Path(token_file).read_bytes()
+        utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        token = raw.decode("utf-16" if utf16 else "utf-8-sig").strip()
     except OSError as err:
         raise ValueError(f"--token-file {token_file}: {err.strerror or err}") from None
     except UnicodeDecodeError:

@@ -175,7 +175,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ValueError(f"--url: {err}") from None
     from olboost.cli import check_output, write_record
     from olboost.datasets.mulan import _bundled_name
-    from olboost.serve.app import TOKEN_ENV
+    from olboost.serve.app import TOKEN_ENV, read_token_file
     from olboost.serve.simulate import HTTPError, simulate
 
     check_output(
@@ -187,12 +187,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             ("--token-file", args.token_file),
         ],
     )
-    token = None
     if args.token_file is not None:
-        with open(args.token_file) as f:
-            token = f.read().strip()
-    else:
-        token = os.environ.get(TOKEN_ENV) or None
+        token = read_token_file(args.token_file)
+    else:  # stripped as the service strips it
+        token = os.environ.get(TOKEN_ENV, "").strip() or None
     data = _load_dataset(args)
     try:
         report = simulate(
