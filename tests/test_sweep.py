@@ -76,6 +76,17 @@ def test_task_ids_are_a_stable_hash_of_the_parameters():
     assert path.filename.startswith("ada-olmr_my-set_seed1_")
 
 
+def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
+    # a data set's name of 240 bytes (legal) made a record's name of 280: the task ran, then
+    # writing its record failed with "File name too long" and the whole sweep stopped
+    long = [sw.Task("ada-olmr", f"data/{'l' * 234}{end}.arff", 1, ()) for end in "ab"]
+    names = [task.filename for task in long]
+    assert names[0] != names[1]  # the same first characters, kept apart by the id
+    for name in names:
+        assert name.startswith("ada-olmr_" + "l" * 50) and len(name.encode()) <= 160
+        (tmp_path / name).write_text("{}")
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [

@@ -30,6 +30,10 @@ RESERVED = ("algorithm", "dataset", "seed", "curve", "output", "no_progress")
 #: (its record goes to the results directory).
 NOT_FOR_TASKS = ("json", "checkpoint", "checkpoint_every", "resume", "save_model")
 
+# Characters of a data set's name kept in its tasks' record names: with the algorithm, the seed
+# and the id, a name well under the 255 bytes file systems take.
+_STEM_CHARACTERS = 100
+
 
 @dataclass(frozen=True)
 class Task:
@@ -98,7 +102,9 @@ class Task:
         stem = Path(self.dataset).name
         for suffix in (".arff", ".csv", ".gz", ".data"):
             stem = stem.removesuffix(suffix)
-        stem = re.sub(r"[^A-Za-z0-9.-]+", "-", stem) or "data"
+        # cut: a data set's file may have a name of 255 bytes, and so may the record's; the id
+        # keeps names that agree in their first characters apart
+        stem = re.sub(r"[^A-Za-z0-9.-]+", "-", stem)[:_STEM_CHARACTERS] or "data"
         return f"{self.algorithm}_{stem}_seed{self.seed}_{self.id}.json"
 
     @property
