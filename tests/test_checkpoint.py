@@ -587,9 +587,9 @@ def test_long_file_names_are_written_or_refused_before_the_run(tmp_path, emotion
 
 
 def ck_stem(name: str) -> str:
-    from olboost._atomic import _stem
+    from olboost._atomic import short_name
 
-    return _stem(name)
+    return short_name(name)
 
 
 def test_equal_scikit_learn_adapters_give_equal_files_however_reached(tmp_path, emotions):

@@ -167,6 +167,15 @@ def test_an_output_on_a_file_system_that_takes_no_files_is_refused_before_the_ru
         assert line.startswith(expected), line
 
 
+def test_a_checkpoint_of_a_long_name_is_written(capsys, tmp_path):
+    # a checkpoint's name of 254 bytes (legal) failed on its lock file's, 259 bytes: "olboost:
+    # error: ccc...olb.lock: File name too long", naming a file the user never gave
+    path = tmp_path / ("c" * 250 + ".olb")
+    assert main([*RUN, "--checkpoint", str(path)]) == 0
+    assert "rank loss" in capsys.readouterr().out
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # the lock went with the run
+
+
 def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, tmp_path):
     # the last write won: a checkpoint replaced by the saved model (then "an olboost model file,
     # not a run checkpoint" on --resume), a model by the JSON record

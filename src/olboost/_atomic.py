@@ -24,9 +24,9 @@ _TEMPORARY_SUFFIX = ".olboost-tmp"
 _STEM_BYTES = 160
 
 
-def _stem(name: str) -> str:
-    """What names the target ``name`` in its temporary files' names: ``name`` itself, or for a
-    long one its first characters and a digest of the whole."""
+def short_name(name: str) -> str:
+    """What names the target ``name`` in the names of its temporary files and of a run's lock
+    file: ``name`` itself, or for a long one its first characters and a digest of the whole."""
     encoded = os.fsencode(name)
     if len(encoded) <= _STEM_BYTES:
         return name
@@ -40,7 +40,7 @@ def _stem(name: str) -> str:
 
 def temporary_prefix(path: Path) -> str:
     """The start of the name of this process's temporary files for the target ``path``."""
-    return f".{_stem(path.name)}.{os.getpid()}."
+    return f".{short_name(path.name)}.{os.getpid()}."
 
 
 @functools.cache
@@ -109,7 +109,7 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
     was killed (those of processes no longer running); return them."""
     path = Path(path)
-    stem = _stem(path.name)
+    stem = short_name(path.name)
     # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
     # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
     form = re.compile(
