@@ -292,6 +292,24 @@ def test_files_get_the_usual_permissions_and_stale_temporaries_go(tmp_path, emot
     assert alive.exists() and not dead.exists()
 
 
+def test_a_file_written_through_a_symbolic_link_is_the_links_target(tmp_path):
+    # the rename went over the link: the link became a file of its own, and the target (say
+    # on a larger disk) kept its old content
+    from olboost._atomic import atomic_write
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    target, link = disk / "model.olb", tmp_path / "model.olb"
+    link.symlink_to(target)  # dangling: the first write creates the target, as open() does
+    for data in (b"first", b"second"):
+        atomic_write(link, data)
+        assert link.is_symlink() and target.read_bytes() == data
+    stale = disk / ".model.olb.999999999.x1.olboost-tmp"  # a killed writer's, beside the target
+    stale.write_bytes(b"partial")
+    assert ck.remove_stale_temporaries(link) == [stale]
+    assert sorted(p.name for p in disk.iterdir()) == ["model.olb"]
+
+
 def test_caches_of_cells_and_checked_outputs_remove_their_stale_temporaries(tmp_path):
     # only olboost run and serve removed them: a reproduce killed while writing a cell or its
     # output, or a sweep a record, left theirs for good

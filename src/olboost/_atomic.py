@@ -62,8 +62,15 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _target(path: str | os.PathLike[str]) -> Path:
+def _followed(path: str | os.PathLike[str]) -> Path:
+    """``path``, or where it is a symbolic link, the file it points to (which need not exist):
+    a rename over the link would replace the link, and leave its target as it was."""
     path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _target(path: str | os.PathLike[str]) -> Path:
+    path = _followed(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory; give the path of a file inside it", str(path))
     return path
@@ -71,7 +78,8 @@ def _target(path: str | os.PathLike[str]) -> Path:
 
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
-    ``fsync``-ed, renamed over ``path``, then the directory ``fsync``-ed. Readers see the old
+    ``fsync``-ed, renamed over ``path`` (over the file it points to, if it is a symbolic
+    link), then the directory ``fsync``-ed. Readers see the old
     file or the new one, never a part; a crash leaves at most a temporary file named
     ``.<name>.<pid>.*.olboost-tmp`` beside it (see :func:`remove_stale_temporaries`).
 
@@ -108,7 +116,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
     was killed (those of processes no longer running); return them."""
-    path = Path(path)
+    path = _followed(path)
     stem = short_name(path.name)
     # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
     # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
