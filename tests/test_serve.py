@@ -368,6 +368,31 @@ def _refused(argv: list[str], token: str | None = "a-token") -> str:
     return done.stderr.strip()
 
 
+def test_names_no_json_answer_can_carry_are_refused_before_anything_exists(tmp_path):
+    # 'café' on the command line, read with LC_ALL=C and UTF-8 mode off, is 'caf\udcc3\udca9'
+    # (lone surrogates): stored, then every JSON answer of the service was a 500
+    # (UnicodeEncodeError), after a restart under a UTF-8 locale too
+    import subprocess
+    import sys
+
+    from olboost.serve.config import ServiceConfig
+
+    with pytest.raises(ValueError, match=r"^labels: 'caf\\udcc3\\udca9' is not Unicode text"):
+        ServiceConfig("ada-olmr", ("caf\udcc3\udca9", "b"), 2, k=2)
+    with pytest.raises(ValueError, match=r"^feature_names: '\\udcff' is not Unicode text"):
+        ServiceConfig("ada-olmr", ("a", "b"), 2, k=2, feature_names=("x", "\udcff"))
+    store = tmp_path / "store"
+    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "OLBOOST_SERVE_TOKEN": "a-token"}
+    argv = ["serve", "--store", str(store), "--labels", "café,b,c", "--n-features", "3"]
+    done = subprocess.run(
+        [sys.executable, "-m", "olboost", *(os.fsencode(a) for a in argv), "--port", "0"],
+        capture_output=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert b"labels: 'caf\\udcc3\\udca9' is not Unicode text" in done.stderr, done.stderr
+    assert not store.exists()
+
+
 def test_labels_for_a_bundled_data_set_are_refused_naming_the_option(tmp_path):
     # it was load()'s "labels= and test= are only for files", naming no option of serve
     argv = ["--store", str(tmp_path / "store"), "--dataset", "emotions"]

@@ -68,6 +68,7 @@ class ServiceConfig:
             raise ValueError(f"labels: at least 2 labels are needed, got {len(labels)}")
         if not all(isinstance(label, str) and label for label in labels):
             raise ValueError("labels must be non-empty strings")
+        _check_text(labels, "labels")
         object.__setattr__(self, "labels", labels)
         for name, takers in SETTINGS_OF.items():
             default = _default(name)
@@ -88,6 +89,7 @@ class ServiceConfig:
             names = tuple(self.feature_names)
             if len(names) != self.n_features or len(set(names)) != len(names):
                 raise ValueError(f"feature_names: {self.n_features} distinct names are needed")
+            _check_text(names, "feature_names")
             object.__setattr__(self, "feature_names", names)
         if self.features != DEFAULT_FEATURES and self.features > self.n_features:
             # stored, then capped silently: the store's configuration said what no tree saw
@@ -124,6 +126,21 @@ class ServiceConfig:
     def topk(self) -> bool:
         """Whether the model learns from top-k feedback (clicks on the shown labels only)."""
         return self.algorithm.startswith("topk-")
+
+
+def _check_text(names: tuple, what: str) -> None:
+    """Refuse a name that no UTF-8 text holds (a lone surrogate: bytes of a command line or a
+    file decoded under a non-UTF-8 locale). Stored, it made every JSON answer of the service
+    a 500, after a restart too."""
+    for name in names:
+        if isinstance(name, str):
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(
+                    f"{what}: {name!r} is not Unicode text (a lone surrogate: bytes that are not "
+                    "UTF-8, read under a locale that is not UTF-8?)"
+                ) from None
 
 
 def _default(name: str) -> Any:
