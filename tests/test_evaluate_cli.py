@@ -548,6 +548,24 @@ def test_a_record_is_strict_json_when_a_loss_is_undefined(tmp_path, capsys):
     assert _strict(capsys.readouterr().out)["rank_loss_skip"] is None
 
 
+def test_a_record_holds_text_when_a_name_was_read_under_a_locale_that_is_not_utf8(tmp_path):
+    # under LC_ALL=C with UTF-8 mode off, Python reads the file name 'café.arff' as
+    # 'caf\udcc3\udca9.arff' (lone surrogates): the record held them, which no UTF-8 reader
+    # takes (jq prints U+FFFD, Python's encode fails)
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.3f},{b:.3f},{int(a > 0)},{int(b > 0)},{int(a + b > 0)}"
+            for a, b in rng.normal(size=(20, 2))]  # fmt: skip
+    data = tmp_path / "caf\udcc3\udca9.arff"  # the bytes of 'café.arff', as Python holds them
+    data.write_text(ARFF + "\n".join(rows) + "\n")
+    (tmp_path / "t.xml").write_text(XML)
+    out = tmp_path / "r.json"
+    argv = ["run", "--dataset", str(data), "--labels", str(tmp_path / "t.xml"), "--learners", "2",
+            "--no-progress", "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    record = _strict(out.read_bytes().decode("utf-8"))
+    assert record["dataset"] == "café"
+
+
 def test_a_stream_that_is_no_stream_is_refused_before_anything_is_learned():
     import pickle
 

@@ -161,17 +161,32 @@ def record_json(record: Any) -> str:
     """A record as JSON text (RFC 8259, which has no NaN or infinity): a number that is not
     finite, such as the rank loss of a split without a relevant/irrelevant pair, is ``null``.
     Python's ``json`` would write the bare ``NaN`` that strict parsers (``jq``, JavaScript)
-    refuse."""
-    return json.dumps(_finite(record), indent=2, allow_nan=False) + "\n"
+    refuse. Text is Unicode text: a name that Python read from a file name or the command line
+    under a locale that is not UTF-8 holds its bytes as lone surrogates (``\\udcc3``), no text
+    at all; the bytes are read as UTF-8 (U+FFFD where they are not)."""
+    return json.dumps(_strict(record), indent=2, allow_nan=False) + "\n"
 
 
-def _finite(value: Any) -> Any:
+def _strict(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return _text(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {_strict(k): _strict(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [_strict(v) for v in value]
+    return value
+
+
+def _text(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        except UnicodeEncodeError:  # a surrogate that no byte escapes (from JSON's \\ud800)
+            return value.encode("utf-8", "replace").decode("utf-8")
     return value
 
 
