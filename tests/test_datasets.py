@@ -785,6 +785,18 @@ def test_mixed_encodings_are_refused_not_misread(tmp_path):
     assert read_arff(path).names == ["café"]
 
 
+def test_a_file_of_windows_ansi_text_reads_as_written(tmp_path):
+    # a Windows-1252 file read as Latin-1 gave C1 control characters: the en dash (0x96) of
+    # 'Zufriedenheit – hoch' became U+0096, a name that printed as the one the XML gave and was
+    # not ("label ... is not an attribute"). Bytes Windows-1252 leaves undefined stay Latin-1's.
+    name = "Zufriedenheit – hoch ‘€’"
+    path = tmp_path / "ansi.arff"
+    path.write_bytes(f"@relation r\n@attribute '{name}' {{0,1}}\n@data\n1\n".encode("cp1252"))
+    assert read_arff(path).names == [name]
+    path.write_bytes(b"@relation r\n@attribute 'a\x81\xe9' numeric\n@data\n1\n")
+    assert read_arff(path).names == ["a\x81é"]
+
+
 def test_loaders_given_no_path_name_the_parameter():
     # Path(3) said only "expected str, bytes or os.PathLike object, not int"
     from olboost.datasets import load, load_mulan, load_uci, read_arff

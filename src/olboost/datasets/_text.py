@@ -119,11 +119,23 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         raise ValueError(f"{p}: corrupt or truncated gzip data ({exc})") from exc
 
 
+# Windows-1252's characters for the bytes 0x80-0x9f, where Latin-1 has C1 control characters
+# that no text file means (an en dash, 0x96, read as U+0096: a name that prints as the one a
+# user typed, and is not). The five bytes it leaves undefined stay Latin-1's.
+_WINDOWS_1252 = {
+    byte: bytes([byte]).decode("cp1252")
+    for byte in range(0x80, 0xA0)
+    if byte not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)
+}
+
+
 def _decode(raw: bytes, path: str) -> str:
-    """The text of a file: UTF-8 (a BOM dropped), else Latin-1. Old Weka files are often
-    Latin-1, and every byte string decodes as Latin-1; but a file whose other non-ASCII text is
-    UTF-8 holds mixed encodings, which Latin-1 would turn into mojibake (``'cafÃ©'``) with no
-    error, so that is refused naming the line of the first byte that is not UTF-8."""
+    """The text of a file: UTF-8 (a BOM dropped), else Windows-1252 (Latin-1 with printable
+    characters where it has C1 controls; the bytes Windows-1252 leaves undefined as Latin-1's).
+    Old Weka files are often Latin-1 or Windows' "ANSI", and every byte string decodes so; but
+    a file whose other non-ASCII text is UTF-8 holds mixed encodings, which would turn into
+    mojibake (``'cafÃ©'``) with no error, so that is refused naming the line of the first byte
+    that is not UTF-8."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -135,7 +147,7 @@ def _decode(raw: bytes, path: str) -> str:
                 f"byte 0x{raw[exc.start]:02x} is not UTF-8, but the file's other non-ASCII text "
                 "is: mixed encodings (save the file as UTF-8)",
             ) from None
-        return raw.decode("latin-1")
+        return raw.decode("latin-1").translate(_WINDOWS_1252)
 
 
 # --------------------------------------------------------------------------------------------------
