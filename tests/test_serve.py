@@ -1051,6 +1051,48 @@ def test_a_checkpoint_syncs_the_log_before_it_is_written(tmp_path, monkeypatch):
     assert logs and checkpoints and max(logs) < min(checkpoints), synced
 
 
+def test_a_checkpoint_syncs_the_log_as_windows_allows(tmp_path, monkeypatch):
+    # Windows' fsync (FlushFileBuffers) needs a handle open for writing: the log's files, opened
+    # for reading only to be synced, failed every store's creation and checkpoint with EBADF
+    import errno
+    import sys
+
+    from olboost.serve import store as store_module
+
+    fcntl = pytest.importorskip("fcntl", reason="the simulation reads a descriptor's mode")
+    store = tmp_path / "store"
+    _served_store(store, 1, 3)
+    model, seq = replay(store)
+    real_fsync = os.fsync
+
+    def windows_fsync(fd):
+        if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", windows_fsync)
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.delattr(os, "O_DIRECTORY")  # Windows has none: no directory is synced
+    store_module.write_checkpoint(store, model, seq, store_module.Store(store).store_id)
+    monkeypatch.undo()
+    assert replay(store)[1] == seq
+
+
+def test_stale_temporaries_are_not_probed_with_a_signal_on_windows(monkeypatch):
+    # os.kill(pid, 0) is no probe on Windows: signal 0 is CTRL_C_EVENT, sent to every process
+    # of the console; a writer there counts as running, and its temporary file stays
+    import sys
+
+    from olboost import _atomic
+
+    def no_signals(pid, signal):
+        raise AssertionError(f"os.kill({pid}, {signal}) on Windows")
+
+    monkeypatch.setattr(os, "kill", no_signals)
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert _atomic._running(999999999)
+
+
 def test_a_failed_admin_checkpoint_is_answered_and_the_service_goes_on(tmp_path: Path) -> None:
     # the request hung for ever and the learner thread died: every later request got 503
     with Server(tmp_path / "store", *SMALL) as server:

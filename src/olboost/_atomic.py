@@ -12,6 +12,7 @@ import glob
 import hashlib
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -154,6 +155,10 @@ def _remove_stale(candidates: Iterable[Path], form: re.Pattern[str], mine: bool)
 
 
 def _running(pid: int) -> bool:
+    if sys.platform == "win32":
+        # os.kill(pid, 0) is no probe there: signal 0 is CTRL_C_EVENT, sent to every process of
+        # the console, this one included. A killed writer's temporary file stays.
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -338,8 +338,9 @@ def add_suite_parser(
 
 
 def load_average() -> list[float] | None:
-    """The 1, 5 and 15 minute load averages, or ``None`` where ``/proc/loadavg`` is unreadable."""
+    """The 1, 5 and 15 minute load averages, or ``None`` where the platform keeps none
+    (Windows)."""
     try:
-        return [float(v) for v in Path("/proc/loadavg").read_text().split()[:3]]
-    except OSError:
+        return list(os.getloadavg())
+    except (AttributeError, OSError):
         return None

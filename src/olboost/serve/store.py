@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -520,7 +521,9 @@ def write_checkpoint(
     :meth:`Store.recover`)."""
     for name in ("log.sqlite-wal", "log.sqlite"):
         try:
-            fd = os.open(Path(path) / name, os.O_RDONLY)
+            # Windows' fsync (FlushFileBuffers) refuses a file opened for reading only
+            # (EBADF): every store's creation and checkpoint failed there
+            fd = os.open(Path(path) / name, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
         except FileNotFoundError:
             continue
         try:
