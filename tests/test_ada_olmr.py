@@ -110,6 +110,24 @@ def test_choose_expert_inverts_hedge_distribution():
     freq = np.bincount(picks, minlength=4) / us.size
     np.testing.assert_allclose(freq, np.exp(log_v), atol=1e-4)  # grid step is 1e-5
     assert choose_expert(log_v, 0.0, False) == 2
+    # Hedge's weights tie at the start and after equal losses: the lowest index (docstring)
+    assert choose_expert(np.zeros(4), 0.5, False) == 0
+    assert choose_expert(np.log(np.array([0.1, 0.45, 0.45])), 0.5, False) == 1
+
+
+def test_the_best_expert_of_tied_weights_is_the_first():
+    # mutation round 9: ties going to the last expert (>= for >) passed every test; after 3
+    # rows Hedge's log-weights here are [-0.5, 0, 0, 0, 0], and "best" scores with expert 1
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 4)), rng.random((30, 3)) < 0.4
+    best = AdaOLMR(learners=5, seed=1, labels=3, predict_with="best")
+    best.learn(X[:3], Y[:3])
+    log_v = best.log_v_
+    assert log_v[0] < log_v[1] == log_v[2] == log_v[3] == log_v[4]
+    for x, scores in zip(X[20:23], best.score(X[20:23]), strict=True):
+        H = best.committee_.predict(x)
+        np.testing.assert_allclose(scores, best.alpha_[:2] @ H[:2], rtol=1e-12, atol=1e-15)
+        assert not np.allclose(scores, best.alpha_ @ H)  # not the last expert's
 
 
 def test_counter_uniform_is_uniform_and_deterministic():

@@ -100,6 +100,12 @@ def test_a_collision_outside_or_inside_the_largest_group_is_caught(monkeypatch, 
         assert column_groups.py_func(H, y, *args) == -1
         H[:, twins[1]] = H[:, twins[0]]  # the same column: no longer a collision
         assert column_groups.py_func(H, y, *args) == 6
+        # columns that differ in one learner's row only, the last one's too (a check that
+        # stopped a row short passed the collisions above, which differ in every row)
+        for row in range(n):
+            apart = H.copy()
+            apart[row, twins[1]] += 0.5
+            assert column_groups.py_func(apart, y, *args) == -1, row
 
 
 def _ada_round(update, H, y, alpha, t):
