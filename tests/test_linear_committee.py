@@ -695,3 +695,34 @@ def test_the_entropy_batch_check_refuses_a_value_above_one():
     X = np.full((5, 4), 0.5)
     X[3, 2] = 1.2
     assert c.check_rows(X) == 3
+
+
+def test_a_rescalers_rounding_is_read_as_the_bound_under_the_entropy_without_scaling():
+    # MinMaxScaler's 1.0000000000000002 (see tests/test_rankers.py) was refused by a committee
+    # under the entropy with scale="none", saying "the value 1"; within the slack it learns as
+    # the bound, beyond it is refused with the value as it is
+    rng = np.random.default_rng(4)
+    X = rng.random((80, 6))
+    Y = rng.random((80, 4)) < 0.4
+    near = X.copy()
+    near[::9, 0] = np.nextafter(1.0, 2.0)
+    near[2::13, 3] = -1e-17
+
+    def model():
+        committee = LinearCommittee(
+            n_features=4, complexity="entropy", scale="none", margin=(0.1, 0.3)
+        )
+        return AdaOLMR(committee, learners=4, seed=2, labels=4)
+
+    expected, got = model(), model()
+    expected.learn(np.clip(near, 0.0, 1.0), Y)
+    got.learn(near, Y)
+    np.testing.assert_array_equal(got.score(X), expected.score(X))
+    one = model()
+    for x, y in zip(near, Y, strict=True):
+        one.learn_one(x, set(np.flatnonzero(y).tolist()))
+    np.testing.assert_array_equal(one.score(X), expected.score(X))
+    beyond = near.copy()
+    beyond[7, 5] = 1.0 + 1e-6
+    with pytest.raises(ValueError, match=r"x has the value 1\.000001 at attribute 5; "):
+        model().learn(beyond, Y)

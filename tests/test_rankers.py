@@ -732,3 +732,36 @@ def test_an_unstarted_entropy_ranker_scores_a_batch_as_its_rows():
         model.score(X), np.array([list(model.score_one(x).values()) for x in X])
     )
     assert model.score(X)[0, 0] == pytest.approx(X[0].mean())
+
+
+def test_a_rescalers_rounding_is_read_as_the_bound_under_the_entropy():
+    # scikit-learn's MinMaxScaler (X * scale_ + min_) gives 1.0000000000000002 at some columns'
+    # maxima of the data it was fitted on: the entropy ranker refused its output, saying "the
+    # value 1". Values within UNIT_SLACK of [0, 1] learn as the bound they passed, on every
+    # path; beyond it they are refused, with the value as it is.
+    rng = np.random.default_rng(3)
+    X = rng.random((60, 6))
+    Y = rng.random((60, 4)) < 0.4
+    near = X.copy()
+    near[::7, 2] = np.nextafter(1.0, 2.0)
+    near[3::11, 4] = -1e-17
+    clipped = np.clip(near, 0.0, 1.0)
+    params = {"update": "III", "complexity": "entropy", "C": 2.0, "margin": 0.1, "labels": 4}
+    expected = LabelRanker(**params)
+    expected.learn(clipped, Y)
+    for rows in (near, sparse.csr_matrix(near)):
+        model = LabelRanker(**params)
+        model.learn(rows, Y)
+        np.testing.assert_array_equal(model.theta_, expected.theta_)
+        np.testing.assert_array_equal(model.score(rows), expected.score(clipped))
+    one = LabelRanker(**params)
+    for x, y in zip(near, Y, strict=True):
+        one.learn_one(dict(enumerate(x)), _as_set(y))
+    np.testing.assert_array_equal(one.theta_, expected.theta_)
+    assert near[0, 2] > 1.0  # the caller's array is left as it was
+    beyond = near.copy()
+    beyond[5, 1] = 1.0 + 1e-6
+    with pytest.raises(ValueError, match=r"X has the value 1\.000001 at row 5, feature 1; "):
+        LabelRanker(**params).learn(beyond, Y)
+    with pytest.raises(ValueError, match=r"x has the value 1\.000001 at feature 1; "):
+        LabelRanker(**params).learn_one(beyond[5], _as_set(Y[5]))

@@ -130,10 +130,12 @@ class LabelRanker(RankingLearner):
     lie in (0, 1) (no two scores can differ by 1 or more: a margin of 1 would make every example
     a hinge-loss example forever), and Lemma 1's condition ``<x, H x> <= 1/2`` holds for every
     example (``<x, H x>`` is a variance of values in [0, 1], at most 1/4), so every update has
-    the mistake bound of eq. 2. Other values are rejected with a ``ValueError`` (rescale them, or
-    use the squared norm). Under the squared norm any finite features are accepted; only the
-    ratio ``margin / C`` matters to Updates II and III (scaling both scales ``w``) and Update I
-    ignores the margin; Lemma 1 holds for the examples with ``||x||^2 <= 1/2``.
+    the mistake bound of eq. 2. A value within ``1e-9`` of the interval (a rescaler's rounding:
+    scikit-learn's ``MinMaxScaler`` gives ``1.0000000000000002``) is read as the bound; others
+    are rejected with a ``ValueError`` (rescale them, or use the squared norm). Under the
+    squared norm any finite features are accepted; only the ratio ``margin / C`` matters to
+    Updates II and III (scaling both scales ``w``) and Update I ignores the margin; Lemma 1
+    holds for the examples with ``||x||^2 <= 1/2``.
 
     **Cost.** Examples are used as sparse rows (a dense vector by its non-zero entries), so a
     trial costs ``O(nnz k)`` whatever the number of features ``d``: only the rows of ``theta``
@@ -409,16 +411,22 @@ class LabelRanker(RankingLearner):
     def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
         xv, names = super()._check_x(x)
         if self.complexity == "entropy":
-            bad = np.flatnonzero((xv < 0.0) | (xv > 1.0))
+            bad = np.flatnonzero(outside_unit(xv))
             if bad.size:
                 j = int(bad[0])
                 keys = names if names is not None else self.__dict__.get("feature_names_in_")
                 where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
                 raise ValueError(self._range_problem(float(xv[j]), where, "x"))
+            xv = into_unit(xv)
         return xv, names
 
     def _check_X(self, X: Any) -> Rows:
-        return _canonical(super()._check_X(X))
+        rows = super()._check_X(X)
+        if self.complexity == "entropy":  # before _canonical, which drops the zeros so made
+            values = into_unit(rows.X[0] if rows.sparse else rows.X)
+            X = (values, *rows.X[1:]) if rows.sparse else values
+            rows = Rows(X, rows.n, rows.d, rows.sparse)
+        return _canonical(rows)
 
     def _check_rows(self, rows: Rows) -> None:
         # a condition of the parameters alone: an evaluation checks every split with it before
@@ -426,7 +434,7 @@ class LabelRanker(RankingLearner):
         if self.complexity != "entropy":
             return
         values = rows.X[0] if rows.sparse else rows.X
-        bad = np.flatnonzero(((values < 0.0) | (values > 1.0)).ravel())
+        bad = np.flatnonzero(outside_unit(values).ravel())
         if bad.size:
             p = int(bad[0])
             csr = (rows.X[2], rows.X[1]) if rows.sparse else ()  # (indptr, indices)
@@ -436,7 +444,7 @@ class LabelRanker(RankingLearner):
 
     def _range_problem(self, value: float, where: str, subject: str) -> str:
         return (
-            f"{type(self).__name__}: {subject} has the value {value:g} at {where}; under "
+            f"{type(self).__name__}: {subject} has the value {exact(value)} at {where}; under "
             "complexity='entropy' features must lie in [0, 1] (the paper's binary bag of words: "
             "weights live in the simplex and the margin is a gap between averages of features); "
             "rescale them or use complexity='squared'"
@@ -471,6 +479,35 @@ def ranking_mistakes(scores: Any, Y: Any) -> np.ndarray:
     highest = np.where(Y, -np.inf, scores).max(axis=1, initial=-np.inf)
     proper = Y.any(axis=1) & ~Y.all(axis=1)
     return proper & (lowest <= highest)
+
+
+#: How far outside [0, 1] a feature may lie under the entropy, read as the bound it passed:
+#: rescalers round (scikit-learn's MinMaxScaler, ``X * scale_ + min_``, gives 1.0000000000000002
+#: at some columns' maxima of the very data it was fitted on; more where the data lie far from
+#: 0, as the rounding of ``min_`` is then larger), and 1e-9 is far above that rounding for data
+#: within 1e6 of 0 and far below any value a user means.
+UNIT_SLACK = 1e-9
+
+
+def outside_unit(values: np.ndarray) -> np.ndarray:
+    """Where ``values`` lie outside [0, 1] by more than :data:`UNIT_SLACK` (NaN: nowhere)."""
+    return (values < -UNIT_SLACK) | (values > 1.0 + UNIT_SLACK)
+
+
+def exact(value: float) -> str:
+    """``value`` as a message shows it: short (``7``, ``0.5``), but never rounded to another
+    number (``1.0000000000000002``, which ``{:g}`` printed as a ``1`` it was refused for)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))
+
+
+def into_unit(values: np.ndarray) -> np.ndarray:
+    """``values`` within :data:`UNIT_SLACK` of [0, 1] taken to it: a clipped copy where one is
+    outside, else ``values`` itself (also where one is outside by more than the slack, which
+    the range checks then name)."""
+    if not ((values < 0.0) | (values > 1.0)).any() or outside_unit(values).any():
+        return values
+    return np.clip(values, 0.0, 1.0)
 
 
 def _canonical(rows: Rows) -> Rows:

@@ -17,9 +17,11 @@ value (NaN) is 0 (absent); under :data:`STANDARD` a value becomes ``(x - mean) /
 attribute's running mean and (population) standard deviation over the examples learned so far
 (Welford's updates; 0 while ``sd`` is 0); under :data:`MINMAX`, ``(x - lo) / (hi - lo)`` clipped
 to ``[0, 1]``, ``lo`` and ``hi`` the smallest and largest values learned so far (0 while
-``hi <= lo``); under :data:`NO_SCALING` it is kept. The statistics move before an example is
-learned (:func:`learn`), never when predicting. Learner ``i`` then reads the non-zero values of
-its columns, as the sparse row the ranker's trials take (``O(m + nnz k)`` per learner).
+``hi <= lo``); under :data:`NO_SCALING` it is kept (under the entropy taken to ``[0, 1]``: the
+committee refuses values outside it by more than ``UNIT_SLACK`` of
+:mod:`olboost.rankers.label_ranker`, a rescaler's rounding). The statistics move before an
+example is learned (:func:`learn`), never when predicting. Learner ``i`` then reads the non-zero
+values of its columns, as the sparse row the ranker's trials take (``O(m + nnz k)`` per learner).
 """
 
 from __future__ import annotations
@@ -140,6 +142,8 @@ def _scaled(x: np.ndarray, st: State) -> None:
                 u = 0.0
             elif u > 1.0:
                 u = 1.0
+        elif st.options.entropy:  # within UNIT_SLACK of [0, 1], or refused: read as the bound
+            u = min(max(v, 0.0), 1.0)
         else:
             u = v
         xs[j] = u

@@ -23,6 +23,8 @@ from olboost.rankers.label_ranker import (
     MAX_STEP_C,
     check_entropy_bounds,
     check_squared_bounds,
+    exact,
+    outside_unit,
 )
 from olboost.weak import _linear_kernels as K
 from olboost.weak.base import (
@@ -351,12 +353,12 @@ class LinearCommittee(Committee):
         """An attribute outside [0, 1] under the entropy with ``scale="none"``."""
         if not self._needs_unit_interval():
             return None
-        bad = np.flatnonzero((x < 0.0) | (x > 1.0))
+        bad = np.flatnonzero(outside_unit(x))  # within the slack: read as the bound it passed
         if not bad.size:
             return None
         j = int(bad[0])
         return (
-            f"{type(self).__name__}: x has the value {x[j]:g} at attribute {j}; under "
+            f"{type(self).__name__}: x has the value {exact(float(x[j]))} at attribute {j}; under "
             "complexity='entropy' with scale='none' attributes must lie in [0, 1] "
             "(rescale them, or use scale='minmax')"
         )
@@ -373,7 +375,7 @@ class LinearCommittee(Committee):
         with ``scale="none"`` (``len(X)`` if none, or in any other configuration)."""
         if not self._needs_unit_interval():
             return X.shape[0]
-        bad = np.flatnonzero(((X < 0.0) | (X > 1.0)).any(axis=1))
+        bad = np.flatnonzero(outside_unit(X).any(axis=1))
         return int(bad[0]) if bad.size else X.shape[0]
 
     def compiled(self) -> CompiledKernels:
