@@ -80,6 +80,7 @@ from olboost.feedback import Feedback, FullFeedback, Impression, TopkFeedback
 from olboost.feedback.exploration import Exploration, exploration_from, unbiased_estimate
 from olboost.online import OnlineLearner, RankingLearner
 from olboost.online.inputs import MAX_ABS_FEATURE
+from olboost.rankers.label_ranker import UNIT_SLACK
 from olboost.weak.base import Committee
 
 DOCUMENTED = (ValueError, TypeError)
@@ -202,7 +203,9 @@ EDGE_FLOATS = [
     math.nan,
     math.inf,
     -math.inf,
-    -1e-12,
+    -1e-12,  # within the entropy's slack: read as 0
+    -2e-9,
+    1.000000002,
 ]
 EDGE_INTS = [0, 1, -1, 10**100, 10**100 + 10**84, 10**101, -(10**150), 2**1023, 2**1024, 10**400]
 
@@ -231,12 +234,13 @@ def special_int(rng: np.random.Generator, variant: int) -> int:
 def float_verdict(v: float, info: dict, col: int | None = None) -> str:
     """The verdict on the value ``v`` at column ``col``: NaN is a missing value, infinities and
     magnitudes beyond the limit are rejected, and so are values outside [0, 1] under the
-    entropy and, in a nominal column, anything but a category code."""
+    entropy (by more than its slack, a rescaler's rounding) and, in a nominal column, anything
+    but a category code."""
     if math.isnan(v):
         return OK if info["missing"] else BAD
     if math.isinf(v) or abs(v) > MAX_ABS_FEATURE:
         return BAD
-    if info["unit"] and not 0.0 <= v <= 1.0:
+    if info["unit"] and not -UNIT_SLACK <= v <= 1.0 + UNIT_SLACK:
         return BAD
     card = info["nominal"].get(col)
     if card is not None and not (v == int(v) and 0 <= v < card):
@@ -834,7 +838,7 @@ def param_trial(
         model = cls(**{**base, name: value})
     except DOCUMENTED as err:
         # a value that conflicts with another parameter may be reported under that one (e.g.
-        # labels=2 with k=3: "k must be in [2, m=2]")
+        # labels=2 with k=3: "k=3 must be in [2, m=2] labels")
         assert names_param(err, [name, *cls._param_names()]), f"{cls.__name__}({name}=...): {err!r}"
         with pytest.raises(DOCUMENTED):
             template.set_params(**{name: value})
