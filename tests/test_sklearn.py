@@ -711,3 +711,15 @@ def test_partial_fit_takes_bool_classes_for_other_classes_than_0_and_1():
     with pytest.raises(ValueError, match=r"classes=\[False, True\] is not the same as on"):
         model.partial_fit(X[4:], [0, 1, 0, 1], classes=[False, True])
     model.partial_fit(X[4:], [0, 1, 0, 1], classes=np.array([0, 1]))
+
+
+@pytest.mark.parametrize("booster", ["TopkBBM", "TopkAdaptive"])
+def test_a_top_k_booster_showing_more_labels_than_y_has_is_named(booster):
+    # a default k=3 on a binary y said only "UniformExploration: k must be in [2, m=2], got 3",
+    # naming neither the booster nor its parameter
+    import olboost
+
+    model = OnlineBoostingRanker(getattr(olboost, booster)(learners=2), random_state=0)
+    X, y = np.zeros((6, 2)), np.array([0, 1, 0, 1, 1, 0])
+    with pytest.raises(ValueError, match=rf"^{booster}: k=3 must be in \[2, m=2\] labels"):
+        model.fit(X, y)

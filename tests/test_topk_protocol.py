@@ -301,7 +301,7 @@ def test_cli_help_shows_the_topk_options_with_defaults(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--algorithm", "topk-bbm", "--k", "7"], "k must be in [2, m=6], got 7"),
+        (["--algorithm", "topk-bbm", "--k", "7"], "TopkBBM: k=7 must be in [2, m=6] labels"),
         (["--algorithm", "topk-adaptive", "--exploration", "single-swap", "--k", "2"], "App. B.1"),
         (["--algorithm", "topk-bbm", "--rho", "1.5"], "rho"),
         (["--algorithm", "topk-adaptive", "--loops", "0"], "--loops must be >= 1, got 0"),

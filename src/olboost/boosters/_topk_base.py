@@ -62,7 +62,7 @@ class TopkBooster(RankingBooster):
                 f"{type(self).__name__}: k must be at least {explore.min_k} with "
                 f"{type(explore).__name__}, got {self.k} (App. B.1)"
             )
-        _check_k(explore, self.__dict__.get("labels_", self.labels), self.k)
+        _check_k(type(self).__name__, explore, self.__dict__.get("labels_", self.labels), self.k)
 
     def _checked_new_params(
         self, params: dict[str, Any]
@@ -77,7 +77,9 @@ class TopkBooster(RankingBooster):
         if "exploration" in nested and isinstance(exploration, Exploration):
             exploration = exploration.clone(nested["exploration"])
         explore = exploration_from(exploration, new["rho"])
-        _check_k(explore, self.__dict__.get("labels_", new["labels"]), new["k"])
+        _check_k(
+            type(self).__name__, explore, self.__dict__.get("labels_", new["labels"]), new["k"]
+        )
         return direct, nested
 
     @property
@@ -91,10 +93,8 @@ class TopkBooster(RankingBooster):
         return float(self.clip_probability or 0.0)
 
     def _init_model(self) -> None:
-        m = len(self._outputs())
-        if not 2 <= self.k <= m:
-            raise ValueError(f"{type(self).__name__}: k={self.k} must be in [2, m={m}] labels")
-        self.explorer_.check_k(m, self.k)  # rho against the labels taken from the data
+        # rho against the labels taken from the data
+        _check_k(type(self).__name__, self.explorer_, self._outputs(), self.k)
         super()._init_model()
 
     def _init_state(self) -> None:
@@ -353,8 +353,15 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _check_k(explore: Exploration, labels: Any, k: int) -> None:
-    """``explore.check_k`` for ``labels`` (a count or a sequence), once they are known."""
-    if labels is not None:
-        # the number of labels, without listing range(labels) for an int
-        explore.check_k(int(labels) if isinstance(labels, numbers.Integral) else len(labels), k)
+def _check_k(who: str, explore: Exploration, labels: Any, k: int) -> None:
+    """``k`` against ``labels`` (a count or a sequence), once they are known: shown labels are
+    pairs of the labels (the booster ``who``'s message, which names its parameter: through
+    scikit-learn's adapter, a default k=3 on a binary y said only "UniformExploration: k must
+    be in [2, m=2]"), then ``explore.check_k``."""
+    if labels is None:
+        return
+    # the number of labels, without listing range(labels) for an int
+    m = int(labels) if isinstance(labels, numbers.Integral) else len(labels)
+    if isinstance(k, numbers.Integral) and not isinstance(k, bool) and not 2 <= k <= m:
+        raise ValueError(f"{who}: k={k} must be in [2, m={m}] labels (the k shown of the m)")
+    explore.check_k(m, k)
