@@ -808,6 +808,50 @@ def _lockstep_with_river(c, rivers, columns, X, W, after_each=None) -> float:
     return gap
 
 
+@pytest.mark.parametrize("mode", ["mc", "nb"])
+def test_thresholds_on_a_class_minimum_match_river_hoeffding_tree(mode):
+    """Integer attributes in 0..4 with 3 split points: the thresholds are exactly 1, 2 and 3,
+    and they fall on classes' minima. River (``GaussianSplitter``) sends a class wholly right
+    only where the threshold is below its minimum, and lists it in the left branch where the
+    threshold is at or above it; at equality the class is divided by its Gaussian. A kernel
+    that sent it wholly right, or left it unlisted on the left (mutation round 9: ``<=`` for
+    ``<``, ``>`` for ``>=``), passed every other test; here the leaves' weights and naive Bayes'
+    votes differ. Same splits and leaf weights bit for bit, probabilities to 1e-12 (see
+    :func:`test_naive_bayes_matches_river_hoeffding_tree`)."""
+    river_tree = pytest.importorskip("river.tree")
+    from river.tree.splitter import GaussianSplitter
+
+    k, n = 4, 1200
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, k, size=n)
+    # class c takes the integers c-1 .. c+1 within 0..4 on each attribute, noisier on the last
+    X = np.clip(y[:, None] + rng.integers(-1, 2, size=(n, 4)), 0, 4).astype(float)
+    X[:, 3] = rng.integers(0, 5, size=n)
+    W = np.zeros((n, 5, k))
+    for t in range(n):
+        W[t, :, y[t]] = rng.uniform(0.2, 1.5, size=5)
+    c = VFDTCommittee(
+        n_features=3, grace_period=(5.0, 20.0), split_confidence=(0.05, 0.5),
+        tie_threshold=(0.05, 0.3), weight_multiplier=(1.0, 2.0), n_split_points=3,
+        leaf_prediction=mode, leaf_prior=0.0,
+    )  # fmt: skip
+    c.start(5, k, 4, seed=2)
+    s = c.setup_
+    columns = [[int(f) for f in s.features[i]] for i in range(5)]
+    rivers = [
+        river_tree.HoeffdingTreeClassifier(
+            grace_period=float(s.grace_period[i]), delta=float(s.split_confidence[i]),
+            tau=float(s.tie_threshold[i]), leaf_prediction=mode,
+            splitter=GaussianSplitter(n_splits=3),
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    assert _lockstep_with_river(c, rivers, columns, X, W) < 1e-12
+    for i, tree in enumerate(rivers):
+        assert kernel_structure(c, i) == river_structure(tree._root, columns[i], k), i
+    assert c.leaf_counts().min() > 2  # every tree split, more than once
+
+
 @pytest.mark.parametrize("mode, nb_threshold", [("nb", 0.0), ("nb", 6.0), ("nba", 0.0)])
 def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshold):
     """With ``leaf_prior=0`` each tree is River's HoeffdingTreeClassifier with naive Bayes or
