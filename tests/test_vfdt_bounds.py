@@ -763,6 +763,57 @@ def test_kept_sums_give_the_bounds_of_a_fresh_pass(fraction, missing):
     assert brought_up > 400 and fresh > 20 and checked == 60, (brought_up, fresh)
 
 
+@pytest.mark.parametrize("gap", [B.LOG_LENGTH - 1, B.LOG_LENGTH, B.LOG_LENGTH + 1])
+def test_kept_sums_are_brought_up_only_across_the_updates_the_log_holds(gap):
+    """A leaf of 300 classes narrowed, then ``gap`` updates later narrowed again: across at
+    most ``LOG_LENGTH`` updates its kept sums are brought up to date from the log, beyond that
+    made afresh, and either way they give a fresh pass's bounds (1e-9, as above). The first
+    update is of a class updated once only, whose old terms only the log holds: a window one
+    update too long (mutation round 9) took the ring's overwritten entry for it, and the
+    bounds moved by about 2e-5 bits, which the test above, narrowing every 1-6 updates, never
+    saw."""
+    rng = np.random.default_rng(5)
+    k, n_split_points = 400, 10
+    gauss = np.zeros((300, 1, K.N_GAUSS_FIELDS))
+    observed, blocks = np.zeros(k), np.full(k, -1, dtype=np.int64)
+    present = np.sort(rng.choice(k, 300, replace=False)).astype(np.int64)
+    for b, c in enumerate(present):
+        blocks[c] = b
+        n = observed[c] = 2.0 + rng.exponential() * 8
+        g = gauss[b, 0]
+        g[K.G_WEIGHT], g[K.G_MEAN] = n, rng.normal()
+        g[K.G_SSD] = rng.uniform(0.05, 2.0) ** 2 * (n - 1.0)
+        g[K.G_MIN], g[K.G_MAX] = -10.0, 10.0  # wide: no update moves the thresholds
+    kept = B.new_kept_sums(1, 1, k, n_split_points)
+
+    def narrowed():
+        work = np.zeros((2 + K.N_WORK_ROWS, k))
+        work[K.W_NLOGN] = np.where(observed > 0, observed * np.log2(np.maximum(observed, 1)), 0)
+        pre = K._row_entropy(observed[None, :] * 1.1, 0, present)
+        got = K._kept_bounds_of_merits(
+            0, 0, 0, observed, blocks, gauss, pre, n_split_points, 0.0, work[K.W_NLOGN],
+            present, np.empty((5, 16)), np.empty((B.ITEM_ROWS, 40)), *kept,
+        )  # fmt: skip
+        leaf = (observed, blocks, gauss, pre, n_split_points, 0.0, work, present)
+        return got, _bounds(*leaf)
+
+    narrowed()
+    for u in range(gap):
+        c = int(present[0]) if u == 0 else int(rng.choice(present[1:]))
+        g = gauss[blocks[c], 0]
+        B._log_kept_update.py_func(0, 0, blocks[c], c, gauss, kept[0], kept[1])
+        v, w = rng.normal() * 0.5 + (3.0 if u == 0 else 0.0), rng.uniform(0.5, 5.0)
+        n = g[K.G_WEIGHT] = g[K.G_WEIGHT] + w
+        mean_old = g[K.G_MEAN]
+        g[K.G_MEAN] = mean_old + (w / n) * (v - mean_old)
+        g[K.G_SSD] += w * (v - mean_old) * (v - g[K.G_MEAN])
+        observed[c] += w
+    (lower, upper), (fresh_lower, fresh_upper) = narrowed()
+    assert abs(lower - fresh_lower) <= 1e-9 and abs(upper - fresh_upper) <= 1e-9
+    brought_up = B.kept_ages(kept[0], 1)[0].max() > 0
+    assert brought_up == (gap <= B.LOG_LENGTH)
+
+
 def test_no_threshold_anywhere_holds_only_when_every_merit_is_minus_infinity():
     """The shortcut of split attempts at leaves whose every feature's observed range is empty or
     one point (``_no_threshold_anywhere``): on random leaves of few classes, as drawn (ranges of
