@@ -140,7 +140,7 @@ def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
         # what the evaluation refuses of the data before learning (olboost run refuses it at
         # once): the spec passed, the warm-up failed on a worker and no task ran at all
         ({"algorithms": ["topk-adaptive"], "datasets": ["emotions"], "params": {"k": 7}},
-         "topk-adaptive on emotions: .*k must be in \\[2, m=6\\], got 7"),
+         "topk-adaptive on emotions: .*TopkAdaptive: k=7 must be in \\[2, m=6\\] labels"),
         ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
           "params": {"complexity": "entropy"}},
          "label-ranker on emotions: train split: .* at row 0, .*must lie in \\[0, 1\\]"),
