@@ -347,6 +347,22 @@ def _split(width, labels, rows=50, name="x", seed=0):
     return MultiLabelDataset(name, X, Y, [f"f{i}" for i in range(width)], list(labels))
 
 
+def test_labels_that_differ_beyond_the_first_five_are_named():
+    # a misspelt sixth label: both lists, cut at 5, read the same ("['a', ..., 'e']..."),
+    # the one difference hidden, and "..." followed lists that were not cut
+    from olboost import AdaOLMR, VFDTCommittee
+
+    model = AdaOLMR(VFDTCommittee(n_features=2), learners=2, seed=1, labels=list("abcdefg"))
+    with pytest.raises(ValueError) as err:
+        train_test(model, _split(3, "abcdefh"), _split(3, "abcdefh", seed=1))
+    assert str(err.value) == (
+        "train split: the model ranks labels ['a', 'b', 'c', 'd', 'e', ...], the data set has "
+        "labels ['a', 'b', 'c', 'd', 'e', ...]: the data set lacks the model's ['g']; the model "
+        "lacks the data set's ['h']"
+    )
+    assert not model._started
+
+
 def _head(data, rows=10):
     return data.X[:rows], data.Y[:rows]
 
@@ -372,9 +388,14 @@ def _topk():
     return TopkAdaptive(VFDTCommittee(n_features=3), learners=3, seed=1, k=2, rho=0.05)
 
 
-_OTHER_LABELS = r"test split: the model ranks labels \['a', 'b', 'c'\]\.\.\., the data set has "
+_OTHER_LABELS = r"test split: the model ranks labels \['a', 'b', 'c'\], the data set has "
 _BAD_SPLITS = {
-    "other labels": (_booster, _split(4, "abd"), _OTHER_LABELS + r"labels \['a', 'b', 'd'\]"),
+    "other labels": (
+        _booster,
+        _split(4, "abd"),
+        _OTHER_LABELS + r"labels \['a', 'b', 'd'\]: the data set lacks the model's \['c'\]; "
+        r"the model lacks the data set's \['d'\] \(the model takes the train split's\)$",
+    ),
     "other labels, ranker": (
         _label_ranker,
         _split(4, "abd"),
@@ -506,7 +527,7 @@ def test_splits_that_fit_still_run_and_a_started_model_checks_its_width():
     # takes the data set's labels (it kept them, refused by its start)
     model = _topk().set_params(k=4)
     before = pickle.dumps(model)
-    with pytest.raises(ValueError, match=r"k must be in \[2, m=3\], got 4"):
+    with pytest.raises(ValueError, match=r"TopkAdaptive: k=4 must be in \[2, m=3\] labels"):
         train_test(model, train, train)
     assert pickle.dumps(model) == before
     model = _label_ranker()

@@ -17,6 +17,7 @@ from olboost.evaluate._results import ClassificationEvaluation, Evaluation
 from olboost.feedback import bool_apart, is_positions
 from olboost.metrics import rank_loss
 from olboost.online.labels import object_vector, relevant_in_mapping
+from olboost.online.learner import shown_names
 
 #: Rows handed to the model per call on the array path: as many as keep its scores (rows x
 #: outputs, float64) near 8 MB, from 256 to 4,096 rows (:func:`_chunk_rows`). Results do not
@@ -174,8 +175,22 @@ def _label_order(known: list, names: list, counted: bool = False) -> np.ndarray:
     if set(keys) != set(named):
         if _by_position(counted, known, names):
             return np.arange(len(names))
+        # the differences named: the first five of each list looked the same where a label
+        # beyond them differed (a misspelt sixth label)
+        theirs, ours = set(named), set(keys)
+        missing = [c for c, key in zip(known, keys, strict=True) if key not in theirs]
+        extra = [c for c, key in zip(names, named, strict=True) if key not in ours]
         raise ValueError(
-            f"the model ranks labels {known[:5]}..., the data set has labels {names[:5]}..."
+            f"the model ranks labels [{shown_names(known)}], the data set has labels "
+            f"[{shown_names(names)}]: "
+            + "; ".join(
+                text
+                for text, part in (
+                    (f"the data set lacks the model's [{shown_names(missing)}]", missing),
+                    (f"the model lacks the data set's [{shown_names(extra)}]", extra),
+                )
+                if part
+            )
         )
     where = {name: j for j, name in enumerate(named)}
     return np.array([where[label] for label in keys])

@@ -265,7 +265,7 @@ class OnlineLearner(Estimator):
             if columns is None:
                 raise ValueError(
                     f"{name}: X is a matrix without column names, but the model's features are "
-                    f"named ({_shown_names(names)}): give dicts, or a DataFrame with those "
+                    f"named ({shown_names(names)}): give dicts, or a DataFrame with those "
                     "columns"
                 )
             if self._missing_allowed():
@@ -372,7 +372,7 @@ def _check_unique_columns(who: str, columns: list[Hashable] | None) -> None:
         if c in seen:
             twice.append(c)
         seen.add(c)
-    raise ValueError(f"{who}: X names a column twice ({_shown_names(twice)})")
+    raise ValueError(f"{who}: X names a column twice ({shown_names(twice)})")
 
 
 def _feature_names(X: Any) -> list[Hashable] | None:
@@ -395,12 +395,12 @@ def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> st
     if not absent and not extra:
         return ""
     return (
-        f"missing {_shown_names(absent) if absent else 'none'}, "
-        f"unexpected {_shown_names(extra) if extra else 'none'}"
+        f"missing {shown_names(absent) if absent else 'none'}, "
+        f"unexpected {shown_names(extra) if extra else 'none'}"
     )
 
 
-def _shown_names(names: list[Hashable], limit: int = 5) -> str:
+def shown_names(names: list[Hashable], limit: int = 5) -> str:
     shown = ", ".join(repr(n) for n in names[:limit])
     return shown + (", ..." if len(names) > limit else "")
 
