@@ -512,6 +512,14 @@ def test_a_new_store_without_settings_is_refused_before_anything_exists(tmp_path
         "--n-features)"
     )
     assert not store.exists()
+    # a setting alone: it said "an existing store keeps the settings it was created with" of
+    # a store that did not exist
+    assert main(["serve", "--store", str(store), "--port", "0", "--k", "4"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"olboost: error: {store}: a new store needs a configuration (--dataset, or --labels and "
+        "--n-features); --k alone makes none"
+    )
+    assert not store.exists()
 
 
 @pytest.mark.parametrize("option", ["--token-file", "--host", "--port"])

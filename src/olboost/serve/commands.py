@@ -49,9 +49,16 @@ _MODEL_OPTIONS = {
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
     from olboost.serve.config import ServiceConfig
+    from olboost.serve.store import Store
 
     given = [name for name in _MODEL_OPTIONS if getattr(args, name) is not None]
     if args.dataset is None and args.labels is None:
+        if given and not Store.exists(Path(args.store)):
+            # it said "an existing store keeps the settings ..." of a store that did not exist
+            raise ValueError(
+                f"{args.store}: a new store needs a configuration (--dataset, or --labels and "
+                f"--n-features); --{given[0].replace('_', '-')} alone makes none"
+            )
         if given:
             raise ValueError(
                 f"--{given[0].replace('_', '-')}: an existing store keeps the settings it was "
