@@ -587,6 +587,27 @@ def test_a_record_holds_text_when_a_name_was_read_under_a_locale_that_is_not_utf
     assert record["dataset"] == "café"
 
 
+def test_a_models_class_instead_of_a_model_is_named():
+    # train_test(AdaOLMR, ...) failed inside: "OnlineLearner._set_outputs() missing 1 required
+    # positional argument: 'outputs'"; prequential(AdaBoostOLM, ...): "type object
+    # 'AdaBoostOLM' has no attribute 'score_one'"; the adapter said "got EstimatorMeta"
+    from olboost import AdaBoostOLM, AdaOLMR
+    from olboost.datasets import load, load_uci
+    from olboost.evaluate import prequential, resumable
+    from olboost.sklearn import OnlineBoostingClassifier
+
+    data, balance = load("emotions"), load_uci("balance")
+    message = r"^model is the class {0}, not a model: pass an instance, {0}\(\.\.\.\)$"
+    with pytest.raises(TypeError, match=message.format("AdaOLMR")):
+        train_test(AdaOLMR, data.train, data.test)
+    with pytest.raises(TypeError, match=message.format("AdaBoostOLM")):
+        prequential(AdaBoostOLM, balance)
+    with pytest.raises(TypeError, match=message.format("AdaOLMR")):
+        resumable(AdaOLMR, data.train, data.test)
+    with pytest.raises(TypeError, match=r"got the class AdaBoostOLM; pass an instance"):
+        OnlineBoostingClassifier(AdaBoostOLM).fit(np.zeros((4, 2)), [0, 1, 0, 1])
+
+
 def test_a_stream_that_is_no_stream_is_refused_before_anything_is_learned():
     import pickle
 

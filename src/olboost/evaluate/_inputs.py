@@ -23,7 +23,14 @@ def _is_dataset(stream: Any) -> bool:
 
 def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
     """``"full"`` or ``"topk"``: the feedback ``model`` learns from under ``feedback`` (``None``:
-    the model's own kind) and ``k``; a ``ValueError`` when they do not fit the model."""
+    the model's own kind) and ``k``; a ``ValueError`` when they do not fit the model, a
+    ``TypeError`` for a model's class instead of a model (the evaluation failed inside, on a
+    method called without its instance)."""
+    if isinstance(model, type):
+        raise TypeError(
+            f"model is the class {model.__name__}, not a model: pass an instance, "
+            f"{model.__name__}(...)"
+        )
     name = type(model).__name__
     topk = hasattr(model, "show_one")
     if feedback is None:

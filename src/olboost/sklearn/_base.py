@@ -44,10 +44,16 @@ class _OnlineBoostingBase(BaseEstimator):
         """The booster to clone: ``booster``, or the default one; a ``TypeError`` otherwise."""
         booster = self._default_booster() if self.booster is None else self.booster
         if not isinstance(booster, self._learner_type):
+            # a class itself was reported by its metaclass ("got EstimatorMeta")
+            got = (
+                f"the class {booster.__name__}; pass an instance, {booster.__name__}(...)"
+                if isinstance(booster, type)
+                else type(booster).__name__
+            )
             raise TypeError(
                 f"{type(self).__name__}.booster must be None or an olboost "
                 f"{self._learner_type.__name__} (e.g. {type(self._default_booster()).__name__}()"
-                f"), got {type(booster).__name__}"
+                f"), got {got}"
             )
         return booster
 
