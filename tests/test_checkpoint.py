@@ -628,3 +628,18 @@ def test_equal_scikit_learn_adapters_give_equal_files_however_reached(tmp_path, 
     olboost.save(whole, tmp_path / "a.olb")
     olboost.save(resumed, tmp_path / "b.olb")
     assert (tmp_path / "a.olb").read_bytes() == (tmp_path / "b.olb").read_bytes()
+
+
+def test_a_path_that_is_no_path_is_named(tmp_path, monkeypatch):
+    # pathlib said only "expected str, bytes or os.PathLike object, not AdaOLMR", for the
+    # arguments of save given the other way round too
+    model = AdaOLMR(learners=2, seed=1)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TypeError, match=r"^path must be a path \(str or os.PathLike\), got "
+                       r"AdaOLMR; the arguments are save\(model, path\)$"):  # fmt: skip
+        olboost.save("m.olb", model)
+    for call in (lambda: olboost.save(model, None), lambda: olboost.load(None),
+                 lambda: ck.load_run(3), lambda: ck.save_run({"model": model}, None)):  # fmt: skip
+        with pytest.raises(TypeError, match=r"^path must be a path \(str or os.PathLike\), got "):
+            call()
+    assert list(tmp_path.iterdir()) == []

@@ -243,9 +243,22 @@ def _encode(obj: Any, kind: str, what: str) -> bytes:
     return body + hashlib.sha256(body).digest()
 
 
+def _check_path(path: Any, model: Any = None) -> None:
+    """A ``TypeError`` naming ``path`` unless it is a path (pathlib said only "expected str,
+    bytes or os.PathLike object, not AdaBoostOLM"), with a hint when ``model`` (what
+    :func:`save` got first) is the path instead."""
+    if not isinstance(path, str | os.PathLike):
+        swapped = isinstance(model, str | os.PathLike)
+        raise TypeError(
+            f"path must be a path (str or os.PathLike), got {type(path).__name__}"
+            + ("; the arguments are save(model, path)" if swapped else "")
+        )
+
+
 def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     """The header and the unpickled payload of an olboost file; ``ValueError`` for anything
     but an intact file of this format."""
+    _check_path(path)
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory, not an olboost file", str(path))
@@ -369,6 +382,7 @@ def save(model: Any, path: str | os.PathLike[str]) -> None:
     >>> bool((again.score(data.X[100:]) == model.score(data.X[100:])).all())
     True
     """
+    _check_path(path, model)
     atomic_write(path, _encode(model, "model", f"a {type(model).__name__}"))
 
 
@@ -429,6 +443,7 @@ def save_run(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     and the options of the run)."""
     if "model" not in state:
         raise ValueError("a run checkpoint holds a 'model'")
+    _check_path(path)
     atomic_write(path, _encode(dict(state), "run", "the run checkpoint"))
 
 
