@@ -657,6 +657,9 @@ def test_feedback_takes_rivers_label_to_bool_dict():
         ({"zz": False}, ValueError, "not shown"),
         (first, TypeError, "not a str"),
         (first.encode(), TypeError, "not a bytes"),
+        # "'NoneType' object is not iterable"
+        (None, TypeError, r"^clicked must be a collection of shown labels .* got NoneType None$"),
+        (5, TypeError, r"got int 5$"),
     ]:
         with pytest.raises(error, match=match):
             imp.feedback(clicked)

@@ -234,8 +234,13 @@ class Impression:
                         f"clicked maps labels to bools ({{label: bool}}); label {label!r} maps "
                         f"to {type(value).__name__} {value!r}"
                     )
-        else:
+        elif isinstance(clicked, Iterable):
             pairs = [(label, True) for label in clicked]
+        else:  # None said "'NoneType' object is not iterable"
+            raise TypeError(
+                "clicked must be a collection of shown labels (possibly empty: no click) or a "
+                f"{{label: bool}} mapping, got {type(clicked).__name__} {clicked!r}"
+            )
         for label, value in pairs:
             try:
                 i = position[label]
