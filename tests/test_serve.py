@@ -512,6 +512,18 @@ def test_a_new_store_without_settings_is_refused_before_anything_exists(tmp_path
         "--n-features)"
     )
     assert not store.exists()
+    # a file: it said "File exists", from the directory's creation
+    (tmp_path / "notes.txt").write_text("keep\n")
+    for argv in (["--labels", "a,b,c", "--n-features", "3"], []):
+        assert main(["serve", "--store", str(tmp_path / "notes.txt"), "--port", "0", *argv]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"olboost: error: --store {tmp_path / 'notes.txt'}: a file, not a store (a directory)"
+        )
+    assert (tmp_path / "notes.txt").read_text() == "keep\n"
+    from olboost.serve.store import Store
+
+    with pytest.raises(NotADirectoryError, match="a file, not a store"):
+        Store(tmp_path / "notes.txt")
     # a setting alone: it said "an existing store keeps the settings it was created with" of
     # a store that did not exist
     assert main(["serve", "--store", str(store), "--port", "0", "--k", "4"]) == 2

@@ -51,6 +51,8 @@ def _config(args: argparse.Namespace) -> Any:
     from olboost.serve.config import ServiceConfig
     from olboost.serve.store import Store
 
+    if Path(args.store).exists() and not Path(args.store).is_dir():  # it said "File exists"
+        raise ValueError(f"--store {args.store}: a file, not a store (a directory)")
     given = [name for name in _MODEL_OPTIONS if getattr(args, name) is not None]
     if args.dataset is None and args.labels is None:
         if given and not Store.exists(Path(args.store)):

@@ -13,7 +13,7 @@ import numpy as np
 
 from olboost.serve._algorithms import ALGORITHMS, SETTINGS_OF
 from olboost.serve._fused import fused_learner
-from olboost.serve.store import Store, refuse_a_lost_log
+from olboost.serve.store import Store, refuse_a_file, refuse_a_lost_log
 
 #: Random features per tree when not given (capped at the width of the feature vectors).
 DEFAULT_FEATURES = 20
@@ -175,6 +175,7 @@ def start_model(model: Any, config: ServiceConfig) -> None:
 def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     """The configuration of the store at ``path``: the stored one, which ``config`` must equal
     if given, or ``config`` for a new store (``ValueError`` otherwise, naming the differences)."""
+    refuse_a_file(path)
     refuse_a_lost_log(Path(path))
     if config is None and not Store.exists(path):
         # refused before Store() creates the directory and an empty log: a mistyped --store

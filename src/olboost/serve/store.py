@@ -218,6 +218,13 @@ _IMPRESSION_COLUMNS = "i.id, i.public_id, i.created, i.expires, i.round, i.draw_
     "i.shown, i.probs, i.own"  # fmt: skip
 
 
+def refuse_a_file(path: str | os.PathLike[str]) -> None:
+    """A ``NotADirectoryError`` naming ``path`` if it is a file: a store is a directory (making
+    it said only "File exists")."""
+    if Path(path).exists() and not Path(path).is_dir():
+        raise NotADirectoryError(20, "a file, not a store (a directory)", str(path))
+
+
 class Store:
     """A service's directory: the log and the checkpoints (see the module docstring).
 
@@ -247,6 +254,7 @@ class Store:
     ):
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
+        refuse_a_file(path)
         self.path = Path(path)
         #: (checkpoint seq, its counters or None) of the last :meth:`recover`
         self.recovered_from: tuple[int, dict[str, Any] | None] | None = None
