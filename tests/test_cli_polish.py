@@ -176,6 +176,31 @@ def test_a_checkpoint_of_a_long_name_is_written(capsys, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # the lock went with the run
 
 
+def test_a_checkpoint_file_that_exists_is_refused_with_advice_that_fits_it(capsys, tmp_path):
+    # --resume was advised for any file that exists, then failed on a saved model ("an olboost
+    # model file, not a run checkpoint")
+    import olboost
+    from olboost import AdaOLMR
+
+    run, model, other = tmp_path / "run.olb", tmp_path / "model.olb", tmp_path / "notes.txt"
+    assert main([*RUN, "--checkpoint", str(run)]) == 0
+    olboost.save(AdaOLMR(learners=2, seed=1), model)
+    other.write_text("keep\n")
+    before = {p: p.read_bytes() for p in (run, model, other)}
+    capsys.readouterr()
+    for path, advice in (
+        (run, "exists: pass --resume to continue the run it holds, or remove it to start over"),
+        (model, "exists and holds no run to resume (a saved model): give --checkpoint another "
+                "file, or remove it"),
+        (other, "exists and holds no run to resume (not an olboost run checkpoint): give "
+                "--checkpoint another file, or remove it"),
+    ):  # fmt: skip
+        assert _error(capsys, [*RUN, "--checkpoint", str(path)]) == (
+            f"olboost: error: --checkpoint {path}: {advice}"
+        )
+    assert {p: p.read_bytes() for p in before} == before
+
+
 def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, tmp_path):
     # the last write won: a checkpoint replaced by the saved model (then "an olboost model file,
     # not a run checkpoint" on --resume), a model by the JSON record
@@ -382,7 +407,7 @@ def test_any_os_error_is_one_line(capsys, tmp_path):
     ck_path = tmp_path / "run.olb"
     ck_path.write_bytes(b"")
     line = _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
-    assert f"--checkpoint {ck_path}: exists: pass --resume" in line
+    assert f"--checkpoint {ck_path}: exists and holds no run to resume" in line
     line = _error(capsys, [*RUN, "--checkpoint", str(ck_path), "--resume"])
     assert f"{ck_path}: truncated olboost file (0 bytes, no header)" in line
 
@@ -412,7 +437,7 @@ def test_a_checkpoint_in_use_by_another_run_is_refused(capsys, tmp_path):
     assert "in use by another olboost run" in _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
     held.release()
     ck_path.write_bytes(b"")
-    assert "exists: pass --resume" in _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
+    assert "exists and holds no run" in _error(capsys, [*RUN, "--checkpoint", str(ck_path)])
     ck_path.unlink()
     assert main([*RUN, "--checkpoint", str(ck_path), "--checkpoint-every", "100"]) == 0
     assert ck_path.exists() and not lock.exists()  # the run's lock file went with it

@@ -447,6 +447,23 @@ def save_run(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     atomic_write(path, _encode(dict(state), "run", "the run checkpoint"))
 
 
+def file_kind(path: str | os.PathLike[str]) -> str | None:
+    """What the olboost file at ``path`` says it holds, ``"model"`` or ``"run"``, from its
+    header alone (nothing unpickled, the digest unchecked); ``None`` for anything else: a
+    file of another kind, unreadable or no file at all."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC) + _LENGTH.size)
+            if len(head) < len(MAGIC) + _LENGTH.size or not head.startswith(MAGIC):
+                return None
+            (length,) = _LENGTH.unpack_from(head, len(MAGIC))
+            header = json.loads(f.read(min(length, 1 << 20)))
+    except (OSError, ValueError, RecursionError):
+        return None
+    kind = header.get("kind") if isinstance(header, dict) else None
+    return kind if kind in KINDS else None
+
+
 def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The state of a run checkpoint written by :func:`save_run` (``ValueError`` for a model
     file or a bad file, as :func:`load`)."""

@@ -372,7 +372,7 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` checked before the run."""
     from olboost._atomic import short_name
     from olboost._lock import ProcessLock
-    from olboost.checkpoint import remove_stale_temporaries
+    from olboost.checkpoint import file_kind, remove_stale_temporaries
 
     every = args.checkpoint_every
     if args.checkpoint is None:
@@ -396,10 +396,18 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     )
     try:
         if path.exists() and not args.resume:
+            # --resume was advised for any file, then failed on a saved model: "an olboost
+            # model file, not a run checkpoint"
+            kind = file_kind(path)
             raise FileExistsError(
-                17, "exists: pass --resume to continue the run it holds, or remove it to start "
-                "over", f"--checkpoint {path}",
-            )  # fmt: skip
+                17,
+                "exists: pass --resume to continue the run it holds, or remove it to start over"
+                if kind == "run"
+                else "exists and holds no run to resume ("
+                + ("a saved model" if kind == "model" else "not an olboost run checkpoint")
+                + "): give --checkpoint another file, or remove it",
+                f"--checkpoint {path}",
+            )
         remove_stale_temporaries(path)
         every = DEFAULT_CHECKPOINT_EVERY if every is None else every
         return _RunCheckpoint(path, every, args.resume, cell_key(args, **_input_files(args)), lock)
