@@ -608,6 +608,38 @@ def test_a_models_class_instead_of_a_model_is_named():
         OnlineBoostingClassifier(AdaBoostOLM).fit(np.zeros((4, 2)), [0, 1, 0, 1])
 
 
+def test_a_bad_example_of_a_stream_of_pairs_is_named_by_its_position():
+    # the array path names the row ("(Y row 37)"); a stream of (x, y) pairs said only what was
+    # wrong, and an item that was no pair gave "cannot unpack non-iterable ..."
+    import itertools
+
+    from olboost import AdaBoostOLM, AdaOLMR, VFDTCommittee
+    from olboost.datasets import load, load_uci
+    from olboost.evaluate import prequential
+
+    data = load("emotions")
+    train = list(itertools.islice(iter(data.train), 40))
+    test = list(itertools.islice(iter(data.test), 10))
+
+    def model():
+        return AdaOLMR(VFDTCommittee(n_features=5), learners=2, seed=1, labels=data.label_names)
+
+    short = [*train[:37], (train[37][0][:71], train[37][1]), *train[38:]]
+    with pytest.raises(ValueError, match=r"^train split example 37: AdaOLMR: x has 71 features"):
+        train_test(model(), short, test)
+    wrong = [*test[:7], (test[7][0], {"angry"}), *test[8:]]
+    with pytest.raises(ValueError, match=r"^test split example 7: AdaOLMR: unknown label 'angry'"):
+        train_test(model(), train, wrong)
+    for items, got in (([x for x, _ in train], "ndarray"), ([(*p, 1.0) for p in train], "tuple")):
+        with pytest.raises(TypeError, match=rf"^stream example 0: an \(x, y\) pair is expected, "
+                           rf"got {got}"):  # fmt: skip
+            prequential(model(), items)
+    balance = list(itertools.islice(iter(load_uci("balance")), 30))
+    classifier = AdaBoostOLM(learners=2, seed=1, classes=["B", "L", "R"])
+    with pytest.raises(ValueError, match=r"^stream example 12: AdaBoostOLM: unknown class 'Q'"):
+        prequential(classifier, [*balance[:12], (balance[12][0], "Q"), *balance[13:]])
+
+
 def test_a_stream_that_is_no_stream_is_refused_before_anything_is_learned():
     import pickle
 

@@ -3,10 +3,11 @@ on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import numbers
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -138,8 +139,8 @@ def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
     out = []
     # a Ctrl-C comes between examples, not inside one (olboost._interrupt.between_rows)
     with between_rows() as example:
-        for x, y in stream:
-            with example:
+        for i, x, y in _pairs(stream, "stream"):
+            with example, _at("stream", i):
                 out.append(model.predict_one(x) == y)
                 model.learn_one(x, y)
             if progress is not None:
@@ -324,9 +325,12 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
             raise ValueError(f"{role}: {err}") from None
 
 
-def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.ndarray, np.ndarray]:
-    """Stream ``stream`` through ``model``, scoring each example before learning it (under
-    ``mode`` feedback); return the number of examples and the per-example losses (paper, skip)."""
+def _run(
+    model: Any, stream: Any, mode: str, progress: Any, role: str
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Stream ``stream`` (the ``role`` split) through ``model``, scoring each example before
+    learning it (under ``mode`` feedback); return the number of examples and the per-example
+    losses (paper, skip)."""
     if _is_dataset(stream):
         n = stream.n_samples
         Y = stream.Y[:, _label_columns(model, stream)]
@@ -342,9 +346,9 @@ def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.nda
         one = _show_then_learn if mode == "topk" else _score_then_learn
         n, losses_l, masks_l = 0, [], []
         with between_rows() as example:
-            for x, y in stream:
+            for i, x, y in _pairs(stream, role):
                 n += 1
-                with example:
+                with example, _at(role, i):
                     loss, mask = one(model, x, y)
                 losses_l.append(loss)
                 masks_l.append(mask)
@@ -354,6 +358,30 @@ def _run(model: Any, stream: Any, mode: str, progress: Any) -> tuple[int, np.nda
         masks = np.asarray(masks_l, dtype=bool) if masks_l else np.zeros((0, 0), dtype=bool)
     # the "skip" convention differs from the paper's only on examples without a pair
     return n, losses, np.where(_pairless(masks), np.nan, losses)
+
+
+def _pairs(stream: Iterable, role: str) -> Iterator[tuple[int, Any, Any]]:
+    """``(i, x, y)`` for the ``i``-th item of ``stream``, which must be an ``(x, y)`` pair
+    (Python's "cannot unpack non-iterable int object" named neither)."""
+    for i, item in enumerate(stream):
+        if not isinstance(item, tuple | list) or len(item) != 2:
+            raise TypeError(
+                f"{role} example {i}: an (x, y) pair is expected, got {type(item).__name__}"
+                + (f" of length {len(item)}" if isinstance(item, tuple | list) else "")
+            )
+        yield i, item[0], item[1]
+
+
+@contextlib.contextmanager
+def _at(role: str, i: int) -> Iterator[None]:
+    """The model's refusal of an example of a stream of pairs, with its position in the
+    stream (the array path names the row; this one said only what was wrong)."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        if type(err) not in (ValueError, TypeError):  # subclasses keep their own arguments
+            raise
+        raise type(err)(f"{role} example {i}: {err}") from None
 
 
 def _ranking_step(model: Any, X: Any, Y: np.ndarray) -> np.ndarray:
@@ -413,10 +441,10 @@ def _train_test(
     t0 = time.perf_counter()
     train_losses = []
     for _ in range(loops):
-        n_train, losses, _ = _run(model, train, mode, bar)
+        n_train, losses, _ = _run(model, train, mode, bar, "train split")
         train_losses.append(losses)
     t1 = time.perf_counter()
-    n_test, losses, skip = _run(model, test, mode, bar)
+    n_test, losses, skip = _run(model, test, mode, bar, "test split")
     t2 = time.perf_counter()
     return Evaluation(
         losses, skip, n_train, n_test, t1 - t0, t2 - t1,
@@ -434,6 +462,6 @@ def _prequential(
         correct = _run_classification(model, stream, bar)
         return ClassificationEvaluation(correct, time.perf_counter() - t0)
     t0 = time.perf_counter()
-    n, losses, skip = _run(model, stream, mode, bar)
+    n, losses, skip = _run(model, stream, mode, bar, "stream")
     t1 = time.perf_counter()
     return Evaluation(losses, skip, 0, n, 0.0, t1 - t0, feedback=mode)
