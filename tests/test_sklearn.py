@@ -723,3 +723,21 @@ def test_a_top_k_booster_showing_more_labels_than_y_has_is_named(booster):
     X, y = np.zeros((6, 2)), np.array([0, 1, 0, 1, 1, 0])
     with pytest.raises(ValueError, match=rf"^{booster}: k=3 must be in \[2, m=2\] labels"):
         model.fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_sets_of_labels_are_refused_with_how_to_make_an_indicator(method):
+    # the form olboost's learn takes failed in scikit-learn ("Unknown label type: unknown.
+    # Maybe you are trying to fit a classifier ... on a regression target") or in NumPy
+    # ("inhomogeneous shape after 1 dimensions")
+    X = np.random.default_rng(0).random((4, 3))
+    hint = (
+        r"; for sets \(or lists\) of relevant labels, as olboost's learn takes them, give "
+        r"sklearn\.preprocessing\.MultiLabelBinarizer\(\)\.fit_transform\(y\)$"
+    )
+    for y in ([{"a", "b"}, {"b"}, {"a"}, set()], [["a", "b"], ["b"], ["a"], ["c"]],
+              [["a", "b"], ["b", "c"], ["a", "c"], ["c", "a"]]):  # fmt: skip
+        model = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=2, seed=0))
+        with pytest.raises(ValueError, match=r"^OnlineBoostingRanker: y must be .*" + hint):
+            getattr(model, method)(X, y)
+        assert "booster_" not in model.__dict__

@@ -49,6 +49,7 @@ from olboost.sklearn._targets import (
     _one_hot,
     _partial_fit_classes,
     _ranking_target,
+    refuse_label_sets,
 )
 
 __all__ = ["OnlineBoostingClassifier", "OnlineBoostingRanker"]
@@ -295,6 +296,7 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
         order, one pass. Returns ``self``."""
 
         def work() -> OnlineBoostingRanker:
+            refuse_label_sets(type(self).__name__, y)
             Xc, yc = self._check_X_y(X, y, reset=True, multi_output=True)
             kind, yc = _ranking_target(type(self).__name__, yc)
             if kind == "multilabel-indicator":
@@ -332,6 +334,7 @@ class OnlineBoostingRanker(ClassifierMixin, _OnlineBoostingBase):
         def work() -> OnlineBoostingRanker:
             name = type(self).__name__
             first = "booster_" not in self.__dict__
+            refuse_label_sets(name, y)
             Xc, yc = self._check_X_y(X, y, reset=first, multi_output=True)
             kind, yc = _ranking_target(name, yc)
             if not first and (kind == "multilabel-indicator") != (

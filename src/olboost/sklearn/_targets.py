@@ -5,6 +5,8 @@ checked by scikit-learn's conventions.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -109,7 +111,8 @@ def _partial_fit_classes(est: _OnlineBoostingBase, classes: Any, first: bool) ->
 def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
     """The kind of a ranker's target (``"multilabel-indicator"``, ``"binary"`` or
     ``"multiclass"``) and the target (a column vector made 1-D, with a warning, as
-    scikit-learn does); a ``ValueError`` for any other kind."""
+    scikit-learn does); a ``ValueError`` for any other kind (:func:`refuse_label_sets` for
+    the sets of labels that ``learn`` takes)."""
     if getattr(y, "ndim", 1) == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)
     if getattr(y, "ndim", 1) == 1:
@@ -120,9 +123,37 @@ def _ranking_target(name: str, y: Any) -> tuple[str, Any]:
     if kind not in ("multilabel-indicator", "binary", "multiclass"):
         raise ValueError(
             f"{name}: y must be a 0/1 label indicator matrix (n_samples, n_labels) or 1-D class "
-            f"labels, got {kind} targets"
+            f"labels, got {kind} targets" + (_BINARIZE if kind == "multiclass-multioutput" else "")
         )
     return kind, y
+
+
+_BINARIZE = (
+    "; for sets (or lists) of relevant labels, as olboost's learn takes them, give "
+    "sklearn.preprocessing.MultiLabelBinarizer().fit_transform(y)"
+)
+
+
+def refuse_label_sets(name: str, y: Any) -> None:
+    """A ``ValueError`` saying how to make an indicator matrix of ``y`` where it holds sets
+    (or lists of several lengths) of labels, the form olboost's ``learn`` takes: they failed
+    in NumPy ("inhomogeneous shape after 1 dimensions") or in scikit-learn ("Unknown label
+    type: unknown. Maybe you are trying to fit a classifier ... on a regression target")."""
+    if isinstance(y, list | tuple) and (
+        any(isinstance(row, AbstractSet | Mapping) for row in y) or _ragged(y)
+    ):
+        raise ValueError(
+            f"{name}: y must be a 0/1 label indicator matrix (n_samples, n_labels) or 1-D class "
+            f"labels{_BINARIZE}"
+        )
+
+
+def _ragged(y: Any) -> bool:
+    """Whether ``y`` is a list (or tuple) of sequences of several lengths."""
+    if not isinstance(y, list | tuple):
+        return False
+    lengths = {len(row) for row in y if isinstance(row, list | tuple)}
+    return len(lengths) > 1
 
 
 def _indicator(name: str, y: Any) -> np.ndarray:
