@@ -80,9 +80,9 @@ def _target(path: str | os.PathLike[str]) -> Path:
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
     ``fsync``-ed, renamed over ``path`` (over the file it points to, if it is a symbolic
-    link), then the directory ``fsync``-ed. Readers see the old
-    file or the new one, never a part; a crash leaves at most a temporary file named
-    ``.<name>.<pid>.*.olboost-tmp`` beside it (see :func:`remove_stale_temporaries`).
+    link), then the directory ``fsync``-ed. Readers see the old file or the new one, never a
+    part; a crash leaves at most a temporary file named ``.<name>.<pid>.*.olboost-tmp``
+    beside it (see :func:`remove_stale_temporaries`).
 
     Raises ``IsADirectoryError`` if ``path`` is a directory, and any ``OSError`` of creating or
     writing the file (a missing directory: ``FileNotFoundError``); ``path`` is unchanged then.
