@@ -1146,3 +1146,30 @@ def test_rows_narrower_or_wider_than_the_model_are_refused_by_their_width(width)
     rejects(model, lambda: model.learn(np.ones((2, width)), Y_of(model, 2)), ValueError, message)
     with pytest.raises(ValueError, match=message):
         model.score_one(np.ones(width))
+
+
+def test_an_unknown_name_that_differs_from_a_known_one_in_normalisation_only_says_so():
+    # 'café' composed (NFC) and 'cafe' + a combining accent (NFD) print alike: the message said
+    # "unknown label 'café'; known labels are ['café', 'b']"
+    import pickle
+
+    from olboost import AdaBoostOLM, AdaOLMR
+
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    note = (
+        r" \('cafe\\u0301' and the known 'caf\\xe9' differ in their Unicode normalisation only: "
+        r"names are compared as written\)$"
+    )
+    ranker = AdaOLMR(learners=2, seed=1, labels=[composed, "b"])
+    classifier = AdaBoostOLM(learners=2, seed=1, classes=[composed, "b"])
+    for model, call in (
+        (ranker, lambda: ranker.learn_one(np.zeros(2), {decomposed})),
+        (classifier, lambda: classifier.learn_one(np.zeros(2), decomposed)),
+    ):
+        before = pickle.dumps(model)
+        with pytest.raises(ValueError, match=r"unknown (label|class) 'cafe\u0301'.*" + note):
+            call()
+        assert pickle.dumps(model) == before
+    with pytest.raises(ValueError) as err:  # no note where no known name is a twin
+        ranker.learn_one(np.zeros(2), {"cafe"})
+    assert "normalisation" not in str(err.value)

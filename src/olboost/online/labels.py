@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import unicodedata
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -112,6 +113,7 @@ def label_mask(
             raise ValueError(
                 f"{who}: unknown label {label!r}; known labels are {outputs[:10]}"
                 + (" ..." if len(outputs) > 10 else "")
+                + _normalisation_twin(label, outputs)
             ) from None
         mask[i] = True
     return mask
@@ -222,7 +224,24 @@ def unknown_class(y: Any, classes: list[Hashable], who: str) -> ValueError:
     return ValueError(
         f"{who}: unknown class {y!r}; the classes are {classes[:10]}"
         + (" ..." if len(classes) > 10 else "")
+        + _normalisation_twin(y, classes)
     )
+
+
+def _normalisation_twin(name: Any, known: Sequence[Hashable]) -> str:
+    """A note where the unknown ``name`` is a known one in another Unicode normalisation form
+    ('café' composed, or 'e' and a combining accent): both print alike, and the message said
+    that 'café' was unknown beside a known 'café'."""
+    if not isinstance(name, str):
+        return ""
+    form = unicodedata.normalize("NFC", name)
+    for other in known:
+        if isinstance(other, str) and other != name and unicodedata.normalize("NFC", other) == form:
+            return (
+                f" ({ascii(name)} and the known {ascii(other)} differ in their Unicode "
+                "normalisation only: names are compared as written)"
+            )
+    return ""
 
 
 def object_vector(values: Sequence[Any]) -> np.ndarray:
