@@ -201,6 +201,29 @@ def test_a_checkpoint_file_that_exists_is_refused_with_advice_that_fits_it(capsy
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_outputs_through_symbolic_links_are_checked_and_locked_where_they_are_written(
+    capsys, tmp_path
+):
+    # the writes follow a link to its target: the lock was taken beside the link (two runs
+    # through two names of one checkpoint both ran, writing one file), and the checks looked at
+    # the link's directory (a target in a missing directory failed after the whole run)
+    from olboost._lock import ProcessLock
+
+    run, link = tmp_path / "run.olb", tmp_path / "link.olb"
+    link.symlink_to(run)
+    held = ProcessLock(tmp_path / "run.olb.lock", lambda pid: f"held by {pid}")
+    try:
+        line = _error(capsys, [*RUN, "--checkpoint", str(link)])
+        assert f"--checkpoint {link}: in use by another olboost run" in line
+    finally:
+        held.release()
+    latest = tmp_path / "latest.json"
+    latest.symlink_to(tmp_path / "results" / "run1.json")
+    line = _error(capsys, [*RUN, "--output", str(latest)])
+    assert f"--output {latest}: no such directory {tmp_path / 'results'}" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.json", "link.olb", "run.olb.lock"]
+
+
 def test_outputs_sharing_a_file_with_each_other_or_an_input_are_refused(capsys, tmp_path):
     # the last write won: a checkpoint replaced by the saved model (then "an olboost model file,
     # not a run checkpoint" on --resume), a model by the JSON record

@@ -63,15 +63,19 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
-def _followed(path: str | os.PathLike[str]) -> Path:
+def followed(path: str | os.PathLike[str]) -> Path:
     """``path``, or where it is a symbolic link, the file it points to (which need not exist):
     a rename over the link would replace the link, and leave its target as it was."""
     path = Path(path)
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        link = path.is_symlink()
+    except OSError:  # a name too long: the write names the problem
+        return path
+    return Path(os.path.realpath(path)) if link else path
 
 
 def _target(path: str | os.PathLike[str]) -> Path:
-    path = _followed(path)
+    path = followed(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory; give the path of a file inside it", str(path))
     return path
@@ -117,7 +121,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
     was killed (those of processes no longer running); return them."""
-    path = _followed(path)
+    path = followed(path)
     stem = short_name(path.name)
     # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
     # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")

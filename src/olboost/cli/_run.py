@@ -370,7 +370,7 @@ def add_missing_values(record: dict[str, Any], data: Any) -> None:
 
 def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     """``--checkpoint``, ``--checkpoint-every`` and ``--resume`` checked before the run."""
-    from olboost._atomic import short_name
+    from olboost._atomic import followed, short_name
     from olboost._lock import ProcessLock
     from olboost.checkpoint import file_kind, remove_stale_temporaries
 
@@ -386,8 +386,11 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
     assert path is not None
     # before the first checkpoint is written, a second run on the file saw none, started too,
     # and the two overwrote each other's checkpoints; the lock file goes with the run
+    # beside the file written, a symbolic link's target: two runs through two names of one
+    # file took two locks. A long name's lock is cut, as its temporaries' names are.
+    written = followed(path)
     lock = ProcessLock(
-        path.with_name(short_name(path.name) + ".lock"),  # a long name's lock: cut, as temporaries
+        written.with_name(short_name(written.name) + ".lock"),
         lambda pid: (
             f"--checkpoint {path}: in use by another olboost run (process {pid}); wait "
             "for it to end, or give another file"

@@ -85,8 +85,11 @@ def check_output(
         # would have silently replaced
         instead = "; --json prints the record to stdout" if option == "--output" else ""
         raise ValueError(f"{option} -: give a file path (not standard output){instead}")
-    target = Path(path)
-    where = f"{option} {target}"
+    from olboost._atomic import followed
+
+    # where the write goes: a symbolic link's target (atomic_write writes through links)
+    target = followed(path)
+    where = f"{option} {Path(path)}"
     # a name longer than the file system takes failed only at the end (after a stat here
     # that said so in Python's words)
     try:
@@ -131,7 +134,7 @@ def check_output(
         ) from None
     os.close(handle)
     os.unlink(probe)
-    return target
+    return Path(path)
 
 
 def refuse_overwriting(
