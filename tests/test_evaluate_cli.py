@@ -634,6 +634,20 @@ def test_a_bad_example_of_a_stream_of_pairs_is_named_by_its_position():
         with pytest.raises(TypeError, match=rf"^stream example 0: an \(x, y\) pair is expected, "
                            rf"got {got}"):  # fmt: skip
             prequential(model(), items)
+    # whatever unpacks as a pair is one (the rows of a 2-column object array were taken)
+    rows = np.empty((len(train), 2), dtype=object)
+    rows[:, 0], rows[:, 1] = [x for x, _ in train], [y for _, y in train]
+    np.testing.assert_array_equal(
+        prequential(model(), iter(rows)).losses, prequential(model(), train).losses
+    )
+
+    class Broken(AdaOLMR):  # a model's own bug keeps its traceback, the position added
+        def learn_one(self, x, y):
+            return len(None)
+
+    with pytest.raises(TypeError, match=r"^stream example 0: object of type 'NoneType'") as err:
+        prequential(Broken(learners=2, seed=1, labels=data.label_names), train)
+    assert err.traceback[-1].name == "learn_one"
     balance = list(itertools.islice(iter(load_uci("balance")), 30))
     classifier = AdaBoostOLM(learners=2, seed=1, classes=["B", "L", "R"])
     with pytest.raises(ValueError, match=r"^stream example 12: AdaBoostOLM: unknown class 'Q'"):

@@ -3,7 +3,6 @@ on a data set's array path in blocks or on an iterable one ``(x, y)`` pair at a 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import numbers
 import time
@@ -140,9 +139,12 @@ def _run_classification(model: Any, stream: Any, progress: Any) -> np.ndarray:
     # a Ctrl-C comes between examples, not inside one (olboost._interrupt.between_rows)
     with between_rows() as example:
         for i, x, y in _pairs(stream, "stream"):
-            with example, _at("stream", i):
-                out.append(model.predict_one(x) == y)
-                model.learn_one(x, y)
+            with example:
+                try:
+                    out.append(model.predict_one(x) == y)
+                    model.learn_one(x, y)
+                except (ValueError, TypeError) as err:
+                    raise _at(err, "stream", i) from None
             if progress is not None:
                 progress.update(1)
     return np.asarray(out, dtype=bool)
@@ -348,8 +350,11 @@ def _run(
         with between_rows() as example:
             for i, x, y in _pairs(stream, role):
                 n += 1
-                with example, _at(role, i):
-                    loss, mask = one(model, x, y)
+                with example:
+                    try:
+                        loss, mask = one(model, x, y)
+                    except (ValueError, TypeError) as err:
+                        raise _at(err, role, i) from None
                 losses_l.append(loss)
                 masks_l.append(mask)
                 if progress is not None:
@@ -364,24 +369,23 @@ def _pairs(stream: Iterable, role: str) -> Iterator[tuple[int, Any, Any]]:
     """``(i, x, y)`` for the ``i``-th item of ``stream``, which must be an ``(x, y)`` pair
     (Python's "cannot unpack non-iterable int object" named neither)."""
     for i, item in enumerate(stream):
-        if not isinstance(item, tuple | list) or len(item) != 2:
+        try:
+            x, y = item
+        except (TypeError, ValueError):
+            length = f" of length {len(item)}" if hasattr(item, "__len__") else ""
             raise TypeError(
-                f"{role} example {i}: an (x, y) pair is expected, got {type(item).__name__}"
-                + (f" of length {len(item)}" if isinstance(item, tuple | list) else "")
-            )
-        yield i, item[0], item[1]
+                f"{role} example {i}: an (x, y) pair is expected, got {type(item).__name__}{length}"
+            ) from None
+        yield i, x, y
 
 
-@contextlib.contextmanager
-def _at(role: str, i: int) -> Iterator[None]:
-    """The model's refusal of an example of a stream of pairs, with its position in the
-    stream (the array path names the row; this one said only what was wrong)."""
-    try:
-        yield
-    except (ValueError, TypeError) as err:
-        if type(err) not in (ValueError, TypeError):  # subclasses keep their own arguments
-            raise
-        raise type(err)(f"{role} example {i}: {err}") from None
+def _at(err: ValueError | TypeError, role: str, i: int) -> BaseException:
+    """The model's refusal ``err`` of an example of a stream of pairs, with its position in
+    the stream (the array path names the row; this one said only what was wrong), and its
+    own traceback (where a model's bug raised it). A subclass keeps its own arguments."""
+    if type(err) not in (ValueError, TypeError):
+        return err
+    return type(err)(f"{role} example {i}: {err}").with_traceback(err.__traceback__)
 
 
 def _ranking_step(model: Any, X: Any, Y: np.ndarray) -> np.ndarray:
