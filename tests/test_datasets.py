@@ -795,6 +795,21 @@ def test_a_file_of_windows_ansi_text_reads_as_written(tmp_path):
     assert read_arff(path).names == [name]
     path.write_bytes(b"@relation r\n@attribute 'a\x81\xe9' numeric\n@data\n1\n")
     assert read_arff(path).names == ["a\x81é"]
+    # its labels' XML, declared ISO-8859-1 as such files often are, names them alike (expat
+    # read 0x96 as U+0096: "label 'news \x96 sport' is not an attribute")
+    arff = tmp_path / "d.arff"
+    arff.write_bytes(
+        "@relation r\n@attribute x numeric\n@attribute 'news – sport' {0,1}\n"
+        "@attribute other {0,1}\n@data\n0.5,1,0\n0.1,0,1\n".encode("cp1252")
+    )
+    xml = tmp_path / "d.xml"
+    xml.write_bytes(
+        '<?xml version="1.0" encoding="ISO-8859-1"?>\n<labels xmlns="http://mulan.sourceforge'
+        '.net/labels">\n<label name="news \x96 sport"/>\n<label name="other"/>\n</labels>\n'.encode(
+            "latin-1"
+        )
+    )
+    assert load_mulan(arff, xml).label_names == ["news – sport", "other"]
 
 
 def test_loaders_given_no_path_name_the_parameter():

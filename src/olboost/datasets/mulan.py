@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.datasets._text import _error, read_bytes
+from olboost.datasets._text import WINDOWS_1252, _error, read_bytes
 from olboost.datasets.arff import ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset, check_path
 from olboost.online.inputs import MAX_ABS_FEATURE, entry_position
@@ -82,6 +82,10 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
         name = attrs.get("name")
         if name is None:
             raise _error(path, line, "<label> element without a name attribute")
+        # C1 control characters read as Windows-1252's, as a data file that is not UTF-8 is
+        # read: an XML declared ISO-8859-1 beside a Windows "ANSI" ARFF named a label
+        # 'news \x96 sport' that the ARFF, read so, called 'news – sport'
+        name = name.translate(WINDOWS_1252)
         if name in seen:
             raise _error(path, line, f"duplicate label name {name!r}")
         seen.add(name)
