@@ -723,6 +723,6 @@ def test_a_rescalers_rounding_is_read_as_the_bound_under_the_entropy_without_sca
         one.learn_one(x, set(np.flatnonzero(y).tolist()))
     np.testing.assert_array_equal(one.score(X), expected.score(X))
     beyond = near.copy()
-    beyond[7, 5] = 1.0 + 1e-6
-    with pytest.raises(ValueError, match=r"x has the value 1\.000001 at attribute 5; "):
+    beyond[7, 5] = 1.00001
+    with pytest.raises(ValueError, match=r"x has the value 1\.00001 at attribute 5; "):
         model().learn(beyond, Y)

@@ -754,14 +754,22 @@ def test_a_rescalers_rounding_is_read_as_the_bound_under_the_entropy():
         model.learn(rows, Y)
         np.testing.assert_array_equal(model.theta_, expected.theta_)
         np.testing.assert_array_equal(model.score(rows), expected.score(clipped))
+    # float32 data, whose unit in the last place is 1.2e-7: MinMaxScaler gives 1.0000001
+    single = near.astype(np.float32)
+    single[::7, 2] = np.nextafter(np.float32(1.0), np.float32(2.0))
+    from_single = LabelRanker(**params)
+    from_single.learn(single, Y)
+    clipped_single = LabelRanker(**params)
+    clipped_single.learn(np.clip(single, 0.0, 1.0), Y)
+    np.testing.assert_array_equal(from_single.theta_, clipped_single.theta_)
     one = LabelRanker(**params)
     for x, y in zip(near, Y, strict=True):
         one.learn_one(dict(enumerate(x)), _as_set(y))
     np.testing.assert_array_equal(one.theta_, expected.theta_)
     assert near[0, 2] > 1.0  # the caller's array is left as it was
     beyond = near.copy()
-    beyond[5, 1] = 1.0 + 1e-6
-    with pytest.raises(ValueError, match=r"X has the value 1\.000001 at row 5, feature 1; "):
+    beyond[5, 1] = 1.00001
+    with pytest.raises(ValueError, match=r"X has the value 1\.00001 at row 5, feature 1; "):
         LabelRanker(**params).learn(beyond, Y)
-    with pytest.raises(ValueError, match=r"x has the value 1\.000001 at feature 1; "):
+    with pytest.raises(ValueError, match=r"x has the value 1\.00001 at feature 1; "):
         LabelRanker(**params).learn_one(beyond[5], _as_set(Y[5]))

@@ -130,12 +130,12 @@ class LabelRanker(RankingLearner):
     lie in (0, 1) (no two scores can differ by 1 or more: a margin of 1 would make every example
     a hinge-loss example forever), and Lemma 1's condition ``<x, H x> <= 1/2`` holds for every
     example (``<x, H x>`` is a variance of values in [0, 1], at most 1/4), so every update has
-    the mistake bound of eq. 2. A value within ``1e-9`` of the interval (a rescaler's rounding:
-    scikit-learn's ``MinMaxScaler`` gives ``1.0000000000000002``) is read as the bound; others
-    are rejected with a ``ValueError`` (rescale them, or use the squared norm). Under the
-    squared norm any finite features are accepted; only the ratio ``margin / C`` matters to
-    Updates II and III (scaling both scales ``w``) and Update I ignores the margin; Lemma 1
-    holds for the examples with ``||x||^2 <= 1/2``.
+    the mistake bound of eq. 2. A value within ``1e-6`` of the interval (a rescaler's rounding:
+    scikit-learn's ``MinMaxScaler`` gives ``1.0000000000000002``, ``1.0000001`` in float32) is
+    read as the bound; others are rejected with a ``ValueError`` (rescale them, or use the
+    squared norm). Under the squared norm any finite features are accepted; only the ratio
+    ``margin / C`` matters to Updates II and III (scaling both scales ``w``) and Update I
+    ignores the margin; Lemma 1 holds for the examples with ``||x||^2 <= 1/2``.
 
     **Cost.** Examples are used as sparse rows (a dense vector by its non-zero entries), so a
     trial costs ``O(nnz k)`` whatever the number of features ``d``: only the rows of ``theta``
@@ -410,7 +410,8 @@ class LabelRanker(RankingLearner):
 
     def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
         xv, names = super()._check_x(x)
-        if self.complexity == "entropy":
+        # per example: the common case in two reductions, the slack's checks only beyond it
+        if self.complexity == "entropy" and not (xv.min() >= 0.0 and xv.max() <= 1.0):
             bad = np.flatnonzero(outside_unit(xv))
             if bad.size:
                 j = int(bad[0])
@@ -483,10 +484,10 @@ def ranking_mistakes(scores: Any, Y: Any) -> np.ndarray:
 
 #: How far outside [0, 1] a feature may lie under the entropy, read as the bound it passed:
 #: rescalers round (scikit-learn's MinMaxScaler, ``X * scale_ + min_``, gives 1.0000000000000002
-#: at some columns' maxima of the very data it was fitted on; more where the data lie far from
-#: 0, as the rounding of ``min_`` is then larger), and 1e-9 is far above that rounding for data
-#: within 1e6 of 0 and far below any value a user means.
-UNIT_SLACK = 1e-9
+#: at some columns' maxima of the very data it was fitted on, and 1.0000001 on float32 data,
+#: whose unit in the last place is 1.2e-7), and 1e-6 is above a few of float32's rounding and
+#: far below any value a user means.
+UNIT_SLACK = 1e-6
 
 
 def outside_unit(values: np.ndarray) -> np.ndarray:
