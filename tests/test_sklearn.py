@@ -735,8 +735,13 @@ def test_sets_of_labels_are_refused_with_how_to_make_an_indicator(method):
         r"; for sets \(or lists\) of relevant labels, as olboost's learn takes them, give "
         r"sklearn\.preprocessing\.MultiLabelBinarizer\(\)\.fit_transform\(y\)$"
     )
-    for y in ([{"a", "b"}, {"b"}, {"a"}, set()], [["a", "b"], ["b"], ["a"], ["c"]],
-              [["a", "b"], ["b", "c"], ["a", "c"], ["c", "a"]]):  # fmt: skip
+    import pandas as pd
+
+    sets = [{"a", "b"}, {"b"}, {"a"}, set()]
+    for y in (sets, [["a", "b"], ["b"], ["a"], ["c"]],
+              [["a", "b"], ["b", "c"], ["a", "c"], ["c", "a"]], pd.Series(sets),
+              np.array(sets, dtype=object),
+              [np.array([1, 0]), np.array([1]), np.array([0, 1]), np.array([1, 1])]):  # fmt: skip
         model = OnlineBoostingRanker(AdaOLMR(VFDTCommittee(), learners=2, seed=0))
         with pytest.raises(ValueError, match=r"^OnlineBoostingRanker: y must be .*" + hint):
             getattr(model, method)(X, y)

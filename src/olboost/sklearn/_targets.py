@@ -139,20 +139,24 @@ def refuse_label_sets(name: str, y: Any) -> None:
     (or lists of several lengths) of labels, the form olboost's ``learn`` takes: they failed
     in NumPy ("inhomogeneous shape after 1 dimensions") or in scikit-learn ("Unknown label
     type: unknown. Maybe you are trying to fit a classifier ... on a regression target")."""
-    if isinstance(y, list | tuple) and (
-        any(isinstance(row, AbstractSet | Mapping) for row in y) or _ragged(y)
-    ):
+    if isinstance(y, list | tuple):
+        rows = list(y)
+    elif getattr(y, "dtype", None) == np.dtype(object) and getattr(y, "ndim", None) == 1:
+        rows = list(y)  # an object array or a pandas Series of sets
+    else:
+        return
+    if any(isinstance(row, AbstractSet | Mapping) for row in rows) or _ragged(rows):
         raise ValueError(
             f"{name}: y must be a 0/1 label indicator matrix (n_samples, n_labels) or 1-D class "
             f"labels{_BINARIZE}"
         )
 
 
-def _ragged(y: Any) -> bool:
-    """Whether ``y`` is a list (or tuple) of sequences of several lengths."""
-    if not isinstance(y, list | tuple):
-        return False
-    lengths = {len(row) for row in y if isinstance(row, list | tuple)}
+def _ragged(rows: list) -> bool:
+    """Whether ``rows`` holds sequences (lists, arrays) of several lengths."""
+    lengths = {
+        len(row) for row in rows if hasattr(row, "__len__") and not isinstance(row, str | bytes)
+    }
     return len(lengths) > 1
 
 
