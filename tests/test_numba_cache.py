@@ -480,6 +480,16 @@ def test_import_works_where_numba_finds_no_cache_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     used = Path(done.stdout.split()[1])
     assert used != fallback and used.parent == tmp_path and used.name.startswith("olboost-numba-")
+    # where there are no user ids (Windows), a directory of the process's own: os.getuid()
+    # failed the import
+    (tmp_path / "nouid.py").write_text("import os\ndel os.getuid\n")
+    done = subprocess.run(
+        [sys.executable, "-c", "import nouid\n" + RUN.format(dir=str(tmp_path))],
+        env={**env, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    used = Path(done.stdout.split()[1])
+    assert used.parent == tmp_path and used.name.startswith("olboost-numba-") and used != fallback
 
 
 def _cached_once(tmp_path: Path) -> tuple[dict[str, str], Path]:

@@ -110,14 +110,17 @@ def _fall_back_cache_dir() -> None:
     except RuntimeError as err:
         if "no locator available" not in str(err):
             raise  # NUMBA_CACHE_LOCATOR_CLASSES naming no class: Numba's own error
-    path = os.path.join(tempfile.gettempdir(), f"olboost-numba-{os.getuid()}")
-    try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        st = os.lstat(path)
-        # another user's directory, or one others may write to, could hold planted machine code
-        usable = st.st_uid == os.getuid() and not st.st_mode & 0o022 and os.path.isdir(path)
-    except OSError:
-        usable = False
+    usable = False
+    # Windows has no user ids (os.getuid failed the import there): a directory of its own
+    if hasattr(os, "getuid"):
+        path = os.path.join(tempfile.gettempdir(), f"olboost-numba-{os.getuid()}")
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            st = os.lstat(path)
+            # another user's directory, or one others may write to, could hold planted code
+            usable = st.st_uid == os.getuid() and not st.st_mode & 0o022 and os.path.isdir(path)
+        except OSError:
+            pass
     if not usable:
         path = tempfile.mkdtemp(prefix="olboost-numba-")
     config.CACHE_DIR = path
