@@ -478,6 +478,16 @@ def test_a_rerun_of_a_finished_sweep_counts_it_and_removes_dead_writers_temporar
     assert not stale.exists()
 
 
+def test_a_rerun_finds_a_record_written_under_a_data_sets_whole_long_name(tmp_path):
+    # records' names now keep 100 characters of a data set's; a record written whole by an
+    # earlier version was not found, and its task ran again beside it
+    task = sw.Task("ada-olmr", f"data/{'l' * 150}.arff", 1, (("learners", 2),))
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}}
+    (tmp_path / f"ada-olmr_{'l' * 150}_seed1_{task.id}.json").write_text(json.dumps(record))
+    outcome = sw.run_sweep([task], tmp_path, log=None)
+    assert (outcome.skipped, outcome.ran) == (1, 0) and outcome.records == [record]
+
+
 def test_a_ctrl_c_while_the_local_cluster_starts_stops_the_cluster(tmp_path, monkeypatch):
     # a Ctrl-C inside the cluster's start left it half made, outside the exit stack, never
     # closed (Dask's exit hook then failed on it): it now comes once the cluster is in the stack

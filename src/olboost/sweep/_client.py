@@ -170,8 +170,13 @@ def run_sweep(
     remove_stale_temporaries_in(out_dir)  # of records whose writer was killed
     records: list[dict[str, Any] | None] = [None] * len(tasks)
     todo = []
+    # a record found by its task's id where its name is another: the names of records of data
+    # sets of long names are cut at 100 characters, where earlier versions wrote them whole
+    by_id = {path.name[-21:-5]: path for path in out_dir.glob("*_" + "?" * 16 + ".json")}
     for i, task in enumerate(tasks):
         records[i] = _finished(out_dir / task.filename, task)
+        if records[i] is None and task.id in by_id:
+            records[i] = _finished(by_id[task.id], task)
         if records[i] is None:
             todo.append(i)
     outcome = SweepOutcome(records, skipped=len(tasks) - len(todo), ran=0)
