@@ -852,6 +852,60 @@ def test_thresholds_on_a_class_minimum_match_river_hoeffding_tree(mode):
     assert c.leaf_counts().min() > 2  # every tree split, more than once
 
 
+def test_a_majority_share_exactly_at_max_share_to_split_still_splits_as_in_river():
+    """River offers only the null split where the majority's share is above
+    ``max_share_to_split`` (0.99), strictly: at 198 of 200 it still splits. Unit weights, a
+    minority every 100th example far to the right; a kernel that stopped at the share itself
+    (mutation round 9, ``>=`` for ``>``) kept one leaf and passed every other test."""
+    river_tree = pytest.importorskip("river.tree")
+    n = 3000
+    rng = np.random.default_rng(0)
+    y = (np.arange(n) % 100 == 99).astype(int)
+    X = np.where(y == 1, rng.uniform(2, 3, n), rng.uniform(0, 1, n))[:, None]
+    c = VFDTCommittee(
+        n_features=1, grace_period=(200.0, 200.0), split_confidence=(1e-7, 1e-7),
+        tie_threshold=(0.05, 0.05), weight_multiplier=(1.0, 1.0), min_branch_fraction=0.001,
+        leaf_prior=0.0,
+    )  # fmt: skip
+    c.start(1, 2, 1, seed=0)
+    river = river_tree.HoeffdingTreeClassifier(
+        grace_period=200, delta=1e-7, tau=0.05, min_branch_fraction=0.001, max_share_to_split=0.99
+    )
+    for x, label in zip(X, y, strict=True):
+        c.learn(x, np.eye(2)[label][None, :])
+        river.learn_one({0: float(x[0])}, int(label))
+    assert int(c.leaf_counts()[0]) == river.n_leaves == 2
+    assert kernel_structure(c, 0) == river_structure(river._root, [0], 2)
+
+
+@pytest.mark.parametrize("gap", [5e-5, -5e-5])
+def test_a_gap_at_the_hoeffding_bound_splits_as_in_river(gap):
+    """Feature 0 separates two classes (merit 1 bit), feature 1 holds the same values in both
+    (merit 0): with the Hoeffding bound set ``gap`` below 1, River splits, and ``gap`` above,
+    it does not. An attempt's floor on a feature's best merit must be a bound: one raised by
+    1e-4 bits (mutation round 9) stopped the attempt early and kept one leaf, and passed every
+    other test."""
+    river_tree = pytest.importorskip("river.tree")
+    n = 20
+    y = np.array([0, 1] * 10)
+    X = np.column_stack(
+        [np.where(y == 0, np.linspace(0, 1, n), np.linspace(2, 3, n)),
+         np.repeat(np.linspace(0, 1, 10), 2)]
+    )  # fmt: skip
+    bound = 1.0 - gap
+    delta = math.exp(-2.0 * n * bound * bound)  # the bound sqrt(R^2 ln(1/delta) / 2n), R = 1
+    c = VFDTCommittee(
+        n_features=2, grace_period=(20.0, 20.0), split_confidence=(delta, delta),
+        tie_threshold=(1e-9, 1e-9), weight_multiplier=(1.0, 1.0), leaf_prior=0.0,
+    )  # fmt: skip
+    c.start(1, 2, 2, seed=0)
+    river = river_tree.HoeffdingTreeClassifier(grace_period=20, delta=delta, tau=1e-9)
+    for x, label in zip(X, y, strict=True):
+        c.learn(x, np.eye(2)[label][None, :])
+        river.learn_one({0: float(x[0]), 1: float(x[1])}, int(label))
+    assert int(c.leaf_counts()[0]) == river.n_leaves == (2 if gap > 0 else 1)
+
+
 @pytest.mark.parametrize("mode, nb_threshold", [("nb", 0.0), ("nb", 6.0), ("nba", 0.0)])
 def test_naive_bayes_matches_river_hoeffding_tree(monkeypatch, mode, nb_threshold):
     """With ``leaf_prior=0`` each tree is River's HoeffdingTreeClassifier with naive Bayes or

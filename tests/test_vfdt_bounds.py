@@ -814,6 +814,36 @@ def test_kept_sums_are_brought_up_only_across_the_updates_the_log_holds(gap):
     assert brought_up == (gap <= B.LOG_LENGTH)
 
 
+def test_bounds_hold_the_exact_merit_at_a_share_just_above_the_minimum_branch_fraction():
+    """A threshold whose left share is within the CDF allowance above ``min_branch_fraction``
+    may be valid, so the upper bound must count it: here it is (0.01 + 1e-8 against 0.01),
+    with a finite exact merit. An upper bound taken over the thresholds valid for certain only
+    (mutation round 9) was ``-inf``, below the merit, where random leaves never landed."""
+    import math
+
+    fraction, n_split_points = 0.01, 1
+    mu, sd = 3.0, 0.3
+    threshold = 2.25  # the one threshold of the range [0, 4.5]
+    right = 100.0
+    below = 0.5 * (1.0 + math.erf((threshold - mu) / sd / math.sqrt(2.0)))
+    share = fraction + 1e-8
+    left = (share - below) * right / (1.0 - share)  # class 0 wholly below the threshold
+    observed = np.array([left, right])
+    blocks = np.arange(2, dtype=np.int64)
+    gauss = np.zeros((2, 1, K.N_GAUSS_FIELDS))
+    gauss[:, 0, K.G_WEIGHT] = observed
+    gauss[0, 0, [K.G_MEAN, K.G_MIN, K.G_MAX]] = 0.5, 0.0, 1.0
+    gauss[1, 0, [K.G_MEAN, K.G_MIN, K.G_MAX]] = mu, 1.5, 4.5
+    gauss[1, 0, K.G_SSD] = sd * sd * (right - 1.0)
+    work = np.zeros((2 + K.N_WORK_ROWS, 2))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    pre = K._row_entropy(observed[None, :].copy(), 0, np.arange(2))
+    leaf = (observed, blocks, gauss, pre, n_split_points, fraction, work, np.arange(2))
+    exact = _exact(*leaf)
+    lower, upper = _bounds(*leaf)
+    assert np.isfinite(exact) and lower <= exact <= upper
+
+
 def test_no_threshold_anywhere_holds_only_when_every_merit_is_minus_infinity():
     """The shortcut of split attempts at leaves whose every feature's observed range is empty or
     one point (``_no_threshold_anywhere``): on random leaves of few classes, as drawn (ranges of
