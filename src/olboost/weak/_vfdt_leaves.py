@@ -120,8 +120,9 @@ def _new_leaf(i, node, initial, listed_initial, classes, parent, nodes, leaves):
 
 @numba.njit(cache=True, inline="always")
 def _listed_argmax(i, start, n, listed, label, present, values):
-    """First listed class of largest ``values[class]`` (River: first in its class dict), -1 if
-    none, over the leaf's ``n`` entries from ``start`` in class order."""
+    """First listed class of largest ``values[class]`` in class order (the lowest index of
+    tied ones, where River takes the first in its class dict: see :class:`VFDTCommittee`), -1
+    if none, over the leaf's ``n`` entries from ``start``."""
     best = -1
     for q in range(n):
         e = start + present[i, start + q]
