@@ -49,10 +49,12 @@ _MODEL_OPTIONS = {
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
     from olboost.serve.config import ServiceConfig
-    from olboost.serve.store import Store
+    from olboost.serve.store import Store, refuse_a_file
 
-    if Path(args.store).exists() and not Path(args.store).is_dir():  # it said "File exists"
-        raise ValueError(f"--store {args.store}: a file, not a store (a directory)")
+    try:  # it said "File exists"
+        refuse_a_file(args.store)
+    except NotADirectoryError as err:
+        raise ValueError(f"--store {args.store}: {err.strerror}") from None
     given = [name for name in _MODEL_OPTIONS if getattr(args, name) is not None]
     if args.dataset is None and args.labels is None:
         if given and not Store.exists(Path(args.store)):
