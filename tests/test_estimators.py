@@ -305,6 +305,17 @@ class PickleRestartsTheTrees(VFDTCommittee):
         self.__dict__.update(fresh.__dict__)
 
 
+class SwallowsUnknownKeywords(AdaOLMR):
+    # a misspelt parameter is silently dropped, the default taking its place
+    def __init__(
+        self, committee=None, learners=100, seed=None, labels=None, predict_with="sampled",
+        step_scale=1.0, alpha_bound=2.0, hedge_rate=1.0, **unknown,
+    ):  # fmt: skip
+        super().__init__(
+            committee, learners, seed, labels, predict_with, step_scale, alpha_bound, hedge_rate
+        )
+
+
 _COMMITTEE = {"n_features": 3}
 _BOOSTER = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
 _TOPK = {"committee": VFDTCommittee(n_features=3), "learners": 3, "seed": 1, "labels": 4}
@@ -344,6 +355,7 @@ _BROKEN = [
     (FreshPredictsTheFirstLabel(**_COMMITTEE), "check_committee_predictions"),
     (PredictsNoDistribution(**_COMMITTEE), "check_committee_predictions"),
     (PickleRestartsTheTrees(**_COMMITTEE), "check_committee_pickling"),
+    (SwallowsUnknownKeywords(**_BOOSTER), "check_unknown_params"),
 ]
 
 

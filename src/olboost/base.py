@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import difflib
 import functools
 import inspect
 import numbers
@@ -116,6 +117,41 @@ def _flat_params(estimator: Any, new_attrs: dict[str, Any], prefix: str = "") ->
     return flat
 
 
+def _resembling(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` abbreviates or most resembles, if any."""
+    starting = [n for n in names if n.startswith(name)]
+    if len(starting) == 1:
+        return starting[0]
+    close = difflib.get_close_matches(name, names, 1)
+    return close[0] if close else None
+
+
+def _naming_init(cls: type, init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` as ``cls``'s constructor: a call that does not fit its signature raises a
+    ``TypeError`` naming ``cls`` and, for a misspelt keyword, the parameter it resembles
+    (Python names the class that defines ``__init__``: ``OvaAdaBoostOL(lerners=3)`` said
+    ``AdaBoostOLM.__init__() got an unexpected keyword argument``)."""
+    signature = inspect.signature(init)
+    names = [p.name for p in signature.parameters.values() if p.name != "self"]
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            signature.bind(self, *args, **kwargs)
+        except TypeError as error:
+            unknown = next((name for name in kwargs if name not in names), None)
+            close = _resembling(unknown, names) if unknown is not None else None
+            hint = f" (did you mean {close!r}?)" if close else ""
+            raise TypeError(
+                f"{cls.__name__}() {error}{hint}; its parameters are {', '.join(names)}"
+            ) from None
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__._plain_init = init  # type: ignore[attr-defined]
+    return __init__
+
+
 class Estimator:
     """Base class: parameters from ``__init__``, ``clone``, ``repr`` and declared validation."""
 
@@ -130,6 +166,11 @@ class Estimator:
     #: sub-estimator (``committee__n_threads``), they reach its started twin (``committee_``).
     _live_once_started: tuple[str, ...] = ()
     _noun = "model"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__init__
+        cls.__init__ = _naming_init(cls, getattr(init, "_plain_init", init))  # type: ignore[method-assign]
 
     @property
     def _started(self) -> bool:
@@ -462,7 +503,11 @@ class InstanceOf:
         if value is None and self.allow_none:
             return
         if not isinstance(value, self.types):
-            raise TypeError(f"{name} must be of type {self.types}, got {type(value).__name__}")
+            types = self.types if isinstance(self.types, tuple) else (self.types,)
+            allowed = [t.__name__ for t in types] + (["None"] if self.allow_none else [])
+            raise TypeError(
+                f"{name} must be of type {' or '.join(allowed)}, got {type(value).__name__}"
+            )
         if self.predicate is not None:
             problem = self.predicate(value)
             if problem:

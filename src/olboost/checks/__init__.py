@@ -151,6 +151,7 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
     yield check_clone_params
     yield check_repr
     yield check_bad_params
+    yield check_unknown_params
     if isinstance(model, Booster | RankingLearner):  # boosters and other ranking learners
         yield check_booster_scores
         yield check_booster_purity
@@ -254,6 +255,28 @@ def _bad_values_of(constraint: object, current: object, finite: bool) -> list[ob
     if isinstance(constraint, OneOf | InstanceOf):
         return [_NoParameter(), "no such option"] + ([None] if current is not None else [])
     return [_NoParameter()]  # a constraint of its own kind: at least a value of no kind
+
+
+def check_unknown_params(model: Estimator) -> None:
+    """A constructor call that fits no signature (a misspelt keyword, one positional argument
+    too many) raises a ``TypeError`` that names the estimator's class, not the class it took its
+    ``__init__`` from, and for a misspelt keyword the parameter meant."""
+    cls = type(model)
+    for name in model._param_names():
+        try:
+            cls(**{name + "x": getattr(model, name)})
+        except TypeError as err:
+            message = str(err)
+            assert message.startswith(f"{cls.__name__}() "), message
+            assert f"did you mean {name!r}?" in message, message
+        else:
+            raise AssertionError(f"{cls.__name__}({name}x=...) must raise")
+    try:
+        cls(*[None] * (len(model._param_names()) + 1))
+    except TypeError as err:
+        assert str(err).startswith(f"{cls.__name__}() too many positional"), str(err)
+    else:
+        raise AssertionError(f"{cls.__name__} must refuse more positional arguments than it has")
 
 
 def check_bad_params(model: Estimator) -> None:
