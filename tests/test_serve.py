@@ -288,6 +288,139 @@ def test_expiry_after_a_restart_with_a_shorter_ttl(tmp_path: Path) -> None:
         assert server.request("GET", "/health")[1]["pending"] == 0
 
 
+class _SteppedTime:
+    """The ``time`` module as the service's clock sees it: a wall clock that a test steps, and
+    a monotonic clock that it advances."""
+
+    def __init__(self) -> None:
+        self.wall, self.elapsed = 1_700_000_000.0, 0.0
+
+    def time(self) -> float:
+        return self.wall + self.elapsed
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+
+def _clocked_service(path: Path, monkeypatch, ttl: float):
+    from olboost.serve import _clock
+    from olboost.serve.service import Service, ServiceConfig
+
+    fake = _SteppedTime()
+    monkeypatch.setattr(_clock, "time", fake)
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=3)
+    service = Service(path, config, impression_ttl=ttl, fork_checkpoints=False)
+    service.start()
+    return service, fake
+
+
+def test_a_step_of_the_system_clock_changes_no_lag_deadline_or_series(tmp_path, monkeypatch):
+    from olboost.serve.requests import RequestError
+
+    # The service read time.time: an NTP step back gave a negative feedback lag (the
+    # histogram's sum went down), revived an impression already refused as expired and froze
+    # the status page's series for the length of the step, its points out of order; a step
+    # forward expired every pending impression at once.
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
+    try:
+        first, logged = service.rank({"features": [0.1, 1.0]})
+        logged.result()
+        fake.wall -= 600.0
+        fake.elapsed += 5.0
+        answer = service.feedback({"impression": first["impression"], "clicked": [], "wait": True})
+        service.wait_learned(answer.result()["seq"])
+        assert service.stats.lag_sum == 5.0  # the time that passed, not 5 - 600
+        second, logged = service.rank({"features": [0.2, 1.0]})
+        logged.result()
+        fake.wall += 7200.0  # two hours forward: 1 s passed, and 60 s is the deadline
+        fake.elapsed += 1.0
+        answer = service.feedback({"impression": second["impression"], "clicked": []})
+        assert answer.result()["duplicate"] is False
+        third, logged = service.rank({"features": [0.3, 1.0]})
+        logged.result()
+        fake.elapsed += 61.0
+        refused = service.feedback({"impression": third["impression"], "clicked": []})
+        with pytest.raises(RequestError, match="expired 1.000 s ago") as error:
+            refused.result()
+        assert error.value.status == 410
+        fake.wall -= 40.0  # back within the deadline by the wall clock: still expired
+        again = service.feedback({"impression": third["impression"], "clicked": []})
+        with pytest.raises(RequestError, match="expired"):
+            again.result()
+        points = len(service.stats.series)
+        for i in range(4):  # a feedback every 2 s after a step back of 10 minutes
+            fake.wall -= 600.0 if i == 0 else 0.0
+            fake.elapsed += 2.0
+            shown, logged = service.rank({"features": [i / 4, 0.5]})
+            logged.result()
+            answer = service.feedback({"impression": shown["impression"], "clicked": []})
+            service.wait_learned(answer.result()["seq"])
+        deadline = time.monotonic() + 10  # the learner adds its point after answering
+        while len(service.stats.series) < points + 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        times = service.series()["t"]
+        assert len(service.stats.series) == points + 4, "a point every 2 s of learning"
+        assert times == sorted(times) and times[-1] - times[0] <= fake.elapsed
+    finally:
+        service.close()
+
+
+def test_a_restarted_service_stamps_after_its_log_though_the_clock_went_back(tmp_path, monkeypatch):
+    # stamped by the wall clock, a service restarted after a step back logged feedback
+    # received before the impression it answers was created, and a negative lag
+    from olboost.serve.store import Store
+
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=3600.0)
+    try:
+        shown, logged = service.rank({"features": [0.1, 1.0]})
+        logged.result()
+    finally:
+        service.close()
+    fake.wall -= 900.0
+    fake.elapsed += 3.0
+    service, _ = _clocked_service(tmp_path / "s", monkeypatch, ttl=3600.0)
+    try:
+        answer = service.feedback({"impression": shown["impression"], "clicked": [], "wait": True})
+        service.wait_learned(answer.result()["seq"])
+        assert service.stats.lag_sum >= 0.0
+    finally:
+        service.close()
+    store = Store(tmp_path / "s")
+    try:
+        ((created, received),) = store.db.execute(
+            "SELECT created, received FROM impressions JOIN feedback ON feedback.impression = id"
+        ).fetchall()
+    finally:
+        store.close()
+    assert received >= created
+
+
+def test_an_expired_impression_is_explained_by_the_deadline_it_was_shown_with(tmp_path):
+    # the 410 named the TTL the service runs with now, not the one the impression was shown
+    # under (kept: PendingImpressions)
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import Service, ServiceConfig
+
+    now = [1000.0]
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    service = Service(tmp_path / "s", config, impression_ttl=60.0, clock=lambda: now[0])
+    service.start()
+    try:
+        shown, logged = service.rank({"features": [0.5, 1.0]})
+        logged.result()
+    finally:
+        service.close()
+    now[0] += 61.0
+    service = Service(tmp_path / "s", impression_ttl=3600.0, clock=lambda: now[0])
+    service.start()
+    try:
+        answer = service.feedback({"impression": shown["impression"], "clicked": []})
+        with pytest.raises(RequestError, match=r"expired 1\.000 s ago \(.* within 60 s\)"):
+            answer.result()
+    finally:
+        service.close()
+
+
 def test_full_feedback_model(tmp_path: Path) -> None:
     """A full-feedback booster (Ada.OLMR) shows its top k and learns every relevant label,
     shown or not."""

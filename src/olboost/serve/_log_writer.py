@@ -255,13 +255,14 @@ class LogWriter:
                 self.stats.expired_feedback += 1
             raise RequestError(
                 410, f"impression {public_id!r} expired {now - record.expires:.3f} s ago "
-                f"(impressions expire {self.impression_ttl:g} s after they are shown)"
+                f"(it was shown to be answered within {record.expires - record.created:g} s)"
             )  # fmt: skip
         mask = self._mask(record, indices, False)
         seq = store.insert_feedback(feedback_id, record.id, mask, now)
         self._pending.pop(public_id)
         batch.undo.append(lambda: self._pending.add(record))
-        batch.learn.append((seq, record, mask, now - record.created))
+        # not below 0 under a clock given to the service that went back (its own cannot)
+        batch.learn.append((seq, record, mask, max(now - record.created, 0.0)))
         return {"feedback_id": feedback_id, "seq": seq, "duplicate": False, "wait": wait}
 
     def _mask(self, record: ImpressionRecord, indices: list[int], stored: bool) -> np.ndarray:

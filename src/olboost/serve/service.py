@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost.serve._clock import SteadyClock
 from olboost.serve._fused import fused_learner
 from olboost.serve._learner import FORK_CHECKPOINTS, Learner
 from olboost.serve._log_writer import LogWriter, PendingImpressions
@@ -121,7 +122,9 @@ class Service(LogWriter, Learner):
         Write the periodic checkpoints from a forked child (see the module docstring); ``None``
         where the system can (:data:`FORK_CHECKPOINTS`).
     clock
-        The time source (seconds, :func:`time.time` by default).
+        The time source, in seconds since the epoch; ``None`` (the default): a
+        :class:`~olboost.serve._clock.SteadyClock` made at :meth:`start`, which a step of the
+        system's clock while the service runs does not move.
 
     Examples
     --------
@@ -151,7 +154,7 @@ class Service(LogWriter, Learner):
         max_learn_lag: int | None = 256,
         synchronous: str = "full",
         fork_checkpoints: bool | None = None,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
     ):
         if (
             isinstance(checkpoint_every, bool)
@@ -170,7 +173,8 @@ class Service(LogWriter, Learner):
         if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int) or lag < 1):
             raise ValueError(f"max_learn_lag must be an integer >= 1 or None, got {lag!r}")
         self.max_learn_lag = lag
-        self.clock = clock
+        self._given_clock = clock
+        self.clock: Callable[[], float] = time.time if clock is None else clock
         self.synchronous = synchronous
         if fork_checkpoints and not FORK_CHECKPOINTS:
             raise ValueError("fork_checkpoints: this system has no fork")
@@ -233,6 +237,8 @@ class Service(LogWriter, Learner):
             self._next_impression = last_impression + 1
             self._nonce = secrets.token_hex(6)
             self.stats.count_log(store, None if counts is None else (self.checkpoint_seq, counts))
+            if self._given_clock is None:
+                self.clock = SteadyClock(store.last_stamp())
             now = self.clock()
             self._pending = PendingImpressions()
             self.stats.expired += store.count_expired(now)
