@@ -6,7 +6,8 @@ Each example of the stream (the train split ``loops`` times, then the test split
 among those shown (a top-k booster's service), or all of them (a full-feedback one: Ada.OLMR,
 OnlineBMR), possibly after a delay or never (``drop``). ``concurrency`` users are served at
 once, each on its own keep-alive connection. The report gives the throughput (rank + feedback
-pairs per second), the latency percentiles of both endpoints and the rank loss of each user's
+pairs per second of the whole run, which with a ``delay`` includes the wait for the last
+answers: a measure of the service's speed only without one), the latency percentiles of both endpoints and the rank loss of each user's
 ranking, the number :func:`olboost.evaluate.train_test` records for it (the randomised ranking
 shown by a top-k booster, the model's scores of a full-feedback one, ties counting half): its
 running average over the stream (the learning curve) and its mean over the test split.
@@ -130,7 +131,10 @@ class SimulationReport:
 
     @property
     def throughput(self) -> float:
-        """Rank + feedback pairs answered per second."""
+        """Rank + feedback pairs answered per second of :attr:`seconds`, the whole run: with a
+        ``delay``, the last users' answers come up to ``2 delay`` after their rankings, and the
+        run waits for them (the service's speed is measured without a delay, as
+        ``benchmarks/serve.py`` does)."""
         return self.pairs / self.seconds if self.seconds > 0 else math.nan
 
     @property
