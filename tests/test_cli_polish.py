@@ -1037,3 +1037,28 @@ def test_a_temporary_of_a_running_process_of_another_user_is_kept(tmp_path, monk
     monkeypatch.setattr(os, "kill", kill)
     assert remove_stale_temporaries(tmp_path / "run.olb") == []
     assert live.exists()
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "option", "value", "message"),
+    [
+        ("ada-olmr", "--learners", "0", "--learners: AdaOLMR.learners must be in [1, "),
+        ("ada-olmr", "--seed", "-1", "--seed: AdaOLMR.seed must be in [0, inf], got -1"),
+        ("online-bmr", "--gamma", "2", "--gamma: OnlineBMR.gamma must be in (0, 1), got 2.0"),
+        ("topk-bbm", "--rho", "3", "--rho: TopkBBM.rho must be in (0, 1), got 3.0"),
+    ],
+)
+def test_a_bad_booster_option_is_named_as_the_command_line_gave_it(
+    capsys, algorithm, option, value, message
+):
+    # the booster's own message named its parameter only ("AdaOLMR.learners must be ..."),
+    # which a command-line user did not write
+    argv = ["run", "--dataset", "emotions", "--algorithm", algorithm, option, value]
+    assert _error(capsys, argv).startswith(f"olboost: error: {message}")
+
+
+def test_a_bad_service_option_is_named_as_the_command_line_gave_it(capsys, tmp_path):
+    argv = ["serve", "--store", str(tmp_path / "s"), "--dataset", "emotions", "--algorithm",
+            "topk-adaptive", "--rho=3"]  # fmt: skip
+    assert _error(capsys, argv).startswith("olboost: error: --rho: TopkAdaptive.rho must be in")
+    assert list(tmp_path.iterdir()) == []

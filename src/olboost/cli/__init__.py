@@ -63,6 +63,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -178,6 +179,7 @@ def _drop_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``olboost`` command; returns the exit status (2 on an error, said in
     one line on stderr)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     try:
         with _one_line_warnings(), _lenient_stdout():
@@ -189,8 +191,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         _drop_stdout()
         return 141
     except (OSError, ValueError, TypeError, ImportError, MemoryError) as err:
-        print(f"olboost: error: {error_line(err)}", file=sys.stderr)
+        print(f"olboost: error: {_with_option(error_line(err), argv)}", file=sys.stderr)
         return 2
+
+
+def _with_option(line: str, argv: Sequence[str]) -> str:
+    """``line`` led by the option that gave the value it refuses, where an estimator refused it
+    under its parameter's name (``AdaOLMR.learners must be ...`` for ``--learners 0``)."""
+    match = re.match(r"[A-Z]\w*\.(\w+) ", line)
+    if match is None:
+        return line
+    option = "--" + match[1].replace("_", "-")
+    given = any(a == option or a.startswith(option + "=") for a in argv)
+    return f"{option}: {line}" if given else line
 
 
 def _call(args: argparse.Namespace) -> int:

@@ -7,10 +7,11 @@ among those shown (a top-k booster's service), or all of them (a full-feedback o
 OnlineBMR), possibly after a delay or never (``drop``). ``concurrency`` users are served at
 once, each on its own keep-alive connection. The report gives the throughput (rank + feedback
 pairs per second of the whole run, which with a ``delay`` includes the wait for the last
-answers: a measure of the service's speed only without one), the latency percentiles of both endpoints and the rank loss of each user's
-ranking, the number :func:`olboost.evaluate.train_test` records for it (the randomised ranking
-shown by a top-k booster, the model's scores of a full-feedback one, ties counting half): its
-running average over the stream (the learning curve) and its mean over the test split.
+answers: a measure of the service's speed only without one), the latency percentiles of both
+endpoints and the rank loss of each user's ranking, the number
+:func:`olboost.evaluate.train_test` records for it (the randomised ranking shown by a top-k
+booster, the model's scores of a full-feedback one, ties counting half): its running average
+over the stream (the learning curve) and its mean over the test split.
 
 With ``concurrency=1``, ``key=0`` and ``wait=True`` (each feedback answered once it is learned),
 the service learns exactly what :func:`~olboost.evaluate.train_test` learns in process, draw for
