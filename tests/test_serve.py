@@ -4,6 +4,7 @@ feedback, expiry, metrics. Each test talks to a real server process (see ``serve
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import re
@@ -103,7 +104,7 @@ def test_metrics_stay_prometheus_text_once_feedback_is_learned(server: Server) -
     assert 0.0 <= samples["olboost_estimated_rank_loss"] <= 1.0
 
 
-def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
+def _bad_requests(shown: dict, answered: str, unshown: str, token: str) -> list[tuple]:
     """(name, method, path, kwargs of Server.request, expected status)."""
     x = features(WIDTH, 0)
     imp = shown["impression"]
@@ -115,6 +116,12 @@ def _bad_requests(shown: dict, answered: str, unshown: str) -> list[tuple]:
         ("feedback, Basic instead of Bearer", "POST", "/feedback",
          {"body": {"impression": imp, "clicked": []}, "token": None,
           "headers": {"Authorization": "Basic dGVzdA=="}}, 401),
+        # the right token under another scheme than Bearer (RFC 6750) was never tried
+        ("feedback, the token under Basic", "POST", "/feedback",
+         {"body": {"impression": imp, "clicked": []}, "token": None,
+          "headers": {"Authorization": f"Basic {token}"}}, 401),
+        ("model digest, the token under Token", "GET", "/admin/model",
+         {"token": None, "headers": {"Authorization": f"Token {token}"}}, 401),
         ("checkpoint without token", "POST", "/admin/checkpoint", {"token": None}, 401),
         ("model digest with a wrong token", "GET", "/admin/model", {"token": "x"}, 401),
         ("malformed JSON", "POST", "/rank", {"raw": b'{"features": [1, 2,'}, 400),
@@ -179,7 +186,7 @@ def test_bad_requests_change_nothing(server: Server) -> None:
     assert status == 200
     before_log = log_counts(server.store)
     before_model = model_state(server)
-    cases = _bad_requests(shown, first["impression"], unshown)
+    cases = _bad_requests(shown, first["impression"], unshown, server.token)
     assert len(cases) >= 15
     rejected = _rejected(server)
     answers = {}
@@ -206,6 +213,16 @@ def test_bad_requests_change_nothing(server: Server) -> None:
     # the impression shown before the bad requests still takes its feedback
     status, answer = server.feedback(shown["impression"], [shown["labels"][1]])
     assert status == 200 and answer["seq"] == before_log[2] + 1
+
+
+def test_a_body_of_the_size_limit_is_taken_and_one_byte_more_refused(server: Server) -> None:
+    # the server runs with --max-body 4096; a limit is the largest body taken
+    body = json.dumps({"features": features(WIDTH, 4)}).encode()
+    at_limit = body + b" " * (4096 - len(body))
+    status, answer = server.request("POST", "/rank", raw=at_limit)
+    assert status == 200 and answer["labels"], answer
+    status, answer = server.request("POST", "/rank", raw=at_limit + b" ")
+    assert status == 413 and "4097 bytes; the limit is 4096" in answer["error"], answer
 
 
 def test_idempotent_feedback(server: Server) -> None:
