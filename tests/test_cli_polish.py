@@ -889,6 +889,19 @@ def test_a_warning_is_one_line_too(tmp_path):
     assert "load_run" not in done.stderr
 
 
+def test_the_weka_committee_splits_nominal_attributes_multiway_as_the_papers_code():
+    # the port of Weka's HoeffdingTree has multiway nominal splits only; its only test ran on
+    # emotions, which has no nominal attribute
+    from olboost.cli import build_parser
+    from olboost.cli._run import prepare_run
+
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "car", "--learners", "2"]
+    data, model = prepare_run(build_parser().parse_args([*argv, "--committee", "vfdt-weka"]))
+    committee = model.committee
+    assert committee.semantics == "weka_port" and committee.nominal_splits == "multiway"
+    assert committee.nominal_attributes == data.nominal_cardinalities
+
+
 def test_the_river_committee_is_told_the_nominal_attributes():
     # --committee river dropped them: River's trees split car's category codes by thresholds
     # (NumericBinaryBranch), where --committee vfdt declares them nominal
@@ -900,6 +913,7 @@ def test_the_river_committee_is_told_the_nominal_attributes():
     data, model = prepare_run(build_parser().parse_args([*argv, "--committee", "river"]))
     assert sorted(data.nominal_cardinalities) == [0, 1, 2, 3, 4, 5]
     assert model.committee.model.nominal_attributes == [0, 1, 2, 3, 4, 5]
+    assert model.committee.model.leaf_prediction == "mc"  # as the committee's default tree
     stream = data.shuffled(1)
     model.learn(stream.X[:300], stream.y[:300])
     trees = model.committee_.learners_
@@ -1062,3 +1076,17 @@ def test_a_bad_service_option_is_named_as_the_command_line_gave_it(capsys, tmp_p
             "topk-adaptive", "--rho=3"]  # fmt: skip
     assert _error(capsys, argv).startswith("olboost: error: --rho: TopkAdaptive.rho must be in")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_record_writes_every_number_that_is_not_finite_as_null():
+    # RFC 8259 has no NaN or infinity: a bare Infinity, as a bare NaN, is refused by jq and
+    # JavaScript (and json.dumps(allow_nan=False) refused it: no record at all)
+    import numpy as np
+
+    from olboost.cli import record_json
+
+    values = [float("nan"), float("inf"), -float("inf"), np.float64("inf"), 1.5]
+    record = {"loss": values, "nested": {"a": (float("inf"),)}}
+    assert json.loads(record_json(record)) == {
+        "loss": [None, None, None, None, 1.5], "nested": {"a": [None]},
+    }  # fmt: skip

@@ -440,3 +440,31 @@ def test_surrounding_whitespace_makes_no_new_class_or_category(tmp_path: Path) -
     ds = load_uci(path)
     assert ds.class_names == ["unacc"] and ds.y.tolist() == [0, 0]
     assert ds.nominal[0] == ["vhigh"] and ds.X[:, 0].tolist() == [0.0, 0.0]
+
+
+def test_a_line_of_spaces_carries_no_row(tmp_path: Path) -> None:
+    # as an empty line: an editor's trailing indentation was "line 4: 1 fields, expected 5"
+    path = tmp_path / "balance-scale.data"
+    path.write_text("B,1,1,1,1\nR,1,2,1,1\n \t \nL,2,1,1,1\n   \n")
+    ds = load_uci(path)
+    assert ds.X.shape == (3, 4) and ds.class_names == ["B", "R", "L"]
+
+
+HAR_HEADER = (
+    "user;gender;age;how_tall_in_meters;weight;body_mass_index;x1;y1;z1;x2;y2;z2;x3;y3;z3;x4;"
+    "y4;z4;class"
+)
+HAR_ROW = "debora;Woman;46;1,62;75;28,6;-3;92;-63;-23;18;-19;5;104;-92;-150;-103;{};sitting"
+
+
+@pytest.mark.parametrize("missing", ["paper", "nan"])
+def test_the_har_defect_is_not_counted_as_a_missing_value(tmp_path: Path, missing: str) -> None:
+    # the malformed z4 of the HAR file (a date run into the number) is a defect, reported as
+    # one; counted as well as a missing value, it was "1 missing values ... (z4: 1)" beside it
+    path = tmp_path / "dataset-har-PUC-Rio-ugulino.csv"
+    rows = [HAR_ROW.format(z4) for z4 in ("-147", "-14420-11-2011 04:50:23.713", "-148")]
+    path.write_text("\n".join([HAR_HEADER, *rows]) + "\n")
+    with pytest.warns(UserWarning, match="line 3"):
+        ds = load_uci(path, missing=missing)
+    assert "line 3" in ds.missing and "(z4: 1)" not in ds.missing, ds.missing
+    assert ds.n_samples == (2 if missing == "paper" else 3)
