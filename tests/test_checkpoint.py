@@ -425,12 +425,37 @@ def test_a_progress_resumes_only_its_model_and_data_and_stays_as_saved(emotions)
     saved_model, progress = pickle.loads(saved[-1])
     with pytest.raises(ValueError, match="made on other data"):
         resumable(saved_model, other, test, start=progress)
+    records = progress.records.copy()
     result = resumable(saved_model, train, test, start=progress)
-    assert progress.done == 80  # the caller's, as saved
+    assert progress.done == 80  # the caller's, as saved, its records too (they were written on)
+    np.testing.assert_array_equal(progress.records, records)
     _same(result, train_test(make(), train, test))
     # a retry from the same progress and model resumes the same way
     saved_model, progress = pickle.loads(saved[-1])
     _same(resumable(saved_model, train, test, start=progress), result)
+
+
+def test_a_progress_whose_records_do_not_fit_its_passes_is_refused_before_any_learning():
+    # one record short: the model learned the rest of the stream, then NumPy failed on a shape
+    from dataclasses import replace
+
+    data = load_data("emotions")
+    train, test = data.train._rows(0, 100, "train"), data.test._rows(0, 50, "test")
+    saved = []
+
+    def checkpoint(progress):
+        saved.append(pickle.dumps((model, progress)))
+        raise KeyboardInterrupt
+
+    model = AdaOLMR(VFDTCommittee(n_features=5), learners=3, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        resumable(model, train, test, every=40, on_checkpoint=checkpoint)
+    model, progress = pickle.loads(saved[-1])
+    before = pickle.dumps(model)
+    for bad in (progress.records[:-1], np.append(progress.records, progress.records[:1])):
+        with pytest.raises(ValueError, match="the progress to resume"):
+            resumable(model, train, test, start=replace(progress, records=bad))
+        assert pickle.dumps(model) == before
 
 
 def test_a_progress_resumes_only_on_data_of_its_names():

@@ -414,3 +414,24 @@ def test_predict_many_returns_the_models_own_class_objects():
         assert [type(c) for c in predicted] == [type(classes[0])] * 6
         assert list(predicted) == [model.predict_one(dict(row)) for _, row in X.iterrows()]
         json.dumps(list(predicted))
+
+
+def test_keys_that_print_alike_take_one_column_order_whatever_the_first_dict_order():
+    # 1 and "1" (and True, 1.5 and "1.5") sort by their text alike: their type breaks the tie,
+    # or the first example's insertion order chose which column each weak learner reads
+    from olboost.online.inputs import key_order
+
+    keys = [1, "1", "1.5", 1.5, "a", True, "True"]
+    orders = {tuple(map(repr, key_order(keys[i:] + keys[:i]))) for i in range(len(keys))}
+    orders |= {tuple(map(repr, key_order(list(reversed(keys)))))}
+    assert len(orders) == 1, orders
+    rows = [{1: 0.1 * i, "1": 1.0 - 0.1 * i, "b": float(i % 3)} for i in range(30)]
+    models = []
+    for flip in (False, True):
+        model = AdaOLMR(VFDTCommittee(n_features=2), learners=4, seed=3, labels=3)
+        for i, row in enumerate(rows):
+            x = dict(reversed(row.items())) if flip else row
+            model.learn_one(x, {i % 3})
+        models.append(model)
+    assert models[0].feature_names_in_ == models[1].feature_names_in_
+    assert models[0].score_one(rows[5]) == models[1].score_one(rows[5])
