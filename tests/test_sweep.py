@@ -512,3 +512,20 @@ def test_a_ctrl_c_while_the_local_cluster_starts_stops_the_cluster(tmp_path, mon
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(made) == 1 and made[0].status.name == "closed"
+
+
+def test_the_summary_aligns_columns_after_names_in_wide_characters():
+    # len() counted a Chinese character as one column: a terminal draws it in two, and every
+    # column after a data set named so was pushed right
+    from olboost.sweep import Task, format_summary
+    from olboost.sweep._summary import summarize
+
+    tasks = [Task("ada-olmr", name, 1, (("learners", 10),)) for name in ("情感数据", "emotions")]
+    records = [{"rank_loss": 0.25, "seconds": 1.0}, {"rank_loss": 0.5, "seconds": 3.0}]
+    lines = format_summary(summarize(tasks, records))
+    starts = set()
+    for line in lines:
+        # the terminal column where "learners" (the third column) starts
+        cut = line.index("10") if "10" in line else line.index("learners")
+        starts.add(sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in line[:cut]))
+    assert len(starts) == 1, lines

@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -80,8 +81,20 @@ def format_summary(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
     head = ["algorithm", "dataset", *params, "metric", "mean ± sd", "seeds", "s/run"]
     table = [head, *map(fields, rows)]
-    widths = [max(len(r[c]) for r in table) for c in range(len(head))]
-    return ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    widths = [max(_columns(r[c]) for r in table) for c in range(len(head))]
+    return [
+        "  ".join(v + " " * (w - _columns(v)) for v, w in zip(r, widths, strict=True)).rstrip()
+        for r in table
+    ]
+
+
+def _columns(text: str) -> int:
+    """The terminal columns ``text`` takes: two for a wide East Asian character, none for a
+    combining mark (``len`` misaligned every column after a data set named in Chinese)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _fmt(value: Any) -> str:
