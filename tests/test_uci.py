@@ -349,6 +349,15 @@ def test_decimal_comma_and_crlf(tmp_path: Path) -> None:
     assert ds.X.tolist() == [[1.5] + [2.0] * 11] and ds.class_names == ["walking"]
 
 
+def test_old_mac_line_ends_read_as_lines(tmp_path: Path) -> None:
+    # a CR alone ends a line, as the ARFF reader and Python's universal newlines read it; the
+    # whole file was one line of 13 fields
+    path = tmp_path / "balance-scale.data"
+    path.write_bytes(b"B,1,1,1,1\rR,1,2,1,1\rL,2,1,1,1\r")
+    ds = load_uci(path)
+    assert ds.X.tolist() == [[1, 1, 1, 1], [1, 2, 1, 1], [2, 1, 1, 1]]
+
+
 def test_experiment_data_merges_nursery_classes_under_any_spelling() -> None:
     from olboost.experiments import load_experiment_data
 

@@ -156,9 +156,11 @@ _ALIASES = {"balance-scale": "balance", "cars": "car", "nurse": "nursery", "mice
 def _split_rows(text: str, fmt: _Format, path: str) -> tuple[list[str], list[list[str]], list[int]]:
     """Split the text into the column names, the columns of raw fields, and each row's file line.
 
-    Line endings may be LF or CRLF; blank lines (nursery.data ends with one) carry no row.
+    Line endings may be LF, CRLF or, in old Mac files, CR alone (as the ARFF reader and
+    Python's universal newlines take them); blank lines (nursery.data ends with one) carry no
+    row.
     """
-    lines = text.replace("\r\n", "\n").split("\n")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     delimiter = fmt.delimiter
     if fmt.header:
         if not lines[0].strip():
