@@ -1449,6 +1449,32 @@ def test_a_log_of_schema_version_1_is_migrated(tmp_path: Path) -> None:
     assert estimated_loss(old, np.array([True, False])) == (0.0, 0.0)
 
 
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists open files by /proc")
+@pytest.mark.parametrize("version", ["3", "two"])
+def test_a_log_of_another_schema_version_is_refused_and_closed(tmp_path, version) -> None:
+    # refused, the connection (log.sqlite and its -wal and -shm) stayed open for as long as the
+    # error was kept; a version not a number failed in int() without a word of the log
+    from olboost.serve.store import Store
+
+    path = tmp_path / "store"
+    Store(path).db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+
+    def open_logs():
+        return [
+            target for fd in os.listdir("/proc/self/fd")
+            if "log.sqlite" in (target := os.path.realpath(f"/proc/self/fd/{fd}"))
+        ]  # fmt: skip
+
+    import gc
+
+    gc.collect()
+    assert open_logs() == []
+    with pytest.raises(ValueError, match=f"a log of schema version {version}; this olboost") as e:
+        Store(path)
+    assert open_logs() == [], "the refused log's files are still open"
+    del e
+
+
 def test_an_impression_carries_the_models_scores_of_the_labels_shown() -> None:
     import olboost as ob
 

@@ -290,13 +290,18 @@ class Store:
         except sqlite3.DatabaseError as err:
             self.db.close()
             raise ValueError(f"{log}: not a readable olboost log ({err})") from None
-        if version is None:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif int(version) != SCHEMA_VERSION:
-            raise ValueError(
-                f"{self.path}: a log of schema version {version}; this olboost reads version "
-                f"{SCHEMA_VERSION}"
-            )
+        try:
+            if version is None:
+                self.set_meta("schema_version", str(SCHEMA_VERSION))
+            elif version != str(SCHEMA_VERSION):
+                raise ValueError(
+                    f"{self.path}: a log of schema version {version}; this olboost reads "
+                    f"version {SCHEMA_VERSION}"
+                )
+        except BaseException:
+            # refused, the log stayed open (its files too) for as long as the error was kept
+            self.db.close()
+            raise
 
     # ------------------------------------------------------------------ files
 
