@@ -510,6 +510,13 @@ def test_a_damaged_cache_entry_is_compiled_again_and_replaced(tmp_path):
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.split()[0] == "42"
         assert "RuntimeWarning" in done.stderr and "UnpicklingError" in done.stderr
+        # olboost's warning, said so and filed under its module (it named Numba's caching.py)
+        assert "_numba_cache.py:" in done.stderr and "RuntimeWarning: olboost: " in done.stderr
+        assert "caching.py" not in done.stderr, done.stderr
+    quiet = {**env, "PYTHONWARNINGS": "ignore::RuntimeWarning:olboost._numba_cache"}
+    data.write_bytes(data.read_bytes()[:20])
+    done = _run(tmp_path, quiet)
+    assert done.returncode == 0 and "RuntimeWarning" not in done.stderr, done.stderr
     check = _script(CHECK.format(dir=str(tmp_path), types="np.int64"), env["NUMBA_CACHE_DIR"], 120)
     assert check.split("\n")[:2] == ["0", "42:int64"]  # repaired: loaded, not compiled
 

@@ -73,7 +73,12 @@ def _warn_once(kind: str, message: str) -> None:
     # once per process and kind: a bad cache would otherwise warn for each of 200 kernels
     if kind not in _warned:
         _warned.add(kind)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        # raised inside Numba's cache, which a stack level named ("numba/core/caching.py"):
+        # olboost's module and word, so that a filter by module="olboost" selects it
+        line = sys._getframe(1).f_lineno
+        warnings.warn_explicit(
+            f"olboost: {message}", RuntimeWarning, __file__, line, module=__name__, registry={}
+        )
 
 
 def _index_readable(cache_file: Any) -> None:
