@@ -1308,7 +1308,6 @@ def test_a_failed_periodic_checkpoint_in_the_server_is_retried(tmp_path: Path) -
         service.close()
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 @pytest.mark.parametrize(
     ("error", "said"),
     [
@@ -1317,11 +1316,18 @@ def test_a_failed_periodic_checkpoint_in_the_server_is_retried(tmp_path: Path) -
     ],
 )
 def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
-    tmp_path: Path, error: BaseException, said: str
+    tmp_path: Path, error: BaseException, said: str, caplog, monkeypatch
 ) -> None:
-    # the learner's failure answered the waiting feedbacks, not a queued /admin/checkpoint
+    # the learner's failure answered the waiting feedbacks, not a queued /admin/checkpoint;
+    # and it is a log record of olboost.serve, not a print and an exception out of the thread
+    # (threading's hook printed it a second time, and an embedding program could not take it)
     import concurrent.futures
+    import logging
     import threading
+
+    escaped = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    caplog.set_level(logging.ERROR, logger="olboost.serve")
 
     from olboost.serve.requests import RequestError
     from olboost.serve.service import Service, ServiceConfig
@@ -1349,11 +1355,36 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
             checkpoint.result(timeout=30)
         assert str(stopped.value) == f"the learner stopped: {said}"
         assert service.health()["error"] == f"the learner stopped: {said}"
+        (record,) = [r for r in caplog.records if r.name.startswith("olboost.serve")]
+        assert record.levelno == logging.ERROR and record.exc_info[1] is error
+        assert record.getMessage() == f"the learner stopped: {error!r}"
     except concurrent.futures.TimeoutError:
         pytest.fail("the checkpoint request was never answered")
     finally:
         fail.set()
         service.close()
+    assert escaped == []
+
+
+def test_olboost_serve_writes_the_services_log_records_as_its_lines() -> None:
+    # olboost serve's process says nothing of where log records go: they are its stderr lines,
+    # as the prints they replace were; a process that configured logging keeps its own
+    import subprocess
+    import sys
+
+    code = (
+        "import logging, sys\n"
+        "from olboost.serve.app import _log_to_stderr\n"
+        "if sys.argv[1] == 'configured': logging.basicConfig(format='mine: %(message)s')\n"
+        "_log_to_stderr()\n"
+        "log = logging.getLogger('olboost.serve._learner')\n"
+        "log.warning('the checkpoint of seq %d failed', 7)\n"
+    )
+    for mode, line in (("plain", "olboost serve: "), ("configured", "mine: ")):
+        done = subprocess.run(
+            [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0 and done.stderr == f"{line}the checkpoint of seq 7 failed\n"
 
 
 def test_the_estimated_rank_loss_is_unbiased_for_the_models_rankings() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import os
 import queue
 import select
@@ -19,6 +20,8 @@ from typing import Any
 from olboost.serve.requests import RequestError
 from olboost.serve.stats import SERIES_STEP, Stats
 from olboost.serve.store import feedback_of, write_checkpoint
+
+log = logging.getLogger(__name__)
 
 #: Whether the periodic checkpoints are written by a forked child (see
 #: :mod:`olboost.serve.service`).
@@ -144,7 +147,9 @@ class Learner:
         except BaseException as err:
             self._error_text = f"the learner stopped: {str(err) or repr(err)}"
             self._error = err
-            print(f"olboost serve: the learner stopped: {err!r}", file=sys.stderr)
+            # a record, not a print and an exception out of the thread (threading's hook
+            # printed it again): the error is kept for /health and every answer from now on
+            log.error("the learner stopped: %r", err, exc_info=err)
             with self._learned:
                 self._learned.notify_all()
                 waiting = [f for futures in self._waiters.values() for f in futures]
@@ -160,7 +165,6 @@ class Learner:
                     break
                 if item is not None and item[0] == "checkpoint":
                     item[1].set_exception(RequestError(503, self._error_text))
-            raise
 
     def _checkpoint(self) -> None:
         if self.applied_seq == self.checkpoint_seq:
@@ -173,10 +177,8 @@ class Learner:
             self.stats.checkpoints += 1
 
     def _checkpoint_failed(self, err: Exception) -> None:
-        print(
-            f"olboost serve: the checkpoint of seq {self.applied_seq} failed ({err!r}); the "
-            "next one retries",
-            file=sys.stderr,
+        log.warning(
+            "the checkpoint of seq %d failed (%r); the next one retries", self.applied_seq, err
         )
 
     def _fork_checkpoint(self) -> None:
@@ -229,7 +231,4 @@ class Learner:
             with self.stats.lock:
                 self.stats.checkpoints += 1
         else:
-            print(
-                f"olboost serve: the checkpoint of seq {seq} failed; the next one retries",
-                file=sys.stderr,
-            )
+            log.warning("the checkpoint of seq %d failed; the next one retries", seq)

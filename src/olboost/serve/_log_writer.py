@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import heapq
+import logging
 import queue
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -20,6 +20,8 @@ from olboost.serve.config import ServiceConfig
 from olboost.serve.requests import RequestError
 from olboost.serve.stats import SERIES_STEP, Stats
 from olboost.serve.store import ImpressionRecord, Store
+
+log = logging.getLogger(__name__)
 
 #: Requests the log writer commits in one transaction at most.
 _BATCH = 512
@@ -148,7 +150,7 @@ class LogWriter:
         except BaseException as err:  # a broken log: refuse every request from now on
             self._error_text = f"the log writer stopped: {str(err) or repr(err)}"
             self._error = err
-            print(f"olboost serve: the log writer stopped: {err!r}", file=sys.stderr)
+            log.error("the log writer stopped: %r", err, exc_info=err)
             # Requests queued behind the failure had no one left to answer them: they hung
             # until shutdown. A request queued after this drain sees _error (_queue_request).
             failure = self._stopped()
@@ -159,7 +161,6 @@ class LogWriter:
                     break
                 if op is not None:
                     _fail(op[2], failure)
-            raise
         finally:
             store.close()
             self._learn_q.put(None)

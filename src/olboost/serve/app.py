@@ -38,6 +38,7 @@ import contextlib
 import errno
 import hmac
 import json
+import logging
 import os
 import socket
 import sys
@@ -323,6 +324,18 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _log_to_stderr() -> None:
+    """Write the service's log records (a stopped thread, a failed checkpoint) on stderr as
+    ``olboost serve: ...`` lines, unless the process has said where they go."""
+    logger = logging.getLogger("olboost.serve")
+    if logger.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("olboost serve: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def run(
     service: Service,
     *,
@@ -352,6 +365,7 @@ def run(
     # short interval keeps the learner up with the requests: with 100 trees on yeast,
     # benchmarks/serve.py learned 267 feedbacks a second at 0.5 ms and 278 at 0.1 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    _log_to_stderr()
     if sock is None:
         sock = listen(host, port)
     bound = sock.getsockname()[1]
