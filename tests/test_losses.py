@@ -177,3 +177,26 @@ def test_kernels_refuse_codes_and_lengths_that_would_take_them_outside_their_arr
     with pytest.raises(ValueError, match=r"len\(count\) == len\(s\)"):
         counted_logistic_cost(s, y3, np.ones(2, dtype=np.int64), 2, np.zeros(3))
     assert not buf.any()
+
+
+def test_the_exponential_saturates_where_a_weight_multiplier_times_it_stays_finite():
+    # the saturation was only checked to keep results finite, not where it is: at e^700, one
+    # weight multiplier of 1e100 made the weight a learner is taught with inf
+    import math
+
+    from olboost.weak.base import MAX_WEIGHT_MULTIPLIER
+
+    top = olm_loss(np.array([0.0, 600.0]), 0, EXPONENTIAL)
+    assert top == math.exp(460.0) and math.isfinite(top * MAX_WEIGHT_MULTIPLIER)
+    assert olm_loss(np.array([0.0, 459.0]), 0, EXPONENTIAL) == math.exp(459.0)  # below: as is
+
+
+@pytest.mark.parametrize("length", [2, 4])
+def test_a_cost_row_of_another_length_than_the_scores_is_refused(length):
+    # one longer than the scores was filled in part without a word
+    from olboost.losses import olm_cost_row
+
+    out = np.full(length, 7.0)
+    with pytest.raises(ValueError, match=r"len\(out\) == len\(s\)"):
+        olm_cost_row(np.array([1.0, 0.0, 0.0]), 0, LOGISTIC, out)
+    assert out.tolist() == [7.0] * length

@@ -367,3 +367,17 @@ def test_an_integer_indicator_row_is_refused_not_read_as_indices():
         metric.update(np.array([1, 0, 0, 1]), s)
     assert np.isnan(metric.get()) and rank_loss(s, np.array([1, 0, 0, 1], dtype=bool)) == 0.0
     assert rank_loss(s, [0, 3]) == 0.0 and rank_loss(s, [3, 0]) == 0.0  # indices, any order
+
+
+def test_a_dict_target_marks_relevant_only_the_labels_mapped_to_true():
+    # River's {label: bool}: a label mapped to False was counted relevant
+    scores = {"a": 0.9, "b": 0.1, "c": 0.5}
+    assert rank_loss(scores, {"a": False, "b": True, "c": False}) == 1.0
+    assert rank_loss(scores, {"b": True}) == 1.0
+    assert rank_loss(scores, {"a": True, "b": False, "c": False}) == 0.0
+
+
+def test_two_label_indices_zero_and_one_are_indices_not_an_indicator_row():
+    # with k = 2 labels, [0, 1] can only name both labels: no relevant/irrelevant pair
+    assert rank_loss([0.5, 0.2], [0, 1]) == 0.0
+    assert rank_loss([0.5, 0.2], [1]) == 1.0

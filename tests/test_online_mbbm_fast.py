@@ -270,14 +270,18 @@ def test_compiled_path_equals_the_python_path(vote, k):
     assert slow._kernel_args() is None and fast._kernel_args() is not None
 
 
-def test_the_python_path_learns_with_the_tie_draws_it_predicted_with():
+@pytest.mark.parametrize("vote", ["argmax", "expected_cost"])
+def test_the_python_path_learns_with_the_tie_draws_it_predicted_with(vote):
     # tie_break="random" draws by the round: the Python path (Monte Carlo, or too many classes
     # for the kernels) learned with the next round's draws (mutation round 8: t_ instead of
-    # t_ - 1 survived). Young trees tie often, so the draws decide many votes.
+    # t_ - 1 survived). Young trees tie often, so the draws decide many votes. The compiled
+    # expected-cost votes drew from the counter of the next round too (round 10 survived).
     rng = np.random.default_rng(3)
     X = rng.normal(size=(60, 4))
     y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
-    fast = OnlineMBBM(VFDTCommittee(), learners=8, seed=1, classes=3, gamma=0.2, tie_break="random")
+    fast = OnlineMBBM(
+        VFDTCommittee(), learners=8, seed=1, classes=3, gamma=0.2, tie_break="random", vote=vote
+    )
     slow = fast.clone()
     slow._memo = ()  # forces the Python path
     np.testing.assert_array_equal(fast.predict_then_learn(X, y), slow.predict_then_learn(X, y))
