@@ -400,3 +400,42 @@ def test_monte_carlo_estimates_the_exact_weights():
 def test_bad_vote_parameter():
     with pytest.raises(ValueError):
         OnlineMBBM(vote="softmax")
+
+
+def test_the_memo_holds_a_zero_potential_and_fills_to_its_documented_bounds():
+    # mutation round 10: a memoised potential of exactly 0 (the true label ahead of every other
+    # by more than n) was taken for a miss and stored again at each lookup; a table filled to
+    # exactly half, or a room ending exactly at max_entries, was refused or emptied
+    n, k, gamma = 3, 3, 0.2
+    offsets, comb = MK.memo_layout(n, k)
+    tab = binomial_table(n, k - 1)
+    memo = MK.new_memo()
+    ahead = np.array([n + 1, n + 1], dtype=np.int64)
+    values = [
+        MK.mbbm_potential_memo(ahead, n, k, gamma, tab, offsets, comb, memo, 1000) for _ in range(5)
+    ]
+    assert values == [0.0] * 5 and MK.memo_len(memo) == 1
+    memo = MK.new_memo(capacity=4)
+    table, count = MK.memo_room(memo, 2, 100)  # 4 slots: at most half full
+    for code in (1, 2):
+        MK.memo_store(table, count, code, 0.5, 100)
+    assert MK.memo_len(memo) == 2
+    memo = MK.new_memo()
+    table, count = MK.memo_room(memo, 2, 10)
+    MK.memo_store(table, count, 1, 0.25, 10)
+    MK.memo_store(table, count, 2, 0.5, 10)
+    table, count = MK.memo_room(memo, 8, 10)  # 2 held and 8 more: max_entries, not past it
+    assert MK.memo_len(memo) == 2 and MK.memo_lookup(table, 1) == 0.25
+
+
+def test_expected_costs_tolerance_is_of_the_largest_label_sum():
+    # mutation round 10: the tolerance was of the last label's sum; a cost within TIE_RTOL of
+    # the largest sum of another label is a tie, which u = 0 gives to the lowest label
+    p = np.array([1.0, 0.0])
+    C = np.array([[2.0, 1.0], [0.0, 0.0]])  # label sums 2 and 1
+    assert MK.expected_costs(p, C, np.empty(2)) == 2.0 * MK.TIE_RTOL
+    p = np.array([1.0, 1.0])
+    C = np.array([[1000.0, 1.0], [-999.0 + 1.5e-12, 0.0]])
+    out = np.empty(2)
+    tol = MK.expected_costs(p, C, out)
+    assert MK.pick_min(out, 0.0, tol) == 0
