@@ -354,6 +354,30 @@ def test_a_kernel_given_up_on_stops_its_other_process():
     assert args not in fresh.overloads  # nothing compiled here
 
 
+NEVER_JOINED = """
+import numba
+from olboost import _numba_cache
+from olboost.weak import _vfdt_storage as S
+
+i32 = numba.int32
+args = (i32[:, ::1], i32[::1], i32[::1], i32[::1], i32)
+elsewhere = _numba_cache.compile_elsewhere(S.give_back, numba.types.none(*args))
+print(elsewhere.started, elsewhere.process.pid)
+"""
+
+
+def test_a_compilation_nothing_joined_ends_with_the_program(tmp_path):
+    # a committee started and never learning left its compile process running as an orphan,
+    # compiling for tens of seconds after the program had ended
+    out = _script(NEVER_JOINED, str(tmp_path / "cache"), 120).split()
+    assert out[0] == "True"
+    pid = int(out[1])
+    # killed and reaped before the program's exit: gone at once, while a compile takes seconds
+    assert not Path(f"/proc/{pid}").exists() or "_compile_worker" not in Path(
+        f"/proc/{pid}/cmdline"
+    ).read_text(errors="replace"), "the compile process outlived its program"
+
+
 THREADS_JOIN = """
 import threading
 import numba

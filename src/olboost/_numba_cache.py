@@ -29,6 +29,7 @@ from Python and handed to compiled code as a first-class function.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import pickle
@@ -417,6 +418,19 @@ def compile_elsewhere(kernel: Any, signature: Any) -> Elsewhere:
         return Elsewhere(kernel, signature, None)
     _PENDING[(kernel, args)] = elsewhere = Elsewhere(kernel, signature, process)
     return elsewhere
+
+
+@atexit.register
+def _cancel_pending() -> None:
+    """Stop this process's compilations elsewhere that nothing joined (a committee started,
+    never learning): they went on compiling for tens of seconds after the program had ended,
+    orphans of no process."""
+    for elsewhere in list(_PENDING.values()):
+        process = elsewhere.process
+        # not cancel(): a daemon thread may hold the lock, waiting in join() for ever
+        if elsewhere.pid == os.getpid() and process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def join_pending(kernel: Any) -> None:
