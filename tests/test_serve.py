@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -1749,3 +1750,150 @@ def test_a_clicked_label_that_is_not_a_json_string_is_named_as_such():
     for clicked, shown in ((1, "1 (int)"), (True, "true (bool)"), (1.0, "1.0 (float)")):
         with pytest.raises(RequestError, match=re.escape(f"a label is a JSON string, got {shown}")):
             parse_feedback({"impression": "1-a", "clicked": [clicked]}, config, index)
+
+
+# Mutation round 10: service mutants that every test passed, each pinned below.
+
+
+def _one_feedback(service, seq: int) -> None:
+    shown, logged = service.rank({"features": [0.5, 1.0]})
+    logged.result()
+    answer = service.feedback({"impression": shown["impression"], "clicked": []}).result()
+    assert answer["seq"] == seq and service.wait_learned(seq, timeout=30)
+
+
+def _tiny_service(path: Path, **kwargs):
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=2)
+    service = Service(path, config, **kwargs)
+    service.start()
+    return service
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked checkpoints need fork")
+def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp_path, caplog):
+    # any report of the child was taken for success: /health said a checkpoint was written
+    # that was not, and close then skipped the last one; close reaps a child still writing
+    service = _tiny_service(tmp_path / "s", checkpoint_every=1, fork_checkpoints=True)
+    checkpoint = tmp_path / "s" / "checkpoint.olb"
+    checkpoint.unlink()
+    checkpoint.mkdir()  # the checkpoint cannot be replaced: the child fails
+    try:
+        caplog.set_level(logging.WARNING, logger="olboost.serve")
+        _one_feedback(service, 1)
+        deadline = time.monotonic() + 20
+        failed = "the checkpoint of seq 1 failed"
+        while time.monotonic() < deadline and service.checkpoint_seq == 0:
+            if any(failed in r.getMessage() for r in caplog.records):
+                break
+            time.sleep(0.05)  # the learner reaps the child between waits for feedback
+        assert service.checkpoint_seq == 0 and service.stats.checkpoints == 0
+    finally:
+        checkpoint.rmdir()
+        service.close()
+    assert checkpoint.is_file()  # close wrote the last checkpoint, which no child had
+    service = _tiny_service(tmp_path / "t", checkpoint_every=1, fork_checkpoints=True)
+    _one_feedback(service, 1)
+    service.close()
+    assert service._child is None, "close left the checkpoint child unreaped"
+
+
+def test_a_periodic_checkpoint_counts_from_an_admin_checkpoint(tmp_path):
+    # --checkpoint-every 3 after an /admin/checkpoint at seq 2: the next one is at seq 5, not 3
+    service = _tiny_service(tmp_path / "s", checkpoint_every=3, fork_checkpoints=False)
+    try:
+        _one_feedback(service, 1)
+        _one_feedback(service, 2)
+        assert service.checkpoint_now().result(timeout=30) == 2
+        _one_feedback(service, 3)
+        time.sleep(0.5)  # the learner checkpoints after answering the wait
+        assert service.checkpoint_seq == 2
+    finally:
+        service.close()
+
+
+def test_a_restarted_status_series_goes_on_from_the_feedback_learned(tmp_path):
+    # after a restart the series' "feedback learned" started again from 0
+    _served_store(tmp_path / "s", 3, 5)
+    from olboost.serve.service import Service
+
+    service = Service(tmp_path / "s")
+    service.start()
+    try:
+        assert service.series()["feedback"][-1] == 5
+    finally:
+        service.close()
+
+
+def test_a_lag_on_a_bucket_bound_is_counted_in_that_bucket():
+    # Prometheus's le is "less than or equal": a lag of exactly 1 s is in le="1"
+    from olboost.serve.stats import LAG_BUCKETS, Stats
+    from olboost.serve.store import ImpressionRecord
+
+    record = ImpressionRecord(
+        1, "a", 0.0, 10.0, 0, 0, np.zeros(2), np.array([0, 1]), None, np.array([0.5, 0.2])
+    )
+    stats = Stats()
+    stats.learned(record, np.array([True, False]), 1.0)
+    assert dict(zip(LAG_BUCKETS, stats.lag_buckets, strict=True))[1.0] == 1
+
+
+def test_a_401_says_the_bearer_scheme_and_json_is_json_in_any_case():
+    # RFC 6750: a 401 names the scheme (WWW-Authenticate: Bearer); RFC 9110: media types are
+    # case-insensitive, Application/JSON was a 415
+    import asyncio
+
+    from olboost.serve.app import _body, _error
+    from olboost.serve.requests import RequestError
+
+    assert _error(RequestError(401, "no token")).headers["www-authenticate"].startswith("Bearer")
+
+    class Request:
+        headers = {"content-type": "Application/JSON; charset=utf-8", "content-length": "2"}
+
+        async def stream(self):
+            yield b"{}"
+
+    assert asyncio.run(_body(Request(), 100)) == {}
+
+
+def test_a_generated_token_file_is_its_owners_only(tmp_path, monkeypatch):
+    import stat
+
+    from olboost.serve.app import TOKEN_ENV, read_token
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    old = os.umask(0o022)
+    try:
+        read_token(tmp_path / "s")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "s" / "token").stat().st_mode) == 0o600
+
+
+def test_port_65535_is_a_port(tmp_path, capsys):
+    from olboost.cli import main
+
+    store = tmp_path / "s"
+    assert main(["serve", "--store", str(store), "--port", "65535", "--checkpoint-every", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--checkpoint-every" in err and "--port" not in err, err
+
+
+def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
+    import olboost.serve.simulate as simulate
+    from olboost.cli import main
+
+    class Report:
+        def record(self):
+            return {
+                "examples": 3, "train_examples": 0, "concurrency": 1, "seconds": 1.0, "pairs": 3,
+                "pairs_per_second": 3.0, "rank_latency_ms": {"p50": 1.0, "p99": 1.0},
+                "feedback_latency_ms": {"p50": 1.0, "p99": 1.0}, "dropped": 0,
+                "errors": {"feedback 503": 1}, "test_rank_loss": 0.5, "curve": {},
+            }  # fmt: skip
+
+    monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
+    argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
+    assert main(argv) == 1
