@@ -659,6 +659,24 @@ def test_a_mix_runs_its_parts_on_the_largest_thread_count_of_them(counts):
     assert numba.get_num_threads() == before
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 Numba threads")
+def test_a_committee_puts_the_callers_thread_count_back():
+    # the check above cannot tell a restored count from one left at 2 where the default is 2:
+    # the caller here runs on one thread (a mutant never putting the count back survived)
+    committee = VFDTCommittee(n_features=2, n_threads=2)
+    committee.start(2, 2, 2, seed=0)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        committee.learn(np.array([0.1, 0.2]), np.ones((2, 2)))
+        assert numba.get_num_threads() == 1
+        with committee.running():
+            assert numba.get_num_threads() == 2
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(before)
+
+
 def test_minmax_scaling_clips_a_value_above_the_learned_range_to_one():
     # the docstring's [0, 1]: learning widens the range before scaling, so only a prediction
     # sees a value above it (a mutant clipping at 2 survived the suite)

@@ -424,6 +424,9 @@ def test_a_learner_answer_that_is_no_distribution_is_an_error_naming_it(answer, 
         committee.predict(np.array([0.5, 0.5]))
     _Answers.answer = {0: 0.0, 2: 3.0}  # labels left out get 0; the rest is normalised
     assert committee.predict(np.array([0.5, 0.5])).tolist() == [[0.0, 0.0, 1.0]] * 2
+    # a label outside 0..k-1 is left out, below 0 too (-1 was NumPy's index of the last label)
+    _Answers.answer = {-1: 0.9, 0: 0.1}
+    assert committee.predict(np.array([0.5, 0.5])).tolist() == [[1.0, 0.0, 0.0]] * 2
 
 
 class _Flaky(tree.HoeffdingTreeClassifier):

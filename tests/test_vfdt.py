@@ -1857,3 +1857,17 @@ def test_the_weka_port_attempts_no_split_at_a_weight_equal_to_the_grace_period()
         w[0, t % 2] = 1.0
         c.learn(np.array([1.0]), w)
     assert c.leaf_last_[c.node_slot_[0, 0]] != np.inf
+
+
+def test_interval_ends_closed_on_the_left_take_their_low_end_and_nominals_beyond_a_row_wait():
+    # mutation round 10: closed="left" refused its low end (min_branch_fraction=0 "must be in
+    # [0, 1)"); and before the start, a nominal attribute past the row's width was read past it
+    from olboost.base import Interval
+
+    Interval(0, 1, closed="left").check("p", 0.0)
+    with pytest.raises(ValueError, match=r"p must be in \[0, 1\), got 1.0"):
+        Interval(0, 1, closed="left").check("p", 1.0)
+    assert VFDTCommittee(min_branch_fraction=0.0).min_branch_fraction == 0.0
+    committee = VFDTCommittee(nominal_attributes={2: 3})
+    assert committee.row_problem(np.array([0.0, 1.0])) is None
+    assert committee.check_rows(np.array([[0.0, 1.0], [1.0, 0.0]])) == 2
