@@ -1897,3 +1897,19 @@ def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
     monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
     argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
     assert main(argv) == 1
+
+
+def test_a_stopping_service_leaves_a_later_services_ready_file(tmp_path):
+    # a ready file rewritten by a later service (another store, the same file) was removed by
+    # the earlier one when it stopped: a script waiting on it then read no address
+    shared = tmp_path / "url.txt"
+    first = Server(tmp_path / "a", *SMALL)
+    first.ready_file = shared
+    second = Server(tmp_path / "b", *SMALL)
+    second.ready_file = shared
+    with first:
+        with second:
+            assert shared.read_text() == second.url != first.url
+            first.stop()
+            assert shared.read_text() == second.url
+        assert not shared.exists()  # its own, removed as it stopped
