@@ -117,6 +117,18 @@ def test_an_infinite_hedge_rate_no_longer_gives_nan_weights():
 
 
 @pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
+def test_a_hedge_rate_of_zero_is_uniform_weights_and_learns(cls):
+    # the low end of [0, 1e100] is taken (only the message's bracket told a mutant that
+    # opened it from the right one): Hedge with rate 0 keeps every expert's weight equal
+    model = small(cls, hedge_rate=0.0)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = rng.normal(size=3)
+        model.learn_one(x, {1} if cls is AdaOLMR else 1)
+    assert model.t_ == 20 and np.ptp(model.expert_weights) == 0.0
+
+
+@pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
 def test_hedge_keeps_every_expert_finite_at_the_largest_rate(cls):
     # hedge_rate=1.7e308 was accepted: within a few rounds the lagging experts' log-weights fell
     # to -inf for good, and Hedge followed an expert 60 losses behind the leader
