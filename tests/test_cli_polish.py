@@ -1090,3 +1090,24 @@ def test_a_record_writes_every_number_that_is_not_finite_as_null():
     assert json.loads(record_json(record)) == {
         "loss": [None, None, None, None, 1.5], "nested": {"a": [None]},
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["checkpoint", "store"])
+def test_a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_kept(capsys, tmp_path, kind):
+    # the lock was opened through the link, truncated and given the process id: whoever could
+    # write the directory chose which file a run or a service overwrote
+    victim = tmp_path / "victim.txt"
+    victim.write_text("IMPORTANT DATA\n")
+    if kind == "checkpoint":
+        lock = tmp_path / "run.olb.lock"
+        argv = ["run", "--dataset", "emotions", "--learners", "2",
+                "--checkpoint", str(tmp_path / "run.olb")]  # fmt: skip
+    else:
+        store = tmp_path / "store"
+        store.mkdir()
+        lock = store / "lock"
+        argv = ["serve", "--store", str(store), "--dataset", "emotions", "--learners", "2"]
+    lock.symlink_to(victim)
+    line = _error(capsys, argv)
+    assert f"{lock}: a symbolic link where the lock file goes" in line, line
+    assert victim.read_text() == "IMPORTANT DATA\n"

@@ -10,7 +10,9 @@ locks do not exclude each other, a set of the files locked. Where the system has
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from collections.abc import Callable
 from typing import ClassVar
@@ -61,8 +63,22 @@ class ProcessLock:
             ProcessLock._held.add(self.key)
 
     def _take(self, fcntl, in_use: Callable[[str], str]) -> int:  # noqa: ANN001
+        # never through a link: the file it names (planted there by whoever can write the
+        # directory) was truncated and given our process id
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fd = os.open(self.path, flags, 0o644)
+            except OSError as err:
+                if err.errno != errno.ELOOP:
+                    raise
+                raise ValueError(
+                    f"{self.path}: a symbolic link where the lock file goes (a lock is never "
+                    "written through one); remove it"
+                ) from None
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise ValueError(f"{self.path}: not a regular file, where the lock file goes")
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
