@@ -231,3 +231,48 @@ def test_a_part_of_ones_own_in_a_mix_is_checked_by_name():
         with pytest.raises(ValueError, match=match):
             model.learn_one(X[10], {1})
         assert pickle.dumps(model) == before
+
+
+def test_a_subclass_constructor_of_any_form_runs_and_a_bad_call_names_the_class_made():
+    # the wrapping that names the class in a call that does not fit: it planted a constructor
+    # in a class without one (a dataclass then had none of its own), replaced one written with
+    # functools.wraps by its parent's, and named the parent under a **kwargs constructor
+    import dataclasses
+    import functools
+
+    from olboost import AdaOLMR
+    from olboost.base import Estimator, InstanceOf
+    from olboost.weak.base import Committee
+
+    @dataclasses.dataclass
+    class Thresholds(Estimator):
+        low: float = 0.1
+        high: float = 0.9
+
+    assert Thresholds(low=0.2, high=0.8).high == 0.8
+
+    class Counted(AdaOLMR):
+        made = 0
+
+        @functools.wraps(AdaOLMR.__init__)
+        def __init__(self, *args, **kwargs):
+            type(self).made += 1
+            super().__init__(*args, **kwargs)
+
+    assert Counted(learners=5).learners == 5 and Counted.made == 1
+
+    class Forwarding(AdaOLMR):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+
+    with pytest.raises(TypeError, match=r"^Forwarding\(\) got an unexpected keyword argument "
+                       r"'lerners' \(did you mean 'learners'\?\)"):  # fmt: skip
+        Forwarding(lerners=3)
+
+    class Bare(Committee):
+        pass
+
+    with pytest.raises(TypeError, match=r"^Bare\(\) takes no arguments"):
+        Bare(1)
+    with pytest.raises(TypeError, match=r"p must be of type int \| str, got float"):
+        InstanceOf(int | str).check("p", 1.5)

@@ -22,6 +22,7 @@ import functools
 import inspect
 import numbers
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Self
 
@@ -126,30 +127,48 @@ def _resembling(name: str, names: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _naming_init(cls: type, init: Callable[..., None]) -> Callable[..., None]:
-    """``init`` as ``cls``'s constructor: a call that does not fit its signature raises a
-    ``TypeError`` naming ``cls`` and, for a misspelt keyword, the parameter it resembles
-    (Python names the class that defines ``__init__``: ``OvaAdaBoostOL(lerners=3)`` said
-    ``AdaBoostOLM.__init__() got an unexpected keyword argument``)."""
+#: The constructors :func:`_naming_init` made (a user's ``functools.wraps`` of one copies its
+#: attributes, so no attribute can tell them apart).
+_NAMING_INITS: weakref.WeakSet[Callable[..., None]] = weakref.WeakSet()
+
+
+def _naming_init(init: Callable[..., None]) -> Callable[..., None]:
+    """``init``, raising on a call that does not fit its signature a ``TypeError`` that names
+    the class constructed and, for a misspelt keyword, the parameter it resembles (Python names
+    the class that defines ``__init__``: ``OvaAdaBoostOL(lerners=3)`` said ``AdaBoostOLM.
+    __init__() got an unexpected keyword argument``). A call that fits costs nothing more: the
+    signature is read only when ``init`` raised a ``TypeError``, which Python raises before the
+    body runs when the call does not fit."""
     signature = inspect.signature(init)
     names = [p.name for p in signature.parameters.values() if p.name != "self"]
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         try:
-            signature.bind(self, *args, **kwargs)
+            init(self, *args, **kwargs)
         except TypeError as error:
+            try:
+                signature.bind(self, *args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                raise  # raised by the body, for a value
             unknown = next((name for name in kwargs if name not in names), None)
             close = _resembling(unknown, names) if unknown is not None else None
             hint = f" (did you mean {close!r}?)" if close else ""
             raise TypeError(
-                f"{cls.__name__}() {error}{hint}; its parameters are {', '.join(names)}"
+                f"{type(self).__name__}() {_call_problem(error)}{hint}; its parameters are "
+                f"{', '.join(names)}"
             ) from None
-        init(self, *args, **kwargs)
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    __init__._plain_init = init  # type: ignore[attr-defined]
+    _NAMING_INITS.add(__init__)
     return __init__
+
+
+def _call_problem(error: TypeError) -> str:
+    """Python's words for a call that does not fit, without the function's name."""
+    text = str(error)
+    return text.split("() ", 1)[1] if "() " in text else text
 
 
 class Estimator:
@@ -169,8 +188,12 @@ class Estimator:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        init = cls.__init__
-        cls.__init__ = _naming_init(cls, getattr(init, "_plain_init", init))  # type: ignore[method-assign]
+        # a class's own constructor only: one it inherits is named by the wrapper it inherits
+        # (as type(self)), and a class without one (a dataclass, before the decorator writes
+        # it) gets none planted
+        init = vars(cls).get("__init__")
+        if inspect.isfunction(init) and init not in _NAMING_INITS:
+            cls.__init__ = _naming_init(init)  # type: ignore[method-assign]
 
     @property
     def _started(self) -> bool:
@@ -504,7 +527,9 @@ class InstanceOf:
             return
         if not isinstance(value, self.types):
             types = self.types if isinstance(self.types, tuple) else (self.types,)
-            allowed = [t.__name__ for t in types] + (["None"] if self.allow_none else [])
+            # a union (int | str) or a nested tuple has no __name__: its repr says it
+            allowed = [getattr(t, "__name__", repr(t)) for t in types]
+            allowed += ["None"] if self.allow_none else []
             raise TypeError(
                 f"{name} must be of type {' or '.join(allowed)}, got {type(value).__name__}"
             )
