@@ -256,7 +256,7 @@ class LogWriter:
                 self.stats.expired_feedback += 1
             raise RequestError(
                 410, f"impression {public_id!r} expired {now - record.expires:.3f} s ago "
-                f"(it was shown to be answered within {record.expires - record.created:g} s)"
+                f"(it was shown to be answered within {record.expires - record.created:.6g} s)"
             )  # fmt: skip
         mask = self._mask(record, indices, False)
         seq = store.insert_feedback(feedback_id, record.id, mask, now)

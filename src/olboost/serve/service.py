@@ -238,7 +238,7 @@ class Service(LogWriter, Learner):
             self._nonce = secrets.token_hex(6)
             self.stats.count_log(store, None if counts is None else (self.checkpoint_seq, counts))
             if self._given_clock is None:
-                self.clock = SteadyClock(store.last_stamp())
+                self.clock = SteadyClock()
             now = self.clock()
             self._pending = PendingImpressions()
             self.stats.expired += store.count_expired(now)

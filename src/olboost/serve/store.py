@@ -405,18 +405,6 @@ class Store:
         f = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM feedback").fetchone()[0]
         return i, f
 
-    def last_stamp(self) -> float:
-        """The time of the log's last impression or feedback, whichever is later (0 when
-        none): the floor of a restarted service's clock (:class:`~olboost.serve._clock.
-        SteadyClock`). The last rows by key, which the service stamps in order, not a scan."""
-        created = self.db.execute(
-            "SELECT created FROM impressions ORDER BY id DESC LIMIT 1"
-        ).fetchone()
-        received = self.db.execute(
-            "SELECT received FROM feedback ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        return max([0.0] + [row[0] for row in (created, received) if row is not None])
-
     def insert_impression(self, r: ImpressionRecord) -> None:
         self.db.execute(
             "INSERT INTO impressions (id, public_id, created, expires, round, draw_key, x, "
