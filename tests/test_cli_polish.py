@@ -1075,6 +1075,11 @@ def test_a_bad_service_option_is_named_as_the_command_line_gave_it(capsys, tmp_p
     argv = ["serve", "--store", str(tmp_path / "s"), "--dataset", "emotions", "--algorithm",
             "topk-adaptive", "--rho=3"]  # fmt: skip
     assert _error(capsys, argv).startswith("olboost: error: --rho: TopkAdaptive.rho must be in")
+    # the committee's n_features is --features; serve's --n-features is the vectors' width
+    argv = ["serve", "--store", str(tmp_path / "s"), "--labels", "a,b,c", "--n-features", "10",
+            "--features", "0"]  # fmt: skip
+    line = _error(capsys, argv)
+    assert line.startswith("olboost: error: --features: VFDTCommittee.n_features must"), line
     assert list(tmp_path.iterdir()) == []
 
 

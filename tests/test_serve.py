@@ -1377,15 +1377,24 @@ def test_olboost_serve_writes_the_services_log_records_as_its_lines() -> None:
     import subprocess
     import sys
 
+    # (a handler on olboost, an ancestor, printed every record twice; a stderr redirected at
+    # the first run was written to after it had closed)
     code = (
-        "import logging, sys\n"
+        "import contextlib, io, logging, sys\n"
         "from olboost.serve.app import _log_to_stderr\n"
         "if sys.argv[1] == 'configured': logging.basicConfig(format='mine: %(message)s')\n"
+        "if sys.argv[1] == 'ancestor':\n"
+        "    mine = logging.StreamHandler(sys.stderr)\n"
+        "    mine.setFormatter(logging.Formatter('mine: %(message)s'))\n"
+        "    logging.getLogger('olboost').addHandler(mine)\n"
+        "with contextlib.redirect_stderr(io.StringIO()):\n"
+        "    _log_to_stderr()\n"
         "_log_to_stderr()\n"
         "log = logging.getLogger('olboost.serve._learner')\n"
         "log.warning('the checkpoint of seq %d failed', 7)\n"
     )
-    for mode, line in (("plain", "olboost serve: "), ("configured", "mine: ")):
+    modes = (("plain", "olboost serve: "), ("configured", "mine: "), ("ancestor", "mine: "))
+    for mode, line in modes:
         done = subprocess.run(
             [sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=60
         )

@@ -195,13 +195,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
+#: Estimator parameters set by a command-line option of another name.
+_OPTION_OF = {"n_features": "features"}
+
+
 def _with_option(line: str, argv: Sequence[str]) -> str:
     """``line`` led by the option that gave the value it refuses, where an estimator refused it
     under its parameter's name (``AdaOLMR.learners must be ...`` for ``--learners 0``)."""
     match = re.match(r"[A-Z]\w*\.(\w+) ", line)
     if match is None:
         return line
-    option = "--" + match[1].replace("_", "-")
+    # the committee's features per tree are --features (serve's --n-features is the width of
+    # the feature vectors, another number)
+    option = "--" + _OPTION_OF.get(match[1], match[1]).replace("_", "-")
     given = any(a == option or a.startswith(option + "=") for a in argv)
     return f"{option}: {line}" if given else line
 

@@ -324,13 +324,26 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _Stderr(logging.StreamHandler):
+    """A handler writing to ``sys.stderr`` as it is when a record comes (bound at the first
+    run, a redirected stderr was written to after it had closed)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
 def _log_to_stderr() -> None:
     """Write the service's log records (a stopped thread, a failed checkpoint) on stderr as
     ``olboost serve: ...`` lines, unless the process has said where they go."""
     logger = logging.getLogger("olboost.serve")
-    if logger.handlers or logging.getLogger().handlers:
+    if logger.hasHandlers():  # its own, an ancestor's (olboost's, the root's)
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Stderr()
     handler.setFormatter(logging.Formatter("olboost serve: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
