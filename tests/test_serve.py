@@ -1802,6 +1802,10 @@ def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp
                 break
             time.sleep(0.05)  # the learner reaps the child between waits for feedback
         assert service.checkpoint_seq == 0 and service.stats.checkpoints == 0
+        # the child's reason is in the parent's record (the child wrote it to fd 2, past the
+        # logging an embedding program had set up)
+        (said,) = [r.getMessage() for r in caplog.records if failed in r.getMessage()]
+        assert "IsADirectoryError" in said, said
     finally:
         checkpoint.rmdir()
         service.close()

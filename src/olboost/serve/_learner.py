@@ -23,6 +23,9 @@ from olboost.serve.store import feedback_of, write_checkpoint
 
 log = logging.getLogger(__name__)
 
+#: Bytes of a failed checkpoint child's reason sent to its parent (one pipe write, atomic).
+_REASON = 512
+
 #: Whether the periodic checkpoints are written by a forked child (see
 #: :mod:`olboost.serve.service`).
 FORK_CHECKPOINTS = hasattr(os, "fork")
@@ -200,10 +203,11 @@ class Learner:
                 write_checkpoint(self.path, self.model, seq, self.store_id, counts)
                 os.write(write_end, b"ok")
                 code = 0
-            except BaseException as err:  # the parent reports the failure (no "ok")
-                # os.write, not print: another thread may have held sys.stderr's lock at the fork
+            except BaseException as err:  # the parent logs the failure, with this reason
+                # on the pipe, not printed: another thread may have held sys.stderr's lock at
+                # the fork, and the reason belongs in the parent's log record
                 with contextlib.suppress(BaseException):
-                    os.write(2, f"olboost serve: checkpoint child: {err!r}\n".encode())
+                    os.write(write_end, repr(err).encode("utf-8", "replace")[:_REASON])
             finally:
                 # no atexit handlers, no flushing of the server's buffers, no thread joins
                 os._exit(code)
@@ -231,4 +235,5 @@ class Learner:
             with self.stats.lock:
                 self.stats.checkpoints += 1
         else:
-            log.warning("the checkpoint of seq %d failed; the next one retries", seq)
+            reason = report.decode("utf-8", "replace") or "the child ended without a word"
+            log.warning("the checkpoint of seq %d failed (%s); the next one retries", seq, reason)
