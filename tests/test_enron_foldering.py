@@ -629,6 +629,39 @@ def test_link_members_dot_prefixes_and_nameless_mboxes(tmp_path):
     ]
 
 
+def test_links_in_a_cycle_are_ignored_members_and_a_punycode_charset_is_no_charset(tmp_path):
+    # tarfile follows a link by recursion: two links naming each other (or one itself) were a
+    # RecursionError out of the loader; and a message could name any codec as its charset,
+    # punycode's decoder taking time quadratic in the body (300 KB: 13 s): read as UTF-8
+    from olboost.datasets._email import _decode_bytes, _header_bytes
+
+    for name in ("punycode", "PunyCode", "idna"):
+        assert _decode_bytes("café".encode(), name) == "café"
+        assert _header_bytes("café".encode(), name) == "café"
+    body = "é" * 1_000
+    punycode = (
+        "From MAILER-DAEMON Thu Jan  1 00:00:00 2000\n"
+        "Date: Thu, 24 Feb 2000 02:59:00 -0800\nSubject: s\n"
+        "Content-Type: text/plain; charset=punycode\n\n" + body + "\n"
+    ).encode("utf-8")
+
+    def build(tar: tarfile.TarFile) -> None:
+        _add(tar, "u/alpha.mbox", _mbox("one", "two", "three"))
+        _add(tar, "u/delta.mbox", punycode + _mbox("four", "five"))
+        for name, target in (("u/beta.mbox", "gamma.mbox"), ("u/gamma.mbox", "beta.mbox"),
+                             ("u/self.mbox", "self.mbox")):  # fmt: skip
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            tar.addfile(info)
+
+    stream = load_enron_foldering("u", _tar_xz(tmp_path / "u.mbox.tar.xz", build).parent)
+    assert stream.folder_counts() == {"alpha": 3, "delta": 3}
+    assert [n for n in stream.notes if "cycle" in n] == [
+        f"ignored member 'u/{name}.mbox': a link to '{target}.mbox', in a cycle"
+        for name, target in (("beta", "gamma"), ("gamma", "beta"), ("self", "self"))
+    ]
+
+
 def test_a_folder_whose_mbox_the_tar_holds_twice_counts_both_copies(tmp_path):
     # GNU tar appends a second copy of a member: the folder's messages are those of both, so
     # it meets min_folder_size=3 with 2 + 2 (counted by its last copy, it was dropped)

@@ -66,6 +66,9 @@ def _read_archive(path: Path, user: str) -> tuple[list[tuple[str, str, bytes]], 
                     handle = tar.extractfile(info)
                 except KeyError:
                     handle = None
+                except RecursionError:  # tarfile follows links by recursion, a cycle for ever
+                    ignored.append((info.name, f"a link to {info.linkname!r}, in a cycle"))
+                    continue
                 if handle is None:
                     ignored.append((info.name, f"a link to {info.linkname!r}, not in the archive"))
                     continue
