@@ -1889,6 +1889,18 @@ def test_a_generated_token_file_is_its_owners_only(tmp_path, monkeypatch):
     assert stat.S_IMODE((tmp_path / "s" / "token").stat().st_mode) == 0o600
 
 
+def test_a_dangling_link_where_the_token_goes_is_refused_naming_it(tmp_path, monkeypatch):
+    # Path.exists saw no token through it, and O_EXCL then raised a bare FileExistsError
+    from olboost.serve.app import TOKEN_ENV, read_token
+
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "token").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match="token: a symbolic link to a missing file"):
+        read_token(tmp_path / "s")
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_port_65535_is_a_port(tmp_path, capsys):
     from olboost.cli import main
 

@@ -289,6 +289,12 @@ def read_token(store: str | os.PathLike[str]) -> str:
     if token:
         return check_token(token, TOKEN_ENV)
     path = Path(store) / "token"
+    if path.is_symlink() and not path.exists():
+        # O_EXCL refuses to create through it (a bare FileExistsError of no file it named)
+        raise ValueError(
+            f"{path}: a symbolic link to a missing file where the token goes; remove it, or "
+            "give --token-file"
+        )
     if not path.exists():
         import secrets
 
