@@ -117,6 +117,25 @@ def test_a_fake_gz_is_reported_as_not_gzip(tmp_path):
         read_arff(upper)
 
 
+def test_a_file_compressed_otherwise_than_gzip_says_so(tmp_path):
+    # read as text, xz's first byte was "byte 0xfd is not UTF-8 ... (save the file as UTF-8)"
+    import bz2
+    import lzma
+    import zipfile
+
+    text = (HEADER + "1,2,lo,0,1\n").encode()
+    (tmp_path / "x.arff").write_bytes(lzma.compress(text))
+    (tmp_path / "b.arff").write_bytes(bz2.compress(text))
+    with zipfile.ZipFile(tmp_path / "z.arff", "w") as archive:
+        archive.writestr("data.arff", text)
+    for name, kind in (("x", "xz"), ("b", "bzip2"), ("z", "a zip archive's")):
+        with pytest.raises(ValueError, match=rf"{name}\.arff: {kind} data \(by its first bytes\)"):
+            read_arff(tmp_path / f"{name}.arff")
+    # text that only begins like a bzip2 header is text
+    (tmp_path / "balance-scale.data").write_text("BZh1,1,1,1,1\nR,1,2,1,1\n")
+    assert load_uci(tmp_path / "balance-scale.data").class_names == ["BZh1", "R"]
+
+
 def test_names_drop_sparse_and_train_suffixes(tmp_path):
     xml = write(tmp_path, "c.xml", XML)
     train = write(tmp_path, "Corel5k-train-sparse.arff", HEADER + "{0 1, 3 1}\n")

@@ -14,6 +14,18 @@ from pathlib import Path
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
 _QUOTES = "'\""
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The magic bytes of the compressed and archive formats a data file is not read from.
+_OTHER_COMPRESSION = (
+    (b"\xfd7zXZ\x00", "xz"),
+    # "BZh", a block size and a block's (or the end's) magic: a text may begin with "BZh"
+    *(
+        (b"BZh%d%s" % (level, block), "bzip2")
+        for level in range(1, 10)
+        for block in (b"1AY&SY", b"\x17rE8P\x90")
+    ),
+    (b"PK\x03\x04", "a zip archive's"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+)
 # Weka's tokenizer separates words by the characters 0x00-0x20 and nothing else: a no-break
 # space (U+00A0, common in Latin-1 files) or an ideographic space is part of a word, and Weka
 # writes such words unquoted. Python's str.isspace, str.strip and a regex's \s take those for
@@ -105,6 +117,13 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     if not p.is_file():
         raise FileNotFoundError(2, "No such file", str(p))
     raw = p.read_bytes()
+    other = next((name for magic, name in _OTHER_COMPRESSION if raw.startswith(magic)), None)
+    if other is not None:
+        # read as text, it was "byte 0xfd is not UTF-8 ... mixed encodings"
+        raise ValueError(
+            f"{p}: {other} data (by its first bytes); a data file is read as text or gzip: "
+            "decompress it first"
+        )
     if raw[:2] != _GZIP_MAGIC:
         if p.name.lower().endswith(".gz"):
             # parsing binary garbage would report a syntax error that hides the real problem
