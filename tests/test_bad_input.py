@@ -284,6 +284,18 @@ def test_a_nan_under_a_known_key_is_named_by_the_key():
     rejects(model, lambda: model.learn_one({"a": 1, "b": "x", "c": 0}, {1}), TypeError, "key 'b'")
 
 
+def test_a_none_in_a_list_is_named_none_as_in_a_dict():
+    # NumPy reads None as NaN: a list's None was reported as a NaN the user never wrote
+    model = StrictRanker(labels=3)
+    model.learn_one([0.5, 1.0, 0.0], {0})
+    for x, match in [
+        ([0.5, None, 0.0], r"missing value \(None\) at feature 1"),
+        ((0.5, None, 0.0), r"missing value \(None\) at feature 1"),
+        ([0.5, float("nan"), 0.0], r"missing value \(NaN\) at feature 1"),
+    ]:
+        rejects(model, lambda x=x: model.learn_one(x, {1}), ValueError, match)
+
+
 @pytest.mark.parametrize("cls", [AdaOLMR, AdaBoostOLM])
 @pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "started"])
 def test_strings_and_complex_numbers_are_not_features_on_any_path(cls, fresh):

@@ -228,15 +228,23 @@ def _problem(value: float, where: str, allow_missing: bool, subject: str = "x") 
 
 
 def check_values(
-    xv: np.ndarray, keys: Sequence[Hashable] | None, allow_missing: bool, who: str
+    xv: np.ndarray,
+    keys: Sequence[Hashable] | None,
+    allow_missing: bool,
+    who: str,
+    given: Any = None,
 ) -> None:
     """Raise a ``ValueError`` naming the first unacceptable value of the vector ``xv`` (NaN
     unless ``allow_missing``, an infinity, or a magnitude above :data:`MAX_ABS_FEATURE`): by its
-    key when ``keys`` is given, else by its index."""
+    key when ``keys`` is given, else by its index; a NaN that was ``None`` in ``given`` (the
+    list ``xv`` was made from) is said to be ``None``."""
     j = _first_bad(xv, allow_missing)
     if j is not None:
         where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
-        raise ValueError(f"{who}: {_problem(float(xv[j]), where, allow_missing)}")
+        problem = _problem(float(xv[j]), where, allow_missing)
+        if isinstance(given, list | tuple) and given[j] is None:
+            problem = problem.replace("(NaN)", "(None)", 1)
+        raise ValueError(f"{who}: {problem}")
 
 
 def check_vector(
@@ -290,7 +298,7 @@ def check_vector(
     check_width("x", xv.shape[0], n_features, who)
     if xv.shape[0] == 0:
         raise ValueError(f"{who}: x has no features")
-    check_values(xv, keys, allow_missing, who)
+    check_values(xv, keys, allow_missing, who, given=x)
     return xv, names
 
 
