@@ -260,6 +260,28 @@ def test_a_subclass_constructor_of_any_form_runs_and_a_bad_call_names_the_class_
             super().__init__(*args, **kwargs)
 
     assert Counted(learners=5).learners == 5 and Counted.made == 1
+    with pytest.raises(TypeError) as said:  # said once (it was said twice, the hint too)
+        Counted(lerners=5)
+    assert str(said.value).startswith("Counted() got an unexpected keyword argument 'lerners'")
+    assert str(said.value).count("did you mean") == 1
+
+    class Typo(AdaOLMR):
+        def __init__(self, learners=3, extra=1):
+            self.extra = extra
+            super().__init__(learners=learners, extr=extra)
+
+    # the caller's call fits: the body's call to AdaOLMR's constructor does not
+    with pytest.raises(TypeError, match=r"^AdaOLMR\(\) got an unexpected keyword argument 'extr'"):
+        Typo(learners=3)
+
+    class Two(AdaOLMR):
+        def __init__(self, a=1, b=2):
+            super().__init__()
+
+    # Python's counts include self ("takes from 1 to 3 positional arguments but 4 were given")
+    with pytest.raises(TypeError) as said:
+        Two(0, 1, 2)
+    assert str(said.value) == "Two() too many positional arguments; its parameters are a, b"
 
     class Forwarding(AdaOLMR):
         def __init__(self, **kwargs):

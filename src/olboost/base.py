@@ -132,43 +132,55 @@ def _resembling(name: str, names: list[str]) -> str | None:
 _NAMING_INITS: weakref.WeakSet[Callable[..., None]] = weakref.WeakSet()
 
 
-def _naming_init(init: Callable[..., None]) -> Callable[..., None]:
-    """``init``, raising on a call that does not fit its signature a ``TypeError`` that names
-    the class constructed and, for a misspelt keyword, the parameter it resembles (Python names
-    the class that defines ``__init__``: ``OvaAdaBoostOL(lerners=3)`` said ``AdaBoostOLM.
-    __init__() got an unexpected keyword argument``). A call that fits costs nothing more: the
-    signature is read only when ``init`` raised a ``TypeError``, which Python raises before the
-    body runs when the call does not fit."""
+def _unfit_call(name: str, detail: str, keyword: str | None) -> TypeError:
+    """The ``TypeError`` of a constructor call that does not fit the signature: ``detail`` is
+    what does not fit, ``keyword`` the unknown keyword if that is it (kept on the error, for a
+    constructor that passed the caller's keywords on to name the caller's class)."""
+    error = TypeError(f"{name}() {detail}")
+    error._olboost_unfit = (detail, keyword)  # type: ignore[attr-defined]
+    return error
+
+
+def _naming_init(init: Callable[..., None], owner: type) -> Callable[..., None]:
+    """``owner``'s constructor ``init``, raising on a call that does not fit its signature a
+    ``TypeError`` that names the class the caller constructed and, for a misspelt keyword, the
+    parameter it resembles (Python names the class that defines ``__init__``:
+    ``OvaAdaBoostOL(lerners=3)`` said ``AdaBoostOLM.__init__() got an unexpected keyword
+    argument``). A call that fits costs nothing more: the arguments are bound to the signature
+    only once ``init`` raised a ``TypeError``, which Python raises before the body runs when the
+    call does not fit."""
     signature = inspect.signature(init)
     names = [p.name for p in signature.parameters.values() if p.name != "self"]
 
     @functools.wraps(init)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        # the class the caller constructed where this is its constructor (inherited, as
+        # OvaAdaBoostOL's), else the class whose constructor a body called badly
+        name = type(self).__name__ if type(self).__init__ is wrapper else owner.__name__
         try:
             init(self, *args, **kwargs)
         except TypeError as error:
+            inner = getattr(error, "_olboost_unfit", None)
+            if inner is not None:
+                # a keyword of this call, passed on by a constructor taking **kwargs (or
+                # written with functools.wraps): this call's class; else a body's bad call
+                if inner[1] is None or inner[1] not in kwargs:
+                    raise
+                raise _unfit_call(name, *inner) from None
             try:
                 signature.bind(self, *args, **kwargs)
-            except TypeError:
-                pass
+            except TypeError as unfit:
+                problem = str(unfit)
             else:
                 raise  # raised by the body, for a value
-            unknown = next((name for name in kwargs if name not in names), None)
+            unknown = next((key for key in kwargs if key not in names), None)
             close = _resembling(unknown, names) if unknown is not None else None
             hint = f" (did you mean {close!r}?)" if close else ""
-            raise TypeError(
-                f"{type(self).__name__}() {_call_problem(error)}{hint}; its parameters are "
-                f"{', '.join(names)}"
-            ) from None
+            detail = f"{problem}{hint}; its parameters are {', '.join(names)}"
+            raise _unfit_call(name, detail, unknown) from None
 
-    _NAMING_INITS.add(__init__)
-    return __init__
-
-
-def _call_problem(error: TypeError) -> str:
-    """Python's words for a call that does not fit, without the function's name."""
-    text = str(error)
-    return text.split("() ", 1)[1] if "() " in text else text
+    _NAMING_INITS.add(wrapper)
+    return wrapper
 
 
 class Estimator:
@@ -193,7 +205,7 @@ class Estimator:
         # it) gets none planted
         init = vars(cls).get("__init__")
         if inspect.isfunction(init) and init not in _NAMING_INITS:
-            cls.__init__ = _naming_init(init)  # type: ignore[method-assign]
+            cls.__init__ = _naming_init(init, cls)  # type: ignore[method-assign]
 
     @property
     def _started(self) -> bool:

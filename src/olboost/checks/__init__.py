@@ -274,7 +274,7 @@ def check_unknown_params(model: Estimator) -> None:
     try:
         cls(*[None] * (len(model._param_names()) + 1))
     except TypeError as err:
-        assert str(err).startswith(f"{cls.__name__}() takes "), str(err)
+        assert str(err).startswith(f"{cls.__name__}() too many positional"), str(err)
     else:
         raise AssertionError(f"{cls.__name__} must refuse more positional arguments than it has")
 
