@@ -633,11 +633,14 @@ def test_links_in_a_cycle_are_ignored_members_and_a_punycode_charset_is_no_chars
     # tarfile follows a link by recursion: two links naming each other (or one itself) were a
     # RecursionError out of the loader; and a message could name any codec as its charset,
     # punycode's decoder taking time quadratic in the body (300 KB: 13 s): read as UTF-8
-    from olboost.datasets._email import _decode_bytes, _header_bytes
+    from olboost.datasets._email import _decode_bytes, _header_bytes, _header_text
 
     for name in ("punycode", "PunyCode", "idna"):
         assert _decode_bytes("café".encode(), name) == "café"
         assert _header_bytes("café".encode(), name) == "café"
+        # an encoded word of the charset (RFC 2047) is left as written
+        assert _header_text(f"=?{name}?q?caf-dma?=") == f"=?{name}?q?caf-dma?="
+    assert _header_text("=?utf-8?q?caf=C3=A9?=") == "café"
     body = "é" * 1_000
     punycode = (
         "From MAILER-DAEMON Thu Jan  1 00:00:00 2000\n"

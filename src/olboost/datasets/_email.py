@@ -111,7 +111,11 @@ def _header_text(value: str) -> str:
     if "=?" not in value:
         return value
     try:
-        return str(email.header.make_header(email.header.decode_header(value)))
+        parts = email.header.decode_header(value)
+        # an encoded word in punycode or idna (quadratic decoders): left as it is written
+        if any(charset and _mail_charset(charset) is None for _, charset in parts):
+            return value
+        return str(email.header.make_header(parts))
     except Exception:  # the email package raises many kinds of error on bad encoded words
         return value
 
