@@ -1116,3 +1116,8 @@ def test_a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_kept(caps
     line = _error(capsys, argv)
     assert f"{lock}: a symbolic link where the lock file goes" in line, line
     assert victim.read_text() == "IMPORTANT DATA\n"
+    lock.unlink()
+    os.link(victim, lock)  # a hard link: its other name was truncated as well
+    line = _error(capsys, argv)
+    assert f"{lock}: a hard link, where the lock file goes" in line, line
+    assert victim.read_text() == "IMPORTANT DATA\n"

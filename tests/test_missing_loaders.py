@@ -128,7 +128,9 @@ def test_a_file_compressed_otherwise_than_gzip_says_so(tmp_path):
     (tmp_path / "b.arff").write_bytes(bz2.compress(text))
     with zipfile.ZipFile(tmp_path / "z.arff", "w") as archive:
         archive.writestr("data.arff", text)
-    for name, kind in (("x", "xz"), ("b", "bzip2"), ("z", "a zip archive's")):
+    # a zstd file may begin with a skippable frame (pzstd's do)
+    (tmp_path / "s.arff").write_bytes(b"\x50\x2a\x4d\x18" + bytes(8) + text)
+    for name, kind in (("x", "xz"), ("b", "bzip2"), ("z", "a zip archive's"), ("s", "zstd")):
         with pytest.raises(ValueError, match=rf"{name}\.arff: {kind} data \(by its first bytes\)"):
             read_arff(tmp_path / f"{name}.arff")
     # text that only begins like a bzip2 header is text

@@ -19,6 +19,9 @@ from typing import ClassVar
 
 __all__ = ["ProcessLock"]
 
+#: The errors of ``open`` with ``O_NOFOLLOW`` on a symbolic link, by system.
+_NOFOLLOW_ERRORS = {errno.ELOOP, errno.EMLINK, getattr(errno, "EFTYPE", errno.ELOOP)}
+
 
 class ProcessLock:
     """The lock of ``lock_file`` for this process, held until :meth:`release` or the end of
@@ -70,15 +73,20 @@ class ProcessLock:
             try:
                 fd = os.open(self.path, flags, 0o644)
             except OSError as err:
-                if err.errno != errno.ELOOP:
+                # O_NOFOLLOW's refusal: ELOOP (Linux, macOS), EMLINK (FreeBSD), EFTYPE (NetBSD);
+                # ELOOP also for a loop of links among the parent directories
+                if not (err.errno in _NOFOLLOW_ERRORS and os.path.islink(self.path)):
                     raise
                 raise ValueError(
                     f"{self.path}: a symbolic link where the lock file goes (a lock is never "
                     "written through one); remove it"
                 ) from None
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            # a hard link too: its other name's content would be truncated to our process id
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
                 os.close(fd)
-                raise ValueError(f"{self.path}: not a regular file, where the lock file goes")
+                what = "not a regular file" if not stat.S_ISREG(st.st_mode) else "a hard link"
+                raise ValueError(f"{self.path}: {what}, where the lock file goes; remove it")
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:

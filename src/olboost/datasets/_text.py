@@ -25,6 +25,8 @@ _OTHER_COMPRESSION = (
     ),
     (b"PK\x03\x04", "a zip archive's"),
     (b"\x28\xb5\x2f\xfd", "zstd"),
+    # zstd's skippable frames (pzstd's output begins with one)
+    *((bytes([first]) + b"\x2a\x4d\x18", "zstd") for first in range(0x50, 0x60)),
 )
 # Weka's tokenizer separates words by the characters 0x00-0x20 and nothing else: a no-break
 # space (U+00A0, common in Latin-1 files) or an ideographic space is part of a word, and Weka
