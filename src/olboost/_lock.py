@@ -82,10 +82,11 @@ class ProcessLock:
                     "written through one); remove it"
                 ) from None
             st = os.fstat(fd)
+            regular = stat.S_ISREG(st.st_mode)
             # a hard link too: its other name's content would be truncated to our process id
-            if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            if not regular or st.st_nlink > 1:
                 os.close(fd)
-                what = "not a regular file" if not stat.S_ISREG(st.st_mode) else "a hard link"
+                what = "a hard link" if regular else "not a regular file"
                 raise ValueError(f"{self.path}: {what}, where the lock file goes; remove it")
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -209,12 +209,15 @@ def _first_bad(values: np.ndarray, allow_missing: bool) -> int | None:
     return int(np.argmin(ok))
 
 
-def _problem(value: float, where: str, allow_missing: bool, subject: str = "x") -> str:
-    """What is wrong with the rejected ``value`` found at ``where`` of ``subject``."""
+def _problem(
+    value: float, where: str, allow_missing: bool, subject: str = "x", missing: str = "NaN"
+) -> str:
+    """What is wrong with the rejected ``value`` found at ``where`` of ``subject``; a NaN is
+    the missing value ``missing`` as the caller wrote it."""
     if np.isnan(value):
         return (
-            f"{subject} has a missing value (NaN) at {where}, and this model does not accept "
-            "missing values"
+            f"{subject} has a missing value ({missing}) at {where}, and this model does not "
+            "accept missing values"
         )
     if np.isinf(value):
         why = " (a missing value is NaN, not an infinity)" if allow_missing else ""
@@ -241,10 +244,8 @@ def check_values(
     j = _first_bad(xv, allow_missing)
     if j is not None:
         where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
-        problem = _problem(float(xv[j]), where, allow_missing)
-        if isinstance(given, list | tuple) and given[j] is None:
-            problem = problem.replace("(NaN)", "(None)", 1)
-        raise ValueError(f"{who}: {problem}")
+        missing = "None" if isinstance(given, list | tuple) and given[j] is None else "NaN"
+        raise ValueError(f"{who}: {_problem(float(xv[j]), where, allow_missing, missing=missing)}")
 
 
 def check_vector(
