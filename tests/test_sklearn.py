@@ -391,6 +391,24 @@ def test_sklearn_clone_of_olboost_estimators():
         AdaOLMR().set_params(committee__n_features=3)
 
 
+def test_an_unknown_parameter_to_set_or_clone_names_the_one_it_resembles():
+    # set_params and clone named the misspelt parameter only; the constructor named the one
+    # it resembles, and so do they now (each of several, and nothing for no resemblance)
+    ranker = AdaOLMR(VFDTCommittee(n_features=4), learners=6)
+    with pytest.raises(ValueError, match=r"^AdaOLMR has no parameter 'lerners' \(did you mean "
+                       r"'learners'\?\); its parameters are \['committee', "):  # fmt: skip
+        ranker.set_params(lerners=3)
+    with pytest.raises(ValueError, match=r"^VFDTCommittee has no parameter 'n_feature' \(did "
+                       r"you mean 'n_features'\?\)"):  # fmt: skip
+        ranker.set_params(committee__n_feature=3)
+    with pytest.raises(ValueError, match=r"^AdaOLMR has no parameters 'lerners' \(did you mean "
+                       r"'learners'\?\), 'sed' \(did you mean 'seed'\?\), 'zzz'; "):  # fmt: skip
+        ranker.clone({"zzz": 1, "sed": 2, "lerners": 3})
+    with pytest.raises(ValueError, match=r"^AdaOLMR has no parameter 'zzz'; its parameters"):
+        ranker.set_params(zzz=1)
+    assert ranker.learners == 6 and ranker.committee.n_features == 4
+
+
 def test_random_state_seeds_the_booster():
     X, y = _balance()
     seeded = OnlineBoostingClassifier(_small_booster(seed=1), random_state=5).fit(X, y)

@@ -132,6 +132,17 @@ def _resembling(name: str, names: list[str]) -> str | None:
 _NAMING_INITS: weakref.WeakSet[Callable[..., None]] = weakref.WeakSet()
 
 
+def _no_parameter(owner: str, unknown: list[str], names: list[str]) -> ValueError:
+    """The ``ValueError`` for parameters ``unknown`` that ``owner``, whose parameters are
+    ``names``, does not have (``set_params`` or ``clone``), with the one each most resembles."""
+    hints = [
+        f"{name!r} (did you mean {close!r}?)" if (close := _resembling(name, names)) else repr(name)
+        for name in unknown
+    ]
+    noun = "parameter" if len(unknown) == 1 else "parameters"
+    return ValueError(f"{owner} has no {noun} {', '.join(hints)}; its parameters are {names}")
+
+
 def _unfit_call(name: str, detail: str, keyword: str | None) -> TypeError:
     """The ``TypeError`` of a constructor call that does not fit the signature: ``detail`` is
     what does not fit, ``keyword`` the unknown keyword if that is it (kept on the error, for a
@@ -245,9 +256,9 @@ class Estimator:
         writes it) is the current sub-estimator cloned with ``params`` if it is a ``cls``, else
         ``cls(**params)``."""
         params = {k: copy.deepcopy(v) for k, v in self._get_params().items()}
-        unknown = set(new_params or {}) - set(params)
+        unknown = sorted(set(new_params or {}) - set(params))
         if unknown:
-            raise ValueError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}")
+            raise _no_parameter(type(self).__name__, unknown, list(params))
         nested_new: list[str] = []  # given in River's (cls, params) form
         live: dict[str, dict[str, Any]] = {}  # those that change only what may change live
         for name, value in (new_params or {}).items():
@@ -371,9 +382,7 @@ class Estimator:
         for key, value in params.items():
             name, sep, sub = key.partition("__")
             if name not in names:
-                raise ValueError(
-                    f"{type(self).__name__} has no parameter {name!r}; its parameters are {names}"
-                )
+                raise _no_parameter(type(self).__name__, [name], names)
             if sep:
                 nested.setdefault(name, {})[sub] = value
             else:
