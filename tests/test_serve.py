@@ -925,6 +925,85 @@ def _served_store(path: Path, seed: int, n: int) -> None:
         service.close()
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX modes and owners")
+def test_a_model_another_user_could_have_written_is_refused_before_it_is_loaded(
+    tmp_path, capsys, monkeypatch
+):
+    # Every start unpickles the store's model, which runs code; the README's advice to keep a
+    # store only its service's user can write was not checked: a checkpoint any user could
+    # replace was loaded.
+    import stat
+
+    from olboost.cli import main
+    from olboost.serve.service import Service
+    from olboost.serve.store import replay
+
+    outer = tmp_path / "outer"
+    store = outer / "store"
+    _served_store(store, 1, 3)
+    checkpoint = store / "checkpoint.olb"
+    kept = checkpoint.read_bytes()
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+
+    def refused(match: str) -> None:
+        with pytest.raises(ValueError, match=match):
+            Service(store).start()
+        assert main(["serve", "--store", str(store), "--port", "0"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
+        assert "runs code" in err
+        assert checkpoint.read_bytes() == kept  # refused before anything was loaded or written
+
+    checkpoint.chmod(0o646)
+    refused(r"checkpoint.olb: writable by every user \(mode 0o646\)")
+    checkpoint.chmod(0o664)  # group-writable passes: the group is its user's own under umask 002
+    (store / "initial.olb").chmod(0o666)
+    with pytest.raises(ValueError, match=r"initial.olb: writable by every user"):
+        replay(store)
+    (store / "initial.olb").chmod(0o644)
+    outer.chmod(0o777)  # anyone could have put another store there
+    refused(rf"checkpoint.olb: in {re.escape(str(outer))}, which every user can write to "
+            r"\(mode 0o777, no sticky bit\)")  # fmt: skip
+    outer.chmod(0o777 | stat.S_ISVTX)  # as /tmp: no one can replace another's files
+    link = tmp_path / "link"  # the name given, as well as the directory of the file it names
+    link.symlink_to(store)
+    public = tmp_path / "public"
+    public.mkdir(mode=0o700)
+    public.chmod(0o777)
+    (public / "store").symlink_to(store)
+    for served in (link, public / "store"):
+        if served == public / "store":
+            with pytest.raises(ValueError, match=rf"in {re.escape(str(public))}, which every"):
+                Service(served).start()
+            continue
+        service = Service(served)
+        service.start()
+        service.close()
+    if os.geteuid() == 0:  # only root can give a file to another user
+        os.chown(checkpoint, 54321, -1)
+        refused(r"checkpoint.olb: owned by user 54321, not by this process's user 0")
+
+
+def test_a_store_made_under_umask_0_is_not_writable_by_every_user(tmp_path):
+    # its own service would then refuse it at the next start (it is code when loaded)
+    import stat
+
+    from olboost._atomic import _umask
+
+    old = os.umask(0)
+    _umask.cache_clear()
+    try:
+        _served_store(tmp_path / "s", 2, 2)
+    finally:
+        os.umask(old)
+        _umask.cache_clear()
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "s",
+             *(tmp_path / "s").iterdir()]}  # fmt: skip
+    assert modes["s"] == 0o775 and modes["checkpoint.olb"] == 0o664
+    assert modes["initial.olb"] == 0o664
+    _served_store(tmp_path / "s", 2, 1)  # restarted (it was refused)
+
+
 def test_a_restart_counts_expired_impressions_without_reading_them(tmp_path, monkeypatch):
     """Impressions never answered and expired are counted by the log, not read back (every one
     ever dropped was decoded at each restart, some 10 us each: a minute a day of traffic); the

@@ -105,8 +105,11 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
         ) from None
     try:
         with os.fdopen(fd, "wb") as f:
-            if hasattr(os, "fchmod"):  # mkstemp's 0600, widened to what open() would give
-                os.fchmod(f.fileno(), 0o666 & ~_umask())
+            if hasattr(os, "fchmod"):
+                # mkstemp's 0600, widened to what open() would give, but never writable by
+                # every user whatever the umask: olboost's files are models and runs, code when
+                # loaded (unpickled), and a store refuses such a model
+                os.fchmod(f.fileno(), 0o664 & ~_umask())
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

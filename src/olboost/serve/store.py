@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import sys
 import uuid
 from collections.abc import Iterator
@@ -96,6 +97,44 @@ def refuse_a_lost_log(path: Path) -> None:
             "was: restore log.sqlite (with log.sqlite-wal if there was one), or serve a new "
             "store in another directory"
         )
+
+
+def refuse_a_foreign_model(path: Path) -> None:
+    """Raise before the model file ``path`` of a store is loaded if a user other than this
+    process's (or root) could have written it: if it is owned by another user, is writable by
+    every user, or lies in a directory every user can write to without the sticky bit (anyone
+    could then put another file in its place). Loading a model unpickles it, which can run any
+    code; the README's advice to keep a store where only its service's user can write was not
+    checked. Group-writable files pass: under a umask of 002 every file is, the group being the
+    user's own on most systems. POSIX only (Windows has neither the modes nor the ids)."""
+    if not hasattr(os, "geteuid"):
+        return
+    me = os.geteuid()
+    info = path.stat()
+    if info.st_uid not in (me, 0):
+        raise ValueError(
+            f"{path}: owned by user {info.st_uid}, not by this process's user {me}; loading a "
+            "model runs code (it is unpickled): serve only a store its own user wrote (chown "
+            "the file if it is yours)"
+        )
+    if info.st_mode & stat.S_IWOTH:
+        raise ValueError(
+            f"{path}: writable by every user (mode {stat.S_IMODE(info.st_mode):#o}); loading a "
+            "model runs code (it is unpickled): take the permission away (chmod o-w) if the file "
+            "is yours"
+        )
+    # the directories of the name as given (a symbolic link can be replaced in its own) and
+    # of the file it names
+    directories = dict.fromkeys([*Path(os.path.abspath(path)).parents, *path.resolve().parents])
+    for directory in directories:
+        mode = directory.stat().st_mode
+        if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+            raise ValueError(
+                f"{path}: in {directory}, which every user can write to (mode "
+                f"{stat.S_IMODE(mode):#o}, no sticky bit), so that anyone could have put it "
+                "there; loading a model runs code (it is unpickled): take the permission away "
+                f"(chmod o-w {directory})"
+            )
 
 
 def _in_use(path: str | os.PathLike[str], pid: str) -> str:
@@ -258,7 +297,9 @@ class Store:
         self.path = Path(path)
         #: (checkpoint seq, its counters or None) of the last :meth:`recover`
         self.recovered_from: tuple[int, dict[str, Any] | None] | None = None
-        self.path.mkdir(parents=True, exist_ok=True)
+        # never writable by every user, whatever the umask: its models are code when loaded
+        # (refuse_a_foreign_model)
+        self.path.mkdir(mode=0o775, parents=True, exist_ok=True)
         log = self.path / "log.sqlite"
         refuse_a_lost_log(self.path)
         try:
@@ -366,6 +407,7 @@ class Store:
 
     def _checkpoint_state(self) -> dict[str, Any]:
         remove_stale_temporaries(self.checkpoint_path)
+        refuse_a_foreign_model(self.checkpoint_path)
         state = load_run(self.checkpoint_path)
         if state.get("store_id") != self.store_id:
             if self.store_id is None and self.config() is None:
@@ -383,6 +425,7 @@ class Store:
 
     def initial_model(self) -> Any:
         """The model as created (:meth:`create`)."""
+        refuse_a_foreign_model(self.initial_path)
         return load(self.initial_path)
 
     # ------------------------------------------------------------------ log
