@@ -934,3 +934,48 @@ def test_hand_built_data_sets_mean_what_their_pairs_say():
     )
     split.train.label_names[0] = "w"
     assert split.label_names == ["x", "y"]
+
+
+_BOMB_SCRIPT = """
+import gzip, os, resource, sys
+from olboost.datasets import read_arff
+from olboost.datasets.mulan import read_mulan_labels
+from olboost.datasets.uci import load_uci
+
+directory = sys.argv[1]
+member = gzip.compress(b"@relation r\\n@attribute x numeric\\n@data\\n" + b"1\\n" * (1 << 23))
+bomb = member * 96  # gzip.decompress reads concatenated members: 1.6 GB from some 50 KB
+for name in ("bomb.arff.gz", "car.data.gz", "bomb.xml"):
+    with open(os.path.join(directory, name), "wb") as f:
+        f.write(bomb)
+size = int(open("/proc/self/status").read().split("VmSize:")[1].split()[0]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (400 << 20), resource.RLIM_INFINITY))
+for read, name in ((read_arff, "bomb.arff.gz"), (load_uci, "car.data.gz"),
+                   (read_mulan_labels, "bomb.xml")):
+    try:
+        read(os.path.join(directory, name))
+    except MemoryError as err:
+        print(str(err))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmSize from /proc")
+def test_a_file_too_large_for_memory_is_named_in_the_memory_error(tmp_path):
+    # a gzip bomb (or any file too large for the machine) ended `olboost run` with a bare
+    # "MemoryError", naming no file; the limit on the address space makes the error real
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _BOMB_SCRIPT, str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    for line, name in zip(lines, ("bomb.arff.gz", "car.data.gz", "bomb.xml"), strict=True):
+        size = (tmp_path / name).stat().st_size
+        assert line == (
+            f"{tmp_path / name}: not enough memory to load it ({size:,} bytes on disk; a data "
+            "file is read, and gzip data decompressed, whole into memory before it is parsed)"
+        )

@@ -5,9 +5,11 @@ file and line, and the character tokenizer of ARFF rows (quotes, escapes, commen
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import os
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 # Weka's escapes inside quoted tokens; any other escaped character stands for itself.
@@ -139,6 +141,25 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     except (EOFError, OSError, zlib.error) as exc:
         # A cut-off download must not parse as a shorter, valid-looking data set.
         raise ValueError(f"{p}: corrupt or truncated gzip data ({exc})") from exc
+
+
+@contextlib.contextmanager
+def memory_for(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Name the data file ``path`` in a ``MemoryError`` raised while it is read and parsed: a
+    file is read whole, gzip decompressed whole, and a file too large for the machine (a
+    gzip bomb among them: a megabyte that decompresses to gigabytes) ended the command with a
+    bare ``MemoryError``, naming nothing."""
+    try:
+        yield
+    except MemoryError:
+        try:
+            size = f"{os.path.getsize(path):,} bytes"
+        except OSError:
+            size = "its size unknown"
+        raise MemoryError(
+            f"{path}: not enough memory to load it ({size} on disk; a data file is read, and "
+            "gzip data decompressed, whole into memory before it is parsed)"
+        ) from None
 
 
 # Windows-1252's characters for the bytes 0x80-0x9f, where Latin-1 has C1 control characters

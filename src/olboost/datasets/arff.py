@@ -37,6 +37,7 @@ from olboost.datasets._text import (
     _take_token,
     first_python_only_number,
     instance_weight_error,
+    memory_for,
     python_only_number,
     read_bytes,
     shown,
@@ -524,11 +525,13 @@ def read_arff(path: str | os.PathLike[str]) -> ArffFile:
     """
     check_path(path, "path")
     spath = str(path)
-    text = _decode(read_bytes(path), spath)
-    if "\r" in text:
-        # a line ends with "\n", "\r\n" or, in old Mac files, "\r" alone (Weka reads all three)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    relation, attributes, data_index = _parse_header(lines, spath)
-    data, row_lines = _parse_body(lines, data_index + 1, attributes, spath)
+    with memory_for(path):
+        text = _decode(read_bytes(path), spath)
+        if "\r" in text:
+            # a line ends with "\n", "\r\n" or, in old Mac files, "\r" alone (Weka reads all
+            # three)
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        relation, attributes, data_index = _parse_header(lines, spath)
+        data, row_lines = _parse_body(lines, data_index + 1, attributes, spath)
     return ArffFile(spath, relation, attributes, data, row_lines, data_index + 1)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from olboost.datasets._text import WINDOWS_1252, _error, read_bytes
+from olboost.datasets._text import WINDOWS_1252, _error, memory_for, read_bytes
 from olboost.datasets.arff import ArffFile, read_arff
 from olboost.datasets.base import MultiLabelDataset, check_path
 from olboost.online.inputs import MAX_ABS_FEATURE, entry_position
@@ -65,7 +65,8 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
         If the XML is malformed, a label has no name, a name repeats, or there is no label.
     """
     path = str(xml_path)
-    raw = read_bytes(xml_path)
+    with memory_for(xml_path):
+        raw = read_bytes(xml_path)
     labels: list[tuple[str, int]] = []
     seen: set[str] = set()
     root_line: list[int] = []  # line of the root element, where labels were expected
@@ -93,7 +94,8 @@ def read_mulan_labels(xml_path: str | os.PathLike[str]) -> list[tuple[str, int]]
 
     parser.StartElementHandler = start
     try:
-        parser.Parse(raw, True)
+        with memory_for(xml_path):
+            parser.Parse(raw, True)
     except xml.parsers.expat.ExpatError as exc:
         raise _error(path, exc.lineno, f"malformed XML: {exc}") from None
     except LookupError as exc:  # expat's error for an unknown encoding in the XML declaration

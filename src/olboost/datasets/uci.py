@@ -32,6 +32,7 @@ from olboost.datasets._text import (
     _decode,
     _error,
     first_python_only_number,
+    memory_for,
     python_only_number,
     read_bytes,
 )
@@ -446,7 +447,8 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
     if bundled is not None:
         resource = resources.files("olboost.datasets") / "data" / "uci" / _BUNDLED_FILES[bundled]
         with resources.as_file(resource) as path:
-            return _read(read_bytes(path), _FORMATS[bundled], str(path), missing)
+            with memory_for(path):
+                return _read(read_bytes(path), _FORMATS[bundled], str(path), missing)
 
     path = Path(name_or_path)
     fmt = _format_of(path)
@@ -467,4 +469,5 @@ def load_uci(name_or_path: str | os.PathLike[str], *, missing: str = "paper") ->
             f"{str(path)!r} is not a known UCI file; the loader recognises "
             f"{', '.join(_FILE_NAMES)} (optionally .gz); bundled names: {', '.join(BUNDLED_UCI)}"
         )
-    return _read(read_bytes(path), fmt, str(path), missing)
+    with memory_for(path):
+        return _read(read_bytes(path), fmt, str(path), missing)
