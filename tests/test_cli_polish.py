@@ -561,6 +561,41 @@ def test_a_checkpointed_run_equals_a_plain_one_and_resumes_when_done(capsys, tmp
     assert (tmp_path / "ck.olb").read_bytes() == (tmp_path / "plain.olb").read_bytes()
 
 
+def test_a_resume_with_other_options_is_refused_before_the_model_is_unpickled(
+    capsys, tmp_path, monkeypatch
+):
+    # the options were compared only once the model had been unpickled (seconds for a large
+    # one, and code run); they are in the header now. A run file whose model no longer
+    # unpickles (its class gone) shows which comes first.
+    run = tmp_path / "run.olb"
+    argv = [*RUN, "--checkpoint", str(run), "--checkpoint-every", "300"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    options = ck.read_run_options(run)
+    assert options == ck.load_run(run)["run"] and options["features"] == 5
+    module = tmp_path / "gone_module.py"
+    module.write_text("class Gone:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import gone_module
+
+    state = ck.load_run(run)
+    ck.save_run({**state, "model": gone_module.Gone()}, run)
+    monkeypatch.delitem(sys.modules, "gone_module")
+    module.unlink()
+    other = [*RUN[:-3], "--features", "6", "--checkpoint", str(run), "--resume"]
+    line = _error(capsys, other)
+    assert "holds a run with other options (features 5 there, 6 here)" in line
+    assert "cannot rebuild" in _error(capsys, [*argv, "--resume"])  # the same options
+    # a checkpoint whose header holds no options (written before it did) is compared once
+    # unpickled, as before
+    ck.atomic_write(run, ck._encode(state, "run", "the run checkpoint"))
+    assert "run" not in ck._verified(run)[0] and ck.read_run_options(run) is None
+    line = _error(capsys, other)
+    assert "holds a run with other options (features 5 there, 6 here)" in line
+    assert main([*argv, "--resume"]) == 0
+    assert "resuming from" in capsys.readouterr().err
+
+
 def test_checkpoint_options_are_checked(capsys, tmp_path):
     assert "--resume: needs --checkpoint PATH" in _error(capsys, [*RUN, "--resume"])
     line = _error(capsys, [*RUN, "--checkpoint-every", "10"])

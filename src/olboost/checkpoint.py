@@ -223,7 +223,7 @@ def loads(data: bytes) -> Any:
 # --------------------------------------------------------------------------- the file format
 
 
-def _encode(obj: Any, kind: str, what: str) -> bytes:
+def _encode(obj: Any, kind: str, what: str, run: Any = None) -> bytes:
     try:
         payload = dumps(obj)
     except (pickle.PicklingError, TypeError, AttributeError) as err:
@@ -238,6 +238,9 @@ def _encode(obj: Any, kind: str, what: str) -> bytes:
         "pickle_protocol": PICKLE_PROTOCOL,
         "payload_bytes": len(payload),
     }
+    if run is not None:
+        # a run's options, readable without unpickling the model (read_run_options)
+        header["run"] = run
     head = json.dumps(header, sort_keys=True).encode()
     body = MAGIC + _LENGTH.pack(len(head)) + head + payload
     return body + hashlib.sha256(body).digest()
@@ -258,6 +261,24 @@ def _check_path(path: Any, model: Any = None) -> None:
 def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     """The header and the unpickled payload of an olboost file; ``ValueError`` for anything
     but an intact file of this format."""
+    header, payload = _verified(path)
+    writer, where = header.get("olboost", "unknown"), Path(path)
+    try:
+        obj = loads(payload)
+    except Exception as err:  # a pickle of classes this olboost does not have, or lacks
+        raise ValueError(
+            f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "
+            f"olboost {writer}, read by olboost {__version__}): {type(err).__name__}: {err}"
+        ) from None
+    if header["kind"] == "run" and not (isinstance(obj, dict) and "model" in obj):
+        raise ValueError(f"{where}: not a run checkpoint (its content holds no model)")
+    return header, obj
+
+
+def _verified(path: str | os.PathLike[str], warn: bool = True) -> tuple[dict[str, Any], bytes]:
+    """The header and the payload (still pickled) of an intact olboost file of this format;
+    ``ValueError`` for anything else. ``warn``: that another olboost version wrote it (whose
+    classes the payload, once unpickled, may describe as they were)."""
     _check_path(path)
     path = Path(path)
     if path.is_dir():
@@ -323,23 +344,14 @@ def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
     body = data[:-_DIGEST_BYTES]
     if header.get("kind") not in KINDS:
         raise ValueError(f"{where}: corrupt olboost file (unknown kind {header.get('kind')!r})")
-    if writer != __version__:
+    if warn and writer != __version__:
         warnings.warn(
             f"{where} was written by olboost {writer}; this is olboost {__version__} (same "
             f"file format {FORMAT_VERSION}): its classes may have changed since",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    try:
-        obj = loads(body[start + length :])
-    except Exception as err:  # a pickle of classes this olboost does not have, or lacks
-        raise ValueError(
-            f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "
-            f"olboost {writer}, read by olboost {__version__}): {type(err).__name__}: {err}"
-        ) from None
-    if header["kind"] == "run" and not (isinstance(obj, dict) and "model" in obj):
-        raise ValueError(f"{where}: not a run checkpoint (its content holds no model)")
-    return header, obj
+    return header, body[start + length :]
 
 
 def save(model: Any, path: str | os.PathLike[str]) -> None:
@@ -444,7 +456,24 @@ def save_run(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     if "model" not in state:
         raise ValueError("a run checkpoint holds a 'model'")
     _check_path(path)
-    atomic_write(path, _encode(dict(state), "run", "the run checkpoint"))
+    run = state.get("run")
+    try:
+        json.dumps(run)
+    except (TypeError, ValueError):
+        run = None  # kept in the payload only
+    atomic_write(path, _encode(dict(state), "run", "the run checkpoint", run))
+
+
+def read_run_options(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``"run"`` entry of the run checkpoint at ``path`` (``olboost run``: its options),
+    read from the header of the intact file without unpickling the model, or ``None`` if the
+    header holds none (a checkpoint written before the header held them, or a ``"run"`` that
+    JSON cannot hold). ``ValueError`` for a bad file or a model file, as :func:`load_run`."""
+    header, _ = _verified(path, warn=False)
+    if header["kind"] != "run":
+        raise ValueError(f"{path}: an olboost {header['kind']} file, not a run checkpoint")
+    run = header.get("run")
+    return run if isinstance(run, dict) else None
 
 
 def file_kind(path: str | os.PathLike[str]) -> str | None:

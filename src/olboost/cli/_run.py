@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -147,7 +148,7 @@ class _RunCheckpoint:
     def start(self, n_features: int | None = None) -> dict[str, Any] | None:
         """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
         ``n_features`` those of the run's data, which an unset ``--features`` resolves on."""
-        from olboost.checkpoint import load_run
+        from olboost.checkpoint import load_run, read_run_options
 
         if not self.resume:
             return None
@@ -155,6 +156,13 @@ class _RunCheckpoint:
             print(f"olboost: no checkpoint at {self.path} yet: starting from the beginning",
                   file=sys.stderr)  # fmt: skip
             return None
+        # the options first, from the header: a model of hundreds of megabytes was unpickled
+        # (seconds, and code run) before a run with other options was refused
+        saved = read_run_options(self.path)
+        if saved is not None and _canonical(_effective(saved, n_features)) != _canonical(
+            _effective(self.key, n_features)
+        ):
+            self._same_options(saved, n_features)
         state = load_run(self.path)
         saved = state.get("run")
         if not isinstance(saved, dict) or "algorithm" not in saved or "progress" not in state:
@@ -162,6 +170,17 @@ class _RunCheckpoint:
                 f"--checkpoint {self.path}: not a checkpoint of olboost run (a run file written "
                 "by another program, or by olboost.checkpoint.save_run)"
             )
+        self._same_options(saved, n_features)
+        progress = state["progress"]
+        print(
+            f"olboost: resuming from {self.path}: {progress.done} of {progress.total} examples "
+            "done",
+            file=sys.stderr,
+        )
+        return state
+
+    def _same_options(self, saved: dict[str, Any], n_features: int | None) -> None:
+        """Raise unless the saved run's options ``saved`` are this run's."""
         saved, key = _effective(saved, n_features), _effective(self.key, n_features)
         if saved != key:
             changed = [
@@ -173,18 +192,16 @@ class _RunCheckpoint:
                 f"--checkpoint {self.path} holds a run with other options ({'; '.join(changed)}): "
                 "resume it with the same options, or give another --checkpoint path"
             )
-        progress = state["progress"]
-        print(
-            f"olboost: resuming from {self.path}: {progress.done} of {progress.total} examples "
-            "done",
-            file=sys.stderr,
-        )
-        return state
 
     def save(self, model: Any, progress: Any) -> None:
         from olboost.checkpoint import save_run
 
         save_run({"model": model, "progress": progress, "run": self.key}, self.path)
+
+
+def _canonical(key: dict[str, Any]) -> str:
+    """``key`` as the header of a run checkpoint holds it (JSON: a tuple is a list there)."""
+    return json.dumps(key, sort_keys=True, default=repr)
 
 
 def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, Any]:
