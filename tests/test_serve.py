@@ -93,7 +93,19 @@ def test_metrics_stay_prometheus_text_once_feedback_is_learned(server: Server) -
     fresh = Stats()
     with fresh.lock:
         table, lag = metrics_table(fresh, 0, 0, 0, 0)
-    assert math.isnan(_samples(exposition(table, lag))["olboost_estimated_rank_loss"])
+    fresh_samples = _samples(exposition(table, lag))
+    assert math.isnan(fresh_samples["olboost_estimated_rank_loss"])
+    # nor is the click-through rate 0.0 before a label is shown: "nobody clicks" (an
+    # observability probe, session 34), where the status page says null
+    assert math.isnan(fresh_samples["olboost_click_through_rate"])
+    assert fresh_samples["olboost_stopped"] == 0
+    # every counter says whether it is the log's (counted again at a start: it goes on across
+    # restarts) or this process's (from 0 at each start)
+    helps = dict(re.findall(r"^# HELP (olboost_\w+) (.*)$", exposition(table, lag), re.M))
+    kinds = dict(re.findall(r"^# TYPE (olboost_\w+) (\w+)$", exposition(table, lag), re.M))
+    for name, kind in kinds.items():
+        if kind in ("counter", "histogram"):
+            assert ("across restarts" in helps[name]) != ("this process" in helps[name]), name
     shown = server.rank(features(WIDTH, 7))
     status, _ = server.feedback(shown["impression"], shown["labels"][:1], wait=True)
     assert status == 200
@@ -1395,8 +1407,11 @@ def test_a_failed_periodic_checkpoint_in_the_server_is_retried(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("error", "said"),
     [
-        (MemoryError("a stand-in for a learn that fails"), "a stand-in for a learn that fails"),
-        (MemoryError(), "MemoryError()"),  # no message: the answers said "stopped: " alone
+        (
+            MemoryError("a stand-in for a learn that fails"),
+            "MemoryError: a stand-in for a learn that fails",
+        ),
+        (MemoryError(), "MemoryError"),  # no message: the answers said "stopped: " alone
     ],
 )
 def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
@@ -1437,11 +1452,17 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
         fail.set()
         with pytest.raises(RequestError) as stopped:
             checkpoint.result(timeout=30)
-        assert str(stopped.value) == f"the learner stopped: {said}"
-        assert service.health()["error"] == f"the learner stopped: {said}"
+        # the feedback it failed on, which a restart learns first: an operator could not
+        # find it (an observability probe, session 34)
+        stopped_on = (
+            f"the learner stopped on the feedback of seq 1 (impression {shown['impression']!r}): "
+            f"{said}"
+        )
+        assert str(stopped.value) == stopped_on
+        assert service.health()["error"] == stopped_on
         (record,) = [r for r in caplog.records if r.name.startswith("olboost.serve")]
         assert record.levelno == logging.ERROR and record.exc_info[1] is error
-        assert record.getMessage() == f"the learner stopped: {error!r}"
+        assert record.getMessage() == stopped_on
     except concurrent.futures.TimeoutError:
         pytest.fail("the checkpoint request was never answered")
     finally:
@@ -1657,10 +1678,12 @@ def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> N
         status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 3)},
                                         timeout=30)  # fmt: skip
         assert status == 503 and "stopped on an error" in answer["error"]
-        health = server.request("GET", "/health")[1]
-        # the reason, which the status page shows (it said "error" alone)
-        assert health["status"] == "error"
-        assert health["error"] == "the log writer stopped: database is locked"
+        status, health = server.request("GET", "/health")
+        # the reason, which the status page shows (it said "error" alone), with a 503 for a
+        # probe that reads the status code alone (it was 200)
+        assert status == 503 and health["status"] == "error"
+        assert _samples(server.request("GET", "/metrics")[1])["olboost_stopped"] == 1
+        assert health["error"] == "the log writer stopped: OperationalError: database is locked"
 
 
 @pytest.mark.parametrize("token", ["t\u00f6k-secret", "tab\tinside"])
@@ -1884,7 +1907,8 @@ def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp
         # the child's reason is in the parent's record (the child wrote it to fd 2, past the
         # logging an embedding program had set up)
         (said,) = [r.getMessage() for r in caplog.records if failed in r.getMessage()]
-        assert "IsADirectoryError" in said, said
+        # naming the file (repr of an OSError leaves it out)
+        assert "IsADirectoryError" in said and str(checkpoint) in said, said
     finally:
         checkpoint.rmdir()
         service.close()
@@ -2021,3 +2045,148 @@ def test_a_stopping_service_leaves_a_later_services_ready_file(tmp_path):
             first.stop()
             assert shared.read_text() == second.url
         assert not shared.exists()  # its own, removed as it stopped
+
+
+def _metric(metrics: str, name: str) -> float:
+    (value,) = re.findall(rf"^{re.escape(name)} (\S+)$", metrics, re.M)
+    return float(value)
+
+
+def test_a_deeply_nested_feature_is_a_422_counted_and_unlogged(tmp_path):
+    # the body's parser took it, and the error message's json.dumps, one level deeper, hit the
+    # recursion limit: a 500, uncounted, and a 65-line traceback per request on stderr, to
+    # anyone (/rank needs no token). Depths around the limit, where it fails, are scanned.
+    with Server(tmp_path / "store", *SMALL) as server:
+        statuses = []
+        for depth in range(900, 1010, 2):
+            body = b'{"features": [' + b"[" * depth + b"]" * depth + b", 1, 2, 3]}"
+            status, answer = server.request("POST", "/rank", raw=body, token=None)
+            statuses.append(status)
+            assert status in (400, 422), (depth, status, answer)
+        # the depths where the message names the value by its type (none beyond them)
+        assert 422 in statuses and 500 not in statuses
+        metrics = server.request("GET", "/metrics")[1]
+        counted = sum(
+            _metric(metrics, f'olboost_requests_total{{endpoint="/rank",status="{status}"}}')
+            for status in set(statuses)
+        )
+        assert counted == len(statuses)
+
+
+def test_an_error_of_the_service_is_a_counted_500_logged_once_with_its_traceback(tmp_path, caplog):
+    # an exception other than a refusal left the endpoint uncounted (an operator alerting on
+    # 5xx saw none) and uvicorn printed a traceback per request. No request can make one (that
+    # would be a defect), so the service's rank is made to fail; the server is real.
+    import http.client
+    import threading
+
+    import uvicorn
+
+    from olboost.serve.app import create_app, listen
+
+    service = _tiny_service(tmp_path / "s")
+    service.close()
+    from olboost.serve.service import Service
+
+    service = Service(tmp_path / "s")
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a stand-in for a defect")
+
+    service.rank = failing
+    caplog.set_level(logging.ERROR, logger="olboost.serve")
+    sock = listen("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(service, token="tok"), log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.started
+
+        def request(method: str, path: str, body: bytes | None = None):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+                response = conn.getresponse()
+                return response.status, response.read().decode()
+            finally:
+                conn.close()
+
+        for _ in range(3):
+            status, text = request("POST", "/rank", b'{"features": [0.5, 1.0]}')
+            assert status == 500
+            assert json.loads(text) == {
+                "error": "internal error (RuntimeError); see the service's log"
+            }
+        metrics = request("GET", "/metrics")[1]
+        assert _metric(metrics, 'olboost_requests_total{endpoint="/rank",status="500"}') == 3
+    finally:
+        server.should_exit = True
+        thread.join(60)
+    records = [r for r in caplog.records if r.name == "olboost.serve.app"]
+    assert [r.getMessage() for r in records] == [
+        "/rank failed: RuntimeError: a stand-in for a defect"
+    ] * 3
+    assert records[0].exc_info is not None and records[0].exc_info[1] is not None
+    assert all(not r.exc_info for r in records[1:])  # the traceback once, not per request
+
+
+def test_a_feedback_the_log_could_not_commit_is_counted_as_refused(tmp_path):
+    # the feedback of the batch that failed was answered 503 but not counted in
+    # feedback_rejected_total{reason="unavailable"}, while those refused after it were
+    store = tmp_path / "store"
+    with Server(store, *SMALL) as server:
+        shown = server.rank(features(WIDTH, 1))
+        blocker = sqlite3.connect(store / "log.sqlite", timeout=0, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")  # holds the write lock past SQLite's 5 s wait
+            status, answer = server.feedback(shown["impression"], [])
+            assert status == 503 and "the log could not be written" in answer["error"]
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        status, answer = server.feedback(shown["impression"], [])
+        assert status == 503 and "stopped on an error" in answer["error"]
+        metrics = server.request("GET", "/metrics")[1]
+    rejected = 'olboost_feedback_rejected_total{reason="unavailable"}'
+    assert _metric(metrics, rejected) == 2
+    assert _metric(metrics, 'olboost_requests_total{endpoint="/feedback",status="503"}') == 2
+
+
+def test_a_logged_feedback_a_restart_cannot_learn_is_named(tmp_path, capsys, monkeypatch):
+    # a restart learns the log's feedback after the checkpoint first: one that fails (here a
+    # row damaged by hand, its click mask a byte short) stopped the command with a bare
+    # traceback that named no feedback, the same at every restart
+    from olboost.cli import main
+    from olboost.serve.service import Service
+    from olboost.serve.store import replay
+
+    store = tmp_path / "store"
+    _served_store(store, 1, 3)
+    (store / "checkpoint.olb").unlink()  # every feedback is learned again
+    db = sqlite3.connect(store / "log.sqlite")
+    feedback_id, public_id = db.execute(
+        "SELECT f.feedback_id, i.public_id FROM feedback f JOIN impressions i "
+        "ON i.id = f.impression WHERE f.seq = 2"
+    ).fetchone()
+    db.execute("UPDATE feedback SET clicked = X'01' WHERE seq = 2")
+    db.commit()
+    db.close()
+    said = (
+        rf"log.sqlite: the feedback of seq 2 \(id '{feedback_id}', impression '{public_id}'\) "
+        "cannot be learned: "
+    )
+    with pytest.raises(ValueError, match=said):
+        Service(store).start()
+    with pytest.raises(ValueError, match=said):
+        replay(store)
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "tok")
+    assert main(["serve", "--store", str(store), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
+    assert re.search(said, err), err

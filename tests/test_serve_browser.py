@@ -147,7 +147,8 @@ def test_status_page_says_a_server_that_stops_answering(tmp_path: Path) -> None:
                     blocker.close()
                 page.wait_for_function(
                     "document.getElementById('status').textContent.startsWith("
-                    "'error: the log writer stopped: database is locked (the service answers "
+                    "'error: the log writer stopped: OperationalError: database is locked (the "
+                    "service answers "
                     "no request until it is restarted)')",
                     timeout=15000,
                 )

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from olboost.serve.requests import RequestError
+from olboost.serve.requests import RequestError, error_text
 from olboost.serve.stats import SERIES_STEP, Stats
 from olboost.serve.store import feedback_of, write_checkpoint
 
@@ -86,6 +86,7 @@ class Learner:
     def _learn_loop(self) -> None:
         since = 0
         last_point = 0.0
+        learning: tuple[int, str] | None = None  # (seq, impression) of the feedback learned
         _set_kernel_threads(self.model)
         try:
             while True:
@@ -115,6 +116,7 @@ class Learner:
                     item[1].set_result(self.checkpoint_seq)
                     continue
                 seq, record, clicked, lag = item
+                learning = (seq, record.public_id)
                 if self._fused is not None:  # learn_one in one call without the GIL
                     with self.lock:
                         self._fused.learn_shown(record.x, record.shown, clicked, record.probs)
@@ -122,6 +124,7 @@ class Learner:
                     feedback = feedback_of(self.model, record, clicked)
                     with self.lock:
                         self.model.learn_one(record.x, feedback)
+                learning = None
                 self.stats.learned(record, clicked, lag)
                 with self._learned:
                     self.applied_seq = seq
@@ -148,11 +151,16 @@ class Learner:
             self._reap_child(block=True)
             self._checkpoint()
         except BaseException as err:
-            self._error_text = f"the learner stopped: {str(err) or repr(err)}"
+            # the feedback it failed on, which a restart learns again first (it is logged):
+            # an operator had no way to find it
+            where = "" if learning is None else (
+                f" on the feedback of seq {learning[0]} (impression {learning[1]!r})"
+            )  # fmt: skip
+            self._error_text = f"the learner stopped{where}: {error_text(err)}"
             self._error = err
             # a record, not a print and an exception out of the thread (threading's hook
             # printed it again): the error is kept for /health and every answer from now on
-            log.error("the learner stopped: %r", err, exc_info=err)
+            log.error("%s", self._error_text, exc_info=err)
             with self._learned:
                 self._learned.notify_all()
                 waiting = [f for futures in self._waiters.values() for f in futures]
@@ -181,8 +189,9 @@ class Learner:
 
     def _checkpoint_failed(self, err: Exception) -> None:
         log.warning(
-            "the checkpoint of seq %d failed (%r); the next one retries", self.applied_seq, err
-        )
+            "the checkpoint of seq %d failed (%s); the next one retries", self.applied_seq,
+            error_text(err),
+        )  # fmt: skip
 
     def _fork_checkpoint(self) -> None:
         """Fork a child that writes the checkpoint of the model as it is now (the feedback up to
@@ -207,7 +216,7 @@ class Learner:
                 # on the pipe, not printed: another thread may have held sys.stderr's lock at
                 # the fork, and the reason belongs in the parent's log record
                 with contextlib.suppress(BaseException):
-                    os.write(write_end, repr(err).encode("utf-8", "replace")[:_REASON])
+                    os.write(write_end, error_text(err).encode("utf-8", "replace")[:_REASON])
             finally:
                 # no atexit handlers, no flushing of the server's buffers, no thread joins
                 os._exit(code)

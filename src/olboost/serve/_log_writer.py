@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from olboost.serve.config import ServiceConfig
-from olboost.serve.requests import RequestError
+from olboost.serve.requests import RequestError, error_text
 from olboost.serve.stats import SERIES_STEP, Stats
 from olboost.serve.store import ImpressionRecord, Store
 
@@ -148,9 +148,9 @@ class LogWriter:
                     self._commit(store, batch)
                 self._expire()
         except BaseException as err:  # a broken log: refuse every request from now on
-            self._error_text = f"the log writer stopped: {str(err) or repr(err)}"
+            self._error_text = f"the log writer stopped: {error_text(err)}"
             self._error = err
-            log.error("the log writer stopped: %r", err, exc_info=err)
+            log.error("%s", self._error_text, exc_info=err)
             # Requests queued behind the failure had no one left to answer them: they hung
             # until shutdown. A request queued after this drain sees _error (_queue_request).
             failure = self._stopped()
@@ -199,6 +199,10 @@ class LogWriter:
             for undo in reversed(batch.undo):
                 undo()
             failure = RequestError(503, f"the log could not be written: {err}")
+            # the feedback this refuses, counted as the refusals after it are (_check_open)
+            refused = sum(1 for op in ops if op[0] != "impression" and not op[2].done())
+            for _ in range(refused):
+                self.stats.reject(503)
             # every request of the batch: those logged before the failure, the one that
             # raised it and those after it, none of which would get an answer otherwise
             for future, _ in batch.results:

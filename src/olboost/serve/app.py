@@ -65,6 +65,8 @@ __all__ = [
     "run",
 ]
 
+log = logging.getLogger(__name__)
+
 #: Largest request body accepted, in bytes (a feature vector of some ten thousand numbers).
 DEFAULT_MAX_BODY = 256 * 1024
 
@@ -165,6 +167,8 @@ def create_app(
         if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
             raise RequestError(401, "invalid bearer token")
 
+    failed: set[tuple[str, type]] = set()  # (endpoint, error type) of the tracebacks logged
+
     def endpoint(
         name: str, handler: Callable[[Request], Awaitable[Response]], write: bool = False
     ) -> Callable[[Request], Awaitable[Response]]:
@@ -175,6 +179,18 @@ def create_app(
                 response = await handler(request)
             except RequestError as err:
                 response = _error(err)
+            except Exception as err:
+                # a defect of the service, not of the request: counted as a 500 (an operator
+                # alerting on 5xx saw none of them) and logged naming the endpoint, with its
+                # traceback the first time for each kind of error (not once per request)
+                kind = (name, type(err))
+                log.error("%s failed: %s: %s", name, type(err).__name__, err,
+                           exc_info=kind not in failed)  # fmt: skip
+                failed.add(kind)
+                response = JSONResponse(
+                    {"error": f"internal error ({type(err).__name__}); see the service's log"},
+                    status_code=500,
+                )
             service.stats.request(name, response.status_code)
             return response
 
@@ -206,7 +222,10 @@ def create_app(
         return JSONResponse(result)
 
     async def health(request: Request) -> Response:
-        return JSONResponse(service.health())
+        # 503 once stopped on an error: a probe that reads the status code alone (a load
+        # balancer's, Kubernetes') restarts the service, which refuses every request until then
+        answer = service.health()
+        return JSONResponse(answer, status_code=503 if answer["status"] == "error" else 200)
 
     async def metrics(request: Request) -> Response:
         return PlainTextResponse(service.metrics(), media_type="text/plain; version=0.0.4")

@@ -103,7 +103,10 @@ function get(path) {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), TIMEOUT_MS);
   return fetch(path, {signal: abort.signal, cache: "no-store"}).then(r => {
-    if (!r.ok) throw new Error(path + ": HTTP " + r.status);
+    // health answers 503 with its reason once the service has stopped on an error
+    if (!r.ok && !(path === "health" && r.status === 503)) {
+      throw new Error(path + ": HTTP " + r.status);
+    }
     return r.json();
   }).finally(() => clearTimeout(timer));
 }

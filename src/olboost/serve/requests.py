@@ -29,6 +29,28 @@ class RequestError(Exception):
         self.message = message
 
 
+def _as_json(value: Any) -> str:
+    """``value`` as JSON, for an error message: cut after ``_SHOWN_CHARS`` characters (a
+    megabyte of string was echoed whole), and named by its type when it is nested too deep to
+    write (the body's parser took it, one level shallower: a 500 and a traceback per request)."""
+    try:
+        text = json.dumps(value)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deep to show"
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
+
+
+#: Longest JSON value an error message quotes whole.
+_SHOWN_CHARS = 200
+
+
+def error_text(err: BaseException) -> str:
+    """``err`` for a log line or an answer: its type and its message (``repr`` of an
+    ``OSError`` leaves out the file it names, and ``str`` of a bare exception is empty)."""
+    text = str(err)
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
 def _fail(message: str, status: int = 422) -> RequestError:
     return RequestError(status, message)
 
@@ -47,14 +69,14 @@ def _check_fields(body: Any, allowed: set[str], required: set[str], what: str) -
 def _flag(body: dict, name: str) -> bool:
     value = body.get(name, False)
     if not isinstance(value, bool):
-        raise _fail(f"{name} must be true or false, got {json.dumps(value)}")
+        raise _fail(f"{name} must be true or false, got {_as_json(value)}")
     return value
 
 
 def _number(value: Any, where: str) -> float:
     # bool is an int in Python but not a feature value in JSON terms
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(f"features: {where} must be a number, got {json.dumps(value)}")
+        raise _fail(f"features: {where} must be a number, got {_as_json(value)}")
     try:
         v = float(value)
     except OverflowError:  # an integer beyond any float
@@ -123,7 +145,7 @@ def parse_rank(body: Any, config: ServiceConfig) -> tuple[np.ndarray, int | None
     if key is not None and (
         isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= MAX_KEY
     ):
-        raise _fail(f"key must be an integer in [0, 2^64), got {json.dumps(key)}")
+        raise _fail(f"key must be an integer in [0, 2^64), got {_as_json(key)}")
     want_ranking = _flag(body, "ranking")
     want_scores = _flag(body, "scores")
     return x, key, want_ranking, want_scores
@@ -149,12 +171,11 @@ def parse_feedback(
         if not isinstance(label, str):
             # the labels are strings: 1 is not the label "1"
             raise _fail(
-                f"clicked: a label is a JSON string, got {json.dumps(label)} "
-                f"({type(label).__name__})"
+                f"clicked: a label is a JSON string, got {_as_json(label)} ({type(label).__name__})"
             )
         if label not in index:
             known = list(config.labels)
-            raise _fail(f"clicked: unknown label {json.dumps(label)}; labels: {known}")
+            raise _fail(f"clicked: unknown label {_as_json(label)}; labels: {known}")
         indices.append(index[label])
     if len(set(indices)) != len(indices):
         raise _fail(f"clicked: a label is repeated: {clicked}")

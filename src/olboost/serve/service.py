@@ -471,5 +471,7 @@ class Service(LogWriter, Learner):
             rounds = int(self.model.t_) if self.model is not None else 0
             learn_queue = self.committed_seq - self.applied_seq
             pending = len(self._pending) if self._started else 0
-            table, lag = metrics_table(s, rounds, learn_queue, self.checkpoint_seq, pending)
+            table, lag = metrics_table(
+                s, rounds, learn_queue, self.checkpoint_seq, pending, self._error is not None
+            )
         return exposition(table, lag)

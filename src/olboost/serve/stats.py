@@ -197,33 +197,50 @@ def estimated_loss(record: ImpressionRecord, clicked: np.ndarray) -> tuple[float
 
 
 def metrics_table(
-    s: Stats, rounds: int, learn_queue: int, checkpoint_seq: int, pending: int
+    s: Stats,
+    rounds: int,
+    learn_queue: int,
+    checkpoint_seq: int,
+    pending: int,
+    stopped: bool = False,
 ) -> tuple[MetricsTable, list[tuple[str, float]]]:
     """The values of ``/metrics`` (see :func:`exposition`): the table of counters and gauges,
     the service's own given (model rounds, feedback committed and not learned, the last
-    checkpoint's ``seq``, pending impressions), and the lag histogram. Call it holding
-    ``s.lock``."""
+    checkpoint's ``seq``, pending impressions, whether it has stopped on an error), and the lag
+    histogram. Call it holding ``s.lock``.
+
+    The counters of the log (impressions, feedback, clicks, shown labels, expired impressions)
+    are counted from the log at a start, and so go on across restarts; those of requests
+    (requests, duplicates, refusals, checkpoints, the lag histogram) count this process's
+    only, and start at 0 with it. Each one's help text says which."""
     table: MetricsTable = [
-        ("requests_total", "counter", "HTTP requests by endpoint and status.",
+        ("requests_total", "counter",
+         "HTTP requests by endpoint and status, served by this process.",
          [(f'{{endpoint="{e}",status="{c}"}}', n)
           for (e, c), n in sorted(s.requests.items())]),
-        ("impressions_total", "counter", "Impressions logged.", [("", s.impressions)]),
+        ("impressions_total", "counter", "Impressions logged (the log's, across restarts).",
+         [("", s.impressions)]),
         ("feedback_total", "counter",
-         "Feedback learned (an acknowledged one counts once the learner has applied it).",
+         "Feedback learned (an acknowledged one counts once the learner has applied it; the "
+         "log's, across restarts).",
          [("", s.feedback)]),
         ("feedback_duplicates_total", "counter",
-         "Feedback ids answered again (applied once).", [("", s.duplicates)]),
-        ("feedback_rejected_total", "counter", "Feedback refused, by reason.",
+         "Feedback ids answered again (applied once), by this process.", [("", s.duplicates)]),
+        ("feedback_rejected_total", "counter", "Feedback refused by this process, by reason.",
          [(f'{{reason="{r}"}}', n) for r, n in sorted(s.rejected.items())]),
         ("impressions_expired_total", "counter",
-         "Impressions whose time to answer ran out without feedback.",
+         "Impressions whose time to answer ran out without feedback (the log's, across "
+         "restarts).",
          [("", s.expired)]),
-        ("clicks_total", "counter", "Clicked labels among those shown, feedback learned.",
+        ("clicks_total", "counter",
+         "Clicked labels among those shown, feedback learned (the log's, across restarts).",
          [("", s.clicks)]),
-        ("shown_labels_total", "counter", "Labels shown in the feedback learned.",
+        ("shown_labels_total", "counter",
+         "Labels shown in the feedback learned (the log's, across restarts).",
          [("", s.shown)]),
         ("click_through_rate", "gauge", "Clicks per shown label, feedback learned.",
-         [("", s.clicks / s.shown if s.shown else 0.0)]),
+         # NaN until a label is shown, as the status page's null: 0.0 read as "nobody clicks"
+         [("", s.clicks / s.shown if s.shown else float("nan"))]),
         ("estimated_rank_loss", "gauge",
          "Estimated rank loss of the model's rankings (inverse-propensity ratio, running; "
          "with full feedback, among the labels shown).",
@@ -238,6 +255,10 @@ def metrics_table(
          [("", s.checkpoints)]),
         ("pending_impressions", "gauge", "Impressions waiting for feedback.",
          [("", pending)]),
+        ("stopped", "gauge",
+         "1 once the log writer or the learner has stopped on an error (/health says which): "
+         "the service refuses every request until it is restarted; else 0.",
+         [("", int(stopped))]),
     ]  # fmt: skip
     lag = [
         *(
@@ -259,7 +280,8 @@ def exposition(table: MetricsTable, lag: list[tuple[str, float]]) -> str:
         lines += [f"# HELP olboost_{name} {text}", f"# TYPE olboost_{name} {kind}"]
         lines += [f"olboost_{name}{labels} {_number(value)}" for labels, value in values]
     lines += [
-        "# HELP olboost_feedback_lag_seconds Time from an impression to its feedback.",
+        "# HELP olboost_feedback_lag_seconds Time from an impression to its feedback, of the "
+        "feedback this process acknowledged.",
         "# TYPE olboost_feedback_lag_seconds histogram",
     ]
     lines += [f"olboost_feedback_lag_seconds{suffix} {_number(value)}" for suffix, value in lag]

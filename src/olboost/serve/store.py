@@ -556,9 +556,21 @@ class Store:
                 f"model from initial.olb and the log (the feedback after seq {last} is lost)"
             )
         for fb in self.feedback_after(seq):
-            model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
+            self.learn_logged(model, fb)
             seq = fb.seq
         return model, seq
+
+    def learn_logged(self, model: Any, fb: LoggedFeedback) -> None:
+        """Let ``model`` learn the logged feedback ``fb``; an error names it (a restart learns it
+        again first, and failed again with a bare traceback that named no feedback)."""
+        try:
+            model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
+        except Exception as err:
+            raise ValueError(
+                f"{self.path / 'log.sqlite'}: the feedback of seq {fb.seq} (id "
+                f"{fb.feedback_id!r}, impression {fb.impression.public_id!r}) cannot be learned: "
+                f"{type(err).__name__}: {err}"
+            ) from err
 
 
 def write_checkpoint(
@@ -601,7 +613,7 @@ def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
         model = store.initial_model()
         n = 0
         for fb in store.feedback_after(0):
-            model.learn_one(fb.impression.x, feedback_of(model, fb.impression, fb.clicked))
+            store.learn_logged(model, fb)
             n += 1
         return model, n
     finally:
