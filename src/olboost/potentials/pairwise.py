@@ -346,6 +346,9 @@ def bmr_weight_bound(n: int, n_relevant: int, k: int, gamma: float, loss: str = 
     Hinge losses: 2 (Jung & Tewari 2018, Lemma 9; ``f`` is 1-Lipschitz and ``s + e_l`` and ``s +
     e_r`` move each pair by at most 2). Rank loss: ``min(1, 3 max_d P(D = d))``, the exact form of
     Lemma 7 before its Berry-Esseen step, computed from :func:`difference_law`.
+
+    The bounds hold in exact arithmetic: a weight computed in floating point may exceed them
+    by rounding, a few units in the last place (``2.000000000000001`` for the hinge loss).
     """
     code = _loss_code(loss)
     n, n_relevant, k, gamma = _check_law_args(n, n_relevant, k, gamma)
