@@ -328,10 +328,6 @@ class Store:
                 problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(f"damaged: {problem}")
-        except sqlite3.DatabaseError as err:
-            self.db.close()
-            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
-        try:
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
@@ -339,9 +335,11 @@ class Store:
                     f"{self.path}: a log of schema version {version}; this olboost reads "
                     f"version {SCHEMA_VERSION}"
                 )
-        except BaseException:
+        except BaseException as err:
             # refused, the log stayed open (its files too) for as long as the error was kept
             self.db.close()
+            if isinstance(err, sqlite3.DatabaseError):
+                raise ValueError(f"{log}: not a readable olboost log ({err})") from None
             raise
 
     # ------------------------------------------------------------------ files
