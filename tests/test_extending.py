@@ -237,11 +237,13 @@ def test_a_subclass_constructor_of_any_form_runs_and_a_bad_call_names_the_class_
     # the wrapping that names the class in a call that does not fit: it planted a constructor
     # in a class without one (a dataclass then had none of its own), replaced one written with
     # functools.wraps by its parent's, and named the parent under a **kwargs constructor
+    import copy
     import dataclasses
     import functools
 
     from olboost import AdaOLMR
     from olboost.base import Estimator, InstanceOf
+    from olboost.checks import check_unknown_params
     from olboost.weak.base import Committee
 
     @dataclasses.dataclass
@@ -250,6 +252,21 @@ def test_a_subclass_constructor_of_any_form_runs_and_a_bad_call_names_the_class_
         high: float = 0.9
 
     assert Thresholds(low=0.2, high=0.8).high == 0.8
+    # the constructor its decorator wrote, after the class was made, names the class meant too
+    # (it said "Thresholds.__init__() got an unexpected keyword argument", failing the check)
+    with pytest.raises(TypeError, match=r"^Thresholds\(\) got an unexpected keyword argument "
+                       r"'hihg' \(did you mean 'high'\?\)"):  # fmt: skip
+        Thresholds(hihg=0.5)
+    check_unknown_params(Thresholds())
+
+    @dataclasses.dataclass
+    class Narrower(Thresholds):  # its parent's made first: each is wrapped at its own
+        width: float = 0.5
+
+    with pytest.raises(TypeError, match=r"^Narrower\(\) got an unexpected keyword argument "
+                       r"'widht' \(did you mean 'width'\?\)"):  # fmt: skip
+        Narrower(widht=0.5)
+    assert copy.deepcopy(Narrower(width=0.25)) == Narrower(width=0.25)  # __new__ with no args
 
     class Counted(AdaOLMR):
         made = 0

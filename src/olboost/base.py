@@ -194,6 +194,13 @@ def _naming_init(init: Callable[..., None], owner: type) -> Callable[..., None]:
     return wrapper
 
 
+def _wrap_own_init(cls: type) -> None:
+    """Make ``cls``'s own constructor, if it has one, a :func:`_naming_init` (once)."""
+    init = vars(cls).get("__init__")
+    if inspect.isfunction(init) and init not in _NAMING_INITS:
+        cls.__init__ = _naming_init(init, cls)  # type: ignore[misc]
+
+
 class Estimator:
     """Base class: parameters from ``__init__``, ``clone``, ``repr`` and declared validation."""
 
@@ -214,9 +221,19 @@ class Estimator:
         # a class's own constructor only: one it inherits is named by the wrapper it inherits
         # (as type(self)), and a class without one (a dataclass, before the decorator writes
         # it) gets none planted
-        init = vars(cls).get("__init__")
-        if inspect.isfunction(init) and init not in _NAMING_INITS:
-            cls.__init__ = _naming_init(init, cls)  # type: ignore[method-assign]
+        _wrap_own_init(cls)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # a constructor written after the class was made (a dataclass's, by its decorator) is
+        # wrapped at the first construction; Python looks the constructor up after __new__
+        for klass in cls.__mro__:
+            if klass is Estimator:
+                break
+            _wrap_own_init(klass)
+        if (args or kwargs) and cls.__init__ is object.__init__:
+            # object.__init__ says so only for a class without its own __new__
+            raise TypeError(f"{cls.__name__}() takes no arguments")
+        return super().__new__(cls)
 
     @property
     def _started(self) -> bool:
