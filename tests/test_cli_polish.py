@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -1156,3 +1157,52 @@ def test_a_lock_file_that_is_a_symbolic_link_is_refused_and_its_target_kept(caps
     line = _error(capsys, argv)
     assert f"{lock}: a hard link, where the lock file goes" in line, line
     assert victim.read_text() == "IMPORTANT DATA\n"
+
+
+_FULL_DISK_SCRIPT = """
+import resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit raises EFBIG instead
+from olboost.cli import main
+d = Path(sys.argv[1])
+argv = ["run", "--dataset", "emotions", "--learners", "3", "--features", "5", "--no-progress"]
+assert main([*argv, "--curve", "--output", str(d / "curve.json")]) == 0
+plotting = "matplotlib" in sys.argv[2:]
+if plotting:
+    assert main(["plot", str(d / "curve.json"), "-o", str(d / "fig.png")]) == 0
+    (d / "good.png").write_bytes((d / "fig.png").read_bytes())
+resource.setrlimit(resource.RLIMIT_FSIZE, (8192, resource.RLIM_INFINITY))
+print("run", main([*argv, "--output", str(d / "r.json"), "--save-model", str(d / "m.olb")]),
+      flush=True)
+if plotting:
+    print("plot", main(["plot", str(d / "curve.json"), "-o", str(d / "fig.png")]), flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="a file size limit is POSIX's")
+def test_a_full_disk_names_the_file_keeps_the_record_and_the_old_figure(tmp_path):
+    # A file size limit (RLIMIT_FSIZE) fails writes as a full disk does. The error said "File
+    # too large" (or "No space left on device") and not of which file; --save-model was
+    # written before the record, which was lost with the run's line; and a figure was written
+    # in place, a cut one left where the good one was (an exhaustion probe, session 34).
+    import importlib.util
+
+    plotting = importlib.util.find_spec("matplotlib") is not None
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_DISK_SCRIPT, str(tmp_path),
+         *(["matplotlib"] if plotting else [])],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "run 2" in done.stdout.splitlines()
+    errors = [line for line in done.stderr.splitlines() if line.startswith("olboost: error")]
+    assert errors[0] == f"olboost: error: {tmp_path / 'm.olb'}: File too large (writing it)"
+    assert json.loads((tmp_path / "r.json").read_text())["rank_loss"] >= 0  # kept, whole
+    lines = done.stdout.splitlines()
+    assert "rank loss" in lines[lines.index("run 2") - 1]  # the run's line, said
+    assert not (tmp_path / "m.olb").exists()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".olboost-tmp")]
+    if plotting:
+        assert "plot 2" in done.stdout.splitlines()
+        assert errors[1] == f"olboost: error: {tmp_path / 'fig.png'}: File too large (writing it)"
+        assert (tmp_path / "fig.png").read_bytes() == (tmp_path / "good.png").read_bytes()

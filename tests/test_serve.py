@@ -3,12 +3,14 @@ feedback, expiry, metrics. Each test talks to a real server process (see ``serve
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import math
 import os
 import re
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -1211,11 +1213,13 @@ def test_a_lost_log_is_named_not_the_checkpoint(tmp_path, capsys, monkeypatch):
     _served_store(store, 1, 3)
     (store / "log.sqlite").unlink()
     (store / "log.sqlite").mkdir()
-    with pytest.raises(ValueError, match=r"log.sqlite: not a readable olboost log \(unable"):
+    # (not called damaged: SQLite cannot open it, which is not its content's fault)
+    with pytest.raises(ValueError, match=r"log.sqlite: cannot be used now: it cannot be opened "
+                       r"\(unable"):  # fmt: skip
         Service(store).start()
     assert main(["serve", "--store", str(store), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert "log.sqlite: not a readable olboost log" in err and len(err.strip().splitlines()) == 1
+    assert "log.sqlite: cannot be used now" in err and len(err.strip().splitlines()) == 1
     # a log that lost its content (its WAL, say) but not its header: no store in it
     store = tmp_path / "headless"
     _served_store(store, 1, 5)
@@ -2190,3 +2194,111 @@ def test_a_logged_feedback_a_restart_cannot_learn_is_named(tmp_path, capsys, mon
     err = capsys.readouterr().err
     assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
     assert re.search(said, err), err
+
+
+_FULL_STORE_SCRIPT = """
+import resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit raises EFBIG instead
+from olboost.serve.service import Service, ServiceConfig
+from olboost.serve.store import Store
+path = Path(sys.argv[1])
+config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=2)
+service = Service(path, config, checkpoint_every=1000)
+service.start()
+def one(i):
+    shown, logged = service.rank({"features": [i / 50, 1.0]})
+    logged.result()
+    return service.feedback({"impression": shown["impression"], "clicked": []}).result()
+for i in range(3):
+    one(i)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+try:
+    for i in range(50):
+        one(i)
+except Exception as err:
+    print("refused:", err, flush=True)
+service.close()  # its last checkpoint fails on the full disk too
+print("health:", service.health()["error"], flush=True)
+try:
+    Store(path)
+except ValueError as err:
+    print("reopen:", err, flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="a file size limit is POSIX's")
+def test_a_full_store_disk_is_said_as_the_log_writers_stop_and_not_as_damage(tmp_path):
+    # With the store's disk full (a file size limit fails writes as one does), the log writer
+    # stops; the learner's last checkpoint, which the stop asks for, fails too, and /health
+    # then blamed the learner. A restart on the full disk called the intact log "not a readable
+    # olboost log", the words of a damaged one (an exhaustion probe, session 34).
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _FULL_STORE_SCRIPT, str(tmp_path / "s")],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = dict(line.split(": ", 1) for line in done.stdout.splitlines())
+    assert said["refused"].startswith("the log could not be written: ")
+    assert said["health"].startswith("the log writer stopped: OperationalError: ")
+    log = tmp_path / "s" / "log.sqlite"
+    assert said["reopen"].startswith(f"{log}: cannot be used now: ")
+    assert "not known to be damaged" in said["reopen"]
+    # the log is intact: served again once there is room (as replay reads it)
+    model, n = replay(tmp_path / "s")
+    assert n == 3 and model.t_ == 3
+    # and the stopped writer's log record names the log's file
+    assert f"the log writer stopped: OperationalError: disk I/O error ({log})" in done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked checkpoints need fork")
+def test_no_descriptor_left_for_a_checkpoint_child_is_a_failed_checkpoint_not_a_stop(
+    tmp_path, caplog
+):
+    # os.pipe (or os.fork) refused at a periodic checkpoint stopped the learner for good:
+    # every request refused until a restart, though the next checkpoint would have worked
+    import resource
+
+    service = _tiny_service(tmp_path / "s", checkpoint_every=1, fork_checkpoints=True)
+    caplog.set_level(logging.WARNING, logger="olboost.serve")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    fillers: list[int] = []
+    try:
+        _one_feedback(service, 1)
+        deadline = time.monotonic() + 20
+        while service.checkpoint_seq != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert service.checkpoint_seq == 1
+        shown, logged = service.rank({"features": [0.25, 1.0]})
+        logged.result()
+        # no descriptor left from here: the learner's pipe for the next checkpoint fails
+        top = max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+        resource.setrlimit(resource.RLIMIT_NOFILE, (top, hard))
+        with contextlib.suppress(OSError):
+            while True:
+                fillers.append(os.open(os.devnull, os.O_RDONLY))
+        answer = service.feedback({"impression": shown["impression"], "clicked": []}).result()
+        assert service.wait_learned(answer["seq"], timeout=30)
+        deadline = time.monotonic() + 20
+        failed = "the checkpoint of seq 2 failed (OSError: [Errno 24]"
+        while time.monotonic() < deadline and not any(
+            failed in r.getMessage() for r in caplog.records
+        ):
+            time.sleep(0.05)
+    finally:
+        for fd in fillers:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        assert any(failed in r.getMessage() for r in caplog.records), caplog.text
+        assert service.health()["status"] == "ok"  # it goes on, and the next one retries
+        _one_feedback(service, 3)
+        deadline = time.monotonic() + 20
+        while service.checkpoint_seq != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert service.checkpoint_seq == 3
+    finally:
+        service.close()

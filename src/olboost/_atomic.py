@@ -114,9 +114,13 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(err, OSError) and err.filename is None and err.errno is not None:
+            # a full disk's ENOSPC (or EFBIG, EIO) of a write or an fsync names no file: the
+            # command said "No space left on device" and not of what
+            raise type(err)(err.errno, f"{err.strerror} (writing it)", str(path)) from None
         raise
     _fsync_directory(directory)
 

@@ -563,6 +563,18 @@ def check_figure_path(output: Path, option: str) -> None:
         )
 
 
+def write_figure(fig: Figure, path: str | os.PathLike[str], dpi: float) -> None:
+    """Write ``fig`` to ``path`` atomically, in the format its suffix names (written in place,
+    a full disk left a cut figure where a good one was)."""
+    import io
+
+    from olboost.checkpoint import atomic_write
+
+    image = io.BytesIO()
+    fig.savefig(image, format=Path(path).suffix.lstrip(".").lower() or "png", dpi=dpi)
+    atomic_write(path, image.getvalue())
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     """``olboost plot RESULTS... -o fig.png``."""
     _require_matplotlib("olboost plot")
@@ -582,7 +594,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     # the summary before the figure is written: nothing is written when something fails
     finals = curves(records, points=2)
 
-    fig.savefig(args.output, dpi=args.dpi)
+    write_figure(fig, args.output, args.dpi)
     metric = str(records[0].get("curve_metric", "rank_loss"))
     for c in finals:
         sd = "" if c.std is None else f" ± {c.std[-1]:.4f}"

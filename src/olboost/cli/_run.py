@@ -547,10 +547,6 @@ def _run_with(args: argparse.Namespace, checkpoint: _RunCheckpoint | None) -> in
         print(f"{data.name}: {data.missing}", flush=True)
     record, model = _evaluate(args, data, checkpoint)
     add_missing_values(record, data)
-    if args.save_model:
-        from olboost.checkpoint import save
-
-        save(model, args.save_model)
     write_record(args, record)
     if "learners" in record:
         head = (
@@ -586,7 +582,13 @@ def _run_with(args: argparse.Namespace, checkpoint: _RunCheckpoint | None) -> in
                 f"rho={record['rho']:g}: "
             )
     timing = f", {record['seconds']:.2f} s (+ {record['compile_seconds']:.2f} s compile before)"
-    print(head + body + timing)
+    print(head + body + timing, flush=True)
+    if args.save_model:
+        # last: the model was saved first, and a full disk then lost the record and the line
+        # above with it (the whole run to do again)
+        from olboost.checkpoint import save
+
+        save(model, args.save_model)
     return 0
 
 

@@ -136,13 +136,15 @@ class Learner:
                 since += 1
                 # one child at a time: while one writes, the next checkpoint waits for it
                 if since >= self.checkpoint_every and self._child is None:
-                    if self.fork_checkpoints:
-                        self._fork_checkpoint()
-                    else:
-                        try:
+                    try:
+                        if self.fork_checkpoints:
+                            # a pipe or a fork refused (no descriptor left, no memory) stopped
+                            # the learner for good
+                            self._fork_checkpoint()
+                        else:
                             self._checkpoint()
-                        except Exception as err:  # as a failed child's: the next one retries
-                            self._checkpoint_failed(err)
+                    except Exception as err:  # as a failed child's: the next one retries
+                        self._checkpoint_failed(err)
                     since = 0
                 now = self.clock()
                 if now - last_point >= SERIES_STEP:
@@ -156,11 +158,14 @@ class Learner:
             where = "" if learning is None else (
                 f" on the feedback of seq {learning[0]} (impression {learning[1]!r})"
             )  # fmt: skip
-            self._error_text = f"the learner stopped{where}: {error_text(err)}"
-            self._error = err
+            text = f"the learner stopped{where}: {error_text(err)}"
             # a record, not a print and an exception out of the thread (threading's hook
-            # printed it again): the error is kept for /health and every answer from now on
-            log.error("%s", self._error_text, exc_info=err)
+            # printed it again): the error is kept for /health and every answer from now on,
+            # unless the log writer stopped first: the learner's last checkpoint, which its
+            # stop asks for, then failed on the same full disk, and /health blamed the learner
+            log.error("%s", text, exc_info=err)
+            if self._error is None:
+                self._error_text, self._error = text, err
             with self._learned:
                 self._learned.notify_all()
                 waiting = [f for futures in self._waiters.values() for f in futures]
@@ -203,7 +208,12 @@ class Learner:
         counts = self.stats.log_counts()
         parent = os.getpid()
         read_end, write_end = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except BaseException:
+            os.close(read_end)
+            os.close(write_end)
+            raise
         if pid == 0:  # the child: only this thread exists here; it must never return
             code = 1
             try:

@@ -150,7 +150,7 @@ class LogWriter:
         except BaseException as err:  # a broken log: refuse every request from now on
             self._error_text = f"the log writer stopped: {error_text(err)}"
             self._error = err
-            log.error("%s", self._error_text, exc_info=err)
+            log.error("%s (%s)", self._error_text, Path(self.path) / "log.sqlite", exc_info=err)
             # Requests queued behind the failure had no one left to answer them: they hung
             # until shutdown. A request queued after this drain sees _error (_queue_request).
             failure = self._stopped()

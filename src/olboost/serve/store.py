@@ -137,6 +137,25 @@ def refuse_a_foreign_model(path: Path) -> None:
             )
 
 
+#: SQLite's primary result codes of a log that could not be used for a reason other than its
+#: content: a full disk, an I/O error, no permission, read-only (sqlite3's ``sqlite_errorcode``
+#: & 0xff).
+_NOT_DAMAGE = {3: "no permission", 8: "read-only", 10: "an I/O error", 13: "the disk is full",
+               14: "it cannot be opened"}  # fmt: skip
+
+
+def _log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
+    """The error of a log SQLite refused to open: damaged, or (a full disk, say) not, which
+    an operator must not take for damage and restore or remove an intact log for."""
+    reason = _NOT_DAMAGE.get(getattr(err, "sqlite_errorcode", 0) & 0xFF)
+    if reason is None:
+        return ValueError(f"{log}: not a readable olboost log ({err})")
+    return ValueError(
+        f"{log}: cannot be used now: {reason} ({err}); the log itself is not known to be "
+        "damaged: fix that and start again"
+    )
+
+
 def _in_use(path: str | os.PathLike[str], pid: str) -> str:
     return (
         f"{path}: the store is served by another service (process {pid}); stop it first, or "
@@ -306,7 +325,7 @@ class Store:
             # (a directory in the log's place fails here: "unable to open database file")
             self.db = sqlite3.connect(log, isolation_level=None)
         except sqlite3.DatabaseError as err:
-            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
+            raise _log_error(log, err) from None
         try:
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
             # the WAL file before it returns
@@ -339,7 +358,7 @@ class Store:
             # refused, the log stayed open (its files too) for as long as the error was kept
             self.db.close()
             if isinstance(err, sqlite3.DatabaseError):
-                raise ValueError(f"{log}: not a readable olboost log ({err})") from None
+                raise _log_error(log, err) from None
             raise
 
     # ------------------------------------------------------------------ files

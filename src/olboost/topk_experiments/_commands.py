@@ -5,7 +5,6 @@ their options."""
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import time
 from dataclasses import asdict
@@ -14,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from olboost.checkpoint import atomic_write
 from olboost.cli._algorithms import GivenOption
 from olboost.cli._shared import add_suite_parser, load_average
 from olboost.metrics import sample_sd
@@ -201,9 +199,7 @@ def plot_curves(record: dict[str, Any], path: str | os.PathLike) -> Any:
         f"{record['seeds']} seeds, mean ± 1 sd)",
         test_starts_after=record["test_starts_after"],
     )
-    image = io.BytesIO()
-    fig.savefig(image, format=Path(path).suffix.lstrip(".") or "png", dpi=120)
-    atomic_write(path, image.getvalue())
+    plots.write_figure(fig, path, 120)
     return fig
 
 
