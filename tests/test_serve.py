@@ -1913,6 +1913,9 @@ def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp
         (said,) = [r.getMessage() for r in caplog.records if failed in r.getMessage()]
         # naming the file (repr of an OSError leaves it out)
         assert "IsADirectoryError" in said and str(checkpoint) in said, said
+        shown_error = service.health()["checkpoint_error"]
+        assert shown_error.startswith("the checkpoint of seq 1 failed: IsADirectoryError")
+        assert str(checkpoint) in shown_error
     finally:
         checkpoint.rmdir()
         service.close()
@@ -2294,11 +2297,18 @@ def test_no_descriptor_left_for_a_checkpoint_child_is_a_failed_checkpoint_not_a_
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     try:
         assert any(failed in r.getMessage() for r in caplog.records), caplog.text
-        assert service.health()["status"] == "ok"  # it goes on, and the next one retries
+        health = service.health()
+        assert health["status"] == "ok"  # it goes on, and the next one retries
+        # said by /health and /metrics, not in the log alone
+        assert health["checkpoint_error"].startswith(
+            "the checkpoint of seq 2 failed: OSError: [Errno 24]"
+        )
+        assert _samples(service.metrics())["olboost_checkpoint_failures_total"] == 1
         _one_feedback(service, 3)
         deadline = time.monotonic() + 20
         while service.checkpoint_seq != 3 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert service.checkpoint_seq == 3
+        assert service.health()["checkpoint_error"] is None  # written again
     finally:
         service.close()

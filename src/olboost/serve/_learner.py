@@ -189,14 +189,14 @@ class Learner:
         counts = self.stats.log_counts()  # this thread alone counts what it learns, too
         write_checkpoint(self.path, self.model, self.applied_seq, self.store_id, counts)
         self.checkpoint_seq = self.applied_seq
-        with self.stats.lock:
-            self.stats.checkpoints += 1
+        self.stats.checkpointed()
 
-    def _checkpoint_failed(self, err: Exception) -> None:
-        log.warning(
-            "the checkpoint of seq %d failed (%s); the next one retries", self.applied_seq,
-            error_text(err),
-        )  # fmt: skip
+    def _checkpoint_failed(self, err: Exception | str, seq: int | None = None) -> None:
+        """Log a checkpoint's failure (of ``seq``, else the learner's last) and count it."""
+        reason = error_text(err) if isinstance(err, BaseException) else err
+        seq = self.applied_seq if seq is None else seq
+        log.warning("the checkpoint of seq %d failed (%s); the next one retries", seq, reason)
+        self.stats.checkpointed(f"the checkpoint of seq {seq} failed: {reason}")
 
     def _fork_checkpoint(self) -> None:
         """Fork a child that writes the checkpoint of the model as it is now (the feedback up to
@@ -251,8 +251,7 @@ class Learner:
         self._child = None
         if report == b"ok":
             self.checkpoint_seq = max(self.checkpoint_seq, seq)
-            with self.stats.lock:
-                self.stats.checkpoints += 1
+            self.stats.checkpointed()
         else:
             reason = report.decode("utf-8", "replace") or "the child ended without a word"
-            log.warning("the checkpoint of seq %d failed (%s); the next one retries", seq, reason)
+            self._checkpoint_failed(reason, seq)

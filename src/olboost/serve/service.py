@@ -459,6 +459,7 @@ class Service(LogWriter, Learner):
                 "committed_seq": self.committed_seq,
                 "applied_seq": self.applied_seq,
                 "checkpoint_seq": self.checkpoint_seq,
+                "checkpoint_error": s.checkpoint_error,
                 "pending": len(self._pending) if self._started else 0,
                 "expired": s.expired,
                 "impression_ttl": self.impression_ttl,

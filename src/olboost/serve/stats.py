@@ -62,7 +62,21 @@ class Stats:
     lag_count: int = 0
     lag_buckets: list[int] = field(default_factory=lambda: [0] * len(LAG_BUCKETS))
     checkpoints: int = 0
+    checkpoint_failures: int = 0
+    #: Why the last checkpoint failed, until one is written again (``None``: it was written).
+    checkpoint_error: str | None = None
     series: deque = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
+
+    def checkpointed(self, error: str | None = None) -> None:
+        """Count a checkpoint written, or one that failed for ``error`` (shown by /health until
+        one is written again: a failing disk was seen only in the log, the replay a restart
+        needs growing unseen)."""
+        with self.lock:
+            if error is None:
+                self.checkpoints += 1
+            else:
+                self.checkpoint_failures += 1
+            self.checkpoint_error = error
 
     def request(self, endpoint: str, status: int) -> None:
         with self.lock:
@@ -253,6 +267,10 @@ def metrics_table(
          [("", checkpoint_seq)]),
         ("checkpoints_total", "counter", "Checkpoints written by this process.",
          [("", s.checkpoints)]),
+        ("checkpoint_failures_total", "counter",
+         "Checkpoints that failed in this process (each retried at the next; /health says why "
+         "the last one failed until one is written).",
+         [("", s.checkpoint_failures)]),
         ("pending_impressions", "gauge", "Impressions waiting for feedback.",
          [("", pending)]),
         ("stopped", "gauge",
