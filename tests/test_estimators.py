@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from olboost import AdaOLMR, TopkAdaptive, VFDTCommittee
+from olboost import AdaOLMR, LabelRanker, TopkAdaptive, VFDTCommittee
 from olboost._random import STREAMS, seed_key
 from olboost.checks import all_estimators, yield_checks
 from olboost.feedback import TopkFeedback
@@ -108,6 +108,24 @@ class CountsBeforeChecking(AdaOLMR):
     def learn_one(self, x, y):
         self.calls_ = self.__dict__.get("calls_", 0) + 1
         super().learn_one(x, y)
+
+
+class SkipsNonRealMatrices(AdaOLMR):
+    # learns nothing from a complex or text matrix, and says nothing
+    def learn(self, X, Y):
+        data = X.data if hasattr(X, "tocsr") else np.asarray(X)
+        if data.dtype.kind in "cUS":
+            return self
+        return super().learn(X, Y)
+
+
+class RankerCountsMatricesBeforeChecking(LabelRanker):
+    # no learners parameter: the check returned before the later one that saw the change
+    def learn(self, X, Y):
+        data = X.data if hasattr(X, "tocsr") else np.asarray(X)
+        if data.dtype.kind in "cUS":  # counted, then refused
+            self.matrices_ = self.__dict__.get("matrices_", 0) + 1
+        return super().learn(X, Y)
 
 
 class CloneForgetsAParameter(AdaOLMR):
@@ -356,6 +374,8 @@ _BROKEN = [
     (PredictsNoDistribution(**_COMMITTEE), "check_committee_predictions"),
     (PickleRestartsTheTrees(**_COMMITTEE), "check_committee_pickling"),
     (SwallowsUnknownKeywords(**_BOOSTER), "check_unknown_params"),
+    (SkipsNonRealMatrices(**_BOOSTER), "check_booster_bad_input"),
+    (RankerCountsMatricesBeforeChecking(labels=4), "check_booster_bad_input"),
 ]
 
 

@@ -162,6 +162,9 @@ def test_feature_keys_that_are_sets_get_one_order_whatever_the_hash_seed():
         "keys = [frozenset({'alpha', 'beta'}), frozenset({'alpha', 'gamma'}), ('x', {'b', 'a'}),"
         " frozenset({'delta', 'beta'}), frozenset({'gamma', 'delta'}), 'plain', 10, 2]\n"
         "keys[2] = ('x', frozenset({'b', 'a'}))\n"
+        # two tuples holding sets of four members: their str orders differ by hash seed
+        "keys += [('f', frozenset({'alpha', 'beta', 'gamma', 'delta'})),"
+        " ('f', frozenset({'alpha', 'beta', 'gamma', 'zeta'}))]\n"
         "_, names = check_vector(dict.fromkeys(keys, 1.0), 't', False, None, None)\n"
         "print([keys.index(k) for k in names])\n"
     )

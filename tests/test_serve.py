@@ -1278,6 +1278,17 @@ def test_a_store_commits_to_disk_by_default(tmp_path):
         store = Store(tmp_path / f"store{level}", **kwargs)
         try:
             assert store.db.execute("PRAGMA synchronous").fetchone()[0] == level
+            # in WAL mode: a reader (a recovery, a replay, a test) never blocks the writer
+            assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            reader = sqlite3.connect(store.path / "log.sqlite", timeout=0, isolation_level=None)
+            try:
+                reader.execute("BEGIN")
+                reader.execute("SELECT COUNT(*) FROM meta").fetchone()  # holds a read snapshot
+                store.set_meta("written", "while read")
+                reader.execute("COMMIT")
+            finally:
+                reader.close()
+            assert store.meta("written") == "while read"
         finally:
             store.close()
 
