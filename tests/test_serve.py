@@ -2323,3 +2323,56 @@ def test_no_descriptor_left_for_a_checkpoint_child_is_a_failed_checkpoint_not_a_
         assert service.health()["checkpoint_error"] is None  # written again
     finally:
         service.close()
+
+
+def test_a_log_the_service_cannot_write_is_refused_at_start_naming_it(tmp_path):
+    # SQLite opens a log its process cannot write read-only, without a word: the service
+    # started as healthy, then stopped at its first request with "attempt to write a readonly
+    # database", naming no file (a store restored by root for a service run as another user)
+    import shutil
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from olboost.serve.store import Store\n"
+        "try:\n"
+        "    Store(sys.argv[1])\n"
+        "except ValueError as err:\n"
+        "    print(err)\n"
+    )
+    store = tmp_path / "store"
+    _served_store(store, 1, 2)
+    log = store / "log.sqlite"
+    log.chmod(0o444)
+    command = [sys.executable, "-c", script, str(store)]
+    if os.geteuid() == 0:  # root writes any file: without the capability to, it cannot
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("as root, a file root cannot write needs util-linux's setpriv")
+        command = [setpriv, "--bounding-set=-dac_override,-fowner", "--inh-caps=-all", "--",
+                   *command]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"{log}: cannot be used now: read-only ("), done.stdout
+
+
+def test_replay_reads_only_and_refuses_a_path_without_a_store(tmp_path):
+    # replay("mistyped/") made the directory and an empty log there, and a service started
+    # on it then took it for an existing store
+    from olboost.serve.store import Store
+
+    with pytest.raises(ValueError, match=r"mistyped: no store here \(no log.sqlite\)"):
+        replay(tmp_path / "mistyped")
+    assert not (tmp_path / "mistyped").exists()
+    _served_store(tmp_path / "s", 1, 2)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "s").iterdir() if p.is_file()}
+    assert replay(tmp_path / "s")[1] == 2
+    after = {p.name: p.read_bytes() for p in (tmp_path / "s").iterdir() if p.is_file()}
+    # nothing written; SQLite's shared-memory index of the WAL and the empty WAL a reader of a
+    # log in WAL mode opens aside
+    assert {name: after[name] for name in before} == before
+    assert set(after) - set(before) <= {"log.sqlite-wal", "log.sqlite-shm"}
+    assert not after.get("log.sqlite-wal")
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        Store(tmp_path / "s", read_only=True).set_meta("x", "y")

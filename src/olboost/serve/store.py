@@ -297,8 +297,13 @@ class Store:
         service, not a power loss; several times cheaper per commit).
     verify
         Read every page of the log when opening it (SQLite's ``quick_check``), so that a
-        damaged one is refused here, naming the file, rather than failing a later query. Off
-        only for a second connection of a service that opened (and verified) the log itself.
+        damaged one is refused here, naming the file, rather than failing a later query, and
+        check that it can be written (SQLite opens a log it cannot write read-only, without a
+        word: the service started, then stopped at its first request). Off only for a second
+        connection of a service that opened (and verified) the log itself.
+    read_only
+        Open an existing store's log for reading only (:func:`replay`, :func:`backup`): no
+        directory or log is created, nothing is written, and a path without a log is refused.
     """
 
     @staticmethod
@@ -308,7 +313,12 @@ class Store:
         return (Path(path) / "log.sqlite").exists()
 
     def __init__(
-        self, path: str | os.PathLike[str], *, synchronous: str = "full", verify: bool = True
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "full",
+        verify: bool = True,
+        read_only: bool = False,
     ):
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
@@ -316,10 +326,13 @@ class Store:
         self.path = Path(path)
         #: (checkpoint seq, its counters or None) of the last :meth:`recover`
         self.recovered_from: tuple[int, dict[str, Any] | None] | None = None
+        log = self.path / "log.sqlite"
+        if read_only:
+            self._open_read_only(log, verify)
+            return
         # never writable by every user, whatever the umask: its models are code when loaded
         # (refuse_a_foreign_model)
         self.path.mkdir(mode=0o775, parents=True, exist_ok=True)
-        log = self.path / "log.sqlite"
         refuse_a_lost_log(self.path)
         try:
             # (a directory in the log's place fails here: "unable to open database file")
@@ -347,6 +360,13 @@ class Store:
                 problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(f"damaged: {problem}")
+                # a write, taken back (read-only: SQLITE_READONLY, said by _log_error;
+                # BEGIN IMMEDIATE alone takes the lock of a read-only log)
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('write_probe', '')")
+                finally:
+                    self.db.execute("ROLLBACK")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
@@ -356,6 +376,30 @@ class Store:
                 )
         except BaseException as err:
             # refused, the log stayed open (its files too) for as long as the error was kept
+            self.db.close()
+            if isinstance(err, sqlite3.DatabaseError):
+                raise _log_error(log, err) from None
+            raise
+
+    def _open_read_only(self, log: Path, verify: bool) -> None:
+        if not log.is_file():
+            raise ValueError(f"{self.path}: no store here (no log.sqlite)")
+        try:
+            self.db = sqlite3.connect(f"{log.absolute().as_uri()}?mode=ro", uri=True)
+        except sqlite3.DatabaseError as err:
+            raise _log_error(log, err) from None
+        try:
+            version = self.meta("schema_version")
+            if version != str(SCHEMA_VERSION):
+                raise ValueError(
+                    f"{self.path}: a log of schema version {version}; this olboost reads "
+                    f"version {SCHEMA_VERSION} (a service started on it upgrades it)"
+                )
+            if verify:
+                problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if problem != "ok":
+                    raise sqlite3.DatabaseError(f"damaged: {problem}")
+        except BaseException as err:
             self.db.close()
             if isinstance(err, sqlite3.DatabaseError):
                 raise _log_error(log, err) from None
@@ -625,7 +669,7 @@ def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
     """The initial model of the store at ``path`` with every feedback of its log learned, in
     ``seq`` order: ``(model, feedback learned)``. Reads only; the reference a service's model is
     compared with."""
-    store = Store(path)
+    store = Store(path, read_only=True)
     try:
         model = store.initial_model()
         n = 0
