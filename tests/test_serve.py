@@ -10,6 +10,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import time
@@ -2376,3 +2377,106 @@ def test_replay_reads_only_and_refuses_a_path_without_a_store(tmp_path):
     assert not after.get("log.sqlite-wal")
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         Store(tmp_path / "s", read_only=True).set_meta("x", "y")
+
+
+def test_a_backup_of_a_serving_store_is_the_store_of_one_moment(tmp_path, capsys):
+    # cp -r or tar of a running service's store could pair the log with a WAL of another
+    # moment (a "damaged" log at the copy's start), and the README gave no way to back up a
+    # live store (a backup probe, session 34): olboost backup, SQLite's online backup
+    import threading
+
+    from olboost.cli import main
+
+    store, copy = tmp_path / "store", tmp_path / "copy"
+    with Server(store, *SMALL, "--checkpoint-every", "7") as server:
+        acknowledged = []
+        for i in range(12):
+            shown = server.rank(features(WIDTH, i))
+            status, answer = server.feedback(shown["impression"], shown["labels"][:1])
+            assert status == 200
+            acknowledged.append(answer["seq"])
+        stop = threading.Event()
+
+        def traffic() -> None:  # the service writes while the backup reads
+            i = 100
+            while not stop.is_set():
+                shown = server.rank(features(WIDTH, i))
+                server.feedback(shown["impression"], shown["labels"][:1])
+                i += 1
+
+        thread = threading.Thread(target=traffic)
+        thread.start()
+        try:
+            time.sleep(0.3)
+            assert main(["backup", "--store", str(store), "--to", str(copy)]) == 0
+        finally:
+            stop.set()
+            thread.join(60)
+    said = capsys.readouterr().out
+    assert said.startswith(f"backed up {store} to {copy}: ")
+    model, n = replay(copy)
+    assert n >= len(acknowledged)  # everything acknowledged before the backup began
+    with Server(copy) as served:  # starts (not "damaged"), on exactly the log's replay
+        state = model_state(served)
+    assert state["rounds"] == n == model.t_
+    assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+    with pytest.raises(ValueError, match="not empty; a backup goes to a new directory"):
+        from olboost.serve.store import backup
+
+        backup(store, copy)
+
+
+def test_a_checkpoint_of_another_history_of_the_store_is_refused(tmp_path):
+    # A backup restored and served on, then the checkpoint of the other history put back: the
+    # same store id, a seq the log holds, so it was taken, and the model was not the log's
+    # replay (a backup probe, session 34). Each checkpoint names the impression its last
+    # feedback answered, which the log's feedback of that seq must answer too.
+    from olboost.serve.service import Service
+    from olboost.serve.store import backup
+
+    store, saved = tmp_path / "store", tmp_path / "saved"
+    _served_store(store, 1, 3)
+    backup(store, saved)
+    _served_store(store, 1, 3)  # seqs 4-6 in this history; its checkpoint is of seq 6
+    other = (store / "checkpoint.olb").read_bytes()
+    shutil.rmtree(store)
+    shutil.copytree(saved, store)
+    _served_store(store, 1, 4)  # seqs 4-7 of the restored history
+    (store / "checkpoint.olb").write_bytes(other)
+    with pytest.raises(ValueError, match=r"the checkpoint has learned the feedback of seq 6 as "
+                       r"the answer to impression '.*', but the log's feedback of seq 6 "
+                       r"answers '.*': the two come from different histories"):  # fmt: skip
+        Service(store).start()
+    (store / "checkpoint.olb").unlink()  # the way out the message gives
+    service = Service(store)
+    service.start()
+    try:
+        assert service.model.t_ == 7
+        assert dumps(service.model) == dumps(replay(store)[0])
+    finally:
+        service.close()
+
+
+def test_another_stores_initial_model_is_refused_and_its_checkpoint_offers_the_rebuild(
+    tmp_path,
+):
+    # store B's initial.olb and checkpoint.olb put into store A: the checkpoint was refused
+    # with one way out, and once it was moved away the store was rebuilt from B's initial
+    # model, another configuration than A's
+    from olboost.serve.service import Service, ServiceConfig
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    _served_store(a, 1, 2)
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=4, k=2, seed=2)
+    service = Service(b, config)
+    service.start()
+    service.close()
+    for name in ("initial.olb", "checkpoint.olb"):
+        (a / name).write_bytes((b / name).read_bytes())
+    with pytest.raises(ValueError, match="the checkpoint of another store .* or move "
+                       "checkpoint.olb away to rebuild the model from initial.olb"):  # fmt: skip
+        Service(a).start()
+    (a / "checkpoint.olb").unlink()
+    with pytest.raises(ValueError, match=r"initial.olb: not this store's initial model \(its "
+                       r"SHA-256 differs"):  # fmt: skip
+        Service(a).start()

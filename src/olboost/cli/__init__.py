@@ -142,7 +142,7 @@ COMMANDS: tuple[str, ...] = (
     "olboost.cli:_add_reproduce",
     "olboost.plots:add_parsers",  # plot
     "olboost.sweep:add_parsers",  # sweep
-    "olboost.serve.commands:add_parsers",  # serve and simulate
+    "olboost.serve.commands:add_parsers",  # serve, simulate and backup
 )
 
 

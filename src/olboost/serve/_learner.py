@@ -74,6 +74,7 @@ class Learner:
     checkpoint_every: int
     fork_checkpoints: bool
     applied_seq: int
+    applied_impression: str | None  # the public id of the impression feedback applied_seq answers
     checkpoint_seq: int
     _learn_q: queue.SimpleQueue
     _learned: threading.Condition
@@ -127,7 +128,7 @@ class Learner:
                 learning = None
                 self.stats.learned(record, clicked, lag)
                 with self._learned:
-                    self.applied_seq = seq
+                    self.applied_seq, self.applied_impression = seq, record.public_id
                     self._learned.notify_all()
                     done = [q for q in self._waiters if q <= seq]
                     futures = [f for q in done for f in self._waiters.pop(q)]
@@ -187,7 +188,10 @@ class Learner:
             return
         # no lock: this thread alone changes the model, and a show changes nothing pickled
         counts = self.stats.log_counts()  # this thread alone counts what it learns, too
-        write_checkpoint(self.path, self.model, self.applied_seq, self.store_id, counts)
+        write_checkpoint(
+            self.path, self.model, self.applied_seq, self.store_id, counts,
+            self.applied_impression,
+        )  # fmt: skip
         self.checkpoint_seq = self.applied_seq
         self.stats.checkpointed()
 
@@ -204,7 +208,7 @@ class Learner:
         Called by the learner between two learns (see :mod:`olboost.serve.service`)."""
         if self.applied_seq == self.checkpoint_seq:
             return
-        seq = self.applied_seq
+        seq, impression = self.applied_seq, self.applied_impression
         counts = self.stats.log_counts()
         parent = os.getpid()
         read_end, write_end = os.pipe()
@@ -219,7 +223,7 @@ class Learner:
             try:
                 os.close(read_end)
                 _die_with_parent(parent)
-                write_checkpoint(self.path, self.model, seq, self.store_id, counts)
+                write_checkpoint(self.path, self.model, seq, self.store_id, counts, impression)
                 os.write(write_end, b"ok")
                 code = 0
             except BaseException as err:  # the parent logs the failure, with this reason

@@ -226,8 +226,20 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 1 if record["errors"] else 0
 
 
+def _cmd_backup(args: argparse.Namespace) -> int:
+    """``olboost backup``."""
+    from olboost.serve.store import backup
+
+    counts = backup(args.store, args.to)
+    print(
+        f"backed up {args.store} to {args.to}: {counts['impressions']} impressions, "
+        f"{counts['feedback']} feedback (serve the copy with olboost serve --store {args.to})"
+    )
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
-    """Add ``serve`` and ``simulate`` to the ``olboost`` subcommands."""
+    """Add ``serve``, ``simulate`` and ``backup`` to the ``olboost`` subcommands."""
     from olboost.cli import HelpFormatter, add_output_options
 
     serve = sub.add_parser(
@@ -304,6 +316,19 @@ def add_parsers(sub: Any) -> None:
         "--ready-file", help="write the URL here once the service is ready (removed when it stops)"
     )
     serve.set_defaults(func=_cmd_serve)
+
+    back = sub.add_parser(
+        "backup",
+        help="copy a service's store, consistently, while it serves or not",
+        description="Copy the store of olboost serve to a new directory: its model files, then "
+        "its log by SQLite's online backup, so that the copy is the store as of one moment even "
+        "while the service writes (a copy with cp -r or tar can pair the log with a WAL file "
+        "of another moment: a damaged log). Serve the copy with olboost serve --store DIR.",
+        formatter_class=HelpFormatter,
+    )
+    back.add_argument("--store", required=True, help="the store directory to copy")
+    back.add_argument("--to", required=True, metavar="DIR", help="a new (or empty) directory")
+    back.set_defaults(func=_cmd_backup)
 
     sim = sub.add_parser(
         "simulate",

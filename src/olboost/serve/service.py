@@ -83,7 +83,7 @@ from olboost.serve.stats import LAG_BUCKETS as LAG_BUCKETS
 from olboost.serve.stats import SERIES_POINTS as SERIES_POINTS
 from olboost.serve.stats import SERIES_STEP as SERIES_STEP
 from olboost.serve.stats import Stats, exposition, metrics_table
-from olboost.serve.store import ImpressionRecord, Store, StoreLock
+from olboost.serve.store import ImpressionRecord, Store, StoreLock, log_error
 
 # The names imported "as" themselves are not used here: they stay importable from this module,
 # where they were defined before it was split by concept.
@@ -194,6 +194,7 @@ class Service(LogWriter, Learner):
         self._waiters: dict[int, list[concurrent.futures.Future]] = {}
         self.store_id: str | None = None
         self.applied_seq = 0
+        self.applied_impression: str | None = None
         self.committed_seq = 0
         self.checkpoint_seq = 0
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
@@ -230,6 +231,7 @@ class Service(LogWriter, Learner):
             self.store_id = store.store_id
             model, applied_seq = store.recover()
             self.model, self.applied_seq = model, applied_seq
+            self.applied_impression = store.impression_at(applied_seq)
             self._fused = fused_learner(self.model)
             self.checkpoint_seq, counts = store.recovered_from
             last_impression, last_seq = store.last_ids()
@@ -248,8 +250,7 @@ class Service(LogWriter, Learner):
             # a page the opening check passed but a later read did not (a page damaged since)
             store.close()
             self._unlock()
-            log = Path(self.path) / "log.sqlite"
-            raise ValueError(f"{log}: not a readable olboost log ({err})") from None
+            raise log_error(Path(self.path) / "log.sqlite", err) from None
         except BaseException:
             store.close()
             self._unlock()

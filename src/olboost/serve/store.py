@@ -31,6 +31,7 @@ is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -45,10 +46,18 @@ from typing import Any
 import numpy as np
 
 from olboost._lock import ProcessLock
-from olboost.checkpoint import load, load_run, remove_stale_temporaries, save, save_run
+from olboost.checkpoint import (
+    atomic_write,
+    load,
+    load_run,
+    remove_stale_temporaries,
+    save,
+    save_run,
+)
 
 __all__ = [
     "ImpressionRecord",
+    "backup",
     "LoggedFeedback",
     "Store",
     "feedback_of",
@@ -144,12 +153,16 @@ _NOT_DAMAGE = {3: "no permission", 8: "read-only", 10: "an I/O error", 13: "the 
                14: "it cannot be opened"}  # fmt: skip
 
 
-def _log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
+def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
     """The error of a log SQLite refused to open: damaged, or (a full disk, say) not, which
     an operator must not take for damage and restore or remove an intact log for."""
     reason = _NOT_DAMAGE.get(getattr(err, "sqlite_errorcode", 0) & 0xFF)
     if reason is None:
-        return ValueError(f"{log}: not a readable olboost log ({err})")
+        return ValueError(
+            f"{log}: not a readable olboost log ({err}); restore a backup made by olboost "
+            "backup (a copy of a serving store's files can pair the log with a "
+            "log.sqlite-wal of another moment)"
+        )
     return ValueError(
         f"{log}: cannot be used now: {reason} ({err}); the log itself is not known to be "
         "damaged: fix that and start again"
@@ -338,7 +351,7 @@ class Store:
             # (a directory in the log's place fails here: "unable to open database file")
             self.db = sqlite3.connect(log, isolation_level=None)
         except sqlite3.DatabaseError as err:
-            raise _log_error(log, err) from None
+            raise log_error(log, err) from None
         try:
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
             # the WAL file before it returns
@@ -360,7 +373,7 @@ class Store:
                 problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
                 if problem != "ok":
                     raise sqlite3.DatabaseError(f"damaged: {problem}")
-                # a write, taken back (read-only: SQLITE_READONLY, said by _log_error;
+                # a write, taken back (read-only: SQLITE_READONLY, said by log_error;
                 # BEGIN IMMEDIATE alone takes the lock of a read-only log)
                 self.db.execute("BEGIN IMMEDIATE")
                 try:
@@ -378,7 +391,7 @@ class Store:
             # refused, the log stayed open (its files too) for as long as the error was kept
             self.db.close()
             if isinstance(err, sqlite3.DatabaseError):
-                raise _log_error(log, err) from None
+                raise log_error(log, err) from None
             raise
 
     def _open_read_only(self, log: Path, verify: bool) -> None:
@@ -387,7 +400,7 @@ class Store:
         try:
             self.db = sqlite3.connect(f"{log.absolute().as_uri()}?mode=ro", uri=True)
         except sqlite3.DatabaseError as err:
-            raise _log_error(log, err) from None
+            raise log_error(log, err) from None
         try:
             version = self.meta("schema_version")
             if version != str(SCHEMA_VERSION):
@@ -402,7 +415,7 @@ class Store:
         except BaseException as err:
             self.db.close()
             if isinstance(err, sqlite3.DatabaseError):
-                raise _log_error(log, err) from None
+                raise log_error(log, err) from None
             raise
 
     # ------------------------------------------------------------------ files
@@ -431,6 +444,8 @@ class Store:
         # put back in the wrong place) is refused rather than replayed under a foreign log
         self.set_meta("store_id", uuid.uuid4().hex)
         save(model, self.initial_path)
+        digest = hashlib.sha256(self.initial_path.read_bytes()).hexdigest()
+        self.set_meta("initial_sha256", digest)
         self.write_checkpoint(model, 0)
 
     def can_rebuild(self) -> bool:
@@ -480,13 +495,24 @@ class Store:
             raise ValueError(
                 f"{self.checkpoint_path}: the checkpoint of another store (store id "
                 f"{state.get('store_id')!r}, this store {self.store_id!r}): restore this "
-                "store's own checkpoint"
+                "store's own checkpoint, or move checkpoint.olb away to rebuild the model from "
+                "initial.olb and the log"
             )
         return state
 
     def initial_model(self) -> Any:
-        """The model as created (:meth:`create`)."""
+        """The model as created (:meth:`create`); a ``ValueError`` for an ``initial.olb`` that
+        is not the one the store was created with (another store's, restored in its place: a
+        store was then rebuilt on another model than its configuration's)."""
         refuse_a_foreign_model(self.initial_path)
+        recorded = self.meta("initial_sha256")
+        data = self.initial_path.read_bytes()
+        if recorded is not None and hashlib.sha256(data).hexdigest() != recorded:
+            raise ValueError(
+                f"{self.initial_path}: not this store's initial model (its SHA-256 differs from "
+                "the one the log recorded when the store was created): restore this store's own "
+                "initial.olb"
+            )
         return load(self.initial_path)
 
     # ------------------------------------------------------------------ log
@@ -502,6 +528,15 @@ class Store:
         if table not in ("impressions", "feedback"):
             raise ValueError(f"no table {table!r}")
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    def impression_at(self, seq: int) -> str | None:
+        """The public id of the impression the feedback of ``seq`` answers (``None``: none)."""
+        row = self.db.execute(
+            "SELECT i.public_id FROM feedback f JOIN impressions i ON i.id = f.impression "
+            "WHERE f.seq = ?",
+            (seq,),
+        ).fetchone()
+        return None if row is None else row[0]
 
     def last_ids(self) -> tuple[int, int]:
         """The largest impression id and feedback ``seq`` in the log (0 when none)."""
@@ -616,6 +651,19 @@ class Store:
                 "log saved with this checkpoint, or move checkpoint.olb away to rebuild the "
                 f"model from initial.olb and the log (the feedback after seq {last} is lost)"
             )
+        answered = state.get("impression")
+        if answered is not None and answered != self.impression_at(seq):
+            # a checkpoint and a log of one store but of two histories (a backup restored, the
+            # service run on, and the other's checkpoint put back): the model was not the
+            # log's replay, and the log's feedback up to seq was skipped as learned
+            raise ValueError(
+                f"{self.checkpoint_path}: the checkpoint has learned the feedback of seq {seq} "
+                f"as the answer to impression {answered!r}, but the log's feedback of seq {seq} "
+                f"answers {self.impression_at(seq)!r}: the two come from different histories "
+                "of the store (a backup of one restored beside the other); restore the log "
+                "saved with this checkpoint, or move checkpoint.olb away to rebuild the model "
+                "from initial.olb and the log"
+            )
         for fb in self.feedback_after(seq):
             self.learn_logged(model, fb)
             seq = fb.seq
@@ -640,13 +688,16 @@ def write_checkpoint(
     seq: int,
     store_id: str | None,
     counts: dict[str, Any] | None = None,
+    impression: str | None = None,
 ) -> None:
     """Save ``model``, which has learned every feedback of the log up to ``seq``, as the
     checkpoint of the store at ``path`` whose id is ``store_id`` (:attr:`Store.store_id`), with
-    the service's ``counts`` of that feedback (:meth:`olboost.serve.stats.Stats.log_counts`),
-    atomically (no database connection needed). The log's files are synced first: under
-    ``synchronous="normal"`` a commit is written to the WAL but not yet on disk, and a power loss
-    after the checkpoint reached the disk would leave it ahead of its log (refused at
+    the service's ``counts`` of that feedback (:meth:`olboost.serve.stats.Stats.log_counts`)
+    and the public id of the ``impression`` the feedback of ``seq`` answered (checked against
+    the log at recovery), atomically (no database connection needed). The log's files are
+    synced first: under ``synchronous="normal"`` a commit is written to the WAL but not yet on
+    disk, and a power loss after the checkpoint reached the disk would leave it ahead of its log
+    (refused at
     :meth:`Store.recover`)."""
     for name in ("log.sqlite-wal", "log.sqlite"):
         try:
@@ -662,7 +713,56 @@ def write_checkpoint(
     state = {"model": model, "seq": int(seq), "store_id": store_id}
     if counts is not None:
         state["counts"] = counts
+    if impression is not None:
+        state["impression"] = impression
     save_run(state, Path(path) / "checkpoint.olb")
+
+
+def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict[str, Any]:
+    """Copy the store at ``path`` to the new directory ``target``, consistently, whether a
+    service serves it or not: the model files first, then the log by SQLite's online backup
+    (a copy of the pages as of one moment, which a writer does not disturb). A checkpoint is
+    written after the feedback it has learned was committed, so the copied one has learned no
+    feedback beyond the copied log, and a service started on ``target`` recovers the model of
+    the log's feedback up to that moment, exactly (:func:`replay`).
+
+    A copy of a running service's directory file by file (``cp -r``, ``tar``) can pair the log
+    with a ``log.sqlite-wal`` of another moment, which SQLite then reads as a damaged log; and
+    ``log.sqlite`` without its ``-wal`` file lacks the feedback committed since SQLite last
+    moved the WAL into it.
+
+    Returns the counts ``{"impressions", "feedback"}`` of the copy. ``ValueError`` if
+    ``path`` holds no store or ``target`` exists and is not an empty directory."""
+    source, target = Path(path), Path(target)
+    refuse_a_file(target)
+    if target.exists() and any(target.iterdir()):
+        raise ValueError(f"{target}: not empty; a backup goes to a new directory")
+    store = Store(source, read_only=True)
+    try:
+        target.mkdir(mode=0o775, parents=True, exist_ok=True)
+        for name in ("initial.olb", "checkpoint.olb", "token"):
+            try:
+                data = (source / name).read_bytes()
+            except FileNotFoundError:
+                continue
+            if name == "token":  # its owner's only, as the service wrote it
+                fd = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                continue
+            atomic_write(target / name, data)
+        copy = sqlite3.connect(target / "log.sqlite")
+        try:
+            store.db.backup(copy)
+        finally:
+            copy.close()
+    finally:
+        store.close()
+    copied = Store(target)  # checked as a service's start checks it
+    try:
+        return {"impressions": copied.count("impressions"), "feedback": copied.count("feedback")}
+    finally:
+        copied.close()
 
 
 def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
