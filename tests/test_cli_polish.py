@@ -656,6 +656,15 @@ def test_a_checkpoint_knows_its_data_files_by_path_and_content(capsys, tmp_path,
     assert "over 391 examples, test-then-train, " in capsys.readouterr().out
     assert main([*argv[:2], "./e.xml", *argv[3:], "--dataset", str(tmp_path / "e.arff")]) == 0
     assert f"resuming from {run}" in capsys.readouterr().err
+    # moved (or renamed), the same bytes: the same run, resumed (a checkpoint taken to another
+    # machine, or its data to another directory, was refused as "other options")
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "e.arff").rename(tmp_path / "moved" / "data.arff")
+    assert main([*argv, "--dataset", "moved/data.arff"]) == 0
+    err = capsys.readouterr().err
+    assert "--dataset moved since the checkpoint (the same bytes): resuming" in err
+    assert f"resuming from {run}" in err
+    (tmp_path / "moved" / "data.arff").rename(tmp_path / "e.arff")
     text = (tmp_path / "e.arff").read_text()
     at = text.index("@data") + text[text.index("@data") :].index("\n") + 1
     (tmp_path / "e.arff").write_text(text[:at] + text[at:].replace("0.", "0.9", 1))

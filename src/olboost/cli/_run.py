@@ -182,12 +182,16 @@ class _RunCheckpoint:
     def _same_options(self, saved: dict[str, Any], n_features: int | None) -> None:
         """Raise unless the saved run's options ``saved`` are this run's."""
         saved, key = _effective(saved, n_features), _effective(self.key, n_features)
-        if saved != key:
-            changed = [
-                f"{name} {saved.get(name)!r} there, {key.get(name)!r} here"
-                for name in sorted(set(saved) | set(key))
-                if saved.get(name) != key.get(name)
-            ]
+        names = [n for n in sorted(set(saved) | set(key)) if saved.get(n) != key.get(n)]
+        # an input file moved or renamed, its bytes the same (its digest): the same run (a
+        # checkpoint taken to another machine could not be resumed)
+        moved = [n for n in names if _same_digest(saved, key, n)]
+        if moved:
+            print(f"olboost: {', '.join('--' + n for n in moved)} moved since the checkpoint "
+                  "(the same bytes): resuming", file=sys.stderr)  # fmt: skip
+        names = [n for n in names if n not in moved]
+        if names:
+            changed = [f"{n} {saved.get(n)!r} there, {key.get(n)!r} here" for n in names]
             raise ValueError(
                 f"--checkpoint {self.path} holds a run with other options ({'; '.join(changed)}): "
                 "resume it with the same options, or give another --checkpoint path"
@@ -197,6 +201,12 @@ class _RunCheckpoint:
         from olboost.checkpoint import save_run
 
         save_run({"model": model, "progress": progress, "run": self.key}, self.path)
+
+
+def _same_digest(saved: dict[str, Any], key: dict[str, Any], name: str) -> bool:
+    """Whether the input file ``name`` of two runs' options has the same digest in both."""
+    digest = saved.get(f"{name}_sha256")
+    return digest is not None and digest == key.get(f"{name}_sha256")
 
 
 def _canonical(key: dict[str, Any]) -> str:
