@@ -2480,3 +2480,21 @@ def test_another_stores_initial_model_is_refused_and_its_checkpoint_offers_the_r
     with pytest.raises(ValueError, match=r"initial.olb: not this store's initial model \(its "
                        r"SHA-256 differs"):  # fmt: skip
         Service(a).start()
+
+
+def test_a_log_whose_lock_another_program_holds_is_not_called_damaged(tmp_path):
+    # the opening's write probe waits SQLite's 5 s for the log's lock; a program holding it
+    # past them is said as such, not as a damaged log to restore
+    from olboost.serve.store import Store
+
+    _served_store(tmp_path / "s", 1, 1)
+    blocker = sqlite3.connect(tmp_path / "s" / "log.sqlite", timeout=0, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(ValueError, match=r"log.sqlite: cannot be used now: another program "
+                           r"holds its lock \(database is locked\)"):  # fmt: skip
+            Store(tmp_path / "s")
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    Store(tmp_path / "s").close()

@@ -147,10 +147,11 @@ def refuse_a_foreign_model(path: Path) -> None:
 
 
 #: SQLite's primary result codes of a log that could not be used for a reason other than its
-#: content: a full disk, an I/O error, no permission, read-only (sqlite3's ``sqlite_errorcode``
-#: & 0xff).
-_NOT_DAMAGE = {3: "no permission", 8: "read-only", 10: "an I/O error", 13: "the disk is full",
-               14: "it cannot be opened"}  # fmt: skip
+#: content: a full disk, an I/O error, no permission, read-only, busy (sqlite3's
+#: ``sqlite_errorcode`` & 0xff).
+_NOT_DAMAGE = {3: "no permission", 5: "another program holds its lock",
+               6: "another program holds its lock", 8: "read-only", 10: "an I/O error",
+               13: "the disk is full", 14: "it cannot be opened"}  # fmt: skip
 
 
 def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
