@@ -669,3 +669,14 @@ def test_a_path_that_is_no_path_is_named(tmp_path, monkeypatch):
         with pytest.raises(TypeError, match=r"^path must be a path \(str or os.PathLike\), got "):
             call()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_run_entry_json_cannot_sort_stays_in_the_payload_only(tmp_path):
+    # the header is written with its keys sorted: a "run" of mixed key types, which json.dumps
+    # takes unsorted, failed the save (it was saved before the header held the run's options)
+    path = tmp_path / "run.olb"
+    ck.save_run({"model": olboost.AdaOLMR(learners=2), "run": {1: "a", "b": 2}}, path)
+    assert ck.read_run_options(path) is None
+    assert ck.load_run(path)["run"] == {1: "a", "b": 2}
+    ck.save_run({"model": olboost.AdaOLMR(learners=2), "run": {"b": 2, "a": [1]}}, path)
+    assert ck.read_run_options(path) == {"a": [1], "b": 2}

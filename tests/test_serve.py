@@ -1005,18 +1005,19 @@ def test_a_store_made_under_umask_0_is_not_writable_by_every_user(tmp_path):
 
     from olboost._atomic import _umask
 
+    store = tmp_path / "a" / "b" / "s"  # its missing parents too (a review, session 34)
     old = os.umask(0)
     _umask.cache_clear()
     try:
-        _served_store(tmp_path / "s", 2, 2)
+        _served_store(store, 2, 2)
     finally:
         os.umask(old)
         _umask.cache_clear()
-    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "s",
-             *(tmp_path / "s").iterdir()]}  # fmt: skip
-    assert modes["s"] == 0o775 and modes["checkpoint.olb"] == 0o664
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "a", tmp_path / "a" /
+             "b", store, *store.iterdir()]}  # fmt: skip
+    assert modes["a"] == modes["b"] == modes["s"] == 0o775 and modes["checkpoint.olb"] == 0o664
     assert modes["initial.olb"] == 0o664
-    _served_store(tmp_path / "s", 2, 1)  # restarted (it was refused)
+    _served_store(store, 2, 1)  # restarted (it was refused)
 
 
 def test_a_restart_counts_expired_impressions_without_reading_them(tmp_path, monkeypatch):
@@ -2498,3 +2499,77 @@ def test_a_log_whose_lock_another_program_holds_is_not_called_damaged(tmp_path):
         blocker.execute("ROLLBACK")
         blocker.close()
     Store(tmp_path / "s").close()
+
+
+def test_sqlite_opens_a_windows_share_by_a_uri_without_a_host():
+    # SQLite refuses a file: URI's host ("invalid uri authority"): \\server\share was refused,
+    # and said to be a damaged log
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    from olboost.serve.store import sqlite_uri
+
+    assert sqlite_uri(PureWindowsPath(r"\\server\share\s\log.sqlite")) == (
+        "file:////server/share/s/log.sqlite"
+    )
+    assert sqlite_uri(PureWindowsPath(r"C:\s\log.sqlite")) == "file:///C:/s/log.sqlite"
+    assert sqlite_uri(PurePosixPath("/a b/log.sqlite")) == "file:///a%20b/log.sqlite"
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="gives a store to another user"
+)
+def test_a_stopped_store_of_another_user_is_not_read_by_this_one(tmp_path):
+    # a reader of a log in WAL mode leaves its -wal and -shm files, which a reader of another
+    # user (olboost backup, replay) cannot remove: the service's own user could then not open
+    # its log (a review, session 34); while the service runs, they are the service's
+    from olboost.serve.store import backup
+
+    store = tmp_path / "s"
+    _served_store(store, 1, 2)
+    for file in [store, *store.iterdir()]:
+        os.chown(file, 54321, 54321)
+    for read in (lambda: replay(store), lambda: backup(store, tmp_path / "b")):
+        with pytest.raises(ValueError, match=r"log.sqlite: owned by user 54321: read a stopped "
+                           r"store as its own user, or while its service runs"):  # fmt: skip
+            read()
+    assert not (store / "log.sqlite-shm").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_backup_refuses_a_model_a_start_refuses_and_leaves_nothing_when_it_fails(tmp_path):
+    # it copied a checkpoint any user could write, with safe modes, so that a start on the copy
+    # loaded it; and a failure (a full disk) left a half copy that refused the retry
+    import subprocess
+    import sys
+
+    from olboost.serve.store import backup
+
+    store = tmp_path / "s"
+    _served_store(store, 1, 300)
+    (store / "checkpoint.olb").chmod(0o646)
+    with pytest.raises(ValueError, match="checkpoint.olb: writable by every user"):
+        backup(store, tmp_path / "b")
+    assert not (tmp_path / "b").exists()
+    (store / "checkpoint.olb").chmod(0o644)
+    script = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "from olboost.serve.store import backup\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    backup(sys.argv[1], sys.argv[2])\n"
+        "except ValueError as err:\n"
+        "    print(err)\n"
+    )
+    # room for the models, not for the log
+    limit = max((store / name).stat().st_size for name in ("initial.olb", "checkpoint.olb"))
+    assert (store / "log.sqlite").stat().st_size > limit + 4096
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(store), str(tmp_path / "b"), str(limit + 4096)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(f"{tmp_path / 'b' / 'log.sqlite'}: the backup failed ("), (
+        done.stdout
+    )
+    assert not (tmp_path / "b").exists()  # nothing left to refuse the retry
+    assert backup(store, tmp_path / "b")["feedback"] == 300

@@ -458,7 +458,7 @@ def save_run(state: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     _check_path(path)
     run = state.get("run")
     try:
-        json.dumps(run)
+        json.dumps(run, sort_keys=True)  # as the header is written
     except (TypeError, ValueError):
         run = None  # kept in the payload only
     atomic_write(path, _encode(dict(state), "run", "the run checkpoint", run))

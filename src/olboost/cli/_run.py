@@ -144,6 +144,7 @@ class _RunCheckpoint:
     resume: bool
     key: dict[str, Any]
     lock: Any  # the ProcessLock on PATH.lock, held for the run
+    _said_moved: bool = False
 
     def start(self, n_features: int | None = None) -> dict[str, Any] | None:
         """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
@@ -186,7 +187,8 @@ class _RunCheckpoint:
         # an input file moved or renamed, its bytes the same (its digest): the same run (a
         # checkpoint taken to another machine could not be resumed)
         moved = [n for n in names if _same_digest(saved, key, n)]
-        if moved:
+        if moved and not self._said_moved:  # (compared from the header, then the payload)
+            self._said_moved = True
             print(f"olboost: {', '.join('--' + n for n in moved)} moved since the checkpoint "
                   "(the same bytes): resuming", file=sys.stderr)  # fmt: skip
         names = [n for n in names if n not in moved]

@@ -31,6 +31,7 @@ is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -40,7 +41,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -130,7 +131,8 @@ def refuse_a_foreign_model(path: Path) -> None:
         raise ValueError(
             f"{path}: writable by every user (mode {stat.S_IMODE(info.st_mode):#o}); loading a "
             "model runs code (it is unpickled): take the permission away (chmod o-w) if the file "
-            "is yours"
+            "is yours (a file system without POSIX permissions, such as FAT, exFAT or WSL's "
+            "/mnt/c, shows every file so: keep the store on another)"
         )
     # the directories of the name as given (a symbolic link can be replaced in its own) and
     # of the file it names
@@ -154,10 +156,18 @@ _NOT_DAMAGE = {3: "no permission", 5: "another program holds its lock",
                13: "the disk is full", 14: "it cannot be opened"}  # fmt: skip
 
 
+#: SQLite's primary result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB (and 0, no
+#: code: the damage quick_check found).
+_DAMAGE = (0, 11, 26)
+
+
 def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
     """The error of a log SQLite refused to open: damaged, or (a full disk, say) not, which
     an operator must not take for damage and restore or remove an intact log for."""
-    reason = _NOT_DAMAGE.get(getattr(err, "sqlite_errorcode", 0) & 0xFF)
+    code = (getattr(err, "sqlite_errorcode", None) or 0) & 0xFF
+    reason = _NOT_DAMAGE.get(code)
+    if reason is None and code not in _DAMAGE:
+        return ValueError(f"{log}: cannot be used now ({err})")
     if reason is None:
         return ValueError(
             f"{log}: not a readable olboost log ({err}); restore a backup made by olboost "
@@ -290,6 +300,23 @@ _IMPRESSION_COLUMNS = "i.id, i.public_id, i.created, i.expires, i.round, i.draw_
     "i.shown, i.probs, i.own"  # fmt: skip
 
 
+def sqlite_uri(path: PurePath) -> str:
+    """The ``file:`` URI SQLite opens the absolute ``path`` by: a Windows share's
+    (``\\\\server\\share\\...``) with the host in the path, as SQLite takes no host."""
+    uri = path.as_uri()
+    if uri.startswith("file://") and not uri.startswith("file:///"):
+        uri = "file:////" + uri.removeprefix("file://")
+    return uri
+
+
+def make_directory(path: Path) -> None:
+    """Make the directory ``path`` and its missing parents, none writable by every user
+    whatever the umask (``mkdir(parents=True)`` gives its mode to the last one only)."""
+    for directory in [*reversed(path.parents), path]:
+        if not directory.exists():
+            directory.mkdir(mode=0o775, exist_ok=True)
+
+
 def refuse_a_file(path: str | os.PathLike[str]) -> None:
     """A ``NotADirectoryError`` naming ``path`` if it is a file: a store is a directory (making
     it said only "File exists")."""
@@ -346,7 +373,7 @@ class Store:
             return
         # never writable by every user, whatever the umask: its models are code when loaded
         # (refuse_a_foreign_model)
-        self.path.mkdir(mode=0o775, parents=True, exist_ok=True)
+        make_directory(self.path)
         refuse_a_lost_log(self.path)
         try:
             # (a directory in the log's place fails here: "unable to open database file")
@@ -398,8 +425,17 @@ class Store:
     def _open_read_only(self, log: Path, verify: bool) -> None:
         if not log.is_file():
             raise ValueError(f"{self.path}: no store here (no log.sqlite)")
+        shm = log.with_name(log.name + "-shm")
+        if hasattr(os, "geteuid") and not shm.exists() and log.stat().st_uid != os.geteuid():
+            # a reader of a log in WAL mode makes its -wal and -shm files, which it cannot
+            # remove: of another user, the service's own could then not open its log
+            raise ValueError(
+                f"{log}: owned by user {log.stat().st_uid}: read a stopped store as its own "
+                f"user, or while its service runs (else SQLite leaves beside it a {shm.name} "
+                "and a log.sqlite-wal of this user, which the service cannot open)"
+            )
         try:
-            self.db = sqlite3.connect(f"{log.absolute().as_uri()}?mode=ro", uri=True)
+            self.db = sqlite3.connect(f"{sqlite_uri(log.absolute())}?mode=ro", uri=True)
         except sqlite3.DatabaseError as err:
             raise log_error(log, err) from None
         try:
@@ -739,24 +775,42 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
     if target.exists() and any(target.iterdir()):
         raise ValueError(f"{target}: not empty; a backup goes to a new directory")
     store = Store(source, read_only=True)
+    made = not target.exists()
+    written: list[Path] = []
     try:
-        target.mkdir(mode=0o775, parents=True, exist_ok=True)
+        for name in ("initial.olb", "checkpoint.olb"):  # copied as a start would load them
+            if (source / name).exists():
+                refuse_a_foreign_model(source / name)
+        make_directory(target)
         for name in ("initial.olb", "checkpoint.olb", "token"):
             try:
                 data = (source / name).read_bytes()
             except FileNotFoundError:
                 continue
+            written.append(target / name)
             if name == "token":  # its owner's only, as the service wrote it
                 fd = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
                 with os.fdopen(fd, "wb") as f:
                     f.write(data)
                 continue
             atomic_write(target / name, data)
+        written.append(target / "log.sqlite")
         copy = sqlite3.connect(target / "log.sqlite")
         try:
             store.db.backup(copy)
+        except sqlite3.DatabaseError as err:  # a full disk, say: named, not a traceback
+            raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({err})") from None
         finally:
             copy.close()
+    except BaseException:
+        # nothing half-made left to refuse the retry ("not empty")
+        for file in written:
+            with contextlib.suppress(OSError):
+                file.unlink()
+        if made:
+            with contextlib.suppress(OSError):
+                target.rmdir()
+        raise
     finally:
         store.close()
     copied = Store(target)  # checked as a service's start checks it
