@@ -1282,6 +1282,9 @@ def test_a_store_commits_to_disk_by_default(tmp_path):
             assert store.db.execute("PRAGMA synchronous").fetchone()[0] == level
             # in WAL mode: a reader (a recovery, a replay, a test) never blocks the writer
             assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            # truncated after its checkpoints: grown while a reader held it back, it kept its
+            # size for as long as the service ran (a growth probe, session 34)
+            assert store.db.execute("PRAGMA journal_size_limit").fetchone()[0] == 64 << 20
             reader = sqlite3.connect(store.path / "log.sqlite", timeout=0, isolation_level=None)
             try:
                 reader.execute("BEGIN")
@@ -2573,3 +2576,42 @@ def test_a_backup_refuses_a_model_a_start_refuses_and_leaves_nothing_when_it_fai
     )
     assert not (tmp_path / "b").exists()  # nothing left to refuse the retry
     assert backup(store, tmp_path / "b")["feedback"] == 300
+
+
+def test_feedback_from_clients_that_do_not_wait_is_refused_past_a_backlog_bound(tmp_path):
+    # max_learn_lag holds back a client that reads its answer; one that sends and hangs up (a
+    # fire-and-forget click logger) grew the learner's backlog by thousands (a growth probe,
+    # session 34). Past BACKLOG_FACTOR x max_learn_lag, a feedback is refused: 503, retry.
+    from olboost.serve.app import _error
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import BACKLOG_FACTOR, Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=200, k=2, seed=3)
+    service = Service(tmp_path / "s", config, max_learn_lag=5)
+    service.start()
+    try:
+        shown = []
+        for i in range(150):
+            answer, logged = service.rank({"features": [i / 150, 1.0]})
+            logged.result()
+            shown.append(answer)
+        futures, refused, peak = [], [], 0
+        for answer in shown:  # as fast as a client that never waits
+            try:
+                futures.append(service.feedback({"impression": answer["impression"],
+                                                 "clicked": answer["labels"][:1]}))  # fmt: skip
+            except RequestError as err:
+                refused.append(err)
+            peak = max(peak, service.committed_seq - service.applied_seq)
+        assert refused, "the learner kept up: no backlog to bound"
+        assert {(err.status, err.retry_after) for err in refused} == {(503, 1)}
+        assert "feedbacks behind, 4 x max_learn_lag 5 or more: retry" in refused[0].message
+        # the bound counts the requests queued for the log: at most that many more committed
+        assert peak <= 2 * BACKLOG_FACTOR * 5, peak
+        for future in futures:
+            future.result(timeout=60)
+        assert service.wait_learned(len(futures), timeout=60)
+    finally:
+        service.close()
+    response = _error(refused[0])
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"

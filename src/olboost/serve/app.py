@@ -117,8 +117,10 @@ async def _body(request: Request, limit: int) -> Any:
 
 
 def _error(err: RequestError) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="olboost"'} if err.status == 401 else None
-    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
+    headers = {"WWW-Authenticate": 'Bearer realm="olboost"'} if err.status == 401 else {}
+    if err.retry_after is not None:
+        headers["Retry-After"] = str(err.retry_after)
+    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers or None)
 
 
 def create_app(

@@ -21,12 +21,14 @@ _MAX_ID = 128
 
 
 class RequestError(Exception):
-    """A rejected request: ``status`` (an HTTP status code) and a message for the client."""
+    """A rejected request: ``status`` (an HTTP status code) and a message for the client, and
+    ``retry_after``, seconds after which the same request may succeed (its ``Retry-After``)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, retry_after: int | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.retry_after = retry_after
 
 
 def _as_json(value: Any) -> str:

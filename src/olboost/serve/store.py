@@ -187,6 +187,9 @@ def _in_use(path: str | os.PathLike[str], pid: str) -> str:
     )
 
 
+#: Bytes SQLite truncates the log's WAL file to after each of its checkpoints (64 MiB).
+WAL_SIZE_LIMIT = 64 << 20
+
 #: Values of :class:`Store`'s ``synchronous``.
 SYNCHRONOUS = ("full", "normal")
 
@@ -384,6 +387,9 @@ class Store:
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
             # the WAL file before it returns
             self.db.execute("PRAGMA journal_mode=WAL")
+            # a WAL that grew while a reader held it back (a backup of a large log) keeps its
+            # size for as long as the service runs, unless truncated after its checkpoints
+            self.db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
             self.db.execute(f"PRAGMA synchronous={synchronous.upper()}")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.executescript(_SCHEMA)
