@@ -117,6 +117,7 @@ class LogWriter:
     _learn_q: queue.SimpleQueue
     _error: BaseException | None
     _error_text: str | None
+    _feedback_handled: int  # feedback requests committed or refused (the backlog bound's)
 
     def _log_loop(self, ready: threading.Event) -> None:
         try:
@@ -178,6 +179,12 @@ class LogWriter:
         return RequestError(503, f"the service stopped on an error: {self._error_text}")
 
     def _commit(self, store: Store, ops: list) -> None:
+        try:
+            self._commit_batch(store, ops)
+        finally:
+            self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
+
+    def _commit_batch(self, store: Store, ops: list) -> None:
         batch = _Batch()
         try:
             store.db.execute("BEGIN IMMEDIATE")  # inside: a busy log fails the batch's requests

@@ -88,13 +88,15 @@ from olboost.serve.store import ImpressionRecord, Store, StoreLock, log_error
 # The names imported "as" themselves are not used here: they stay importable from this module,
 # where they were defined before it was split by concept.
 __all__ = [
-    "ALGORITHMS", "BACKLOG_FACTOR", "RequestError", "Service", "ServiceConfig", "build_model",
+    "ALGORITHMS", "WAITING_CLIENTS", "RequestError", "Service", "ServiceConfig", "build_model",
 ]  # fmt: skip
 
-#: Feedback acknowledged but not learned, in multiples of ``max_learn_lag``, past which a new
-#: feedback is refused (503, ``Retry-After``): the bound on the backlog that clients which do not
-#: wait for their answers would otherwise grow.
-BACKLOG_FACTOR = 4
+#: Feedback not learned yet, beyond ``max_learn_lag``, past which a new feedback is refused
+#: (503, ``Retry-After``): the bound on the backlog that clients which do not wait for their
+#: answers would otherwise grow without end. Clients that wait for theirs, each with one
+#: feedback at a time, are held to the model's pace (``max_learn_lag`` behind, plus one each):
+#: as many as this at once are never refused.
+WAITING_CLIENTS = 1024
 
 
 class Service(LogWriter, Learner):
@@ -122,9 +124,9 @@ class Service(LogWriter, Learner):
         Most feedback acknowledged but not learned yet that a new feedback's answer may leave
         behind it: past that, ``/feedback`` answers once the learner is within this many of it
         (backpressure: clients that send faster than the model learns are slowed to its pace
-        instead of the backlog growing without bound), and past :data:`BACKLOG_FACTOR` times
-        it (clients that do not wait for their answers) a feedback is refused with 503 and
-        ``Retry-After: 1``. ``None``: no limit.
+        instead of the backlog growing without bound), and past it plus
+        :data:`WAITING_CLIENTS` (clients that do not wait for their answers) a feedback is
+        refused with 503 and ``Retry-After: 1``. ``None``: no limit.
     synchronous
         The log's durability, ``"full"`` or ``"normal"`` (:class:`~olboost.serve.store.Store`).
     fork_checkpoints
@@ -204,6 +206,7 @@ class Service(LogWriter, Learner):
         self.store_id: str | None = None
         self.applied_seq = 0
         self.applied_impression: str | None = None
+        self._feedback_sent = self._feedback_handled = 0  # feedback given to the log writer
         self.committed_seq = 0
         self.checkpoint_seq = 0
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
@@ -379,19 +382,21 @@ class Service(LogWriter, Learner):
         self._check_open()
         payload = parse_feedback(body, self.config, self._index)
         lag = self.max_learn_lag
-        # the requests queued for the log writer too: a burst outruns its commits
-        behind = self.committed_seq - self.applied_seq + self._log_q.qsize()
-        if lag is not None and behind >= BACKLOG_FACTOR * lag:
+        # the feedback queued for the log writer too: a burst outruns its commits
+        queued = self._feedback_sent - self._feedback_handled
+        behind = self.committed_seq - self.applied_seq + queued
+        if lag is not None and behind >= lag + WAITING_CLIENTS:
             # the answer's wait holds back clients that read it; one that sends and hangs up
             # (a fire-and-forget click logger) grew the backlog without bound (thousands)
             raise RequestError(
                 503,
-                f"the model is {behind} feedbacks behind, {BACKLOG_FACTOR} x max_learn_lag "
-                f"{lag} or more: retry in a moment (a client that waits for its answers is "
-                "held to the model's pace instead)",
+                f"the model is {behind} feedbacks behind, max_learn_lag {lag} + "
+                f"{WAITING_CLIENTS} or more: retry in a moment (clients that wait for their "
+                "answers are held to the model's pace instead)",
                 retry_after=1,
             )
         future: concurrent.futures.Future = concurrent.futures.Future()
+        self._feedback_sent += 1  # (this thread alone counts them; the log writer the handled)
         self._queue_request(("feedback", payload, future, None))
         return future
 

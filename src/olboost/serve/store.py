@@ -156,9 +156,10 @@ _NOT_DAMAGE = {3: "no permission", 5: "another program holds its lock",
                13: "the disk is full", 14: "it cannot be opened"}  # fmt: skip
 
 
-#: SQLite's primary result codes of a damaged file: SQLITE_CORRUPT, SQLITE_NOTADB (and 0, no
-#: code: the damage quick_check found).
-_DAMAGE = (0, 11, 26)
+#: SQLite's primary result codes of a damaged file, or not an olboost log: SQLITE_ERROR (a
+#: query that does not fit the file's tables), SQLITE_CORRUPT, SQLITE_NOTADB (and 0, no code:
+#: the damage quick_check found).
+_DAMAGE = (0, 1, 11, 26)
 
 
 def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
