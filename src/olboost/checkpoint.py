@@ -258,10 +258,15 @@ def _check_path(path: Any, model: Any = None) -> None:
         )
 
 
-def _decode(path: str | os.PathLike[str]) -> tuple[dict[str, Any], Any]:
+def _decode(
+    path: str | os.PathLike[str], before: Callable[[dict[str, Any]], None] | None = None
+) -> tuple[dict[str, Any], Any]:
     """The header and the unpickled payload of an olboost file; ``ValueError`` for anything
-    but an intact file of this format."""
+    but an intact file of this format. ``before`` is called with the header before the payload
+    is unpickled (and may refuse the file)."""
     header, payload = _verified(path)
+    if before is not None:
+        before(header)
     writer, where = header.get("olboost", "unknown"), Path(path)
     try:
         obj = loads(payload)
@@ -470,6 +475,12 @@ def read_run_options(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     header holds none (a checkpoint written before the header held them, or a ``"run"`` that
     JSON cannot hold). ``ValueError`` for a bad file or a model file, as :func:`load_run`."""
     header, _ = _verified(path, warn=False)
+    return _run_options(path, header)
+
+
+def _run_options(path: str | os.PathLike[str], header: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``"run"`` entry of the header of the run checkpoint ``path`` (``None``: none);
+    ``ValueError`` for a file of another kind."""
     if header["kind"] != "run":
         raise ValueError(f"{path}: an olboost {header['kind']} file, not a run checkpoint")
     run = header.get("run")
@@ -493,13 +504,21 @@ def file_kind(path: str | os.PathLike[str]) -> str | None:
     return kind if kind in KINDS else None
 
 
-def load_run(path: str | os.PathLike[str]) -> dict[str, Any]:
+def load_run(
+    path: str | os.PathLike[str],
+    check_options: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
     """The state of a run checkpoint written by :func:`save_run` (``ValueError`` for a model
-    file or a bad file, as :func:`load`)."""
-    header, obj = _decode(path)
-    if header["kind"] != "run":
-        raise ValueError(f"{path}: an olboost {header['kind']} file, not a run checkpoint")
-    return obj
+    file or a bad file, as :func:`load`). ``check_options`` is called with the options its
+    header holds (:func:`read_run_options`), if it holds any, before the model is unpickled: a
+    refusal there costs no unpickling (and no second read of the file)."""
+
+    def before(header: dict[str, Any]) -> None:
+        options = _run_options(path, header)
+        if check_options is not None and options is not None:
+            check_options(options)
+
+    return _decode(path, before)[1]
 
 
 # --------------------------------------------------------------------------- cell caches

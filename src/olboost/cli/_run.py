@@ -149,7 +149,7 @@ class _RunCheckpoint:
     def start(self, n_features: int | None = None) -> dict[str, Any] | None:
         """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
         ``n_features`` those of the run's data, which an unset ``--features`` resolves on."""
-        from olboost.checkpoint import load_run, read_run_options
+        from olboost.checkpoint import load_run
 
         if not self.resume:
             return None
@@ -157,14 +157,16 @@ class _RunCheckpoint:
             print(f"olboost: no checkpoint at {self.path} yet: starting from the beginning",
                   file=sys.stderr)  # fmt: skip
             return None
-        # the options first, from the header: a model of hundreds of megabytes was unpickled
-        # (seconds, and code run) before a run with other options was refused
-        saved = read_run_options(self.path)
-        if saved is not None and _canonical(_effective(saved, n_features)) != _canonical(
-            _effective(self.key, n_features)
-        ):
-            self._same_options(saved, n_features)
-        state = load_run(self.path)
+
+        def check_header(saved: dict[str, Any]) -> None:
+            # the options first, from the header: a model of hundreds of megabytes was
+            # unpickled (seconds, and code run) before a run with other options was refused
+            if _canonical(_effective(saved, n_features)) != _canonical(
+                _effective(self.key, n_features)
+            ):
+                self._same_options(saved, n_features)
+
+        state = load_run(self.path, check_header)
         saved = state.get("run")
         if not isinstance(saved, dict) or "algorithm" not in saved or "progress" not in state:
             raise ValueError(

@@ -379,12 +379,9 @@ class Store:
         # (refuse_a_foreign_model)
         make_directory(self.path)
         refuse_a_lost_log(self.path)
-        try:
-            # (a directory in the log's place fails here: "unable to open database file")
-            self.db = sqlite3.connect(log, isolation_level=None)
-        except sqlite3.DatabaseError as err:
-            raise log_error(log, err) from None
-        try:
+        # (a directory in the log's place fails here: "unable to open database file")
+        self._connect(log, log, isolation_level=None)
+        with self._closed_if_refused(log):
             # WAL: readers (recovery, tests) never block the writer, and a commit appends to
             # the WAL file before it returns
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -401,13 +398,8 @@ class Store:
                 self.db.execute("ALTER TABLE impressions ADD COLUMN own BLOB")
                 self.set_meta("schema_version", "2")
                 version = "2"
-            # A damaged page of the tables or of an index opened without a word and failed
-            # later: at recovery with a traceback, or at the first feedback with 503s for good.
-            # Checked once here, by a pass over every page (O(log size), at each start).
             if verify:
-                problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
-                if problem != "ok":
-                    raise sqlite3.DatabaseError(f"damaged: {problem}")
+                self._check_pages()
                 # a write, taken back (read-only: SQLITE_READONLY, said by log_error;
                 # BEGIN IMMEDIATE alone takes the lock of a read-only log)
                 self.db.execute("BEGIN IMMEDIATE")
@@ -417,17 +409,8 @@ class Store:
                     self.db.execute("ROLLBACK")
             if version is None:
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
-            elif version != str(SCHEMA_VERSION):
-                raise ValueError(
-                    f"{self.path}: a log of schema version {version}; this olboost reads "
-                    f"version {SCHEMA_VERSION}"
-                )
-        except BaseException as err:
-            # refused, the log stayed open (its files too) for as long as the error was kept
-            self.db.close()
-            if isinstance(err, sqlite3.DatabaseError):
-                raise log_error(log, err) from None
-            raise
+            else:
+                self._check_version(version)
 
     def _open_read_only(self, log: Path, verify: bool) -> None:
         if not log.is_file():
@@ -441,26 +424,46 @@ class Store:
                 f"user, or while its service runs (else SQLite leaves beside it a {shm.name} "
                 "and a log.sqlite-wal of this user, which the service cannot open)"
             )
+        self._connect(log, f"{sqlite_uri(log.absolute())}?mode=ro", uri=True)
+        with self._closed_if_refused(log):
+            version = self.meta("schema_version")
+            self._check_version(version, " (a service started on it upgrades it)")
+            if verify:
+                self._check_pages()
+
+    def _connect(self, log: Path, *args: Any, **kwargs: Any) -> None:
+        """Open the log ``log`` (``sqlite3.connect(*args, **kwargs)``), or say why it cannot be."""
         try:
-            self.db = sqlite3.connect(f"{sqlite_uri(log.absolute())}?mode=ro", uri=True)
+            self.db = sqlite3.connect(*args, **kwargs)
         except sqlite3.DatabaseError as err:
             raise log_error(log, err) from None
+
+    @contextlib.contextmanager
+    def _closed_if_refused(self, log: Path) -> Iterator[None]:
+        """Close the log if the opening is refused (it stayed open, its files too, for as long
+        as the error was kept), an SQLite error said by :func:`log_error`."""
         try:
-            version = self.meta("schema_version")
-            if version != str(SCHEMA_VERSION):
-                raise ValueError(
-                    f"{self.path}: a log of schema version {version}; this olboost reads "
-                    f"version {SCHEMA_VERSION} (a service started on it upgrades it)"
-                )
-            if verify:
-                problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
-                if problem != "ok":
-                    raise sqlite3.DatabaseError(f"damaged: {problem}")
+            yield
         except BaseException as err:
             self.db.close()
             if isinstance(err, sqlite3.DatabaseError):
                 raise log_error(log, err) from None
             raise
+
+    def _check_pages(self) -> None:
+        """A damaged page of the tables or of an index opened without a word and failed later
+        (at recovery with a traceback, or at the first feedback with 503s for good): checked
+        once at opening, by a pass over every page (O(log size), SQLite's ``quick_check``)."""
+        problem = self.db.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if problem != "ok":
+            raise sqlite3.DatabaseError(f"damaged: {problem}")
+
+    def _check_version(self, version: str | None, hint: str = "") -> None:
+        if version != str(SCHEMA_VERSION):
+            raise ValueError(
+                f"{self.path}: a log of schema version {version}; this olboost reads "
+                f"version {SCHEMA_VERSION}{hint}"
+            )
 
     # ------------------------------------------------------------------ files
 
@@ -695,15 +698,15 @@ class Store:
                 "log saved with this checkpoint, or move checkpoint.olb away to rebuild the "
                 f"model from initial.olb and the log (the feedback after seq {last} is lost)"
             )
-        answered = state.get("impression")
-        if answered is not None and answered != self.impression_at(seq):
+        answered, logged = state.get("impression"), self.impression_at(seq)
+        if answered is not None and answered != logged:
             # a checkpoint and a log of one store but of two histories (a backup restored, the
             # service run on, and the other's checkpoint put back): the model was not the
             # log's replay, and the log's feedback up to seq was skipped as learned
             raise ValueError(
                 f"{self.checkpoint_path}: the checkpoint has learned the feedback of seq {seq} "
                 f"as the answer to impression {answered!r}, but the log's feedback of seq {seq} "
-                f"answers {self.impression_at(seq)!r}: the two come from different histories "
+                f"answers {logged!r}: the two come from different histories "
                 "of the store (a backup of one restored beside the other); restore the log "
                 "saved with this checkpoint, or move checkpoint.olb away to rebuild the model "
                 "from initial.olb and the log"
