@@ -216,16 +216,11 @@ class Estimator:
     _live_once_started: tuple[str, ...] = ()
     _noun = "model"
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        # a class's own constructor only: one it inherits is named by the wrapper it inherits
-        # (as type(self)), and a class without one (a dataclass, before the decorator writes
-        # it) gets none planted
-        _wrap_own_init(cls)
-
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        # a constructor written after the class was made (a dataclass's, by its decorator) is
-        # wrapped at the first construction; Python looks the constructor up after __new__
+        # each class's own constructor, wrapped at the first construction rather than when the
+        # class is made, when a dataclass has none yet (its decorator writes it after); Python
+        # looks the constructor up after __new__. One a class inherits is named by the wrapper
+        # it inherits (as type(self)), and a class without one gets none planted.
         for klass in cls.__mro__:
             if klass is Estimator:
                 break
