@@ -256,8 +256,8 @@ class Service(LogWriter, Learner):
             now = self.clock()
             self._pending = PendingImpressions()
             self.stats.expired += store.count_expired(now)
-            for record in store.unanswered(now):
-                self._pending.add(record, recovered=True)
+            for id_, expires in store.unanswered(now):
+                self._pending.add(id_, expires, recovered=True)
         except sqlite3.DatabaseError as err:
             # a page the opening check passed but a later read did not (a page damaged since)
             store.close()

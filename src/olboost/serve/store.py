@@ -651,17 +651,17 @@ class Store:
                 clicked=np.frombuffer(row[2], dtype=np.uint8).astype(np.bool_),
             )
 
-    def unanswered(self, now: float) -> Iterator[ImpressionRecord]:
-        """The impressions without feedback still open at ``now`` (expiring after it), oldest
-        first."""
+    def unanswered(self, now: float) -> Iterator[tuple[int, float]]:
+        """``(id, expires)`` of each impression without feedback still open at ``now``
+        (expiring after it), oldest first: what a restarted service waits for (the rest is read
+        when the feedback comes)."""
         rows = self.db.execute(
-            f"SELECT {_IMPRESSION_COLUMNS} FROM impressions i "
-            "LEFT JOIN feedback f ON f.impression = i.id WHERE f.seq IS NULL AND i.expires > ? "
-            "ORDER BY i.id",
+            "SELECT i.id, i.expires FROM impressions i LEFT JOIN feedback f "
+            "ON f.impression = i.id WHERE f.seq IS NULL AND i.expires > ? ORDER BY i.id",
             (now,),
         )
-        for row in rows:
-            yield _row_impression(row)
+        for id_, expires in rows:
+            yield int(id_), float(expires)
 
     def count_expired(self, now: float) -> int:
         """The impressions without feedback expired at ``now``: counted, not read (a restart
