@@ -118,6 +118,9 @@ class LogWriter:
     clock: Callable[[], float]
     impression_ttl: float
     committed_seq: int
+    checkpoint_seq: int
+    prune_log: bool
+    _pruned_for: int
     _pending: PendingImpressions
     _log_q: queue.SimpleQueue
     _learn_q: queue.SimpleQueue
@@ -154,6 +157,8 @@ class LogWriter:
                 if batch:
                     self._commit(store, batch)
                 self._expire()
+                if self.prune_log and self.checkpoint_seq > self._pruned_for:
+                    self._prune(store)
         except BaseException as err:  # a broken log: refuse every request from now on
             self._error_text = f"the log writer stopped: {error_text(err)}"
             self._error = err
@@ -257,6 +262,14 @@ class LogWriter:
             return {"feedback_id": feedback_id, "seq": seq, "duplicate": True, "wait": wait}
         found = store.impression(public_id)
         if found is None:
+            number = public_id.partition("-")[0]
+            if number.isdecimal() and 0 < int(number) <= store.pruned()["id"]:
+                with self.stats.lock:
+                    self.stats.expired_feedback += 1
+                raise RequestError(
+                    410, f"impression {public_id!r} expired and was pruned from the log "
+                    "(--prune-log)"
+                )  # fmt: skip
             raise RequestError(404, f"unknown impression {public_id!r}")
         record, answered_by = found
         if answered_by is not None:
@@ -300,6 +313,14 @@ class LogWriter:
                 )
             mask[position[i]] = True
         return mask
+
+    def _prune(self, store: Store) -> None:
+        """Prune the log after the last checkpoint, a transaction of at most
+        :data:`~olboost.serve.store.PRUNE_ROWS` impressions between two batches of requests, so
+        that the requests wait for one at most."""
+        seq = self.checkpoint_seq  # set by the learner, read once
+        if not store.prune(seq, self.clock()):
+            self._pruned_for = seq
 
     def _expire(self) -> None:
         """Count and forget the pending impressions whose time is up."""

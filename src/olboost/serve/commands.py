@@ -125,7 +125,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     try:
         service = Service(
             args.store, config, checkpoint_every=args.checkpoint_every,
-            impression_ttl=args.impression_ttl, synchronous=args.sync,
+            impression_ttl=args.impression_ttl, synchronous=args.sync, prune_log=args.prune_log,
             max_learn_lag=args.max_learn_lag or None,
         )  # fmt: skip
     except BaseException:
@@ -310,6 +310,12 @@ def add_parsers(sub: Any) -> None:
         help="file holding the bearer token of the write endpoints (default: the "
         "OLBOOST_SERVE_TOKEN environment variable, else STORE/token, generated if missing)",
     )
+    serve.add_argument(
+        "--prune-log", action="store_true",
+        help="after each checkpoint, delete the log's expired impressions and the feedback it "
+        "has learned (the log then stops growing with the history, and can no longer rebuild "
+        "the model from initial.olb: back up the store, checkpoint included)",
+    )  # fmt: skip
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
     serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")
     serve.add_argument(

@@ -136,6 +136,15 @@ class Service(LogWriter, Learner):
         The time source, in seconds since the epoch; ``None`` (the default): a
         :class:`~olboost.serve._clock.SteadyClock` made at :meth:`start`, which a step of the
         system's clock while the service runs does not move.
+    prune_log
+        After each checkpoint, delete from the log the impressions past their deadline that
+        the checkpoint has made useless, with their feedback
+        (:meth:`~olboost.serve.store.Store.prune`), so that the log's size follows the traffic
+        of a checkpoint interval and an impression TTL rather than of the whole history. The
+        log then no longer rebuilds the model from ``initial.olb`` (nor does
+        :func:`~olboost.serve.store.replay`): keep backups of the store
+        (:func:`~olboost.serve.store.backup`), checkpoint included. ``False`` (the default):
+        the log keeps everything.
 
     Examples
     --------
@@ -166,6 +175,7 @@ class Service(LogWriter, Learner):
         synchronous: str = "full",
         fork_checkpoints: bool | None = None,
         clock: Callable[[], float] | None = None,
+        prune_log: bool = False,
     ):
         if (
             isinstance(checkpoint_every, bool)
@@ -177,7 +187,10 @@ class Service(LogWriter, Learner):
             raise ValueError(
                 f"impression_ttl must be a positive number of seconds, got {impression_ttl!r}"
             )
+        if not isinstance(prune_log, bool):
+            raise TypeError(f"prune_log must be True or False, got {prune_log!r}")
         self.path = Path(store)
+        self.prune_log = prune_log
         self.checkpoint_every = checkpoint_every
         self.impression_ttl = float(impression_ttl)
         lag = max_learn_lag
@@ -209,6 +222,7 @@ class Service(LogWriter, Learner):
         self._feedback_sent = self._feedback_handled = 0  # feedback given to the log writer
         self.committed_seq = 0
         self.checkpoint_seq = 0
+        self._pruned_for = 0  # the checkpoint seq up to which the log writer has pruned
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
@@ -255,7 +269,7 @@ class Service(LogWriter, Learner):
                 self.clock = SteadyClock()
             now = self.clock()
             self._pending = PendingImpressions()
-            self.stats.expired += store.count_expired(now)
+            self.stats.expired += store.count_expired(now) + store.pruned()["expired"]
             for id_, expires in store.unanswered(now):
                 self._pending.add(id_, expires, recovered=True)
         except sqlite3.DatabaseError as err:

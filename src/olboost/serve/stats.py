@@ -96,8 +96,9 @@ class Stats:
         so the sums are the same bits; from a checkpoint, a restart reads the feedback it
         replays only (every feedback of the log took 22 us each, a day of log minutes)."""
         s = self
-        s.impressions = store.count("impressions")
-        s.feedback = store.count("feedback")
+        pruned = store.pruned()  # what --prune-log deleted, counted in the log
+        s.impressions = store.count("impressions") + pruned["impressions"]
+        s.feedback = store.count("feedback") + pruned["feedback"]
         s.applied = s.feedback
         seq = 0
         if since is not None:

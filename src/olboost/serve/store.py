@@ -27,6 +27,13 @@ last commits, or an older log was restored) is refused: recovering from it would
 ``seq`` numbers to new feedback and then skip that feedback as learned. Restore the matching log,
 or remove ``checkpoint.olb``: a store with its configuration and ``initial.olb`` but no checkpoint
 is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild_checkpoint`).
+
+**Pruning.** A service run with ``prune_log`` deletes, after each checkpoint, the impressions
+past their deadline that the checkpoint made useless, and their feedback (:meth:`Store.prune`):
+SQLite reuses the freed pages, and the log's size follows the traffic of the last checkpoint
+interval and impression TTL instead of the whole history. The counts of what was deleted stay
+in ``meta`` for the service's counters; a pruned log can no longer rebuild a model from
+``initial.olb``, which is refused (so is a checkpoint older than the pruning).
 """
 
 from __future__ import annotations
@@ -196,6 +203,15 @@ SYNCHRONOUS = ("full", "normal")
 
 #: Version of the log's tables; a store of another version is refused.
 SCHEMA_VERSION = 2
+#: Version of a log that :meth:`Store.prune` has pruned: the tables of version 2, with what was
+#: deleted counted in ``meta``. An olboost of before pruning, which reads version 2 only, would
+#: count it short and rebuild a model from it as from a whole log, without a word: it refuses it.
+PRUNED_SCHEMA_VERSION = 3
+#: Impressions :meth:`Store.prune` deletes in one transaction at most: the log writer's commits
+#: wait for it (some 10 ms).
+PRUNE_ROWS = 2000
+#: The counters of :meth:`Store.pruned`, kept in ``meta`` as ``pruned_<name>``.
+_PRUNED = ("impressions", "feedback", "expired", "seq", "id")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -459,10 +475,10 @@ class Store:
             raise sqlite3.DatabaseError(f"damaged: {problem}")
 
     def _check_version(self, version: str | None, hint: str = "") -> None:
-        if version != str(SCHEMA_VERSION):
+        if version not in (str(SCHEMA_VERSION), str(PRUNED_SCHEMA_VERSION)):
             raise ValueError(
                 f"{self.path}: a log of schema version {version}; this olboost reads "
-                f"version {SCHEMA_VERSION}{hint}"
+                f"versions {SCHEMA_VERSION} and {PRUNED_SCHEMA_VERSION} (pruned){hint}"
             )
 
     # ------------------------------------------------------------------ files
@@ -502,10 +518,25 @@ class Store:
 
     def rebuild_checkpoint(self) -> None:
         """Write ``initial.olb`` as the checkpoint of ``seq`` 0, so that :meth:`recover` replays
-        the whole log: the model of :func:`replay`."""
+        the whole log: the model of :func:`replay`. Refused for a log :meth:`prune` has pruned
+        of feedback, which no longer holds the whole history."""
         if not self.can_rebuild():
             raise ValueError(f"{self.path}: no initial.olb to rebuild the checkpoint from")
+        self.refuse_if_pruned(
+            f"{self.checkpoint_path.name} is missing and ", "it cannot be rebuilt from initial.olb"
+        )
         self.write_checkpoint(self.initial_model(), 0)
+
+    def refuse_if_pruned(self, what: str, consequence: str) -> None:
+        """Raise if :meth:`prune` deleted feedback from the log: the model of the whole log can
+        then be had only from a checkpoint that learned it."""
+        seq = self.pruned()["seq"]
+        if seq:
+            raise ValueError(
+                f"{self.path}: {what}the log was pruned (--prune-log) of feedback up to seq "
+                f"{seq}, learned by the checkpoints since: {consequence}; restore the store's "
+                "checkpoint.olb (olboost backup copies it with the log)"
+            )
 
     def config(self) -> dict[str, Any] | None:
         """The stored configuration (``None`` before :meth:`create`)."""
@@ -663,6 +694,67 @@ class Store:
         for id_, expires in rows:
             yield int(id_), float(expires)
 
+    def pruned(self) -> dict[str, int]:
+        """What :meth:`prune` has deleted from the log (all 0 for a log never pruned): the rows
+        of ``impressions`` and of ``feedback``, the impressions among them never answered
+        (``expired``), the largest ``seq`` of a deleted feedback, and the ``id`` up to which
+        every impression is deleted."""
+        rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'pruned%'"))
+        return {name: int(rows.get(f"pruned_{name}", 0)) for name in _PRUNED}
+
+    def prune(self, seq: int, now: float, limit: int = PRUNE_ROWS) -> bool:
+        """Delete from the log, oldest first, the impressions that nothing needs any more, with
+        their feedback, in one transaction: those expired at ``now`` (a feedback for them would
+        be refused anyway; until then a retried feedback is answered as the duplicate it is)
+        and either never answered or answered by a feedback of ``seq`` below ``seq``, the
+        ``seq`` of a checkpoint written to disk, which has learned it (the feedback of ``seq``
+        itself is kept: recovery checks the checkpoint against it).
+
+        The deleted impressions are a prefix of the log in ``id`` order, at most ``limit`` of
+        them, stopping at the first that must stay: every impression up to ``pruned()["id"]``
+        is gone, and a feedback naming one is told so (410) rather than "unknown". The last
+        impression is always kept, since SQLite numbers a new row after the largest one left.
+        The counts of what was deleted are added in ``meta`` (:meth:`pruned`), in the same
+        transaction, for the service's counters, and the log is marked
+        :data:`PRUNED_SCHEMA_VERSION`. Returns whether ``limit`` impressions were deleted (there
+        may be more)."""
+        done = self.pruned()
+        ids: list[int] = []
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            (last,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM impressions").fetchone()
+            rows = self.db.execute(
+                "SELECT i.id, i.expires, f.seq FROM impressions i LEFT JOIN feedback f "
+                "ON f.impression = i.id WHERE i.id > ? AND i.id < ? ORDER BY i.id LIMIT ?",
+                (done["id"], last, limit),
+            ).fetchall()
+            seqs: list[int] = []
+            for id_, expires, answer in rows:
+                if expires > now or (answer is not None and answer >= seq):
+                    break
+                ids.append(id_)
+                if answer is not None:
+                    seqs.append(answer)
+            if ids:
+                self.db.executemany("DELETE FROM feedback WHERE seq = ?", [(q,) for q in seqs])
+                self.db.executemany("DELETE FROM impressions WHERE id = ?", [(i,) for i in ids])
+                counts = {
+                    "impressions": done["impressions"] + len(ids),
+                    "feedback": done["feedback"] + len(seqs),
+                    "expired": done["expired"] + len(ids) - len(seqs),
+                    "seq": max(done["seq"], *seqs, 0),
+                    "id": ids[-1],
+                }
+                for name, value in counts.items():
+                    self.set_meta(f"pruned_{name}", str(value))
+                self.set_meta("schema_version", str(PRUNED_SCHEMA_VERSION))
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        return len(ids) == limit
+
     def count_expired(self, now: float) -> int:
         """The impressions without feedback expired at ``now``: counted, not read (a restart
         decoded every impression ever left unanswered, some 10 us each, to count them)."""
@@ -686,6 +778,16 @@ class Store:
         state = self._checkpoint_state()
         model, seq = state["model"], int(state["seq"])
         self.recovered_from = (seq, state.get("counts"))
+        pruned = self.pruned()["seq"]
+        if seq < pruned:
+            # the feedback between them is gone from the log: this checkpoint's recovery
+            # would skip it, a model unequal to the service's
+            raise ValueError(
+                f"{self.checkpoint_path}: the checkpoint has learned the feedback up to seq "
+                f"{seq}, but the log was pruned (--prune-log) of feedback up to seq {pruned}, "
+                "which a later checkpoint had learned: restore the store's latest "
+                "checkpoint.olb (olboost backup copies it with the log)"
+            )
         last = self.last_ids()[1]
         if seq > last:
             # The log lost commits the checkpoint had learned (``synchronous="normal"`` and a
@@ -765,6 +867,10 @@ def write_checkpoint(
     save_run(state, Path(path) / "checkpoint.olb")
 
 
+#: Copies :func:`backup` makes of a store whose log its service prunes meanwhile, at most.
+_BACKUP_TRIES = 5
+
+
 def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict[str, Any]:
     """Copy the store at ``path`` to the new directory ``target``, consistently, whether a
     service serves it or not: the model files first, then the log by SQLite's online backup
@@ -792,26 +898,45 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
             if (source / name).exists():
                 refuse_a_foreign_model(source / name)
         make_directory(target)
-        for name in ("initial.olb", "checkpoint.olb", "token"):
+        for attempt in range(_BACKUP_TRIES):
+            # A service pruning its log (--prune-log) between the copies of the checkpoint and
+            # of the log deletes feedback up to its newer checkpoint, which the copied one has
+            # not learned: the copy's recovery refuses it. Then copy both again.
+            pruned = store.pruned()["seq"]
+            for name in ("initial.olb", "checkpoint.olb", "token"):
+                try:
+                    data = (source / name).read_bytes()
+                except FileNotFoundError:
+                    continue
+                if target / name not in written:
+                    written.append(target / name)
+                if name == "token":  # its owner's only, as the service wrote it
+                    if attempt == 0:
+                        fd = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                        with os.fdopen(fd, "wb") as f:
+                            f.write(data)
+                    continue
+                atomic_write(target / name, data)
+            if target / "log.sqlite" not in written:
+                written.append(target / "log.sqlite")
+            copy = sqlite3.connect(target / "log.sqlite")
             try:
-                data = (source / name).read_bytes()
-            except FileNotFoundError:
-                continue
-            written.append(target / name)
-            if name == "token":  # its owner's only, as the service wrote it
-                fd = os.open(target / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                continue
-            atomic_write(target / name, data)
-        written.append(target / "log.sqlite")
-        copy = sqlite3.connect(target / "log.sqlite")
-        try:
-            store.db.backup(copy)
-        except sqlite3.DatabaseError as err:  # a full disk, say: named, not a traceback
-            raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({err})") from None
-        finally:
-            copy.close()
+                store.db.backup(copy)
+                (copied,) = copy.execute(
+                    "SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta "
+                    "WHERE key = 'pruned_seq'"
+                ).fetchone()
+            except sqlite3.DatabaseError as err:  # a full disk, say: named, not a traceback
+                raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({err})") from None
+            finally:
+                copy.close()
+            if copied == pruned:
+                break
+        else:
+            raise ValueError(
+                f"{source}: its service pruned the log during each of {_BACKUP_TRIES} copies "
+                "(--prune-log, after each checkpoint): try again"
+            )
     except BaseException:
         # nothing half-made left to refuse the retry ("not empty")
         for file in written:
@@ -833,9 +958,10 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
 def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
     """The initial model of the store at ``path`` with every feedback of its log learned, in
     ``seq`` order: ``(model, feedback learned)``. Reads only; the reference a service's model is
-    compared with."""
+    compared with. Refused for a log pruned of feedback (:meth:`Store.prune`)."""
     store = Store(path, read_only=True)
     try:
+        store.refuse_if_pruned("", "no replay from initial.olb gives its model")
         model = store.initial_model()
         n = 0
         for fb in store.feedback_after(0):

@@ -1,0 +1,271 @@
+"""``olboost serve --prune-log``: the log's expired impressions and the feedback a checkpoint has
+learned are deleted (:meth:`olboost.serve.store.Store.prune`), and nothing a service answers,
+counts or recovers changes. Each pruned service is run beside a twin that keeps its whole log,
+on the same requests and the same clock."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="olboost serve needs the serve extra")
+pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
+
+from olboost.serve.requests import RequestError  # noqa: E402
+from olboost.serve.service import Service, ServiceConfig  # noqa: E402
+from olboost.serve.store import Store, backup, replay  # noqa: E402
+from serve_support import Server, features  # noqa: E402
+
+CONFIG = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+TTL = 10.0
+
+
+def rows(store: Path) -> tuple[int, int]:
+    """Impressions and feedback rows in the log itself."""
+    db = sqlite3.connect(f"file:{store / 'log.sqlite'}?mode=ro", uri=True)
+    try:
+        return tuple(
+            db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("impressions", "feedback")
+        )
+    finally:
+        db.close()
+
+
+def read(store: Path, what) -> object:
+    """``what(Store)`` of a store opened for reading."""
+    s = Store(store, read_only=True)
+    try:
+        return what(s)
+    finally:
+        s.close()
+
+
+def pruned(store: Path) -> dict[str, int]:
+    return read(store, Store.pruned)
+
+
+def start(
+    path: Path, now: list[float], prune: bool, config: ServiceConfig = CONFIG, **options
+) -> Service:
+    service = Service(
+        path, config, impression_ttl=TTL, checkpoint_every=5, fork_checkpoints=False,
+        clock=lambda: now[0], prune_log=prune, **options,
+    )  # fmt: skip
+    service.start()
+    return service
+
+
+def traffic(service: Service, first: int, n: int) -> list[str]:
+    """``n`` impressions, two of every three answered (learned before the next), the third
+    never: the public ids, in order."""
+    ids = []
+    for i in range(first, first + n):
+        x = [(i % 7) / 7, (i % 3) / 3] * (service.config.n_features // 2)
+        shown, logged = service.rank({"features": x})
+        logged.result()
+        ids.append(shown["impression"])
+        if i % 3 != 2:
+            clicked = shown["labels"][: i % 2]
+            answer = service.feedback(
+                {"impression": shown["impression"], "clicked": clicked, "feedback_id": f"f{i}"}
+            ).result()
+            assert service.wait_learned(answer["seq"], timeout=60)
+    # the learner checkpoints after it answered the learn of every checkpoint_every-th seq
+    due = service.applied_seq - service.applied_seq % service.checkpoint_every
+    deadline = time.monotonic() + 30
+    while service.checkpoint_seq < due:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    return ids
+
+
+def wait_pruned(path: Path, impressions: int) -> dict[str, int]:
+    """The log writer prunes between its batches, within a second of a checkpoint."""
+    deadline = time.monotonic() + 30
+    while (done := pruned(path))["impressions"] < impressions:
+        assert time.monotonic() < deadline, done
+        time.sleep(0.05)
+    return done
+
+
+def counters(service: Service) -> dict:
+    health = service.health()
+    s = service.stats
+    return {
+        "impressions": health["impressions"], "feedback": health["feedback"],
+        "expired": health["expired"], "pending": health["pending"], "clicks": s.clicks,
+        "shown": s.shown, "loss": s.loss_sum, "pairs": s.pairs_sum,
+        "rounds": health["rounds"], "applied": health["applied_seq"],
+    }  # fmt: skip
+
+
+def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
+    now = [1000.0]
+    kept = start(tmp_path / "kept", now, prune=False)
+    cut = start(tmp_path / "cut", now, prune=True)
+    try:
+        early = {service: traffic(service, 0, 30) for service in (kept, cut)}
+        now[0] += 2 * TTL  # all 30 past their deadline; 10 never answered
+        for service in (kept, cut):
+            traffic(service, 30, 15)  # checkpoints, the last after the learn of seq 30
+        checkpoint = cut.checkpoint_seq
+        assert checkpoint == 30
+        done = wait_pruned(tmp_path / "cut", 30)
+        # the 30 expired ones: 20 answered below the checkpoint's seq, 10 never answered
+        assert done == {"impressions": 30, "feedback": 20, "expired": 10, "seq": 20, "id": 30}
+        assert rows(tmp_path / "kept") == (45, 30)
+        assert rows(tmp_path / "cut") == (15, 10)
+        assert cut.model_digest() == kept.model_digest()
+        assert counters(cut) == counters(kept)
+
+        # a feedback for a pruned impression, and a retried feedback of one, are told why
+        def never(service):
+            return {"impression": early[service][2], "clicked": []}
+
+        def retried(service):
+            return {"impression": early[service][0], "clicked": [], "feedback_id": "f0"}
+
+        with pytest.raises(RequestError, match="expired 10.000 s ago"):
+            kept.feedback(never(kept)).result()
+        assert kept.feedback(retried(kept)).result()["duplicate"]
+        for body in (never(cut), retried(cut)):
+            with pytest.raises(RequestError, match="expired and was pruned") as err:
+                cut.feedback(body).result()
+            assert err.value.status == 410
+    finally:
+        kept.close()
+        cut.close()
+    # the restarted service counts the pruned rows from the log's meta
+    kept, cut = start(tmp_path / "kept", now, False), start(tmp_path / "cut", now, True)
+    try:
+        assert counters(cut) == counters(kept)
+        assert cut.model_digest() == kept.model_digest()
+    finally:
+        kept.close()
+        cut.close()
+    # an olboost of before pruning reads version 2 only
+    assert read(tmp_path / "kept", lambda s: s.meta("schema_version")) == "2"
+    assert read(tmp_path / "cut", lambda s: s.meta("schema_version")) == "3"
+    # the whole history is gone: no replay from initial.olb, which the unpruned log allows
+    replay(tmp_path / "kept")
+    with pytest.raises(ValueError, match="pruned .* of feedback up to seq 20"):
+        replay(tmp_path / "cut")
+
+
+def test_a_pruned_log_refuses_to_rebuild_or_to_recover_an_older_checkpoint(tmp_path):
+    now = [1000.0]
+    path = tmp_path / "cut"
+    service = start(path, now, prune=True)
+    try:
+        traffic(service, 0, 9)  # a checkpoint at seq 5
+        old = tmp_path / "old.olb"
+        shutil.copy(path / "checkpoint.olb", old)
+        now[0] += 2 * TTL
+        traffic(service, 9, 9)  # at 10
+        wait_pruned(path, 9)
+    finally:
+        service.close()
+    assert pruned(path)["seq"] == 6
+    shutil.copy(old, path / "checkpoint.olb")  # seq 5, before the pruned feedback of seq 6
+    with pytest.raises(ValueError, match="learned the feedback up to seq 5, but the log was pru"):
+        Service(path).start()
+    (path / "checkpoint.olb").unlink()  # a kept log rebuilds it from initial.olb; not this one
+    with pytest.raises(ValueError, match="checkpoint.olb is missing and the log was pruned"):
+        Service(path).start()
+    assert not (path / "checkpoint.olb").exists()
+
+
+def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
+    # the log grew by every impression shown, 1.6 KB each with 200 features: freed pages are
+    # reused, and the pruned log's size is that of the last checkpoint interval and TTL
+    now = [1000.0]
+    sizes: dict[bool, list[int]] = {False: [], True: []}
+    for prune in (False, True):
+        path = tmp_path / str(prune)
+        wide = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 200, learners=3, k=2)
+        service = start(path, now, prune, wide)
+        try:
+            for round_ in range(8):
+                traffic(service, 60 * round_, 60)
+                now[0] += 2 * TTL
+                if prune:
+                    wait_pruned(path, 60 * round_ - 10 if round_ else 0)
+                db = sqlite3.connect(f"file:{path / 'log.sqlite'}?mode=ro", uri=True)
+                sizes[prune].append(db.execute("PRAGMA page_count").fetchone()[0])
+                db.close()
+        finally:
+            service.close()
+        now[0] = 1000.0
+    kept, cut = sizes[False], sizes[True]
+    assert kept[-1] >= 3 * kept[1], kept  # whole: it grows with the stream
+    assert cut[-1] <= cut[1] + 2, cut  # pruned: two pages of slack for the indexes' shapes
+
+
+def test_a_backup_copies_again_when_the_service_prunes_in_between(tmp_path, monkeypatch):
+    # a prune between the copies of the checkpoint and of the log deleted feedback the copied
+    # checkpoint had not learned: the copy's recovery refused it
+    import olboost.serve.store as store_module
+
+    now = [1000.0]
+    source = tmp_path / "source"
+    service = start(source, now, prune=False)
+    try:
+        traffic(service, 0, 9)  # a checkpoint at seq 5
+        older = (source / "checkpoint.olb").read_bytes()
+        now[0] += 2 * TTL
+        traffic(service, 9, 9)  # a checkpoint at seq 10
+        digest = service.model_digest()
+    finally:
+        service.close()  # and one at 12, the last
+    newest = (source / "checkpoint.olb").read_bytes()
+    (source / "checkpoint.olb").write_bytes(older)  # a service at seq 5: valid, replays more
+    copies = []
+    atomic_write = store_module.atomic_write
+
+    def meanwhile(path, data):
+        atomic_write(path, data)
+        if Path(path).name == "checkpoint.olb":
+            copies.append(data)
+            if len(copies) == 1:  # the service checkpoints at 12 and prunes below it
+                (source / "checkpoint.olb").write_bytes(newest)
+                store = Store(source)
+                try:
+                    store.prune(12, now[0])
+                finally:
+                    store.close()
+
+    monkeypatch.setattr(store_module, "atomic_write", meanwhile)
+    backup(source, tmp_path / "copy")
+    assert copies == [older, newest]
+    assert pruned(tmp_path / "copy")["seq"] == 6  # the first 9 impressions expired
+    restored = Service(tmp_path / "copy")
+    restored.start()
+    try:
+        assert restored.model_digest() == digest
+    finally:
+        restored.close()
+
+
+def test_serve_prune_log_over_http(tmp_path):
+    args = ("--labels", "a,b,c,d,e,f", "--n-features", "4", "--learners", "3", "--k", "3")
+    prune = ("--prune-log", "--checkpoint-every", "2", "--impression-ttl", "0.3")
+    store = tmp_path / "store"
+    with Server(store, *args, *prune) as server:
+        for i in range(6):
+            shown = server.rank(features(4, i))
+            assert server.feedback(shown["impression"], [], wait=True)[0] == 200
+        time.sleep(0.4)  # past the deadlines; the next checkpoint prunes them
+        for i in range(6, 10):
+            shown = server.rank(features(4, i))
+            assert server.feedback(shown["impression"], [], wait=True)[0] == 200
+        done = wait_pruned(store, 6)
+        status, answer = server.feedback(f"1-{shown['impression'].split('-')[1]}", [])
+        assert status == 410 and "pruned" in answer["error"]
+        health = server.request("GET", "/health")[1]
+        assert health["impressions"] == 10 and health["feedback"] == 10
+    assert rows(store)[0] == 10 - done["impressions"]
