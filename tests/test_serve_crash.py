@@ -12,6 +12,9 @@ come back as duplicates with their ``seq``. At the end the log holds exactly the
 feedback ids, each with the ``seq`` it was acknowledged with; the served model (digest after it
 learned everything committed) equals the initial model learning the whole log in ``seq`` order.
 
+The second test kills a service that prunes its log (``--prune-log``) 8 times the same way, and
+checks the model against the replay of the whole log, pruned rows put back.
+
 Time: 21 starts of a forked server (recovery, Numba's cached kernels) and about 6 s of load; about
 20-30 s of wall time, a third of it CPU, on a 2-core machine.
 """
@@ -139,4 +142,85 @@ def test_twenty_kills_lose_nothing_and_replay_bit_for_bit(tmp_path: Path) -> Non
     assert logged == acked
     model, n = replay(store)
     assert n == len(acked) == state["rounds"] == model.t_
+    assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
+
+
+#: What the pruning kill test's store keeps of every deleted row (a trigger's copy, made in the
+#: deleting transaction): the whole log, rebuilt at the end for the replay.
+_ARCHIVE = """
+CREATE TABLE archived_impressions AS SELECT * FROM impressions WHERE 0;
+CREATE TABLE archived_feedback AS SELECT * FROM feedback WHERE 0;
+CREATE TRIGGER archive_impression BEFORE DELETE ON impressions BEGIN
+    INSERT INTO archived_impressions SELECT * FROM impressions WHERE id = OLD.id; END;
+CREATE TRIGGER archive_feedback BEFORE DELETE ON feedback BEGIN
+    INSERT INTO archived_feedback SELECT * FROM feedback WHERE seq = OLD.seq; END;
+"""
+
+
+def test_kills_of_a_service_pruning_its_log_lose_nothing(tmp_path: Path) -> None:
+    """``--prune-log`` under the kills above (8 of them): the log keeps every acknowledged
+    feedback it has not pruned, pruned ones were learned by the checkpoint, and the served
+    model equals the replay of the whole log, pruned rows put back (a trigger of the test's
+    archived them as they were deleted)."""
+    from olboost.serve.store import Store
+
+    kills = 8
+    rng = random.Random(16)
+    store = tmp_path / "store"
+    Store(store).close()  # the log's tables, for the archive's triggers
+    db = sqlite3.connect(store / "log.sqlite")
+    db.executescript(_ARCHIVE)
+    db.close()
+    # impressions expire within the test (a restart takes longer): pruned at the checkpoints
+    options = ("--checkpoint-every", "20", "--prune-log", "--impression-ttl", "0.5")
+    server = Server(store, *ARGS, *options)
+    acked: dict[str, int] = {}
+    unsure: dict[str, tuple[str, list[str]]] = {}
+    lost: set[str] = set()  # answers lost, and the impression gone when sent again
+    try:
+        for round_ in range(kills + 1):
+            server.start()
+            for fid, (impression, clicked) in sorted(unsure.items()):
+                status, answer = server.feedback(impression, clicked, feedback_id=fid)
+                if status == 410:  # expired (or pruned) before the restart: logged or not
+                    lost.add(fid)
+                    continue
+                assert status == 200, answer
+                acked[fid] = answer["seq"]
+            unsure.clear()
+            if round_ == kills:
+                break
+            load = Load(server, round_)
+            load.start()
+            time.sleep(rng.uniform(0.02, 0.6))
+            server.kill()
+            load.join()
+            acked.update(load.acked)
+            unsure.update(load.unsure)
+        state = server.request("GET", "/admin/model")[1]
+        health = server.request("GET", "/health")[1]
+    finally:
+        server.stop()
+    assert len(acked) > 5 * kills, "too little load to mean anything"
+    db = sqlite3.connect(store / "log.sqlite")
+    try:
+        done = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'pruned%'"))
+        assert int(done["pruned_feedback"]) > 0, "nothing was pruned"
+        kept = dict(db.execute("SELECT feedback_id, seq FROM feedback").fetchall())
+        archived = dict(db.execute("SELECT feedback_id, seq FROM archived_feedback").fetchall())
+        assert kept.keys().isdisjoint(archived)
+        logged = {**kept, **archived}
+        assert {f: s for f, s in logged.items() if f not in lost} == acked
+        assert health["feedback"] == len(logged) == state["rounds"]
+        # the whole log again, as an olboost that never pruned would have it
+        db.executescript(
+            "INSERT INTO impressions SELECT * FROM archived_impressions;"
+            "INSERT INTO feedback SELECT * FROM archived_feedback;"
+            "DELETE FROM meta WHERE key LIKE 'pruned%';"
+            "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+        )
+    finally:
+        db.close()
+    model, n = replay(store)
+    assert n == len(logged) == model.t_
     assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
