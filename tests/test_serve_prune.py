@@ -122,6 +122,8 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
         assert rows(tmp_path / "cut") == (15, 10)
         assert cut.model_digest() == kept.model_digest()
         assert counters(cut) == counters(kept)
+        assert (kept.health()["pruned"], cut.health()["pruned"]) == (0, 30)
+        assert "\nolboost_log_pruned_impressions_total 30\n" in cut.metrics()
 
         # a feedback for a pruned impression, and a retried feedback of one, are told why
         def never(service):
@@ -145,6 +147,7 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
     try:
         assert counters(cut) == counters(kept)
         assert cut.model_digest() == kept.model_digest()
+        assert cut.health()["pruned"] == 30
     finally:
         kept.close()
         cut.close()

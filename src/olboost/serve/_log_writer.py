@@ -319,7 +319,11 @@ class LogWriter:
         :data:`~olboost.serve.store.PRUNE_ROWS` impressions between two batches of requests, so
         that the requests wait for one at most."""
         seq = self.checkpoint_seq  # set by the learner, read once
-        if not store.prune(seq, self.clock()):
+        more = store.prune(seq, self.clock())
+        done = store.pruned()["impressions"]
+        with self.stats.lock:
+            self.stats.pruned = done
+        if not more:
             self._pruned_for = seq
 
     def _expire(self) -> None:

@@ -504,6 +504,7 @@ class Service(LogWriter, Learner):
                 "checkpoint_error": s.checkpoint_error,
                 "pending": len(self._pending) if self._started else 0,
                 "expired": s.expired,
+                "pruned": s.pruned,
                 "impression_ttl": self.impression_ttl,
             }
 

@@ -53,6 +53,7 @@ class Stats:
     rejected: dict[str, int] = field(default_factory=dict)
     expired: int = 0
     expired_feedback: int = 0
+    pruned: int = 0  # impressions deleted from the log (--prune-log)
     clicks: int = 0
     shown: int = 0
     applied: int = 0
@@ -99,6 +100,7 @@ class Stats:
         pruned = store.pruned()  # what --prune-log deleted, counted in the log
         s.impressions = store.count("impressions") + pruned["impressions"]
         s.feedback = store.count("feedback") + pruned["feedback"]
+        s.pruned = pruned["impressions"]
         s.applied = s.feedback
         seq = 0
         if since is not None:
@@ -224,7 +226,8 @@ def metrics_table(
     checkpoint's ``seq``, pending impressions, whether it has stopped on an error), and the lag
     histogram. Call it holding ``s.lock``.
 
-    The counters of the log (impressions, feedback, clicks, shown labels, expired impressions)
+    The counters of the log (impressions, feedback, clicks, shown labels, expired and pruned
+    impressions)
     are counted from the log at a start, and so go on across restarts; those of requests
     (requests, duplicates, refusals, checkpoints, the lag histogram) count this process's
     only, and start at 0 with it. Each one's help text says which."""
@@ -247,6 +250,10 @@ def metrics_table(
          "Impressions whose time to answer ran out without feedback (the log's, across "
          "restarts).",
          [("", s.expired)]),
+        ("log_pruned_impressions_total", "counter",
+         "Impressions deleted from the log with their feedback, once past their deadline and "
+         "learned by a checkpoint (--prune-log; the log's, across restarts).",
+         [("", s.pruned)]),
         ("clicks_total", "counter",
          "Clicked labels among those shown, feedback learned (the log's, across restarts).",
          [("", s.clicks)]),
