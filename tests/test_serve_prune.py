@@ -272,3 +272,37 @@ def test_serve_prune_log_over_http(tmp_path):
         health = server.request("GET", "/health")[1]
         assert health["impressions"] == 10 and health["feedback"] == 10
     assert rows(store)[0] == 10 - done["impressions"]
+
+
+def test_prune_deletes_a_prefix_in_chunks_and_stops_at_what_must_stay(tmp_path):
+    import numpy as np
+
+    from olboost.serve.store import ImpressionRecord
+
+    store = Store(tmp_path / "s")
+    try:
+        for i, expires in enumerate([1, 1, 1, 1, 1, 1, 5, 1, 1], start=1):
+            store.insert_impression(ImpressionRecord(
+                id=i, public_id=f"{i}-n", created=0.0, expires=float(expires), round=i, key=i,
+                x=np.zeros(2), shown=np.arange(2), probs=np.ones((2, 2)),
+            ))  # fmt: skip
+        for impression in (1, 2, 4, 5, 8):  # seq 1, 2, 3, 4, 5
+            store.insert_feedback(f"f{impression}", impression, np.zeros(2, bool), 0.0)
+        # chunks of 2; impression 5 is answered by seq 4, not learned by a checkpoint at 4
+        assert store.prune(4, 2.0, limit=2) is True
+        assert store.pruned() == {"impressions": 2, "feedback": 2, "expired": 0, "seq": 2, "id": 2}
+        assert store.prune(4, 2.0, limit=2) is True  # 3 (never answered), 4 (seq 3): a chunk
+        assert store.pruned() == {"impressions": 4, "feedback": 3, "expired": 1, "seq": 3, "id": 4}
+        assert store.prune(4, 2.0, limit=2) is False  # then 5 must stay
+        assert store.pruned()["id"] == 4
+        # a checkpoint at 5: 5 goes, 6 (never answered) too, and 7 is open until 5.0
+        assert store.prune(5, 2.0) is False
+        assert store.pruned()["id"] == 6
+        # at 6.0 all have expired, and a seq beyond the log's is asked: the last feedback stays,
+        # as does the last impression (SQLite numbers a new row after the largest one left)
+        assert store.prune(99, 6.0) is False
+        assert store.pruned() == {"impressions": 7, "feedback": 4, "expired": 3, "seq": 4, "id": 7}
+        assert store.last_ids() == (9, 5)
+        assert store.count("impressions") == 2 and store.count("feedback") == 1
+    finally:
+        store.close()

@@ -142,7 +142,8 @@ class LogWriter:
         try:
             while not stop:
                 try:
-                    op = self._log_q.get(timeout=SERIES_STEP)
+                    # a prune unfinished goes on at once when no request waits
+                    op = self._log_q.get(block=not self._prune_due(), timeout=SERIES_STEP)
                 except queue.Empty:
                     op = ()
                 batch = [] if op == () else [op]
@@ -157,7 +158,7 @@ class LogWriter:
                 if batch:
                     self._commit(store, batch)
                 self._expire()
-                if self.prune_log and self.checkpoint_seq > self._pruned_for:
+                if self._prune_due():
                     self._prune(store)
         except BaseException as err:  # a broken log: refuse every request from now on
             self._error_text = f"the log writer stopped: {error_text(err)}"
@@ -313,6 +314,10 @@ class LogWriter:
                 )
             mask[position[i]] = True
         return mask
+
+    def _prune_due(self) -> bool:
+        """Whether the log is to be pruned after a checkpoint it has not been pruned after."""
+        return self.prune_log and self.checkpoint_seq > self._pruned_for
 
     def _prune(self, store: Store) -> None:
         """Prune the log after the last checkpoint, a transaction of at most
