@@ -306,3 +306,141 @@ def test_prune_deletes_a_prefix_in_chunks_and_stops_at_what_must_stay(tmp_path):
         assert store.count("impressions") == 2 and store.count("feedback") == 1
     finally:
         store.close()
+
+
+def test_a_checkpoint_of_the_last_pruned_seq_is_recovered(tmp_path):
+    # its feedback is gone from the log, and the history check (the impression that feedback
+    # answered) refused it as "of different histories", though it had learned all that went
+    now = [1000.0]
+    path = tmp_path / "cut"
+    service = start(path, now, prune=True)
+    try:
+        traffic(service, 0, 9)  # feedback 1-6
+    finally:
+        service.close()  # a checkpoint at 6
+    older = (path / "checkpoint.olb").read_bytes()
+    now[0] += 2 * TTL
+    service = start(path, now, prune=True)
+    try:
+        traffic(service, 9, 9)  # feedback 7-12, a checkpoint at 10
+        wait_pruned(path, 9)
+        digest = service.model_digest()
+    finally:
+        service.close()
+    assert pruned(path)["seq"] == 6
+    (path / "checkpoint.olb").write_bytes(older)
+    service = Service(path, clock=lambda: now[0])
+    service.start()
+    try:
+        assert service.checkpoint_seq == 6 and service.model_digest() == digest
+    finally:
+        service.close()
+
+
+def test_a_backup_keeps_its_copy_while_pruning_goes_on_under_its_checkpoint(tmp_path, monkeypatch):
+    # a prune in chunks, or of rows expired since, under the checkpoint the backup copied,
+    # moves the log's pruned seq but leaves the copy whole: five such copies were refused
+    import olboost.serve.store as store_module
+
+    now = [1000.0]
+    source = tmp_path / "source"
+    service = start(source, now, prune=False)
+    try:
+        traffic(service, 0, 18)
+    finally:
+        service.close()  # a checkpoint at 12
+    now[0] += 2 * TTL
+    copies = []
+    atomic_write = store_module.atomic_write
+
+    def meanwhile(path, data):
+        atomic_write(path, data)
+        if Path(path).name == "checkpoint.olb":
+            copies.append(data)
+            store = Store(source)
+            try:
+                store.prune(12, now[0], limit=len(copies))  # one more impression each time
+            finally:
+                store.close()
+
+    monkeypatch.setattr(store_module, "atomic_write", meanwhile)
+    assert backup(source, tmp_path / "copy")["pruned"] == 1
+    assert len(copies) == 1
+
+
+def test_pruning_takes_fewer_wide_impressions_per_transaction(tmp_path, monkeypatch):
+    from olboost.serve.store import PRUNE_ROWS, prune_limit
+
+    assert prune_limit(103) == PRUNE_ROWS == 500  # the bundled data sets' widths
+    assert prune_limit(4000) == 32 and prune_limit(10**7) == 16
+    limits = []
+    real = Store.prune
+
+    def spy(self, seq, now, limit=PRUNE_ROWS):
+        limits.append(limit)
+        return real(self, seq, now, limit)
+
+    monkeypatch.setattr(Store, "prune", spy)
+    now = [1000.0]
+    wide = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 4000, learners=2, k=2)
+    service = start(tmp_path / "s", now, True, wide)
+    try:
+        traffic(service, 0, 6)
+        now[0] += 2 * TTL
+        traffic(service, 6, 6)
+        wait_pruned(tmp_path / "s", 6)
+    finally:
+        service.close()
+    assert limits and set(limits) == {32}
+
+
+def test_impressions_never_answered_are_pruned_without_a_new_checkpoint(tmp_path):
+    # a service whose clients send clicks only: the impressions never answered waited for a
+    # checkpoint, that is for feedback, to be pruned
+    from olboost.serve.store import PRUNE_EVERY
+
+    now = [1000.0]
+    path = tmp_path / "cut"
+    service = start(path, now, prune=True)
+    try:
+        traffic(service, 0, 9)  # feedback 1-6, a checkpoint at 5, nothing expired yet
+        for i in range(5):  # shown, never answered
+            service.rank({"features": [i / 5, 0.5]})[1].result()
+        now[0] += PRUNE_EVERY + 1.0
+        # 1-6 go (their feedback below 5, or none); 7 stays, answered by 5
+        assert wait_pruned(path, 6)["id"] == 6
+        assert service.checkpoint_seq == 5
+    finally:
+        service.close()
+
+
+def test_no_pruning_under_a_checkpoint_that_kept_no_counters(tmp_path):
+    # a checkpoint written before checkpoints kept the log's counters: a restart counts the
+    # clicks and labels shown from the whole log, and pruning under it lost them
+    from olboost.serve.store import write_checkpoint
+
+    now = [1000.0]
+    path = tmp_path / "s"
+    service = start(path, now, prune=False)
+    try:
+        traffic(service, 0, 9)
+        before = counters(service)
+        model, store_id = service.model, service.store_id
+        seq, impression = service.applied_seq, service.applied_impression
+    finally:
+        service.close()
+    write_checkpoint(path, model, seq, store_id, None, impression)  # as an older olboost's
+    now[0] += 2 * TTL
+    service = start(path, now, prune=True)
+    try:
+        service.rank({"features": [0.5, 0.5]})[1].result()  # a batch, then the writer's turn
+        time.sleep(0.3)
+        assert pruned(path)["impressions"] == 0
+    finally:
+        service.close()
+    service = start(path, now, prune=False)
+    try:
+        after = counters(service)
+        assert after["clicks"] == before["clicks"] and after["shown"] == before["shown"]
+    finally:
+        service.close()

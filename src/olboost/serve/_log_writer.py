@@ -19,7 +19,7 @@ import numpy as np
 from olboost.serve.config import ServiceConfig
 from olboost.serve.requests import RequestError, error_text
 from olboost.serve.stats import SERIES_STEP, Stats
-from olboost.serve.store import ImpressionRecord, Store
+from olboost.serve.store import PRUNE_EVERY, ImpressionRecord, Store, prune_limit
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +121,8 @@ class LogWriter:
     checkpoint_seq: int
     prune_log: bool
     _pruned_for: int
+    _next_prune: float
+    _uncounted_seq: int
     _pending: PendingImpressions
     _log_q: queue.SimpleQueue
     _learn_q: queue.SimpleQueue
@@ -316,20 +318,28 @@ class LogWriter:
         return mask
 
     def _prune_due(self) -> bool:
-        """Whether the log is to be pruned after a checkpoint it has not been pruned after."""
-        return self.prune_log and self.checkpoint_seq > self._pruned_for
+        """Whether the log is to be pruned: after a checkpoint it has not been pruned after, or
+        :data:`~olboost.serve.store.PRUNE_EVERY` seconds after the last prune (impressions
+        expired since). Not under a checkpoint that kept no counters (written before
+        checkpoints kept them): the counts of the feedback it pruned would be lost at the next
+        restart."""
+        if not self.prune_log or self.checkpoint_seq <= self._uncounted_seq:
+            return False
+        return self.checkpoint_seq > self._pruned_for or self.clock() >= self._next_prune
 
     def _prune(self, store: Store) -> None:
         """Prune the log after the last checkpoint, a transaction of at most
-        :data:`~olboost.serve.store.PRUNE_ROWS` impressions between two batches of requests, so
-        that the requests wait for one at most."""
+        :func:`~olboost.serve.store.prune_limit` impressions between two batches of requests,
+        so that the requests wait for one at most."""
         seq = self.checkpoint_seq  # set by the learner, read once
-        more = store.prune(seq, self.clock())
+        now = self.clock()
+        more = store.prune(seq, now, prune_limit(self.config.n_features))
         done = store.pruned()["impressions"]
         with self.stats.lock:
             self.stats.pruned = done
         if not more:
             self._pruned_for = seq
+            self._next_prune = now + PRUNE_EVERY
 
     def _expire(self) -> None:
         """Count and forget the pending impressions whose time is up."""

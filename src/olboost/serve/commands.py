@@ -231,9 +231,11 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     from olboost.serve.store import backup
 
     counts = backup(args.store, args.to)
+    pruned = f", {counts['pruned']} impressions pruned from the log" if counts["pruned"] else ""
     print(
         f"backed up {args.store} to {args.to}: {counts['impressions']} impressions, "
-        f"{counts['feedback']} feedback (serve the copy with olboost serve --store {args.to})"
+        f"{counts['feedback']} feedback{pruned} (serve the copy with olboost serve --store "
+        f"{args.to})"
     )
     return 0
 

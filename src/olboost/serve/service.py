@@ -223,6 +223,8 @@ class Service(LogWriter, Learner):
         self.committed_seq = 0
         self.checkpoint_seq = 0
         self._pruned_for = 0  # the checkpoint seq up to which the log writer has pruned
+        self._next_prune = -math.inf  # when it prunes again without a new checkpoint
+        self._uncounted_seq = 0  # the seq of a recovered checkpoint without counters
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
         self._error: BaseException | None = None
@@ -260,6 +262,7 @@ class Service(LogWriter, Learner):
             self.applied_impression = store.impression_at(applied_seq)
             self._fused = fused_learner(self.model)
             self.checkpoint_seq, counts = store.recovered_from
+            self._uncounted_seq = self.checkpoint_seq if counts is None else 0
             last_impression, last_seq = store.last_ids()
             self.committed_seq = last_seq
             self._next_impression = last_impression + 1
