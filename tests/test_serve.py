@@ -874,6 +874,14 @@ def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsy
         assert main(args) == 0
         out = capsys.readouterr().out
         assert out.startswith("5 users") and "test rank loss 0." in out
+    with Server(tmp_path / "late", *data, "--learners", "3", "--impression-ttl", "0.05") as server:
+        # clicks sent after their impressions expired: a run with errors exits 1, and --json
+        # printed nothing, the record of its errors included
+        late = ["--delay", "0.5", "--seed", "3", "--json"]
+        args = ["simulate", "--url", server.url, *data, "--limit", "5", "--token-file", str(token)]
+        assert main([*args, *late]) == 1
+        record = json.loads(capsys.readouterr().out)
+        assert record["examples"] == 5 and record["errors"]["feedback 410"] >= 1
     # a run stopped before the test split has no test loss: "test rank loss nan" was printed
     from olboost.serve.commands import _loss
 

@@ -208,6 +208,39 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
     assert kept[-1] >= 3 * kept[1], kept  # whole: it grows with the stream
     assert cut[-1] <= cut[1] + 2, cut  # pruned: two pages of slack for the indexes' shapes
 
+    # The whole store served with --prune-log from now on: its pages are freed, for SQLite to
+    # reuse, but the file keeps its size; a VACUUM of the stopped store gives them back.
+    path = tmp_path / "False"
+    now[0] = 1000.0 + 9 * 2 * TTL
+    service = start(path, now, True, wide)
+    try:
+        before = counters(service)
+        wait_pruned(path, 7 * 60)
+    finally:
+        service.close()
+
+    def pages():
+        db = sqlite3.connect(f"file:{path / 'log.sqlite'}?mode=ro", uri=True)
+        try:
+            return [
+                db.execute(f"PRAGMA {name}").fetchone()[0]
+                for name in ("page_count", "freelist_count")
+            ]
+        finally:
+            db.close()
+
+    total, free = pages()
+    assert total == kept[-1] and free > total / 2
+    db = sqlite3.connect(path / "log.sqlite")
+    db.execute("VACUUM")
+    db.close()
+    assert pages()[0] <= total - free + 2
+    service = start(path, now, True, wide)
+    try:
+        assert counters(service) == before
+    finally:
+        service.close()
+
 
 def test_a_backup_copies_again_when_the_service_prunes_in_between(tmp_path, monkeypatch):
     # a prune between the copies of the checkpoint and of the log deleted feedback the copied

@@ -217,7 +217,9 @@ def _call(args: argparse.Namespace) -> int:
         return args.func(args)
     with contextlib.redirect_stdout(sys.stderr):
         code = args.func(args)
-    if code == 0 and getattr(args, "record", None) is not None:
+    # a run that ended with errors it counted (olboost simulate's refused requests: exit
+    # status 1) has its record too, which says what they were
+    if getattr(args, "record", None) is not None:
         print(record_json(args.record), end="", flush=True)
     return code
 

@@ -538,20 +538,22 @@ class Store:
         if not self.can_rebuild():
             raise ValueError(f"{self.path}: no initial.olb to rebuild the checkpoint from")
         self.refuse_if_pruned(
-            f"{self.checkpoint_path.name} is missing and ", "it cannot be rebuilt from initial.olb"
+            f"{self.checkpoint_path.name} is missing and ",
+            "the model cannot be rebuilt from initial.olb; restore the store's checkpoint.olb, "
+            "or a whole backup of the store (olboost backup: its checkpoint.olb with its "
+            "log.sqlite)",
         )
         self.write_checkpoint(self.initial_model(), 0)
 
     def refuse_if_pruned(self, what: str, consequence: str) -> None:
         """Raise if :meth:`prune` deleted feedback from the log: the model of the whole log can
-        then be had only from a checkpoint that learned it."""
+        then be had only from a checkpoint that learned it. The message is ``what`` (ending
+        with a space, or empty), the pruning, then ``consequence`` (what to do)."""
         seq = self.pruned()["seq"]
         if seq:
             raise ValueError(
                 f"{self.path}: {what}the log was pruned (--prune-log) of feedback up to seq "
-                f"{seq}, learned by the checkpoints since: {consequence}; restore the store's "
-                "checkpoint.olb, or a whole backup of the store (olboost backup: its "
-                "checkpoint.olb with its log.sqlite)"
+                f"{seq}, learned by the checkpoints since: {consequence}"
             )
 
     def config(self) -> dict[str, Any] | None:
@@ -995,7 +997,12 @@ def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
     compared with. Refused for a log pruned of feedback (:meth:`Store.prune`)."""
     store = Store(path, read_only=True)
     try:
-        store.refuse_if_pruned("", "no replay from initial.olb gives its model")
+        store.refuse_if_pruned(
+            "",
+            "no replay from initial.olb gives its model (replay a backup made before the "
+            "pruning; the store's checkpoint with the log after it is the model a service "
+            "started on the store recovers)",
+        )
         model = store.initial_model()
         n = 0
         for fb in store.feedback_after(0):
