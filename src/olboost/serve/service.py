@@ -137,8 +137,8 @@ class Service(LogWriter, Learner):
         :class:`~olboost.serve._clock.SteadyClock` made at :meth:`start`, which a step of the
         system's clock while the service runs does not move.
     prune_log
-        After each checkpoint, delete from the log the impressions past their deadline that
-        the checkpoint has made useless, with their feedback
+        After each checkpoint (and every minute), delete from the log the impressions past
+        their deadline that nothing needs any more, with their feedback
         (:meth:`~olboost.serve.store.Store.prune`), so that the log's size follows the traffic
         of a checkpoint interval and an impression TTL rather than of the whole history. The
         log then no longer rebuilds the model from ``initial.olb`` (nor does

@@ -28,8 +28,9 @@ last commits, or an older log was restored) is refused: recovering from it would
 or remove ``checkpoint.olb``: a store with its configuration and ``initial.olb`` but no checkpoint
 is rebuilt from ``initial.olb`` by replaying the whole log (:meth:`Store.rebuild_checkpoint`).
 
-**Pruning.** A service run with ``prune_log`` deletes, after each checkpoint, the impressions
-past their deadline that the checkpoint made useless, and their feedback (:meth:`Store.prune`):
+**Pruning.** A service run with ``prune_log`` deletes, after each checkpoint (and every
+:data:`PRUNE_EVERY` seconds), the impressions past their deadline that nothing needs any more,
+and their feedback (:meth:`Store.prune`):
 SQLite reuses the freed pages, and the log's size follows the traffic of the last checkpoint
 interval and impression TTL instead of the whole history. The counts of what was deleted stay
 in ``meta`` for the service's counters; a pruned log can no longer rebuild a model from
@@ -731,12 +732,11 @@ class Store:
         The deleted impressions are a prefix of the log in ``id`` order, at most ``limit`` of
         them, stopping at the first that must stay: every impression up to ``pruned()["id"]``
         is gone, and a feedback naming one is told so (410) rather than "unknown". The last
-        impression and the last feedback are always kept, since SQLite numbers a new row after the
-        largest one left.
-        The counts of what was deleted are added in ``meta`` (:meth:`pruned`), in the same
-        transaction, for the service's counters, and the log is marked
-        :data:`PRUNED_SCHEMA_VERSION`. Returns whether ``limit`` impressions were deleted (there
-        may be more)."""
+        impression and the last feedback are always kept, since SQLite numbers a new row after
+        the largest one left. The counts of what was deleted are added in ``meta``
+        (:meth:`pruned`), in the same transaction, for the service's counters, and the log is
+        marked :data:`PRUNED_SCHEMA_VERSION`. Returns whether ``limit`` impressions were
+        deleted (there may be more)."""
         done = self.pruned()
         ids: list[int] = []
         self.db.execute("BEGIN IMMEDIATE")
