@@ -97,6 +97,16 @@ class Load:
             t.join(60)
 
 
+def load_then_kill(server: Server, round_: int, rng: random.Random) -> Load:
+    """Put the server under load, kill it at a random moment, and return the load, done."""
+    load = Load(server, round_)
+    load.start()
+    time.sleep(rng.uniform(0.02, 0.6))
+    server.kill()
+    load.join()
+    return load
+
+
 def test_twenty_kills_lose_nothing_and_replay_bit_for_bit(tmp_path: Path) -> None:
     rng = random.Random(15)
     store = tmp_path / "store"
@@ -121,11 +131,7 @@ def test_twenty_kills_lose_nothing_and_replay_bit_for_bit(tmp_path: Path) -> Non
                 assert status in (200, 409), answer
             if round_ == KILLS:
                 break
-            load = Load(server, round_)
-            load.start()
-            time.sleep(rng.uniform(0.02, 0.6))
-            server.kill()
-            load.join()
+            load = load_then_kill(server, round_, rng)
             assert set(load.acked).isdisjoint(acked)
             acked.update(load.acked)
             unsure.update(load.unsure)
@@ -190,11 +196,7 @@ def test_kills_of_a_service_pruning_its_log_lose_nothing(tmp_path: Path) -> None
             unsure.clear()
             if round_ == kills:
                 break
-            load = Load(server, round_)
-            load.start()
-            time.sleep(rng.uniform(0.02, 0.6))
-            server.kill()
-            load.join()
+            load = load_then_kill(server, round_, rng)
             acked.update(load.acked)
             unsure.update(load.unsure)
         state = server.request("GET", "/admin/model")[1]

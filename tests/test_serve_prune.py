@@ -242,11 +242,37 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
         service.close()
 
 
+def backup_pruned_meanwhile(source, target, monkeypatch, prune) -> list[bytes]:
+    """:func:`backup` of ``source`` to ``target`` with ``prune(copies)`` run just after each
+    copy of the checkpoint (``copies``: the checkpoints copied so far), as a service pruning its
+    log then would; returns the copies."""
+    import olboost.serve.store as store_module
+
+    copies: list[bytes] = []
+    atomic_write = store_module.atomic_write
+
+    def meanwhile(path, data):
+        atomic_write(path, data)
+        if Path(path).name == "checkpoint.olb":
+            copies.append(data)
+            prune(copies)
+
+    monkeypatch.setattr(store_module, "atomic_write", meanwhile)
+    backup(source, target)
+    return copies
+
+
+def prune_store(path: Path, seq: int, now: float, limit: int | None = None) -> None:
+    store = Store(path)
+    try:
+        store.prune(seq, now) if limit is None else store.prune(seq, now, limit)
+    finally:
+        store.close()
+
+
 def test_a_backup_copies_again_when_the_service_prunes_in_between(tmp_path, monkeypatch):
     # a prune between the copies of the checkpoint and of the log deleted feedback the copied
     # checkpoint had not learned: the copy's recovery refused it
-    import olboost.serve.store as store_module
-
     now = [1000.0]
     source = tmp_path / "source"
     service = start(source, now, prune=False)
@@ -260,23 +286,13 @@ def test_a_backup_copies_again_when_the_service_prunes_in_between(tmp_path, monk
         service.close()  # and one at 12, the last
     newest = (source / "checkpoint.olb").read_bytes()
     (source / "checkpoint.olb").write_bytes(older)  # a service at seq 5: valid, replays more
-    copies = []
-    atomic_write = store_module.atomic_write
 
-    def meanwhile(path, data):
-        atomic_write(path, data)
-        if Path(path).name == "checkpoint.olb":
-            copies.append(data)
-            if len(copies) == 1:  # the service checkpoints at 12 and prunes below it
-                (source / "checkpoint.olb").write_bytes(newest)
-                store = Store(source)
-                try:
-                    store.prune(12, now[0])
-                finally:
-                    store.close()
+    def checkpoint_and_prune(copies):
+        if len(copies) == 1:  # the service checkpoints at 12 and prunes below it
+            (source / "checkpoint.olb").write_bytes(newest)
+            prune_store(source, 12, now[0])
 
-    monkeypatch.setattr(store_module, "atomic_write", meanwhile)
-    backup(source, tmp_path / "copy")
+    copies = backup_pruned_meanwhile(source, tmp_path / "copy", monkeypatch, checkpoint_and_prune)
     assert copies == [older, newest]
     assert pruned(tmp_path / "copy")["seq"] == 6  # the first 9 impressions expired
     restored = Service(tmp_path / "copy")
@@ -373,8 +389,6 @@ def test_a_checkpoint_of_the_last_pruned_seq_is_recovered(tmp_path):
 def test_a_backup_keeps_its_copy_while_pruning_goes_on_under_its_checkpoint(tmp_path, monkeypatch):
     # a prune in chunks, or of rows expired since, under the checkpoint the backup copied,
     # moves the log's pruned seq but leaves the copy whole: five such copies were refused
-    import olboost.serve.store as store_module
-
     now = [1000.0]
     source = tmp_path / "source"
     service = start(source, now, prune=False)
@@ -383,22 +397,12 @@ def test_a_backup_keeps_its_copy_while_pruning_goes_on_under_its_checkpoint(tmp_
     finally:
         service.close()  # a checkpoint at 12
     now[0] += 2 * TTL
-    copies = []
-    atomic_write = store_module.atomic_write
 
-    def meanwhile(path, data):
-        atomic_write(path, data)
-        if Path(path).name == "checkpoint.olb":
-            copies.append(data)
-            store = Store(source)
-            try:
-                store.prune(12, now[0], limit=len(copies))  # one more impression each time
-            finally:
-                store.close()
+    def prune_on(copies):  # one more impression each time
+        prune_store(source, 12, now[0], limit=len(copies))
 
-    monkeypatch.setattr(store_module, "atomic_write", meanwhile)
-    assert backup(source, tmp_path / "copy")["pruned"] == 1
-    assert len(copies) == 1
+    assert len(backup_pruned_meanwhile(source, tmp_path / "copy", monkeypatch, prune_on)) == 1
+    assert pruned(tmp_path / "copy")["impressions"] == 1
 
 
 def test_pruning_takes_fewer_wide_impressions_per_transaction(tmp_path, monkeypatch):
