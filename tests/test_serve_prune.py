@@ -104,7 +104,7 @@ def counters(service: Service) -> dict:
     }  # fmt: skip
 
 
-def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
+def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path, capsys):
     now = [1000.0]
     kept = start(tmp_path / "kept", now, prune=False)
     cut = start(tmp_path / "cut", now, prune=True)
@@ -117,7 +117,9 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
         assert checkpoint == 30
         done = wait_pruned(tmp_path / "cut", 30)
         # the 30 expired ones: 20 answered below the checkpoint's seq, 10 never answered
-        assert done == {"impressions": 30, "feedback": 20, "expired": 10, "seq": 20, "id": 30}
+        assert done == {
+            "impressions": 30, "feedback": 20, "expired": 10, "seq": 20, "id": 30, "prefix": 30,
+        }  # fmt: skip
         assert rows(tmp_path / "kept") == (45, 30)
         assert rows(tmp_path / "cut") == (15, 10)
         assert cut.model_digest() == kept.model_digest()
@@ -125,20 +127,23 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
         assert (kept.health()["pruned"], cut.health()["pruned"]) == (0, 30)
         assert "\nolboost_log_pruned_impressions_total 30\n" in cut.metrics()
 
-        # a feedback for a pruned impression, and a retried feedback of one, are told why
+        # a feedback for a pruned impression (the first never answered, the last pruned), and
+        # a retried feedback of one, are told why, and counted as feedback refused as expired
         def never(service):
-            return {"impression": early[service][2], "clicked": []}
+            return [{"impression": early[service][i], "clicked": []} for i in (2, 29)]
 
         def retried(service):
             return {"impression": early[service][0], "clicked": [], "feedback_id": "f0"}
 
-        with pytest.raises(RequestError, match="expired 10.000 s ago"):
-            kept.feedback(never(kept)).result()
+        for body in never(kept):
+            with pytest.raises(RequestError, match="expired 10.000 s ago"):
+                kept.feedback(body).result()
         assert kept.feedback(retried(kept)).result()["duplicate"]
-        for body in (never(cut), retried(cut)):
+        for body in [*never(cut), retried(cut)]:
             with pytest.raises(RequestError, match="expired and was pruned") as err:
                 cut.feedback(body).result()
             assert err.value.status == 410
+        assert (kept.stats.expired_feedback, cut.stats.expired_feedback) == (2, 3)
     finally:
         kept.close()
         cut.close()
@@ -151,6 +156,12 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path):
     finally:
         kept.close()
         cut.close()
+    # a backup says the counts /health says
+    from olboost.cli import main
+
+    assert main(["backup", "--store", str(tmp_path / "cut"), "--to", str(tmp_path / "b")]) == 0
+    said = capsys.readouterr().out
+    assert ": 45 impressions, 30 feedback, 30 impressions pruned from the log (" in said
     # an olboost of before pruning reads version 2 only
     assert read(tmp_path / "kept", lambda s: s.meta("schema_version")) == "2"
     assert read(tmp_path / "cut", lambda s: s.meta("schema_version")) == "3"
@@ -323,7 +334,7 @@ def test_serve_prune_log_over_http(tmp_path):
     assert rows(store)[0] == 10 - done["impressions"]
 
 
-def test_prune_deletes_a_prefix_in_chunks_and_stops_at_what_must_stay(tmp_path):
+def test_prune_deletes_in_chunks_what_nothing_needs_and_keeps_the_rest(tmp_path):
     import numpy as np
 
     from olboost.serve.store import ImpressionRecord
@@ -337,20 +348,26 @@ def test_prune_deletes_a_prefix_in_chunks_and_stops_at_what_must_stay(tmp_path):
             ))  # fmt: skip
         for impression in (1, 2, 4, 5, 8):  # seq 1, 2, 3, 4, 5
             store.insert_feedback(f"f{impression}", impression, np.zeros(2, bool), 0.0)
-        # chunks of 2; impression 5 is answered by seq 4, not learned by a checkpoint at 4
+        # chunks of 2; impression 5 is answered by seq 4, not learned by a checkpoint at 4,
+        # and 7 is open until 5.0
         assert store.prune(4, 2.0, limit=2) is True
-        assert store.pruned() == {"impressions": 2, "feedback": 2, "expired": 0, "seq": 2, "id": 2}
+        assert store.pruned() == {
+            "impressions": 2, "feedback": 2, "expired": 0, "seq": 2, "id": 2, "prefix": 2,
+        }  # fmt: skip
         assert store.prune(4, 2.0, limit=2) is True  # 3 (never answered), 4 (seq 3): a chunk
-        assert store.pruned() == {"impressions": 4, "feedback": 3, "expired": 1, "seq": 3, "id": 4}
-        assert store.prune(4, 2.0, limit=2) is False  # then 5 must stay
-        assert store.pruned()["id"] == 4
-        # a checkpoint at 5: 5 goes, 6 (never answered) too, and 7 is open until 5.0
-        assert store.prune(5, 2.0) is False
-        assert store.pruned()["id"] == 6
+        assert store.prune(4, 2.0, limit=2) is False  # 5 stays, 6 (never answered) goes
+        assert store.pruned() == {
+            "impressions": 5, "feedback": 3, "expired": 2, "seq": 3, "id": 6, "prefix": 4,
+        }  # fmt: skip
+        assert store.meta("pruned_impression") == "4-n"  # what the pruned seq 3 answered
+        assert store.prune(5, 2.0) is False  # a checkpoint at 5: 5 goes
+        assert store.pruned()["prefix"] == 6
         # at 6.0 all have expired, and a seq beyond the log's is asked: the last feedback stays,
         # as does the last impression (SQLite numbers a new row after the largest one left)
         assert store.prune(99, 6.0) is False
-        assert store.pruned() == {"impressions": 7, "feedback": 4, "expired": 3, "seq": 4, "id": 7}
+        assert store.pruned() == {
+            "impressions": 7, "feedback": 4, "expired": 3, "seq": 4, "id": 7, "prefix": 7,
+        }  # fmt: skip
         assert store.last_ids() == (9, 5)
         assert store.count("impressions") == 2 and store.count("feedback") == 1
     finally:
@@ -444,9 +461,11 @@ def test_impressions_never_answered_are_pruned_without_a_new_checkpoint(tmp_path
         for i in range(5):  # shown, never answered
             service.rank({"features": [i / 5, 0.5]})[1].result()
         now[0] += PRUNE_EVERY + 1.0
-        # 1-6 go (their feedback below 5, or none); 7 stays, answered by 5
-        assert wait_pruned(path, 6)["id"] == 6
+        # 1-6 go (their feedback below 5, or none); 7 and 8 stay, answered by 5 and 6; 9 (never
+        # answered) goes, and so do the 5 since but the last
+        assert wait_pruned(path, 11)["id"] == 13
         assert service.checkpoint_seq == 5
+        assert rows(path) == (3, 2)
     finally:
         service.close()
 
@@ -479,5 +498,61 @@ def test_no_pruning_under_a_checkpoint_that_kept_no_counters(tmp_path):
     try:
         after = counters(service)
         assert after["clicks"] == before["clicks"] and after["shown"] == before["shown"]
+    finally:
+        service.close()
+
+
+def test_a_checkpoint_of_another_history_at_the_last_pruned_seq_is_refused(tmp_path):
+    # its feedback pruned, the impression it answered is kept in the log's meta and checked:
+    # without it, another history's checkpoint of that seq was taken (a model of neither)
+    now = [1000.0]
+    base = tmp_path / "base"
+    service = start(base, now, prune=False)
+    traffic(service, 0, 3)  # feedback 1-2
+    service.close()
+    shutil.copytree(base, tmp_path / "other")
+    service = start(tmp_path / "other", now, prune=False)
+    traffic(service, 3, 7)  # its own feedback 3-7, a checkpoint at 7
+    service.close()
+    service = start(base, now, prune=False)
+    traffic(service, 100, 9)  # other feedback 3-8
+    service.close()
+    prune_store(base, 8, now[0] + 2 * TTL)  # as a checkpoint at 8 would: up to seq 7
+    assert pruned(base)["seq"] == 7
+    shutil.copy(tmp_path / "other" / "checkpoint.olb", base / "checkpoint.olb")
+    with pytest.raises(ValueError, match="different histories .* restore a whole backup"):
+        Service(base, clock=lambda: now[0] + 2 * TTL).start()
+
+
+def test_impressions_never_answered_are_pruned_before_any_checkpoint(tmp_path):
+    from olboost.serve.store import PRUNE_EVERY
+
+    now = [1000.0]
+    path = tmp_path / "s"
+    service = start(path, now, prune=True)
+    try:
+        for i in range(10):
+            service.rank({"features": [i / 10, 0.5]})[1].result()
+        now[0] += PRUNE_EVERY + 1.0
+        assert wait_pruned(path, 9)["expired"] == 9
+        assert service.checkpoint_seq == 0
+    finally:
+        service.close()
+
+
+def test_a_prune_longer_than_a_transaction_goes_on_at_once(tmp_path):
+    # one transaction per checkpoint or minute left the rest of a long prune waiting for the
+    # next one (here it would never come: the clock stands still)
+    now = [1000.0]
+    path = tmp_path / "s"
+    wide = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 4000, learners=2, k=2)
+    service = start(path, now, True, wide)  # 32 impressions a transaction
+    try:
+        x = [0.25] * 4000
+        for _ in range(100):
+            service.rank({"features": x})[1].result()
+        now[0] += 2 * TTL
+        traffic(service, 0, 8)  # a checkpoint at 5
+        assert wait_pruned(path, 100)["impressions"] == 100
     finally:
         service.close()

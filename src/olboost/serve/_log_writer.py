@@ -322,8 +322,9 @@ class LogWriter:
         :data:`~olboost.serve.store.PRUNE_EVERY` seconds after the last prune (impressions
         expired since). Not under a checkpoint that kept no counters (written before
         checkpoints kept them): the counts of the feedback it pruned would be lost at the next
-        restart."""
-        if not self.prune_log or self.checkpoint_seq <= self._uncounted_seq:
+        restart (the store's first checkpoint, of seq 0, kept none: it prunes no feedback)."""
+        uncounted = self._uncounted_seq
+        if not self.prune_log or (uncounted and self.checkpoint_seq <= uncounted):
             return False
         return self.checkpoint_seq > self._pruned_for or self.clock() >= self._next_prune
 

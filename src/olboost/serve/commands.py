@@ -314,9 +314,10 @@ def add_parsers(sub: Any) -> None:
     )
     serve.add_argument(
         "--prune-log", action="store_true",
-        help="after each checkpoint, delete the log's expired impressions and the feedback it "
-        "has learned (the log then stops growing with the history, and can no longer rebuild "
-        "the model from initial.olb: back up the store, checkpoint included)",
+        help="after each checkpoint and every minute, delete the log's expired impressions and "
+        "the feedback a checkpoint has learned (the log then stops growing with the history, "
+        "and can no longer rebuild the model from initial.olb: back up the store, checkpoint "
+        "included)",
     )  # fmt: skip
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
     serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")

@@ -212,15 +212,15 @@ PRUNED_SCHEMA_VERSION = 3
 #: wait for it (3-9 ms for 500 impressions of 103 features and their feedback, with
 #: ``synchronous="full"``, measured on our 2-core machine; 2,000 took 13-40 ms, a p99 of its own).
 PRUNE_ROWS = 500
-#: Bytes of features :meth:`Store.prune` deletes in one transaction at most, which bounds its
-#: rows for wide feature vectors (:func:`prune_limit`): 500 impressions of 4,000 features took
-#: some 95 ms.
+#: Bytes of features :meth:`Store.prune` deletes in one transaction, about (at least 16
+#: impressions), which bounds its rows for wide feature vectors (:func:`prune_limit`): 500
+#: impressions of 4,000 features took some 95 ms.
 PRUNE_BYTES = 1 << 20
 #: Seconds between two prunes while no checkpoint is written: the impressions never answered
 #: need none to be pruned once past their deadline (a service whose clients send clicks only).
 PRUNE_EVERY = 60.0
 #: The counters of :meth:`Store.pruned`, kept in ``meta`` as ``pruned_<name>``.
-_PRUNED = ("impressions", "feedback", "expired", "seq", "id")
+_PRUNED = ("impressions", "feedback", "expired", "seq", "id", "prefix")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -546,6 +546,17 @@ class Store:
         )
         self.write_checkpoint(self.initial_model(), 0)
 
+    def _rebuild_advice(self) -> str:
+        """The way out of a refused checkpoint after "restore ..., or": rebuilding from
+        ``initial.olb``, or a whole backup where the log was pruned and cannot rebuild."""
+        if self.pruned()["seq"]:
+            return (
+                "restore a whole backup of the store (olboost backup: its checkpoint.olb with "
+                "its log.sqlite; the log was pruned, --prune-log, and cannot rebuild the model "
+                "from initial.olb)"
+            )
+        return "move checkpoint.olb away to rebuild the model from initial.olb and the log"
+
     def refuse_if_pruned(self, what: str, consequence: str) -> None:
         """Raise if :meth:`prune` deleted feedback from the log: the model of the whole log can
         then be had only from a checkpoint that learned it. The message is ``what`` (ending
@@ -592,8 +603,7 @@ class Store:
             raise ValueError(
                 f"{self.checkpoint_path}: the checkpoint of another store (store id "
                 f"{state.get('store_id')!r}, this store {self.store_id!r}): restore this "
-                "store's own checkpoint, or move checkpoint.olb away to rebuild the model from "
-                "initial.olb and the log"
+                f"store's own checkpoint, or {self._rebuild_advice()}"
             )
         return state
 
@@ -716,8 +726,9 @@ class Store:
     def pruned(self) -> dict[str, int]:
         """What :meth:`prune` has deleted from the log (all 0 for a log never pruned): the rows
         of ``impressions`` and of ``feedback``, the impressions among them never answered
-        (``expired``), the largest ``seq`` of a deleted feedback, and the ``id`` up to which
-        every impression is deleted."""
+        (``expired``), the largest ``seq`` of a deleted feedback, the largest ``id`` of a
+        deleted impression (an impression shown, so logged, up to it and not in the log was
+        pruned), and the ``prefix`` of ids up to which every impression is deleted."""
         rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key LIKE 'pruned%'"))
         return {name: int(rows.get(f"pruned_{name}", 0)) for name in _PRUNED}
 
@@ -727,49 +738,64 @@ class Store:
         be refused anyway; until then a retried feedback is answered as the duplicate it is)
         and either never answered or answered by a feedback of ``seq`` below ``seq``, the
         ``seq`` of a checkpoint written to disk, which has learned it (the feedback of ``seq``
-        itself is kept: recovery checks the checkpoint against it).
+        itself is kept: recovery checks the checkpoint against it). At most ``limit`` of them;
+        returns whether ``limit`` were deleted (there may be more).
 
-        The deleted impressions are a prefix of the log in ``id`` order, at most ``limit`` of
-        them, stopping at the first that must stay: every impression up to ``pruned()["id"]``
-        is gone, and a feedback naming one is told so (410) rather than "unknown". The last
-        impression and the last feedback are always kept, since SQLite numbers a new row after
-        the largest one left. The counts of what was deleted are added in ``meta``
-        (:meth:`pruned`), in the same transaction, for the service's counters, and the log is
-        marked :data:`PRUNED_SCHEMA_VERSION`. Returns whether ``limit`` impressions were
-        deleted (there may be more)."""
+        The last impression and the last feedback are always kept, since SQLite numbers a new
+        row after the largest one left. The counts of what was deleted are added in ``meta``
+        (:meth:`pruned`) in the same transaction, for the service's counters, with the public
+        id of the impression the largest pruned ``seq`` answered (the history check of a
+        checkpoint of that ``seq``), and the log is marked :data:`PRUNED_SCHEMA_VERSION`.
+
+        The impressions are read in ``id`` order from the first one left (``pruned()["prefix"]``
+        is the largest ``id`` up to which every one is gone) to where they stop having expired,
+        found by bisection: their deadlines follow their ids, but for impressions shown under
+        another TTL or clock, which a later prune finds. Those kept there (answered by feedback
+        the checkpoint has not learned) are read again by the next prune: about a checkpoint
+        interval of them."""
         done = self.pruned()
-        ids: list[int] = []
+        (last,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM impressions").fetchone()
+        (last_seq,) = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM feedback").fetchone()
+        seq = min(seq, last_seq)  # a checkpoint's seq is never beyond the last feedback
+        low, end = done["prefix"], last
+        while low + 1 < end:
+            middle = (low + end) // 2
+            row = self.db.execute(
+                "SELECT expires FROM impressions WHERE id >= ? AND id < ? ORDER BY id LIMIT 1",
+                (middle, end),
+            ).fetchone()
+            low, end = (middle, end) if row is not None and row[0] <= now else (low, middle)
+        # (only this connection writes the log: what is read here stays so until the delete)
+        rows = self.db.execute(
+            "SELECT i.id, f.seq, i.public_id FROM impressions i LEFT JOIN feedback f "
+            "ON f.impression = i.id WHERE i.id > ? AND i.id < ? AND i.expires <= ? "
+            "AND (f.seq IS NULL OR f.seq < ?) ORDER BY i.id LIMIT ?",
+            (done["prefix"], end, now, seq, limit),
+        ).fetchall()
+        if not rows:
+            return False
+        ids = [row[0] for row in rows]
+        answered = [(row[1], row[2]) for row in rows if row[1] is not None]
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            (last,) = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM impressions").fetchone()
-            # the last feedback stays too (a checkpoint's seq is never beyond it)
-            (last_seq,) = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM feedback").fetchone()
-            seq = min(seq, last_seq)
-            rows = self.db.execute(
-                "SELECT i.id, i.expires, f.seq FROM impressions i LEFT JOIN feedback f "
-                "ON f.impression = i.id WHERE i.id > ? AND i.id < ? ORDER BY i.id LIMIT ?",
-                (done["id"], last, limit),
-            ).fetchall()
-            seqs: list[int] = []
-            for id_, expires, answer in rows:
-                if expires > now or (answer is not None and answer >= seq):
-                    break
-                ids.append(id_)
-                if answer is not None:
-                    seqs.append(answer)
-            if ids:
-                self.db.executemany("DELETE FROM feedback WHERE seq = ?", [(q,) for q in seqs])
-                self.db.executemany("DELETE FROM impressions WHERE id = ?", [(i,) for i in ids])
-                counts = {
-                    "impressions": done["impressions"] + len(ids),
-                    "feedback": done["feedback"] + len(seqs),
-                    "expired": done["expired"] + len(ids) - len(seqs),
-                    "seq": max(done["seq"], *seqs, 0),
-                    "id": ids[-1],
-                }
-                for name, value in counts.items():
-                    self.set_meta(f"pruned_{name}", str(value))
-                self.set_meta("schema_version", str(PRUNED_SCHEMA_VERSION))
+            self.db.executemany("DELETE FROM feedback WHERE seq = ?", [(q,) for q, _ in answered])
+            self.db.executemany("DELETE FROM impressions WHERE id = ?", [(i,) for i in ids])
+            (first,) = self.db.execute(
+                "SELECT MIN(id) FROM impressions WHERE id > ?", (done["prefix"],)
+            ).fetchone()
+            counts = {
+                "impressions": done["impressions"] + len(ids),
+                "feedback": done["feedback"] + len(answered),
+                "expired": done["expired"] + len(ids) - len(answered),
+                "seq": max([done["seq"], *(q for q, _ in answered)]),
+                "id": max(done["id"], ids[-1]),
+                "prefix": first - 1,
+            }
+            for name, value in counts.items():
+                self.set_meta(f"pruned_{name}", str(value))
+            if counts["seq"] > done["seq"]:
+                self.set_meta("pruned_impression", max(answered)[1])
+            self.set_meta("schema_version", str(PRUNED_SCHEMA_VERSION))
             self.db.execute("COMMIT")
         except BaseException:
             if self.db.in_transaction:
@@ -820,12 +846,12 @@ class Store:
             raise ValueError(
                 f"{self.checkpoint_path}: the checkpoint has learned the feedback up to seq "
                 f"{seq} but the log {self.path / 'log.sqlite'} ends at seq {last}: restore the "
-                "log saved with this checkpoint, or move checkpoint.olb away to rebuild the "
-                f"model from initial.olb and the log (the feedback after seq {last} is lost)"
+                f"log saved with this checkpoint, or {self._rebuild_advice()} (the feedback "
+                f"after seq {last} is lost)"
             )
         answered, logged = state.get("impression"), self.impression_at(seq)
-        if logged is None and 0 < seq <= pruned:
-            answered = None  # its feedback was pruned: nothing left to check it against
+        if logged is None and 0 < seq == pruned:  # its feedback pruned: its record instead
+            logged = self.meta("pruned_impression")
         if answered is not None and answered != logged:
             # a checkpoint and a log of one store but of two histories (a backup restored, the
             # service run on, and the other's checkpoint put back): the model was not the
@@ -835,8 +861,7 @@ class Store:
                 f"as the answer to impression {answered!r}, but the log's feedback of seq {seq} "
                 f"answers {logged!r}: the two come from different histories "
                 "of the store (a backup of one restored beside the other); restore the log "
-                "saved with this checkpoint, or move checkpoint.olb away to rebuild the model "
-                "from initial.olb and the log"
+                f"saved with this checkpoint, or {self._rebuild_advice()}"
             )
         for fb in self.feedback_after(seq):
             self.learn_logged(model, fb)
@@ -966,7 +991,7 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
         else:
             raise ValueError(
                 f"{source}: its service pruned the log during each of {_BACKUP_TRIES} copies "
-                "(--prune-log, after each checkpoint): try again"
+                "(--prune-log): try again"
             )
     except BaseException:
         # nothing half-made left to refuse the retry ("not empty")
