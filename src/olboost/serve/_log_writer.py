@@ -269,9 +269,11 @@ class LogWriter:
             if number.isdecimal() and 0 < int(number) <= store.pruned()["id"]:
                 with self.stats.lock:
                     self.stats.expired_feedback += 1
+                # (the number alone is checked: an id this service never showed, of a number
+                # it pruned, is told so too)
                 raise RequestError(
                     410, f"impression {public_id!r} expired and was pruned from the log "
-                    "(--prune-log)"
+                    "(--prune-log), or was never shown"
                 )  # fmt: skip
             raise RequestError(404, f"unknown impression {public_id!r}")
         record, answered_by = found
