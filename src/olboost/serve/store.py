@@ -2,7 +2,7 @@
 
 A store is a directory::
 
-    STORE/log.sqlite       every impression and every feedback, in WAL mode
+    STORE/log.sqlite       every impression and every feedback (but those pruned), in WAL mode
     STORE/initial.olb      the model as created, before any feedback (never rewritten)
     STORE/checkpoint.olb   the model after the feedback of log sequence <= ``seq`` (atomic)
     STORE/token            the bearer token, when the service generated one (mode 0600)
