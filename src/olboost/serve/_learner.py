@@ -17,11 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from olboost.serve._log_writer import _NOT_RUNNING, _fail
 from olboost.serve.requests import RequestError, error_text
 from olboost.serve.stats import SERIES_STEP, Stats
 from olboost.serve.store import feedback_of, write_checkpoint
 
 log = logging.getLogger(__name__)
+
+#: The answer to a wait for a feedback the service closed before learning (it never came).
+_NOT_LEARNED = "the service closed before learning the feedback of seq {seq}"
 
 #: Bytes of a failed checkpoint child's reason sent to its parent (one pipe write, atomic).
 _REASON = 512
@@ -83,6 +87,7 @@ class Learner:
     _child: tuple[int, int, int] | None
     _error: BaseException | None
     _error_text: str | None
+    _learn_done: bool
 
     def _learn_loop(self) -> None:
         since = 0
@@ -182,6 +187,27 @@ class Learner:
                     break
                 if item is not None and item[0] == "checkpoint":
                     item[1].set_exception(RequestError(503, self._error_text))
+        finally:
+            self._end_learning()
+
+    def _end_learning(self) -> None:
+        """Answer what waits for learning that will not come now that the learner ends: the
+        waits for a feedback never committed, and checkpoints asked for as the service closed
+        (both waited for ever). A wait or a checkpoint asked for later sees ``_learn_done``."""
+        with self._learned:
+            self._learn_done = True
+            self._learned.notify_all()
+            waiting = [(q, f) for q, futures in self._waiters.items() for f in futures]
+            self._waiters.clear()
+        for seq, future in waiting:
+            _fail(future, RequestError(503, _NOT_LEARNED.format(seq=seq)))
+        while True:
+            try:
+                item = self._learn_q.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None and item[0] == "checkpoint":
+                _fail(item[1], RequestError(503, _NOT_RUNNING))
 
     def _checkpoint(self) -> None:
         if self.applied_seq == self.checkpoint_seq:

@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: Requests the log writer commits in one transaction at most.
 _BATCH = 512
+#: The answer to a request the service took as it closed.
+_NOT_RUNNING = "the service is not running"
 
 
 class _Batch:
@@ -122,6 +124,7 @@ class LogWriter:
     prune_log: bool
     _pruned_for: int
     _next_prune: float
+    _log_done: bool
     _uncounted_seq: int
     _pending: PendingImpressions
     _log_q: queue.SimpleQueue
@@ -137,6 +140,8 @@ class LogWriter:
         except BaseException as err:  # reported by start()
             self._error_text = f"the log could not be opened: {str(err) or repr(err)}"
             self._error = err
+            self._log_done = True
+            self._learn_q.put(None)  # the learner ends too (it waited for ever: close hung)
             ready.set()
             return
         ready.set()
@@ -177,6 +182,17 @@ class LogWriter:
                 if op is not None:
                     _fail(op[2], failure)
         finally:
+            # requests that passed the open check as close() queued its stop, behind it: they
+            # waited for ever. One queued after this drain sees _log_done (_queue_request).
+            self._log_done = True
+            closed = RequestError(503, _NOT_RUNNING)
+            while True:
+                try:
+                    op = self._log_q.get_nowait()
+                except queue.Empty:
+                    break
+                if op is not None:
+                    _fail(op[2], closed)
             store.close()
             self._learn_q.put(None)
 
@@ -186,6 +202,8 @@ class LogWriter:
         self._log_q.put(op)
         if self._error is not None:
             _fail(op[2], self._stopped())
+        elif self._log_done:
+            _fail(op[2], RequestError(503, _NOT_RUNNING))
 
     def _stopped(self) -> RequestError:
         """The answer to every request once the log writer (or the learner) stopped on an

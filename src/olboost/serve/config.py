@@ -175,6 +175,8 @@ def start_model(model: Any, config: ServiceConfig) -> None:
 def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     """The configuration of the store at ``path``: the stored one, which ``config`` must equal
     if given, or ``config`` for a new store (``ValueError`` otherwise, naming the differences)."""
+    if config is not None and not isinstance(config, ServiceConfig):
+        raise TypeError(f"config must be a ServiceConfig or None, got {type(config).__name__}")
     refuse_a_file(path)
     refuse_a_lost_log(Path(path))
     if config is None and not Store.exists(path):

@@ -39,6 +39,8 @@ def _as_json(value: Any) -> str:
         text = json.dumps(value)
     except RecursionError:
         return f"a {type(value).__name__} nested too deep to show"
+    except (TypeError, ValueError):  # a body built in Python (Service.rank): a NumPy value
+        text = repr(value)
     return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
@@ -70,15 +72,18 @@ def _check_fields(body: Any, allowed: set[str], required: set[str], what: str) -
 
 def _flag(body: dict, name: str) -> bool:
     value = body.get(name, False)
-    if not isinstance(value, bool):
+    if not isinstance(value, bool | np.bool_):
         raise _fail(f"{name} must be true or false, got {_as_json(value)}")
-    return value
+    return bool(value)
 
 
 def _number(value: Any, where: str) -> float:
-    # bool is an int in Python but not a feature value in JSON terms
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    # bool is an int in Python but not a feature value in JSON terms; a body built in Python
+    # (Service.rank) may hold NumPy's numbers, which are taken as JSON's
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
         raise _fail(f"features: {where} must be a number, got {_as_json(value)}")
+    if isinstance(value, np.complexfloating):
+        raise _fail(f"features: {where} must be a real number, got {_as_json(value)}")
     try:
         v = float(value)
     except OverflowError:  # an integer beyond any float
@@ -100,9 +105,7 @@ def _vector(values: list[Any], where: Callable[[int], str]) -> np.ndarray:
             x = None
         if x is not None and np.all(np.abs(x) <= MAX_ABS_FEATURE):  # False for NaN, inf too
             return x
-    for i, v in enumerate(values):
-        _number(v, where(i))
-    raise AssertionError("unreachable: a value was rejected above")
+    return np.array([_number(v, where(i)) for i, v in enumerate(values)], dtype=np.float64)
 
 
 def parse_features(value: Any, config: ServiceConfig) -> np.ndarray:
@@ -144,6 +147,8 @@ def parse_rank(body: Any, config: ServiceConfig) -> tuple[np.ndarray, int | None
     _check_fields(body, {"features", "key", "ranking", "scores"}, {"features"}, "rank")
     x = parse_features(body["features"], config)
     key = body.get("key")
+    if isinstance(key, np.integer):  # a body built in Python (Service.rank)
+        key = int(key)
     if key is not None and (
         isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= MAX_KEY
     ):

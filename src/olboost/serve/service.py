@@ -67,8 +67,8 @@ import numpy as np
 
 from olboost.serve._clock import SteadyClock
 from olboost.serve._fused import fused_learner
-from olboost.serve._learner import FORK_CHECKPOINTS, Learner
-from olboost.serve._log_writer import LogWriter, PendingImpressions
+from olboost.serve._learner import _NOT_LEARNED, FORK_CHECKPOINTS, Learner
+from olboost.serve._log_writer import _NOT_RUNNING, LogWriter, PendingImpressions, _fail
 from olboost.serve.config import (
     ALGORITHMS,
     ServiceConfig,
@@ -83,7 +83,7 @@ from olboost.serve.stats import LAG_BUCKETS as LAG_BUCKETS
 from olboost.serve.stats import SERIES_POINTS as SERIES_POINTS
 from olboost.serve.stats import SERIES_STEP as SERIES_STEP
 from olboost.serve.stats import Stats, exposition, metrics_table
-from olboost.serve.store import ImpressionRecord, Store, StoreLock, log_error
+from olboost.serve.store import SYNCHRONOUS, ImpressionRecord, Store, StoreLock, log_error
 
 # The names imported "as" themselves are not used here: they stay importable from this module,
 # where they were defined before it was split by concept.
@@ -183,12 +183,23 @@ class Service(LogWriter, Learner):
             or checkpoint_every < 1
         ):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {checkpoint_every!r}")
-        if not (isinstance(impression_ttl, int | float) and 0 < impression_ttl < math.inf):
+        if isinstance(impression_ttl, bool) or not (
+            isinstance(impression_ttl, int | float) and 0 < impression_ttl < math.inf
+        ):
             raise ValueError(
                 f"impression_ttl must be a positive number of seconds, got {impression_ttl!r}"
             )
         if not isinstance(prune_log, bool):
             raise TypeError(f"prune_log must be True or False, got {prune_log!r}")
+        if fork_checkpoints is not None and not isinstance(fork_checkpoints, bool):
+            raise TypeError(
+                f"fork_checkpoints must be True, False or None, got {fork_checkpoints!r}"
+            )
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be a callable or None, got {clock!r}")
+        if synchronous not in SYNCHRONOUS:
+            # the log writer's thread refused it, after the learner had started: close hung
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
         self.path = Path(store)
         self.prune_log = prune_log
         self.checkpoint_every = checkpoint_every
@@ -222,6 +233,8 @@ class Service(LogWriter, Learner):
         self._feedback_sent = self._feedback_handled = 0  # feedback given to the log writer
         self.committed_seq = 0
         self.checkpoint_seq = 0
+        self._pending = PendingImpressions()
+        self._log_done = self._learn_done = False  # set by each thread as it ends
         self._pruned_for = 0  # the checkpoint seq up to which the log writer has pruned
         self._next_prune = -math.inf  # when it prunes again without a new checkpoint
         self._uncounted_seq = 0  # the seq of a recovered checkpoint without counters
@@ -241,6 +254,8 @@ class Service(LogWriter, Learner):
     def start(self) -> None:
         """Create or recover the model (the last checkpoint, then the log after it), warm up
         its compiled kernels and start the log writer and the learner."""
+        if self._closed:
+            raise RuntimeError("the service is closed: serve the store with a new Service")
         if self._started:
             raise RuntimeError("the service is started already")
         store = Store(self.path)
@@ -285,7 +300,11 @@ class Service(LogWriter, Learner):
             self._unlock()
             raise
         store.close()  # the log writer opens its own connection, in its thread
-        warm_up_model(self.model, self.config)
+        try:  # compiling, on a first run: an interrupt here left the store locked
+            warm_up_model(self.model, self.config)
+        except BaseException:
+            self._unlock()
+            raise
         self._started = True
         ready = threading.Event()
         self._threads = [
@@ -295,18 +314,32 @@ class Service(LogWriter, Learner):
         for thread in self._threads:
             thread.start()
         ready.wait()
-        if self._error is not None:
+        if self._error is not None:  # the log could not be opened: both threads end
+            self.close()
             raise self._error
 
     def close(self) -> None:
-        """Stop taking requests, learn every committed feedback, write a last checkpoint."""
-        if not self._started or self._closed:
+        """Stop taking requests, learn every committed feedback, write a last checkpoint.
+
+        Called again after an interrupt (``KeyboardInterrupt`` while it waited), it waits for
+        the threads again, then releases the store."""
+        if not self._started:
             return
-        self._closed = True
-        self._log_q.put(None)
+        if not self._closed:
+            self._closed = True
+            self._log_q.put(None)
         for thread in self._threads:
             thread.join()
         self._unlock()
+
+    def __enter__(self) -> Service:
+        """``with Service(...) as service:`` starts it (unless started) and closes it."""
+        if not self._started:
+            self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _unlock(self) -> None:
         """Release the store's lock (:class:`~olboost.serve.store.StoreLock`)."""
@@ -318,7 +351,7 @@ class Service(LogWriter, Learner):
 
     def _check_open(self) -> None:
         if self._closed or not self._started:
-            raise RequestError(503, "the service is not running")
+            raise RequestError(503, _NOT_RUNNING)
         if self._error is not None:
             raise self._stopped()
 
@@ -328,10 +361,13 @@ class Service(LogWriter, Learner):
         """Show the model's ranking for a ``/rank`` body.
 
         Returns the response and a future that resolves (to the response) once the impression
-        is committed to the log: answer only then. Raises :class:`RequestError` before any
-        change on a bad body. With ``block=False``, returns ``None``, having changed nothing,
-        when the model lock is taken (the learner is learning an example): the event loop then
-        ranks on another thread rather than wait (:mod:`olboost.serve.app`).
+        is committed to the log: answer only then. The future's callbacks run on the log
+        writer's thread: one that blocks (on another request's future, say) stops the service;
+        wait with ``result()`` or ``asyncio.wrap_future`` instead. Raises
+        :class:`RequestError` before any change on a bad body. With ``block=False``, returns
+        ``None``, having changed nothing, when the model lock is taken (the learner is learning
+        an example): the event loop then ranks on another thread rather than wait
+        (:mod:`olboost.serve.app`).
         """
         self._check_open()
         x, key, want_ranking, want_scores = parse_rank(body, self.config)
@@ -395,7 +431,8 @@ class Service(LogWriter, Learner):
 
     def feedback(self, body: Any) -> concurrent.futures.Future:
         """Log a ``/feedback`` body; the future resolves to the response once it is committed
-        (and, with ``"wait": true``, learned), or fails with a :class:`RequestError`."""
+        (and, with ``"wait": true``, learned), or fails with a :class:`RequestError`. Its
+        callbacks run on the log writer's thread, as :meth:`rank`'s."""
         self._check_open()
         payload = parse_feedback(body, self.config, self._index)
         lag = self.max_learn_lag
@@ -418,11 +455,14 @@ class Service(LogWriter, Learner):
         return future
 
     def wait_learned(self, seq: int, timeout: float | None = None) -> bool:
-        """Block until the feedback of log sequence ``seq`` is learned (``False`` on timeout)."""
+        """Block until the feedback of log sequence ``seq`` is learned; whether it was:
+        ``False`` on timeout, or at once when the service has stopped or closed before it."""
         with self._learned:
-            return self._learned.wait_for(
-                lambda: self.applied_seq >= seq or self._error is not None, timeout
+            self._learned.wait_for(
+                lambda: self.applied_seq >= seq or self._error is not None or self._learn_done,
+                timeout,
             )
+            return self.applied_seq >= seq
 
     def learned_future(self, seq: int) -> concurrent.futures.Future:
         """A future resolved once the feedback of log sequence ``seq`` is learned."""
@@ -432,6 +472,8 @@ class Service(LogWriter, Learner):
                 future.set_result(seq)
             elif self._error is not None:
                 future.set_exception(RequestError(503, self._error_text or str(self._error)))
+            elif self._learn_done:
+                future.set_exception(RequestError(503, _NOT_LEARNED.format(seq=seq)))
             else:
                 self._waiters.setdefault(seq, []).append(future)
         return future
@@ -457,6 +499,8 @@ class Service(LogWriter, Learner):
         every committed feedback is learned, with its round count and the last ``seq``."""
         from olboost.checkpoint import dumps
 
+        if not self._started:
+            raise RuntimeError("the service is not started: start() it first")
         self.drain()
         with self.lock:
             data = dumps(self.model)
@@ -472,6 +516,8 @@ class Service(LogWriter, Learner):
         self._check_open()
         future: concurrent.futures.Future = concurrent.futures.Future()
         self._learn_q.put(("checkpoint", future))
+        if self._learn_done:  # after the learner's last look at its queue (a close meanwhile)
+            _fail(future, RequestError(503, _NOT_RUNNING))
         return future
 
     @property
@@ -491,7 +537,9 @@ class Service(LogWriter, Learner):
         c = self.config
         with s.lock:
             return {
-                "status": "error" if self._error is not None else "ok",
+                "status": "error"
+                if self._error is not None
+                else ("closed" if self._closed else "ok"),
                 "error": None if self._error is None else self._error_text or repr(self._error),
                 "algorithm": c.algorithm,
                 "labels": list(c.labels),

@@ -190,6 +190,11 @@ def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
 
 
 def _in_use(path: str | os.PathLike[str], pid: str) -> str:
+    if pid == str(os.getpid()):  # a Service of this process, never closed (a notebook's)
+        return (
+            f"{path}: the store is served by another Service of this process, not closed: "
+            "close() it (or use it: with Service(...) as service), or serve another store"
+        )
     return (
         f"{path}: the store is served by another service (process {pid}); stop it first, or "
         "give another --store"
@@ -545,6 +550,15 @@ class Store:
             "log.sqlite)",
         )
         self.write_checkpoint(self.initial_model(), 0)
+
+    def refuse_a_modelless_log(self) -> None:
+        """Raise if the log belongs to no model yet: a store whose service was made but never
+        started (``replay`` failed with a bare ``FileNotFoundError`` for ``initial.olb``)."""
+        if self.config() is None or not self.initial_path.exists():
+            raise ValueError(
+                f"{self.path}: no store here yet (a log without a model: its service was never "
+                "started)"
+            )
 
     def _rebuild_advice(self) -> str:
         """The way out of a refused checkpoint after "restore ..., or": rebuilding from
@@ -942,6 +956,11 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
     if target.exists() and any(target.iterdir()):
         raise ValueError(f"{target}: not empty; a backup goes to a new directory")
     store = Store(source, read_only=True)
+    try:
+        store.refuse_a_modelless_log()
+    except BaseException:
+        store.close()
+        raise
     made = not target.exists()
     written: list[Path] = []
     try:
@@ -1022,6 +1041,7 @@ def replay(path: str | os.PathLike[str]) -> tuple[Any, int]:
     compared with. Refused for a log pruned of feedback (:meth:`Store.prune`)."""
     store = Store(path, read_only=True)
     try:
+        store.refuse_a_modelless_log()
         store.refuse_if_pruned(
             "",
             "no replay from initial.olb gives its model (replay a backup made before the "
