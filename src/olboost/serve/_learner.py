@@ -172,42 +172,30 @@ class Learner:
             log.error("%s", text, exc_info=err)
             if self._error is None:
                 self._error_text, self._error = text, err
-            with self._learned:
-                self._learned.notify_all()
-                waiting = [f for futures in self._waiters.values() for f in futures]
-                self._waiters.clear()
-            # answers waiting for learning (wait, backpressure) would wait for ever
-            for future in waiting:
-                future.set_exception(RequestError(503, self._error_text))
-            # so do /admin/checkpoint requests queued behind the failure
-            while True:
-                try:
-                    item = self._learn_q.get_nowait()
-                except queue.Empty:
-                    break
-                if item is not None and item[0] == "checkpoint":
-                    item[1].set_exception(RequestError(503, self._error_text))
         finally:
             self._end_learning()
 
     def _end_learning(self) -> None:
-        """Answer what waits for learning that will not come now that the learner ends: the
-        waits for a feedback never committed, and checkpoints asked for as the service closed
-        (both waited for ever). A wait or a checkpoint asked for later sees ``_learn_done``."""
+        """Answer what waits for learning that will not come now that the learner ends, with
+        the error that stopped the service if one did: the answers waiting for learning (wait,
+        backpressure; a feedback never committed) and the checkpoints asked for meanwhile
+        (``/admin/checkpoint``, or as the service closed), which all waited for ever. A wait or
+        a checkpoint asked for later sees ``_learn_done``."""
+        error = self._error_text if self._error is not None else None
         with self._learned:
             self._learn_done = True
             self._learned.notify_all()
             waiting = [(q, f) for q, futures in self._waiters.items() for f in futures]
             self._waiters.clear()
         for seq, future in waiting:
-            _fail(future, RequestError(503, _NOT_LEARNED.format(seq=seq)))
+            _fail(future, RequestError(503, error or _NOT_LEARNED.format(seq=seq)))
         while True:
             try:
                 item = self._learn_q.get_nowait()
             except queue.Empty:
                 break
             if item is not None and item[0] == "checkpoint":
-                _fail(item[1], RequestError(503, _NOT_RUNNING))
+                _fail(item[1], RequestError(503, error or _NOT_RUNNING))
 
     def _checkpoint(self) -> None:
         if self.applied_seq == self.checkpoint_seq:

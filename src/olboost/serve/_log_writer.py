@@ -171,28 +171,21 @@ class LogWriter:
             self._error_text = f"the log writer stopped: {error_text(err)}"
             self._error = err
             log.error("%s (%s)", self._error_text, Path(self.path) / "log.sqlite", exc_info=err)
-            # Requests queued behind the failure had no one left to answer them: they hung
-            # until shutdown. A request queued after this drain sees _error (_queue_request).
-            failure = self._stopped()
-            while True:
-                try:
-                    op = self._log_q.get_nowait()
-                except queue.Empty:
-                    break
-                if op is not None:
-                    _fail(op[2], failure)
         finally:
-            # requests that passed the open check as close() queued its stop, behind it: they
-            # waited for ever. One queued after this drain sees _log_done (_queue_request).
+            # Requests queued behind a failure, or that passed the open check as close() queued
+            # its stop, had no one left to answer them: they waited for ever. One queued after
+            # this drain sees _error or _log_done (_queue_request).
             self._log_done = True
-            closed = RequestError(503, _NOT_RUNNING)
+            refusal = (
+                self._stopped() if self._error is not None else RequestError(503, _NOT_RUNNING)
+            )
             while True:
                 try:
                     op = self._log_q.get_nowait()
                 except queue.Empty:
                     break
                 if op is not None:
-                    _fail(op[2], closed)
+                    _fail(op[2], refusal)
             store.close()
             self._learn_q.put(None)
 
