@@ -174,16 +174,13 @@ def test_a_pruned_log_keeps_the_model_the_counters_and_the_answers(tmp_path, cap
 def test_a_pruned_log_refuses_to_rebuild_or_to_recover_an_older_checkpoint(tmp_path):
     now = [1000.0]
     path = tmp_path / "cut"
-    service = start(path, now, prune=True)
-    try:
+    with start(path, now, prune=True) as service:
         traffic(service, 0, 9)  # a checkpoint at seq 5
         old = tmp_path / "old.olb"
         shutil.copy(path / "checkpoint.olb", old)
         now[0] += 2 * TTL
         traffic(service, 9, 9)  # at 10
         wait_pruned(path, 9)
-    finally:
-        service.close()
     assert pruned(path)["seq"] == 6
     shutil.copy(old, path / "checkpoint.olb")  # seq 5, before the pruned feedback of seq 6
     with pytest.raises(ValueError, match="learned the feedback up to seq 5, but the log was pru"):
@@ -202,8 +199,7 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
     for prune in (False, True):
         path = tmp_path / str(prune)
         wide = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 200, learners=3, k=2)
-        service = start(path, now, prune, wide)
-        try:
+        with start(path, now, prune, wide) as service:
             for round_ in range(8):
                 traffic(service, 60 * round_, 60)
                 now[0] += 2 * TTL
@@ -212,8 +208,6 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
                 db = sqlite3.connect(f"file:{path / 'log.sqlite'}?mode=ro", uri=True)
                 sizes[prune].append(db.execute("PRAGMA page_count").fetchone()[0])
                 db.close()
-        finally:
-            service.close()
         now[0] = 1000.0
     kept, cut = sizes[False], sizes[True]
     assert kept[-1] >= 3 * kept[1], kept  # whole: it grows with the stream
@@ -223,12 +217,9 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
     # reuse, but the file keeps its size; a VACUUM of the stopped store gives them back.
     path = tmp_path / "False"
     now[0] = 1000.0 + 9 * 2 * TTL
-    service = start(path, now, True, wide)
-    try:
+    with start(path, now, True, wide) as service:
         before = counters(service)
         wait_pruned(path, 7 * 60)
-    finally:
-        service.close()
 
     def pages():
         db = sqlite3.connect(f"file:{path / 'log.sqlite'}?mode=ro", uri=True)
@@ -246,11 +237,8 @@ def test_pruning_bounds_the_log_of_an_endless_stream(tmp_path):
     db.execute("VACUUM")
     db.close()
     assert pages()[0] <= total - free + 2
-    service = start(path, now, True, wide)
-    try:
+    with start(path, now, True, wide) as service:
         assert counters(service) == before
-    finally:
-        service.close()
 
 
 def backup_pruned_meanwhile(source, target, monkeypatch, prune) -> list[bytes]:
@@ -386,13 +374,10 @@ def test_a_checkpoint_of_the_last_pruned_seq_is_recovered(tmp_path):
         service.close()  # a checkpoint at 6
     older = (path / "checkpoint.olb").read_bytes()
     now[0] += 2 * TTL
-    service = start(path, now, prune=True)
-    try:
+    with start(path, now, prune=True) as service:
         traffic(service, 9, 9)  # feedback 7-12, a checkpoint at 10
         wait_pruned(path, 9)
         digest = service.model_digest()
-    finally:
-        service.close()
     assert pruned(path)["seq"] == 6
     (path / "checkpoint.olb").write_bytes(older)
     service = Service(path, clock=lambda: now[0])
@@ -437,14 +422,11 @@ def test_pruning_takes_fewer_wide_impressions_per_transaction(tmp_path, monkeypa
     monkeypatch.setattr(Store, "prune", spy)
     now = [1000.0]
     wide = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 4000, learners=2, k=2)
-    service = start(tmp_path / "s", now, True, wide)
-    try:
+    with start(tmp_path / "s", now, True, wide) as service:
         traffic(service, 0, 6)
         now[0] += 2 * TTL
         traffic(service, 6, 6)
         wait_pruned(tmp_path / "s", 6)
-    finally:
-        service.close()
     assert limits and set(limits) == {32}
 
 
@@ -455,8 +437,7 @@ def test_impressions_never_answered_are_pruned_without_a_new_checkpoint(tmp_path
 
     now = [1000.0]
     path = tmp_path / "cut"
-    service = start(path, now, prune=True)
-    try:
+    with start(path, now, prune=True) as service:
         traffic(service, 0, 9)  # feedback 1-6, a checkpoint at 5, nothing expired yet
         for i in range(5):  # shown, never answered
             service.rank({"features": [i / 5, 0.5]})[1].result()
@@ -466,8 +447,6 @@ def test_impressions_never_answered_are_pruned_without_a_new_checkpoint(tmp_path
         assert wait_pruned(path, 11)["id"] == 13
         assert service.checkpoint_seq == 5
         assert rows(path) == (3, 2)
-    finally:
-        service.close()
 
 
 def test_no_pruning_under_a_checkpoint_that_kept_no_counters(tmp_path):
@@ -477,29 +456,20 @@ def test_no_pruning_under_a_checkpoint_that_kept_no_counters(tmp_path):
 
     now = [1000.0]
     path = tmp_path / "s"
-    service = start(path, now, prune=False)
-    try:
+    with start(path, now, prune=False) as service:
         traffic(service, 0, 9)
         before = counters(service)
         model, store_id = service.model, service.store_id
         seq, impression = service.applied_seq, service.applied_impression
-    finally:
-        service.close()
     write_checkpoint(path, model, seq, store_id, None, impression)  # as an older olboost's
     now[0] += 2 * TTL
-    service = start(path, now, prune=True)
-    try:
+    with start(path, now, prune=True) as service:
         service.rank({"features": [0.5, 0.5]})[1].result()  # a batch, then the writer's turn
         time.sleep(0.3)
         assert pruned(path)["impressions"] == 0
-    finally:
-        service.close()
-    service = start(path, now, prune=False)
-    try:
+    with start(path, now, prune=False) as service:
         after = counters(service)
         assert after["clicks"] == before["clicks"] and after["shown"] == before["shown"]
-    finally:
-        service.close()
 
 
 def test_a_checkpoint_of_another_history_at_the_last_pruned_seq_is_refused(tmp_path):
@@ -529,15 +499,12 @@ def test_impressions_never_answered_are_pruned_before_any_checkpoint(tmp_path):
 
     now = [1000.0]
     path = tmp_path / "s"
-    service = start(path, now, prune=True)
-    try:
+    with start(path, now, prune=True) as service:
         for i in range(10):
             service.rank({"features": [i / 10, 0.5]})[1].result()
         now[0] += PRUNE_EVERY + 1.0
         assert wait_pruned(path, 9)["expired"] == 9
         assert service.checkpoint_seq == 0
-    finally:
-        service.close()
 
 
 def test_a_prune_longer_than_a_transaction_goes_on_at_once(tmp_path):
