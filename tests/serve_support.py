@@ -15,6 +15,8 @@ bytes and headers it likes.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import errno
 import http.client
 import json
 import os
@@ -27,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
+import pytest
 
 TOKEN = "test-token-0123456789"
 
@@ -224,3 +227,32 @@ class Server:
 def features(n: int, seed: int) -> list[float]:
     """A deterministic feature vector of width ``n``."""
     return np.random.default_rng(seed).normal(size=n).round(6).tolist()
+
+
+@contextlib.contextmanager
+def small_disk(path: Path, size: str):
+    """A tmpfs of ``size`` mounted at ``path`` for the test (skipped where mount is refused:
+    it needs root): a disk that really fills up."""
+    path.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"a file system of its own needs mount, refused here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=True)
+
+
+def fill(disk: Path) -> Path:
+    """Fill ``disk`` up with one file (returned), to the last block."""
+    filler = disk / "filler"
+    with open(filler, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError as err:
+            assert err.errno == errno.ENOSPC, err
+    return filler

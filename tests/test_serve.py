@@ -24,7 +24,7 @@ pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
 
 from olboost.checkpoint import dumps  # noqa: E402
 from olboost.serve.store import replay  # noqa: E402
-from serve_support import Server, features  # noqa: E402
+from serve_support import Server, features, fill, small_disk  # noqa: E402
 
 LABELS = "a,b,c,d,e,f"
 WIDTH = 4
@@ -1728,12 +1728,14 @@ def test_a_killed_servers_store_is_free_at_once(tmp_path: Path) -> None:
         assert again.request("GET", "/health")[1]["feedback"] == 3
 
 
-def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> None:
+def test_a_log_locked_for_a_while_refuses_requests_until_it_is_free_and_goes_on(tmp_path):
     # BEGIN IMMEDIATE failed outside the writer's try: the requests of the batch were never
-    # answered (cancelled at shutdown), and those queued behind it neither
+    # answered (cancelled at shutdown), and those queued behind it neither. Then (up to
+    # session 36) the lock, held past SQLite's 5 s wait, stopped the service: every request
+    # refused until a restart, its store intact.
     store = tmp_path / "store"
     with Server(store, *SMALL) as server:
-        assert server.rank(features(WIDTH, 1))["impression"]
+        first = server.rank(features(WIDTH, 1))
         blocker = sqlite3.connect(store / "log.sqlite", timeout=0, isolation_level=None)
         try:
             blocker.execute("BEGIN IMMEDIATE")  # holds the write lock past SQLite's 5 s wait
@@ -1742,19 +1744,56 @@ def test_a_log_that_cannot_be_written_answers_every_request(tmp_path: Path) -> N
                                             timeout=30)  # fmt: skip
             assert status == 503 and "the log could not be written" in answer["error"]
             assert time.monotonic() - t0 < 20
+            status, health = server.request("GET", "/health")
+            assert status == 200 and health["status"] == "ok" and health["error"] is None
+            said = "the log could not be written: OperationalError: database is locked"
+            assert health["log_error"] == said
         finally:
             blocker.execute("ROLLBACK")
             blocker.close()
-        # the log writer has stopped: every request is refused at once, none waits
-        status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 3)},
-                                        timeout=30)  # fmt: skip
-        assert status == 503 and "stopped on an error" in answer["error"]
+        # the lock free, the service goes on: what it logs now is served and learned
+        second = server.rank(features(WIDTH, 3))
+        status, answer = server.feedback(second["impression"], second["labels"][:1], wait=True)
+        assert status == 200 and answer["seq"] == 1, answer
+        status, answer = server.feedback(first["impression"], [], wait=True)
+        assert status == 200 and answer["seq"] == 2, answer
         status, health = server.request("GET", "/health")
-        # the reason, which the status page shows (it said "error" alone), with a 503 for a
-        # probe that reads the status code alone (it was 200)
-        assert status == 503 and health["status"] == "error"
-        assert _samples(server.request("GET", "/metrics")[1])["olboost_stopped"] == 1
-        assert health["error"] == "the log writer stopped: OperationalError: database is locked"
+        assert status == 200 and health["log_error"] is None and health["rounds"] == 2
+        assert health["impressions"] == 2  # the refused one is not in the log
+        samples = _samples(server.request("GET", "/metrics")[1])
+        assert samples["olboost_log_write_failures_total"] == 1
+        assert samples["olboost_stopped"] == 0
+        served = server.request("GET", "/admin/model")[1]
+    model, seq = replay(store)
+    assert seq == 2 and hashlib.sha256(dumps(model)).hexdigest() == served["sha256"]
+
+
+def test_a_log_that_cannot_be_written_for_another_reason_stops_the_service(tmp_path):
+    # An I/O error says nothing of what the next write will do: the log writer stops, and
+    # every request is refused at once, none waits. The server's file size limit (1 byte:
+    # the log's next write fails with EFBIG, an I/O error to SQLite) is a real one.
+    resource = pytest.importorskip("resource", reason="a file size limit is POSIX's")
+    if not hasattr(resource, "prlimit"):
+        pytest.skip("setting another process's file size limit needs Linux's prlimit")
+    store = tmp_path / "store"
+    with Server(store, *SMALL) as server:
+        assert server.rank(features(WIDTH, 1))["impression"]
+        hard = resource.prlimit(server.pid, resource.RLIMIT_FSIZE)[1]
+        resource.prlimit(server.pid, resource.RLIMIT_FSIZE, (1, hard))
+        try:
+            status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 2)})
+            assert status == 503 and "the log could not be written" in answer["error"]
+            status, answer = server.request("POST", "/rank", {"features": features(WIDTH, 3)},
+                                            timeout=30)  # fmt: skip
+            assert status == 503 and "stopped on an error" in answer["error"]
+            status, health = server.request("GET", "/health")
+            # the reason, which the status page shows (it said "error" alone), with a 503 for
+            # a probe that reads the status code alone (it was 200)
+            assert status == 503 and health["status"] == "error"
+            assert _samples(server.request("GET", "/metrics")[1])["olboost_stopped"] == 1
+            assert health["error"] == "the log writer stopped: OperationalError: disk I/O error"
+        finally:
+            resource.prlimit(server.pid, resource.RLIMIT_FSIZE, (hard, hard))
 
 
 @pytest.mark.parametrize("token", ["t\u00f6k-secret", "tab\tinside"])
@@ -2212,24 +2251,26 @@ def test_an_error_of_the_service_is_a_counted_500_logged_once_with_its_traceback
 
 def test_a_feedback_the_log_could_not_commit_is_counted_as_refused(tmp_path):
     # the feedback of the batch that failed was answered 503 but not counted in
-    # feedback_rejected_total{reason="unavailable"}, while those refused after it were
+    # feedback_rejected_total{reason="unavailable"}, while those refused after it were; and it
+    # is taken once the log is free again (it stopped the service until session 36)
     store = tmp_path / "store"
     with Server(store, *SMALL) as server:
         shown = server.rank(features(WIDTH, 1))
         blocker = sqlite3.connect(store / "log.sqlite", timeout=0, isolation_level=None)
         try:
             blocker.execute("BEGIN IMMEDIATE")  # holds the write lock past SQLite's 5 s wait
-            status, answer = server.feedback(shown["impression"], [])
+            status, answer = server.feedback(shown["impression"], [], feedback_id="f1")
             assert status == 503 and "the log could not be written" in answer["error"]
         finally:
             blocker.execute("ROLLBACK")
             blocker.close()
-        status, answer = server.feedback(shown["impression"], [])
-        assert status == 503 and "stopped on an error" in answer["error"]
+        status, answer = server.feedback(shown["impression"], [], feedback_id="f1")
+        assert status == 200 and answer["duplicate"] is False and answer["seq"] == 1, answer
         metrics = server.request("GET", "/metrics")[1]
     rejected = 'olboost_feedback_rejected_total{reason="unavailable"}'
-    assert _metric(metrics, rejected) == 2
-    assert _metric(metrics, 'olboost_requests_total{endpoint="/feedback",status="503"}') == 2
+    assert _metric(metrics, rejected) == 1
+    assert _metric(metrics, 'olboost_requests_total{endpoint="/feedback",status="503"}') == 1
+    assert _metric(metrics, 'olboost_requests_total{endpoint="/feedback",status="200"}') == 1
 
 
 def test_a_logged_feedback_a_restart_cannot_learn_is_named(tmp_path, capsys, monkeypatch):
@@ -2322,6 +2363,58 @@ def test_a_full_store_disk_is_said_as_the_log_writers_stop_and_not_as_damage(tmp
     assert n == 3 and model.t_ == 3
     # and the stopped writer's log record names the log's file
     assert f"the log writer stopped: OperationalError: disk I/O error ({log})" in done.stderr
+
+
+def test_a_full_disk_refuses_requests_until_there_is_room_and_loses_nothing(tmp_path, caplog):
+    # A full disk stopped the log writer, and the service with it, until a restart, though the
+    # log was intact and SQLite had taken the failed transaction back (session 36). A real
+    # full disk: a tmpfs of its own, filled by a file, then freed.
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        with Service(disk / "s", config, checkpoint_every=10_000) as service:
+            first, logged = service.rank({"features": [0.1, 0.2]})
+            logged.result()
+            done = service.feedback(
+                {"impression": first["impression"], "clicked": [], "feedback_id": "f0"}
+            ).result()
+            assert done["seq"] == 1
+            filler = fill(disk)
+            refused = []
+            for i in range(20):  # each an impression and a duplicate, the two often one batch
+                shown, logged = service.rank({"features": [i / 20, 1.0]})
+                again = service.feedback(
+                    {"impression": first["impression"], "clicked": [], "feedback_id": "f0"}
+                )
+                for future in (logged, again):
+                    with pytest.raises(RequestError) as err:
+                        future.result(timeout=60)
+                    refused.append(err.value)
+            assert {(e.status, e.retry_after) for e in refused} == {(503, 1)}
+            said = "the log could not be written: OperationalError: database or disk is full"
+            assert refused[0].message == "the log could not be written: database or disk is full"
+            health = service.health()
+            assert health["status"] == "ok" and health["log_error"] == said
+            # a duplicate answered 503 is not counted as answered
+            assert service.stats.duplicates == 0 and service.stats.log_write_failures >= 1
+            filler.unlink()
+            shown, logged = service.rank({"features": [0.3, 0.4]})
+            logged.result(timeout=60)
+            done = service.feedback(
+                {"impression": shown["impression"], "clicked": [shown["labels"][0]]}
+            ).result(timeout=60)
+            assert done["seq"] == 2
+            assert service.health()["log_error"] is None
+            assert service.health()["impressions"] == 2  # those refused are not in the log
+            # said once when it began and once when it ended, not once per batch refused
+            said_log = [r.getMessage() for r in caplog.records if r.name.startswith("olboost")]
+            assert len(said_log) == 2, said_log
+            assert said_log[0].startswith(said) and said_log[1].startswith("the log is written")
+            digest = service.model_digest()
+        model, seq = replay(disk / "s")
+        assert seq == 2 and hashlib.sha256(dumps(model)).hexdigest() == digest["sha256"]
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forked checkpoints need fork")

@@ -136,18 +136,40 @@ def test_status_page_says_a_server_that_stops_answering(tmp_path: Path) -> None:
                     "document.getElementById('status').textContent === 'ok'", timeout=15000
                 )
                 assert page.get_attribute("#numbers", "class") == ""
-                # a service stopped on an error says which, and what to do ("error" alone)
+                # a log that cannot be written for a while is a warning over live numbers, gone
+                # once it is written again
                 blocker = sqlite3.connect(server.store / "log.sqlite", timeout=0)
                 try:
                     blocker.isolation_level = None
                     blocker.execute("BEGIN IMMEDIATE")  # past SQLite's 5 s wait
                     assert server.request("POST", "/rank", {"features": features(4, 1)})[0] == 503
+                    page.wait_for_function(
+                        "document.getElementById('status').textContent === 'warning: the log "
+                        "could not be written: OperationalError: database is locked (requests "
+                        "are refused until it can be; the service goes on)'",
+                        timeout=15000,
+                    )
+                    assert page.get_attribute("#numbers", "class") == ""
                 finally:
                     blocker.execute("ROLLBACK")
                     blocker.close()
+                assert server.request("POST", "/rank", {"features": features(4, 2)})[0] == 200
+                page.wait_for_function(
+                    "document.getElementById('status').textContent === 'ok'", timeout=15000
+                )
+                # a service stopped on an error says which, and what to do ("error" alone): an
+                # I/O error, from the server's file size limit (1 byte: EFBIG)
+                import resource
+
+                hard = resource.prlimit(server.pid, resource.RLIMIT_FSIZE)[1]
+                resource.prlimit(server.pid, resource.RLIMIT_FSIZE, (1, hard))
+                try:
+                    assert server.request("POST", "/rank", {"features": features(4, 3)})[0] == 503
+                finally:
+                    resource.prlimit(server.pid, resource.RLIMIT_FSIZE, (hard, hard))
                 page.wait_for_function(
                     "document.getElementById('status').textContent.startsWith("
-                    "'error: the log writer stopped: OperationalError: database is locked (the "
+                    "'error: the log writer stopped: OperationalError: disk I/O error (the "
                     "service answers "
                     "no request until it is restarted)')",
                     timeout=15000,

@@ -18,7 +18,7 @@ pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
 from olboost.serve.requests import RequestError  # noqa: E402
 from olboost.serve.service import Service, ServiceConfig  # noqa: E402
 from olboost.serve.store import Store, backup, replay  # noqa: E402
-from serve_support import Server, features  # noqa: E402
+from serve_support import Server, features, fill, small_disk  # noqa: E402
 
 CONFIG = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
 TTL = 10.0
@@ -505,6 +505,36 @@ def test_impressions_never_answered_are_pruned_before_any_checkpoint(tmp_path):
         now[0] += PRUNE_EVERY + 1.0
         assert wait_pruned(path, 9)["expired"] == 9
         assert service.checkpoint_seq == 0
+
+
+def test_a_prune_that_fails_on_a_full_disk_is_tried_again_and_stops_nothing(tmp_path, caplog):
+    # deleting takes room in the WAL: on a full disk the prune failed, and stopped the log
+    # writer, the service with it, until a restart (session 36). A real full disk: a tmpfs.
+    from olboost.serve.store import PRUNE_EVERY
+
+    now = [1000.0]
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        path = disk / "s"
+        with start(path, now, prune=True) as service:
+            for i in range(10):
+                service.rank({"features": [i / 10, 0.5]})[1].result()
+            filler = fill(disk)
+            now[0] += PRUNE_EVERY + 1.0
+            deadline = time.monotonic() + 30
+            while not any("pruning the log failed" in r.getMessage() for r in caplog.records):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert pruned(path)["impressions"] == 0
+            assert service.health()["status"] == "ok"
+            filler.unlink()
+            time.sleep(1.5)  # the writer's wakes within the retry's 5 s: nothing yet
+            assert pruned(path)["impressions"] == 0
+            now[0] += 5.0
+            assert wait_pruned(path, 9)["expired"] == 9
+            assert service.health()["status"] == "ok"
+            shown, logged = service.rank({"features": [0.5, 0.5]})
+            logged.result()
+            assert service.health()["pruned"] == 9
 
 
 def test_a_prune_longer_than_a_transaction_goes_on_at_once(tmp_path):

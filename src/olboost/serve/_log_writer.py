@@ -8,6 +8,7 @@ import concurrent.futures
 import heapq
 import logging
 import queue
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -27,6 +28,20 @@ log = logging.getLogger(__name__)
 _BATCH = 512
 #: The answer to a request the service took as it closed.
 _NOT_RUNNING = "the service is not running"
+#: SQLite's primary result codes of a log write that can succeed later, with no restart: the
+#: log's lock held by another program past SQLite's 5 s wait (SQLITE_BUSY, SQLITE_LOCKED) and a
+#: full disk (SQLITE_FULL). SQLite takes back a transaction they fail whole, so the log and the
+#: memory (:class:`_Batch`) stay as before it. Any other error stops the log writer: an I/O
+#: error or a damaged page says nothing of what the next write will do.
+_TRANSIENT = (5, 6, 13)
+#: Seconds before a prune that failed for one of them is tried again.
+_PRUNE_RETRY = 5.0
+
+
+def _transient(err: BaseException) -> bool:
+    """Whether ``err`` is a log write failure of :data:`_TRANSIENT`."""
+    code = getattr(err, "sqlite_errorcode", None) if isinstance(err, sqlite3.Error) else None
+    return code is not None and code & 0xFF in _TRANSIENT
 
 
 class _Batch:
@@ -124,6 +139,7 @@ class LogWriter:
     prune_log: bool
     _pruned_for: int
     _next_prune: float
+    _prune_blocked: bool
     _log_done: bool
     _uncounted_seq: int
     _pending: PendingImpressions
@@ -206,8 +222,35 @@ class LogWriter:
     def _commit(self, store: Store, ops: list) -> None:
         try:
             self._commit_batch(store, ops)
+        except BaseException as err:
+            if not _transient(err):
+                raise
+            # the batch's requests are refused (503, Retry-After) and the writer goes on: a
+            # lock held for a while or a full disk stopped the service until it was restarted,
+            # its store intact
+            self._write_failed(err)
+        else:
+            self._write_failed(None)
         finally:
             self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
+
+    def _write_failed(self, err: BaseException | None) -> None:
+        """Count a log write that failed for ``err``, one of :data:`_TRANSIENT`, said by
+        ``/health`` until a write succeeds (``None``: one did)."""
+        text = None if err is None else f"the log could not be written: {error_text(err)}"
+        before = self.stats.log_error  # (this thread alone sets it)
+        if text is None and before is None:
+            return
+        with self.stats.lock:
+            self.stats.log_error = text
+            self.stats.log_write_failures += text is not None
+        if text == before:  # once per cause, not once per batch refused
+            return
+        if text is None:
+            log.warning("the log is written again (%s)", Path(self.path) / "log.sqlite")
+        else:
+            log.warning("%s (%s); requests are refused until it can be", text,
+                        Path(self.path) / "log.sqlite")  # fmt: skip
 
     def _commit_batch(self, store: Store, ops: list) -> None:
         batch = _Batch()
@@ -230,7 +273,9 @@ class LogWriter:
             store.db.execute("ROLLBACK") if store.db.in_transaction else None
             for undo in reversed(batch.undo):
                 undo()
-            failure = RequestError(503, f"the log could not be written: {err}")
+            failure = RequestError(
+                503, f"the log could not be written: {err}", 1 if _transient(err) else None
+            )
             # the feedback this refuses, counted as the refusals after it are (_check_open)
             refused = sum(1 for op in ops if op[0] != "impression" and not op[2].done())
             for _ in range(refused):
@@ -273,6 +318,7 @@ class LogWriter:
                 )
             with self.stats.lock:
                 self.stats.duplicates += 1
+            batch.undo.append(self._uncount_duplicate)  # answered 503 if the commit fails
             return {"feedback_id": feedback_id, "seq": seq, "duplicate": True, "wait": wait}
         found = store.impression(public_id)
         if found is None:
@@ -311,6 +357,10 @@ class LogWriter:
         batch.learn.append((seq, record, mask, max(now - record.created, 0.0)))
         return {"feedback_id": feedback_id, "seq": seq, "duplicate": False, "wait": wait}
 
+    def _uncount_duplicate(self) -> None:
+        with self.stats.lock:
+            self.stats.duplicates -= 1
+
     def _mask(self, record: ImpressionRecord, indices: list[int], stored: bool) -> np.ndarray:
         """The clicked mask of a feedback: over the shown labels (top-k) or every label."""
         if not self.config.topk:
@@ -339,6 +389,8 @@ class LogWriter:
         uncounted = self._uncounted_seq
         if not self.prune_log or (uncounted and self.checkpoint_seq <= uncounted):
             return False
+        if self._prune_blocked:  # by a failure of _TRANSIENT: a while later, not at once
+            return self.clock() >= self._next_prune
         return self.checkpoint_seq > self._pruned_for or self.clock() >= self._next_prune
 
     def _prune(self, store: Store) -> None:
@@ -347,7 +399,18 @@ class LogWriter:
         so that the requests wait for one at most."""
         seq = self.checkpoint_seq  # set by the learner, read once
         now = self.clock()
-        more = store.prune(seq, now, prune_limit(self.config.n_features))
+        try:
+            more = store.prune(seq, now, prune_limit(self.config.n_features))
+        except BaseException as err:
+            if not _transient(err):
+                raise
+            # deleting takes room in the WAL too: taken back whole, tried again a while later
+            self._next_prune = now + _PRUNE_RETRY
+            self._prune_blocked = True
+            log.warning("pruning the log failed, tried again in %g s: %s (%s)", _PRUNE_RETRY,
+                        error_text(err), Path(self.path) / "log.sqlite")  # fmt: skip
+            return
+        self._prune_blocked = False
         done = store.pruned()["impressions"]
         with self.stats.lock:
             self.stats.pruned = done

@@ -12,7 +12,9 @@ A refresh starts a second after the one before has ended, and gives up on an ans
 of the numbers shown, which are greyed out, instead of an ``ok`` over frozen numbers (with a
 refresh every second whatever the last one's fate, unanswered requests piled up, and a late
 answer overwrote a newer one: the feedback count went back). A service that stopped on an
-error says which in ``/health``'s ``error``, shown here with the advice to restart it.
+error says which in ``/health``'s ``error``, shown here with the advice to restart it; one
+whose log cannot be written for a while (a full disk, a lock another program holds) says
+``/health``'s ``log_error`` as a warning until the log is written again.
 """
 
 __all__ = ["STATUS_PAGE"]
@@ -140,7 +142,10 @@ async function refresh() {
   document.getElementById("model").textContent =
     health.algorithm + ", k = " + health.k + ", " + health.labels.length + " labels, " +
     health.rounds + " rounds";
-  if (health.status === "ok") say("ok", false);
+  if (health.status === "ok" && health.log_error) {
+    say("warning: " + health.log_error + " (requests are refused until it can be; the " +
+      "service goes on)", false);
+  } else if (health.status === "ok") say("ok", false);
   else say("error: " + (health.error || health.status) +
     " (the service answers no request until it is restarted)", true);
 }

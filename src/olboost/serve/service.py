@@ -237,6 +237,7 @@ class Service(LogWriter, Learner):
         self._log_done = self._learn_done = False  # set by each thread as it ends
         self._pruned_for = 0  # the checkpoint seq up to which the log writer has pruned
         self._next_prune = -math.inf  # when it prunes again without a new checkpoint
+        self._prune_blocked = False  # the last prune failed for a lock held or a full disk
         self._uncounted_seq = 0  # the seq of a recovered checkpoint without counters
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
         self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
@@ -553,6 +554,7 @@ class Service(LogWriter, Learner):
                 "applied_seq": self.applied_seq,
                 "checkpoint_seq": self.checkpoint_seq,
                 "checkpoint_error": s.checkpoint_error,
+                "log_error": s.log_error,
                 "pending": len(self._pending) if self._started else 0,
                 "expired": s.expired,
                 "pruned": s.pruned,

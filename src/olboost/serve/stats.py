@@ -66,6 +66,10 @@ class Stats:
     checkpoint_failures: int = 0
     #: Why the last checkpoint failed, until one is written again (``None``: it was written).
     checkpoint_error: str | None = None
+    #: Log writes (transactions) that failed for a lock another program held or a full disk,
+    #: and why the last one failed, until one succeeds (``None``: it did).
+    log_write_failures: int = 0
+    log_error: str | None = None
     series: deque = field(default_factory=lambda: deque(maxlen=SERIES_POINTS))
 
     def checkpointed(self, error: str | None = None) -> None:
@@ -279,6 +283,11 @@ def metrics_table(
          "Checkpoints that failed in this process (each retried at the next; /health says why "
          "the last one failed until one is written).",
          [("", s.checkpoint_failures)]),
+        ("log_write_failures_total", "counter",
+         "Log writes that failed in this process for a lock another program held or a full "
+         "disk (their requests refused with 503 and Retry-After; the service goes on, and "
+         "/health says why until a write succeeds).",
+         [("", s.log_write_failures)]),
         ("pending_impressions", "gauge", "Impressions waiting for feedback.",
          [("", pending)]),
         ("stopped", "gauge",
