@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import http.client
 import json
 import logging
 import math
@@ -1357,7 +1358,7 @@ def test_named_features_with_a_name_missing_or_unknown_are_a_422_naming_it():
 
     config = SimpleNamespace(n_features=2, feature_names=["x", "y"])
     assert parse_features({"y": 2, "x": 1}, config).tolist() == [1.0, 2.0]
-    for body, named in (({"x": 1.0}, r"missing names \['y'\]"), ({"x": 1, "y": 2, "z": 3}, "'z'")):
+    for body, named in (({"x": 1.0}, r'missing names \["y"\]'), ({"x": 1, "y": 2, "z": 3}, '"z"')):
         with pytest.raises(RequestError, match=named) as caught:
             parse_features(body, config)
         assert caught.value.status == 422
@@ -1851,6 +1852,94 @@ def test_simulate_reads_its_token_file_as_serve_does_and_names_the_option(tmp_pa
     )
 
 
+def test_a_loopback_service_answers_its_own_names_only_and_says_how_to_treat_its_answers(
+    tmp_path,
+):
+    # A web page the operator opens could point a name of its own at 127.0.0.1 (DNS
+    # rebinding) and read /health and /metrics, or log impressions through /rank, as its own
+    # origin: any Host was served. /health/ was redirected to a Location built from the Host,
+    # and no answer said how a browser may use it (a security probe, session 36).
+    from urllib.parse import urlsplit
+
+    def get(path: str, host: str, method: str = "GET", body: bytes | None = None):
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        try:
+            conn.putrequest(method, path, skip_host=True)
+            conn.putheader("Host", host)
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", str(len(body or b"")))
+            conn.endheaders(body)
+            response = conn.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            conn.close()
+
+    with Server(tmp_path / "store", *SMALL) as server:
+        parts = urlsplit(server.url)
+        port = parts.port
+        for host in ("127.0.0.1", f"127.0.0.1:{port}", "localhost", f"LOCALHOST:{port}",
+                     f"[::1]:{port}"):  # fmt: skip
+            status, headers, _ = get("/health", host)
+            assert status == 200, host
+        x = json.dumps({"features": features(WIDTH, 1)}).encode()
+        for host in ("attacker.example", f"attacker.example:{port}", "127.0.0.1.nip.io", "x:y:z"):
+            status, _, answer = get("/health", host)
+            assert status == 421 and b"DNS rebinding" in answer, (host, answer)
+            assert get("/rank", host, "POST", x)[0] == 421
+        assert log_counts(server.store) == (0, 0, 0)
+        status, headers, _ = get("/health/", "attacker.example")
+        assert status == 404 and "location" not in {h.lower() for h in headers}
+        status, headers, _ = get("/", "127.0.0.1")
+        assert status == 200
+        headers = {h.lower(): v for h, v in headers.items()}
+        assert headers["x-content-type-options"] == "nosniff"
+        assert headers["x-frame-options"] == "DENY"
+        assert headers["referrer-policy"] == "no-referrer"
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+        assert "server" not in headers  # uvicorn named itself
+
+
+def test_a_service_on_every_address_warns_that_rank_is_open_and_takes_any_host(tmp_path):
+    # beyond loopback, the names a client may use are not known: any Host is served, and the
+    # operator is told that /rank needs no token there
+    import subprocess
+    import sys
+
+    ready = tmp_path / "url"
+    argv = [sys.executable, "-m", "olboost", "serve", "--store", str(tmp_path / "s"), "--host",
+            "0.0.0.0", "--port", "0", "--ready-file", str(ready), *SMALL]  # fmt: skip
+    env = {**os.environ, "OLBOOST_SERVE_TOKEN": "tok"}
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert child.poll() is None and time.monotonic() < deadline, child.poll()
+            time.sleep(0.05)
+        port = int(ready.read_text().rsplit(":", 1)[1])
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.putrequest("GET", "/health", skip_host=True)
+        conn.putheader("Host", "ranker.example")
+        conn.endheaders()
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        child.terminate()
+        _, err = child.communicate(timeout=60)
+    assert "/rank needs no token and http://0.0.0.0:" in err, err
+    assert "--protect-rank" in err
+
+
+def test_loopback_hosts_are_those_of_a_loopback_address_only():
+    from olboost.serve.app import loopback_hosts
+
+    assert loopback_hosts("127.0.0.1") == ("localhost", "127.0.0.1", "::1")
+    assert loopback_hosts("127.0.0.5") == ("localhost", "127.0.0.1", "::1", "127.0.0.5")
+    assert loopback_hosts("::1") == loopback_hosts("[::1]") == loopback_hosts("localhost")
+    assert loopback_hosts("0.0.0.0") is None and loopback_hosts("192.168.1.2") is None
+    assert loopback_hosts("::") is None and loopback_hosts("example.org") is None
+
+
 def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -> None:
     # Starlette's ClientDisconnect escaped the handler: a traceback in the server's log and no
     # count; it is a 400 that no one reads, counted with the endpoint's requests
@@ -1861,7 +1950,7 @@ def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -
         parts = urlsplit(server.url)
         with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
             sock.sendall(
-                b"POST /rank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"POST /rank HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 b'Content-Length: 100\r\n\r\n{"features": [1,'
             )
         line = 'olboost_requests_total{endpoint="/rank",status="400"} 1'
@@ -1977,6 +2066,29 @@ def test_a_clicked_label_that_is_not_a_json_string_is_named_as_such():
             parse_feedback({"impression": "1-a", "clicked": [clicked]}, config, index)
 
 
+def test_an_error_message_quotes_no_more_of_a_request_than_a_few_hundred_characters():
+    # a repeated label echoed the whole clicked list, and unknown fields or feature names were
+    # echoed whole (200,000 characters for a 240 KB body, /rank's without a token): a security
+    # probe, session 36. Each is quoted as JSON, cut after 200 characters.
+    from olboost.serve.requests import RequestError, parse_feedback, parse_rank
+    from olboost.serve.service import ServiceConfig
+
+    config = ServiceConfig("ada-olmr", ("1", "2", "3"), 2, learners=3, k=2,
+                           feature_names=("u", "v"))  # fmt: skip
+    index = {label: j for j, label in enumerate(config.labels)}
+    long = "n" * 50_000
+    bodies = [
+        (parse_feedback, {"impression": "1-a", "clicked": ["2", "1"] * 50_000}, 'label "2" is'),
+        (parse_feedback, {"impression": "1-a", "clicked": [], long: 1}, "unknown field(s) "),
+        (parse_rank, {"features": {"u": 1.0, long: 2.0, long + "x": 3.0}}, "unknown names "),
+        (parse_rank, {"features": [1.0, 2.0], long: 1}, "unknown field(s) "),
+    ]
+    for parse, body, said in bodies:
+        with pytest.raises(RequestError) as err:
+            parse(body, config, index) if parse is parse_feedback else parse(body, config)
+        assert said in err.value.message and len(err.value.message) < 600, err.value.message[:300]
+
+
 # Mutation round 10: service mutants that every test passed, each pinned below.
 
 
@@ -2021,7 +2133,9 @@ def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp
         assert "IsADirectoryError" in said and str(checkpoint) in said, said
         shown_error = service.health()["checkpoint_error"]
         assert shown_error.startswith("the checkpoint of seq 1 failed: IsADirectoryError")
-        assert str(checkpoint) in shown_error
+        # /health, which needs no token, names the file by its place in the store, and no
+        # directory of the machine (a security probe, session 36: it said the whole path)
+        assert "'STORE/checkpoint.olb'" in shown_error and str(tmp_path) not in shown_error
     finally:
         checkpoint.rmdir()
         service.close()

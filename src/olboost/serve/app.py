@@ -42,9 +42,10 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -52,15 +53,17 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from olboost.serve.page import STATUS_PAGE
-from olboost.serve.requests import RequestError
+from olboost.serve.requests import RequestError, _as_json
 from olboost.serve.service import Service
 
 __all__ = [
     "DEFAULT_MAX_BODY",
+    "LOOPBACK_NAMES",
     "TOKEN_ENV",
     "check_token",
     "create_app",
     "listen",
+    "loopback_hosts",
     "read_token_file",
     "run",
 ]
@@ -75,6 +78,56 @@ SWITCH_INTERVAL = 0.0001
 
 #: Environment variable holding the bearer token of the write endpoints.
 TOKEN_ENV = "OLBOOST_SERVE_TOKEN"
+
+#: The names a client on this machine reaches a loopback address by: the ``Host`` headers a
+#: service bound to one accepts (:func:`loopback_hosts`).
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _inline_hashes(page: str, tag: str) -> str:
+    """The CSP sources (``'sha256-...'``) of ``page``'s inline ``<tag>`` elements."""
+    import base64
+    import hashlib
+    import re
+
+    digests = [
+        hashlib.sha256(b.encode()).digest()
+        for b in re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.S)
+    ]
+    return " ".join(f"'sha256-{base64.b64encode(d).decode()}'" for d in digests)
+
+
+#: Headers of every answer: the status page may run no script, style, frame or form but its own
+#: (hashed), nor be framed; no answer is sniffed as another type, nor sends a referrer.
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; connect-src 'self'; img-src data:; "
+        f"script-src {_inline_hashes(STATUS_PAGE, 'script')}; "
+        f"style-src {_inline_hashes(STATUS_PAGE, 'style')}; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+
+
+def loopback_hosts(host: str) -> tuple[str, ...] | None:
+    """The ``Host`` names a service bound to ``host`` accepts: those of :data:`LOOPBACK_NAMES`
+    and ``host`` itself for a loopback address or ``localhost``, ``None`` (any) otherwise.
+
+    A web page the operator opens can make the browser resolve a name of its own to
+    127.0.0.1 (DNS rebinding) and then read ``/health`` and ``/metrics`` and write impressions
+    through ``/rank``, as that page's own origin; its requests carry its name as ``Host``,
+    which no client of this machine sends."""
+    import ipaddress
+
+    name = host.strip("[]").lower()
+    try:
+        loopback = ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        loopback = name == "localhost"
+    return tuple(dict.fromkeys((*LOOPBACK_NAMES, name))) if loopback else None
 
 
 def _reject_constant(name: str) -> Any:
@@ -129,6 +182,7 @@ def create_app(
     token: str,
     max_body: int = DEFAULT_MAX_BODY,
     protect_rank: bool = False,
+    allowed_hosts: Collection[str] | None = None,
     on_ready: Callable[[], None] | None = None,
     on_stop: Callable[[], None] | None = None,
 ) -> Starlette:
@@ -149,6 +203,9 @@ def create_app(
         Largest request body in bytes (413 beyond).
     protect_rank
         Whether ``/rank`` also needs the token (it writes the log, not the model).
+    allowed_hosts
+        The host names (without port) a request's ``Host`` header may give; others get 421.
+        ``None``: any. :func:`run` gives :func:`loopback_hosts` of its address.
     on_ready
         Called once the service has started, before the first request is served.
     on_stop
@@ -157,6 +214,22 @@ def create_app(
     if not token:
         raise ValueError("the bearer token must not be empty")
     expected = check_token(token, "token").encode()
+    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+
+    def check_host(request: Request) -> None:
+        header = request.headers.get("host")
+        if hosts is None or header is None:  # (HTTP/1.0 sends none; a browser always does)
+            return
+        try:
+            name = urlsplit(f"//{header}").hostname
+        except ValueError:
+            name = None
+        if name not in hosts:
+            raise RequestError(
+                421, f"Host {_as_json(header)} is not a name of this service "
+                f"({', '.join(sorted(hosts))}): a web page's request through a name it "
+                "points at this machine (DNS rebinding), refused"
+            )  # fmt: skip
 
     def authorise(request: Request) -> None:
         header = request.headers.get("authorization")
@@ -176,6 +249,7 @@ def create_app(
     ) -> Callable[[Request], Awaitable[Response]]:
         async def wrapped(request: Request) -> Response:
             try:
+                check_host(request)
                 if write:
                     authorise(request)
                 response = await handler(request)
@@ -193,6 +267,7 @@ def create_app(
                     {"error": f"internal error ({type(err).__name__}); see the service's log"},
                     status_code=500,
                 )
+            response.headers.update(_SECURITY_HEADERS)
             service.stats.request(name, response.status_code)
             return response
 
@@ -271,7 +346,10 @@ def create_app(
         ),
         Route("/admin/model", endpoint("/admin/model", model_digest, True), methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan)
+    # /health/ was redirected to /health, the Location built from the request's Host header
+    app.router.redirect_slashes = False
+    return app
 
 
 def check_token(token: str, where: str) -> str:
@@ -439,11 +517,20 @@ def run(
     if ready_file is not None:
         with contextlib.suppress(FileNotFoundError):
             os.remove(ready_file)  # a stopped or killed service's address
+    inet = sock.family in (socket.AF_INET, socket.AF_INET6)
+    hosts = loopback_hosts(str(sock.getsockname()[0])) if inet else None
+    if hosts is None and not protect_rank:
+        log.warning(
+            "/rank needs no token and %s is not a loopback address: whoever reaches it gets "
+            "rankings and scores and grows the log (--protect-rank; and a reverse proxy with "
+            "timeouts in front, see the README)", url,
+        )  # fmt: skip
     app = create_app(
         service,
         token=token,
         max_body=max_body,
         protect_rank=protect_rank,
+        allowed_hosts=hosts,
         on_ready=ready,
         on_stop=stopped,
     )
@@ -458,6 +545,6 @@ def run(
         extras["http"] = "httptools"
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=10,
-        **extras,
+        server_header=False, **extras,
     )  # fmt: skip
     uvicorn.Server(config).run(sockets=[sock])

@@ -64,7 +64,7 @@ def _check_fields(body: Any, allowed: set[str], required: set[str], what: str) -
         raise _fail(f"{what}: the body must be a JSON object, got {type(body).__name__}", 400)
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise _fail(f"{what}: unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+        raise _fail(f"{what}: unknown field(s) {_as_json(unknown)}; allowed: {sorted(allowed)}")
     missing = sorted(required - set(body))
     if missing:
         raise _fail(f"{what}: missing field(s) {missing}")
@@ -124,7 +124,8 @@ def parse_features(value: Any, config: ServiceConfig) -> np.ndarray:
         missing = [name for name in names if name not in value]
         if unknown or missing:
             raise _fail(
-                f"features: unknown names {unknown[:5]}, missing names {missing[:5]} "
+                f"features: unknown names {_as_json(unknown[:5])}, missing names "
+                f"{_as_json(missing[:5])} "
                 f"({len(unknown)} unknown, {len(missing)} missing of {n})"
             )
         return _vector([value[name] for name in names], lambda i: repr(names[i]))
@@ -174,6 +175,7 @@ def parse_feedback(
     if not isinstance(clicked, list):
         raise _fail(f"clicked must be a list of labels, got {type(clicked).__name__}")
     indices = []
+    seen: set[int] = set()
     for label in clicked:
         if not isinstance(label, str):
             # the labels are strings: 1 is not the label "1"
@@ -183,8 +185,9 @@ def parse_feedback(
         if label not in index:
             known = list(config.labels)
             raise _fail(f"clicked: unknown label {_as_json(label)}; labels: {known}")
+        if index[label] in seen:
+            raise _fail(f"clicked: label {_as_json(label)} is repeated")
+        seen.add(index[label])
         indices.append(index[label])
-    if len(set(indices)) != len(indices):
-        raise _fail(f"clicked: a label is repeated: {clicked}")
     wait = _flag(body, "wait")
     return feedback_id, impression, indices, wait

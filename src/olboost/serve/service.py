@@ -54,7 +54,9 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import math
+import os
 import queue
+import re
 import secrets
 import sqlite3
 import threading
@@ -97,6 +99,12 @@ __all__ = [
 #: feedback at a time, are held to the model's pace (``max_learn_lag`` behind, plus one each):
 #: as many as this at once are never refused.
 WAITING_CLIENTS = 1024
+#: An absolute POSIX path of two names or more in an error text, quoted (spaces included, as
+#: ``OSError`` quotes its file) or not, for :meth:`Service._public`.
+_ABSOLUTE_PATH = re.compile(
+    r"(?<=')(?:/[^'/\n]+){2,}(?=')|(?<=\")(?:/[^\"/\n]+){2,}(?=\")"
+    r"|(?<![\w.'\"])(?:/[^\s'\"()/:,;]+){2,}"
+)
 
 
 class Service(LogWriter, Learner):
@@ -533,15 +541,19 @@ class Service(LogWriter, Learner):
         return self.stats.status_series(self.clock)
 
     def health(self) -> dict[str, Any]:
-        """The ``/health`` answer."""
+        """The ``/health`` answer. Its error texts, which anyone who reaches the service reads
+        (``/health`` and the status page need no token), name files by their place in the
+        store (``STORE/checkpoint.olb``) and others by their name alone
+        (``.../name``): the service's log has them whole."""
         s = self.stats
         c = self.config
         with s.lock:
+            error = None if self._error is None else self._error_text or repr(self._error)
             return {
                 "status": "error"
                 if self._error is not None
                 else ("closed" if self._closed else "ok"),
-                "error": None if self._error is None else self._error_text or repr(self._error),
+                "error": self._public(error),
                 "algorithm": c.algorithm,
                 "labels": list(c.labels),
                 "k": c.k,
@@ -553,13 +565,21 @@ class Service(LogWriter, Learner):
                 "committed_seq": self.committed_seq,
                 "applied_seq": self.applied_seq,
                 "checkpoint_seq": self.checkpoint_seq,
-                "checkpoint_error": s.checkpoint_error,
-                "log_error": s.log_error,
+                "checkpoint_error": self._public(s.checkpoint_error),
+                "log_error": self._public(s.log_error),
                 "pending": len(self._pending) if self._started else 0,
                 "expired": s.expired,
                 "pruned": s.pruned,
                 "impression_ttl": self.impression_ttl,
             }
+
+    def _public(self, text: str | None) -> str | None:
+        """``text`` with the store's absolute path said ``STORE``, and any other absolute
+        path by its last name (``.../name``): what ``/health`` shows to anyone."""
+        if text is None:
+            return None
+        text = text.replace(os.path.abspath(self.path), "STORE")
+        return _ABSOLUTE_PATH.sub(lambda m: ".../" + m.group(0).rsplit("/", 1)[-1], text)
 
     def metrics(self) -> str:
         """``/metrics`` in Prometheus's text exposition format (version 0.0.4)."""
