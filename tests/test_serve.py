@@ -1835,6 +1835,38 @@ def test_a_token_file_written_by_windows_tools_gives_its_token(tmp_path, encoded
     assert read_token_file(path) == "a-token"
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX's")
+def test_a_token_others_can_read_or_guess_is_warned_of(tmp_path, caplog, monkeypatch):
+    # a token file of mode 0644, or a token of one character (guessed in 17 tries: wrong ones
+    # are not slowed down), was taken without a word (a security probe, session 36)
+    from olboost.serve.app import create_app, read_token, read_token_file
+    from olboost.serve.service import Service, ServiceConfig
+
+    caplog.set_level(logging.WARNING, logger="olboost.serve")
+    path = tmp_path / "token"
+    path.write_text("a-long-enough-token-0123\n")
+    path.chmod(0o600)
+    assert read_token_file(path) == "a-long-enough-token-0123" and not caplog.records
+    path.chmod(0o644)
+    assert read_token_file(path) == "a-long-enough-token-0123"
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said == (
+        f"{path}: the bearer token is readable by other users (mode 0o644): chmod 600 {path}"
+    )
+    caplog.clear()
+    monkeypatch.delenv("OLBOOST_SERVE_TOKEN", raising=False)
+    assert read_token(tmp_path) == "a-long-enough-token-0123"  # STORE/token, the same file
+    assert len(caplog.records) == 1
+    caplog.clear()
+    config = ServiceConfig("ada-olmr", ("a", "b"), 2, learners=3, k=1)
+    service = Service(tmp_path / "s", config)
+    create_app(service, token="a-long-enough-token-0123")
+    assert not caplog.records
+    create_app(service, token="q")
+    (said,) = [r.getMessage() for r in caplog.records]
+    assert said.startswith("the bearer token has 1 characters: a short one is guessed")
+
+
 def test_simulate_reads_its_token_file_as_serve_does_and_names_the_option(tmp_path, capsys):
     # simulate opened the file with open(): a UTF-16 file failed with "'utf-8' codec can't
     # decode byte 0xff", naming neither the file nor the option

@@ -79,6 +79,22 @@ SWITCH_INTERVAL = 0.0001
 #: Environment variable holding the bearer token of the write endpoints.
 TOKEN_ENV = "OLBOOST_SERVE_TOKEN"
 
+#: Fewer characters than this in a bearer token are warned of (:func:`create_app`).
+MIN_TOKEN_CHARS = 16
+
+
+def _warn_if_others_read(path: Path) -> None:
+    """Warn when the token file ``path`` is readable by users other than its owner."""
+    if os.name != "posix":
+        return
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        log.warning(
+            "%s: the bearer token is readable by other users (mode %#o): chmod 600 %s",
+            path, mode, path,
+        )  # fmt: skip
+
+
 #: The names a client on this machine reaches a loopback address by: the ``Host`` headers a
 #: service bound to one accepts (:func:`loopback_hosts`).
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -214,6 +230,12 @@ def create_app(
     if not token:
         raise ValueError("the bearer token must not be empty")
     expected = check_token(token, "token").encode()
+    if len(token) < MIN_TOKEN_CHARS:
+        # no refusal (a test's or a demo's token), but wrong guesses are not slowed down
+        log.warning(
+            "the bearer token has %d characters: a short one is guessed by trying (give %d or "
+            "more, e.g. openssl rand -hex 16)", len(token), MIN_TOKEN_CHARS,
+        )  # fmt: skip
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
 
     def check_host(request: Request) -> None:
@@ -377,7 +399,9 @@ def read_token_file(token_file: str | os.PathLike[str]) -> str:
         raise ValueError(f"--token-file {token_file}: not a text file") from None
     if not token:
         raise ValueError(f"--token-file {token_file}: the file is empty")
-    return check_token(token, f"--token-file {token_file}")
+    token = check_token(token, f"--token-file {token_file}")
+    _warn_if_others_read(Path(token_file))
+    return token
 
 
 def read_token(store: str | os.PathLike[str]) -> str:
@@ -402,6 +426,8 @@ def read_token(store: str | os.PathLike[str]) -> str:
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(32) + "\n")
         print(f"olboost serve: generated a bearer token in {path}", file=sys.stderr)
+    else:
+        _warn_if_others_read(path)
     return path.read_text().strip()
 
 
