@@ -1024,9 +1024,24 @@ def test_a_store_made_under_umask_0_is_not_writable_by_every_user(tmp_path):
         _umask.cache_clear()
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "a", tmp_path / "a" /
              "b", store, *store.iterdir()]}  # fmt: skip
-    assert modes["a"] == modes["b"] == modes["s"] == 0o775 and modes["checkpoint.olb"] == 0o664
+    assert modes["a"] == modes["b"] == 0o775 and modes["checkpoint.olb"] == 0o664
     assert modes["initial.olb"] == 0o664
+    # the store itself entered by its user only: its log holds every impression's features
+    # and clicks, left readable by every user under the usual umask (a security probe,
+    # session 36)
+    assert modes["s"] == 0o700
     _served_store(store, 2, 1)  # restarted (it was refused)
+    old = os.umask(0o022)
+    _umask.cache_clear()
+    try:
+        _served_store(tmp_path / "usual", 1, 1)
+        (tmp_path / "kept").mkdir(mode=0o750)  # one that exists keeps its mode
+        _served_store(tmp_path / "kept", 1, 1)
+    finally:
+        os.umask(old)
+        _umask.cache_clear()
+    assert stat.S_IMODE((tmp_path / "usual").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "kept").stat().st_mode) == 0o750
 
 
 def test_an_impression_waiting_for_feedback_keeps_no_features_in_memory(tmp_path):

@@ -352,10 +352,15 @@ def sqlite_uri(path: PurePath) -> str:
 
 def make_directory(path: Path) -> None:
     """Make the directory ``path`` and its missing parents, none writable by every user
-    whatever the umask (``mkdir(parents=True)`` gives its mode to the last one only)."""
-    for directory in [*reversed(path.parents), path]:
+    whatever the umask (``mkdir(parents=True)`` gives its mode to the last one only), and
+    ``path`` itself, a store, entered by its user only (0700): its log holds every impression's
+    features and every click, which the usual umask (022) left readable by every user. A
+    directory that exists keeps its mode."""
+    for directory in reversed(path.parents):
         if not directory.exists():
             directory.mkdir(mode=0o775, exist_ok=True)
+    if not path.exists():
+        path.mkdir(mode=0o700, exist_ok=True)
 
 
 def refuse_a_file(path: str | os.PathLike[str]) -> None:
