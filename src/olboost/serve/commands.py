@@ -257,7 +257,11 @@ def add_parsers(sub: Any) -> None:
         formatter_class=HelpFormatter,
     )
     serve.add_argument("--store", required=True, help="directory of the log and checkpoints")
-    serve.add_argument("--host", default="127.0.0.1", help="address to bind")
+    serve.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to bind (on a loopback one, requests must name this machine: Host "
+        "localhost, 127.0.0.1 or ::1; beyond it, give --protect-rank and a reverse proxy)",
+    )  # fmt: skip
     serve.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     serve.add_argument(
         "--dataset", help="take labels and features from this data set (bundled name or ARFF)"
