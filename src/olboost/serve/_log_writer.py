@@ -124,6 +124,16 @@ def _fail(future: concurrent.futures.Future, error: BaseException) -> None:
         pass
 
 
+def _refuse(stats: Stats, ops: list, failure: RequestError) -> None:
+    """Fail the futures of ``ops`` not answered yet with ``failure``, the feedback among them
+    counted as refused, as the refusals after a stop are (``Service._check_open``)."""
+    refused = sum(1 for op in ops if op[0] != "impression" and not op[2].done())
+    for _ in range(refused):
+        stats.reject(503)
+    for op in ops:
+        _fail(op[2], failure)
+
+
 class LogWriter:
     """The log writer's part of :class:`~olboost.serve.service.Service` (a mixin: the state is the
     service's, set in its ``__init__`` and ``start``)."""
@@ -229,10 +239,33 @@ class LogWriter:
             # lock held for a while or a full disk stopped the service until it was restarted,
             # its store intact
             self._write_failed(err)
+            self._refuse_queued(err)
         else:
             self._write_failed(None)
         finally:
             self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
+
+    def _refuse_queued(self, err: BaseException) -> None:
+        """Refuse (503, Retry-After) every request queued while a batch failed for ``err``:
+        they would fail the same way, and a lock held past SQLite's 5 s wait let the writer
+        commit 512 requests per 5 s at most, a queue growing without end under load."""
+        ops = []
+        stop = False
+        while True:
+            try:
+                op = self._log_q.get_nowait()
+            except queue.Empty:
+                break
+            if op is None:  # close()'s, seen by the writer's loop once put back
+                stop = True
+            else:
+                ops.append(op)
+        if ops:
+            failure = RequestError(503, f"the log could not be written: {err}", 1)
+            _refuse(self.stats, ops, failure)
+            self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
+        if stop:
+            self._log_q.put(None)
 
     def _write_failed(self, err: BaseException | None) -> None:
         """Count a log write that failed for ``err``, one of :data:`_TRANSIENT`, said by
@@ -276,16 +309,9 @@ class LogWriter:
             failure = RequestError(
                 503, f"the log could not be written: {err}", 1 if _transient(err) else None
             )
-            # the feedback this refuses, counted as the refusals after it are (_check_open)
-            refused = sum(1 for op in ops if op[0] != "impression" and not op[2].done())
-            for _ in range(refused):
-                self.stats.reject(503)
             # every request of the batch: those logged before the failure, the one that
             # raised it and those after it, none of which would get an answer otherwise
-            for future, _ in batch.results:
-                _fail(future, failure)
-            for op in ops:
-                _fail(op[2], failure)
+            _refuse(self.stats, ops, failure)
             raise
         n_impressions = sum(1 for op in ops if op[0] == "impression")
         with self.stats.lock:
