@@ -13,7 +13,9 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -875,6 +877,21 @@ def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsy
         assert main(args) == 0
         out = capsys.readouterr().out
         assert out.startswith("5 users") and "test rank loss 0." in out
+    if socket.has_ipv6:
+        # a service on ::1: simulate sent Host ::1:PORT, no host name to the service's Host
+        # check, and every request got 421 (a review, session 36)
+        try:
+            six = Server(tmp_path / "six", *data, "--learners", "3", "--host", "::1").start()
+        except RuntimeError:
+            six = None  # no IPv6 loopback here
+        if six is not None:
+            try:
+                args = ["simulate", "--url", six.url, *data, "--limit", "3", "--token-file",
+                        str(token)]  # fmt: skip
+                assert six.url.startswith("http://[::1]:") and main(args) == 0
+                assert capsys.readouterr().out.startswith("3 users")
+            finally:
+                six.stop()
     with Server(tmp_path / "late", *data, "--learners", "3", "--impression-ttl", "0.05") as server:
         # clicks sent after their impressions expired: a run with errors exits 1, and --json
         # printed nothing, the record of its errors included
@@ -2554,6 +2571,57 @@ def test_a_full_store_disk_is_said_as_the_log_writers_stop_and_not_as_damage(tmp
     assert f"the log writer stopped: OperationalError: disk I/O error ({log})" in done.stderr
 
 
+def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_rows(tmp_path):
+    # a feedback refused as the second answer to an impression, or for an id already used,
+    # when the first answer or the use was a row of the same batch, which the failed commit
+    # took back: a final 409 on nothing the log holds (a review, session 36)
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        with Service(disk / "s", config, checkpoint_every=10_000) as service:
+            ids = []
+            for i in range(3):
+                shown, logged = service.rank({"features": [i / 3, 0.5]})
+                logged.result()
+                ids.append(shown["impression"])
+            go = threading.Event()
+            filled = []
+
+            def hold(_):  # on the log writer's thread: the requests below queue meanwhile
+                go.wait(30)
+                filled.append(fill(disk))
+
+            # the lock keeps the impression from being committed before its callback is set
+            blocker = sqlite3.connect(disk / "s" / "log.sqlite", timeout=0, isolation_level=None)
+            blocker.execute("BEGIN IMMEDIATE")
+            try:
+                held = service.rank({"features": [0.5, 0.5]})[1]
+                held.add_done_callback(hold)
+            finally:
+                blocker.execute("ROLLBACK")
+                blocker.close()
+            bodies = [
+                {"impression": ids[1], "clicked": [], "feedback_id": "fx"},
+                {"impression": ids[1], "clicked": [], "feedback_id": "fy"},  # a second answer
+                {"impression": ids[2], "clicked": [], "feedback_id": "fx"},  # fx's id again
+                {"impression": ids[1], "clicked": ["a"], "feedback_id": "fx"},  # other clicks
+            ]
+            futures = [service.feedback(body) for body in bodies]
+            go.set()
+            held.result(timeout=60)
+            for body, future in zip(bodies, futures, strict=True):
+                with pytest.raises(RequestError) as err:
+                    future.result(timeout=60)
+                assert err.value.status == 503, (body, err.value.message)
+            assert service.stats.rejected == {"unavailable": 4}
+            filled[0].unlink()
+            # nothing of them is in the log: fy's answer, sent again, is taken
+            answer = service.feedback(bodies[1]).result(timeout=60)
+            assert answer["duplicate"] is False and answer["seq"] == 1
+
+
 def test_a_full_disk_refuses_requests_until_there_is_room_and_loses_nothing(tmp_path, caplog):
     # A full disk stopped the log writer, and the service with it, until a restart, though the
     # log was intact and SQLite had taken the failed transaction back (session 36). A real
@@ -2588,6 +2656,12 @@ def test_a_full_disk_refuses_requests_until_there_is_room_and_loses_nothing(tmp_
             assert health["status"] == "ok" and health["log_error"] == said
             # a duplicate answered 503 is not counted as answered
             assert service.stats.duplicates == 0 and service.stats.log_write_failures >= 1
+            # a transaction that writes nothing (a duplicate answered) commits on the full
+            # disk, and tells nothing of it: the warning stays (it went, and came back)
+            again = service.feedback(
+                {"impression": first["impression"], "clicked": [], "feedback_id": "f0"}
+            ).result(timeout=60)
+            assert again["duplicate"] is True and service.health()["log_error"] == said
             filler.unlink()
             shown, logged = service.rank({"features": [0.3, 0.4]})
             logged.result(timeout=60)

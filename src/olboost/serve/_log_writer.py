@@ -52,6 +52,11 @@ class _Batch:
         self.undo: list[Callable[[], None]] = []
         self.learn: list[tuple[int, ImpressionRecord, np.ndarray, float]] = []
         self.results: list[tuple[concurrent.futures.Future, Any]] = []
+        # refusals and counts, given once the batch is committed: a 409 or a duplicate may
+        # rest on a row of the batch itself, which a failed commit takes back
+        self.refused: list[tuple[concurrent.futures.Future, RequestError]] = []
+        self.counts: list[str] = []
+        self.wrote = False
 
 
 class PendingImpressions:
@@ -231,7 +236,7 @@ class LogWriter:
 
     def _commit(self, store: Store, ops: list) -> None:
         try:
-            self._commit_batch(store, ops)
+            wrote = self._commit_batch(store, ops)
         except BaseException as err:
             if not _transient(err):
                 raise
@@ -241,7 +246,8 @@ class LogWriter:
             self._write_failed(err)
             self._refuse_queued(err)
         else:
-            self._write_failed(None)
+            if wrote:  # (one that wrote nothing, all refusals, tells nothing of the log)
+                self._write_failed(None)
         finally:
             self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
 
@@ -285,7 +291,8 @@ class LogWriter:
             log.warning("%s (%s); requests are refused until it can be", text,
                         Path(self.path) / "log.sqlite")  # fmt: skip
 
-    def _commit_batch(self, store: Store, ops: list) -> None:
+    def _commit_batch(self, store: Store, ops: list) -> bool:
+        """Log ``ops`` in one transaction and answer them; whether it wrote a row."""
         batch = _Batch()
         try:
             store.db.execute("BEGIN IMMEDIATE")  # inside: a busy log fails the batch's requests
@@ -293,14 +300,14 @@ class LogWriter:
                 try:
                     if kind == "impression":
                         store.insert_impression(payload)
+                        batch.wrote = True
                         batch.results.append((future, response))
                         self._pending.add(payload.id, payload.expires)
                         batch.undo.append(lambda i=payload.id: self._pending.pop(i))
                     else:
                         batch.results.append((future, self._log_feedback(store, payload, batch)))
                 except RequestError as err:
-                    self.stats.reject(err.status)
-                    future.set_exception(err)
+                    batch.refused.append((future, err))
             store.db.execute("COMMIT")
         except BaseException as err:
             store.db.execute("ROLLBACK") if store.db.in_transaction else None
@@ -316,12 +323,18 @@ class LogWriter:
         n_impressions = sum(1 for op in ops if op[0] == "impression")
         with self.stats.lock:
             self.stats.impressions += n_impressions
+            for name in batch.counts:
+                setattr(self.stats, name, getattr(self.stats, name) + 1)
+        for future, err in batch.refused:
+            self.stats.reject(err.status)
+            future.set_exception(err)
         for item in batch.learn:
             self.committed_seq = item[0]
             self._learn_q.put(item)
         for future, result in batch.results:
             if not future.done():
                 future.set_result(result)
+        return batch.wrote
 
     def _log_feedback(self, store: Store, payload: tuple, batch: _Batch) -> dict[str, Any]:
         feedback_id, public_id, indices, wait = payload
@@ -342,16 +355,13 @@ class LogWriter:
                     f"feedback id {feedback_id!r} was already used, for this impression with "
                     "other clicks; a feedback id names one answer",
                 )
-            with self.stats.lock:
-                self.stats.duplicates += 1
-            batch.undo.append(self._uncount_duplicate)  # answered 503 if the commit fails
+            batch.counts.append("duplicates")
             return {"feedback_id": feedback_id, "seq": seq, "duplicate": True, "wait": wait}
         found = store.impression(public_id)
         if found is None:
             number = public_id.partition("-")[0]
             if number.isdecimal() and 0 < int(number) <= store.pruned()["id"]:
-                with self.stats.lock:
-                    self.stats.expired_feedback += 1
+                batch.counts.append("expired_feedback")
                 # (the number alone is checked: an id this service never showed, of a number
                 # it pruned, is told so too)
                 raise RequestError(
@@ -366,26 +376,23 @@ class LogWriter:
                 f"{answered_by!r}"
             )  # fmt: skip
         if now >= record.expires:
-            counted = self._pending.pop(record.id)
+            counted = self._pending.pop(record.id)  # expired: so whatever the commit's fate
             with self.stats.lock:
                 self.stats.expired += counted
-                self.stats.expired_feedback += 1
+            batch.counts.append("expired_feedback")
             raise RequestError(
                 410, f"impression {public_id!r} expired {now - record.expires:.3f} s ago "
                 f"(it was shown to be answered within {record.expires - record.created:.6g} s)"
             )  # fmt: skip
         mask = self._mask(record, indices, False)
         seq = store.insert_feedback(feedback_id, record.id, mask, now)
+        batch.wrote = True
         waited = self._pending.pop(record.id)
         if waited:
             batch.undo.append(lambda: self._pending.add(record.id, record.expires))
         # not below 0 under a clock given to the service that went back (its own cannot)
         batch.learn.append((seq, record, mask, max(now - record.created, 0.0)))
         return {"feedback_id": feedback_id, "seq": seq, "duplicate": False, "wait": wait}
-
-    def _uncount_duplicate(self) -> None:
-        with self.stats.lock:
-            self.stats.duplicates -= 1
 
     def _mask(self, record: ImpressionRecord, indices: list[int], stored: bool) -> np.ndarray:
         """The clicked mask of a feedback: over the shown labels (top-k) or every label."""
@@ -431,13 +438,17 @@ class LogWriter:
             if not _transient(err):
                 raise
             # deleting takes room in the WAL too: taken back whole, tried again a while later
-            self._next_prune = now + _PRUNE_RETRY
+            # (after the failure, which a held lock makes 5 s long)
+            self._next_prune = self.clock() + _PRUNE_RETRY
             self._prune_blocked = True
             log.warning("pruning the log failed, tried again in %g s: %s (%s)", _PRUNE_RETRY,
                         error_text(err), Path(self.path) / "log.sqlite")  # fmt: skip
+            self._write_failed(err)
             return
         self._prune_blocked = False
         done = store.pruned()["impressions"]
+        if done != self.stats.pruned:  # it deleted rows: the log is written again
+            self._write_failed(None)
         with self.stats.lock:
             self.stats.pruned = done
         if not more:

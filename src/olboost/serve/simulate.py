@@ -59,6 +59,8 @@ class _Connection:
 
     def __init__(self, host: str, port: int, token: str | None):
         self.host, self.port = host, port
+        # an IPv6 address in brackets (RFC 3986): the service read ::1:8000 as no host name
+        self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self.auth = f"Authorization: Bearer {token}\r\n" if token else ""
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
@@ -74,7 +76,7 @@ class _Connection:
     async def request(self, method: str, path: str, body: Any = None) -> Any:
         data = b"" if body is None else json.dumps(body).encode()
         head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{self.auth}"
+            f"{method} {path} HTTP/1.1\r\nHost: {self.authority}\r\n{self.auth}"
             f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
         ).encode()
         for attempt in (0, 1):
