@@ -2586,10 +2586,11 @@ def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_r
                 shown, logged = service.rank({"features": [i / 3, 0.5]})
                 logged.result()
                 ids.append(shown["impression"])
-            go = threading.Event()
+            entered, go = threading.Event(), threading.Event()
             filled = []
 
             def hold(_):  # on the log writer's thread: the requests below queue meanwhile
+                entered.set()
                 go.wait(30)
                 filled.append(fill(disk))
 
@@ -2602,6 +2603,7 @@ def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_r
             finally:
                 blocker.execute("ROLLBACK")
                 blocker.close()
+            assert entered.wait(30)  # its batch committed: the writer waits in the callback
             bodies = [
                 {"impression": ids[1], "clicked": [], "feedback_id": "fx"},
                 {"impression": ids[1], "clicked": [], "feedback_id": "fy"},  # a second answer

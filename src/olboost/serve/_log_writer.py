@@ -236,25 +236,19 @@ class LogWriter:
 
     def _commit(self, store: Store, ops: list) -> None:
         try:
-            wrote = self._commit_batch(store, ops)
+            self._commit_batch(store, ops)
         except BaseException as err:
-            if not _transient(err):
-                raise
             # the batch's requests are refused (503, Retry-After) and the writer goes on: a
             # lock held for a while or a full disk stopped the service until it was restarted,
             # its store intact
-            self._write_failed(err)
-            self._refuse_queued(err)
-        else:
-            if wrote:  # (one that wrote nothing, all refusals, tells nothing of the log)
-                self._write_failed(None)
+            if not _transient(err):
+                raise
         finally:
             self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
 
-    def _refuse_queued(self, err: BaseException) -> None:
-        """Refuse (503, Retry-After) every request queued while a batch failed for ``err``:
-        they would fail the same way, and a lock held past SQLite's 5 s wait let the writer
-        commit 512 requests per 5 s at most, a queue growing without end under load."""
+    def _take_queued(self) -> list:
+        """Every request queued now, taken off the queue (close()'s stop put back, for the
+        writer's loop to see)."""
         ops = []
         stop = False
         while True:
@@ -262,16 +256,13 @@ class LogWriter:
                 op = self._log_q.get_nowait()
             except queue.Empty:
                 break
-            if op is None:  # close()'s, seen by the writer's loop once put back
+            if op is None:
                 stop = True
             else:
                 ops.append(op)
-        if ops:
-            failure = RequestError(503, f"the log could not be written: {err}", 1)
-            _refuse(self.stats, ops, failure)
-            self._feedback_handled += sum(1 for op in ops if op[0] == "feedback")
         if stop:
             self._log_q.put(None)
+        return ops
 
     def _write_failed(self, err: BaseException | None) -> None:
         """Count a log write that failed for ``err``, one of :data:`_TRANSIENT`, said by
@@ -291,8 +282,8 @@ class LogWriter:
             log.warning("%s (%s); requests are refused until it can be", text,
                         Path(self.path) / "log.sqlite")  # fmt: skip
 
-    def _commit_batch(self, store: Store, ops: list) -> bool:
-        """Log ``ops`` in one transaction and answer them; whether it wrote a row."""
+    def _commit_batch(self, store: Store, ops: list) -> None:
+        """Log ``ops`` in one transaction and answer them."""
         batch = _Batch()
         try:
             store.db.execute("BEGIN IMMEDIATE")  # inside: a busy log fails the batch's requests
@@ -318,8 +309,19 @@ class LogWriter:
             )
             # every request of the batch: those logged before the failure, the one that
             # raised it and those after it, none of which would get an answer otherwise
-            _refuse(self.stats, ops, failure)
+            queued = []
+            if _transient(err):
+                self._write_failed(err)  # said before any answer, as what follows
+                # and those queued behind it, which would fail the same way: a lock held past
+                # SQLite's 5 s wait let the writer refuse 512 requests per 5 s, a queue
+                # growing without end under load. Taken before any answer: a request sent
+                # once a client has its 503 is tried on the log
+                queued = self._take_queued()
+                self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
+            _refuse(self.stats, [*ops, *queued], failure)
             raise
+        if batch.wrote:  # (one that wrote nothing, all refusals, tells nothing of the log)
+            self._write_failed(None)
         n_impressions = sum(1 for op in ops if op[0] == "impression")
         with self.stats.lock:
             self.stats.impressions += n_impressions
@@ -334,7 +336,6 @@ class LogWriter:
         for future, result in batch.results:
             if not future.done():
                 future.set_result(result)
-        return batch.wrote
 
     def _log_feedback(self, store: Store, payload: tuple, batch: _Batch) -> dict[str, Any]:
         feedback_id, public_id, indices, wait = payload
