@@ -1970,7 +1970,7 @@ def test_a_loopback_service_answers_its_own_names_only_and_says_how_to_treat_its
         parts = urlsplit(server.url)
         port = parts.port
         for host in ("127.0.0.1", f"127.0.0.1:{port}", "localhost", f"LOCALHOST:{port}",
-                     f"[::1]:{port}"):  # fmt: skip
+                     f"[::1]:{port}", "localhost.", f"[0:0:0:0:0:0:0:1]:{port}"):  # fmt: skip
             status, headers, _ = get("/health", host)
             assert status == 200, host
         x = json.dumps({"features": features(WIDTH, 1)}).encode()
@@ -1979,16 +1979,30 @@ def test_a_loopback_service_answers_its_own_names_only_and_says_how_to_treat_its
             assert status == 421 and b"DNS rebinding" in answer, (host, answer)
             assert get("/rank", host, "POST", x)[0] == 421
         assert log_counts(server.store) == (0, 0, 0)
-        status, headers, _ = get("/health/", "attacker.example")
+        # a path or a method no route takes is refused on a foreign name too, never redirected
+        assert get("/health/", "attacker.example")[0] == 421
+        assert get("/nowhere", "attacker.example")[0] == 421
+        status, headers, _ = get("/health/", "127.0.0.1")
         assert status == 404 and "location" not in {h.lower() for h in headers}
-        status, headers, _ = get("/", "127.0.0.1")
-        assert status == 200
-        headers = {h.lower(): v for h, v in headers.items()}
-        assert headers["x-content-type-options"] == "nosniff"
-        assert headers["x-frame-options"] == "DENY"
-        assert headers["referrer-policy"] == "no-referrer"
-        assert "frame-ancestors 'none'" in headers["content-security-policy"]
-        assert "server" not in headers  # uvicorn named itself
+        metrics = server.request("GET", "/metrics")[1]
+        assert _metric(metrics, 'olboost_requests_total{endpoint="/health",status="421"}') == 4
+        # a header is quoted as a body is, 200 characters at most (it was whole)
+        status, answer = server.request(
+            "POST", "/rank", raw=b"{}", headers={"Content-Type": "t" * 10_000}
+        )
+        assert status == 415 and len(answer["error"]) < 600, len(answer["error"])
+        # every answer says how a browser may use it: the page, an error, a path or a method
+        # no route takes (these two had none of it)
+        for path, method, expected in (("/", "GET", 200), ("/health/", "GET", 404),
+                                       ("/rank", "GET", 405), ("/rank", "POST", 400)):  # fmt: skip
+            status, headers, _ = get(path, "127.0.0.1", method)
+            assert status == expected, (path, method)
+            headers = {h.lower(): v for h, v in headers.items()}
+            assert headers["x-content-type-options"] == "nosniff", path
+            assert headers["x-frame-options"] == "DENY"
+            assert headers["referrer-policy"] == "no-referrer"
+            assert "frame-ancestors 'none'" in headers["content-security-policy"]
+            assert "server" not in headers  # uvicorn named itself
 
 
 def test_a_service_on_every_address_warns_that_rank_is_open_and_takes_any_host(tmp_path):
@@ -2023,13 +2037,40 @@ def test_a_service_on_every_address_warns_that_rank_is_open_and_takes_any_host(t
 
 
 def test_loopback_hosts_are_those_of_a_loopback_address_only():
-    from olboost.serve.app import loopback_hosts
+    from olboost.serve.app import allowed_hosts, check_host_name, loopback_hosts
 
     assert loopback_hosts("127.0.0.1") == ("localhost", "127.0.0.1", "::1")
     assert loopback_hosts("127.0.0.5") == ("localhost", "127.0.0.1", "::1", "127.0.0.5")
     assert loopback_hosts("::1") == loopback_hosts("[::1]") == loopback_hosts("localhost")
     assert loopback_hosts("0.0.0.0") is None and loopback_hosts("192.168.1.2") is None
     assert loopback_hosts("::") is None and loopback_hosts("example.org") is None
+    # --allowed-host: a proxy's public name beside this machine's, or alone beyond loopback
+    local = ("localhost", "127.0.0.1", "::1")
+    assert allowed_hosts("127.0.0.1", ["Ranker.Example.com."]) == (*local, "ranker.example.com")
+    assert allowed_hosts("0.0.0.0", ["ranker.example.com"]) == ("ranker.example.com",)
+    assert allowed_hosts("10.0.0.2", ["r.example"]) == ("10.0.0.2", "r.example")
+    assert allowed_hosts("0.0.0.0") is None
+    for bad in ("https://r.example", "r.example:443", "", "r example"):
+        with pytest.raises(ValueError, match="--allowed-host .*without port or scheme"):
+            check_host_name(bad, "--allowed-host")
+    assert check_host_name("::1", "--allowed-host") == "::1"
+
+
+def test_a_reverse_proxys_public_name_is_served_when_allowed(tmp_path):
+    # a proxy on this machine that passes on the public Host (Caddy's and Envoy's default)
+    # got 421 for every request, with no way to allow its name (a review, session 36)
+    from urllib.parse import urlsplit
+
+    with Server(tmp_path / "store", *SMALL, "--allowed-host", "ranker.example.com") as server:
+        parts = urlsplit(server.url)
+        for host, expected in (("ranker.example.com", 200), ("127.0.0.1", 200),
+                               ("other.example.com", 421)):  # fmt: skip
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            conn.putrequest("GET", "/health", skip_host=True)
+            conn.putheader("Host", host)
+            conn.endheaders()
+            assert conn.getresponse().status == expected, host
+            conn.close()
 
 
 def test_a_client_gone_before_its_body_is_a_request_that_ended(tmp_path: Path) -> None:
@@ -2156,6 +2197,34 @@ def test_a_clicked_label_that_is_not_a_json_string_is_named_as_such():
     for clicked, shown in ((1, "1 (int)"), (True, "true (bool)"), (1.0, "1.0 (float)")):
         with pytest.raises(RequestError, match=re.escape(f"a label is a JSON string, got {shown}")):
             parse_feedback({"impression": "1-a", "clicked": [clicked]}, config, index)
+
+
+def test_health_says_files_by_their_place_in_the_store_and_nothing_else_of_the_disk(tmp_path):
+    # /health and the status page need no token: they named the store's whole path, and a
+    # store of /srv/rank turned /srv/ranker-venv/... into STOREer-venv/..., the rest whole; a
+    # label such as Open Images' /m/01g317 was cut (a review, session 36)
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("ada-olmr", ("a", "b"), 2, learners=3, k=1)
+    service = Service(tmp_path / "rank", config)
+    root = str(tmp_path / "rank")
+    said = {
+        f"Is a directory: '{root}/checkpoint.olb'": "Is a directory: 'STORE/checkpoint.olb'",
+        f"no room in {root} now": "no room in STORE now",
+        f"File {root}er-venv/lib/site.py, line 3": "File .../site.py, line 3",
+        f"'{tmp_path}/a b/c.olb' (x)": "'.../c.olb' (x)",
+        "unknown label '/m/01g317' and 1/2": "unknown label '/m/01g317' and 1/2",
+        "the log could not be written: database is locked": (
+            "the log could not be written: database is locked"
+        ),
+    }
+    assert {text: service._public(text) for text in said} == said
+    assert service._public(None) is None
+    # and so does the 503 of every request once the service has stopped (/rank's included)
+    service._error_text = f"the log writer stopped: OSError: '{root}/log.sqlite'"
+    assert service._stopped().message == (
+        "the service stopped on an error: the log writer stopped: OSError: 'STORE/log.sqlite'"
+    )
 
 
 def test_an_error_message_quotes_no_more_of_a_request_than_a_few_hundred_characters():

@@ -87,6 +87,7 @@ class Learner:
     _child: tuple[int, int, int] | None
     _error: BaseException | None
     _error_text: str | None
+    _public: Callable[[str | None], str | None]  # Service._public: what anyone may read
     _learn_done: bool
 
     def _learn_loop(self) -> None:
@@ -181,7 +182,7 @@ class Learner:
         backpressure; a feedback never committed) and the checkpoints asked for meanwhile
         (``/admin/checkpoint``, or as the service closed), which all waited for ever. A wait or
         a checkpoint asked for later sees ``_learn_done``."""
-        error = self._error_text if self._error is not None else None
+        error = self._public(self._error_text) if self._error is not None else None
         with self._learned:
             self._learn_done = True
             self._learned.notify_all()

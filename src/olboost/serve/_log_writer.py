@@ -163,6 +163,7 @@ class LogWriter:
     _error: BaseException | None
     _error_text: str | None
     _feedback_handled: int  # feedback requests committed or refused (the backlog bound's)
+    _public: Callable[[str | None], str | None]  # Service._public: what anyone may read
 
     def _log_loop(self, ready: threading.Event) -> None:
         try:
@@ -232,7 +233,9 @@ class LogWriter:
     def _stopped(self) -> RequestError:
         """The answer to every request once the log writer (or the learner) stopped on an
         error (:attr:`_error`)."""
-        return RequestError(503, f"the service stopped on an error: {self._error_text}")
+        return RequestError(
+            503, f"the service stopped on an error: {self._public(self._error_text)}"
+        )
 
     def _commit(self, store: Store, ops: list) -> None:
         try:

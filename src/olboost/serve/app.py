@@ -37,17 +37,20 @@ import codecs
 import contextlib
 import errno
 import hmac
+import ipaddress
 import json
 import logging
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -60,9 +63,11 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "LOOPBACK_NAMES",
     "TOKEN_ENV",
+    "check_host_name",
     "check_token",
     "create_app",
     "listen",
+    "allowed_hosts",
     "loopback_hosts",
     "read_token_file",
     "run",
@@ -136,14 +141,62 @@ def loopback_hosts(host: str) -> tuple[str, ...] | None:
     127.0.0.1 (DNS rebinding) and then read ``/health`` and ``/metrics`` and write impressions
     through ``/rank``, as that page's own origin; its requests carry its name as ``Host``,
     which no client of this machine sends."""
-    import ipaddress
-
-    name = host.strip("[]").lower()
+    name = _host_name(host)
     try:
         loopback = ipaddress.ip_address(name).is_loopback
     except ValueError:
         loopback = name == "localhost"
     return tuple(dict.fromkeys((*LOOPBACK_NAMES, name))) if loopback else None
+
+
+def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> tuple[str, ...] | None:
+    """The ``Host`` names a service bound to address ``bound`` accepts (``None``: any):
+    :func:`loopback_hosts`, with the names of ``extra`` (``--allowed-host``, such as the public
+    name a reverse proxy passes on) added; beyond loopback, ``extra`` alone if given, with
+    ``bound`` unless it is a wildcard address."""
+    names = [_host_name(name) for name in extra]
+    own = loopback_hosts(bound)
+    if not names:
+        return own
+    if own is None:
+        address = _host_name(bound)
+        own = () if address in ("0.0.0.0", "::") else (address,)
+    return tuple(dict.fromkeys((*own, *names)))
+
+
+def check_host_name(name: str, where: str) -> str:
+    """``name`` if it can be a ``Host`` header's host name (a name or an address, with no port
+    or scheme); a ``ValueError`` naming ``where`` otherwise: such a name never matched."""
+    host = _host_name(name)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        if not host or not all(c.isalnum() or c in "-._" for c in host):
+            raise ValueError(
+                f"{where} {name!r}: a host name or address as a Host header gives it, without "
+                "port or scheme (e.g. ranker.example.com)"
+            ) from None
+    return name
+
+
+def _host_name(host: str) -> str:
+    """``host`` (a name or an address, IPv6 ones bracketed or not, with no port) as
+    :func:`_request_host` gives it: lowercase, without a final dot, an IPv6 address compressed."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    try:
+        return ipaddress.ip_address(name).compressed
+    except ValueError:
+        return name
+
+
+def _request_host(header: str) -> str | None:
+    """The host name of a ``Host`` header (``None`` if it has none): ``localhost.`` is
+    ``localhost``, ``[0:0:0:0:0:0:0:1]:80`` is ``::1``."""
+    try:
+        name = urlsplit(f"//{header}").hostname
+    except ValueError:
+        return None
+    return None if not name else _host_name(name)
 
 
 def _reject_constant(name: str) -> Any:
@@ -156,12 +209,12 @@ async def _body(request: Request, limit: int) -> Any:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
         raise RequestError(
-            415, f"send JSON with Content-Type: application/json, not {content_type!r}"
+            415, f"send JSON with Content-Type: application/json, not {_as_json(content_type)}"
         )
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
-            raise RequestError(400, f"bad Content-Length {declared!r}")
+            raise RequestError(400, f"bad Content-Length {_as_json(declared)}")
         if int(declared) > limit:
             raise RequestError(413, f"the body is {declared} bytes; the limit is {limit}")
     chunks, size = [], 0
@@ -236,22 +289,6 @@ def create_app(
             "the bearer token has %d characters: a short one is guessed by trying (give %d or "
             "more, e.g. openssl rand -hex 16)", len(token), MIN_TOKEN_CHARS,
         )  # fmt: skip
-    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
-
-    def check_host(request: Request) -> None:
-        header = request.headers.get("host")
-        if hosts is None or header is None:  # (HTTP/1.0 sends none; a browser always does)
-            return
-        try:
-            name = urlsplit(f"//{header}").hostname
-        except ValueError:
-            name = None
-        if name not in hosts:
-            raise RequestError(
-                421, f"Host {_as_json(header)} is not a name of this service "
-                f"({', '.join(sorted(hosts))}): a web page's request through a name it "
-                "points at this machine (DNS rebinding), refused"
-            )  # fmt: skip
 
     def authorise(request: Request) -> None:
         header = request.headers.get("authorization")
@@ -271,7 +308,6 @@ def create_app(
     ) -> Callable[[Request], Awaitable[Response]]:
         async def wrapped(request: Request) -> Response:
             try:
-                check_host(request)
                 if write:
                     authorise(request)
                 response = await handler(request)
@@ -289,7 +325,6 @@ def create_app(
                     {"error": f"internal error ({type(err).__name__}); see the service's log"},
                     status_code=500,
                 )
-            response.headers.update(_SECURITY_HEADERS)
             service.stats.request(name, response.status_code)
             return response
 
@@ -368,10 +403,47 @@ def create_app(
         ),
         Route("/admin/model", endpoint("/admin/model", model_digest, True), methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    hosts = None if allowed_hosts is None else frozenset(map(_host_name, allowed_hosts))
+    guard = Middleware(_Guard, hosts=hosts, stats=service.stats, names={r.path for r in routes})
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
     # /health/ was redirected to /health, the Location built from the request's Host header
     app.router.redirect_slashes = False
     return app
+
+
+class _Guard:
+    """ASGI middleware of every request, unknown paths and methods included: the ``Host``
+    check of ``hosts`` (421; ``None``: any) and the headers of :data:`_SECURITY_HEADERS`. A
+    421 is counted with the requests of its endpoint, if it names one (``names``)."""
+
+    def __init__(self, app: Any, hosts: frozenset[str] | None, stats: Any, names: set[str]):
+        self.app, self.hosts, self.stats, self.names = app, hosts, stats, names
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_guarded(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).update(_SECURITY_HEADERS)
+            await send(message)
+
+        header = Request(scope).headers.get("host")
+        # (HTTP/1.0 may send none; a browser always does)
+        if self.hosts is not None and header is not None:
+            if _request_host(header) not in self.hosts:
+                response = _error(RequestError(
+                    421, f"Host {_as_json(header)} is not a name of this service "
+                    f"({', '.join(sorted(self.hosts))}): a web page's request through a name "
+                    "it points at this machine (DNS rebinding), refused; a reverse proxy's "
+                    "public name is given with --allowed-host",
+                ))  # fmt: skip
+                if scope["path"] in self.names:
+                    self.stats.request(scope["path"], 421)
+                await response(scope, receive, send_guarded)
+                return
+        await self.app(scope, receive, send_guarded)
 
 
 def check_token(token: str, where: str) -> str:
@@ -490,6 +562,7 @@ def run(
     protect_rank: bool = False,
     ready_file: str | os.PathLike[str] | None = None,
     sock: socket.socket | None = None,
+    extra_hosts: Iterable[str] = (),
 ) -> None:
     """Serve ``service`` with uvicorn until SIGINT or SIGTERM.
 
@@ -544,8 +617,9 @@ def run(
         with contextlib.suppress(FileNotFoundError):
             os.remove(ready_file)  # a stopped or killed service's address
     inet = sock.family in (socket.AF_INET, socket.AF_INET6)
-    hosts = loopback_hosts(str(sock.getsockname()[0])) if inet else None
-    if hosts is None and not protect_rank:
+    address = str(sock.getsockname()[0]) if inet else ""
+    hosts = allowed_hosts(address, extra_hosts) if inet else None
+    if inet and loopback_hosts(address) is None and not protect_rank:
         log.warning(
             "/rank needs no token and %s is not a loopback address: whoever reaches it gets "
             "rankings and scores and grows the log (--protect-rank; and a reverse proxy with "

@@ -95,7 +95,14 @@ def _config(args: argparse.Namespace) -> Any:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from olboost.serve.app import TOKEN_ENV, check_token, listen, read_token_file, run
+        from olboost.serve.app import (
+            TOKEN_ENV,
+            check_host_name,
+            check_token,
+            listen,
+            read_token_file,
+            run,
+        )
     except ImportError as err:
         raise ImportError(_MISSING_EXTRA.format(err)) from None
     from olboost.serve.service import Service
@@ -118,6 +125,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # leaves nothing on disk. Without --token-file, run() reads the environment's token or the
     # store's (generating it) once the service has started.
     _check_ready_file(args)
+    for name in args.allowed_host:
+        check_host_name(name, "--allowed-host")
     token = None if args.token_file is None else read_token_file(args.token_file)
     if token is None and os.environ.get(TOKEN_ENV, "").strip():
         check_token(os.environ[TOKEN_ENV].strip(), TOKEN_ENV)  # read again by run()
@@ -134,6 +143,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     run(
         service, token=token, host=args.host, port=args.port, max_body=args.max_body,
         protect_rank=args.protect_rank, ready_file=args.ready_file, sock=sock,
+        extra_hosts=args.allowed_host,
     )  # fmt: skip
     return 0
 
@@ -325,6 +335,11 @@ def add_parsers(sub: Any) -> None:
     )  # fmt: skip
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
     serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")
+    serve.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME",
+        help="a Host name requests may give besides this machine's (repeatable): the public "
+        "name a reverse proxy passes on; beyond loopback, only these are then accepted",
+    )  # fmt: skip
     serve.add_argument(
         "--ready-file", help="write the URL here once the service is ready (removed when it stops)"
     )

@@ -99,6 +99,15 @@ __all__ = [
 #: feedback at a time, are held to the model's pace (``max_learn_lag`` behind, plus one each):
 #: as many as this at once are never refused.
 WAITING_CLIENTS = 1024
+
+
+def _last_name(match: re.Match) -> str:
+    """An absolute path said by its last name, ``.../name``, if its first directory exists
+    here: not a label such as Open Images' ``/m/01g317``."""
+    path = match.group(0)
+    return ".../" + path.rsplit("/", 1)[-1] if os.path.isdir("/" + path.split("/")[1]) else path
+
+
 #: An absolute POSIX path of two names or more in an error text, quoted (spaces included, as
 #: ``OSError`` quotes its file) or not, for :meth:`Service._public`.
 _ABSOLUTE_PATH = re.compile(
@@ -480,7 +489,8 @@ class Service(LogWriter, Learner):
             if self.applied_seq >= seq:
                 future.set_result(seq)
             elif self._error is not None:
-                future.set_exception(RequestError(503, self._error_text or str(self._error)))
+                said = self._public(self._error_text or str(self._error))
+                future.set_exception(RequestError(503, said))
             elif self._learn_done:
                 future.set_exception(RequestError(503, _NOT_LEARNED.format(seq=seq)))
             else:
@@ -578,8 +588,10 @@ class Service(LogWriter, Learner):
         path by its last name (``.../name``): what ``/health`` shows to anyone."""
         if text is None:
             return None
-        text = text.replace(os.path.abspath(self.path), "STORE")
-        return _ABSOLUTE_PATH.sub(lambda m: ".../" + m.group(0).rsplit("/", 1)[-1], text)
+        # the store's path whole (/srv/rank, not the start of /srv/ranker-venv/...)
+        root = re.escape(os.path.abspath(self.path))
+        text = re.sub(rf"{root}(?=[/'\"\s),;:]|$)", "STORE", text)
+        return _ABSOLUTE_PATH.sub(_last_name, text)
 
     def metrics(self) -> str:
         """``/metrics`` in Prometheus's text exposition format (version 0.0.4)."""
