@@ -63,11 +63,11 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "LOOPBACK_NAMES",
     "TOKEN_ENV",
+    "allowed_hosts",
     "check_host_name",
     "check_token",
     "create_app",
     "listen",
-    "allowed_hosts",
     "loopback_hosts",
     "read_token_file",
     "run",
@@ -274,7 +274,7 @@ def create_app(
         Whether ``/rank`` also needs the token (it writes the log, not the model).
     allowed_hosts
         The host names (without port) a request's ``Host`` header may give; others get 421.
-        ``None``: any. :func:`run` gives :func:`loopback_hosts` of its address.
+        ``None``: any. :func:`run` gives :func:`allowed_hosts` of its address.
     on_ready
         Called once the service has started, before the first request is served.
     on_stop
@@ -572,7 +572,8 @@ def run(
     an earlier service's file there is removed once this one holds the store, and this one's
     when it stops, so that a script waiting for the file never reads a dead address.
     ``token=None``: :func:`read_token` of the store, once the service has started (a token it
-    generates is not left in a store that could not be opened).
+    generates is not left in a store that could not be opened). Requests must name the service
+    as :func:`allowed_hosts` of its address and ``extra_hosts`` says (``--allowed-host``).
     """
     import uvicorn
 
