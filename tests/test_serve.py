@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.client
+import ipaddress
 import json
 import logging
 import math
@@ -1974,7 +1975,9 @@ def test_a_loopback_service_answers_its_own_names_only_and_says_how_to_treat_its
             status, headers, _ = get("/health", host)
             assert status == 200, host
         x = json.dumps({"features": features(WIDTH, 1)}).encode()
-        for host in ("attacker.example", f"attacker.example:{port}", "127.0.0.1.nip.io", "x:y:z"):
+        foreign = ("attacker.example", f"attacker.example:{port}", "127.0.0.1.nip.io", "x:y:z",
+                   "evil.example@127.0.0.1", "localhost/evil", "localhost:port")  # fmt: skip
+        for host in foreign:
             status, _, answer = get("/health", host)
             assert status == 421 and b"DNS rebinding" in answer, (host, answer)
             assert get("/rank", host, "POST", x)[0] == 421
@@ -1985,7 +1988,10 @@ def test_a_loopback_service_answers_its_own_names_only_and_says_how_to_treat_its
         status, headers, _ = get("/health/", "127.0.0.1")
         assert status == 404 and "location" not in {h.lower() for h in headers}
         metrics = server.request("GET", "/metrics")[1]
-        assert _metric(metrics, 'olboost_requests_total{endpoint="/health",status="421"}') == 4
+        # counted with the endpoint they name (not the paths no route takes)
+        assert _metric(metrics, 'olboost_requests_total{endpoint="/health",status="421"}') == len(
+            foreign
+        )
         # a header is quoted as a body is, 200 characters at most (it was whole)
         status, answer = server.request(
             "POST", "/rank", raw=b"{}", headers={"Content-Type": "t" * 10_000}
@@ -2036,6 +2042,23 @@ def test_a_service_on_every_address_warns_that_rank_is_open_and_takes_any_host(t
     assert "--protect-rank" in err
 
 
+def test_the_url_a_service_prints_is_one_it_answers(tmp_path):
+    # with --allowed-host beyond loopback, the URL written to the ready file (0.0.0.0) got
+    # 421, as did --host given as this machine's name (a review, session 36)
+    hosts = [("0.0.0.0", "--allowed-host", "ranker.example.com", "--protect-rank")]
+    name = socket.gethostname()
+    try:
+        if ipaddress.ip_address(socket.gethostbyname(name)).is_loopback:
+            hosts.append((name,))
+    except OSError:
+        pass  # a machine's name that does not resolve here
+    for i, args in enumerate(hosts):
+        with Server(tmp_path / f"s{i}", *SMALL, "--host", *args) as server:
+            assert server.url.startswith(f"http://{args[0]}:")
+            status, health = server.request("GET", "/health")
+            assert status == 200 and health["status"] == "ok", (args, health)
+
+
 def test_loopback_hosts_are_those_of_a_loopback_address_only():
     from olboost.serve.app import allowed_hosts, check_host_name, loopback_hosts
 
@@ -2044,14 +2067,21 @@ def test_loopback_hosts_are_those_of_a_loopback_address_only():
     assert loopback_hosts("::1") == loopback_hosts("[::1]") == loopback_hosts("localhost")
     assert loopback_hosts("0.0.0.0") is None and loopback_hosts("192.168.1.2") is None
     assert loopback_hosts("::") is None and loopback_hosts("example.org") is None
-    # --allowed-host: a proxy's public name beside this machine's, or alone beyond loopback
+    # 127.0.0.1 mapped to IPv6 is loopback (Python's is_loopback says no before 3.13)
+    assert loopback_hosts("::ffff:127.0.0.1") is not None
+    # --allowed-host: a proxy's public name beside this machine's; beyond loopback, those and
+    # this machine's (the printed URL's, for a wildcard address) alone
     local = ("localhost", "127.0.0.1", "::1")
     assert allowed_hosts("127.0.0.1", ["Ranker.Example.com."]) == (*local, "ranker.example.com")
-    assert allowed_hosts("0.0.0.0", ["ranker.example.com"]) == ("ranker.example.com",)
-    assert allowed_hosts("10.0.0.2", ["r.example"]) == ("10.0.0.2", "r.example")
+    assert allowed_hosts("0.0.0.0", ["ranker.example.com"]) == (
+        *local, "0.0.0.0", "ranker.example.com",
+    )  # fmt: skip
+    assert allowed_hosts("10.0.0.2", ["r.example"]) == (*local, "10.0.0.2", "r.example")
     assert allowed_hosts("0.0.0.0") is None
-    for bad in ("https://r.example", "r.example:443", "", "r example"):
-        with pytest.raises(ValueError, match="--allowed-host .*without port or scheme"):
+    # an internationalised name as clients send it (punycode); none a request never gives
+    assert allowed_hosts("127.0.0.1", ["b\u00fccher.de"])[-1] == "xn--bcher-kva.de"
+    for bad in ("https://r.example", "r.example:443", "", "r example", "fe80::1%eth0"):
+        with pytest.raises(ValueError, match="--allowed-host .*without port, scheme or zone"):
             check_host_name(bad, "--allowed-host")
     assert check_host_name("::1", "--allowed-host") == "::1"
 
@@ -2199,7 +2229,9 @@ def test_a_clicked_label_that_is_not_a_json_string_is_named_as_such():
             parse_feedback({"impression": "1-a", "clicked": [clicked]}, config, index)
 
 
-def test_health_says_files_by_their_place_in_the_store_and_nothing_else_of_the_disk(tmp_path):
+def test_health_says_files_by_their_place_in_the_store_and_nothing_else_of_the_disk(
+    tmp_path, monkeypatch
+):
     # /health and the status page need no token: they named the store's whole path, and a
     # store of /srv/rank turned /srv/ranker-venv/... into STOREer-venv/..., the rest whole; a
     # label such as Open Images' /m/01g317 was cut (a review, session 36)
@@ -2220,6 +2252,14 @@ def test_health_says_files_by_their_place_in_the_store_and_nothing_else_of_the_d
     }
     assert {text: service._public(text) for text in said} == said
     assert service._public(None) is None
+    assert service._public(f"cannot use {root}.") == "cannot use STORE."
+    # a store given by a relative path is said STORE too (it was shown as given)
+    monkeypatch.chdir(tmp_path)
+    relative = Service("private/st", config)
+    assert relative._public("Is a directory: 'private/st/checkpoint.olb'") == (
+        "Is a directory: 'STORE/checkpoint.olb'"
+    )
+    assert relative._public("see private/stx/y") == "see private/stx/y"
     # and so does the 503 of every request once the service has stopped (/rank's included)
     service._error_text = f"the log writer stopped: OSError: '{root}/log.sqlite'"
     assert service._stopped().message == (
@@ -2513,13 +2553,27 @@ def test_an_error_of_the_service_is_a_counted_500_logged_once_with_its_traceback
             }
         metrics = request("GET", "/metrics")[1]
         assert _metric(metrics, 'olboost_requests_total{endpoint="/rank",status="500"}') == 3
+        # an error that escapes the endpoint's own handling is answered by Starlette's
+        # outermost layer, past the middleware that adds every answer's headers: it lacked
+        # them (a review, session 36)
+        service.stats.request = failing
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/health")
+        response = conn.getresponse()
+        assert response.status == 500 and response.getheader("X-Content-Type-Options") == "nosniff"
+        assert "frame-ancestors 'none'" in response.getheader("Content-Security-Policy")
+        assert json.loads(response.read()) == {
+            "error": "internal error (RuntimeError); see the service's log"
+        }
+        conn.close()
     finally:
         server.should_exit = True
         thread.join(60)
     records = [r for r in caplog.records if r.name == "olboost.serve.app"]
-    assert [r.getMessage() for r in records] == [
+    assert [r.getMessage() for r in records][:3] == [
         "/rank failed: RuntimeError: a stand-in for a defect"
     ] * 3
+    records = records[:3]
     assert records[0].exc_info is not None and records[0].exc_info[1] is not None
     assert all(not r.exc_info for r in records[1:])  # the traceback once, not per request
 

@@ -41,6 +41,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
@@ -143,7 +144,10 @@ def loopback_hosts(host: str) -> tuple[str, ...] | None:
     which no client of this machine sends."""
     name = _host_name(host)
     try:
-        loopback = ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
+        # ::ffff:127.0.0.1 is 127.0.0.1 (is_loopback says no for it before Python 3.13)
+        mapped = getattr(address, "ipv4_mapped", None)
+        loopback = (mapped or address).is_loopback
     except ValueError:
         loopback = name == "localhost"
     return tuple(dict.fromkeys((*LOOPBACK_NAMES, name))) if loopback else None
@@ -152,15 +156,15 @@ def loopback_hosts(host: str) -> tuple[str, ...] | None:
 def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> tuple[str, ...] | None:
     """The ``Host`` names a service bound to address ``bound`` accepts (``None``: any):
     :func:`loopback_hosts`, with the names of ``extra`` (``--allowed-host``, such as the public
-    name a reverse proxy passes on) added; beyond loopback, ``extra`` alone if given, with
-    ``bound`` unless it is a wildcard address."""
+    name a reverse proxy passes on) added; beyond loopback, none but this machine's, ``bound``
+    and ``extra`` if ``extra`` is given (a page's rebinding never sends a name of this
+    machine), any otherwise."""
     names = [_host_name(name) for name in extra]
     own = loopback_hosts(bound)
     if not names:
         return own
     if own is None:
-        address = _host_name(bound)
-        own = () if address in ("0.0.0.0", "::") else (address,)
+        own = (*LOOPBACK_NAMES, _host_name(bound))
     return tuple(dict.fromkeys((*own, *names)))
 
 
@@ -170,12 +174,14 @@ def check_host_name(name: str, where: str) -> str:
     host = _host_name(name)
     try:
         ipaddress.ip_address(host)
+        valid = "%" not in host  # a zone id: no Host header carries one as given
     except ValueError:
-        if not host or not all(c.isalnum() or c in "-._" for c in host):
-            raise ValueError(
-                f"{where} {name!r}: a host name or address as a Host header gives it, without "
-                "port or scheme (e.g. ranker.example.com)"
-            ) from None
+        valid = bool(host) and all(c.isascii() and (c.isalnum() or c in "-._") for c in host)
+    if not valid:
+        raise ValueError(
+            f"{where} {name!r}: a host name or address as a Host header gives it, without "
+            "port, scheme or zone (e.g. ranker.example.com)"
+        )
     return name
 
 
@@ -186,17 +192,29 @@ def _host_name(host: str) -> str:
     try:
         return ipaddress.ip_address(name).compressed
     except ValueError:
-        return name
+        pass
+    if not name.isascii():  # an internationalised name, as clients send it (punycode)
+        try:
+            return name.encode("idna").decode("ascii")
+        except UnicodeError:
+            return name
+    return name
 
 
 def _request_host(header: str) -> str | None:
     """The host name of a ``Host`` header (``None`` if it has none): ``localhost.`` is
     ``localhost``, ``[0:0:0:0:0:0:0:1]:80`` is ``::1``."""
+    if not _HOST_HEADER.fullmatch(header):  # userinfo, a path, a port not a number...
+        return None
     try:
         name = urlsplit(f"//{header}").hostname
     except ValueError:
         return None
     return None if not name else _host_name(name)
+
+
+#: A ``Host`` header (RFC 9110: a host name or an IP literal, and an optional port).
+_HOST_HEADER = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(?::[0-9]{1,5})?")
 
 
 def _reject_constant(name: str) -> Any:
@@ -404,8 +422,21 @@ def create_app(
         Route("/admin/model", endpoint("/admin/model", model_digest, True), methods=["GET"]),
     ]
     hosts = None if allowed_hosts is None else frozenset(map(_host_name, allowed_hosts))
-    guard = Middleware(_Guard, hosts=hosts, stats=service.stats, names={r.path for r in routes})
-    app = Starlette(routes=routes, lifespan=lifespan, middleware=[guard])
+    endpoints = {(r.path, m) for r in routes for m in r.methods or ()}
+    guard = Middleware(_Guard, hosts=hosts, stats=service.stats, endpoints=endpoints)
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # Starlette's outermost layer answers an error that escaped the app, past _Guard: with
+        # the headers of every answer all the same
+        return JSONResponse(
+            {"error": f"internal error ({type(exc).__name__}); see the service's log"},
+            status_code=500, headers=_SECURITY_HEADERS,
+        )  # fmt: skip
+
+    app = Starlette(
+        routes=routes, lifespan=lifespan, middleware=[guard],
+        exception_handlers={Exception: internal_error},
+    )  # fmt: skip
     # /health/ was redirected to /health, the Location built from the request's Host header
     app.router.redirect_slashes = False
     return app
@@ -414,10 +445,13 @@ def create_app(
 class _Guard:
     """ASGI middleware of every request, unknown paths and methods included: the ``Host``
     check of ``hosts`` (421; ``None``: any) and the headers of :data:`_SECURITY_HEADERS`. A
-    421 is counted with the requests of its endpoint, if it names one (``names``)."""
+    421 is counted with the requests of its endpoint, if its path and method name one
+    (``endpoints``), as a 405 or a 404 is not."""
 
-    def __init__(self, app: Any, hosts: frozenset[str] | None, stats: Any, names: set[str]):
-        self.app, self.hosts, self.stats, self.names = app, hosts, stats, names
+    def __init__(
+        self, app: Any, hosts: frozenset[str] | None, stats: Any, endpoints: set[tuple[str, str]]
+    ):
+        self.app, self.hosts, self.stats, self.endpoints = app, hosts, stats, endpoints
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -439,7 +473,7 @@ class _Guard:
                     "it points at this machine (DNS rebinding), refused; a reverse proxy's "
                     "public name is given with --allowed-host",
                 ))  # fmt: skip
-                if scope["path"] in self.names:
+                if (scope["path"], scope["method"]) in self.endpoints:
                     self.stats.request(scope["path"], 421)
                 await response(scope, receive, send_guarded)
                 return
@@ -620,6 +654,8 @@ def run(
     inet = sock.family in (socket.AF_INET, socket.AF_INET6)
     address = str(sock.getsockname()[0]) if inet else ""
     hosts = allowed_hosts(address, extra_hosts) if inet else None
+    if hosts is not None:  # the URL printed and written to the ready file: its name too
+        hosts = tuple(dict.fromkeys((*hosts, _host_name(host))))
     if inet and loopback_hosts(address) is None and not protect_rank:
         log.warning(
             "/rank needs no token and %s is not a loopback address: whoever reaches it gets "

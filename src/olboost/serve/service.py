@@ -588,9 +588,14 @@ class Service(LogWriter, Learner):
         path by its last name (``.../name``): what ``/health`` shows to anyone."""
         if text is None:
             return None
-        # the store's path whole (/srv/rank, not the start of /srv/ranker-venv/...)
-        root = re.escape(os.path.abspath(self.path))
-        text = re.sub(rf"{root}(?=[/'\"\s),;:]|$)", "STORE", text)
+        # the store's path whole (/srv/rank, not the start of /srv/ranker-venv/...), as given
+        # (a relative one too) and resolved, the longest first
+        given = str(self.path)
+        roots = {os.path.abspath(given), os.path.realpath(given), given}
+        for root in sorted(roots, key=len, reverse=True):
+            text = re.sub(
+                rf"(?<![\w./-]){re.escape(root)}(?=[/'\"\s),;:!]|\.(?:\s|$)|$)", "STORE", text
+            )
         return _ABSOLUTE_PATH.sub(_last_name, text)
 
     def metrics(self) -> str:
