@@ -4,6 +4,7 @@ feedback, expiry, metrics. Each test talks to a real server process (see ``serve
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import http.client
 import ipaddress
@@ -2694,6 +2695,49 @@ def test_a_full_store_disk_is_said_as_the_log_writers_stop_and_not_as_damage(tmp
     assert f"the log writer stopped: OperationalError: disk I/O error ({log})" in done.stderr
 
 
+def test_a_full_disk_said_as_an_io_error_of_the_wal_index_is_a_full_disk(tmp_path):
+    # With a reader's transaction open (a report script, a sqlite3 shell), the WAL grows, and
+    # past some 4,000 pages its shared-memory index grows too: on a full disk SQLite says
+    # "disk I/O error" (SQLITE_IOERR_SHMSIZE), which stopped the service for good (an
+    # operator's drill, session 36). Plain SQLite on a real full disk (a tmpfs), as the log.
+    from olboost.serve._log_writer import _transient
+    from olboost.serve.store import log_error
+
+    with small_disk(tmp_path / "disk", "64m") as disk:
+        log = disk / "log.sqlite"
+        db = sqlite3.connect(log, isolation_level=None)
+        reader = sqlite3.connect(log, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE t (x BLOB)")
+            reader.execute("BEGIN")
+            reader.execute("SELECT COUNT(*) FROM t").fetchone()  # its snapshot holds the WAL
+            while (log.with_name("log.sqlite-wal").stat().st_size - 32) // 4120 < 4000:
+                db.execute("INSERT INTO t VALUES (zeroblob(3000))")
+            filler = fill(disk)
+            size = filler.stat().st_size
+            failures = []
+            while size > 0 and len(failures) < 200:  # a page more room each time
+                size -= 4096
+                os.truncate(filler, size)
+                try:
+                    db.execute("BEGIN IMMEDIATE")
+                    db.execute("INSERT INTO t VALUES (zeroblob(3000))")
+                    db.execute("COMMIT")
+                except sqlite3.OperationalError as err:
+                    db.execute("ROLLBACK") if db.in_transaction else None
+                    failures.append(err)
+                    if err.sqlite_errorcode & 0xFF != 13:  # not SQLITE_FULL itself
+                        break
+        finally:
+            reader.close()
+            db.close()
+    last = failures[-1]
+    assert last.sqlite_errorname == "SQLITE_IOERR_SHMSIZE", [e.sqlite_errorname for e in failures]
+    assert all(_transient(err) for err in failures)  # the service goes on
+    assert "the disk is full" in str(log_error(log, last))  # and says what it is
+
+
 def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_rows(tmp_path):
     # a feedback refused as the second answer to an impression, or for an id already used,
     # when the first answer or the use was a row of the same batch, which the failed commit
@@ -3068,6 +3112,55 @@ def test_a_stopped_store_of_another_user_is_not_read_by_this_one(tmp_path):
                            r"store as its own user, or while its service runs"):  # fmt: skip
             read()
     assert not (store / "log.sqlite-shm").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_lock_file_a_full_disk_cannot_take_names_itself(tmp_path):
+    # "olboost: error: No space left on device", of no file: the lock file's process id could
+    # not be written (an operator's drill, session 36)
+    from olboost.serve.store import StoreLock
+
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        (disk / "s").mkdir()
+        filler = fill(disk)
+        with pytest.raises(OSError) as err:
+            StoreLock(disk / "s")
+        assert err.value.errno == errno.ENOSPC and err.value.filename == str(disk / "s" / "lock")
+        filler.unlink()
+        StoreLock(disk / "s").release()  # taken once there is room
+
+
+def test_a_backup_to_a_full_disk_leaves_nothing_that_refuses_its_retry(tmp_path):
+    # a copy of the log that failed on a full disk left SQLite's log.sqlite-wal and -shm in
+    # the target, and the retry was refused as "not empty" (an operator's drill, session 36).
+    # Every room around the store's size, on a real full disk (a tmpfs).
+    from olboost.serve.service import Service, ServiceConfig
+    from olboost.serve.store import backup
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 50, learners=3, k=2, seed=2)
+    with Service(tmp_path / "s", config, checkpoint_every=100) as service:
+        for i in range(300):
+            shown, logged = service.rank({"features": [(i * j % 7) / 7 for j in range(50)]})
+            logged.result()
+    need = sum((tmp_path / "s" / name).stat().st_size for name in
+               ("log.sqlite", "checkpoint.olb", "initial.olb")) // 1024  # fmt: skip
+    outcomes = set()
+    with small_disk(tmp_path / "disk", "8m") as disk:
+        target = disk / "bk"
+        for room in range(max(need - 60, 4), need + 120, 4):
+            filler = fill(disk)
+            os.truncate(filler, filler.stat().st_size - room * 1024)
+            try:
+                backup(tmp_path / "s", target)
+            except ValueError as err:
+                assert not target.exists(), (room, str(err), sorted(os.listdir(target)))
+                # said as a full disk (SQLite says some of them as "disk I/O error")
+                assert "full" in str(err) or "No space left" in str(err), str(err)
+                outcomes.add("refused")
+            else:
+                shutil.rmtree(target)
+                outcomes.add("copied")
+            filler.unlink()
+    assert outcomes == {"refused", "copied"}  # the rooms span the store's size
 
 
 def test_a_backup_refuses_a_model_a_start_refuses_and_leaves_nothing_when_it_fails(tmp_path):

@@ -543,6 +543,39 @@ def test_a_prune_that_fails_on_a_full_disk_is_tried_again_and_stops_nothing(tmp_
             assert service.health()["pruned"] == 9
 
 
+def test_requests_queued_behind_a_prune_the_log_lock_fails_are_refused_with_it(tmp_path, caplog):
+    # a prune that waited SQLite's 5 s for a lock another program held left the requests
+    # queued meanwhile to wait 5 s more in their own batch (an operator's drill, session 36)
+    from olboost.serve.store import PRUNE_EVERY
+
+    now = [1000.0]
+    path = tmp_path / "s"
+    with start(path, now, prune=True) as service:
+        for i in range(5):
+            service.rank({"features": [i / 5, 0.5]})[1].result()
+        blocker = sqlite3.connect(path / "log.sqlite", timeout=0, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            now[0] += PRUNE_EVERY + 1.0  # a prune is due: the writer, awake each second,
+            time.sleep(2.0)  # has started it, and waits for the lock
+            queued = [service.rank({"features": [0.1, 0.1]})[1] for _ in range(5)]
+            for future in queued:
+                with pytest.raises(RequestError) as err:
+                    future.result(timeout=60)
+                assert (err.value.status, err.value.retry_after) == (503, 1)
+            # the prune's wait alone, not a batch's too
+            assert service.stats.log_write_failures == 1
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        said = [
+            r.getMessage() for r in caplog.records if "pruning the log failed" in r.getMessage()
+        ]
+        assert len(said) == 1
+        service.rank({"features": [0.2, 0.2]})[1].result(timeout=30)
+        assert service.health()["log_error"] is None
+
+
 def test_a_prune_longer_than_a_transaction_goes_on_at_once(tmp_path):
     # one transaction per checkpoint or minute left the rest of a long prune waiting for the
     # next one (here it would never come: the clock stands still)

@@ -101,8 +101,12 @@ class ProcessLock:
             except FileNotFoundError:
                 same = False
             if same:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+                try:
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+                except OSError as err:  # a full disk said "No space left on device", of no file
+                    os.close(fd)
+                    raise OSError(err.errno, err.strerror, str(self.path)) from None
                 return fd
             os.close(fd)
 

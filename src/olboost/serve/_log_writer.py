@@ -20,7 +20,13 @@ import numpy as np
 from olboost.serve.config import ServiceConfig
 from olboost.serve.requests import RequestError, error_text
 from olboost.serve.stats import SERIES_STEP, Stats
-from olboost.serve.store import PRUNE_EVERY, ImpressionRecord, Store, prune_limit
+from olboost.serve.store import (
+    PRUNE_EVERY,
+    SQLITE_IOERR_SHMSIZE,
+    ImpressionRecord,
+    Store,
+    prune_limit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +45,11 @@ _PRUNE_RETRY = 5.0
 
 
 def _transient(err: BaseException) -> bool:
-    """Whether ``err`` is a log write failure of :data:`_TRANSIENT`."""
+    """Whether ``err`` is a log write failure of :data:`_TRANSIENT`, or the full disk that
+    SQLite says as an I/O error of its shared-memory index (SQLITE_IOERR_SHMSIZE, when a
+    reader's transaction lets the WAL grow past some 4,000 pages)."""
     code = getattr(err, "sqlite_errorcode", None) if isinstance(err, sqlite3.Error) else None
-    return code is not None and code & 0xFF in _TRANSIENT
+    return code is not None and (code & 0xFF in _TRANSIENT or code == SQLITE_IOERR_SHMSIZE)
 
 
 class _Batch:
@@ -444,10 +452,18 @@ class LogWriter:
             # deleting takes room in the WAL too: taken back whole, tried again a while later
             # (after the failure, which a held lock makes 5 s long)
             self._next_prune = self.clock() + _PRUNE_RETRY
+            if not self._prune_blocked:  # once, not every 5 s
+                log.warning("pruning the log failed, tried again every %g s: %s (%s)",
+                            _PRUNE_RETRY, error_text(err),
+                            Path(self.path) / "log.sqlite")  # fmt: skip
             self._prune_blocked = True
-            log.warning("pruning the log failed, tried again in %g s: %s (%s)", _PRUNE_RETRY,
-                        error_text(err), Path(self.path) / "log.sqlite")  # fmt: skip
             self._write_failed(err)
+            # the requests queued meanwhile would fail the same way, after 5 s more of a lock
+            queued = self._take_queued()
+            self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
+            _refuse(
+                self.stats, queued, RequestError(503, f"the log could not be written: {err}", 1)
+            )
             return
         self._prune_blocked = False
         done = store.pruned()["impressions"]

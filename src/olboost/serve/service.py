@@ -576,7 +576,8 @@ class Service(LogWriter, Learner):
                 "applied_seq": self.applied_seq,
                 "checkpoint_seq": self.checkpoint_seq,
                 "checkpoint_error": self._public(s.checkpoint_error),
-                "log_error": self._public(s.log_error),
+                # (the stop's error says what is wrong now)
+                "log_error": self._public(s.log_error) if self._error is None else None,
                 "pending": len(self._pending) if self._started else 0,
                 "expired": s.expired,
                 "pruned": s.pruned,

@@ -170,10 +170,16 @@ _NOT_DAMAGE = {3: "no permission", 5: "another program holds its lock",
 _DAMAGE = (0, 1, 11, 26)
 
 
+#: SQLITE_IOERR_SHMSIZE: the log's shared-memory index (``log.sqlite-shm``) could not grow,
+#: on a full disk; SQLite says "disk I/O error".
+SQLITE_IOERR_SHMSIZE = 4874
+
+
 def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
     """The error of a log SQLite refused to open: damaged, or (a full disk, say) not, which
     an operator must not take for damage and restore or remove an intact log for."""
-    code = (getattr(err, "sqlite_errorcode", None) or 0) & 0xFF
+    extended = getattr(err, "sqlite_errorcode", None) or 0
+    code = 13 if extended == SQLITE_IOERR_SHMSIZE else extended & 0xFF
     reason = _NOT_DAMAGE.get(code)
     if reason is None and code not in _DAMAGE:
         return ValueError(f"{log}: cannot be used now ({err})")
@@ -1002,7 +1008,10 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
                     "WHERE key = 'pruned_seq'"
                 ).fetchone()
             except sqlite3.DatabaseError as err:  # a full disk, say: named, not a traceback
-                raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({err})") from None
+                code = getattr(err, "sqlite_errorcode", None) or 0
+                full = code & 0xFF == 13 or code == SQLITE_IOERR_SHMSIZE  # "disk I/O error"
+                said = f"the disk is full: {err}" if full else str(err)
+                raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({said})") from None
             finally:
                 copy.close()
             # pruned on under the copied checkpoint (a prune runs in chunks, and as rows
@@ -1018,8 +1027,10 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
                 "(--prune-log): try again"
             )
     except BaseException:
-        # nothing half-made left to refuse the retry ("not empty")
-        for file in written:
+        # nothing half-made left to refuse the retry ("not empty"): SQLite's files beside the
+        # copied log neither (a copy that failed on a full disk left its -wal and -shm)
+        sqlite_files = [target / f"log.sqlite{end}" for end in ("-wal", "-shm", "-journal")]
+        for file in [*written, *(sqlite_files if target / "log.sqlite" in written else [])]:
             with contextlib.suppress(OSError):
                 file.unlink()
         if made:
