@@ -256,3 +256,29 @@ def fill(disk: Path) -> Path:
         except OSError as err:
             assert err.errno == errno.ENOSPC, err
     return filler
+
+
+@contextlib.contextmanager
+def log_locked(store: Path):
+    """The log of ``store`` locked for writing meanwhile, by another connection (as another
+    program would: past SQLite's 5 s wait, the service's writes fail with SQLITE_BUSY)."""
+    import sqlite3
+
+    blocker = sqlite3.connect(store / "log.sqlite", timeout=0, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+
+
+def refused_for_now(futures: list) -> None:
+    """Each of ``futures`` fails with a 503 and ``Retry-After: 1``: a write of the log that
+    may succeed later."""
+    from olboost.serve.requests import RequestError
+
+    for future in futures:
+        with pytest.raises(RequestError) as err:
+            future.result(timeout=60)
+        assert (err.value.status, err.value.retry_after) == (503, 1), err.value.message

@@ -29,7 +29,14 @@ pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
 
 from olboost.checkpoint import dumps  # noqa: E402
 from olboost.serve.store import replay  # noqa: E402
-from serve_support import Server, features, fill, small_disk  # noqa: E402
+from serve_support import (  # noqa: E402
+    Server,
+    features,
+    fill,
+    log_locked,
+    refused_for_now,
+    small_disk,
+)
 
 LABELS = "a,b,c,d,e,f"
 WIDTH = 4
@@ -1806,25 +1813,16 @@ def test_a_log_locked_for_a_while_refuses_requests_until_it_is_free_and_goes_on(
 def test_requests_queued_behind_a_batch_the_log_lock_fails_are_refused_with_it(tmp_path):
     # with the lock held past SQLite's 5 s wait, each batch of 512 waited its own 5 s: the
     # requests queued behind grew without end under load, each answered later and later
-    from olboost.serve.requests import RequestError
 
     service = _tiny_service(tmp_path / "s")
     try:
-        blocker = sqlite3.connect(tmp_path / "s" / "log.sqlite", timeout=0, isolation_level=None)
-        blocker.execute("BEGIN IMMEDIATE")
-        try:
+        with log_locked(tmp_path / "s"):
             first = service.rank({"features": [0.1, 0.2]})[1]
             time.sleep(0.5)  # the log writer has taken it, and waits for the lock
             queued = [service.rank({"features": [i / 600, 0.5]})[1] for i in range(600)]
-            for future in [first, *queued]:
-                with pytest.raises(RequestError) as err:
-                    future.result(timeout=60)
-                assert (err.value.status, err.value.retry_after) == (503, 1)
+            refused_for_now([first, *queued])
             # one wait of 5 s for them all, not one per batch of 512
             assert service.stats.log_write_failures == 1
-        finally:
-            blocker.execute("ROLLBACK")
-            blocker.close()
         service.rank({"features": [0.3, 0.4]})[1].result(timeout=30)
         assert service.health()["impressions"] == 1 and service.health()["log_error"] is None
     finally:

@@ -18,7 +18,14 @@ pytest.importorskip("uvicorn", reason="olboost serve needs the serve extra")
 from olboost.serve.requests import RequestError  # noqa: E402
 from olboost.serve.service import Service, ServiceConfig  # noqa: E402
 from olboost.serve.store import Store, backup, replay  # noqa: E402
-from serve_support import Server, features, fill, small_disk  # noqa: E402
+from serve_support import (  # noqa: E402
+    Server,
+    features,
+    fill,
+    log_locked,
+    refused_for_now,
+    small_disk,
+)
 
 CONFIG = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
 TTL = 10.0
@@ -553,21 +560,12 @@ def test_requests_queued_behind_a_prune_the_log_lock_fails_are_refused_with_it(t
     with start(path, now, prune=True) as service:
         for i in range(5):
             service.rank({"features": [i / 5, 0.5]})[1].result()
-        blocker = sqlite3.connect(path / "log.sqlite", timeout=0, isolation_level=None)
-        blocker.execute("BEGIN IMMEDIATE")
-        try:
+        with log_locked(path):
             now[0] += PRUNE_EVERY + 1.0  # a prune is due: the writer, awake each second,
             time.sleep(2.0)  # has started it, and waits for the lock
-            queued = [service.rank({"features": [0.1, 0.1]})[1] for _ in range(5)]
-            for future in queued:
-                with pytest.raises(RequestError) as err:
-                    future.result(timeout=60)
-                assert (err.value.status, err.value.retry_after) == (503, 1)
+            refused_for_now([service.rank({"features": [0.1, 0.1]})[1] for _ in range(5)])
             # the prune's wait alone, not a batch's too
             assert service.stats.log_write_failures == 1
-        finally:
-            blocker.execute("ROLLBACK")
-            blocker.close()
         said = [
             r.getMessage() for r in caplog.records if "pruning the log failed" in r.getMessage()
         ]
