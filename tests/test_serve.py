@@ -2698,7 +2698,7 @@ def test_a_full_disk_said_as_an_io_error_of_the_wal_index_is_a_full_disk(tmp_pat
     # past some 4,000 pages its shared-memory index grows too: on a full disk SQLite says
     # "disk I/O error" (SQLITE_IOERR_SHMSIZE), which stopped the service for good (an
     # operator's drill, session 36). Plain SQLite on a real full disk (a tmpfs), as the log.
-    from olboost.serve._log_writer import _transient
+    from olboost.serve._log_writer import _said, _transient
     from olboost.serve.store import log_error
 
     with small_disk(tmp_path / "disk", "64m") as disk:
@@ -2733,7 +2733,9 @@ def test_a_full_disk_said_as_an_io_error_of_the_wal_index_is_a_full_disk(tmp_pat
     last = failures[-1]
     assert last.sqlite_errorname == "SQLITE_IOERR_SHMSIZE", [e.sqlite_errorname for e in failures]
     assert all(_transient(err) for err in failures)  # the service goes on
-    assert "the disk is full" in str(log_error(log, last))  # and says what it is
+    # and says what it is, to its clients and when it opens the log
+    assert _said(last) == "the disk is full (disk I/O error of the WAL index)"
+    assert "the disk is full" in str(log_error(log, last))
 
 
 def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_rows(tmp_path):

@@ -44,6 +44,14 @@ _TRANSIENT = (5, 6, 13)
 _PRUNE_RETRY = 5.0
 
 
+def _said(err: BaseException) -> str:
+    """``err`` for a client: a full disk said as one, not as SQLite's "disk I/O error" of
+    its shared-memory index."""
+    if getattr(err, "sqlite_errorcode", None) == SQLITE_IOERR_SHMSIZE:
+        return f"the disk is full ({err} of the WAL index)"
+    return str(err)
+
+
 def _transient(err: BaseException) -> bool:
     """Whether ``err`` is a log write failure of :data:`_TRANSIENT`, or the full disk that
     SQLite says as an I/O error of its shared-memory index (SQLITE_IOERR_SHMSIZE, when a
@@ -278,7 +286,8 @@ class LogWriter:
     def _write_failed(self, err: BaseException | None) -> None:
         """Count a log write that failed for ``err``, one of :data:`_TRANSIENT`, said by
         ``/health`` until a write succeeds (``None``: one did)."""
-        text = None if err is None else f"the log could not be written: {error_text(err)}"
+        said = None if err is None else f"{type(err).__name__}: {_said(err)}"
+        text = None if err is None else f"the log could not be written: {said}"
         before = self.stats.log_error  # (this thread alone sets it)
         if text is None and before is None:
             return
@@ -316,7 +325,7 @@ class LogWriter:
             for undo in reversed(batch.undo):
                 undo()
             failure = RequestError(
-                503, f"the log could not be written: {err}", 1 if _transient(err) else None
+                503, f"the log could not be written: {_said(err)}", 1 if _transient(err) else None
             )
             # every request of the batch: those logged before the failure, the one that
             # raised it and those after it, none of which would get an answer otherwise
@@ -462,7 +471,9 @@ class LogWriter:
             queued = self._take_queued()
             self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
             _refuse(
-                self.stats, queued, RequestError(503, f"the log could not be written: {err}", 1)
+                self.stats,
+                queued,
+                RequestError(503, f"the log could not be written: {_said(err)}", 1),
             )
             return
         self._prune_blocked = False
