@@ -28,6 +28,11 @@ Endpoints (bodies and answers are JSON):
 
 :func:`create_app` builds the application (the ASGI app factory: tests and embedding start it
 with any ASGI server); :func:`run` serves it with uvicorn on ``127.0.0.1`` by default.
+
+Every request, to any path, passes :class:`_Guard`: a service on a loopback address answers
+only a ``Host`` that names this machine (:func:`allowed_hosts`; 421 otherwise, against a web
+page's DNS rebinding), and every answer carries :data:`_SECURITY_HEADERS` (the status page's
+Content-Security-Policy admits its own inline script and style only, by their hashes).
 """
 
 from __future__ import annotations
