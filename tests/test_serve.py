@@ -2734,8 +2734,11 @@ def test_a_full_disk_said_as_an_io_error_of_the_wal_index_is_a_full_disk(tmp_pat
     assert last.sqlite_errorname == "SQLITE_IOERR_SHMSIZE", [e.sqlite_errorname for e in failures]
     assert all(_transient(err) for err in failures)  # the service goes on
     # and says what it is, to its clients and when it opens the log
-    assert _said(last) == "the disk is full (disk I/O error of the WAL index)"
-    assert "the disk is full" in str(log_error(log, last))
+    assert _said(last) == (
+        "the WAL index could not grow, usually a full disk (disk I/O error); it may be logged "
+        "still: send it again with the same feedback_id"
+    )
+    assert "its WAL index could not grow, usually a full disk" in str(log_error(log, last))
 
 
 def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_rows(tmp_path):

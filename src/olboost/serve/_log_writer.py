@@ -45,19 +45,32 @@ _PRUNE_RETRY = 5.0
 
 
 def _said(err: BaseException) -> str:
-    """``err`` for a client: a full disk said as one, not as SQLite's "disk I/O error" of
-    its shared-memory index."""
+    """``err`` for a client. SQLite's "disk I/O error" of its shared-memory index
+    (SQLITE_IOERR_SHMSIZE) is said as what it is, usually a full disk, and as a write whose
+    fate is unknown: SQLite had written the transaction's frames to the WAL when the index
+    could not grow, and though this connection takes it back, a restart before the next write
+    recovers it from them. A feedback sent again with its id is answered once either way."""
     if getattr(err, "sqlite_errorcode", None) == SQLITE_IOERR_SHMSIZE:
-        return f"the disk is full ({err} of the WAL index)"
+        return (
+            f"the WAL index could not grow, usually a full disk ({err}); it may be logged "
+            "still: send it again with the same feedback_id"
+        )
     return str(err)
 
 
 def _transient(err: BaseException) -> bool:
-    """Whether ``err`` is a log write failure of :data:`_TRANSIENT`, or the full disk that
-    SQLite says as an I/O error of its shared-memory index (SQLITE_IOERR_SHMSIZE, when a
-    reader's transaction lets the WAL grow past some 4,000 pages)."""
+    """Whether ``err`` is a log write failure of :data:`_TRANSIENT`, or the failure of the
+    WAL's shared-memory index to grow (SQLITE_IOERR_SHMSIZE, usually a full disk met when a
+    reader's transaction lets the WAL grow past some 4,000 pages; see :func:`_said`)."""
     code = getattr(err, "sqlite_errorcode", None) if isinstance(err, sqlite3.Error) else None
     return code is not None and (code & 0xFF in _TRANSIENT or code == SQLITE_IOERR_SHMSIZE)
+
+
+def _locked(err: BaseException) -> bool:
+    """Whether ``err`` is the log's lock held past SQLite's 5 s wait (SQLITE_BUSY, LOCKED):
+    every write waits as long, so the requests queued meanwhile are refused with it."""
+    code = getattr(err, "sqlite_errorcode", None) if isinstance(err, sqlite3.Error) else None
+    return code is not None and code & 0xFF in (5, 6)
 
 
 class _Batch:
@@ -332,10 +345,12 @@ class LogWriter:
             queued = []
             if _transient(err):
                 self._write_failed(err)  # said before any answer, as what follows
-                # and those queued behind it, which would fail the same way: a lock held past
+            if _locked(err):
+                # and those queued behind it, which would wait as long: a lock held past
                 # SQLite's 5 s wait let the writer refuse 512 requests per 5 s, a queue
                 # growing without end under load. Taken before any answer: a request sent
-                # once a client has its 503 is tried on the log
+                # once a client has its 503 is tried on the log. (A full disk fails at once,
+                # and a smaller batch may fit: those are tried.)
                 queued = self._take_queued()
                 self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
             _refuse(self.stats, [*ops, *queued], failure)
@@ -467,14 +482,16 @@ class LogWriter:
                             Path(self.path) / "log.sqlite")  # fmt: skip
             self._prune_blocked = True
             self._write_failed(err)
-            # the requests queued meanwhile would fail the same way, after 5 s more of a lock
-            queued = self._take_queued()
-            self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
-            _refuse(
-                self.stats,
-                queued,
-                RequestError(503, f"the log could not be written: {_said(err)}", 1),
-            )
+            if _locked(err):
+                # the requests queued meanwhile would wait 5 s more for the lock (on a full
+                # disk, they may fit where 500 rows of deletions did not: tried)
+                queued = self._take_queued()
+                self._feedback_handled += sum(1 for op in queued if op[0] == "feedback")
+                _refuse(
+                    self.stats,
+                    queued,
+                    RequestError(503, f"the log could not be written: {_said(err)}", 1),
+                )
             return
         self._prune_blocked = False
         done = store.pruned()["impressions"]

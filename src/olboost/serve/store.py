@@ -171,7 +171,7 @@ _DAMAGE = (0, 1, 11, 26)
 
 
 #: SQLITE_IOERR_SHMSIZE: the log's shared-memory index (``log.sqlite-shm``) could not grow,
-#: on a full disk; SQLite says "disk I/O error".
+#: usually on a full disk (an I/O error of that file too); SQLite says "disk I/O error".
 SQLITE_IOERR_SHMSIZE = 4874
 
 
@@ -179,8 +179,10 @@ def log_error(log: Path, err: sqlite3.DatabaseError) -> ValueError:
     """The error of a log SQLite refused to open: damaged, or (a full disk, say) not, which
     an operator must not take for damage and restore or remove an intact log for."""
     extended = getattr(err, "sqlite_errorcode", None) or 0
-    code = 13 if extended == SQLITE_IOERR_SHMSIZE else extended & 0xFF
+    code = extended & 0xFF
     reason = _NOT_DAMAGE.get(code)
+    if extended == SQLITE_IOERR_SHMSIZE:
+        reason = "its WAL index could not grow, usually a full disk"
     if reason is None and code not in _DAMAGE:
         return ValueError(f"{log}: cannot be used now ({err})")
     if reason is None:
@@ -1009,8 +1011,11 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
                 ).fetchone()
             except sqlite3.DatabaseError as err:  # a full disk, say: named, not a traceback
                 code = getattr(err, "sqlite_errorcode", None) or 0
-                full = code & 0xFF == 13 or code == SQLITE_IOERR_SHMSIZE  # "disk I/O error"
-                said = f"the disk is full: {err}" if full else str(err)
+                said = (  # SQLite's "disk I/O error", of a full disk as a rule
+                    f"the WAL index could not grow, usually a full disk: {err}"
+                    if code == SQLITE_IOERR_SHMSIZE
+                    else str(err)
+                )
                 raise ValueError(f"{target / 'log.sqlite'}: the backup failed ({said})") from None
             finally:
                 copy.close()
