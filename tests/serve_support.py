@@ -282,3 +282,27 @@ def refused_for_now(futures: list) -> None:
         with pytest.raises(RequestError) as err:
             future.result(timeout=60)
         assert (err.value.status, err.value.retry_after) == (503, 1), err.value.message
+
+
+@contextlib.contextmanager
+def writer_held(service: Any, store: Path):
+    """The log writer of ``service`` (on ``store``) held meanwhile, in a callback of an
+    impression it has committed: the requests sent in the block queue up, and go to the log
+    in one batch once it ends."""
+    import threading
+
+    entered, go = threading.Event(), threading.Event()
+
+    def hold(_: Any) -> None:  # on the log writer's thread, between two batches
+        entered.set()
+        go.wait(30)
+
+    with log_locked(store):  # the impression is not committed before its callback is set
+        held = service.rank({"features": [0.5] * service.config.n_features})[1]
+        held.add_done_callback(hold)
+    assert entered.wait(30)  # its batch committed: the writer waits in the callback
+    try:
+        yield
+    finally:
+        go.set()
+        held.result(timeout=60)

@@ -36,6 +36,7 @@ from serve_support import (  # noqa: E402
     log_locked,
     refused_for_now,
     small_disk,
+    writer_held,
 )
 
 LABELS = "a,b,c,d,e,f"
@@ -1535,7 +1536,6 @@ def test_a_checkpoint_asked_behind_a_dying_learner_is_answered(
     # (threading's hook printed it a second time, and an embedding program could not take it)
     import concurrent.futures
     import logging
-    import threading
 
     escaped = []
     monkeypatch.setattr(threading, "excepthook", escaped.append)
@@ -2505,7 +2505,6 @@ def test_an_error_of_the_service_is_a_counted_500_logged_once_with_its_traceback
     # 5xx saw none) and uvicorn printed a traceback per request. No request can make one (that
     # would be a defect), so the service's rank is made to fail; the server is real.
     import http.client
-    import threading
 
     import uvicorn
 
@@ -2756,39 +2755,21 @@ def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_r
                 shown, logged = service.rank({"features": [i / 3, 0.5]})
                 logged.result()
                 ids.append(shown["impression"])
-            entered, go = threading.Event(), threading.Event()
-            filled = []
-
-            def hold(_):  # on the log writer's thread: the requests below queue meanwhile
-                entered.set()
-                go.wait(30)
-                filled.append(fill(disk))
-
-            # the lock keeps the impression from being committed before its callback is set
-            blocker = sqlite3.connect(disk / "s" / "log.sqlite", timeout=0, isolation_level=None)
-            blocker.execute("BEGIN IMMEDIATE")
-            try:
-                held = service.rank({"features": [0.5, 0.5]})[1]
-                held.add_done_callback(hold)
-            finally:
-                blocker.execute("ROLLBACK")
-                blocker.close()
-            assert entered.wait(30)  # its batch committed: the writer waits in the callback
-            bodies = [
-                {"impression": ids[1], "clicked": [], "feedback_id": "fx"},
-                {"impression": ids[1], "clicked": [], "feedback_id": "fy"},  # a second answer
-                {"impression": ids[2], "clicked": [], "feedback_id": "fx"},  # fx's id again
-                {"impression": ids[1], "clicked": ["a"], "feedback_id": "fx"},  # other clicks
-            ]
-            futures = [service.feedback(body) for body in bodies]
-            go.set()
-            held.result(timeout=60)
+            with writer_held(service, disk / "s"):
+                bodies = [
+                    {"impression": ids[1], "clicked": [], "feedback_id": "fx"},
+                    {"impression": ids[1], "clicked": [], "feedback_id": "fy"},  # a 2nd answer
+                    {"impression": ids[2], "clicked": [], "feedback_id": "fx"},  # fx's id again
+                    {"impression": ids[1], "clicked": ["a"], "feedback_id": "fx"},  # other clicks
+                ]
+                futures = [service.feedback(body) for body in bodies]
+                filler = fill(disk)
             for body, future in zip(bodies, futures, strict=True):
                 with pytest.raises(RequestError) as err:
                     future.result(timeout=60)
                 assert err.value.status == 503, (body, err.value.message)
             assert service.stats.rejected == {"unavailable": 4}
-            filled[0].unlink()
+            filler.unlink()
             # nothing of them is in the log: fy's answer, sent again, is taken
             answer = service.feedback(bodies[1]).result(timeout=60)
             assert answer["duplicate"] is False and answer["seq"] == 1
@@ -2966,7 +2947,6 @@ def test_a_backup_of_a_serving_store_is_the_store_of_one_moment(tmp_path, capsys
     # cp -r or tar of a running service's store could pair the log with a WAL of another
     # moment (a "damaged" log at the copy's start), and the README gave no way to back up a
     # live store (a backup probe, session 34): olboost backup, SQLite's online backup
-    import threading
 
     from olboost.cli import main
 

@@ -25,6 +25,7 @@ from serve_support import (  # noqa: E402
     log_locked,
     refused_for_now,
     small_disk,
+    writer_held,
 )
 
 CONFIG = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
@@ -579,8 +580,6 @@ def test_requests_queued_behind_a_prune_a_full_disk_fails_are_tried(tmp_path):
     # full disk the prune failed and took the queued requests down with it, though they fit
     # (a review, session 36). Refused with the prune only for a held lock; here they are
     # tried, each batch failing on its own on a disk full to the last block.
-    import threading
-
     from olboost.serve.store import PRUNE_EVERY
 
     now = [1000.0]
@@ -589,20 +588,10 @@ def test_requests_queued_behind_a_prune_a_full_disk_fails_are_tried(tmp_path):
         with start(path, now, prune=True) as service:
             for i in range(5):
                 service.rank({"features": [i / 5, 0.5]})[1].result()
-            entered, go = threading.Event(), threading.Event()
-
-            def hold(_):  # on the log writer's thread, before it looks at the prune
-                entered.set()
-                go.wait(30)
-
-            with log_locked(path):  # its impression is not committed before the callback is set
-                held = service.rank({"features": [0.5, 0.5]})[1]
-                held.add_done_callback(hold)
-            assert entered.wait(30)
-            now[0] += PRUNE_EVERY + 1.0  # the prune is due once the writer goes on
-            queued = [service.rank({"features": [0.1, 0.1]})[1] for _ in range(3)]
-            filler = fill(disk)
-            go.set()
+            with writer_held(service, path):  # the prune waits for the writer to go on
+                now[0] += PRUNE_EVERY + 1.0
+                queued = [service.rank({"features": [0.1, 0.1]})[1] for _ in range(3)]
+                filler = fill(disk)
             refused_for_now(queued)
             # the prune's failure and the requests' own: they were tried
             assert service.stats.log_write_failures >= 2
