@@ -461,6 +461,86 @@ def test_olboost_kernels_are_stamped_with_every_kernel_module(tmp_path, monkeypa
     assert fresh_stamp() != first
 
 
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "from olboost.sub._layout import LEAF",
+        "from ._layout import (\n    EMPTY,\n    LEAF,\n)",
+        "from . import _layout",
+        "from olboost.sub import _layout as L",
+        "import olboost.sub._layout",
+    ],
+)
+def test_a_module_of_constants_a_kernel_module_imports_is_in_the_package_stamp(
+    tmp_path, monkeypatch, imports
+):
+    # weak/_vfdt_layout.py (node kinds, array columns, the missing-value marker) names no
+    # Numba, but seven kernel modules compile its constants in: an edit of it left their old
+    # machine code in a persistent cache (a kernel returned the old marker)
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "_layout.py").write_text("EMPTY = 0\nLEAF = -1\n")
+    (package / "sub" / "_kernels.py").write_text(f"import numba\n{imports}\n\n@numba.njit\n")
+    (package / "sub" / "helpers.py").write_text("from olboost.sub import _kernels\n")
+    (package / "plots.py").write_text("")
+    (package / "cli.py").write_text("import numba  # said, no kernel\nfrom . import plots\n")
+    monkeypatch.setattr(_numba_cache, "_PACKAGE", str(package))
+
+    def fresh_stamp() -> bytes:
+        monkeypatch.setattr(_numba_cache, "_package_stamp", None)
+        return _numba_cache.package_stamp()
+
+    first = fresh_stamp()
+    (package / "sub" / "_layout.py").write_text("EMPTY = 0\nLEAF = -7\n")
+    assert fresh_stamp() != first
+    # what imports a kernel module, and what a module that only says "numba" imports, are not
+    # compiled into any kernel: an edit of them recompiles nothing
+    second = fresh_stamp()
+    (package / "sub" / "helpers.py").write_text("from olboost.sub import _kernels  # edited\n")
+    (package / "plots.py").write_text("# edited\n")
+    assert fresh_stamp() == second
+
+
+def test_every_package_module_a_kernel_module_imports_is_stamped():
+    # read with ast here, with the regular expressions in olboost: each olboost module a module
+    # with kernels imports (names from, or itself), relative imports and imports inside
+    # functions included
+    import ast
+
+    package = Path(_numba_cache._PACKAGE)
+    stamped = set(_numba_cache._stamped_sources(str(package)))
+    files = {
+        ".".join(("olboost", *path.relative_to(package).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        ): str(path.relative_to(package))
+        for path in package.rglob("*.py")
+    }
+    checked = 0
+    for name, relative in files.items():
+        text = (package / relative).read_text()
+        if "njit" not in text:
+            continue
+        assert relative in stamped, relative
+        base = name if relative.endswith("__init__.py") else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(text)):
+            targets = []
+            if isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    parent = ".".join(base.split(".")[: len(base.split(".")) - node.level + 1])
+                    source = f"{parent}.{source}" if source else parent
+                targets = [source, *(f"{source}.{alias.name}" for alias in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            for target in targets:
+                if target in files:
+                    checked += 1
+                    assert files[target] in stamped, (relative, target)
+    assert "weak/_vfdt_layout.py" in stamped
+    assert checked > 50  # the imports of the kernel modules were found (66 when written)
+
+
 # ------------------------------------------------------------------ caches Numba cannot use
 
 RUN = """

@@ -17,8 +17,9 @@ without ``fcntl`` (Windows) nothing is installed and Numba behaves as it always 
 
 Numba judges an entry fresh by the hash of its function's own source file, but the machine code
 holds the callees compiled into it from other modules; :func:`install` also stamps every olboost
-kernel's entry with the hash of all of olboost's modules that use Numba, so that no edit leaves a
-stale kernel in a persistent cache (the test suite's ``.numba_cache``, an editable install).
+kernel's entry with the hash of all of olboost's modules that use Numba and of the modules they
+import (:func:`package_stamp`), so that no edit leaves a stale kernel in a persistent cache (the
+test suite's ``.numba_cache``, an editable install).
 
 :func:`compile_for_arguments` keeps the cache from holding a kernel twice when it is both called
 from Python and handed to compiled code as a first-class function.
@@ -33,6 +34,7 @@ import atexit
 import contextlib
 import os
 import pickle
+import re
 import subprocess
 import sys
 import threading
@@ -205,25 +207,82 @@ def install() -> bool:
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _package_stamp: bytes | None = None
 
+# `from MODULE import NAMES` (NAMES possibly in parentheses over several lines) and `import
+# MODULES`, anywhere in a file (a function's own imports too): what a kernel module imports.
+_FROM_IMPORT = re.compile(
+    rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M
+)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n]*)", re.M)
+# A module that compiles code: a jit decorator, or Numba's extension API (overloads)
+_DEFINES_KERNELS = re.compile(rb"\bn?jit\b|numba\.extending|cfunc\b")
+
+
+def _imported_modules(module: str, is_package: bool, text: bytes) -> set[str]:
+    """The dotted names ``text`` (module ``module``'s source) may import: each ``from``
+    import's module, resolved if relative, and that module's attribute names as submodules;
+    each plain import's modules. Names that are no module of the package are harmless."""
+    names: set[str] = set()
+    base = module if is_package else module.rpartition(".")[0]
+    for match in _FROM_IMPORT.finditer(text):
+        source = match.group(1).decode()
+        dots = len(source) - len(source.lstrip("."))
+        if dots:
+            parts = base.split(".")
+            parent = ".".join(parts[: len(parts) - dots + 1])
+            source = parent + ("." + source[dots:] if source[dots:] else "")
+        names.add(source)
+        for name in re.split(rb"[\s,()]+", match.group(2)):
+            name = name.partition(b"#")[0].split(b" as ")[0].strip()
+            if name and name != b"*":
+                names.add(f"{source}.{name.decode()}")
+    for match in _IMPORT.finditer(text):
+        for name in match.group(1).partition(b"#")[0].split(b","):
+            names.add(name.strip().split(b" ")[0].decode())
+    return names
+
+
+def _stamped_sources(package: str) -> dict[str, bytes]:
+    """The sources the package stamp covers, by path relative to ``package``: every module
+    that uses Numba (its text names ``numba``) and every module of the package that one of
+    them imports. The second kind holds no kernel but may hold what a kernel compiles in as a
+    constant: the trees' layout (``weak/_vfdt_layout.py``: node kinds, the columns of their
+    arrays, the missing-value marker) is read by seven kernel modules and names no Numba;
+    before it was covered, an edit of it left their old machine code in a persistent cache.
+    A constant a kernel reads comes from its own module or one it imports, so this covers it
+    (a module imported only by such an imported module is not covered, and olboost's kernels
+    read none)."""
+    sources: dict[str, bytes] = {}
+    modules: dict[str, str] = {}
+    for root, dirs, files in os.walk(package):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                relative = os.path.relpath(path, package)
+                with open(path, "rb") as f:
+                    sources[relative] = f.read()
+                dotted = "olboost." + relative[:-3].replace(os.sep, ".")
+                modules[dotted.removesuffix(".__init__")] = relative
+    stamped = {relative for relative, text in sources.items() if b"numba" in text}
+    for relative in sorted(r for r in stamped if _DEFINES_KERNELS.search(sources[r])):
+        dotted = "olboost." + relative[:-3].replace(os.sep, ".")
+        module = dotted.removesuffix(".__init__")
+        imported = _imported_modules(module, module != dotted, sources[relative])
+        stamped |= {modules[name] for name in imported if name in modules}
+    return {relative: sources[relative] for relative in sorted(stamped)}
+
 
 def package_stamp() -> bytes:
-    """SHA-256 of the sources of every olboost module that uses Numba (path and contents),
-    computed once per process."""
+    """SHA-256 of the sources of every olboost module that uses Numba and of the package's
+    modules they import (:func:`_stamped_sources`; path and contents), computed once per
+    process."""
     global _package_stamp
     if _package_stamp is None:
         import hashlib
 
         digest = hashlib.sha256()
-        for root, dirs, files in os.walk(_PACKAGE):
-            dirs.sort()
-            for name in sorted(files):
-                if not name.endswith(".py"):
-                    continue
-                path = os.path.join(root, name)
-                with open(path, "rb") as f:
-                    text = f.read()
-                if b"numba" in text:
-                    digest.update(os.path.relpath(path, _PACKAGE).encode() + b"\0" + text)
+        for relative, text in _stamped_sources(_PACKAGE).items():
+            digest.update(relative.encode() + b"\0" + text)
         _package_stamp = digest.digest()
     return _package_stamp
 
@@ -236,7 +295,8 @@ def _stamp_with_the_package() -> None:
     holds the callees it inlined or linked from other modules: after an edit of
     ``boosters/_topk_kernels.py``, the service's fused step (``serve/_fused.py``, unchanged) was
     loaded from the cache with the old update inside it. With this stamp any change to a module
-    that uses Numba recompiles every olboost kernel; nothing changes for other functions."""
+    that uses Numba, or to one such a module imports, recompiles every olboost kernel; nothing
+    changes for other functions."""
     from numba.core import caching
 
     mixin = caching._SourceFileBackedLocatorMixin
