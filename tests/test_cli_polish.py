@@ -935,6 +935,21 @@ def test_a_warning_is_one_line_too(tmp_path):
     assert "load_run" not in done.stderr
 
 
+def test_a_warning_worded_with_olboosts_name_is_not_prefixed_twice():
+    # a damaged Numba cache warned "olboost: warning: olboost: cannot read a Numba cache entry"
+    import warnings
+
+    from olboost.cli import _one_line_warnings
+
+    with _one_line_warnings():
+        line = warnings.formatwarning(
+            "olboost: cannot read a Numba cache entry", RuntimeWarning, "f.py", 1
+        )
+        plain = warnings.formatwarning("no room left", UserWarning, "f.py", 1)
+    assert line == "olboost: warning: cannot read a Numba cache entry (RuntimeWarning)\n"
+    assert plain == "olboost: warning: no room left (UserWarning)\n"
+
+
 def test_the_weka_committee_splits_nominal_attributes_multiway_as_the_papers_code():
     # the port of Weka's HoeffdingTree has multiway nominal splits only; its only test ran on
     # emotions, which has no nominal attribute

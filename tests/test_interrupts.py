@@ -357,3 +357,57 @@ def test_the_row_by_row_loops_run_as_they_are_off_the_main_thread():
     thread.start()
     thread.join(120)
     assert done == {"learn": 40, "prequential": 40}
+
+
+def _ctrl_c_in_compile(monkeypatch, dispatcher):
+    """Make Numba's compile of ``dispatcher`` get a Ctrl-C as it starts; returns the list that
+    records whether the compile went on regardless (it did, with the Ctrl-C held)."""
+    went_on: list[bool] = []
+    real = dispatcher.compile
+
+    def compile_interrupted(sig):
+        signal.raise_signal(signal.SIGINT)
+        went_on.append(True)
+        return real(sig)
+
+    monkeypatch.setattr(dispatcher, "compile", compile_interrupted)
+    return went_on
+
+
+@pytest.mark.parametrize("trees", [True, False], ids=["trees", "linear"])
+def test_a_ctrl_c_while_the_driver_compiles_stops_it_at_once(monkeypatch, trees):
+    # the driver compiled inside the block that holds a Ctrl-C: a user's Ctrl-C during a first
+    # run's minute of compiling waited for the compiler to finish (about 20 s, measured), and a
+    # second one too. Compiling changes no model: it may stop there.
+    from olboost.boosters import _driver
+
+    X, Y = _stream()
+    committee = VFDTCommittee(n_features=3) if trees else LinearCommittee()
+    whole = AdaOLMR(committee, learners=4, seed=1, labels=4).learn(X, Y)
+    monkeypatch.setattr(_driver, "_by_layout", {})
+    monkeypatch.setattr(_driver, "_compiled", {})
+    went_on = _ctrl_c_in_compile(monkeypatch, _driver.drive)
+    model = AdaOLMR(committee.clone(), learners=4, seed=1, labels=4)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(X, Y)
+    assert went_on == []
+    assert model.t_ == 0
+    monkeypatch.undo()
+    model.learn(X, Y)
+    assert pickle.dumps(model) == pickle.dumps(whole)
+
+
+def test_a_ctrl_c_while_a_label_ranker_compiles_stops_it_at_once(monkeypatch):
+    from olboost.rankers import _kernels
+
+    X, Y = _stream()
+    whole = LabelRanker(update="II", seed=1, labels=4).learn(X, Y)
+    went_on = _ctrl_c_in_compile(monkeypatch, _kernels.learn_rows)
+    model = LabelRanker(update="II", seed=1, labels=4)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn(X, Y)
+    assert went_on == []
+    assert model.t_ == 0
+    monkeypatch.undo()
+    model.learn(X, Y)
+    assert pickle.dumps(model) == pickle.dumps(whole)

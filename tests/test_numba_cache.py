@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -594,6 +595,27 @@ def test_import_works_where_numba_finds_no_cache_directory(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     used = Path(done.stdout.split()[1])
     assert used.parent == tmp_path and used.name.startswith("olboost-numba-") and used != fallback
+
+
+def test_a_numba_cache_dir_numba_cannot_write_is_said_with_where_it_caches_instead(tmp_path):
+    # NUMBA_CACHE_DIR naming a file (or a read-only directory): Numba passed over it without a
+    # word and cached olboost's kernels in the package's __pycache__, a source tree or
+    # site-packages the user had chosen not to write to
+    not_a_directory = tmp_path / "cache-file"
+    not_a_directory.write_text("")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(not_a_directory), "TMPDIR": str(tmp_path)}
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"NUMBA_CACHE_DIR={not_a_directory} is not a directory Numba can write" in done.stderr
+    (instead,) = re.findall(r"caches olboost's kernels in (.*) instead", done.stderr)
+    assert Path(instead).is_dir() and not Path(instead).is_relative_to(not_a_directory)
+    # and where no other place is left either, the fallback names the directory asked for
+    # rather than only telling the user to set what they had set
+    env["NUMBA_CACHE_LOCATOR_CLASSES"] = "UserProvidedCacheLocator"
+    done = _run(tmp_path, env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"NUMBA_CACHE_DIR={not_a_directory} cannot be written" in done.stderr
+    assert str(tmp_path / f"olboost-numba-{os.getuid()}") in done.stderr
 
 
 def _cached_once(tmp_path: Path) -> tuple[dict[str, str], Path]:

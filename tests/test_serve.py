@@ -3300,3 +3300,29 @@ def test_an_sqlite_file_of_another_program_is_not_an_olboost_log(tmp_path):
     other.close()
     with pytest.raises(ValueError, match=r"log.sqlite: not a readable olboost log \(no such "):
         Store(tmp_path / "s")
+
+
+def test_a_service_says_on_stderr_that_it_is_compiling_at_start(tmp_path, monkeypatch, capsys):
+    # `olboost serve` compiled its kernels for up to a minute at its first start, with no word
+    # until it said where it serves
+    import numba
+
+    from olboost.evaluate import _compiling
+    from olboost.serve import service as service_module
+
+    @numba.njit
+    def fresh(x):
+        return x + 5
+
+    real = service_module.warm_up_model
+
+    def compiling_warm_up(model, config):
+        fresh(1)  # a real compile, as a first start's warm-up makes
+        time.sleep(0.05)
+        real(model, config)
+
+    monkeypatch.setattr(service_module, "warm_up_model", compiling_warm_up)
+    monkeypatch.setattr(_compiling, "COMPILE_NOTICE_AFTER", 0.0)
+    service = _tiny_service(tmp_path / "s")
+    service.close()
+    assert "compiling kernels" in capsys.readouterr().err

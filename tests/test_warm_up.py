@@ -204,6 +204,61 @@ def test_compile_notice_is_printed_only_while_numba_compiles(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_compile_notice_hears_a_wait_for_a_kernel_compiling_in_another_process(capsys):
+    # a first run whose trees' learn was left to compile in the worker process (the main
+    # process's kernels on disk already) waited 14 s in silence: the notice heard only Numba's
+    # events of its own process
+    from olboost._numba_cache import Elsewhere
+
+    @numba.njit
+    def fresh(x):
+        return x * 2
+
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    waiting = Elsewhere(fresh, numba.types.void(numba.int64), worker)
+    with ev._CompileNotice(True, after=0.1) as notice:
+        assert waiting.join()  # the process ended well; the kernel compiled here then
+    err = capsys.readouterr().err
+    assert "compiling kernels" in err and "compiled" in err
+    assert notice.compiled >= 2  # the wait, then the kernel here
+
+
+def test_compile_notice_says_no_closing_line_for_an_interrupted_block(capsys):
+    # "compiled 62 functions in 23.4 s (not counted in the run's seconds)" came after a Ctrl-C,
+    # for a run that never ran
+    @numba.njit
+    def fresh(x):
+        return x - 1
+
+    with pytest.raises(KeyboardInterrupt), ev._CompileNotice(True, after=0.0):
+        fresh(1)
+        time.sleep(0.05)
+        raise KeyboardInterrupt
+    err = capsys.readouterr().err
+    assert "compiling kernels" in err and "not counted" not in err
+
+
+def test_the_label_rankers_warm_up_says_it_is_compiling(monkeypatch, capsys):
+    # `olboost run --algorithm label-ranker` compiled for 27 s on a first run with no word
+    from olboost.ranking_experiments import _runs
+
+    @numba.njit
+    def fresh(x):
+        return x + 3
+
+    def compiling_cell(*args, **kwargs):
+        fresh(1)  # a real compile, as a first run's cells make
+        time.sleep(0.05)
+
+    monkeypatch.setattr(_runs, "run_cell", compiling_cell)
+    monkeypatch.setattr(ev._compiling, "COMPILE_NOTICE_AFTER", 0.0)
+    seconds = _runs.warm_up(None, [("squared", "I", 1.0, 1.0)])
+    assert seconds > 0
+    assert "compiling kernels" in capsys.readouterr().err
+    _runs.warm_up(None, [("squared", "I", 1.0, 1.0)], notice=False)
+    assert capsys.readouterr().err == ""
+
+
 # The timed run after a warm-up must find every kernel specialisation it needs already in the
 # process: a fresh interpreter (kernels not yet loaded), every CLI algorithm, both protocols.
 _NO_NEW_KERNELS = textwrap.dedent(

@@ -112,12 +112,22 @@ def _fall_back_cache_dir() -> None:
     def probe() -> None:  # a function of this file, in the package's directory
         pass
 
+    asked = config.CACHE_DIR  # NUMBA_CACHE_DIR, if set
     try:
-        caching.CompileResultCacheImpl(probe)
-        return
+        impl = caching.CompileResultCacheImpl(probe)
     except RuntimeError as err:
         if "no locator available" not in str(err):
             raise  # NUMBA_CACHE_LOCATOR_CLASSES naming no class: Numba's own error
+    else:
+        if asked and not isinstance(impl.locator, caching.UserProvidedCacheLocator):
+            # Numba passes over a NUMBA_CACHE_DIR it cannot write without a word, and caches
+            # in the package's __pycache__ (a source tree, site-packages) or the user's cache
+            _warn_once(
+                "asked",
+                f"NUMBA_CACHE_DIR={asked} is not a directory Numba can write: it caches "
+                f"olboost's kernels in {impl.locator.get_cache_path()} instead",
+            )
+        return
     usable = False
     # Windows has no user ids (os.getuid failed the import there): a directory of its own
     if hasattr(os, "getuid"):
@@ -133,11 +143,13 @@ def _fall_back_cache_dir() -> None:
         path = tempfile.mkdtemp(prefix="olboost-numba-")
     config.CACHE_DIR = path
     os.environ["NUMBA_CACHE_DIR"] = path  # the compile workers' too (_compile_worker)
+    unwritable = "the package's __pycache__ and the user's cache are read-only"
+    if asked:
+        unwritable = f"NUMBA_CACHE_DIR={asked} cannot be written, nor can {unwritable[4:]}"
     _warn_once(
         "fallback",
-        "Numba finds no writable cache directory for olboost's kernels (the package's "
-        f"__pycache__ and the user's cache are read-only): caching them in {path}; set "
-        "NUMBA_CACHE_DIR to a writable directory to choose",
+        f"Numba finds no writable cache directory for olboost's kernels ({unwritable}): "
+        f"caching them in {path}; set NUMBA_CACHE_DIR to a writable directory to choose",
     )
 
 
@@ -339,6 +351,31 @@ def compile_for_arguments(kernel: Any, signature: Any) -> None:
         kernel.compile(tuple(signature.args))
 
 
+def compile_for_values(kernel: Any, *values: Any) -> None:
+    """:func:`compile_for_arguments` for the Numba types of ``values``, the arguments of a
+    call of ``kernel`` to come: compiled before a block that holds a Ctrl-C until it ends
+    (:func:`olboost._interrupt.held_interrupt`), so that the compiler is not held too."""
+    import numba
+
+    compile_for_arguments(kernel, numba.types.void(*[numba.typeof(v) for v in values]))
+
+
+#: The Numba event (kind) of a wait for a kernel compiling in another process (:class:`Elsewhere`),
+#: which Numba's own ``numba:compile`` events of this process do not show:
+#: :class:`olboost.evaluate._compiling._CompileNotice` listens to both.
+COMPILING_ELSEWHERE = "olboost:compiling-elsewhere"
+
+
+@contextlib.contextmanager
+def trigger_event(kind: str) -> Iterator[None]:
+    """:func:`numba.core.event.trigger_event` (imported when used: Numba loads with the first
+    kernel)."""
+    from numba.core import event
+
+    with event.trigger_event(kind):
+        yield
+
+
 #: Set to ``"1"`` to compile every kernel in the calling process (no second process).
 SERIAL_ENV = "OLBOOST_SERIAL_COMPILE"
 
@@ -388,7 +425,8 @@ class Elsewhere:
             self._forget()
             if self.process is not None:
                 try:
-                    ok = self.process.wait() == 0
+                    with trigger_event(COMPILING_ELSEWHERE):
+                        ok = self.process.wait() == 0
                 finally:
                     if self.process.poll() is None:  # interrupted while waiting
                         self.process.kill()

@@ -175,6 +175,27 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
     return entry
 
 
+def _scratch(committee: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The weak predictions, the label weights and the storage demand :func:`drive` writes."""
+    shape = (committee.n_learners_, committee.n_labels_)
+    return np.empty(shape), np.empty(shape), np.zeros(2, dtype=np.int64)
+
+
+def compile_for(
+    X: np.ndarray,
+    targets: np.ndarray,
+    scores: np.ndarray,
+    committee: Any,
+    step: Any,
+    booster_state: Any,
+) -> None:
+    """Compile (or load from Numba's cache) what :func:`run` calls for these arguments, and
+    nothing else: no model changes. A caller that holds a Ctrl-C during :func:`run` (see
+    :func:`olboost._interrupt.held_interrupt`) calls this first, outside the hold, so that a
+    Ctrl-C during a first run's compiling, which may last a minute, stops it at once."""
+    _entry(X, targets, scores, committee.compiled(), step, booster_state, *_scratch(committee))
+
+
 def run(
     X: np.ndarray,
     targets: np.ndarray,
@@ -193,9 +214,7 @@ def run(
     The rows must have passed the committee's own checks (:meth:`Committee.check_rows`)."""
     n = X.shape[0]
     kernels = committee.compiled()
-    shape = (committee.n_learners_, committee.n_labels_)
-    H, weights = np.empty(shape), np.empty(shape)
-    demand = np.zeros(2, dtype=np.int64)
+    H, weights, demand = _scratch(committee)
     entry = _entry(X, targets, scores, kernels, step, booster_state, H, weights, demand)
     i = 0
     with committee.running():

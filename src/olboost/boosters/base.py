@@ -206,14 +206,18 @@ class Booster(OnlineLearner):
         while i < rows.n:
             X = rows.block(i, size)
             stop = i + X.shape[0]
+            block_targets = self._step_targets(targets[i:stop])
+            scores = out[i:stop] if out is not None else scratch
+            # compiled before the hold below, which would keep a Ctrl-C waiting for the compiler
+            _driver.compile_for(X, block_targets, scores, self.committee_, kernels.step, state)
             # a Ctrl-C comes between blocks, counted: during the driver it came as the driver
             # returned, and t_ missed the block its arrays had learned
             with held_interrupt():
                 _driver.run(
                     X,
-                    self._step_targets(targets[i:stop]),
+                    block_targets,
                     self.t_,
-                    out[i:stop] if out is not None else scratch,
+                    scores,
                     out is not None,
                     self.committee_,
                     kernels.step,

@@ -250,7 +250,8 @@ def _one_line_warnings() -> Iterator[None]:
     formatted = warnings.formatwarning
 
     def one_line(message: Any, category: type[Warning], *_: Any, **__: Any) -> str:
-        text = " ".join(str(message).split())
+        # a message olboost words for Python's own display starts "olboost: " already
+        text = " ".join(str(message).split()).removeprefix("olboost: ")
         return f"olboost: warning: {text} ({category.__name__})\n"
 
     warnings.formatwarning = one_line

@@ -11,9 +11,13 @@ from typing import Any
 
 from numba.core import event as numba_event
 
+from olboost._numba_cache import COMPILING_ELSEWHERE
 from olboost.evaluate._inputs import _feedback_mode, _head
 from olboost.evaluate._loops import _counted, _prequential, _train_test
 from olboost.feedback import is_positions
+
+#: What :class:`_CompileNotice` hears: compiling here, and waiting for a compile elsewhere.
+_COMPILE_EVENTS = ("numba:compile", COMPILING_ELSEWHERE)
 
 #: Rows of each stream that :func:`warm_up` runs through a clone of the model.
 WARM_UP_ROWS = 32
@@ -30,9 +34,12 @@ class _CompileNotice(numba_event.Listener):
     """Says on stderr that kernels are being compiled, and how long it took when it is done.
 
     Whether Numba compiles or loads its on-disk cache is observed, not guessed: Numba announces
-    every compilation (a cache miss) with a ``numba:compile`` event, and the notice is printed when
-    compiling has gone on for ``after`` seconds. Loading a cached path (about a second) and
-    recompiling one small kernel stay silent.
+    every compilation (a cache miss) with a ``numba:compile`` event, olboost a wait for a kernel
+    compiling in another process with one of its own
+    (:data:`olboost._numba_cache.COMPILING_ELSEWHERE`), and the notice is printed when compiling
+    has gone on for ``after`` seconds. Loading a cached path (about a second) and recompiling
+    one small kernel stay silent. The closing line is left out when the block ends in an
+    exception (a Ctrl-C while compiling, say): it would speak of a run that did not happen.
     """
 
     def __init__(self, enabled: bool, after: float | None = None):
@@ -63,16 +70,18 @@ class _CompileNotice(numba_event.Listener):
 
     def __enter__(self) -> _CompileNotice:
         self.t0 = time.perf_counter()
-        numba_event.register("numba:compile", self)
+        for kind in _COMPILE_EVENTS:
+            numba_event.register(kind, self)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         self.seconds = time.perf_counter() - self.t0
-        numba_event.unregister("numba:compile", self)
+        for kind in _COMPILE_EVENTS:
+            numba_event.unregister(kind, self)
         if self._timer is not None:
             self._timer.cancel()
             self._timer.join()
-        if self.shown:
+        if self.shown and exc_type is None:
             print(
                 f"olboost: compiled {self.compiled} function{'' if self.compiled == 1 else 's'} "
                 f"in {self.seconds:.1f} s "

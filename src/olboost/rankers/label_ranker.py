@@ -10,6 +10,7 @@ import numpy as np
 from scipy import sparse
 
 from olboost._interrupt import held_interrupt
+from olboost._numba_cache import compile_for_values
 from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
 from olboost.online.inputs import Rows, entry_position
@@ -342,6 +343,21 @@ class LabelRanker(RankingLearner):
         Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
         self._run(xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64), Y, None)
 
+    def _trial_arguments(
+        self,
+        data: np.ndarray,
+        indices: np.ndarray,
+        indptr: np.ndarray,
+        Y: np.ndarray,
+        out: np.ndarray | None,
+    ) -> tuple:
+        """The arguments of :func:`K.learn_rows` for :meth:`_run`."""
+        scores = out if out is not None else np.empty((1, Y.shape[1]))
+        return (
+            data, indices, indptr, Y, self.t_, self._state(), scores, out is not None,
+            self.relevant_mass_,
+        )  # fmt: skip
+
     def _run(
         self,
         data: np.ndarray,
@@ -351,11 +367,8 @@ class LabelRanker(RankingLearner):
         out: np.ndarray | None,
     ) -> None:
         """Trials on the rows of a canonical CSR matrix (see :func:`K.learn_rows`)."""
-        scores = out if out is not None else np.empty((1, Y.shape[1]))
-        mistakes, updates, mass = K.learn_rows(
-            data, indices, indptr, Y, self.t_, self._state(), scores, out is not None,
-            self.relevant_mass_,
-        )  # fmt: skip
+        arguments = self._trial_arguments(data, indices, indptr, Y, out)
+        mistakes, updates, mass = K.learn_rows(*arguments)
         self.t_ += Y.shape[0]
         self.n_mistakes_ += int(mistakes)
         self.n_updates_ += int(updates)
@@ -368,9 +381,13 @@ class LabelRanker(RankingLearner):
         canonical form), dense rows a block at a time by their non-zero entries."""
         Y = self._step_targets(targets)
         for lo, hi, (data, indices, indptr) in _csr_blocks(rows, start):
+            block_out = out[lo:hi] if out is not None else None
+            # compiled before the hold, which would keep a Ctrl-C waiting for the compiler
+            arguments = self._trial_arguments(data, indices, indptr, Y[lo:hi], block_out)
+            compile_for_values(K.learn_rows, *arguments)
             # a Ctrl-C comes between blocks, counted (see held_interrupt)
             with held_interrupt():
-                self._run(data, indices, indptr, Y[lo:hi], out[lo:hi] if out is not None else None)
+                self._run(data, indices, indptr, Y[lo:hi], block_out)
         return rows.n
 
     def _scores_one(self, x: Any) -> np.ndarray:

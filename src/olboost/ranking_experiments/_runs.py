@@ -214,13 +214,19 @@ def tuning_rows(stream: Any, fraction: float = TUNING_FRACTION) -> int:
     return int(round(fraction * stream.n_samples))
 
 
-def warm_up(stream: Any, configurations: Iterable[tuple[str, str, float, float]]) -> float:
+def warm_up(
+    stream: Any, configurations: Iterable[tuple[str, str, float, float]], *, notice: bool = True
+) -> float:
     """Compile (or load from Numba's cache) what every configuration runs, on the first
-    :data:`WARM_UP_ROWS` messages of ``stream``; returns the seconds it took."""
-    t0 = time.perf_counter()
-    for complexity, update, C, margin in configurations:
-        run_cell(stream, complexity, update, C, margin, rows=WARM_UP_ROWS)
-    return time.perf_counter() - t0
+    :data:`WARM_UP_ROWS` messages of ``stream``; returns the seconds it took. With ``notice``,
+    says on stderr when it is compiling (:class:`olboost.evaluate._compiling._CompileNotice`),
+    as the boosters' warm-up does."""
+    from olboost.evaluate import _CompileNotice
+
+    with _CompileNotice(notice) as timer:
+        for complexity, update, C, margin in configurations:
+            run_cell(stream, complexity, update, C, margin, rows=WARM_UP_ROWS)
+    return timer.seconds
 
 
 def stream_key(stream: Any) -> dict[str, Any]:

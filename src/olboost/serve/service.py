@@ -67,6 +67,7 @@ from typing import Any
 
 import numpy as np
 
+from olboost.evaluate._compiling import _CompileNotice
 from olboost.serve._clock import SteadyClock
 from olboost.serve._fused import fused_learner
 from olboost.serve._learner import _NOT_LEARNED, FORK_CHECKPOINTS, Learner
@@ -319,7 +320,8 @@ class Service(LogWriter, Learner):
             raise
         store.close()  # the log writer opens its own connection, in its thread
         try:  # compiling, on a first run: an interrupt here left the store locked
-            warm_up_model(self.model, self.config)
+            with _CompileNotice(True):  # said on stderr, as the CLI's runs say it
+                warm_up_model(self.model, self.config)
         except BaseException:
             self._unlock()
             raise
