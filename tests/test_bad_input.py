@@ -1197,3 +1197,41 @@ def test_an_unknown_name_that_differs_from_a_known_one_in_normalisation_only_say
     with pytest.raises(ValueError) as err:  # no note where no known name is a twin
         ranker.learn_one(np.zeros(2), {"cafe"})
     assert "normalisation" not in str(err.value)
+
+
+@pytest.mark.parametrize("how", ["learn_one", "arrays"])
+@pytest.mark.parametrize("cls", [OnlineMBBM, OnlineBMR])
+def test_a_first_example_that_fails_to_learn_leaves_the_model_unstarted(cls, how):
+    # draws=10**30 passed the parameter checks, the start succeeded, and the first row then
+    # failed in NumPy ("Maximum allowed dimension exceeded"): the model was left started on
+    # no example, with the features of the refused call (a later plain matrix was refused as
+    # "the model's features are named")
+    outputs = "labels" if issubclass(cls, RankingLearner) else "classes"
+    model = cls(
+        VFDTCommittee(n_features=2), learners=2, seed=1, method="monte_carlo", draws=10**30,
+        **{outputs: 3},
+    )  # fmt: skip
+    before = pickle.dumps(model)
+    x = {"a": 0.5, "b": -1.0}
+    y = {0, 2} if outputs == "labels" else 1
+    with pytest.raises((ValueError, MemoryError, OverflowError)):
+        if how == "learn_one":
+            model.learn_one(x, y)
+        elif outputs == "labels":
+            model.learn(np.array([[0.5, -1.0], [1.0, 2.0]]), np.array([[1, 0, 1], [0, 1, 0]]))
+        else:
+            model.learn(np.array([[0.5, -1.0], [1.0, 2.0]]), np.array([1, 2]))
+    assert pickle.dumps(model) == before
+
+
+def test_numpy_scalars_as_parameters_are_checked_without_a_warning():
+    # a float32 met the bound 1e100 cast to float32: "overflow encountered in cast", at every
+    # construction with a value that was fine
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        AdaOLMR(hedge_rate=np.float32(0.5), alpha_bound=np.float32(2.0))
+        VFDTCommittee(leaf_prior=np.float32(2.0), n_split_points=np.int32(7))
+    with pytest.raises(ValueError, match=r"leaf_prior must be in .*, got np.float32\(inf\)"):
+        VFDTCommittee(leaf_prior=np.float32(np.inf))

@@ -387,7 +387,12 @@ def test_sklearn_clone_of_olboost_estimators():
     assert ranker.learners == 8 and ranker.committee.grace_period == (1.0, 2.0)
     with pytest.raises(ValueError, match="has no parameter 'lerners'"):
         ranker.set_params(lerners=3)
-    with pytest.raises(ValueError, match="committee is None"):
+    # said with what None stands for and what to pass instead
+    with pytest.raises(
+        ValueError,
+        match=r"committee is None \(the default VFDTCommittee\(\)\), which has no parameters "
+        r"to set \(\['n_features'\]\): pass committee=VFDTCommittee\(n_features=\.\.\.\)",
+    ):
         AdaOLMR().set_params(committee__n_features=3)
 
 

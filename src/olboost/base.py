@@ -244,6 +244,11 @@ class Estimator:
         writable = _writable_arrays(state, {})
         self.__dict__.update((sys.intern(name), value) for name, value in writable.items())
 
+    def _none_stands_for(self, name: str) -> Any:
+        """The object a parameter ``name`` of ``None`` stands for (a booster's default
+        committee, say), to name in a message; ``None`` if it stands for none."""
+        return None
+
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
@@ -405,9 +410,15 @@ class Estimator:
             if isinstance(target, Estimator):
                 target._checked_new_params(sub)
             elif not hasattr(target, "set_params"):
+                stands_for = self._none_stands_for(name) if target is None else None
+                default, hint = "", ""
+                if stands_for is not None:
+                    kind = type(stands_for).__name__
+                    default = f" (the default {kind}())"
+                    hint = f": pass {name}={kind}({sorted(sub)[0]}=...) to set them"
                 raise ValueError(
-                    f"{type(self).__name__}.{name} is {target!r}, which has no parameters to "
-                    f"set ({sorted(sub)})"
+                    f"{type(self).__name__}.{name} is {target!r}{default}, which has no "
+                    f"parameters to set ({sorted(sub)}){hint}"
                 )
         type(self)(**new)  # validates the direct values as a construction does
         if self._started:
@@ -503,11 +514,16 @@ class Interval:
             raise TypeError(f"{name} must be {what}, got {value!r}")
         if value != value:
             raise ValueError(f"{name} must not be NaN")
+        # compared as a Python number: a NumPy float32 met a bound of 1e100 cast to float32, a
+        # RuntimeWarning ("overflow encountered in cast") for a value that was fine
+        v = value
+        if not isinstance(value, int | float):
+            v = int(value) if isinstance(value, numbers.Integral) else float(value)
         lo_ok = self.lo is None or (
-            value >= self.lo if self.closed in ("both", "left") else value > self.lo
+            v >= self.lo if self.closed in ("both", "left") else v > self.lo
         )
         hi_ok = self.hi is None or (
-            value <= self.hi if self.closed in ("both", "right") else value < self.hi
+            v <= self.hi if self.closed in ("both", "right") else v < self.hi
         )
         if not (lo_ok and hi_ok):
             left = "[" if self.closed in ("both", "left") else "("

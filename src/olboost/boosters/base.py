@@ -97,6 +97,9 @@ class Booster(OnlineLearner):
         """``(learners, labels)`` of the committee; one-vs-all designs use binary learners."""
         return self._n_learners, len(self._outputs())
 
+    def _none_stands_for(self, name: str) -> Any:
+        return _default_committee() if name == "committee" else super()._none_stands_for(name)
+
     def _committee_prototype(self) -> Committee:
         """The committee the start clones: ``committee``, or the default one."""
         return self.committee if self.committee is not None else _default_committee()

@@ -5,11 +5,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import sys
 import warnings
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, Literal, overload
 
@@ -215,9 +216,28 @@ class OnlineLearner(Estimator):
         Nothing by default."""
 
     def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
-        if not self._started:
-            self._start(xv.shape[0], names, first=xv)
-        self._learn_row(xv, target)
+        with self._first_learning():
+            if not self._started:
+                self._start(xv.shape[0], names, first=xv)
+            self._learn_row(xv, target)
+
+    @contextlib.contextmanager
+    def _first_learning(self) -> Iterator[None]:
+        """Around a learning call: if the model was not started and the call fails before it
+        learned a row, the model is put back unstarted. The start succeeded, but the first
+        row failed in a way no check foresaw (an allocation a parameter made too large, an
+        interrupt while compiling): the model was left started on no example, with the
+        features, the outputs and the seed of a call that was refused."""
+        if self._started:
+            yield
+            return
+        unstarted = restored_on_failure(self)
+        try:
+            yield
+        except BaseException:
+            if self.__dict__.get("t_", 0) == 0:
+                unstarted.restore()
+            raise
 
     def _scores_one(self, x: Any) -> np.ndarray:
         """Scores of ``x`` (zeros before the first example). Does not change the model."""
@@ -596,25 +616,27 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         """
         rows = self._check_X(X)
         Ymask = self._check_Y(Y, rows.n)
-        if not self._started:
-            if rows.n == 0:
-                self._check_params()
-                return np.empty((0, Ymask.shape[1])) if return_scores else None
-            outputs = None
-            if self.labels is None and "labels_" not in self.__dict__:
-                # a label frame's named columns are the labels (later frames are read by them)
-                columns = frame_columns(Y)
-                outputs = columns if named_columns(columns) else list(range(Ymask.shape[1]))
-            # the outputs are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
-        else:
-            self._check_rows(rows)
-        t0 = self.t_
-        try:
-            return self._stream(rows, FeedbackRows(Ymask), return_scores)
-        finally:
-            # the rows learned, also when a later row was rejected
-            self._count_targets(Ymask[: self.t_ - t0])
+        if not self._started and rows.n == 0:
+            self._check_params()
+            return np.empty((0, Ymask.shape[1])) if return_scores else None
+        with self._first_learning():
+            if not self._started:
+                outputs = None
+                if self.labels is None and "labels_" not in self.__dict__:
+                    # a label frame's named columns are the labels (later frames are read by
+                    # them)
+                    columns = frame_columns(Y)
+                    outputs = columns if named_columns(columns) else list(range(Ymask.shape[1]))
+                # the outputs are fixed inside the start, so that a start that fails leaves none
+                self._start(rows.d, _feature_names(X), outputs, first=rows.row(0), rows=rows)
+            else:
+                self._check_rows(rows)
+            t0 = self.t_
+            try:
+                return self._stream(rows, FeedbackRows(Ymask), return_scores)
+            finally:
+                # the rows learned, also when a later row was rejected
+                self._count_targets(Ymask[: self.t_ - t0])
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:
         """Relevant-label masks ``(n, k)``, C-contiguous booleans."""
@@ -831,15 +853,16 @@ class MulticlassLearner(OnlineLearner, RiverClassifier):
             outputs, codes = classes_and_codes(y, type(self).__name__)
         else:
             codes = self._class_codes(y.tolist())
-        if not self._started:
-            if rows.n == 0:
-                self._check_params()
-                return np.empty((0, len(self._outputs()))) if return_scores else None
-            # the classes are fixed inside the start, so that a start that fails leaves none
-            self._start(rows.d, names, outputs, first=rows.row(0), rows=rows)
-        else:
-            self._check_rows(rows)
-        return self._stream(rows, codes, return_scores)
+        if not self._started and rows.n == 0:
+            self._check_params()
+            return np.empty((0, len(self._outputs()))) if return_scores else None
+        with self._first_learning():
+            if not self._started:
+                # the classes are fixed inside the start, so that a start that fails leaves none
+                self._start(rows.d, names, outputs, first=rows.row(0), rows=rows)
+            else:
+                self._check_rows(rows)
+            return self._stream(rows, codes, return_scores)
 
     def _step_targets(self, targets: Sequence) -> np.ndarray:
         """Class codes, int64."""
