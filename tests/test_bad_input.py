@@ -1235,3 +1235,8 @@ def test_numpy_scalars_as_parameters_are_checked_without_a_warning():
         VFDTCommittee(leaf_prior=np.float32(2.0), n_split_points=np.int32(7))
     with pytest.raises(ValueError, match=r"leaf_prior must be in .*, got np.float32\(inf\)"):
         VFDTCommittee(leaf_prior=np.float32(np.inf))
+    # other real numbers keep their exact comparison (float() of this one overflows)
+    from fractions import Fraction
+
+    with pytest.raises(ValueError, match="leaf_prior must be in"):
+        VFDTCommittee(leaf_prior=Fraction(10**400))

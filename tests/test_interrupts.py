@@ -399,10 +399,12 @@ def test_a_ctrl_c_while_the_driver_compiles_stops_it_at_once(monkeypatch, trees)
 
 
 def test_a_ctrl_c_while_a_label_ranker_compiles_stops_it_at_once(monkeypatch):
+    from olboost import _numba_cache
     from olboost.rankers import _kernels
 
     X, Y = _stream()
     whole = LabelRanker(update="II", seed=1, labels=4).learn(X, Y)
+    monkeypatch.setattr(_numba_cache, "_READY", set())  # as in a process that compiled nothing
     went_on = _ctrl_c_in_compile(monkeypatch, _kernels.learn_rows)
     model = LabelRanker(update="II", seed=1, labels=4)
     fresh = pickle.dumps(model)

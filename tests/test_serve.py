@@ -3302,9 +3302,9 @@ def test_an_sqlite_file_of_another_program_is_not_an_olboost_log(tmp_path):
         Store(tmp_path / "s")
 
 
-def test_a_service_says_on_stderr_that_it_is_compiling_at_start(tmp_path, monkeypatch, capsys):
+def test_a_service_says_in_its_log_that_it_is_compiling_at_start(tmp_path, monkeypatch, caplog):
     # `olboost serve` compiled its kernels for up to a minute at its first start, with no word
-    # until it said where it serves
+    # until it said where it serves (its log goes to stderr there, app._log_to_stderr)
     import numba
 
     from olboost.evaluate import _compiling
@@ -3323,6 +3323,9 @@ def test_a_service_says_on_stderr_that_it_is_compiling_at_start(tmp_path, monkey
 
     monkeypatch.setattr(service_module, "warm_up_model", compiling_warm_up)
     monkeypatch.setattr(_compiling, "COMPILE_NOTICE_AFTER", 0.0)
+    caplog.set_level(logging.INFO, logger="olboost.serve")
     service = _tiny_service(tmp_path / "s")
     service.close()
-    assert "compiling kernels" in capsys.readouterr().err
+    said = [r.getMessage() for r in caplog.records if r.name == "olboost.serve.service"]
+    assert said[0].startswith("compiling kernels")
+    assert said[1].startswith("compiled ") and said[1].endswith("(before the service started)")

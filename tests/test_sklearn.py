@@ -394,6 +394,10 @@ def test_sklearn_clone_of_olboost_estimators():
         r"to set \(\['n_features'\]\): pass committee=VFDTCommittee\(n_features=\.\.\.\)",
     ):
         AdaOLMR().set_params(committee__n_features=3)
+    with pytest.raises(ValueError, match=r"=VFDTCommittee\(grace_period=\.\.\., n_features="):
+        AdaOLMR().set_params(committee__n_features=3, committee__grace_period=(1.0, 2.0))
+    with pytest.raises(ValueError, match=r"^VFDTCommittee has no parameter 'bogus'"):
+        AdaOLMR().set_params(committee__bogus=3)
 
 
 def test_an_unknown_parameter_to_set_or_clone_names_the_one_it_resembles():

@@ -412,10 +412,12 @@ class Estimator:
             elif not hasattr(target, "set_params"):
                 stands_for = self._none_stands_for(name) if target is None else None
                 default, hint = "", ""
-                if stands_for is not None:
+                if isinstance(stands_for, Estimator):
+                    stands_for._checked_new_params(sub)  # a name it does not have: said so
                     kind = type(stands_for).__name__
+                    given = ", ".join(f"{key}=..." for key in sorted(sub))
                     default = f" (the default {kind}())"
-                    hint = f": pass {name}={kind}({sorted(sub)[0]}=...) to set them"
+                    hint = f": pass {name}={kind}({given}) to set them"
                 raise ValueError(
                     f"{type(self).__name__}.{name} is {target!r}{default}, which has no "
                     f"parameters to set ({sorted(sub)}){hint}"
@@ -516,9 +518,7 @@ class Interval:
             raise ValueError(f"{name} must not be NaN")
         # compared as a Python number: a NumPy float32 met a bound of 1e100 cast to float32, a
         # RuntimeWarning ("overflow encountered in cast") for a value that was fine
-        v = value
-        if not isinstance(value, int | float):
-            v = int(value) if isinstance(value, numbers.Integral) else float(value)
+        v = value.item() if isinstance(value, np.generic) else value
         lo_ok = self.lo is None or (
             v >= self.lo if self.closed in ("both", "left") else v > self.lo
         )

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from numba import types
 
-from olboost._numba_cache import compile_elsewhere, compile_for_arguments
+from olboost._numba_cache import compile_elsewhere, compile_for_arguments, layout_key
 
 __all__ = ["drive", "run"]
 
@@ -55,20 +55,10 @@ _compiled: dict[tuple, Any] = {}
 _by_layout: dict[tuple, Any] = {}
 
 
-def _layout(value: Any) -> Any:
-    """A key that determines ``numba.typeof(value)``, taken without building Numba's types:
-    an array's dtype, dimensions, contiguity, writability and alignment (what its
-    ``types.Array`` holds), a tuple's class and its items' keys; any other value's Numba type.
-    Numba types a tuple in Python, item by item, and hashes its nested types in full at every
-    lookup: about a millisecond for a committee's state, at every call of :func:`run` (a
-    top-k job of Table 5 calls it about a hundred times)."""
-    if type(value) is np.ndarray:
-        flags = value.flags
-        return (value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous,
-                flags.writeable, flags.aligned)  # fmt: skip
-    if isinstance(value, tuple):
-        return (type(value), *[_layout(item) for item in value])
-    return numba.typeof(value)
+#: A key that determines the Numba type of a value (:func:`olboost._numba_cache.layout_key`): a
+#: top-k job of Table 5 calls :func:`run` about a hundred times, and Numba types a committee's
+#: state in about a millisecond.
+_layout = layout_key
 
 
 def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand) -> Any:
@@ -181,19 +171,23 @@ def _scratch(committee: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.empty(shape), np.empty(shape), np.zeros(2, dtype=np.int64)
 
 
-def compile_for(
+def prepare(
     X: np.ndarray,
     targets: np.ndarray,
     scores: np.ndarray,
     committee: Any,
     step: Any,
     booster_state: Any,
-) -> None:
-    """Compile (or load from Numba's cache) what :func:`run` calls for these arguments, and
-    nothing else: no model changes. A caller that holds a Ctrl-C during :func:`run` (see
-    :func:`olboost._interrupt.held_interrupt`) calls this first, outside the hold, so that a
-    Ctrl-C during a first run's compiling, which may last a minute, stops it at once."""
-    _entry(X, targets, scores, committee.compiled(), step, booster_state, *_scratch(committee))
+) -> tuple:
+    """What :func:`run` takes as ``prepared`` for these arguments: the compiled :func:`drive`
+    (compiled or loaded from Numba's cache on first use) and its scratch. Changes no model. A
+    caller that holds a Ctrl-C during :func:`run` (see :func:`olboost._interrupt.held_interrupt`)
+    prepares first, outside the hold, so that a Ctrl-C during a first run's compiling, which
+    may last a minute, stops it at once."""
+    kernels = committee.compiled()
+    H, weights, demand = _scratch(committee)
+    entry = _entry(X, targets, scores, kernels, step, booster_state, H, weights, demand)
+    return kernels, H, weights, demand, entry
 
 
 def run(
@@ -205,17 +199,19 @@ def run(
     committee: Any,
     step: Any,
     booster_state: Any,
+    prepared: tuple | None = None,
 ) -> None:
     """Score then learn every row of the C-contiguous float64 ``X`` with ``committee`` (a started
     compiled committee) and the booster ``step`` over ``booster_state``, ``t`` rows having been
     learned before. With ``return_scores`` the scores made before each row is learned go to
-    ``scores`` (``(n, n_outputs)``; otherwise any ``(1, n_outputs)`` scratch).
+    ``scores`` (``(n, n_outputs)``; otherwise any ``(1, n_outputs)`` scratch). ``prepared``:
+    :func:`prepare`'s answer for the same arguments, if taken.
 
     The rows must have passed the committee's own checks (:meth:`Committee.check_rows`)."""
     n = X.shape[0]
-    kernels = committee.compiled()
-    H, weights, demand = _scratch(committee)
-    entry = _entry(X, targets, scores, kernels, step, booster_state, H, weights, demand)
+    if prepared is None:
+        prepared = prepare(X, targets, scores, committee, step, booster_state)
+    kernels, H, weights, demand, entry = prepared
     i = 0
     with committee.running():
         while i < n:

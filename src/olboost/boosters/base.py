@@ -212,7 +212,9 @@ class Booster(OnlineLearner):
             block_targets = self._step_targets(targets[i:stop])
             scores = out[i:stop] if out is not None else scratch
             # compiled before the hold below, which would keep a Ctrl-C waiting for the compiler
-            _driver.compile_for(X, block_targets, scores, self.committee_, kernels.step, state)
+            prepared = _driver.prepare(
+                X, block_targets, scores, self.committee_, kernels.step, state
+            )
             # a Ctrl-C comes between blocks, counted: during the driver it came as the driver
             # returned, and t_ missed the block its arrays had learned
             with held_interrupt():
@@ -225,6 +227,7 @@ class Booster(OnlineLearner):
                     self.committee_,
                     kernels.step,
                     state,
+                    prepared,
                 )
                 self.t_ += stop - i
                 self._cache = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from numba.core import event as numba_event
@@ -40,17 +41,31 @@ class _CompileNotice(numba_event.Listener):
     has gone on for ``after`` seconds. Loading a cached path (about a second) and recompiling
     one small kernel stay silent. The closing line is left out when the block ends in an
     exception (a Ctrl-C while compiling, say): it would speak of a run that did not happen.
+    ``say`` takes each line (default: on stderr, after ``olboost: ``), ``closing`` what the
+    closing line ends with in parentheses.
     """
 
-    def __init__(self, enabled: bool, after: float | None = None):
+    def __init__(
+        self,
+        enabled: bool,
+        after: float | None = None,
+        say: Callable[[str], None] | None = None,
+        closing: str | None = "not counted in the run's seconds",
+    ):
         self.enabled = enabled
         self.after = COMPILE_NOTICE_AFTER if after is None else after
+        self.say = _on_stderr if say is None else say
+        self.closing = closing
         self.compiled = 0  # kernel specialisations compiled (cache misses), callees included
+        self.waited = 0  # waits for a kernel compiling in another process
         self.shown = False
         self._timer: threading.Timer | None = None
 
     def on_start(self, event: Any) -> None:
-        self.compiled += 1
+        if event.kind == COMPILING_ELSEWHERE:
+            self.waited += 1
+        else:
+            self.compiled += 1
         if self.enabled and self._timer is None:
             self._timer = threading.Timer(self.after, self._show)
             self._timer.daemon = True
@@ -61,11 +76,9 @@ class _CompileNotice(numba_event.Listener):
 
     def _show(self) -> None:
         self.shown = True
-        print(
-            f"olboost: compiling kernels (first run after install or upgrade, about "
-            f"{TYPICAL_COMPILE_SECONDS} s; Numba caches them on disk for later runs) ...",
-            file=sys.stderr,
-            flush=True,
+        self.say(
+            f"compiling kernels (first run after install or upgrade, about "
+            f"{TYPICAL_COMPILE_SECONDS} s; Numba caches them on disk for later runs) ..."
         )
 
     def __enter__(self) -> _CompileNotice:
@@ -82,13 +95,17 @@ class _CompileNotice(numba_event.Listener):
             self._timer.cancel()
             self._timer.join()
         if self.shown and exc_type is None:
-            print(
-                f"olboost: compiled {self.compiled} function{'' if self.compiled == 1 else 's'} "
-                f"in {self.seconds:.1f} s "
-                "(not counted in the run's seconds)",
-                file=sys.stderr,
-                flush=True,
+            n = self.compiled
+            elsewhere = " here, more in another process," if self.waited else ""
+            closing = f" ({self.closing})" if self.closing else ""
+            self.say(
+                f"compiled {n} function{'' if n == 1 else 's'}{elsewhere} in "
+                f"{self.seconds:.1f} s{closing}"
             )
+
+
+def _on_stderr(text: str) -> None:
+    print(f"olboost: {text}", file=sys.stderr, flush=True)
 
 
 def warm_up(

@@ -98,7 +98,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             )
     first = next(iter(streams.values()))
     compile_seconds = warm_up(
-        first, [(c, u, *hyperparameters[c]) for c, u in COLUMNS]
+        first, [(c, u, *hyperparameters[c]) for c, u in COLUMNS], notice=True
     )  # compiled (or loaded from Numba's cache) before the clocks start
 
     shown = show_progress(args)
@@ -209,7 +209,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         stream = load_enron_foldering(user, directory, fields=tuple(args.fields))
         load_seconds = time.perf_counter() - t0
         if compile_seconds is None:
-            compile_seconds = warm_up(stream, [(args.complexity, args.update, C, margin)])
+            compile_seconds = warm_up(
+                stream, [(args.complexity, args.update, C, margin)], notice=True
+            )
         cell = run_cell(stream, args.complexity, args.update, C, margin, seed=args.seed)
         column = COLUMNS.index((args.complexity, args.update))
         published = PUBLISHED[user][column] if user in PUBLISHED else None

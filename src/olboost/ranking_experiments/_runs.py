@@ -215,7 +215,7 @@ def tuning_rows(stream: Any, fraction: float = TUNING_FRACTION) -> int:
 
 
 def warm_up(
-    stream: Any, configurations: Iterable[tuple[str, str, float, float]], *, notice: bool = True
+    stream: Any, configurations: Iterable[tuple[str, str, float, float]], *, notice: bool = False
 ) -> float:
     """Compile (or load from Numba's cache) what every configuration runs, on the first
     :data:`WARM_UP_ROWS` messages of ``stream``; returns the seconds it took. With ``notice``,

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
+import logging
 import math
 import os
 import queue
@@ -87,6 +88,8 @@ from olboost.serve.stats import SERIES_POINTS as SERIES_POINTS
 from olboost.serve.stats import SERIES_STEP as SERIES_STEP
 from olboost.serve.stats import Stats, exposition, metrics_table
 from olboost.serve.store import SYNCHRONOUS, ImpressionRecord, Store, StoreLock, log_error
+
+log = logging.getLogger(__name__)
 
 # The names imported "as" themselves are not used here: they stay importable from this module,
 # where they were defined before it was split by concept.
@@ -320,7 +323,8 @@ class Service(LogWriter, Learner):
             raise
         store.close()  # the log writer opens its own connection, in its thread
         try:  # compiling, on a first run: an interrupt here left the store locked
-            with _CompileNotice(True):  # said on stderr, as the CLI's runs say it
+            # said in the service's log (on stderr from `olboost serve`), as the CLI's runs say it
+            with _CompileNotice(True, say=log.info, closing="before the service started"):
                 warm_up_model(self.model, self.config)
         except BaseException:
             self._unlock()
