@@ -341,7 +341,8 @@ class LabelRanker(RankingLearner):
     def _learn_row(self, xv: np.ndarray, target: Any) -> None:
         idx = np.flatnonzero(xv)
         Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
-        self._run(xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64), Y, None)
+        indptr = np.array([0, idx.size], dtype=np.int64)
+        self._run(self._trial_arguments(xv[idx], idx.astype(np.int64), indptr, Y, None))
 
     def _trial_arguments(
         self,
@@ -351,25 +352,19 @@ class LabelRanker(RankingLearner):
         Y: np.ndarray,
         out: np.ndarray | None,
     ) -> tuple:
-        """The arguments of :func:`K.learn_rows` for :meth:`_run`."""
+        """The arguments of :func:`K.learn_rows` for :meth:`_run`: trials on the rows of a
+        canonical CSR matrix, their scores to ``out`` if given."""
         scores = out if out is not None else np.empty((1, Y.shape[1]))
         return (
             data, indices, indptr, Y, self.t_, self._state(), scores, out is not None,
             self.relevant_mass_,
         )  # fmt: skip
 
-    def _run(
-        self,
-        data: np.ndarray,
-        indices: np.ndarray,
-        indptr: np.ndarray,
-        Y: np.ndarray,
-        out: np.ndarray | None,
-    ) -> None:
-        """Trials on the rows of a canonical CSR matrix (see :func:`K.learn_rows`)."""
-        arguments = self._trial_arguments(data, indices, indptr, Y, out)
+    def _run(self, arguments: tuple) -> None:
+        """Trials on the rows of a canonical CSR matrix (see :func:`K.learn_rows`), given by
+        :meth:`_trial_arguments`."""
         mistakes, updates, mass = K.learn_rows(*arguments)
-        self.t_ += Y.shape[0]
+        self.t_ += arguments[3].shape[0]
         self.n_mistakes_ += int(mistakes)
         self.n_updates_ += int(updates)
         self.relevant_mass_ = float(mass)
@@ -387,7 +382,7 @@ class LabelRanker(RankingLearner):
             compile_for_values(K.learn_rows, *arguments)
             # a Ctrl-C comes between blocks, counted (see held_interrupt)
             with held_interrupt():
-                self._run(data, indices, indptr, Y[lo:hi], block_out)
+                self._run(arguments)
         return rows.n
 
     def _scores_one(self, x: Any) -> np.ndarray:
