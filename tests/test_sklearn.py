@@ -359,20 +359,61 @@ def test_nested_params_clone_and_set_params():
     assert clf.booster.learners == 7 and clf.booster.committee.n_features == 2
     copy = clone(clf)
     assert copy.booster is not clf.booster and repr(copy) == repr(clf)
-    # a bad value raises naming the parameter, and nothing is set
+    # a bad name raises naming it, and nothing is set
     before = repr(clf)
-    with pytest.raises(ValueError, match="AdaBoostOLM.learners"):
-        clf.set_params(booster__learners=0)
-    with pytest.raises(ValueError, match="VFDTCommittee.n_features"):
-        clf.set_params(booster__learners=9, booster__committee__n_features=-1)
+    with pytest.raises(ValueError, match="AdaBoostOLM has no parameter 'lerners'"):
+        clf.set_params(random_state=9, booster__learners=2, booster__lerners=0)
+    with pytest.raises(ValueError, match="VFDTCommittee has no parameter 'n_feature'"):
+        clf.set_params(booster__learners=9, booster__committee__n_feature=-1)
     assert repr(clf) == before
+    # a bad value is refused by fit, naming the parameter, as by scikit-learn's estimators (a
+    # search then scores that candidate error_score and goes on), and nothing is fitted
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    for bad, named in [
+        ({"booster__learners": 0}, r"AdaBoostOLM.learners must be in \[1, "),
+        ({"booster__committee__n_features": -1}, "VFDTCommittee.n_features must be"),
+    ]:
+        candidate = clone(clf).set_params(**bad)
+        with pytest.raises(ValueError, match=named):
+            candidate.fit(X, y)
+        assert not hasattr(candidate, "booster_")
     # with the default booster, booster__ creates it
     default = OnlineBoostingRanker().set_params(booster__learners=3)
     assert isinstance(default.booster, AdaOLMR) and default.booster.learners == 3
     bare = OnlineBoostingRanker()
-    with pytest.raises(ValueError, match="AdaOLMR.learners"):
-        bare.set_params(booster__learners=-3)
+    with pytest.raises(ValueError, match="AdaOLMR has no parameter 'lerners'"):
+        bare.set_params(booster__lerners=-3)
     assert bare.booster is None
+
+
+def test_a_search_scores_a_candidate_with_a_bad_booster_value_as_error_score():
+    # set_params refused booster__learners=0 at once, outside the error handling in which
+    # GridSearchCV scores a failed fit as error_score: one bad candidate ended the whole search
+    import warnings
+
+    from sklearn.datasets import load_iris
+    from sklearn.exceptions import FitFailedWarning
+    from sklearn.model_selection import GridSearchCV, validation_curve
+
+    X, y = load_iris(return_X_y=True)
+    clf = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=3), learners=3))
+    grid = {"booster__learners": [0, 3], "booster__committee__n_features": [-1, 2]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search = GridSearchCV(clf, grid, cv=2, error_score=np.nan).fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isnan(scores).sum() == 3 and np.isfinite(scores).sum() == 1
+    assert search.best_params_ == {"booster__learners": 3, "booster__committee__n_features": 2}
+    failed = [str(w.message) for w in caught if issubclass(w.category, FitFailedWarning)]
+    assert failed and "AdaBoostOLM.learners must be in" in " ".join(failed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        _, test = validation_curve(
+            clf, X, y, param_name="booster__learners", param_range=[0, 2], cv=2
+        )
+    assert np.isnan(test[0]).all() and np.isfinite(test[1]).all()
 
 
 def test_sklearn_clone_of_olboost_estimators():

@@ -388,11 +388,34 @@ class Estimator:
         for name in [name for name in self.__dict__ if name not in kept]:
             del self.__dict__[name]
 
+    def _set_params_at_fit(self, params: dict[str, Any]) -> None:
+        """:meth:`set_params` as scikit-learn's convention has it, for the adapters of
+        :mod:`olboost.sklearn`: the names are checked now (a misspelt one raises, and nothing
+        is set), the values when the adapter fits, whose clone of this estimator constructs it
+        (and a learner's start checks them again, :meth:`_check_params`). ``GridSearchCV``
+        sets a candidate's values outside the error handling that scores a failed fit as
+        ``error_score``: a bad value refused here ended the whole search, where scikit-learn's
+        own estimators get NaN for that candidate. A started estimator is set as
+        :meth:`set_params` sets it, checked."""
+        if self._started:
+            self.set_params(**params)
+            return
+        direct, nested = self._checked_new_params(params, values=False)
+        for name, value in direct.items():
+            setattr(self, name, value)
+        for name, sub in nested.items():
+            target = getattr(self, name)
+            if isinstance(target, Estimator):
+                target._set_params_at_fit(sub)
+            else:
+                target.set_params(**sub)
+        self._drop_caches()
+
     def _checked_new_params(
-        self, params: dict[str, Any]
+        self, params: dict[str, Any], values: bool = True
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Split ``set_params``'s arguments into direct and nested ones and validate them all;
-        changes nothing."""
+        """Split ``set_params``'s arguments into direct and nested ones and validate them all
+        (the names alone without ``values``); changes nothing."""
         names = self._param_names()
         direct: dict[str, Any] = {}
         nested: dict[str, dict[str, Any]] = {}
@@ -408,12 +431,12 @@ class Estimator:
         for name, sub in nested.items():
             target = new[name]
             if isinstance(target, Estimator):
-                target._checked_new_params(sub)
+                target._checked_new_params(sub, values)
             elif not hasattr(target, "set_params"):
                 stands_for = self._none_stands_for(name) if target is None else None
                 default, hint = "", ""
                 if isinstance(stands_for, Estimator):
-                    stands_for._checked_new_params(sub)  # a name it does not have: said so
+                    stands_for._checked_new_params(sub, values)  # a name it lacks: said so
                     kind = type(stands_for).__name__
                     given = ", ".join(f"{key}=..." for key in sorted(sub))
                     default = f" (the default {kind}())"
@@ -422,7 +445,8 @@ class Estimator:
                     f"{type(self).__name__}.{name} is {target!r}{default}, which has no "
                     f"parameters to set ({sorted(sub)}){hint}"
                 )
-        type(self)(**new)  # validates the direct values as a construction does
+        if values:
+            type(self)(**new)  # validates the direct values as a construction does
         if self._started:
             live = [name for name, sub in nested.items() if self._live_change(name, sub)]
             self._refuse_fixed_changes(direct, [name for name in nested if name not in live])

@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from olboost.base import _writable_arrays, restored_on_failure
+from olboost.base import Estimator, _writable_arrays, restored_on_failure
 from olboost.online.inputs import MAX_ABS_FEATURE
 from olboost.online.learner import MulticlassLearner, OnlineLearner
 
@@ -98,15 +98,23 @@ class _OnlineBoostingBase(BaseEstimator):
     def set_params(self, **params: Any) -> Self:
         """Set parameters (``booster__<name>`` for a parameter of the booster) and return
         ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
-        parameter: the default booster is then created and held in ``booster``."""
+        parameter: the default booster is then created and held in ``booster``.
+
+        As scikit-learn's estimators do, a bad value is refused by ``fit``, naming the
+        parameter, not here, so that a search scores that candidate ``error_score`` and goes
+        on; an unknown name is refused here, and nothing is set
+        (:meth:`olboost.base.Estimator._set_params_at_fit`)."""
         with restored_on_failure(self):
-            if (
-                self.booster is None
-                and "booster" not in params
-                and any(key.startswith("booster__") for key in params)
-            ):
+            nested = {k[9:]: v for k, v in params.items() if k.startswith("booster__")}
+            own = {k: v for k, v in params.items() if not k.startswith("booster__")}
+            if self.booster is None and "booster" not in params and nested:
                 self.booster = self._default_booster()
-            return super().set_params(**params)
+            super().set_params(**own)
+            if nested and isinstance(self.booster, Estimator):
+                self.booster._set_params_at_fit(nested)
+            elif nested:
+                super().set_params(**{f"booster__{k}": v for k, v in nested.items()})
+            return self
 
     # ------------------------------------------------------------------ state and input
 
