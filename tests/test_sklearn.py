@@ -398,7 +398,7 @@ def test_a_search_scores_a_candidate_with_a_bad_booster_value_as_error_score():
     from sklearn.model_selection import GridSearchCV, validation_curve
 
     X, y = load_iris(return_X_y=True)
-    clf = OnlineBoostingClassifier(AdaBoostOLM(VFDTCommittee(n_features=3), learners=3))
+    clf = OnlineBoostingClassifier(AdaBoostOLM(learners=3))  # committee None: the default
     grid = {"booster__learners": [0, 3], "booster__committee__n_features": [-1, 2]}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -414,6 +414,19 @@ def test_a_search_scores_a_candidate_with_a_bad_booster_value_as_error_score():
             clf, X, y, param_name="booster__learners", param_range=[0, 2], cv=2
         )
     assert np.isnan(test[0]).all() and np.isfinite(test[1]).all()
+    # the default adapter lists its default booster's parameters, as set_params sets them: a
+    # halving search over booster__learners looks the name up there (it was refused)
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingGridSearchCV
+
+    default = OnlineBoostingClassifier(random_state=0)
+    assert default.get_params()["booster__learners"] == 100
+    assert set(default.get_params(deep=False)) == {"booster", "random_state"}
+    halving = HalvingGridSearchCV(
+        default, {"booster__committee__n_features": [2, 3]}, resource="booster__learners",
+        min_resources=2, max_resources=8, cv=2, random_state=0,
+    ).fit(X, y)  # fmt: skip
+    assert halving.n_resources_[0] == 2 and "booster__learners" in halving.best_params_
 
 
 def test_sklearn_clone_of_olboost_estimators():
@@ -428,17 +441,25 @@ def test_sklearn_clone_of_olboost_estimators():
     assert ranker.learners == 8 and ranker.committee.grace_period == (1.0, 2.0)
     with pytest.raises(ValueError, match="has no parameter 'lerners'"):
         ranker.set_params(lerners=3)
-    # said with what None stands for and what to pass instead
-    with pytest.raises(
-        ValueError,
-        match=r"committee is None \(the default VFDTCommittee\(\)\), which has no parameters "
-        r"to set \(\['n_features'\]\): pass committee=VFDTCommittee\(n_features=\.\.\.\)",
-    ):
-        AdaOLMR().set_params(committee__n_features=3)
-    with pytest.raises(ValueError, match=r"=VFDTCommittee\(grace_period=\.\.\., n_features="):
-        AdaOLMR().set_params(committee__n_features=3, committee__grace_period=(1.0, 2.0))
+    # a committee left None (the default VFDTCommittee()) is created to set its parameters, as
+    # the adapters create their default booster: it was refused ("committee is None"), and a
+    # search over committee__ parameters of a default booster failed; the same model
+    from olboost.checks import synthetic_multilabel
+
+    X, Y = synthetic_multilabel(n=60, k=4)
+    created = AdaOLMR(learners=3, seed=1).set_params(committee__n_features=3)
+    assert repr(created.committee) == repr(VFDTCommittee(n_features=3))
+    given = AdaOLMR(VFDTCommittee(n_features=3), learners=3, seed=1)
+    assert pickle.dumps(created.learn(X, Y)) == pickle.dumps(given.learn(X, Y))
+    mutated = AdaBoostOLM()
+    mutated.mutate({"committee": {"grace_period": (1.0, 2.0)}})  # River's form
+    assert mutated.committee.grace_period == (1.0, 2.0)
+    bare = AdaOLMR()
     with pytest.raises(ValueError, match=r"^VFDTCommittee has no parameter 'bogus'"):
-        AdaOLMR().set_params(committee__bogus=3)
+        bare.set_params(committee__bogus=3)
+    with pytest.raises(ValueError, match="VFDTCommittee.n_features must be in"):
+        bare.set_params(learners=4, committee__n_features=-3)
+    assert bare.committee is None and bare.learners == 100  # nothing set
 
 
 def test_an_unknown_parameter_to_set_or_clone_names_the_one_it_resembles():

@@ -111,6 +111,8 @@ def _flat_params(estimator: Any, new_attrs: dict[str, Any], prefix: str = "") ->
     flat: dict[str, Any] = {}
     for name, value in new_attrs.items():
         inner = getattr(estimator, name, None)
+        if inner is None and isinstance(estimator, Estimator):
+            inner = estimator._none_stands_for(name)  # set_params creates it (_nested_target)
         if isinstance(value, dict) and isinstance(inner, Estimator):
             flat.update(_flat_params(inner, value, f"{prefix}{name}__"))
         else:
@@ -245,8 +247,8 @@ class Estimator:
         self.__dict__.update((sys.intern(name), value) for name, value in writable.items())
 
     def _none_stands_for(self, name: str) -> Any:
-        """The object a parameter ``name`` of ``None`` stands for (a booster's default
-        committee, say), to name in a message; ``None`` if it stands for none."""
+        """A new object of what a parameter ``name`` of ``None`` stands for (a booster's
+        default committee, say); ``None`` if it stands for none (see :meth:`_nested_target`)."""
         return None
 
     @classmethod
@@ -351,7 +353,7 @@ class Estimator:
         for name, value in direct.items():
             setattr(self, name, value)
         for name, sub in nested.items():
-            getattr(self, name).set_params(**sub)
+            self._nested_target(name).set_params(**sub)
             if self._started and self._live_change(name, sub):
                 self.__dict__[name + "_"].set_params(**sub)
         self._drop_caches()
@@ -404,12 +406,23 @@ class Estimator:
         for name, value in direct.items():
             setattr(self, name, value)
         for name, sub in nested.items():
-            target = getattr(self, name)
+            target = self._nested_target(name)
             if isinstance(target, Estimator):
                 target._set_params_at_fit(sub)
             else:
                 target.set_params(**sub)
         self._drop_caches()
+
+    def _nested_target(self, name: str) -> Any:
+        """The value of parameter ``name`` whose own parameters are being set: for ``None``
+        that stands for a default estimator (a booster's committee), that default, created
+        and held in ``name`` (as the scikit-learn adapters create their default booster), so
+        that ``committee__grace_period`` can be set, and searched over, on a default booster."""
+        target = getattr(self, name)
+        if target is None and isinstance(self._none_stands_for(name), Estimator):
+            target = self._none_stands_for(name)
+            setattr(self, name, target)
+        return target
 
     def _checked_new_params(
         self, params: dict[str, Any], values: bool = True
@@ -430,20 +443,14 @@ class Estimator:
         new = {**self._get_params(), **direct}
         for name, sub in nested.items():
             target = new[name]
+            if target is None and isinstance(self._none_stands_for(name), Estimator):
+                target = self._none_stands_for(name)  # created when set (_nested_target)
             if isinstance(target, Estimator):
                 target._checked_new_params(sub, values)
             elif not hasattr(target, "set_params"):
-                stands_for = self._none_stands_for(name) if target is None else None
-                default, hint = "", ""
-                if isinstance(stands_for, Estimator):
-                    stands_for._checked_new_params(sub, values)  # a name it lacks: said so
-                    kind = type(stands_for).__name__
-                    given = ", ".join(f"{key}=..." for key in sorted(sub))
-                    default = f" (the default {kind}())"
-                    hint = f": pass {name}={kind}({given}) to set them"
                 raise ValueError(
-                    f"{type(self).__name__}.{name} is {target!r}{default}, which has no "
-                    f"parameters to set ({sorted(sub)}){hint}"
+                    f"{type(self).__name__}.{name} is {target!r}, which has no parameters to "
+                    f"set ({sorted(sub)})"
                 )
         if values:
             type(self)(**new)  # validates the direct values as a construction does

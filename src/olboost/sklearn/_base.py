@@ -95,6 +95,17 @@ class _OnlineBoostingBase(BaseEstimator):
             params["seed"] = seed
         return template.clone(params)
 
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """scikit-learn's ``get_params``; with ``deep`` and ``booster=None``, also the default
+        booster's parameters as ``booster__<name>``, which :meth:`set_params` sets (a search
+        over them, or ``HalvingGridSearchCV(resource="booster__learners")``, which looks the
+        name up here, works on the default adapter as on one given a booster)."""
+        params = super().get_params(deep=deep)
+        if deep and self.booster is None:
+            default = self._default_booster().get_params(deep=True)
+            params.update((f"booster__{name}", value) for name, value in default.items())
+        return params
+
     def set_params(self, **params: Any) -> Self:
         """Set parameters (``booster__<name>`` for a parameter of the booster) and return
         ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
@@ -107,9 +118,9 @@ class _OnlineBoostingBase(BaseEstimator):
         with restored_on_failure(self):
             nested = {k[9:]: v for k, v in params.items() if k.startswith("booster__")}
             own = {k: v for k, v in params.items() if not k.startswith("booster__")}
-            if self.booster is None and "booster" not in params and nested:
-                self.booster = self._default_booster()
             super().set_params(**own)
+            if self.booster is None and nested:
+                self.booster = self._default_booster()
             if nested and isinstance(self.booster, Estimator):
                 self.booster._set_params_at_fit(nested)
             elif nested:
