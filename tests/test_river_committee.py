@@ -246,8 +246,18 @@ def test_a_pipeline_or_wrapper_must_pass_the_weight_on():
         with pytest.raises(TypeError, match="weighted"):
             started(c)
         assert pickle.dumps(c) == before
+    # models that take **kwargs and pass none on draw their own weights: `w` was dropped
+    from river import ensemble, forest
+
+    for model in (forest.ARFClassifier(n_models=2, seed=1), ensemble.SRPClassifier(seed=1)):
+        c = RiverCommittee(model=model, n_features=None)
+        before = pickle.dumps(c)
+        with pytest.raises(TypeError, match="weighted"):
+            started(c)
+        assert pickle.dumps(c) == before
     # weighted final steps, directly or through a wrapper, are taken
     for model in (
+        ensemble.BaggingClassifier(tree.HoeffdingTreeClassifier(), n_models=2, seed=1),
         preprocessing.StandardScaler() | tree.HoeffdingTreeClassifier(),
         multiclass.OneVsRestClassifier(linear_model.LogisticRegression()),
         preprocessing.StandardScaler()

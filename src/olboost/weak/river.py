@@ -70,15 +70,26 @@ def _accepts_weight(model: Any) -> bool:
     """Whether ``model.learn_one`` takes an importance weight ``w`` and hands it to what learns:
     a parameter ``w``; a pipeline's final step's (River routes an extra argument only to the
     steps that declare it: a final step without ``w`` silently learned unweighted); a model
-    that passes ``**kwargs`` on, the River models it wraps (e.g. ``OneVsRestClassifier``'s
-    classifier), or, wrapping none, its word for it."""
+    that takes ``**kwargs`` and passes them on (its ``learn_one``'s source says so), the River
+    models it wraps (e.g. ``OneVsRestClassifier``'s classifier), or, wrapping none, its word
+    for it."""
     river = _import_river()
     if isinstance(model, river.compose.Pipeline):
         return _accepts_weight(list(model.steps.values())[-1])
     params = inspect.signature(model.learn_one).parameters.values()
     if any(p.name == "w" for p in params):
         return True
-    if not any(p.kind == p.VAR_KEYWORD for p in params):
+    keywords = [p.name for p in params if p.kind == p.VAR_KEYWORD]
+    if not keywords:
+        return False
+    try:
+        source = inspect.getsource(type(model).learn_one)
+    except (OSError, TypeError):  # no source to read: its word for it, as before
+        source = None
+    if source is not None and source.count(f"**{keywords[0]}") < 2:
+        # takes keyword arguments and passes none on: ARFClassifier and SRPClassifier draw
+        # their own Poisson weights and dropped `w` without a word (the committee's learners
+        # learned every example alike, whatever the booster's weights)
         return False
     names = inspect.signature(type(model).__init__).parameters
     inner = [getattr(model, name, None) for name in names if name != "self"]
