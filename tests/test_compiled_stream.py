@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from olboost import AdaBoostOLM, LinearCommittee, VFDTCommittee
+from olboost._numba_cache import layout_key
 from olboost.boosters import _driver
 from olboost.datasets import load_uci
 from olboost.weak.base import CompiledKernels
@@ -316,7 +317,7 @@ def test_the_layout_key_determines_the_numba_type():
     cases = _layout_cases()
     for a in cases:
         for b in cases:
-            if _driver._layout(a) == _driver._layout(b):
+            if layout_key(a) == layout_key(b):
                 assert numba.typeof(a) == numba.typeof(b), (a, b)
 
 

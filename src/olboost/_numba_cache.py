@@ -269,7 +269,7 @@ def _stamped_sources(package: str) -> dict[str, bytes]:
     (a module imported only by such an imported module is not covered, and olboost's kernels
     read none)."""
     sources: dict[str, bytes] = {}
-    modules: dict[str, str] = {}
+    module_of: dict[str, str] = {}  # relative path -> dotted module name
     for root, dirs, files in os.walk(package):
         dirs.sort()
         for name in sorted(files):
@@ -279,13 +279,13 @@ def _stamped_sources(package: str) -> dict[str, bytes]:
                 with open(path, "rb") as f:
                     sources[relative] = f.read()
                 dotted = "olboost." + relative[:-3].replace(os.sep, ".")
-                modules[dotted.removesuffix(".__init__")] = relative
+                module_of[relative] = dotted.removesuffix(".__init__")
+    file_of = {module: relative for relative, module in module_of.items()}
     stamped = {relative for relative, text in sources.items() if b"numba" in text}
     for relative in sorted(r for r in stamped if _DEFINES_KERNELS.search(sources[r])):
-        dotted = "olboost." + relative[:-3].replace(os.sep, ".")
-        module = dotted.removesuffix(".__init__")
-        imported = _imported_modules(module, module != dotted, sources[relative])
-        stamped |= {modules[name] for name in imported if name in modules}
+        is_package = os.path.basename(relative) == "__init__.py"
+        imported = _imported_modules(module_of[relative], is_package, sources[relative])
+        stamped |= {file_of[name] for name in imported if name in file_of}
     return {relative: sources[relative] for relative in sorted(stamped)}
 
 

@@ -55,12 +55,6 @@ _compiled: dict[tuple, Any] = {}
 _by_layout: dict[tuple, Any] = {}
 
 
-#: A key that determines the Numba type of a value (:func:`olboost._numba_cache.layout_key`): a
-#: top-k job of Table 5 calls :func:`run` about a hundred times, and Numba types a committee's
-#: state in about a millisecond.
-_layout = layout_key
-
-
 def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand) -> Any:
     """The compiled :func:`drive` for these argument types (compiled or loaded once per process),
     the committee's and booster's kernels compiled first for their arguments alone
@@ -69,7 +63,7 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     process (:func:`olboost._numba_cache.compile_elsewhere`). Found again by the arguments'
     :func:`_layout` and the kernels."""
     values = (X, targets, scores, kernels.state, booster_state, H, weights, demand)
-    key = (kernels.predict, kernels.learn, step_kernel, *[_layout(v) for v in values])
+    key = (kernels.predict, kernels.learn, step_kernel, *[layout_key(v) for v in values])
     entry = _by_layout.get(key)
     if entry is None:
         entry = _by_layout[key] = _typed_entry(

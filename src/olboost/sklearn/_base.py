@@ -116,8 +116,8 @@ class _OnlineBoostingBase(BaseEstimator):
         on; an unknown name is refused here, and nothing is set
         (:meth:`olboost.base.Estimator._set_params_at_fit`)."""
         with restored_on_failure(self):
-            nested = {k[9:]: v for k, v in params.items() if k.startswith("booster__")}
             own = {k: v for k, v in params.items() if not k.startswith("booster__")}
+            nested = {k.removeprefix("booster__"): v for k, v in params.items() if k not in own}
             super().set_params(**own)
             if self.booster is None and nested:
                 self.booster = self._default_booster()
