@@ -571,6 +571,11 @@ class VFDTCommittee(TreeArrays, Committee):
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
         """Run the trees on ``n_threads`` Numba threads inside the block."""
+        if self.n_threads == 1:
+            # the serial kernels run no parallel loop (compiled, see compiled()); asking
+            # Numba for its thread count was 6 of the 55 us of a call of learn
+            yield
+            return
         # set_num_threads applies to this thread only; restore it so other code is unaffected
         previous = numba.get_num_threads()
         n_threads = min(self.n_threads, numba.config.NUMBA_NUM_THREADS)
