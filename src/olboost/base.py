@@ -112,7 +112,7 @@ def _flat_params(estimator: Any, new_attrs: dict[str, Any], prefix: str = "") ->
     for name, value in new_attrs.items():
         inner = getattr(estimator, name, None)
         if inner is None and isinstance(estimator, Estimator):
-            inner = estimator._none_stands_for(name)  # set_params creates it (_nested_target)
+            inner = estimator._default_estimator(name)  # set_params creates it (_nested_target)
         if isinstance(value, dict) and isinstance(inner, Estimator):
             flat.update(_flat_params(inner, value, f"{prefix}{name}__"))
         else:
@@ -419,10 +419,17 @@ class Estimator:
         and held in ``name`` (as the scikit-learn adapters create their default booster), so
         that ``committee__grace_period`` can be set, and searched over, on a default booster."""
         target = getattr(self, name)
-        if target is None and isinstance(self._none_stands_for(name), Estimator):
-            target = self._none_stands_for(name)
-            setattr(self, name, target)
+        if target is None:
+            target = self._default_estimator(name)
+            if target is not None:
+                setattr(self, name, target)
         return target
+
+    def _default_estimator(self, name: str) -> Estimator | None:
+        """A new default estimator that parameter ``name`` of ``None`` stands for
+        (:meth:`_none_stands_for`), or ``None`` if it stands for no estimator."""
+        default = self._none_stands_for(name)
+        return default if isinstance(default, Estimator) else None
 
     def _checked_new_params(
         self, params: dict[str, Any], values: bool = True
@@ -443,8 +450,8 @@ class Estimator:
         new = {**self._get_params(), **direct}
         for name, sub in nested.items():
             target = new[name]
-            if target is None and isinstance(self._none_stands_for(name), Estimator):
-                target = self._none_stands_for(name)  # created when set (_nested_target)
+            if target is None:
+                target = self._default_estimator(name)  # created when set (_nested_target)
             if isinstance(target, Estimator):
                 target._checked_new_params(sub, values)
             elif not hasattr(target, "set_params"):

@@ -61,7 +61,7 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     (:func:`olboost._numba_cache.compile_for_arguments`), so that each is compiled once for both
     the driver and the one-example path; on a cold start the committee's learn in another
     process (:func:`olboost._numba_cache.compile_elsewhere`). Found again by the arguments'
-    :func:`_layout` and the kernels."""
+    :func:`olboost._numba_cache.layout_key` and the kernels."""
     values = (X, targets, scores, kernels.state, booster_state, H, weights, demand)
     key = (kernels.predict, kernels.learn, step_kernel, *[layout_key(v) for v in values])
     entry = _by_layout.get(key)

@@ -117,14 +117,16 @@ class _OnlineBoostingBase(BaseEstimator):
         (:meth:`olboost.base.Estimator._set_params_at_fit`)."""
         with restored_on_failure(self):
             own = {k: v for k, v in params.items() if not k.startswith("booster__")}
-            nested = {k.removeprefix("booster__"): v for k, v in params.items() if k not in own}
+            prefixed = {k: v for k, v in params.items() if k not in own}
             super().set_params(**own)
-            if self.booster is None and nested:
+            if self.booster is None and prefixed:
                 self.booster = self._default_booster()
-            if nested and isinstance(self.booster, Estimator):
-                self.booster._set_params_at_fit(nested)
-            elif nested:
-                super().set_params(**{f"booster__{k}": v for k, v in nested.items()})
+            if prefixed and isinstance(self.booster, Estimator):
+                self.booster._set_params_at_fit(
+                    {k.removeprefix("booster__"): v for k, v in prefixed.items()}
+                )
+            elif prefixed:
+                super().set_params(**prefixed)
             return self
 
     # ------------------------------------------------------------------ state and input
