@@ -455,3 +455,24 @@ def test_dict_values_of_plain_numbers_convert_as_each_value_alone():
         assert got.tobytes() == want.tobytes(), x  # -0.0 stays -0.0
     assert np.isnan(dict_values({"a": 1.0}, ["a", "b"], True, "w")[1])  # absent: missing
     assert np.isnan(dict_values({"a": 1.0, "b": None}, ["a", "b"], True, "w")[1])
+
+
+def test_a_first_frame_orders_the_features_as_it_stands_on_the_array_path_sorted_in_learn_many():
+    # the documented split (olboost.online): the array paths follow scikit-learn's
+    # feature_names_in_, learn_many River's unordered dicts; the trees draw their feature
+    # subsets by that order, so only sorted columns make the two starts one model
+    pd = pytest.importorskip("pandas")
+    X, Y = synthetic_multilabel(n=40, k=3)
+    y = Y.argmax(axis=1)
+    model = AdaBoostOLM(VFDTCommittee(n_features=2), learners=3, seed=1, classes=[0, 1, 2])
+    unsorted = pd.DataFrame(X, columns=[f"f{j}" for j in reversed(range(X.shape[1]))])
+    by_array, by_batch = model.clone(), model.clone()
+    by_array.learn(unsorted, y)
+    by_batch.learn_many(unsorted, pd.Series(y))
+    assert by_array.feature_names_in_ == list(unsorted.columns)
+    assert by_batch.feature_names_in_ == sorted(unsorted.columns)
+    in_order = unsorted[sorted(unsorted.columns)]
+    by_array, by_batch = model.clone(), model.clone()
+    by_array.learn(in_order, y)
+    by_batch.learn_many(in_order, pd.Series(y))
+    assert pickle.dumps(by_array) == pickle.dumps(by_batch)

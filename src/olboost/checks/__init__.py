@@ -19,8 +19,10 @@ committee's ``predict`` and ``learn``), bad parameters (every parameter declares
 and each rejects values outside it, naming the parameter, at construction and when changed
 before the first example), clone (the parameters copied, never shared; a committee's clone with
 attributes goes on as the original, apart from it), the array path (it scores and learns as the
-one-example path does, and ``learn`` ends where scoring and learning does), and the predictions
-(their shape, and ``predict_one`` as the cut of the ranking), and names (:mod:`._names`: class
+one-example path does, and ``learn`` ends where scoring and learning does), the input forms
+(dict key order does not matter; a pandas Series row learns as its dict, or on pandas' default
+index as its vector), and the predictions (their shape, and ``predict_one`` as the cut of the
+ranking), and names (:mod:`._names`: class
 and label names of every kind, bools apart from 0 and 1, tuples, NumPy scalars, keep their
 identity on every path, the array paths and the protocols over a data set ending where the
 one-example path does); for the exploration schemes, their
@@ -171,6 +173,7 @@ def _checks(model: Estimator) -> Iterator[Callable[[Estimator], None]]:
             yield _names.check_booster_own_objects
             yield _names.check_booster_names_array_path
             yield _names.check_booster_names_frames_and_arrays
+            yield check_booster_series_rows
     elif isinstance(model, Committee):
         yield check_committee_predictions
         yield check_committee_purity
@@ -652,6 +655,43 @@ def check_booster_feature_order(model: Estimator) -> None:
     xq = dict(zip(names, X[0], strict=True))
     shuffled = {k: xq[k] for k in reversed(names)}
     assert _predict_vector(a, xq) == _predict_vector(b, shuffled), "dict key order must not matter"
+
+
+def check_booster_series_rows(model) -> None:
+    """A pandas Series row (``df.iloc[i]``) is read as the DataFrame's row it is: one whose
+    index names the features learns and predicts as the dict of its items (in any order), one
+    on pandas' default index ``0..d-1`` as the vector of its values; a Series naming a feature
+    twice is refused before anything changes."""
+    import pandas as pd
+
+    from olboost.checks._names import _same_bytes
+
+    model = _with_labels(model).clone({"seed": 5})  # seed None draws one per clone
+    X, ys = _stream(model, 12)
+    names = [f"f{j}" for j in range(X.shape[1])]
+    named = pd.DataFrame(X[:, ::-1], columns=names[::-1])
+    as_dicts, as_series = model.clone(), model.clone()
+    as_vectors, as_positions = model.clone(), model.clone()
+    for i, y in enumerate(ys):
+        assert _predict_vector(as_series, named.iloc[i]) == _predict_vector(
+            as_dicts, dict(zip(names, X[i], strict=True))
+        ), "a named Series must predict as the dict of its items"
+        as_dicts.learn_one(dict(zip(names, X[i], strict=True)), y)
+        as_series.learn_one(named.iloc[i], y)
+        as_vectors.learn_one(X[i], y)
+        as_positions.learn_one(pd.Series(X[i]), y)
+    _same_bytes(as_dicts, as_series, "learn_one of named Series vs of dicts")
+    _same_bytes(as_vectors, as_positions, "learn_one of Series on 0..d-1 vs of vectors")
+    assert _predict_vector(as_positions, pd.Series(X[0])) == _predict_vector(as_vectors, X[0])
+    before = pickle.dumps(as_series)
+    twice = pd.Series(X[0], index=[names[0]] + names[:-1])
+    try:
+        as_series.learn_one(twice, ys[0])
+    except ValueError as error:
+        assert "twice" in str(error) and repr(names[0]) in str(error), error
+    else:
+        raise AssertionError("a Series naming a feature twice must be refused")
+    assert pickle.dumps(as_series) == before, "a refused Series changed the model"
 
 
 def check_booster_clone_learns_alike(model: Estimator) -> None:

@@ -32,7 +32,15 @@ take features that appear later; these models, whose weak learners each draw a f
 the start, do not): a later dict may omit some of them (they are missing) and may hold keys not
 seen then, which are ignored. A learner started on dicts, or on a DataFrame whose column names
 are strings, reads a matrix by column name (a DataFrame, its columns in any order, absent and
-extra ones as a dict's keys), never a plain array by position. Any other
+extra ones as a dict's keys), never a plain array by position. A pandas Series (a DataFrame's
+row, ``df.iloc[i]``) is read as that row: as the dict of its items where the model reads
+features by name (or has not started and the Series' index is not pandas' default ``0..d-1``),
+else as the vector of its values. The features' order, by which a committee draws each weak
+learner's feature subset, is a first dict's or ``learn_many`` batch's names sorted, as River's
+dicts have no order, but a first DataFrame's columns as they stand on the array paths
+(``learn``, ``score_then_learn``), as scikit-learn's ``feature_names_in_``: a model started by
+``learn(frame)`` and one started by ``learn_many(frame)`` are the same model only if the frame's
+columns are sorted. Any other
 learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
 and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 """

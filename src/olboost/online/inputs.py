@@ -267,14 +267,16 @@ def check_vector(
     feature_names: list[Hashable] | None,
     n_features: int | None,
 ) -> tuple[np.ndarray, list[Hashable] | None]:
-    """Validate one feature vector ``x`` of the learner ``who`` (a dict or a 1-D vector; the
-    rules are in the docstring of :mod:`olboost.online`); returns it as float64 and, for the
-    first dict, the key order (sorted) that fixes the features.
+    """Validate one feature vector ``x`` of the learner ``who`` (a dict, a 1-D vector or a pandas
+    Series; the rules are in the docstring of :mod:`olboost.online`); returns it as float64 and,
+    for the first dict, the key order (sorted) that fixes the features.
 
     ``feature_names`` are the keys fixed by the first example if it was a dict (else ``None``),
     ``n_features`` the number of features of a started learner (``None``: not started).
     """
     names: list[Hashable] | None = None
+    if _is_series(x):
+        x = _series_row(x, who, feature_names, n_features)
     if isinstance(x, Mapping):
         if n_features is not None and feature_names is None:
             raise TypeError(f"{who}: x must be a vector, as in the first example, not a dict")
@@ -303,7 +305,9 @@ def check_vector(
                 f"{', ...' if len(feature_names) > 5 else ''}), by its first dict or DataFrame"
             )
         if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
-            raise TypeError(f"{who}: x must be a dict or a 1-D vector, got {type(x).__name__}")
+            raise TypeError(
+                f"{who}: x must be a dict, a 1-D vector or a pandas Series, got {type(x).__name__}"
+            )
         keys = None
         xv = as_floats(x, f"{who}: feature values")
         if xv.ndim != 1:
@@ -313,6 +317,30 @@ def check_vector(
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who, given=x)
     return xv, names
+
+
+def _is_series(x: Any) -> bool:
+    """Whether ``x`` is a pandas Series (told without importing pandas)."""
+    module = type(x).__module__
+    return (module == "pandas" or module.startswith("pandas.")) and type(x).__name__ == "Series"
+
+
+def _series_row(
+    x: Any, who: str, feature_names: list[Hashable] | None, n_features: int | None
+) -> dict[Hashable, Any] | np.ndarray:
+    """A pandas Series (a DataFrame's row, ``df.iloc[i]``) as the example it stands for, read as
+    a DataFrame's columns are: a dict of its index's labels to its values where a model reads
+    features by name (its features are named, or it has not started and the labels are not
+    pandas' default ``0..d-1``), else a vector of its values by position."""
+    index = list(x.index)
+    if len(set(index)) != len(index):
+        seen: set = set()
+        twice = [label for label in index if label in seen or seen.add(label)]
+        raise ValueError(f"{who}: x names a feature twice ({', '.join(map(repr, twice[:5]))})")
+    if feature_names is not None or (n_features is None and named_columns(index)):
+        return dict(zip(index, x.tolist(), strict=True))
+    # pd.NA (a gap in a nullable dtype) is a missing value, as in a DataFrame's rows
+    return x.to_numpy(na_value=np.nan)
 
 
 def key_order(keys: Iterable[Hashable]) -> list[Hashable]:

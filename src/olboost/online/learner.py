@@ -497,9 +497,9 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         x: Mapping | Sequence | np.ndarray,
         y: AbstractSet[Hashable] | Mapping[Any, bool] | Feedback,
     ) -> None:
-        """Learn from one example: features ``x`` (a dict or a 1-D vector) and its target ``y``:
-        the set of its relevant labels (possibly empty), River's ``{label: bool}`` (relevant:
-        the labels mapped to ``True``; an absent label is irrelevant) or a
+        """Learn from one example: features ``x`` (a dict, a 1-D vector or a pandas Series row)
+        and its target ``y``: the set of its relevant labels (possibly empty), River's ``{label:
+        bool}`` (relevant: the labels mapped to ``True``; an absent label is irrelevant) or a
         :class:`olboost.feedback.Feedback` object over the labels, in their order. Invalid input
         raises before anything changes (see the class docstring)."""
         xv, names = self._check_x(x)
@@ -545,7 +545,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         Parameters
         ----------
         x
-            Features: a dict or a 1-D vector, as in :meth:`learn_one`.
+            Features: a dict, a 1-D vector or a pandas Series row, as in :meth:`learn_one`.
         **kwargs
             Ignored (River's ``MultiLabelClassifier.predict_one`` signature).
 
