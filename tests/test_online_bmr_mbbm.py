@@ -132,7 +132,7 @@ def mbbm_reference(H, y, gamma, w_star, floor=0.0):
     return out
 
 
-@pytest.mark.parametrize("bound", ["lemma10", "trivial", "authors"])
+@pytest.mark.parametrize("bound", ["lemma10", "trivial", "exact_law", "authors"])
 def test_mbbm_weights_follow_algorithm_1(bound):
     model = OnlineMBBM(
         ScriptedCommittee(), learners=7, seed=0, classes=4, gamma=0.2, weight_bound=bound
@@ -151,6 +151,8 @@ def test_mbbm_weights_follow_algorithm_1(bound):
             rtol=1e-12,
         )
         floored += int(np.sum(model.committee_.learned_[-1][:, y] == 1e-10))
+        if bound != "authors":  # an upper bound on w^i(t): every weight taught is in [0, 1]
+            assert model.committee_.learned_[-1].max() <= 1.0
         votes = np.bincount(np.argmax(H, axis=1), minlength=4)
         assert model.predict_one(x) == int(np.argmax(votes))
     # the last learners often face a decided vote (weight 0): the floor is exercised
@@ -159,6 +161,7 @@ def test_mbbm_weights_follow_algorithm_1(bound):
         "trivial": 4.0,
         "authors": 30.0,  # the authors' code teaches 0.1 w^i / (k - 1), k = 4
         "lemma10": [mbbm_weight_bound(i, 7, 4, 0.2) for i in range(1, 8)],
+        "exact_law": [mbbm_weight_bound(i, 7, 4, 0.2, form="exact_law") for i in range(1, 8)],
     }[bound]
     np.testing.assert_allclose(model.w_star_, expected)
 

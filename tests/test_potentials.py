@@ -496,6 +496,10 @@ def test_mbbm_weight_bound_values():
     assert mbbm_weight_bound(1, 50, 3, 0.6) == 3.0  # Lemma 10 needs gamma < 1/2
     assert mbbm_weight_bound(1, 10001, 3, 0.5) == 3.0  # strictly
     assert mbbm_weight_bound(1, 400, 3, 0.1, form="exact_law") < 1.0
+    # OnlineMBBM's docstring: eq. 20 falls below k only where N - i exceeds about 21 k^3
+    for k, first_below in ((2, 171), (3, 572), (4, 1354)):
+        assert mbbm_weight_bound(1, first_below - 1, k, 0.1) == k
+        assert mbbm_weight_bound(1, first_below, k, 0.1) < k
 
 
 # --------------------------------------------------------------------------------------------------

@@ -73,11 +73,20 @@ class OnlineMBBM(MulticlassBooster):
         The assumed edge in (0, 1).
     weight_bound
         The divisor ``w^{i*}`` of line 12: an estimate of ``max_t w^i(t)`` (line 1),
-        ``"lemma10"`` (Lemma 10 of the paper, capped by ``k``; it requires ``gamma < 1/2`` and
-        falls back to ``k`` otherwise) or ``"trivial"`` (``k``); or ``"authors"``, the
-        normalisation of the authors' code, ``10 (k - 1)``: their learner ``i`` is taught with
-        weight ``0.1 c_i w^i(t) / (k - 1)``, ``c_i`` being a per-learner constant (uniform on
-        ``[10, 200]`` there), which is the committee's weight multiplier here. The weight the
+        ``"lemma10"`` (Lemma 10 of the paper, eq. 20, capped by ``k``; it requires ``gamma <
+        1/2`` and falls back to ``k`` otherwise), ``"trivial"`` (``k``) or ``"exact_law"``
+        (eq. 21-22 with the exact law of the vote difference, before the Berry-Esseen step of
+        Lemma 10: a valid bound for every ``gamma``, and much tighter; see
+        :func:`~olboost.potentials.mbbm_weight_bound`). Lemma 10's bound ``c k^{5/2} /
+        sqrt(N - i)`` (``c`` about 4.6) is below ``k`` only where ``N - i`` exceeds about
+        ``21 k^3`` (171 learners at ``k = 2``, 572 at 3, 1,354 at 4): with fewer learners
+        ``"lemma10"`` is ``"trivial"``, bit for bit. Or ``"authors"``, the normalisation of the
+        authors' code, ``10 (k - 1)``: their learner ``i`` is taught with weight ``0.1 c_i
+        w^i(t) / (k - 1)``, ``c_i`` being a per-learner constant (uniform on ``[10, 200]``
+        there), which is the committee's weight multiplier here: pair it with
+        ``VFDTCommittee(weight_multiplier=(10, 200))``, as ``olboost reproduce multiclass``
+        does; under the default multipliers, drawn on ``[3, 10]``, each example weighs an order of
+        magnitude less than in their setup, and the model learns far more slowly. The weight the
         booster passes is at least ``1e-10``, so that every learner learns every example, as
         their ``max(1e-10, .)`` does (they floor after multiplying by ``c_i``, here the floor
         comes before the multiplier: only the size of a negligible weight differs). The weights
@@ -111,7 +120,7 @@ class OnlineMBBM(MulticlassBooster):
     _param_constraints = {
         **MulticlassBooster._param_constraints,
         "gamma": Interval(0, 1, closed="neither"),
-        "weight_bound": OneOf("lemma10", "trivial", "authors"),
+        "weight_bound": OneOf("lemma10", "trivial", "exact_law", "authors"),
         "method": OneOf("exact", "monte_carlo"),
         "draws": Interval(1, None, integer=True),
         "vote": OneOf("argmax", "expected_cost"),
@@ -155,8 +164,9 @@ class OnlineMBBM(MulticlassBooster):
         elif self.weight_bound == "authors":
             self.w_star_ = np.full(n, 10.0 * (k - 1))
         else:
+            form = "exact_law" if self.weight_bound == "exact_law" else "berry_esseen"
             self.w_star_ = np.array(
-                [mbbm_weight_bound(i, n, k, self.gamma) for i in range(1, n + 1)]
+                [mbbm_weight_bound(i, n, k, self.gamma, form=form) for i in range(1, n + 1)]
             )
 
     def __getstate__(self) -> dict[str, Any]:

@@ -205,7 +205,12 @@ class VFDTCommittee(TreeArrays, Committee):
         attributes (River's ``HoeffdingTreeClassifier``). ``"multiway"``: the multiway split only,
         as MOA's ``HoeffdingTree`` and Weka's ``HoeffdingTree`` do by default
         (``binarySplits=false``, ``NominalAttributeClassObserver``); the experiments of the
-        online boosting papers used a Weka port.
+        online boosting papers used a Weka port. The two rarely differ: a multiway split refines
+        every binary split of its attribute, so its information gain is never lower (up to
+        rounding), and a binary split replaces it only at a strictly higher merit, as in River;
+        a binary split wins where the multiway one is invalid (fewer than two categories above
+        ``min_branch_fraction`` of the weight) and one of its own is not. River's
+        ``binary_split=True`` (binary candidates only) has no counterpart here.
     semantics
         ``"river"`` (River's ``HoeffdingTreeClassifier``) or ``"weka_port"`` (the Weka port used by
         the online boosting papers' code; see above).
