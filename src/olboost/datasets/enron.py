@@ -1,6 +1,6 @@
 """Enron e-mail foldering: each user's messages, labelled by folder, as a chronological stream.
 
-Shalev-Shwartz & Singer (AISTATS 2007, Sec. 6, Table 1) classify the e-mail of seven Enron users
+Shalev-Shwartz & Singer (AISTATS 2007, Sec. 5, Table 1) classify the e-mail of seven Enron users
 into their folders online, after Bekkerman, McCallum & Huang (2004): every message is a binary
 bag of words, the stream runs in time order, and the folders with fewer than 3 messages are left
 out. :func:`load_enron_foldering` reads one user's archive of a directory laid out as

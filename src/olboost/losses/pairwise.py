@@ -11,7 +11,7 @@ chosen by a code:
 * ``RANK`` (0): the rank loss ``1(x > 0) + 1/2 1(x = 0)`` (Jung & Tewari 2018, Sec. 3.1);
 * ``HINGE`` (1): the hinge ``(1 + x)_+`` (Sec. 3.1);
 * ``HINGE_NO_MARGIN`` (2): ``x_+``, used by the authors' code;
-* ``RANK_TIES`` (3): the unweighted rank loss of Raman et al. 2020 (Sec. 2.1), ``1(x >= 0)``:
+* ``RANK_TIES`` (3): the unweighted rank loss of Raman et al. 2020 (Sec. 2.2), ``1(x >= 0)``:
   a tie counts as a whole error (``loss="rank"`` of the top-k potentials and Top-k BBM,
   :data:`TOPK_LOSS_CODES`).
 
@@ -66,7 +66,7 @@ RANK_TIES = 3
 #: The codes by name (the full-information boosters' and potentials' ``loss`` parameter).
 LOSS_CODES = {"rank": RANK, "hinge": HINGE, "hinge_no_margin": HINGE_NO_MARGIN}
 #: The same names under top-k feedback, whose paper counts a tied pair as an error: its
-#: unweighted rank loss is ``sum I(s[a] <= s[b])`` (Raman et al. 2020, Sec. 2.1).
+#: unweighted rank loss is ``sum I(s[a] <= s[b])`` (Raman et al. 2020, Sec. 2.2).
 TOPK_LOSS_CODES = {**LOSS_CODES, "rank": RANK_TIES}
 
 

@@ -68,7 +68,7 @@ def topk_potential(
     relevant label, so each pair uses :func:`difference_law` ``(n, 1, k, gamma)``). The sum is
     *unweighted* (the paper's losses are the unweighted rank and hinge losses; Corollary 3 uses the
     hinge). It upper-bounds the ground-truth potential ``Upsilon`` of eq. 2 (Proposition 1).
-    ``loss="rank"`` is the paper's ``f = I(s[a] <= s[b])`` (Sec. 2.1): a tie is a whole error,
+    ``loss="rank"`` is the paper's ``f = I(s[a] <= s[b])`` (Sec. 2.2): a tie is a whole error,
     not the half of the full-information potentials (Jung & Tewari 2018).
 
     Parameters
