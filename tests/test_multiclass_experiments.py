@@ -87,6 +87,26 @@ def test_reproduce_multiclass_cli(tmp_path, capsys):
     assert got["reorderings"] == 2 and 0.3 < got["accuracy_last20"] <= 1.0
 
 
+def test_reproduce_multiclass_computes_the_mb_potentials_as_told(tmp_path, capsys):
+    # exact by default; --method monte_carlo estimates them as the paper did (App. E), keys
+    # those cells apart and leaves the columns without potentials as they were
+    argv = ["reproduce", "multiclass", "--reorderings", "1", "--datasets", "balance",
+            "--columns", "AdaOLM", "MB .1", "--learners", "5", "--no-progress",
+            "--cells", str(tmp_path / "cells"), "--output", str(tmp_path / "mc.json")]  # fmt: skip
+    assert main(argv) == 0
+    exact = json.loads((tmp_path / "mc.json").read_text())
+    assert main([*argv, "--method", "monte_carlo"]) == 0
+    assert "1 of 2 cells finished before" in capsys.readouterr().out  # AdaOLM's
+    mc = json.loads((tmp_path / "mc.json").read_text())
+    assert (exact["method"], mc["method"]) == ("exact", "monte_carlo")
+    data = ex.load_experiment_data("balance")
+    by_hand = ex.run_column("MB .1", data, 1, learners=5, method="monte_carlo", warm_up=False)
+    assert mc["results"]["balance"]["MB .1"]["accuracy"] == by_hand.accuracy
+    assert by_hand.accuracy != ex.run_column("MB .1", data, 1, learners=5, warm_up=False).accuracy
+    ada = [record["results"]["balance"]["AdaOLM"]["accuracy"] for record in (exact, mc)]
+    assert ada[0] == ada[1]
+
+
 def test_reproduce_multiclass_skips_default_rows_it_cannot_run_and_refuses_named_ones(
     tmp_path, capsys
 ):

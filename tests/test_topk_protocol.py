@@ -543,3 +543,37 @@ def test_reproduce_topk_tables_compare_only_the_papers_settings():
         len(smoke[smoke.index(next(x for x in smoke if x.startswith("\nTable 4"))) + 2].split())
         == 5
     )
+
+
+def test_reproduce_topk_computes_the_potentials_as_told(tmp_path, capsys):
+    # exact by default; --method monte_carlo estimates TopOpt's and FullOpt's as the authors'
+    # code did, and keys those cells apart (the exact cells keep their key, so an existing
+    # cache stays valid)
+    exact = tx.plan(["emotions"], ["uniform"], 1, gammas=(0.1,))
+    mc = tx.plan(["emotions"], ["uniform"], 1, gammas=(0.1,), method="monte_carlo")
+    assert {job.method for job in exact} == {"exact"}
+    assert {job.column: job.method for job in mc} == {
+        "TopOpt": "monte_carlo", "TopAda": "exact", "FullOpt": "monte_carlo", "FullAda": "exact"
+    }  # fmt: skip
+    for job in mc:
+        if job.method == "monte_carlo":
+            assert tx.build_model(job).method == "monte_carlo"
+            assert tx.job_key(job)["method"] == "monte_carlo"
+        else:
+            assert "method" not in tx.job_key(job)
+    assert all("method" not in tx.job_key(job) for job in exact)
+    out = tmp_path / "topk.json"
+    argv = ["reproduce", "topk", "--datasets", "emotions", "--explorations", "uniform",
+            "--seeds", "1", "--loops", "1", "--learners", "2", "--gammas", "0.2", "--no-full",
+            "--jobs", "1", "--no-progress", "--cells", str(tmp_path / "cells"),
+            "--output", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    first = json.loads(out.read_text())
+    assert main([*argv, "--method", "monte_carlo"]) == 0
+    assert "1 of 2 cells finished before" in capsys.readouterr().out  # TopAda's
+    second = json.loads(out.read_text())
+    assert (first["method"], second["method"]) == ("exact", "monte_carlo")
+    table = {r["method"]: r["tables"]["uniform"]["emotions"] for r in (first, second)}
+    assert table["exact"]["TopAda"] == table["monte_carlo"]["TopAda"]
+    job = tx.Job("emotions", "TopOpt", 1, 2, 1, "uniform", 0.02, 0.2, method="monte_carlo")
+    assert table["monte_carlo"]["TopOpt"]["rank_loss_per_seed"] == [tx.run_job(job)["rank_loss"]]

@@ -96,14 +96,15 @@ def cmd_topk(args: argparse.Namespace) -> int:
         datasets.append(name)
     jobs = plan(
         datasets, args.explorations, args.seeds, args.gammas, not args.no_full, args.loops,
-        args.learners, args.trees,
+        args.learners, args.trees, args.method,
     )  # fmt: skip
     print(
         f"{len(jobs)} runs ({args.seeds} seeds) on {n_jobs} process"
         f"{'es' if n_jobs > 1 else ''}: Table 5 settings"
         + (f", loops overridden: {args.loops}" if args.loops else "")
         + (f", learners overridden: {args.learners}" if args.learners else "")
-        + f"; {args.trees} trees",
+        + f"; {args.trees} trees"
+        + ("; Monte Carlo potentials" if args.method == "monte_carlo" else ""),
         flush=True,
     )
     cache = cell_cache(args, output, "topk")
@@ -142,6 +143,7 @@ def cmd_topk(args: argparse.Namespace) -> int:
         "loops_override": args.loops,
         "learners_override": args.learners,
         "trees": args.trees,
+        "method": args.method,
         "table5": {
             name: [None if s is None else asdict(s) for s in v] for name, v in TABLE5.items()
         },
@@ -373,6 +375,13 @@ def add_parsers(sub: Any) -> None:
         "if absent)",
     )
     _add_trees_option(topk)
+    topk.add_argument(
+        "--method",
+        choices=["exact", "monte_carlo"],
+        default="exact",
+        help="TopOpt's and FullOpt's potentials: exact, or Monte Carlo estimates (100 draws) as "
+        "the authors' code (default: %(default)s)",
+    )
     topk.add_argument("--jobs", type=int, help="worker processes (default: every core)")
     add_output_options(
         topk,

@@ -93,8 +93,9 @@ _ROWS = {
 @dataclass(frozen=True)
 class Job:
     """One run: ``column``'s algorithm on ``dataset`` with ``seed`` (the committee's and the
-    booster's), its hyperparameters, how many points of its learning curve to return, and its
-    trees (one of ``TREES``)."""
+    booster's), its hyperparameters, how many points of its learning curve to return, its
+    trees (one of ``TREES``) and how TopOpt and FullOpt compute their potentials (``"exact"``,
+    or ``"monte_carlo"`` with 100 draws, as the authors' code estimated them)."""
 
     dataset: str
     column: str
@@ -107,6 +108,7 @@ class Job:
     k: int = K
     curve_points: int = 0
     trees: str = TREES[0]
+    method: str = "exact"
 
     @property
     def cost(self) -> float:
@@ -128,12 +130,13 @@ def build_model(job: Job) -> Any:
     common = {"learners": job.learners, "seed": job.seed}
     if job.column == "TopOpt":
         return TopkBBM(
-            committee, **common, k=job.k, exploration=job.exploration, rho=job.rho, gamma=job.gamma
-        )
+            committee, **common, k=job.k, exploration=job.exploration, rho=job.rho,
+            gamma=job.gamma, method=job.method,
+        )  # fmt: skip
     if job.column == "TopAda":
         return TopkAdaptive(committee, **common, k=job.k, exploration=job.exploration, rho=job.rho)
     if job.column == "FullOpt":
-        return OnlineBMR(committee, **common, gamma=job.gamma)
+        return OnlineBMR(committee, **common, gamma=job.gamma, method=job.method)
     if job.column == "FullAda":
         return AdaOLMR(committee, **common)
     raise ValueError(f"unknown column {job.column!r}; choose from {list(COLUMNS)}")
@@ -227,7 +230,12 @@ def job_key(job: Job, tmc: str | None = None) -> dict[str, Any]:
     from olboost._version import __version__
 
     where = str(tmc) if job.dataset == LARGE_STREAM and tmc is not None else None
-    return {"suite": "topk", **asdict(job), "tmc": where, "olboost": __version__}
+    fields = asdict(job)
+    if job.method == "exact" or job.column not in ("TopOpt", "FullOpt"):
+        # the cells of exact potentials keep the key they had before the option existed, and
+        # the columns without potentials one key whatever the option
+        del fields["method"]
+    return {"suite": "topk", **fields, "tmc": where, "olboost": __version__}
 
 
 def run_jobs(
@@ -292,9 +300,11 @@ def plan(
     loops: int | None = None,
     learners: int | None = None,
     trees: str = TREES[0],
+    method: str = "exact",
 ) -> list[Job]:
     """The jobs of Tables 1 and 2: Table 5 hyperparameters unless ``loops`` or ``learners``
-    override them (a smoke run), every column on ``trees``."""
+    override them (a smoke run), every column on ``trees``, TopOpt's and FullOpt's potentials
+    by ``method``."""
     from olboost.cli import bmr_gammas
 
     jobs = []
@@ -321,11 +331,14 @@ def plan(
                                 s.rho,
                                 gamma,
                                 trees=trees,
+                                method=method if column == "TopOpt" else "exact",
                             )  # fmt: skip
                         )
             if with_full:
                 n = learners or FULL_LEARNERS
                 for gamma in full_gammas:
-                    jobs.append(Job(name, "FullOpt", seed, n, gamma=gamma, trees=trees))
+                    jobs.append(
+                        Job(name, "FullOpt", seed, n, gamma=gamma, trees=trees, method=method)
+                    )
                 jobs.append(Job(name, "FullAda", seed, n, trees=trees))
     return jobs
