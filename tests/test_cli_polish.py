@@ -1231,3 +1231,28 @@ def test_a_full_disk_names_the_file_keeps_the_record_and_the_old_figure(tmp_path
         assert "plot 2" in done.stdout.splitlines()
         assert errors[1] == f"olboost: error: {tmp_path / 'fig.png'}: File too large (writing it)"
         assert (tmp_path / "fig.png").read_bytes() == (tmp_path / "good.png").read_bytes()
+
+
+def test_linear_and_mixed_committees_run_from_the_cli(capsys):
+    # Shalev-Shwartz & Singer's rankers as weak learners (issue #13), alone and beside trees
+    from olboost.cli import build_parser
+    from olboost.cli._run import prepare_run
+    from olboost.weak import LinearCommittee, MixedCommittee, VFDTCommittee
+
+    argv = ["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--features", "7"]
+    _, linear = prepare_run(build_parser().parse_args([*argv, "--committee", "linear"]))
+    assert isinstance(linear.committee, LinearCommittee) and linear.committee.n_features == 7
+    argv = ["run", "--algorithm", "adaboost-olm", "--dataset", "car", "--features", "4"]
+    data, mixed = prepare_run(build_parser().parse_args([*argv, "--committee", "mixed"]))
+    trees, averaged, last = mixed.committee.committees
+    assert isinstance(trees, VFDTCommittee) and trees.n_features == 4
+    assert trees.nominal_attributes == data.nominal_cardinalities
+    assert (averaged.average, last.average) == (True, False)
+    # MixedCommittee()'s mix: on its defaults, the same learners
+    default = MixedCommittee()
+    mixed.committee.start(10, data.n_classes, data.n_features, 1)
+    default.start(10, data.n_classes, data.n_features, 1)
+    assert np.array_equal(mixed.committee.setup_.part, default.setup_.part)
+    out = main(["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--committee",
+                "mixed", "--learners", "4", "--no-progress"])  # fmt: skip
+    assert out == 0 and "rank loss" in capsys.readouterr().out

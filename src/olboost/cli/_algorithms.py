@@ -141,6 +141,25 @@ def _river(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
     return RiverCommittee(model=tree, n_features=_features(args))
 
 
+def _linear(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
+    from olboost.weak.linear import LinearCommittee
+
+    return LinearCommittee(n_features=_features(args))
+
+
+def _mixed(args: argparse.Namespace, nominal: dict[int, int]) -> Any:
+    from olboost.weak.linear import LinearCommittee
+    from olboost.weak.mixed import _DEFAULT_SHARES, MixedCommittee
+
+    # MixedCommittee()'s parts and shares, on --features and the data set's nominal columns
+    parts = [
+        _vfdt(args, nominal),
+        LinearCommittee(n_features=_features(args)),
+        LinearCommittee(n_features=_features(args), average=False),
+    ]
+    return MixedCommittee(parts, shares=list(_DEFAULT_SHARES))
+
+
 #: CLI committee name -> factory(args, nominal cardinalities).
 COMMITTEES: dict[str, Callable[[argparse.Namespace, dict[int, int]], Any]] = {
     "vfdt": _vfdt,
@@ -148,6 +167,8 @@ COMMITTEES: dict[str, Callable[[argparse.Namespace, dict[int, int]], Any]] = {
     # HoeffdingTree, whose nominal splits are multiway only
     "vfdt-weka": functools.partial(_vfdt, semantics="weka_port", nominal_splits="multiway"),
     "river": _river,
+    "linear": _linear,
+    "mixed": _mixed,
 }
 
 
@@ -164,7 +185,9 @@ def _add_committee_options(p: argparse.ArgumentParser, committee: bool = True) -
             help="vfdt: compiled Hoeffding trees (fast) with the rules of River's "
             "HoeffdingTreeClassifier; vfdt-weka: the same, with the rules of the port of Weka's "
             "HoeffdingTree that the papers' code used (as reproduce topk); river: River's "
-            "HoeffdingTreeClassifier itself",
+            "HoeffdingTreeClassifier itself; linear: Shalev-Shwartz & Singer's label rankers "
+            "(LinearCommittee, Update III; a nominal attribute is read as its code); mixed: "
+            "half vfdt trees, half linear rankers (MixedCommittee's default mix)",
         )
     p.add_argument(
         "--features",
