@@ -9,6 +9,8 @@ its key for dict input, its column index otherwise.
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -320,9 +322,10 @@ def check_vector(
 
 
 def _is_series(x: Any) -> bool:
-    """Whether ``x`` is a pandas Series (told without importing pandas)."""
-    module = type(x).__module__
-    return (module == "pandas" or module.startswith("pandas.")) and type(x).__name__ == "Series"
+    """Whether ``x`` is a pandas Series (pandas is not imported for it: a Series exists only
+    where pandas was)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(x, pandas.Series)
 
 
 def _series_row(
@@ -334,8 +337,7 @@ def _series_row(
     pandas' default ``0..d-1``), else a vector of its values by position."""
     index = list(x.index)
     if len(set(index)) != len(index):
-        seen: set = set()
-        twice = [label for label in index if label in seen or seen.add(label)]
+        twice = [label for label, n in Counter(index).items() if n > 1]
         raise ValueError(f"{who}: x names a feature twice ({', '.join(map(repr, twice[:5]))})")
     if feature_names is not None or (n_features is None and named_columns(index)):
         return dict(zip(index, x.tolist(), strict=True))
