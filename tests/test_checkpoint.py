@@ -285,6 +285,12 @@ def test_files_get_the_usual_permissions_and_stale_temporaries_go(tmp_path, emot
     os.umask(mask)
     # as open() would give, but never writable by every user: a model is code when loaded
     assert path.stat().st_mode & 0o777 == 0o664 & ~mask
+    # a file replaced keeps its mode (a model kept private stays private; it became 0644),
+    # less the write bit for others
+    for kept, then in ((0o600, 0o600), (0o640, 0o640), (0o666, 0o664)):
+        path.chmod(kept)
+        olboost.save(_trained(emotions, rows=20), path)
+        assert path.stat().st_mode & 0o777 == then, oct(kept)
     dead = tmp_path / ".m.olb.999999999.x1.olboost-tmp"  # a pid no process has
     alive = tmp_path / f".m.olb.{os.getppid()}.x2.olboost-tmp"  # a running process's
     dead.write_bytes(b"partial")

@@ -1257,3 +1257,16 @@ def test_linear_and_mixed_committees_run_from_the_cli(capsys):
     out = main(["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--committee",
                 "mixed", "--learners", "4", "--no-progress"])  # fmt: skip
     assert out == 0 and "rank loss" in capsys.readouterr().out
+
+
+def test_an_output_on_the_path_of_its_cells_is_refused_before_the_run(capsys, tmp_path):
+    # the cache made the output's path its directory, and the record failed after the run
+    base = ["reproduce", "multiclass", "--reorderings", "1", "--datasets", "balance",
+            "--columns", "AdaOLM", "--learners", "2", "--no-progress"]  # fmt: skip
+    out = tmp_path / "x.cells"
+    line = _error(capsys, [*base, "--output", str(out)])
+    assert f"--output {out}: the path of its own cells directory" in line
+    out = tmp_path / "x.json"
+    line = _error(capsys, [*base, "--output", str(out), "--cells", str(out)])
+    assert f"--output {out}: the same path as --cells" in line
+    assert list(tmp_path.iterdir()) == []  # nothing ran, nothing written

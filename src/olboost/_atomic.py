@@ -12,6 +12,7 @@ import glob
 import hashlib
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable
@@ -44,12 +45,35 @@ def temporary_prefix(path: Path) -> str:
     return f".{short_name(path.name)}.{os.getpid()}."
 
 
-@functools.cache
 def _umask() -> int:
-    """The process's umask (read once: reading it means setting it)."""
-    mask = os.umask(0)
+    """The process's umask now: from ``/proc/self/status`` where Linux shows it, else by setting
+    it and setting it back, once per process (setting it would race with other threads' file
+    creations)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return _umask_once()
+
+
+@functools.cache
+def _umask_once() -> int:
+    mask = os.umask(0o077)
     os.umask(mask)
     return mask
+
+
+def _mode(path: Path) -> int:
+    """The permission bits of a file written over ``path``: those of the file it replaces, or
+    what ``open()`` would give a new one (``0o664`` less the umask); never writable by others."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:  # none yet (or unreadable metadata): a new file's
+        mode = 0o664 & ~_umask()
+    return mode & ~stat.S_IWOTH & 0o777
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -108,8 +132,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             if hasattr(os, "fchmod"):
                 # mkstemp's 0600, widened to what open() would give, but never writable by
                 # every user whatever the umask: olboost's files are models and runs, code when
-                # loaded (unpickled), and a store refuses such a model
-                os.fchmod(f.fileno(), 0o664 & ~_umask())
+                # loaded (unpickled), and a store refuses such a model. A file replaced keeps
+                # its own mode (a model kept 0600 stays so), less the write bit for others.
+                os.fchmod(f.fileno(), _mode(path))
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

@@ -216,9 +216,23 @@ def cell_cache(
     if getattr(args, "no_cells", False):
         return CellCache(None, suite)
     directory = getattr(args, "cells", None)
+    given = directory is not None
     if directory is None and output is not None:
         directory = Path(output).with_suffix(".cells")
+    if directory is not None and output is not None and _same_path(directory, output):
+        # the cache would make the output's path a directory, and the record, written last,
+        # would fail after the whole run
+        raise ValueError(
+            f"--output {output}: "
+            + ("the same path as --cells" if given else "the path of its own cells directory")
+            + ("" if given else " (<output stem>.cells): name the output otherwise, or give "
+               "--cells DIR")
+        )  # fmt: skip
     return CellCache(directory, suite)
+
+
+def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return os.path.abspath(os.path.realpath(a)) == os.path.abspath(os.path.realpath(b))
 
 
 def cell_key(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
