@@ -320,7 +320,7 @@ def test_a_file_written_through_a_symbolic_link_is_the_links_target(tmp_path):
 def test_caches_of_cells_and_checked_outputs_remove_their_stale_temporaries(tmp_path):
     # only olboost run and serve removed them: a reproduce killed while writing a cell or its
     # output, or a sweep a record, left theirs for good
-    from olboost._atomic import remove_stale_temporaries_in
+    from olboost._atomic import machine_tag, remove_stale_temporaries_in
     from olboost.cli._shared import check_output
 
     cells = tmp_path / "cells"
@@ -335,6 +335,26 @@ def test_caches_of_cells_and_checked_outputs_remove_their_stale_temporaries(tmp_
     assert sorted(p.name for p in cells.iterdir()) == sorted(f.name for f in (alive, mine, other))
     dead.write_bytes(b"partial")
     assert remove_stale_temporaries_in(cells) == [dead]
+    # a process id means something only on this machine and in this process-id space: another
+    # host's or container's writer of that id may be writing (a run in `unshare --pid` lost its
+    # checkpoint's temporary file to another run on the same directory, and failed)
+    here = machine_tag()
+    elsewhere = "h00000000" if here != "h00000000" else "h11111111"
+    ours = cells / f".mlr-cd.json.999999999.{here}.ab_cd123.olboost-tmp"
+    theirs = cells / f".mlr-ef.json.999999999.{elsewhere}.ab_cd123.olboost-tmp"
+    for f in (ours, theirs):
+        f.write_bytes(b"partial")
+    assert remove_stale_temporaries_in(cells) == [ours]
+    target = cells / "mlr-ef.json"
+    assert ck.remove_stale_temporaries(target) == [] and theirs.exists()
+    ours = cells / f".mlr-ef.json.999999999.{here}.zz.olboost-tmp"
+    ours.write_bytes(b"partial")
+    assert ck.remove_stale_temporaries(target) == [ours] and theirs.exists()
+    theirs.unlink()
+    # and this process's own names carry its tag
+    from olboost._atomic import temporary_prefix
+
+    assert temporary_prefix(target) == f".mlr-ef.json.{os.getpid()}.{here}."
     output = tmp_path / "results.json"
     stale = tmp_path / ".results.json.999999999.zz.olboost-tmp"
     stale.write_bytes(b"{")

@@ -12,6 +12,7 @@ import glob
 import hashlib
 import os
 import re
+import socket
 import stat
 import sys
 import tempfile
@@ -21,6 +22,9 @@ from pathlib import Path
 __all__ = ["atomic_write", "remove_stale_temporaries"]
 
 _TEMPORARY_SUFFIX = ".olboost-tmp"
+# The machine tag's part of a temporary name, optional (names written before it have none); its
+# "h" keeps it from being read as a process id.
+_TAG = r"(?:(h[0-9a-f]{8})\.)?"
 # Bytes of a target's name kept in its temporary files' names: the temporary name adds about 30
 # characters, and file systems take names of 255 bytes.
 _STEM_BYTES = 160
@@ -41,8 +45,28 @@ def short_name(name: str) -> str:
 
 
 def temporary_prefix(path: Path) -> str:
-    """The start of the name of this process's temporary files for the target ``path``."""
-    return f".{short_name(path.name)}.{os.getpid()}."
+    """The start of the name of this process's temporary files for the target ``path``: its
+    process id and :func:`machine_tag`."""
+    return f".{short_name(path.name)}.{os.getpid()}.{machine_tag()}."
+
+
+@functools.cache
+def machine_tag() -> str:
+    """``h`` and 8 hex digits that tell this machine and process-id space from the others that
+    may share a directory (another host on a network disk, another container on a volume): a
+    digest of the boot id and the process-id namespace where Linux shows them, else of the host
+    name. A process id means something only where its tag is this process's own: elsewhere
+    another process of that id may be writing, and its temporary file is left alone."""
+    parts = []
+    for read in (
+        lambda: Path("/proc/sys/kernel/random/boot_id").read_text().strip(),
+        lambda: str(os.stat("/proc/self/ns/pid").st_ino),
+    ):
+        with contextlib.suppress(OSError):
+            parts.append(read())
+    if not parts:
+        parts.append(socket.gethostname())
+    return "h" + hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
 
 
 def _umask() -> int:
@@ -109,7 +133,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
     ``fsync``-ed, renamed over ``path`` (over the file it points to, if it is a symbolic
     link), then the directory ``fsync``-ed. Readers see the old file or the new one, never a
-    part; a crash leaves at most a temporary file named ``.<name>.<pid>.*.olboost-tmp``
+    part; a crash leaves at most a temporary file named ``.<name>.<pid>.<tag>.*.olboost-tmp``
     beside it (see :func:`remove_stale_temporaries`).
 
     Raises ``IsADirectoryError`` if ``path`` is a directory, and any ``OSError`` of creating or
@@ -152,13 +176,16 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files that :func:`atomic_write` left beside ``path`` when its process
-    was killed (those of processes no longer running); return them."""
+    was killed (those of processes of this machine and process-id space, :func:`machine_tag`, no
+    longer running); return them."""
     path = followed(path)
     stem = short_name(path.name)
-    # exactly atomic_write's names for this target: ".<stem>.<pid>.<mkstemp's letters>.suffix"
-    # (a name with glob characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
+    # exactly atomic_write's names for this target: ".<stem>.<pid>.<tag>.<mkstemp's
+    # letters>.suffix", or without the tag as olboost wrote them before it (a name with glob
+    # characters is no pattern; "run.olb" is no prefix of "run.olb.1.olb")
     form = re.compile(
-        rf"\.{re.escape(stem)}\.(\d+)\.[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL
+        rf"\.{re.escape(stem)}\.(\d+)\.{_TAG}[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}",
+        re.DOTALL,
     )
     return _remove_stale(
         path.parent.glob(f"{glob.escape('.' + stem)}.*{_TEMPORARY_SUFFIX}"), form, mine=True
@@ -169,17 +196,18 @@ def remove_stale_temporaries_in(directory: str | os.PathLike[str]) -> list[Path]
     """:func:`remove_stale_temporaries` for every target in ``directory`` (a cache of cells, a
     sweep's results: many files, each written by :func:`atomic_write`), but this process's
     own, which another of its threads may be writing; return them."""
-    form = re.compile(rf"\..+\.(\d+)\.[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL)
+    form = re.compile(rf"\..+\.(\d+)\.{_TAG}[A-Za-z0-9_]+{re.escape(_TEMPORARY_SUFFIX)}", re.DOTALL)
     return _remove_stale(Path(directory).glob(f".*{_TEMPORARY_SUFFIX}"), form, mine=False)
 
 
 def _remove_stale(candidates: Iterable[Path], form: re.Pattern[str], mine: bool) -> list[Path]:
     """Remove those of ``candidates`` whose name ``form`` matches with the process id (group
-    1) of a process no longer running, or (``mine``) of this one."""
+    1) of a process no longer running, or (``mine``) of this one, where the tag (group 2, if
+    any) is this process's :func:`machine_tag`."""
     removed = []
     for candidate in candidates:
         match = form.fullmatch(candidate.name)
-        if match is None:
+        if match is None or match.group(2) not in (None, machine_tag()):
             continue
         pid = int(match.group(1))
         if (pid != os.getpid() or not mine) and _running(pid):
