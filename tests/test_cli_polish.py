@@ -731,17 +731,28 @@ def test_a_cell_file_that_is_not_a_complete_record_is_computed_again(tmp_path):
     assert cache.run({"seed": 1}, lambda: {"loss": 0.25}) == {"loss": 0.25}
     (path,) = tmp_path.iterdir()
     stored = json.loads(path.read_text())
+    rewritten = CellCache(tmp_path / "fresh", "demo")
+    rewritten.run({"seed": 1}, lambda: {"loss": 0.5})
+    (fresh,) = (tmp_path / "fresh").iterdir()
     for damaged in (
         {k: v for k, v in stored.items() if k != "result"},
         {k: v for k, v in stored.items() if k != "key"},
         [1, 2],
+        # valid records whose result is not the one stored: edited (the rerun used a hand-made
+        # accuracy), or of another shape (the suites failed on building their runs from it)
+        {**stored, "result": {"loss": 0.95}},
+        {**stored, "result": None},
+        {**stored, "result": {}},
     ):
         path.write_text(json.dumps(damaged))
         again = CellCache(tmp_path, "demo")
         assert again.get({"seed": 1}) is None
         assert again.run({"seed": 1}, lambda: {"loss": 0.5}) == {"loss": 0.5}
         assert (again.reused, again.computed) == (0, 1)
-        assert json.loads(path.read_text()) == {**stored, "result": {"loss": 0.5}}  # rewritten
+        assert path.read_text() == fresh.read_text()  # rewritten
+    # a record from before the digest is trusted as it was
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "digest"}))
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: {"loss": 0.5}) == {"loss": 0.25}
     path.write_text("[1, 2")  # truncated
     assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: {"loss": 0.75}) == {"loss": 0.75}
 
@@ -790,9 +801,13 @@ def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     assert main(argv) == 0
     assert "7 of 10 cells finished before" in capsys.readouterr().out
     assert _strip(json.loads(out.read_text())) == _strip(first)
-    # the rerun reads the cells: a changed one shows
+    # the rerun reads the cells: a changed one, a whole record with its digest, shows (a result
+    # that does not match its digest is recomputed: test_a_cell_file_that_is_not_a_complete...)
+    from olboost.checkpoint import _digest
+
     stored = json.loads(cells[5].read_text())
     stored["result"]["rank_loss"] = 0.5
+    stored["digest"] = _digest(stored["result"])
     cells[5].write_text(json.dumps(stored))
     assert main(argv) == 0
     row = json.loads(out.read_text())["rows"][0]

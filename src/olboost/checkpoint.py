@@ -529,12 +529,14 @@ class CellCache:
     ``directory``, so that a rerun skips them.
 
     A cell is named by its key, a JSON-ready mapping of everything its result depends on (the
-    algorithm, the data, the seed, the parameters); its file holds the key, the olboost version
-    and the result, written atomically when the cell is done. :meth:`run` returns the stored
-    result of a cell whose file matches the key and the olboost version, and otherwise computes
-    it and stores it. A cell file that cannot be read or is not such a record (truncated, not
-    JSON, or without one of its fields) counts as absent: the cell is computed again and its
-    file rewritten. Results go through JSON either way (tuples become lists), so a run and a
+    algorithm, the data, the seed, the parameters); its file holds the key, the olboost version,
+    the result and the SHA-256 digest of the result, written atomically when the cell is done.
+    :meth:`run` returns the stored result of a cell whose file matches the key and the olboost
+    version, and otherwise computes it and stores it. A cell file that cannot be read or is not
+    such a record (truncated, not JSON, without one of its fields, or a result that does not
+    match its digest: damaged, or edited by hand) counts as absent: the cell is computed again
+    and its file rewritten. (Files written before the digest existed have none, and are
+    trusted as before.) Results go through JSON either way (tuples become lists), so a run and a
     rerun give the same numbers to the last bit. A cache of ``None`` stores nothing.
 
     The key does not see the code: after changing olboost's code without changing its version,
@@ -596,17 +598,22 @@ class CellCache:
             # valid JSON cut short of its result (edited, or written by other code) is as
             # damaged as a truncated file, which is computed again
             or "result" not in stored
+            # and so is a result changed since it was stored
+            or stored.get("digest", _digest(stored["result"])) != _digest(stored["result"])
         ):
             return False, None
         return True, stored["result"]
 
     def put(self, key: Mapping[str, Any], result: Any) -> Any:
         """Store the result of the cell ``key``; return it as a rerun will read it."""
-        record = {"format": FORMAT_VERSION, "olboost": __version__, "key": key, "result": result}
-        text = json.dumps(record, indent=1)
+        stored = json.loads(json.dumps(result))  # as a rerun reads it: tuples become lists
+        record = {
+            "format": FORMAT_VERSION, "olboost": __version__, "key": key, "result": stored,
+            "digest": _digest(stored),
+        }  # fmt: skip
         if self.directory is not None:
-            atomic_write(self._path(key), text.encode())
-        return json.loads(text)["result"]
+            atomic_write(self._path(key), json.dumps(record, indent=1).encode())
+        return stored
 
     def run(self, key: Mapping[str, Any], compute: Callable[[], Any]) -> Any:
         """The result of the cell ``key``: the stored one, or ``compute()`` stored."""
@@ -630,3 +637,8 @@ class CellCache:
 
 def _canonical(key: Any) -> str:
     return json.dumps(key, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(result: Any) -> str:
+    """The SHA-256 digest of a cell's result as JSON (its keys sorted)."""
+    return hashlib.sha256(_canonical(result).encode()).hexdigest()
