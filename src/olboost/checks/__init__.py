@@ -42,6 +42,7 @@ import io
 import math
 import pickle
 import pkgutil
+import warnings
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -658,10 +659,11 @@ def check_booster_feature_order(model: Estimator) -> None:
 
 
 def check_booster_series_rows(model) -> None:
-    """A pandas Series row (``df.iloc[i]``) is read as the DataFrame's row it is: one whose
-    index names the features learns and predicts as the dict of its items (in any order), one
-    on pandas' default index ``0..d-1`` as the vector of its values; a Series naming a feature
-    twice is refused before anything changes."""
+    """A pandas Series row (``df.iloc[i]``): one whose index names the features learns and
+    predicts as the dict of its items (in any order), one on pandas' default index ``0..d-1``
+    as the vector of its values; a Series naming a feature twice, or on a model of named
+    features none of them, is refused before anything changes, and one of named features read
+    by position (the model started on vectors) warns as scikit-learn does."""
     import pandas as pd
 
     from olboost.checks._names import _same_bytes
@@ -692,6 +694,17 @@ def check_booster_series_rows(model) -> None:
     else:
         raise AssertionError("a Series naming a feature twice must be refused")
     assert pickle.dumps(as_series) == before, "a refused Series changed the model"
+    try:
+        as_series.learn_one(pd.Series(X[0]), ys[0])  # by position, to a model of names
+    except TypeError as error:
+        assert "names none of the model's features" in str(error), error
+    else:
+        raise AssertionError("a Series of none of the model's features must be refused")
+    assert pickle.dumps(as_series) == before, "a refused Series changed the model"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        as_positions.learn_one(named.iloc[0], ys[0])
+    assert any("read by position" in str(w.message) for w in caught), "no warning"
 
 
 def check_booster_clone_learns_alike(model: Estimator) -> None:

@@ -25,24 +25,26 @@ Parameters are checked again when the model starts (they may have changed since 
 e.g. by River's ``mutate`` or by assignment), before anything is set, together with those of
 parameters that are themselves estimators (a booster's committee).
 
-**Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value,
-in vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
-The features of dict input are fixed by the first example (River's own linear models and trees
-take features that appear later; these models, whose weak learners each draw a feature subset at
-the start, do not): a later dict may omit some of them (they are missing) and may hold keys not
-seen then, which are ignored. A learner started on dicts, or on a DataFrame whose column names
-are strings, reads a matrix by column name (a DataFrame, its columns in any order, absent and
-extra ones as a dict's keys), never a plain array by position. A pandas Series (a DataFrame's
-row, ``df.iloc[i]``) is read as that row: as the dict of its items where the model reads
-features by name (or has not started and the Series' index is not pandas' default ``0..d-1``),
-else as the vector of its values. The features' order, by which a committee draws each weak
-learner's feature subset, is a first dict's or ``learn_many`` batch's names sorted, as River's
-dicts have no order, but a first DataFrame's columns as they stand on the array paths
-(``learn``, ``score_then_learn``), as scikit-learn's ``feature_names_in_``: a model started by
-``learn(frame)`` and one started by ``learn_many(frame)`` are the same model only if the frame's
-columns are sorted. Any other
-learner rejects NaN, ``None``, absent and unexpected keys, naming the key or column. Infinities
-and magnitudes above :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
+**Missing values.** A learner whose ``_missing_allowed()`` is true takes NaN as a missing value, in
+vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key are missing too.
+The features of dict input are fixed by the first example (River's own linear models and trees take
+features that appear later; these models, whose weak learners each draw a feature subset at the
+start, do not): a later dict may omit some of them (they are missing) and may hold keys not seen
+then, which are ignored. A learner started on dicts or named Series, or on a DataFrame whose column
+names are strings, reads a matrix by column name (a DataFrame, its columns in any order, absent and
+extra ones as a dict's keys), never a plain array by position. Any other learner rejects NaN,
+``None``, absent and unexpected keys, naming the key or column. Infinities and magnitudes above
+:data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
+
+**Series and the order of features.** A pandas Series (a DataFrame's row, ``df.iloc[i]``) is read
+as the dict of its items where the model reads features by name (or has not started and every label
+of the Series' index is a string), else as the vector of its values (with scikit-learn's warning if
+its labels are strings); on a model of named features, a Series naming none of them is refused. The
+features' order, by which a committee draws each weak learner's feature subset, is a first dict's,
+Series' or ``learn_many`` batch's names sorted, as River's dicts have no order, but a first
+DataFrame's columns as they stand on the array paths (``learn``, ``score_then_learn``), as
+scikit-learn's ``feature_names_in_``: a model started by ``learn(frame)`` and one started by
+``learn_many(frame)`` are the same model only if the frame's columns are sorted.
 """
 
 from olboost.online.learner import MulticlassLearner, OnlineLearner, RankingLearner

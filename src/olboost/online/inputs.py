@@ -10,6 +10,7 @@ its key for dict input, its column index otherwise.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -330,19 +331,43 @@ def _is_series(x: Any) -> bool:
 
 def _series_row(
     x: Any, who: str, feature_names: list[Hashable] | None, n_features: int | None
-) -> dict[Hashable, Any] | np.ndarray:
-    """A pandas Series (a DataFrame's row, ``df.iloc[i]``) as the example it stands for, read as
-    a DataFrame's columns are: a dict of its index's labels to its values where a model reads
-    features by name (its features are named, or it has not started and the labels are not
-    pandas' default ``0..d-1``), else a vector of its values by position."""
+) -> dict[Hashable, Any] | list[Any]:
+    """A pandas Series (a DataFrame's row, ``df.iloc[i]``) as the example it stands for: the
+    dict of its items, read as a dict is (a first one fixes the features, sorted), where the
+    model's features are named or, for a model not started, where every label of its index is
+    a string (scikit-learn's rule for a frame's feature names); else the list of its values,
+    by position, with scikit-learn's warning where its labels are strings. pandas' ``NA`` is
+    read as ``None`` (missing). A Series naming a feature twice, or (on a model of named
+    features) none of them, is refused."""
     index = list(x.index)
     if len(set(index)) != len(index):
         twice = [label for label, n in Counter(index).items() if n > 1]
         raise ValueError(f"{who}: x names a feature twice ({', '.join(map(repr, twice[:5]))})")
-    if feature_names is not None or (n_features is None and named_columns(index)):
-        return dict(zip(index, x.tolist(), strict=True))
-    # pd.NA (a gap in a nullable dtype) is a missing value, as in a DataFrame's rows
-    return x.to_numpy(na_value=np.nan)
+    # tolist, not to_numpy: a categorical of ints has no NaN to give for its gaps
+    values = [None if _is_pandas_na(value) else value for value in x.tolist()]
+    strings = all(isinstance(label, str) for label in index)
+    if feature_names is not None:
+        known = set(feature_names)
+        if index and not any(label in known for label in index):
+            # as a dict it would be an example of missing values only, learned without a word
+            shown = ", ".join(repr(name) for name in feature_names[:5])
+            raise TypeError(
+                f"{who}: x is a Series that names none of the model's features ({shown}"
+                f"{', ...' if len(feature_names) > 5 else ''}): index it by them"
+            )
+        return dict(zip(index, values, strict=True))
+    if n_features is None and strings:
+        return dict(zip(index, values, strict=True))
+    if strings and index:
+        from olboost.online.learner import _caller_level
+
+        warnings.warn(
+            f"{who}: x has feature names, but the model started without them: its values are "
+            "read by position",
+            UserWarning,
+            stacklevel=_caller_level(),
+        )
+    return values
 
 
 def key_order(keys: Iterable[Hashable]) -> list[Hashable]:
