@@ -96,7 +96,9 @@ def test_reproduce_multiclass_computes_the_mb_potentials_as_told(tmp_path, capsy
     assert main(argv) == 0
     exact = json.loads((tmp_path / "mc.json").read_text())
     assert main([*argv, "--method", "monte_carlo"]) == 0
-    assert "1 of 2 cells finished before" in capsys.readouterr().out  # AdaOLM's
+    printed = capsys.readouterr().out
+    assert "1 of 2 cells finished before" in printed  # AdaOLM's
+    assert "[1 reorderings, Monte Carlo potentials]" in printed
     mc = json.loads((tmp_path / "mc.json").read_text())
     assert (exact["method"], mc["method"]) == ("exact", "monte_carlo")
     data = ex.load_experiment_data("balance")

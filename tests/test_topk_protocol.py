@@ -562,6 +562,9 @@ def test_reproduce_topk_computes_the_potentials_as_told(tmp_path, capsys):
         else:
             assert "method" not in tx.job_key(job)
     assert all("method" not in tx.job_key(job) for job in exact)
+    # and the slow ones go first
+    costs = [{job.column: job.cost for job in jobs} for jobs in (exact, mc)]
+    assert costs[1]["TopOpt"] > 50 * costs[0]["TopOpt"] and costs[1]["TopAda"] == costs[0]["TopAda"]
     out = tmp_path / "topk.json"
     argv = ["reproduce", "topk", "--datasets", "emotions", "--explorations", "uniform",
             "--seeds", "1", "--loops", "1", "--learners", "2", "--gammas", "0.2", "--no-full",

@@ -139,9 +139,10 @@ def draw_learner_setup(
     """Draw every learner's feature subset and hyperparameters from one seeded generator.
 
     Grace period and weight multiplier are uniform in their ranges; split confidence and tie
-    threshold are log-uniform (Jung, Goetz & Tewari 2017, App. E, draw all three "randomly
-    between" their ranges, which :class:`~olboost.weak.vfdt.VFDTCommittee`'s defaults are; its
-    default weight multipliers, ``(3, 10)``, are this library's: the paper names none).
+    threshold are log-uniform, a choice of this library: Jung, Goetz & Tewari 2017 (App. E)
+    draw all three "randomly between" their ranges, which are
+    :class:`~olboost.weak.vfdt.VFDTCommittee`'s defaults, and name no distribution; its default
+    weight multipliers, ``(3, 10)``, are this library's too (the paper names none).
     ``n_features=None`` (or a value at least the number of attributes) gives every learner all
     attributes.
     """
