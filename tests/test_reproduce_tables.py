@@ -160,3 +160,25 @@ def test_pdip_summary_counts_runs_of_more_than_fifteen_iterations():
     assert pdip_summary(histogram)["over_15"] == 0
     histogram[16] = 2
     assert pdip_summary(histogram)["over_15"] == 2
+
+
+def test_reproduce_multiclass_reruns_movement_when_its_file_changed_in_place(
+    tmp_path, monkeypatch, multiclass_runs
+):
+    # the key held the --har path and its rows: a file changed in place, with as many rows,
+    # was reused from the cells
+    class Movement:
+        name, n_samples, nominal_cardinalities, n_features = "movement", 10, None, 3
+
+    har = tmp_path / "har.csv"
+    har.write_text("sitting\n")
+    monkeypatch.setattr(ex, "load_experiment_data", lambda name, har_path=None: Movement())
+    monkeypatch.setattr(_reproduce, "_check_features", lambda *args, **kwargs: None)
+    argv = ("multiclass", "--datasets", "movement", "--har", str(har), "--columns", "DT",
+            "--reorderings", "1", "--cells", str(tmp_path / "cells"))  # fmt: skip
+    _reproduce_json(tmp_path, *argv)
+    _, printed = _reproduce_json(tmp_path, *argv)
+    assert "1 of 1 cells finished before" in printed and len(multiclass_runs) == 1
+    har.write_text("walking\n")  # the same size
+    _, printed = _reproduce_json(tmp_path, *argv)
+    assert "finished before" not in printed and len(multiclass_runs) == 2

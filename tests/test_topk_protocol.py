@@ -580,3 +580,21 @@ def test_reproduce_topk_computes_the_potentials_as_told(tmp_path, capsys):
     assert table["exact"]["TopAda"] == table["monte_carlo"]["TopAda"]
     job = tx.Job("emotions", "TopOpt", 1, 2, 1, "uniform", 0.02, 0.2, method="monte_carlo")
     assert table["monte_carlo"]["TopOpt"]["rank_loss_per_seed"] == [tx.run_job(job)["rank_loss"]]
+
+
+def test_the_large_streams_cells_are_keyed_by_its_files_content(tmp_path):
+    # the key held the directory only: files changed in place were reused from the cells
+    from olboost.cli._shared import _files_digest
+    from olboost.topk_experiments._jobs import tmc_files
+
+    job = tx.Job(tx.LARGE_STREAM, "TopAda", 1, 2, 1, "uniform", 0.05)
+    files = tmc_files(tmp_path)
+    for f in files:
+        f.write_text("a")
+    first = tx.job_key(job, str(tmp_path))
+    assert first["files_sha256"] is not None and first == tx.job_key(job, str(tmp_path))
+    files[2].write_text("b")
+    _files_digest.cache_clear()  # as a rerun's new process starts (within one, a file kept
+    # its size and modification time is read once)
+    assert tx.job_key(job, str(tmp_path))["files_sha256"] != first["files_sha256"]
+    assert "files_sha256" not in tx.job_key(tx.Job("emotions", "TopAda", 1, 2), str(tmp_path))

@@ -28,6 +28,7 @@ from olboost.cli._shared import (
     cell_cache,
     cell_key,
     check_output,
+    files_digest,
     show_progress,
     write_record,
 )
@@ -216,6 +217,10 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
                     "reordering": r, "learners": args.learners, "features": args.features,
                     "olboost": __version__,
                 }  # fmt: skip
+                if name == "movement":
+                    # the file's bytes, not only its path and rows: a file changed in place,
+                    # with as many rows, was reused
+                    key["har_sha256"] = files_digest([Path(args.har)])
                 if args.method != "exact" and ex.COLUMNS[column][0] == "OnlineMBBM":
                     # only then: the cells of exact potentials keep the key they had before
                     # the option existed

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
+import hashlib
 import json
 import math
 import os
@@ -15,7 +17,7 @@ import platform
 import re
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -233,6 +235,28 @@ def cell_cache(
 
 def _same_path(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     return os.path.abspath(os.path.realpath(a)) == os.path.abspath(os.path.realpath(b))
+
+
+def files_digest(paths: Sequence[Path]) -> str | None:
+    """SHA-256 of the bytes of ``paths``, in order (``None`` if one cannot be read: the run
+    names it), computed once per process for files whose size and modification time stay."""
+    try:
+        stamps = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in paths)
+    except OSError:
+        return None
+    return _files_digest(stamps)
+
+
+@functools.lru_cache(maxsize=16)
+def _files_digest(stamps: tuple[tuple[str, int, int], ...]) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        for name, _, _ in stamps:
+            with open(name, "rb") as f:
+                digest.update(hashlib.file_digest(f, "sha256").digest())
+    except OSError:
+        return None
+    return digest.hexdigest()[:20]
 
 
 def cell_key(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:

@@ -238,6 +238,11 @@ def job_key(job: Job, tmc: str | None = None) -> dict[str, Any]:
 
     where = str(tmc) if job.dataset == LARGE_STREAM and tmc is not None else None
     fields = asdict(job)
+    if job.dataset == LARGE_STREAM:
+        # its files, not only their directory: a file changed in place was reused
+        from olboost.cli._shared import files_digest
+
+        fields["files_sha256"] = files_digest(tmc_files(tmc))
     if job.method == "exact" or job.column not in ("TopOpt", "FullOpt"):
         # the cells of exact potentials keep the key they had before the option existed, and
         # the columns without potentials one key whatever the option
