@@ -13,7 +13,11 @@ import numpy as np
 import pytest
 
 from olboost import sweep as sw
+from olboost._version import __version__
 from olboost.cli import main
+
+#: What every record of ``olboost run`` holds, which a rerun checks before reusing it.
+VERSION = {"olboost_version": __version__}
 
 SPEC = """\
 algorithms = ["ada-olmr", "topk-adaptive"]
@@ -466,7 +470,7 @@ def test_a_rerun_of_a_finished_sweep_counts_it_and_removes_dead_writers_temporar
     import sys
 
     task = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
-    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}}
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}, **VERSION}
     (tmp_path / task.filename).write_text(json.dumps(record))
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
@@ -482,7 +486,7 @@ def test_a_rerun_finds_a_record_written_under_a_data_sets_whole_long_name(tmp_pa
     # records' names now keep 100 characters of a data set's; a record written whole by an
     # earlier version was not found, and its task ran again beside it
     task = sw.Task("ada-olmr", f"data/{'l' * 150}.arff", 1, (("learners", 2),))
-    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}}
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}, **VERSION}
     (tmp_path / f"ada-olmr_{'l' * 150}_seed1_{task.id}.json").write_text(json.dumps(record))
     outcome = sw.run_sweep([task], tmp_path, log=None)
     assert (outcome.skipped, outcome.ran) == (1, 0) and outcome.records == [record]
@@ -529,3 +533,24 @@ def test_the_summary_aligns_columns_after_names_in_wide_characters():
         cut = line.index("10") if "10" in line else line.index("learners")
         starts.add(sum(2 if "\u4e00" <= c <= "\u9fff" else 1 for c in line[:cut]))
     assert len(starts) == 1, lines
+
+
+def test_a_record_of_another_version_or_damaged_is_run_again(tmp_path):
+    # a record of any olboost version was reused (its numbers went into the summary), and one
+    # without its seconds failed the summary with a bare KeyError
+    from olboost.sweep._client import _finished
+
+    task = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
+    path = tmp_path / task.filename
+    good = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": {"id": task.id}, **VERSION}
+    for record, kept in [
+        (good, True),
+        ({**good, "olboost_version": "0.0.1-old"}, False),
+        ({k: v for k, v in good.items() if k != "olboost_version"}, False),
+        ({k: v for k, v in good.items() if k != "seconds"}, False),
+        ({**good, "rank_loss": None}, False),
+        ({**good, "sweep_task": {"id": "other"}}, False),
+        ([good], False),
+    ]:
+        path.write_text(json.dumps(record))
+        assert (_finished(path, task) is not None) == kept, record

@@ -65,13 +65,28 @@ def _write_json_atomic(path: Path, obj: Any) -> None:
 
 
 def _finished(path: Path, task: Task) -> dict[str, Any] | None:
-    """The record at ``path`` if it is the finished ``task``'s, else ``None``."""
+    """The record at ``path`` if it is the finished ``task``'s, written by this olboost version
+    (as a reproduce suite's cells are), with the numbers a summary reads; else ``None`` (run
+    again)."""
+    from olboost._version import __version__
+
     try:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    task_of = record.get("sweep_task") if isinstance(record, dict) else None
-    return record if isinstance(task_of, dict) and task_of.get("id") == task.id else None
+    if not isinstance(record, dict):
+        return None
+    task_of = record.get("sweep_task")
+    if not isinstance(task_of, dict) or task_of.get("id") != task.id:
+        return None
+    if record.get("olboost_version") != __version__:
+        return None  # another version's numbers: this one may give others
+    metric = "rank_loss" if "rank_loss" in record else "accuracy"
+    for name in (metric, "seconds"):
+        value = record.get(name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return None  # damaged: the summary failed on it with a bare KeyError
+    return record
 
 
 def _require_dask() -> None:
