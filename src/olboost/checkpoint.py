@@ -631,7 +631,8 @@ class CellCache:
         total = self.reused + self.computed
         return (
             f"{self.reused} of {total} cells finished before, read from {self.directory} "
-            "(not run again; delete it or pass --no-cells to recompute them)"
+            "(not run again, their times those of the run that computed them; delete it or "
+            "pass --no-cells to recompute them)"
         )
 
 
