@@ -1039,16 +1039,16 @@ def test_a_store_made_under_umask_0_is_not_writable_by_every_user(tmp_path):
     # its own service would then refuse it at the next start (it is code when loaded)
     import stat
 
-    from olboost._atomic import _umask
+    from olboost._atomic import _umask_once  # where /proc does not show the umask
 
     store = tmp_path / "a" / "b" / "s"  # its missing parents too (a review, session 34)
     old = os.umask(0)
-    _umask.cache_clear()
+    _umask_once.cache_clear()
     try:
         _served_store(store, 2, 2)
     finally:
         os.umask(old)
-        _umask.cache_clear()
+        _umask_once.cache_clear()
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "a", tmp_path / "a" /
              "b", store, *store.iterdir()]}  # fmt: skip
     assert modes["a"] == modes["b"] == 0o775 and modes["checkpoint.olb"] == 0o664
@@ -1059,14 +1059,14 @@ def test_a_store_made_under_umask_0_is_not_writable_by_every_user(tmp_path):
     assert modes["s"] == 0o700
     _served_store(store, 2, 1)  # restarted (it was refused)
     old = os.umask(0o022)
-    _umask.cache_clear()
+    _umask_once.cache_clear()
     try:
         _served_store(tmp_path / "usual", 1, 1)
         (tmp_path / "kept").mkdir(mode=0o750)  # one that exists keeps its mode
         _served_store(tmp_path / "kept", 1, 1)
     finally:
         os.umask(old)
-        _umask.cache_clear()
+        _umask_once.cache_clear()
     assert stat.S_IMODE((tmp_path / "usual").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "kept").stat().st_mode) == 0o750
 
