@@ -599,7 +599,7 @@ class CellCache:
             # damaged as a truncated file, which is computed again
             or "result" not in stored
             # and so is a result changed since it was stored
-            or stored.get("digest", _digest(stored["result"])) != _digest(stored["result"])
+            or ("digest" in stored and stored["digest"] != _digest(stored["result"]))
         ):
             return False, None
         return True, stored["result"]

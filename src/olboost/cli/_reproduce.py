@@ -210,6 +210,7 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
         results[name] = {}
         for column in columns:
             runs = []
+            monte_carlo = args.method != "exact" and ex.COLUMNS[column][0] == "OnlineMBBM"
             for r in range(1, n_reorder + 1):
                 key = {
                     "suite": "multiclass", "dataset": name, "rows": data.n_samples,
@@ -221,7 +222,7 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
                     # the file's bytes, not only its path and rows: a file changed in place,
                     # with as many rows, was reused
                     key["har_sha256"] = files_digest([Path(args.har)])
-                if args.method != "exact" and ex.COLUMNS[column][0] == "OnlineMBBM":
+                if monte_carlo:
                     # only then: the cells of exact potentials keep the key they had before
                     # the option existed
                     key["method"] = args.method
@@ -240,11 +241,7 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
                 f"{got['accuracy']:.3f} (paper {ex.PUBLISHED['full'][name][column]:.3f})  "
                 f"{got['seconds']:.2f} s (paper {ex.PUBLISHED['seconds'][name][column]:g} s, "
                 f"+ {got['compile_seconds']:.2f} s compile)  [{n_reorder} reorderings"
-                + (
-                    ", Monte Carlo potentials]"
-                    if args.method != "exact" and ex.COLUMNS[column][0] == "OnlineMBBM"
-                    else "]"
-                ),
+                + (", Monte Carlo potentials]" if monte_carlo else "]"),
                 flush=True,
             )
     if bar is not None:

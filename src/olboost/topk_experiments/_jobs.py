@@ -90,7 +90,7 @@ _ROWS = {
 }
 
 
-#: How many times an exact job's cost a Monte Carlo one's is reckoned (:attr:`Job.cost`).
+#: A Monte Carlo job's cost (:attr:`Job.cost`), in times the exact one's.
 _MONTE_CARLO_COST = 100
 
 
