@@ -580,7 +580,8 @@ def test_hedge_stays_finite_at_the_largest_rate_and_smallest_probabilities():
         ({"rho": 1.0}, "rho"),
         ({"rho": float("nan")}, "rho"),
         ({"exploration": "single-swap", "k": 2, "rho": 0.1}, "k"),
-        ({"exploration": "single-swap", "rho": 0.3}, "rho"),
+        # and says why: the scheme is defined for any rho, Lemma 10's bound needs < 0.25
+        ({"exploration": "single-swap", "rho": 0.3}, r"rho must be in \(0, 0.25\) \(Lemma 10"),
         ({"exploration": "sideways"}, "exploration"),
         ({"exploration": UniformExploration(0.1), "rho": 0.1}, "rho"),
         ({"exploration": 3}, "exploration"),

@@ -526,7 +526,8 @@ class Estimator:
 
 
 class Interval:
-    """A real or integer number in an interval; ``closed`` says which ends are included."""
+    """A real or integer number in an interval; ``closed`` says which ends are included, and
+    ``why`` (if given) why the interval is what it is, in the error."""
 
     def __init__(
         self,
@@ -536,6 +537,7 @@ class Interval:
         closed: str = "both",
         integer: bool = False,
         allow_none: bool = False,
+        why: str | None = None,
     ):
         self.lo, self.hi, self.closed, self.integer, self.allow_none = (
             lo,
@@ -544,6 +546,7 @@ class Interval:
             integer,
             allow_none,
         )
+        self.why = why
 
     def check(self, name: str, value: Any) -> None:
         if value is None and self.allow_none:
@@ -568,7 +571,8 @@ class Interval:
             right = "]" if self.closed in ("both", "right") else ")"
             lo = "-inf" if self.lo is None else self.lo
             hi = "inf" if self.hi is None else self.hi
-            raise ValueError(f"{name} must be in {left}{lo}, {hi}{right}, got {value!r}")
+            why = "" if self.why is None else f" ({self.why})"
+            raise ValueError(f"{name} must be in {left}{lo}, {hi}{right}{why}, got {value!r}")
 
 
 class Range:

@@ -197,7 +197,11 @@ class SingleSwapExploration(Exploration):
 
     _scheme = K.SINGLE_SWAP
     min_k = 3
-    _param_constraints = {"rho": Interval(0, 0.25, closed="neither")}
+    _param_constraints = {
+        "rho": Interval(
+            0, 0.25, closed="neither", why="Lemma 10's condition, Raman et al. 2020, App. B.1"
+        )
+    }
 
     def _single(self, m: int, k: int, on_top: bool) -> float:
         if k >= m:
