@@ -554,3 +554,28 @@ def test_a_record_of_another_version_or_damaged_is_run_again(tmp_path):
     ]:
         path.write_text(json.dumps(record))
         assert (_finished(path, task) is not None) == kept, record
+
+
+def test_a_record_of_a_data_file_changed_since_is_run_again(tmp_path):
+    # records were keyed by the task's parameters alone: a file changed in place, with as many
+    # rows, was reused by a rerun
+    from olboost.cli._shared import _files_digest as cached
+    from olboost.sweep._client import _files_digest, _finished
+
+    data, labels = tmp_path / "d.arff", tmp_path / "d.xml"
+    data.write_text("one")
+    labels.write_text("two")
+    task = sw.Task("ada-olmr", str(data), 1, (("labels", str(labels)), ("learners", 2)))
+    path = tmp_path / task.filename
+    sweep_task = {"id": task.id, "files_sha256": _files_digest(task)}
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": sweep_task, **VERSION}
+    path.write_text(json.dumps(record))
+    assert _finished(path, task) == record
+    labels.write_text("owt")  # the same size
+    cached.cache_clear()  # as a rerun's new process starts
+    assert _finished(path, task) is None
+    del record["sweep_task"]["files_sha256"]  # written before the digest: trusted
+    path.write_text(json.dumps(record))
+    assert _finished(path, task) == record
+    bundled = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
+    assert _files_digest(bundled) is None

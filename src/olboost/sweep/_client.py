@@ -81,12 +81,25 @@ def _finished(path: Path, task: Task) -> dict[str, Any] | None:
         return None
     if record.get("olboost_version") != __version__:
         return None  # another version's numbers: this one may give others
+    if "files_sha256" in task_of and task_of["files_sha256"] != _files_digest(task):
+        return None  # a file it read changed since (records from before the digest: trusted)
     metric = "rank_loss" if "rank_loss" in record else "accuracy"
     for name in (metric, "seconds"):
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return None  # damaged: the summary failed on it with a bare KeyError
     return record
+
+
+def _files_digest(task: Task) -> str | None:
+    """SHA-256 of the files a task reads (its data set, ``--labels`` and ``--test`` where they
+    are files; ``None`` for a bundled data set), which its record keeps: a file changed in
+    place, with as many rows, would otherwise be reused by a rerun."""
+    from olboost.cli._shared import files_digest
+
+    given = [task.dataset, *(v for k, v in task.params if k in ("labels", "test"))]
+    paths = [Path(p) for p in given if isinstance(p, str) and Path(p).is_file()]
+    return files_digest(paths) if paths else None
 
 
 def _require_dask() -> None:
@@ -291,6 +304,7 @@ def run_sweep(
                         "id": task.id,
                         **task.identity,
                         "argv": ["olboost", "run", *task.argv],
+                        "files_sha256": _files_digest(task),
                     }
                     _write_json_atomic(out_dir / task.filename, record)
                     records[i] = record
