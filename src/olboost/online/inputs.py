@@ -37,6 +37,7 @@ __all__ = [
     "frame_columns",
     "key_order",
     "named_columns",
+    "shown_names",
     "writable",
 ]
 
@@ -302,10 +303,9 @@ def check_vector(
         xv = dict_values(x, keys, allow_missing, who)
     else:
         if feature_names is not None:
-            shown = ", ".join(repr(name) for name in feature_names[:5])
             raise TypeError(
-                f"{who}: x must be a dict: the model's features are named ({shown}"
-                f"{', ...' if len(feature_names) > 5 else ''}), by its first dict or DataFrame"
+                f"{who}: x must be a dict: the model's features are named "
+                f"({shown_names(feature_names)}), by its first dict or DataFrame"
             )
         if isinstance(x, str | bytes) or not isinstance(x, Sequence | np.ndarray):
             raise TypeError(
@@ -320,6 +320,12 @@ def check_vector(
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who, given=x)
     return xv, names
+
+
+def shown_names(names: list[Hashable], limit: int = 5) -> str:
+    """The first ``limit`` of ``names`` as a message shows them (``", ..."`` for the rest)."""
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (", ..." if len(names) > limit else "")
 
 
 def _is_series(x: Any) -> bool:
@@ -342,7 +348,7 @@ def _series_row(
     index = list(x.index)
     if len(set(index)) != len(index):
         twice = [label for label, n in Counter(index).items() if n > 1]
-        raise ValueError(f"{who}: x names a feature twice ({', '.join(map(repr, twice[:5]))})")
+        raise ValueError(f"{who}: x names a feature twice ({shown_names(twice)})")
     # tolist, not to_numpy: a categorical of ints has no NaN to give for its gaps
     values = [None if _is_pandas_na(value) else value for value in x.tolist()]
     strings = all(isinstance(label, str) for label in index)
@@ -350,10 +356,9 @@ def _series_row(
         known = set(feature_names)
         if index and not any(label in known for label in index):
             # as a dict it would be an example of missing values only, learned without a word
-            shown = ", ".join(repr(name) for name in feature_names[:5])
             raise TypeError(
-                f"{who}: x is a Series that names none of the model's features ({shown}"
-                f"{', ...' if len(feature_names) > 5 else ''}): index it by them"
+                f"{who}: x is a Series that names none of the model's features "
+                f"({shown_names(feature_names)}): index it by them"
             )
         return dict(zip(index, values, strict=True))
     if n_features is None and strings:

@@ -30,6 +30,7 @@ from olboost.online.inputs import (
     frame_columns,
     key_order,
     named_columns,
+    shown_names,
     writable,
 )
 from olboost.online.labels import (
@@ -418,11 +419,6 @@ def _column_difference(names: Sequence[Hashable], columns: list[Hashable]) -> st
         f"missing {shown_names(absent) if absent else 'none'}, "
         f"unexpected {shown_names(extra) if extra else 'none'}"
     )
-
-
-def shown_names(names: list[Hashable], limit: int = 5) -> str:
-    shown = ", ".join(repr(n) for n in names[:limit])
-    return shown + (", ..." if len(names) > limit else "")
 
 
 class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):

@@ -16,6 +16,7 @@ from typing import Any
 
 from olboost._interrupt import held_interrupt
 from olboost.sweep._spec import Task
+from olboost.sweep._summary import _metric
 from olboost.sweep._workers import run_task, warm_worker
 
 
@@ -83,8 +84,7 @@ def _finished(path: Path, task: Task) -> dict[str, Any] | None:
         return None  # another version's numbers: this one may give others
     if "files_sha256" in task_of and task_of["files_sha256"] != _files_digest(task):
         return None  # a file it read changed since (records from before the digest: trusted)
-    metric = "rank_loss" if "rank_loss" in record else "accuracy"
-    for name in (metric, "seconds"):
+    for name in (_metric(record), "seconds"):
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return None  # damaged: the summary failed on it with a bare KeyError
