@@ -73,7 +73,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from fuzzing import EXAMPLES, FUZZ
-from olboost import AdaBoostOLM, AdaOLMR, VFDTCommittee
+from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, VFDTCommittee
 from olboost.boosters.topk import TopkBooster
 from olboost.checks import _stream, _with_labels, all_estimators, synthetic_multilabel
 from olboost.feedback import Feedback, FullFeedback, Impression, TopkFeedback
@@ -406,12 +406,14 @@ def draw_dict(rng: np.random.Generator, variant: int, info: dict, width: int) ->
     key = pick(rng, keys)
     col = columns.index(key)
     mutation = int(rng.integers(0, 8))
+    # a label ranker's dict is sparse: an absent key is 0, an unseen one a new feature
+    sparse_ok = OK if info["missing"] or info["sparse_dicts"] else BAD
     if mutation == 1 and started:  # a key missing
         del x[key]
-        verdict = worst(verdict, OK if info["missing"] else BAD)
+        verdict = worst(verdict, sparse_ok)
     elif mutation == 2 and started:  # a key the first example did not have
         x["extra"] = 1.0
-        verdict = worst(verdict, OK if info["missing"] else BAD)
+        verdict = worst(verdict, sparse_ok)
     elif mutation == 3:
         v = special_float(rng, variant)
         x[key] = v
@@ -545,6 +547,7 @@ def learner_boxes(model: OnlineLearner, label: str, params: dict) -> list[Box]:
             "started": how is not None,
             "keys": NAMES if how == "dicts" else None,
             "missing": m._missing_allowed(),
+            "sparse_dicts": isinstance(m, LabelRanker),
             "unit": getattr(m, "complexity", None) == "entropy",
             "nominal": dict(getattr(m.committee, "nominal_attributes", None) or {})
             if hasattr(m, "committee") and m.committee is not None
@@ -1218,7 +1221,6 @@ SK_D = 4
 def sk_boxes(kind: str) -> list[Box]:
     """Small adapters: fitted (indicator or class targets, boosters that take NaN or not, a
     linear ranker) and unfitted."""
-    from olboost import LabelRanker
     from olboost.sklearn import OnlineBoostingClassifier, OnlineBoostingRanker
 
     rng = np.random.default_rng(0)

@@ -24,11 +24,12 @@ is present, ``check_estimator`` itself runs.
 **River checks that cannot apply**, with why:
 
 * ``check_emerging_features``, ``check_disappearing_features``,
-  ``check_radically_disappearing_features`` on :class:`olboost.LabelRanker` (and on boosters
-  whose committee has ``missing="error"``): the features are fixed by the first example and this
-  model takes no missing values, so an example that lacks a key or brings a new one is rejected
-  with ``ValueError``; they are declared in ``_unit_test_skips`` and shown below to fail for that
-  reason only. Boosters on trees (the default) pass them.
+  ``check_radically_disappearing_features`` on boosters whose committee has ``missing="error"``:
+  the features are fixed by the first example and this model takes no missing values, so an
+  example that lacks a key or brings a new one is rejected with ``ValueError``; they are declared
+  in ``_unit_test_skips`` and shown below to fail for that reason only. Boosters on trees (the
+  default) pass them, and so does :class:`olboost.LabelRanker`, whose dicts are sparse examples
+  (an absent key is 0, an unseen one a new feature).
 * ``LabelRanker(complexity="entropy")`` is not checked on Music's features: the entropy takes
   features in [0, 1] only and rejects Music's raw values (e.g. beats per minute) by design; its
   squared-norm configurations are checked.
@@ -320,10 +321,10 @@ def test_river_check_estimator(cls, params):
     apply)."""
     model = _check_model(cls, params)
     skipped = model._unit_test_skips()
-    # the feature checks drop and add keys mid-stream: only a model that takes no missing
-    # values skips them (the label ranker, a committee with missing="error")
+    # the feature checks drop and add keys mid-stream: only a committee with missing="error"
+    # skips them (the label ranker reads an absent key as 0 and grows by an unseen one)
     committee = params.get("committee")
-    refuses = cls is LabelRanker or getattr(committee, "missing", "learn") == "error"
+    refuses = getattr(committee, "missing", "learn") == "error"
     refused = {*RIVER_FEATURE_CHECKS, *RIVER_MINI_BATCH_FEATURE_CHECKS}  # no mini-batch one here
     assert skipped == (refused if refuses else set())
     ran = _run_river_checks(model)
@@ -335,21 +336,32 @@ def test_river_check_estimator(cls, params):
 
 
 @pytest.mark.parametrize("name", RIVER_FEATURE_CHECKS)
-@pytest.mark.parametrize(
-    "model",
-    [
-        LabelRanker(update="I", seed=3, labels=MUSIC_LABELS),
-        AdaOLMR(VFDTCommittee(missing="error"), learners=3, seed=3, labels=MUSIC_LABELS),
-    ],
-    ids=["LabelRanker", "AdaOLMR-missing-error"],
-)
-def test_feature_checks_are_skipped_and_fail_only_for_the_features(model, name):
+def test_feature_checks_are_skipped_and_fail_only_for_the_features(name):
+    model = AdaOLMR(VFDTCommittee(missing="error"), learners=3, seed=3, labels=MUSIC_LABELS)
     assert not model._missing_allowed()
     assert name in model._unit_test_skips()
     found = [check for check in checks.yield_checks(model) if check.__name__ == name]
     assert len(found) == 1
     with pytest.raises(ValueError, match="different features than the first example"):
         found[0].func(model.clone(), dataset=itertools.islice(_music_like(), 50))
+
+
+@pytest.mark.parametrize("name", RIVER_FEATURE_CHECKS)
+def test_label_ranker_passes_the_feature_checks(name):
+    """The label ranker takes no missing values, yet runs River's checks that drop and add keys
+    mid-stream: a dict is a sparse example. The emerging-features check first learns an example
+    without 3 of Music's 72 features, and later examples bring them: the ranker grows to all 72."""
+    model = LabelRanker(update="I", seed=3, labels=MUSIC_LABELS)
+    assert not model._missing_allowed()
+    assert name not in model._unit_test_skips()
+    found = [check for check in checks.yield_checks(model) if check.__name__ == name]
+    assert len(found) == 1
+    ran = model.clone()
+    found[0].func(ran, dataset=itertools.islice(_music_like(), 50))
+    assert ran.t_ > 0
+    assert ran.n_features_in_ == 72
+    if name == "check_emerging_features":
+        assert ran.theta_.shape == (72, len(MUSIC_LABELS))
 
 
 @pytest.mark.parametrize("cls", RANKERS, ids=lambda c: c.__name__)

@@ -30,10 +30,12 @@ vectors, matrices (dense or sparse) and dicts, where ``None`` and an absent key 
 The features of dict input are fixed by the first example (River's own linear models and trees take
 features that appear later; these models, whose weak learners each draw a feature subset at the
 start, do not): a later dict may omit some of them (they are missing) and may hold keys not seen
-then, which are ignored. A learner started on dicts or named Series, or on a DataFrame whose column
-names are strings, reads a matrix by column name (a DataFrame, its columns in any order, absent and
-extra ones as a dict's keys), never a plain array by position. Any other learner rejects NaN,
-``None``, absent and unexpected keys, naming the key or column. Infinities and magnitudes above
+then, which are ignored. (:class:`olboost.LabelRanker` differs: its dicts are sparse
+examples, an absent key 0 and an unseen one a new feature.) A learner started on dicts or named
+Series, or on a DataFrame whose column names are strings, reads a matrix by column name (a
+DataFrame, its columns in any order, absent and extra ones as a dict's keys), never a plain array
+by position. Any other learner rejects NaN, ``None``, and (but for the label ranker) absent and
+unexpected keys, naming the key or column. Infinities and magnitudes above
 :data:`olboost.online.inputs.MAX_ABS_FEATURE` are always rejected.
 
 **Series and the order of features.** A pandas Series (a DataFrame's row, ``df.iloc[i]``) is read

@@ -38,6 +38,7 @@ __all__ = [
     "key_order",
     "named_columns",
     "shown_names",
+    "sparse_dict_vector",
     "writable",
 ]
 
@@ -320,6 +321,32 @@ def check_vector(
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who, given=x)
     return xv, names
+
+
+def sparse_dict_vector(
+    x: Any, who: str, feature_names: list[Hashable], position: Mapping[Hashable, int]
+) -> tuple[np.ndarray, list[Hashable]]:
+    """A dict (or a named pandas Series) as a sparse example of a model whose features grow:
+    the vector over ``feature_names`` (``position`` maps each to its index), an absent key
+    being 0, followed by the keys the model has not seen, in :func:`key_order`; returns it and
+    those new keys. Values are checked as :func:`check_vector` checks them, naming the key
+    (``None`` and pandas' ``NA`` are missing values, refused: a missing value is not a 0)."""
+    if _is_series(x):
+        x = _series_row(x, who, feature_names, len(feature_names))
+    if not isinstance(x, Mapping):
+        raise TypeError(
+            f"{who}: x must be a dict: the model's features are named "
+            f"({shown_names(feature_names)}), by its first dict or DataFrame"
+        )
+    keys = list(x)
+    new = key_order([key for key in keys if key not in position])
+    values = dict_values(x, keys, False, who)
+    check_values(values, keys, False, who, given=None)
+    d = len(feature_names)
+    added = {key: d + i for i, key in enumerate(new)}
+    xv = np.zeros(d + len(new))
+    xv[[position[key] if key in position else added[key] for key in keys]] = values
+    return xv, new
 
 
 def shown_names(names: list[Hashable], limit: int = 5) -> str:

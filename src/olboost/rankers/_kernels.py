@@ -47,7 +47,15 @@ from olboost.rankers._dual import (
 )
 from olboost.rankers._pdip import pdip
 
-__all__ = ["NORM_ERROR_MAX", "Scratch", "State", "learn_rows", "score_rows", "is_canonical"]
+__all__ = [
+    "NORM_ERROR_MAX",
+    "Scratch",
+    "State",
+    "add_unlearned",
+    "learn_rows",
+    "score_rows",
+    "is_canonical",
+]
 
 #: Largest relative error of a running normaliser ``Z_y`` before it is recomputed exactly
 #: (module docstring): 2^-40, about 1e-12.
@@ -126,6 +134,24 @@ def score_row(
         else:
             for y in range(k):
                 s[y] += x * row[y]
+
+
+@numba.njit(cache=True)
+def add_unlearned(val: np.ndarray, log_norm: np.ndarray, entropy: bool, s: np.ndarray) -> None:
+    """Go on with :func:`score_row`'s sums ``s`` over features the ranker has not learned yet,
+    values ``val``: their rows of ``theta`` are 0, so each adds what :func:`score_row` adds for
+    a row of zeros (the same operations, so the same bits as the ranker grown by them scores,
+    ``log_norm`` being the grown normalisers), after every learned feature, as their indices
+    follow the learned ones."""
+    k = s.shape[0]
+    for p in range(val.shape[0]):
+        x = val[p]
+        if entropy:
+            for y in range(k):
+                s[y] += x * np.exp(0.0 - log_norm[y])
+        else:
+            for y in range(k):
+                s[y] += x * 0.0
 
 
 @numba.njit(cache=True)

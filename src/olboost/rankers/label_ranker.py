@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,14 @@ from olboost._interrupt import held_interrupt
 from olboost._numba_cache import compile_for_values
 from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
-from olboost.online.inputs import Rows, entry_position
+from olboost.online.inputs import (
+    Rows,
+    _is_series,
+    entry_position,
+    frame_columns,
+    shown_names,
+    sparse_dict_vector,
+)
 from olboost.online.learner import RankingLearner
 from olboost.rankers import _kernels as K
 from olboost.rankers._pdip import MAX_ITER
@@ -156,6 +163,20 @@ class LabelRanker(RankingLearner):
     for binary ``x``), over the labels in a pair that violates the margin (the others stay put
     at the optimum of eq. 11).
 
+    **Dicts are sparse examples**, as the paper's bags of words and River's ``BagOfWords``
+    give them: a dict (or a pandas Series indexed by feature names) holds the features present,
+    an absent key is 0, and a key the ranker has not seen is a new feature, added when the
+    example is learned, with ``theta = 0`` (a feature that was 0 in every earlier example). Under
+    the squared norm the ranker is then the one that had the feature from the start, bit for bit
+    (a feature that is 0 is never read or moved). Under the entropy each new feature adds
+    ``e^0 = 1`` to every normaliser ``Z_y``: the simplex grows, and the weights of the other
+    features shrink in proportion. Scoring a dict with unseen keys changes nothing and gives the
+    scores of the ranker grown by them. ``None`` and NaN are not zeros: they are refused. The
+    first dict fixes the first features, sorted; the keys each later dict adds follow, sorted
+    among themselves (``feature_names_in_``). A DataFrame is read by those names, an absent
+    column as 0; one with a column the ranker has not seen is refused (give dicts). Vectors and
+    matrices keep the width of the first.
+
     Parameters
     ----------
     update
@@ -231,6 +252,16 @@ class LabelRanker(RankingLearner):
     >>> model.learn_one(x, {int(folder[0])})
     >>> model.rank_one(x)[0] == int(folder[0])
     True
+
+    Bags of words as dicts, whose vocabulary grows:
+
+    >>> bags = LabelRanker(update="II", labels=["work", "family"], seed=0)
+    >>> bags.learn_one({"meeting": 1.0, "noon": 1.0}, {"work"})
+    >>> bags.learn_one({"dinner": 1.0, "sunday": 1.0}, {"family"})  # new words, new features
+    >>> bags.feature_names_in_
+    ['meeting', 'noon', 'dinner', 'sunday']
+    >>> bags.rank_one({"sunday": 1.0, "lunch": 1.0})  # an unseen word weighs nothing yet
+    ['family', 'work']
     """
 
     _param_constraints = {
@@ -270,6 +301,11 @@ class LabelRanker(RankingLearner):
     # C, the margin and the update may change: every update ascends the same dual from any state.
     _fixed_once_started = ("complexity", *RankingLearner._fixed_once_started)
     _noun = "ranker"
+
+    def _unit_test_skips(self) -> set[str]:
+        # a dict is a sparse example (an absent key 0, an unseen one a new feature), so River's
+        # checks that drop and add features mid-stream apply, missing values or not
+        return set()
 
     @property
     def _is_stochastic(self) -> bool:
@@ -330,13 +366,65 @@ class LabelRanker(RankingLearner):
     # ------------------------------------------------------------------ online-learner hooks
 
     def _raw_scores(self, xv: np.ndarray) -> np.ndarray:
-        idx = np.flatnonzero(xv)
+        d = self.theta_.shape[0]
+        entropy = self.complexity == "entropy"
+        log_norm = self.log_norm_
+        if xv.shape[0] > d:  # keys not seen yet: scored as the ranker grown by them scores
+            log_norm = grown_log_norm(log_norm, xv.shape[0] - d) if entropy else log_norm
+        idx = np.flatnonzero(xv[:d])
         out = np.empty((1, self.theta_.shape[1]))
         K.score_rows(
             xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64),
-            self.theta_, self.log_norm_, self.complexity == "entropy", out,
+            self.theta_, log_norm, entropy, out,
         )  # fmt: skip
+        if xv.shape[0] > d:
+            unseen = xv[d:]
+            K.add_unlearned(unseen[unseen != 0.0], log_norm, entropy, out[0])
         return out[0]
+
+    def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
+        if self._started and xv.shape[0] > self.n_features_in_:
+            self._grow(names)
+        super()._learn_vector(xv, target, names)
+
+    def _grow(self, new: list[Hashable]) -> None:
+        """Add the features ``new`` (keys of a dict the ranker had not seen), each with a zero
+        row of ``theta`` (see the class docstring). ``theta_`` is a view of a buffer with room
+        to spare, doubled when full, so that a stream whose vocabulary grows at every example
+        copies ``theta`` ``O(log d)`` times, not once per example."""
+        d, k = self.theta_.shape
+        n = len(new)
+        buffer = self.theta_.base
+        if (
+            isinstance(buffer, np.ndarray)
+            and buffer.ndim == 2
+            and buffer.shape[1] == k
+            and buffer.shape[0] >= d + n
+            and buffer.flags.c_contiguous
+            and buffer.ctypes.data == self.theta_.ctypes.data
+        ):
+            buffer[d : d + n] = 0.0
+        else:
+            buffer = np.zeros((max(2 * d, d + n), k))
+            buffer[:d] = self.theta_
+        self.theta_ = buffer[: d + n]
+        if self.complexity == "entropy":
+            self.log_norm_ = grown_log_norm(self.log_norm_, n)
+            # Z + n rounds once more (the error Z carries shrinks relative to Z + n)
+            self.norm_error_ = self.norm_error_ + 4.0 * K._ULP
+        self.feature_names_in_ = [*self.feature_names_in_, *new]
+        self.n_features_in_ = d + n
+        positions = self.__dict__.get("_cache")
+        if positions is not None:
+            positions.update((key, d + i) for i, key in enumerate(new))
+
+    def _positions(self) -> dict[Hashable, int]:
+        """The index of each feature name (kept as ``_cache``, which a pickle leaves out)."""
+        positions = self.__dict__.get("_cache")
+        if positions is None or len(positions) != self.n_features_in_:
+            positions = {key: j for j, key in enumerate(self.feature_names_in_)}
+            self._cache = positions
+        return positions
 
     def _learn_row(self, xv: np.ndarray, target: Any) -> None:
         idx = np.flatnonzero(xv)
@@ -421,19 +509,38 @@ class LabelRanker(RankingLearner):
     # ------------------------------------------------------------------ input checks
 
     def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
-        xv, names = super()._check_x(x)
+        known = self.__dict__.get("feature_names_in_") if self._started else None
+        if known is not None and (isinstance(x, Mapping) or _is_series(x)):
+            # a sparse example: an absent key is 0, an unseen one a new feature (the class
+            # docstring); names are the unseen keys, which learning adds
+            xv, names = sparse_dict_vector(x, type(self).__name__, known, self._positions())
+            keys = [*known, *names]
+        else:
+            xv, names = super()._check_x(x)
+            keys = names if names is not None else known
         # per example: the common case in two reductions, the slack's checks only beyond it
         if self.complexity == "entropy" and not (xv.min() >= 0.0 and xv.max() <= 1.0):
             bad = np.flatnonzero(outside_unit(xv))
             if bad.size:
                 j = int(bad[0])
-                keys = names if names is not None else self.__dict__.get("feature_names_in_")
                 where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
                 raise ValueError(self._range_problem(float(xv[j]), where, "x"))
             xv = into_unit(xv)
         return xv, names
 
     def _check_X(self, X: Any) -> Rows:
+        known = self.__dict__.get("feature_names_in_") if self._started else None
+        columns = frame_columns(X)
+        if known is not None and columns is not None and columns != known:
+            unseen = [c for c in columns if c not in self._positions()]
+            if unseen:
+                raise ValueError(
+                    f"{type(self).__name__}: X has columns the ranker has not seen "
+                    f"({shown_names(unseen)}): a DataFrame is read by the ranker's features; "
+                    "give dicts (learn_one), whose unseen keys are new features"
+                )
+            if len(set(columns)) == len(columns):  # repeated names: refused by the base
+                X = X.reindex(columns=known, fill_value=0.0)  # an absent column is 0
         rows = super()._check_X(X)
         if self.complexity == "entropy":  # before _canonical, which drops the zeros so made
             values = into_unit(rows.X[0] if rows.sparse else rows.X)
@@ -476,6 +583,12 @@ class LabelRanker(RankingLearner):
         yield {"update": "II", "complexity": "entropy", "C": 2.0, "margin": 0.2, "seed": 4}
         yield {"update": "III", "complexity": "entropy", "C": 3.0, "margin": 0.1, "seed": 5}
         yield {"update": "III", "C": 0.5, "margin": 1.0, "labels": ["a", "b", "c"]}
+
+
+def grown_log_norm(log_norm: np.ndarray, n: int) -> np.ndarray:
+    """The entropy's ``log Z_y`` once ``n`` features with ``theta = 0`` (each adding ``e^0 = 1``
+    to ``Z_y``) join: ``log(Z_y + n)``."""
+    return np.logaddexp(log_norm, math.log(n))
 
 
 def ranking_mistakes(scores: Any, Y: Any) -> np.ndarray:
