@@ -105,6 +105,61 @@ def _booster_cases() -> list[tuple[str, dict]]:
     return cases
 
 
+def _linear_cases() -> list[tuple[str, type, dict]]:
+    """The linear label ranker and boosters on linear rankers (alone and mixed with trees),
+    pinned apart: the check suite's booster configurations run on trees. One case per scaling
+    of the committee (standard, min-max under the entropy, none) and per update. Recorded from
+    the code of commit 08180c9, before the scaling kernels moved to
+    :mod:`olboost.rankers._scaling`."""
+    from olboost import (
+        AdaBoostOLM,
+        AdaOLMR,
+        LabelRanker,
+        LinearCommittee,
+        MixedCommittee,
+        OnlineBMR,
+    )
+
+    entropic = LinearCommittee(
+        n_features=4, complexity="entropy", scale="minmax", margin=(0.05, 0.2), C=(0.5, 2.0)
+    )
+    return [
+        ("LabelRanker[I]", LabelRanker, {"update": "I", "seed": 3}),
+        ("LabelRanker[II]", LabelRanker, {"update": "II", "C": 0.5, "margin": 1.0, "seed": 2}),
+        ("LabelRanker[III]", LabelRanker, {"update": "III", "C": 0.5, "margin": 1.0}),
+        (
+            "LabelRanker[III-entropy]",
+            LabelRanker,
+            {"update": "III", "complexity": "entropy", "C": 3.0, "margin": 0.1},
+        ),
+        (
+            "LabelRanker[I-entropy]",
+            LabelRanker,
+            {"update": "I", "complexity": "entropy", "C": 2.0, "margin": 0.2, "seed": 4},
+        ),
+        (
+            "AdaOLMR[linear]",
+            AdaOLMR,
+            {"committee": LinearCommittee(n_features=4), "learners": 4, "seed": 1},
+        ),
+        (
+            "AdaBoostOLM[linear-entropy]",
+            AdaBoostOLM,
+            {"committee": entropic, "learners": 4, "seed": 2},
+        ),
+        (
+            "OnlineBMR[linear-unscaled]",
+            OnlineBMR,
+            {
+                "committee": LinearCommittee(n_features=4, scale="none", update="II"),
+                "learners": 4,
+                "seed": 3,
+            },
+        ),
+        ("AdaOLMR[mixed]", AdaOLMR, {"committee": MixedCommittee(), "learners": 4, "seed": 4}),
+    ]
+
+
 def _fingerprint(cls: type, params: dict) -> dict[str, str]:
     import hashlib
 
@@ -113,6 +168,8 @@ def _fingerprint(cls: type, params: dict) -> dict[str, str]:
     from olboost.checks import synthetic_multilabel
 
     X, Y = synthetic_multilabel(n=120, d=6, k=4, seed=11)
+    if params.get("complexity") == "entropy":  # a label ranker's entropy takes [0, 1]
+        X = 1.0 / (1.0 + np.exp(-X))
     ranking = hasattr(cls, "rank_one")
     params = {**params, ("labels" if ranking else "classes"): 4}
     targets = [set(np.flatnonzero(row).tolist()) for row in Y] if ranking else Y.argmax(1)
@@ -134,7 +191,7 @@ def _fingerprint(cls: type, params: dict) -> dict[str, str]:
     return {"one": digest(rows), "arrays": digest(many)}
 
 
-_CASES = _booster_cases()
+_CASES = _booster_cases() + _linear_cases()
 
 
 @pytest.mark.parametrize(("key", "cls", "params"), _CASES, ids=[c[0] for c in _CASES])

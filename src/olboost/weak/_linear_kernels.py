@@ -12,14 +12,11 @@ Layout: ``theta`` is ``(N, m', k)``, ``m' = m + bias``, C-ordered, so ``theta[i]
 ``i``'s ``(m', k)`` matrix in the layout of :mod:`olboost.rankers._kernels`; ``log_norm`` and
 ``norm_error`` are ``(N, k)``, the PDIP iteration counts ``(N, MAX_ITER + 1)``.
 
-Inputs: an example is first mapped attribute by attribute into ``xs`` (:func:`_scaled`): a missing
-value (NaN) is 0 (absent); under :data:`STANDARD` a value becomes ``(x - mean) / sd`` with the
-attribute's running mean and (population) standard deviation over the examples learned so far
-(Welford's updates; 0 while ``sd`` is 0); under :data:`MINMAX`, ``(x - lo) / (hi - lo)`` clipped
-to ``[0, 1]``, ``lo`` and ``hi`` the smallest and largest values learned so far (0 while
-``hi <= lo``); under :data:`NO_SCALING` it is kept (under the entropy taken to ``[0, 1]``: the
-committee refuses values outside it by more than ``UNIT_SLACK`` of
-:mod:`olboost.rankers.label_ranker`, a rescaler's rounding). The statistics move before an
+Inputs: an example is first mapped attribute by attribute into ``xs`` (:func:`_scaled`, the
+running scaling of :mod:`olboost.rankers._scaling`: ``scale`` :data:`STANDARD`, :data:`MINMAX` or
+:data:`NO_SCALING`; a missing value is 0, absent). Under :data:`NO_SCALING` and the entropy the
+committee refuses values outside [0, 1] by more than ``UNIT_SLACK`` of
+:mod:`olboost.rankers.label_ranker`, a rescaler's rounding. The statistics move before an
 example is learned (:func:`learn`), never when predicting. Learner ``i`` then reads the non-zero
 values of its columns, as the sparse row the ranker's trials take (``O(m + nnz k)`` per learner).
 """
@@ -33,6 +30,7 @@ import numpy as np
 
 from olboost.rankers import _kernels as RK
 from olboost.rankers._dual import log_norm_exact
+from olboost.rankers._scaling import MINMAX, NO_SCALING, STANDARD, learn_scaling, scale_into
 
 __all__ = [
     "LEARN_BAD_WEIGHTS",
@@ -53,8 +51,6 @@ __all__ = [
 LEARN_OK = 0
 LEARN_BAD_WEIGHTS = 1  # a weight is negative or not finite; nothing was changed
 
-#: ``Options.scale``: how attribute values are mapped before the learners read them.
-NO_SCALING, MINMAX, STANDARD = 0, 1, 2
 
 #: What each learner drew at start.
 Learners = namedtuple(
@@ -123,51 +119,17 @@ State = namedtuple("State", ["learners", "options", "model", "work"])
 @numba.njit(cache=True)
 def _scaled(x: np.ndarray, st: State) -> None:
     """The example as the learners read it, into ``st.work.xs`` (module docstring)."""
-    xs = st.work.xs
-    model = st.model
-    scale = st.options.scale
-    for j in range(x.shape[0]):
-        v = x[j]
-        if v != v:
-            u = 0.0
-        elif scale == STANDARD:
-            sd = np.sqrt(model.m2[j] / model.count[j]) if model.count[j] > 0.0 else 0.0
-            u = (v - model.mean[j]) / sd if sd > 0.0 else 0.0
-            if not abs(u) < np.inf:  # an overflowed deviation
-                u = 0.0
-        elif scale == MINMAX:
-            span = model.hi[j] - model.lo[j]
-            u = (v - model.lo[j]) / span if span > 0.0 else 0.0
-            if not u >= 0.0:  # below the range, or an overflowed span
-                u = 0.0
-            elif u > 1.0:
-                u = 1.0
-        elif st.options.entropy:  # within UNIT_SLACK of [0, 1], or refused: read as the bound
-            u = min(max(v, 0.0), 1.0)
-        else:
-            u = v
-        xs[j] = u
+    m = st.model
+    scale_into(
+        x, st.options.scale, st.options.entropy, m.lo, m.hi, m.count, m.mean, m.m2, st.work.xs
+    )
 
 
 @numba.njit(cache=True)
 def _learn_scaling(x: np.ndarray, st: State) -> None:
     """Move the scaling statistics by the example ``x`` (missing values skipped)."""
-    model = st.model
-    scale = st.options.scale
-    for j in range(x.shape[0]):
-        v = x[j]
-        if v != v:
-            continue
-        if scale == MINMAX:
-            if v < model.lo[j]:
-                model.lo[j] = v
-            if v > model.hi[j]:
-                model.hi[j] = v
-        elif scale == STANDARD:
-            model.count[j] += 1.0
-            delta = v - model.mean[j]
-            model.mean[j] += delta / model.count[j]
-            model.m2[j] += delta * (v - model.mean[j])
+    m = st.model
+    learn_scaling(x, st.options.scale, m.lo, m.hi, m.count, m.mean, m.m2)
 
 
 @numba.njit(cache=True)
