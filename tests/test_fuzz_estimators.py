@@ -431,7 +431,8 @@ def draw_dict(rng: np.random.Generator, variant: int, info: dict, width: int) ->
         x[key] = v
         verdict = worst(verdict, int_verdict(v, info, col))
     elif mutation == 6 and not started:
-        x, verdict = {}, BAD  # no features
+        # no features: an example of zeros to a label ranker (its dicts are sparse)
+        x, verdict = {}, OK if info["sparse_dicts"] else BAD
     form = int(rng.integers(0, 3))
     if form == 1:
         return types.MappingProxyType(x), verdict

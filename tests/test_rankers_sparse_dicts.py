@@ -99,11 +99,15 @@ def test_unseen_keys_are_scored_as_the_grown_ranker_scores_them(params):
     grown._grow(["never-seen", "not-seen-either"])
     assert grown.score_one(probe) == scores  # bit for bit
     assert grown.rank_one(probe) == ranking
-    # a key of value 0 adds a feature as any other (and nothing to the scores)
-    zero = model.score_one({"w3": 1.0, "work1": 0.25, "zero-word": 0.0})
-    grown_by_zero = copy.deepcopy(model)
-    grown_by_zero._grow(["zero-word"])
-    assert grown_by_zero.score_one({"w3": 1.0, "work1": 0.25}) == zero
+    # an unseen key of value 0 is as absent: it adds no feature (under the entropy it would
+    # shrink every weight)
+    bare = {"w3": 1.0, "work1": 0.25}
+    assert model.score_one({**bare, "zero-word": 0.0, "w3x": 0.0}) == model.score_one(bare)
+    twin = copy.deepcopy(model)
+    model.learn_one({**bare, "zero-word": 0.0}, {"work"})
+    twin.learn_one(bare, {"work"})
+    assert "zero-word" not in model.feature_names_in_
+    assert _state_bytes(model) == _state_bytes(twin)
 
 
 @pytest.mark.parametrize("params", CONFIGS[3:], ids=IDS[3:])
@@ -209,3 +213,96 @@ def test_growth_is_amortised_and_survives_pickling():
         resumed.learn_one(x, y)
     assert _state_bytes(resumed) == _state_bytes(model)
     assert resumed.feature_names_in_[-1] == "w399"
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=IDS)
+def test_an_empty_first_dict_starts_a_ranker_of_no_feature(params):
+    """River's ``BagOfWords`` gives ``{}`` for an empty text, possibly the stream's first: it
+    is scored (zeros) and learned before any feature is known; the words that come later are
+    new features, and the entropy's normalisers are then those of the grown ``theta``."""
+    model = LabelRanker(labels=LABELS, **params)
+    assert model.score_one({}) == dict.fromkeys(LABELS, 0.0)
+    model.learn_one({}, {"work"})
+    assert model.n_features_in_ == 0 and model.feature_names_in_ == []
+    assert model.score_one({}) == dict.fromkeys(LABELS, 0.0)
+    xs, ys = _bags(40)
+    for x, y in zip(xs, ys, strict=True):
+        model.learn_one(x, y)
+    assert model.feature_names_in_[: len(xs[0])] == sorted(xs[0])
+    assert np.isfinite(model.theta_).all()
+    if params.get("complexity") == "entropy":
+        theta = model.theta_
+        top = theta.max(axis=0)
+        exact = top + np.log(np.exp(theta - top).sum(axis=0))
+        assert np.allclose(model.log_norm_, exact, rtol=0, atol=1e-12)  # as above
+
+
+def test_river_bag_of_words_pipeline_with_an_empty_first_text():
+    pytest.importorskip("river", reason="River is optional: pip install olboost[river]")
+    from river import compose, evaluate, feature_extraction, metrics
+
+    texts = ["", "cheap pills now", "meeting at noon", "cheap meeting", "pills pills", ""]
+    targets = [{"spam": False, "work": True}, {"spam": True, "work": False}]
+    stream = [(t, targets[i % 2]) for i, t in enumerate(texts * 5)]
+    model = compose.Pipeline(
+        ("bag", feature_extraction.BagOfWords()),
+        ("ranker", LabelRanker(update="II", labels=["spam", "work"], seed=1)),
+    )
+    metric = metrics.multioutput.MicroAverage(metrics.Accuracy())
+    evaluate.progressive_val_score(stream, model, metric)
+    ranker = model["ranker"]
+    assert ranker.t_ == len(stream)
+    assert set(ranker.feature_names_in_) == {"cheap", "pills", "now", "meeting", "at", "noon"}
+
+
+def test_series_of_names_are_sparse_and_positional_series_refused():
+    pd = pytest.importorskip("pandas", reason="pandas is optional here")
+    xs, ys = _bags(20)
+    model, _ = _grown(CONFIGS[1], xs, ys)
+    only_unseen = pd.Series({"zz": 1.0, "w1": 0.0})
+    assert model.score_one(only_unseen) == model.score_one({"zz": 1.0})
+    before = pickle.dumps(model)
+    with pytest.raises(TypeError, match="indexed by position"):
+        model.learn_one(pd.Series([1.0, 0.0, 2.0]), {"work"})
+    assert pickle.dumps(model) == before
+    model.learn_one(only_unseen, {"work"})
+    assert model.feature_names_in_[-1] == "zz"
+
+
+def test_frame_columns_are_told_apart_as_pandas_tells_them():
+    """A bool column is not the feature 1 it equals (a frame keeps them apart; it was read as
+    zeros); tuple names of different lengths (River's n-grams) are read by name."""
+    pd = pytest.importorskip("pandas", reason="pandas is optional here")
+    ints = LabelRanker(update="II", labels=LABELS, seed=0)
+    ints.learn_one({0: 1.0, 1: 1.0}, {"work"})
+    before = pickle.dumps(ints)
+    with pytest.raises(ValueError, match="not seen \\(True, False\\)"):
+        ints.score(pd.DataFrame([[3.0, 5.0]], columns=[True, False]))
+    assert pickle.dumps(ints) == before
+    grams = LabelRanker(update="II", labels=LABELS, seed=0)
+    grams.learn_one({("x", 1): 1.0, ("y", 2, 3): 1.0}, {"work"})
+    frame = pd.DataFrame({("x", 1): [1.0, 0.0]})
+    expected = [grams.score_one({("x", 1): v}) for v in (1.0, 0.0)]
+    got = grams.score(frame)
+    assert got.tolist() == [[e[label] for label in LABELS] for e in expected]
+
+
+def test_a_failed_growing_step_leaves_the_ranker_as_it_was(monkeypatch):
+    """The ranker grows before its trial: a trial that never ran (an interrupt while it
+    compiled) puts back the features and normalisers it had."""
+    from olboost.rankers import _kernels
+
+    xs, ys = _bags(20)
+    model, _ = _grown(CONFIGS[4], xs, ys)
+    before = pickle.dumps(model)
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_kernels, "learn_rows", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.learn_one({"w1": 1.0, "brand-new": 1.0}, {"work"})
+    assert pickle.dumps(model) == before
+    monkeypatch.undo()
+    model.learn_one({"w1": 1.0, "brand-new": 1.0}, {"work"})
+    assert model.feature_names_in_[-1] == "brand-new"

@@ -31,7 +31,8 @@ The features of dict input are fixed by the first example (River's own linear mo
 features that appear later; these models, whose weak learners each draw a feature subset at the
 start, do not): a later dict may omit some of them (they are missing) and may hold keys not seen
 then, which are ignored. (:class:`olboost.LabelRanker` differs: its dicts are sparse
-examples, an absent key 0 and an unseen one a new feature.) A learner started on dicts or named
+examples, an absent key 0 and an unseen one a new feature; in its DataFrames an absent column
+is 0 and an unseen one refused.) A learner started on dicts or named
 Series, or on a DataFrame whose column names are strings, reads a matrix by column name (a
 DataFrame, its columns in any order, absent and extra ones as a dict's keys), never a plain array
 by position. Any other learner rejects NaN, ``None``, and (but for the label ranker) absent and

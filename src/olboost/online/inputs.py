@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -324,29 +324,65 @@ def check_vector(
 
 
 def sparse_dict_vector(
-    x: Any, who: str, feature_names: list[Hashable], position: Mapping[Hashable, int]
-) -> tuple[np.ndarray, list[Hashable]]:
-    """A dict (or a named pandas Series) as a sparse example of a model whose features grow:
-    the vector over ``feature_names`` (``position`` maps each to its index), an absent key
-    being 0, followed by the keys the model has not seen, in :func:`key_order`; returns it and
-    those new keys. Values are checked as :func:`check_vector` checks them, naming the key
-    (``None`` and pandas' ``NA`` are missing values, refused: a missing value is not a 0)."""
+    x: Any,
+    who: str,
+    feature_names: list[Hashable],
+    position: Mapping[Hashable, int],
+    prepare: Callable[[np.ndarray, list[Hashable]], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, list[Hashable]]:
+    """A dict (or a pandas Series indexed by names) as a sparse example of a model whose features
+    grow: ``(idx, val, new)``, the positions (increasing) and values of its non-zero features,
+    a key the model has not seen taking the next free position, and those unseen keys, in
+    :func:`key_order`. ``feature_names`` are the model's features, ``position`` maps each to its
+    index. An absent key is 0, and an unseen key of value 0 is as absent: it adds no feature.
+    Values are checked as :func:`check_vector` checks them, naming the key (``None`` and pandas'
+    ``NA`` are missing values, refused: a missing value is not a 0), then by ``prepare(values,
+    keys)`` if given, which raises naming a key or returns the values the model reads (a value
+    it reads as 0 is then absent). Costs ``O(len(x))``, whatever the number of features."""
     if _is_series(x):
-        x = _series_row(x, who, feature_names, len(feature_names))
+        x = _series_items(x, who, feature_names, position)
     if not isinstance(x, Mapping):
         raise TypeError(
             f"{who}: x must be a dict: the model's features are named "
             f"({shown_names(feature_names)}), by its first dict or DataFrame"
         )
     keys = list(x)
-    new = key_order([key for key in keys if key not in position])
     values = dict_values(x, keys, False, who)
     check_values(values, keys, False, who, given=None)
+    if prepare is not None:
+        values = prepare(values, keys)
+    present = values != 0.0
+    new = key_order(
+        [key for key, v in zip(keys, present, strict=True) if v and key not in position]
+    )
     d = len(feature_names)
     added = {key: d + i for i, key in enumerate(new)}
-    xv = np.zeros(d + len(new))
-    xv[[position[key] if key in position else added[key] for key in keys]] = values
-    return xv, new
+    idx = np.array(
+        [position[key] if key in position else added.get(key, -1) for key in keys], dtype=np.int64
+    )
+    idx, val = idx[present], values[present]  # an unseen key of value 0 (-1) goes here
+    order = np.argsort(idx, kind="stable")
+    return idx[order], val[order], new
+
+
+def _series_items(
+    x: Any, who: str, feature_names: list[Hashable], position: Mapping[Hashable, int]
+) -> dict[Hashable, Any]:
+    """A Series as the dict of its items, for :func:`sparse_dict_vector`: refused if it names a
+    feature twice, or if its index is pandas' default ``0..n-1`` and names none of the features
+    (the values of a row by position, which would be read as new features ``0..n-1``)."""
+    index = list(x.index)
+    if len(set(index)) != len(index):
+        twice = [label for label, n in Counter(index).items() if n > 1]
+        raise ValueError(f"{who}: x names a feature twice ({shown_names(twice)})")
+    positional = type(x.index).__name__ == "RangeIndex"
+    if index and positional and not any(key in position for key in index):
+        raise TypeError(
+            f"{who}: x is a Series indexed by position (0..{len(index) - 1}) that names none of "
+            f"the model's features ({shown_names(feature_names)}): index it by them"
+        )
+    values = [None if _is_pandas_na(value) else value for value in x.tolist()]
+    return dict(zip(index, values, strict=True))
 
 
 def shown_names(names: list[Hashable], limit: int = 5) -> str:

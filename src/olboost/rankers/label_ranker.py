@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -13,6 +13,7 @@ from olboost._interrupt import held_interrupt
 from olboost._numba_cache import compile_for_values
 from olboost._random import STREAMS, seed_key
 from olboost.base import Interval, OneOf
+from olboost.feedback import bool_apart
 from olboost.online.inputs import (
     Rows,
     _is_series,
@@ -166,16 +167,20 @@ class LabelRanker(RankingLearner):
     **Dicts are sparse examples**, as the paper's bags of words and River's ``BagOfWords``
     give them: a dict (or a pandas Series indexed by feature names) holds the features present,
     an absent key is 0, and a key the ranker has not seen is a new feature, added when the
-    example is learned, with ``theta = 0`` (a feature that was 0 in every earlier example). Under
-    the squared norm the ranker is then the one that had the feature from the start, bit for bit
-    (a feature that is 0 is never read or moved). Under the entropy each new feature adds
-    ``e^0 = 1`` to every normaliser ``Z_y``: the simplex grows, and the weights of the other
-    features shrink in proportion. Scoring a dict with unseen keys changes nothing and gives the
-    scores of the ranker grown by them. ``None`` and NaN are not zeros: they are refused. The
-    first dict fixes the first features, sorted; the keys each later dict adds follow, sorted
-    among themselves (``feature_names_in_``). A DataFrame is read by those names, an absent
-    column as 0; one with a column the ranker has not seen is refused (give dicts). Vectors and
-    matrices keep the width of the first.
+    example is learned, with ``theta = 0`` (a feature that was 0 in every earlier example); an
+    unseen key of value 0 is as absent and adds nothing. Under the squared norm the ranker is
+    then the one that had the feature from the start, bit for bit (a feature that is 0 is never
+    read or moved). Under the entropy each new feature adds ``e^0 = 1`` to every normaliser
+    ``Z_y``: the simplex grows, and the weights of the other features shrink in proportion.
+    Scoring a dict with unseen keys changes nothing and gives the scores of the ranker grown by
+    them. A dict costs ``O(len(x) k)``, whatever the number of features. ``None`` and NaN are
+    not zeros: they are refused. The first dict fixes the first features, sorted (an empty one,
+    e.g. an empty text, starts a ranker of no feature); the keys each later dict adds follow,
+    sorted among themselves (``feature_names_in_``). A ranker started on a DataFrame keeps its
+    column order, and reads later frames by those names, an absent column as 0; a frame with a
+    column the ranker has not seen is refused (give dicts), and so is a Series indexed by
+    position (pandas' default ``0..n-1``) that names none of the features. Vectors and matrices
+    keep the width of the first.
 
     Parameters
     ----------
@@ -319,7 +324,9 @@ class LabelRanker(RankingLearner):
         d = self.n_features_in_
         self.theta_ = np.zeros((d, k))
         entropy = self.complexity == "entropy"
-        self.log_norm_ = np.full(k, math.log(d)) if entropy else np.zeros(k)
+        # log Z = log d (uniform weights); -inf for a ranker started on an empty dict, whose
+        # first features then bring Z = n (grown_log_norm)
+        self.log_norm_ = np.full(k, math.log(d) if d else -math.inf) if entropy else np.zeros(k)
         self.norm_error_ = np.zeros(k)
         self.n_mistakes_ = 0
         self.n_updates_ = 0
@@ -365,33 +372,49 @@ class LabelRanker(RankingLearner):
 
     # ------------------------------------------------------------------ online-learner hooks
 
-    def _raw_scores(self, xv: np.ndarray) -> np.ndarray:
-        d = self.theta_.shape[0]
+    def _raw_scores(self, xv: np.ndarray | SparseRow) -> np.ndarray:
         entropy = self.complexity == "entropy"
-        log_norm = self.log_norm_
-        if xv.shape[0] > d:  # keys not seen yet: scored as the ranker grown by them scores
-            log_norm = grown_log_norm(log_norm, xv.shape[0] - d) if entropy else log_norm
-        idx = np.flatnonzero(xv[:d])
         out = np.empty((1, self.theta_.shape[1]))
+        if isinstance(xv, SparseRow):
+            d = self.theta_.shape[0]
+            log_norm = self.log_norm_
+            if xv.width > d and entropy:  # scored as the ranker grown by its unseen keys
+                log_norm = grown_log_norm(log_norm, xv.width - d)
+            learned = int(np.searchsorted(xv.idx, d))
+            K.score_rows(
+                xv.val[:learned], xv.idx[:learned], np.array([0, learned], dtype=np.int64),
+                self.theta_, log_norm, entropy, out,
+            )  # fmt: skip
+            K.add_unlearned(xv.val[learned:], log_norm, entropy, out[0])
+            return out[0]
+        idx = np.flatnonzero(xv)
         K.score_rows(
             xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64),
-            self.theta_, log_norm, entropy, out,
+            self.theta_, self.log_norm_, entropy, out,
         )  # fmt: skip
-        if xv.shape[0] > d:
-            unseen = xv[d:]
-            K.add_unlearned(unseen[unseen != 0.0], log_norm, entropy, out[0])
         return out[0]
 
-    def _learn_vector(self, xv: np.ndarray, target: Any, names: list[Hashable] | None) -> None:
-        if self._started and xv.shape[0] > self.n_features_in_:
-            self._grow(names)
-        super()._learn_vector(xv, target, names)
+    def _learn_vector(
+        self, xv: np.ndarray | SparseRow, target: Any, names: list[Hashable] | None
+    ) -> None:
+        if not (isinstance(xv, SparseRow) and xv.width > self.n_features_in_):
+            super()._learn_vector(xv, target, names)
+            return
+        kept = {name: self.__dict__[name] for name in _GROWN}
+        self._grow(names)
+        try:
+            self._learn_row(xv, target)
+        except BaseException:
+            # learned nothing (an interrupt while compiling, say): not grown either
+            self.__dict__.update(kept)
+            raise
 
     def _grow(self, new: list[Hashable]) -> None:
         """Add the features ``new`` (keys of a dict the ranker had not seen), each with a zero
         row of ``theta`` (see the class docstring). ``theta_`` is a view of a buffer with room
         to spare, doubled when full, so that a stream whose vocabulary grows at every example
-        copies ``theta`` ``O(log d)`` times, not once per example."""
+        copies ``theta`` ``O(log d)`` times, not once per example. Every attribute it changes
+        (:data:`_GROWN`) is set to a new object, so that the old ones can be put back."""
         d, k = self.theta_.shape
         n = len(new)
         buffer = self.theta_.base
@@ -426,11 +449,15 @@ class LabelRanker(RankingLearner):
             self._cache = positions
         return positions
 
-    def _learn_row(self, xv: np.ndarray, target: Any) -> None:
-        idx = np.flatnonzero(xv)
+    def _learn_row(self, xv: np.ndarray | SparseRow, target: Any) -> None:
+        if isinstance(xv, SparseRow):
+            idx, val = xv.idx, xv.val
+        else:
+            idx = np.flatnonzero(xv).astype(np.int64)
+            val = xv[idx]
         Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
         indptr = np.array([0, idx.size], dtype=np.int64)
-        self._run(self._trial_arguments(xv[idx], idx.astype(np.int64), indptr, Y, None))
+        self._run(self._trial_arguments(val, idx, indptr, Y, None))
 
     def _trial_arguments(
         self,
@@ -482,7 +509,7 @@ class LabelRanker(RankingLearner):
     def _fresh_score(self, xv: np.ndarray) -> float:
         """Every label's score before any learning: 0 under the squared norm, the mean of
         ``x`` under the entropy (uniform weights ``1/n``), as the started model scores it."""
-        if self.complexity == "squared":
+        if self.complexity == "squared" or xv.shape[0] == 0:
             return 0.0
         out = np.zeros((1, 1))
         idx = np.flatnonzero(xv)
@@ -508,45 +535,79 @@ class LabelRanker(RankingLearner):
 
     # ------------------------------------------------------------------ input checks
 
-    def _check_x(self, x: Any) -> tuple[np.ndarray, list[Hashable] | None]:
+    def _check_x(self, x: Any) -> tuple[np.ndarray | SparseRow, list[Hashable] | None]:
         known = self.__dict__.get("feature_names_in_") if self._started else None
         if known is not None and (isinstance(x, Mapping) or _is_series(x)):
             # a sparse example: an absent key is 0, an unseen one a new feature (the class
             # docstring); names are the unseen keys, which learning adds
-            xv, names = sparse_dict_vector(x, type(self).__name__, known, self._positions())
-            keys = [*known, *names]
-        else:
-            xv, names = super()._check_x(x)
-            keys = names if names is not None else known
+            idx, val, names = sparse_dict_vector(
+                x, type(self).__name__, known, self._positions(), self._unit_values
+            )
+            return SparseRow(idx, val, len(known) + len(names)), names
+        if not self._started and isinstance(x, Mapping) and not x:
+            # a first dict of no key: an example of zeros (River's BagOfWords of an empty
+            # text), scored as zeros before the start, and starting a ranker of no feature
+            return np.zeros(0), []
+        xv, names = super()._check_x(x)
+        return self._unit_values(xv, names if names is not None else known), names
+
+    def _unit_values(self, values: np.ndarray, keys: list[Hashable] | None) -> np.ndarray:
+        """An example's ``values`` as the ranker reads them: under the entropy, in [0, 1] within
+        :data:`UNIT_SLACK` (taken to it), else refused naming the key (``keys``) or feature."""
         # per example: the common case in two reductions, the slack's checks only beyond it
-        if self.complexity == "entropy" and not (xv.min() >= 0.0 and xv.max() <= 1.0):
-            bad = np.flatnonzero(outside_unit(xv))
-            if bad.size:
-                j = int(bad[0])
-                where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
-                raise ValueError(self._range_problem(float(xv[j]), where, "x"))
-            xv = into_unit(xv)
-        return xv, names
+        if self.complexity != "entropy" or (
+            values.min(initial=0.0) >= 0.0 and values.max(initial=0.0) <= 1.0
+        ):
+            return values
+        bad = np.flatnonzero(outside_unit(values))
+        if bad.size:
+            j = int(bad[0])
+            where = f"key {keys[j]!r}" if keys is not None else f"feature {j}"
+            raise ValueError(self._range_problem(float(values[j]), where, "x"))
+        return into_unit(values)
 
     def _check_X(self, X: Any) -> Rows:
-        known = self.__dict__.get("feature_names_in_") if self._started else None
-        columns = frame_columns(X)
-        if known is not None and columns is not None and columns != known:
-            unseen = [c for c in columns if c not in self._positions()]
-            if unseen:
-                raise ValueError(
-                    f"{type(self).__name__}: X has columns the ranker has not seen "
-                    f"({shown_names(unseen)}): a DataFrame is read by the ranker's features; "
-                    "give dicts (learn_one), whose unseen keys are new features"
-                )
-            if len(set(columns)) == len(columns):  # repeated names: refused by the base
-                X = X.reindex(columns=known, fill_value=0.0)  # an absent column is 0
-        rows = super()._check_X(X)
+        rows = self._named_rows(X)
+        if rows is None:
+            rows = super()._check_X(X)
         if self.complexity == "entropy":  # before _canonical, which drops the zeros so made
             values = into_unit(rows.X[0] if rows.sparse else rows.X)
             X = (values, *rows.X[1:]) if rows.sparse else values
             rows = Rows(X, rows.n, rows.d, rows.sparse)
         return _canonical(rows)
+
+    def _named_rows(self, X: Any) -> Rows | None:
+        """A DataFrame whose columns are some of the features of a ranker started on names, in
+        any order, as the rows of the ranker's features (an absent column is 0); ``None`` for
+        anything else (read by the base class). A column the ranker has not seen is refused."""
+        known = self.__dict__.get("feature_names_in_") if self._started else None
+        columns = frame_columns(X)
+        if known is None or columns is None or columns == known:
+            return None
+        name = type(self).__name__
+        # a bool column is not the feature 1 or 0 it equals, as a frame's columns tell them
+        features = {bool_apart(key) for key in known}
+        unseen = [c for c in columns if bool_apart(c) not in features]
+        if unseen:
+            raise ValueError(
+                f"{name}: X has columns the ranker has not seen ({shown_names(unseen)}): a "
+                "DataFrame is read by the ranker's features; give dicts (learn_one), whose "
+                "unseen keys are new features"
+            )
+        if len({bool_apart(c) for c in columns}) != len(columns):
+            return None  # a name given twice: refused by the base class, naming it
+        rows = Rows.of(X, name, False)
+        positions = self._positions()
+        at = np.array([positions[c] for c in columns], dtype=np.int64)
+        d = len(known)
+        if rows.sparse:
+            data, indices, indptr = rows.X
+            M = sparse.csr_matrix((data, at[indices], indptr), shape=(rows.n, d))
+            M.sort_indices()
+            return Rows((M.data, M.indices, M.indptr), rows.n, d, True)
+        dense = np.zeros((rows.n, d))
+        dense[:, at] = rows.X
+        return Rows(dense, rows.n, d, False)
 
     def _check_rows(self, rows: Rows) -> None:
         # a condition of the parameters alone: an evaluation checks every split with it before
@@ -583,6 +644,20 @@ class LabelRanker(RankingLearner):
         yield {"update": "II", "complexity": "entropy", "C": 2.0, "margin": 0.2, "seed": 4}
         yield {"update": "III", "complexity": "entropy", "C": 3.0, "margin": 0.1, "seed": 5}
         yield {"update": "III", "C": 0.5, "margin": 1.0, "labels": ["a", "b", "c"]}
+
+
+class SparseRow(NamedTuple):
+    """A dict as a started :class:`LabelRanker` reads it (:meth:`LabelRanker._check_x`): the
+    positions (increasing) and values of its non-zero features, and the number of features of
+    the ranker grown by its unseen keys, which take the positions from ``n_features_in_`` on."""
+
+    idx: np.ndarray
+    val: np.ndarray
+    width: int
+
+
+#: What :meth:`LabelRanker._grow` changes.
+_GROWN = ("theta_", "log_norm_", "norm_error_", "feature_names_in_", "n_features_in_")
 
 
 def grown_log_norm(log_norm: np.ndarray, n: int) -> np.ndarray:
