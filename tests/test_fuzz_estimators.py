@@ -549,7 +549,9 @@ def learner_boxes(model: OnlineLearner, label: str, params: dict) -> list[Box]:
             "keys": NAMES if how == "dicts" else None,
             "missing": m._missing_allowed(),
             "sparse_dicts": isinstance(m, LabelRanker),
-            "unit": getattr(m, "complexity", None) == "entropy",
+            # the entropy takes [0, 1] unless the ranker scales its features into it
+            "unit": getattr(m, "complexity", None) == "entropy"
+            and getattr(m, "scale", "none") == "none",
             "nominal": dict(getattr(m.committee, "nominal_attributes", None) or {})
             if hasattr(m, "committee") and m.committee is not None
             else {},

@@ -46,6 +46,7 @@ from olboost.rankers._dual import (
     update_two_squared,
 )
 from olboost.rankers._pdip import pdip
+from olboost.rankers._scaling import Scaling, learn_scaling, scale_into
 
 __all__ = [
     "NORM_ERROR_MAX",
@@ -53,6 +54,8 @@ __all__ = [
     "State",
     "add_unlearned",
     "learn_rows",
+    "learn_scaled_rows",
+    "score_scaled_rows",
     "score_rows",
     "is_canonical",
 ]
@@ -550,3 +553,80 @@ def is_canonical(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray) -> b
             if p > indptr[i] and indices[p] <= indices[p - 1]:
                 return False
     return True
+
+
+@numba.njit(cache=True)
+def _nonzeros(xs: np.ndarray, idx: np.ndarray, val: np.ndarray) -> int:
+    """The non-zero entries of ``xs`` into ``idx``, ``val`` (a CSR row); returns their number."""
+    m = 0
+    for j in range(xs.shape[0]):
+        if xs[j] != 0.0:
+            idx[m] = j
+            val[m] = xs[j]
+            m += 1
+    return m
+
+
+@numba.njit(cache=True)
+def _scale(x: np.ndarray, sg: Scaling, entropy: bool, xs: np.ndarray) -> None:
+    scale_into(x, sg.scale, entropy, sg.lo, sg.hi, sg.count, sg.mean, sg.m2, xs)
+
+
+@numba.njit(cache=True)
+def learn_scaled_rows(
+    X: np.ndarray,
+    Y: np.ndarray,
+    t0: int,
+    st: State,
+    sg: Scaling,
+    out: np.ndarray,
+    return_scores: bool,
+    mass: float,
+) -> tuple[int, int, float]:
+    """:func:`learn_rows` on dense rows ``X`` under the running scaling ``sg``
+    (:mod:`olboost.rankers._scaling`): each row's scores (to ``out`` if ``return_scores``) from
+    the row scaled by the statistics so far, as :func:`score_scaled_rows` gives them; then the
+    statistics move by the row, and its trial is on the row scaled by them."""
+    n, d = X.shape
+    k = Y.shape[1]
+    xs = np.empty(d)
+    idx = np.empty(d, dtype=np.int64)
+    val = np.empty(d)
+    sc = scratch(k, max(d, 1))
+    mistakes = 0
+    updates = 0
+    for i in range(n):
+        x = X[i]
+        if return_scores:
+            _scale(x, sg, st.entropy, xs)
+            m = _nonzeros(xs, idx, val)
+            score_row(st.theta, st.log_norm, st.entropy, idx[:m], val[:m], out[i])
+        learn_scaling(x, sg.scale, sg.lo, sg.hi, sg.count, sg.mean, sg.m2)
+        _scale(x, sg, st.entropy, xs)
+        m = _nonzeros(xs, idx, val)
+        mistake, updated, a = trial(idx[:m], val[:m], Y[i], t0 + i + 1, st, sc)
+        mistakes += mistake
+        updates += updated
+        mass += a
+    return mistakes, updates, mass
+
+
+@numba.njit(cache=True)
+def score_scaled_rows(
+    X: np.ndarray,
+    theta: np.ndarray,
+    log_norm: np.ndarray,
+    entropy: bool,
+    sg: Scaling,
+    out: np.ndarray,
+) -> None:
+    """The scores of the dense rows ``X``, each scaled by the statistics of ``sg`` (unchanged),
+    without learning."""
+    d = X.shape[1]
+    xs = np.empty(d)
+    idx = np.empty(d, dtype=np.int64)
+    val = np.empty(d)
+    for i in range(X.shape[0]):
+        _scale(X[i], sg, entropy, xs)
+        m = _nonzeros(xs, idx, val)
+        score_row(theta, log_norm, entropy, idx[:m], val[:m], out[i])

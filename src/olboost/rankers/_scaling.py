@@ -20,16 +20,30 @@ they learn), and never when predicting.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
-__all__ = ["MINMAX", "NO_SCALING", "SCALES", "STANDARD", "learn_scaling", "scale_into"]
+__all__ = [
+    "MINMAX",
+    "NO_SCALING",
+    "SCALES",
+    "STANDARD",
+    "Scaling",
+    "learn_scaling",
+    "scale_into",
+]
 
 #: How attribute values are mapped before the rankers read them.
 NO_SCALING, MINMAX, STANDARD = 0, 1, 2
 
 #: The ``scale`` parameter's values.
 SCALES = {"none": NO_SCALING, "minmax": MINMAX, "standard": STANDARD}
+
+#: A label ranker's scaling: ``scale`` and its statistics, one per attribute (the ranker's own
+#: arrays, updated in place).
+Scaling = namedtuple("Scaling", ["scale", "lo", "hi", "count", "mean", "m2"])
 
 
 @numba.njit(cache=True)
