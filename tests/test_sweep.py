@@ -146,7 +146,7 @@ def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
         ({"algorithms": ["topk-adaptive"], "datasets": ["emotions"], "params": {"k": 7}},
          "topk-adaptive on emotions: .*TopkAdaptive: k=7 must be in \\[2, m=6\\] labels"),
         ({"algorithms": ["label-ranker"], "datasets": ["emotions"],
-          "params": {"complexity": "entropy"}},
+          "params": {"complexity": "entropy", "scale": "none"}},
          "label-ranker on emotions: train split: .* at row 0, .*must lie in \\[0, 1\\]"),
         # one option twice: either spelling names it, and the last one silently won
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"],
@@ -163,6 +163,8 @@ def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
           "datasets": ["emotions", {"name": "emotions", "features": [20, 10]}]}, "named twice"),
         ({"algorithms": ["label-ranker"],
           "datasets": ["emotions", {"name": "emotions", "C": 0.01, "margin": 1}]}, "named twice"),
+        ({"algorithms": ["label-ranker"],
+          "datasets": ["emotions", {"name": "emotions", "scale": "standard"}]}, "named twice"),
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"help": True}},
          "--help prints and exits"),
     ],

@@ -19,7 +19,7 @@ DEFAULT_FEATURES = 20
 COMMITTEE_OPTIONS = ("learners", "committee")
 
 #: The options of ``label-ranker`` (``--fields``: on Enron foldering data only).
-RANKER_OPTIONS = ("update", "complexity", "C", "margin", "fields")
+RANKER_OPTIONS = ("update", "complexity", "C", "margin", "scale", "fields")
 
 #: The CLI options (their ``dest``) that set a parameter of some algorithms and not others.
 ALGORITHM_OPTIONS = (

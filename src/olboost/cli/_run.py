@@ -221,8 +221,9 @@ def _canonical(key: dict[str, Any]) -> str:
 def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, Any]:
     """A run's options as they act (as :func:`run_configuration` resolves them): no
     ``--features`` is :data:`DEFAULT_FEATURES` of them, or all ``n_features`` of a data set
-    with fewer; no ``--C`` or ``--margin`` of a label ranker is its complexity's default; and no
-    ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
+    with fewer; no ``--C``, ``--margin`` or ``--scale`` of a label ranker is its complexity's
+    default (a checkpoint from before ``--scale`` ran unscaled); and no ``--vote`` (as
+    checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
     if key.get("features", 0) is None:
         key = {**key, "features": _features_acting(None, n_features)}
     if "vote" in key and key["vote"] is None:
@@ -236,6 +237,11 @@ def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, 
             )
             C, margin = ranker_options(given)
             key = {**key, "C": C, "margin": margin}
+        if "complexity" in key:
+            from olboost.ranking_experiments import ranker_scale
+
+            scale = "none" if "scale" not in key else ranker_scale(key["complexity"], key["scale"])
+            key = {**key, "scale": scale}
     return key
 
 
@@ -323,7 +329,11 @@ def run_configuration(args: argparse.Namespace, data: Any, model: Any) -> dict[s
         )
     else:  # a linear label ranker
         extra.update(
-            update=model.update, complexity=model.complexity, C=model.C, margin=model.margin
+            update=model.update,
+            complexity=model.complexity,
+            C=model.C,
+            margin=model.margin,
+            scale=model.scale,
         )
     if hasattr(model, "show_one"):  # a top-k feedback booster
         extra.update(k=model.k, exploration=args.exploration, rho=model.explorer_.rho)
@@ -570,7 +580,9 @@ def _run_with(args: argparse.Namespace, checkpoint: _RunCheckpoint | None) -> in
     else:
         head = (
             f"{record['algorithm']} on {record['dataset']} (Update {record['update']}, "
-            f"{record['complexity']}, C={record['C']:g}, margin={record['margin']:g}): "
+            f"{record['complexity']}, C={record['C']:g}, margin={record['margin']:g}"
+            + (f", scale {record['scale']}" if record.get("scale", "none") != "none" else "")
+            + "): "
         )
     if "accuracy" in record:
         body = (

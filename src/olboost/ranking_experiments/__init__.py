@@ -57,6 +57,7 @@ from olboost.ranking_experiments._commands import (  # noqa: F401
     cmd_run,
     foldering_source,
     ranker_options,
+    ranker_scale,
 )
 from olboost.ranking_experiments._runs import (  # noqa: F401
     COLUMNS,

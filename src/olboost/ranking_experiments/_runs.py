@@ -139,11 +139,15 @@ def count_note(stream: Any) -> str | None:
 # ---------------------------------------------------------------------------------- runs
 
 
-def make_ranker(complexity: str, update: str, C: float, margin: float, seed: int = SEED) -> Any:
-    """The :class:`~olboost.rankers.LabelRanker` of one cell."""
+def make_ranker(
+    complexity: str, update: str, C: float, margin: float, seed: int = SEED, scale: str = "none"
+) -> Any:
+    """The :class:`~olboost.rankers.LabelRanker` of one cell (Table 1's: no scaling)."""
     from olboost.rankers import LabelRanker
 
-    return LabelRanker(update=update, complexity=complexity, C=C, margin=margin, seed=seed)
+    return LabelRanker(
+        update=update, complexity=complexity, C=C, margin=margin, seed=seed, scale=scale
+    )
 
 
 def pdip_summary(histogram: np.ndarray) -> dict[str, Any]:
