@@ -164,3 +164,22 @@ def test_scale_parameter_checks():
     entropic = LabelRanker(complexity="entropy", margin=0.1, C=2.0, scale="minmax", labels=3)
     entropic.learn(np.array([[-50.0, 7.0], [3.0, 200.0]]), np.eye(3, dtype=bool)[:2])
     assert entropic.t_ == 2
+
+
+def test_a_ranker_pickled_before_the_scale_parameter_reads_features_as_given():
+    """A ranker pickled (or checkpointed) by a version without ``scale`` has no such attribute:
+    it loads as ``scale="none"``, which is how it ran, and the CLI reads such a checkpoint's
+    options as unscaled."""
+    from olboost.cli._run import _effective
+
+    model = LabelRanker(update="II", labels=3, seed=1)
+    model.learn_one([1.0, 2.0], {0})
+    expected = model.score_one([2.0, 1.0])
+    del model.__dict__["scale"]
+    old = pickle.loads(pickle.dumps(model))
+    assert old.scale == "none" and old.get_params()["scale"] == "none"
+    assert old.score_one([2.0, 1.0]) == expected
+    old.learn_one([0.5, 1.0], {1})
+    key = {"algorithm": "label-ranker", "complexity": "squared", "C": None, "margin": None}
+    assert _effective(key)["scale"] == "none"
+    assert _effective({**key, "scale": None})["scale"] == "minmax"

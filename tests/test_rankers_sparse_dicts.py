@@ -225,6 +225,9 @@ def test_an_empty_first_dict_starts_a_ranker_of_no_feature(params):
     model.learn_one({}, {"work"})
     assert model.n_features_in_ == 0 and model.feature_names_in_ == []
     assert model.score_one({}) == dict.fromkeys(LABELS, 0.0)
+    assert model.weight_vectors().shape == (len(LABELS), 0)
+    # no feature: no weight, so no conjugate term (eq. 5); the trial's dual variables count
+    assert model.dual_objective() == model.margin * model.relevant_mass_
     xs, ys = _bags(40)
     for x, y in zip(xs, ys, strict=True):
         model.learn_one(x, y)

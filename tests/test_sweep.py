@@ -164,7 +164,7 @@ def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
         ({"algorithms": ["label-ranker"],
           "datasets": ["emotions", {"name": "emotions", "C": 0.01, "margin": 1}]}, "named twice"),
         ({"algorithms": ["label-ranker"],
-          "datasets": ["emotions", {"name": "emotions", "scale": "standard"}]}, "named twice"),
+          "datasets": ["emotions", {"name": "emotions", "scale": "minmax"}]}, "named twice"),
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"help": True}},
          "--help prints and exits"),
     ],
@@ -581,3 +581,23 @@ def test_a_record_of_a_data_file_changed_since_is_run_again(tmp_path):
     assert _finished(path, task) == record
     bundled = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
     assert _files_digest(bundled) is None
+
+
+def test_a_record_from_before_an_option_of_its_algorithm_is_run_again(tmp_path):
+    # label-ranker's --scale came with a new default (min-max on MULAN data): a record written
+    # before it, unscaled, has the same task id and was reused as the scaled task's result
+    from olboost.cli._algorithms import ALGORITHMS
+    from olboost.sweep._client import _finished
+
+    task = sw.Task("label-ranker", "emotions", 1, ())
+    path = tmp_path / task.filename
+    options = {o: None for o in ALGORITHMS["label-ranker"].options if o != "fields"}
+    record = {"algorithm": "label-ranker", **options, "rank_loss": 0.2, "seconds": 1.0,
+              "sweep_task": {"id": task.id}, **VERSION}  # fmt: skip
+    path.write_text(json.dumps(record))
+    assert _finished(path, task) == record
+    del record["scale"]
+    path.write_text(json.dumps(record))
+    assert _finished(path, task) is None
+    path.write_text(json.dumps({**record, "algorithm": ["label-ranker"]}))  # damaged: no error
+    assert _finished(path, task) is not None

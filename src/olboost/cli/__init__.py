@@ -19,7 +19,7 @@ evaluates one algorithm on one data set.
 * The linear label ranker (``label-ranker``: :class:`olboost.rankers.LabelRanker`, ``--update``,
   ``--complexity``, ``--C``, ``--margin``; by default the hyperparameters olboost chose for
   Table 1, which the paper does not give) takes the same MULAN data (``--scale``: its features
-  standardised by default, min-max scaled under the entropy), or Enron foldering data
+  min-max scaled by default), or Enron foldering data
   (an Enron user such as ``sanders-r``, an archive ``<dir>/<user>.mbox.tar.xz`` or a directory
   of them), on which it reports the percentage of online mistakes over each user's chronological
   stream (:mod:`olboost.ranking_experiments`).

@@ -237,11 +237,9 @@ def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, 
             )
             C, margin = ranker_options(given)
             key = {**key, "C": C, "margin": margin}
-        if "complexity" in key:
-            from olboost.ranking_experiments import ranker_scale
+        from olboost.ranking_experiments import ranker_scale
 
-            scale = "none" if "scale" not in key else ranker_scale(key["complexity"], key["scale"])
-            key = {**key, "scale": scale}
+        key = {**key, "scale": ranker_scale(key["scale"]) if "scale" in key else "none"}
     return key
 
 

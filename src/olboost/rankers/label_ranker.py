@@ -175,7 +175,8 @@ class LabelRanker(RankingLearner):
     read or moved). Under the entropy each new feature adds ``e^0 = 1`` to every normaliser
     ``Z_y``: the simplex grows, and the weights of the other features shrink in proportion.
     Scoring a dict with unseen keys changes nothing and gives the scores of the ranker grown by
-    them. A dict costs ``O(len(x) k)``, whatever the number of features. ``None`` and NaN are
+    them. A dict costs ``O(len(x) k)``, whatever the number of features (without a ``scale``:
+    a scaled row is dense, ``O(d k)``). ``None`` and NaN are
     not zeros: they are refused. The first dict fixes the first features, sorted (an empty one,
     e.g. an empty text, starts a ranker of no feature); the keys each later dict adds follow,
     sorted among themselves (``feature_names_in_``). A ranker started on a DataFrame keeps its
@@ -339,6 +340,11 @@ class LabelRanker(RankingLearner):
     _fixed_once_started = ("complexity", "scale", *RankingLearner._fixed_once_started)
     _noun = "ranker"
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        # pickled before the parameter existed (0b54c45): those rankers read features as given
+        self.__dict__.setdefault("scale", "none")
+
     def _unit_test_skips(self) -> set[str]:
         # a dict is a sparse example (an absent key 0, an unseen one a new feature), so River's
         # checks that drop and add features mid-stream apply, missing values or not
@@ -391,8 +397,8 @@ class LabelRanker(RankingLearner):
     def weight_vectors(self) -> np.ndarray:
         """The weight vectors ``w_y`` as rows, ``(k, d)``: ``theta_y`` under the squared norm,
         ``softmax(theta_y)`` (computed exactly) under the entropy."""
-        if self.complexity == "squared":
-            return self.theta_.T.copy()
+        if self.complexity == "squared" or self.theta_.shape[0] == 0:
+            return self.theta_.T.copy()  # (no weight yet: a ranker started on an empty dict)
         top = self.theta_.max(axis=0)
         w = np.exp(self.theta_ - top)
         return (w / w.sum(axis=0)).T
@@ -403,7 +409,9 @@ class LabelRanker(RankingLearner):
         feature: ``||theta_y||^2 / 2`` (squared norm) or ``log sum_j exp(theta_{j,y}) - log n``
         (entropy). By weak duality it lower-bounds the competitor's objective of eq. 3."""
         theta = self.theta_
-        if self.complexity == "squared":
+        if self.complexity == "squared" or theta.shape[0] == 0:
+            # (and with no feature yet, a ranker started on an empty dict: no weight, no
+            # conjugate term)
             conj = 0.5 * float(np.sum(theta * theta))
         else:
             top = theta.max(axis=0)

@@ -84,11 +84,26 @@ def _finished(path: Path, task: Task) -> dict[str, Any] | None:
         return None  # another version's numbers: this one may give others
     if "files_sha256" in task_of and task_of["files_sha256"] != _files_digest(task):
         return None  # a file it read changed since (records from before the digest: trusted)
+    if any(option not in record for option in _recorded_options(record)):
+        # written before the algorithm had an option (label-ranker's --scale): the task ran
+        # at the option's value then, which need not be its default now
+        return None
     for name in (_metric(record), "seconds"):
         value = record.get(name)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return None  # damaged: the summary failed on it with a bare KeyError
     return record
+
+
+def _recorded_options(record: dict[str, Any]) -> tuple[str, ...]:
+    """The options an ``olboost run`` record of this version holds for its algorithm (all of
+    them, :func:`olboost.cli._run.run_configuration`; ``fields``, of Enron data, aside)."""
+    from olboost.cli._algorithms import ALGORITHMS
+
+    name = record.get("algorithm")
+    algorithm = ALGORITHMS.get(name) if isinstance(name, str) else None
+    options = algorithm.options if algorithm is not None else ()
+    return tuple(option for option in options if option != "fields")
 
 
 def _files_digest(task: Task) -> str | None:
