@@ -221,9 +221,9 @@ def _canonical(key: dict[str, Any]) -> str:
 def _effective(key: dict[str, Any], n_features: int | None = None) -> dict[str, Any]:
     """A run's options as they act (as :func:`run_configuration` resolves them): no
     ``--features`` is :data:`DEFAULT_FEATURES` of them, or all ``n_features`` of a data set
-    with fewer; no ``--C``, ``--margin`` or ``--scale`` of a label ranker is its complexity's
-    default (a checkpoint from before ``--scale`` ran unscaled); and no ``--vote`` (as
-    checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
+    with fewer; no ``--C`` or ``--margin`` of a label ranker is its complexity's default, no
+    ``--scale`` is ``minmax`` (and a checkpoint from before ``--scale`` ran unscaled); and no
+    ``--vote`` (as checkpoints before 712fe11 recorded it) is its default, ``argmax``."""
     if key.get("features", 0) is None:
         key = {**key, "features": _features_acting(None, n_features)}
     if "vote" in key and key["vote"] is None:
