@@ -183,3 +183,20 @@ def test_a_ranker_pickled_before_the_scale_parameter_reads_features_as_given():
     key = {"algorithm": "label-ranker", "complexity": "squared", "C": None, "margin": None}
     assert _effective(key)["scale"] == "none"
     assert _effective({**key, "scale": None})["scale"] == "minmax"
+
+
+def test_standardised_scores_stay_finite_for_features_of_subnormal_spread():
+    """A feature learned at 0 and 1e-159 has a subnormal variance: a value of 1e100 is then
+    about 1e259 standard deviations away, and with ``C = 1e50`` its score overflowed to inf (or
+    NaN). Standardised values are held within ``MAX_ABS_FEATURE``, so scores stay finite, as the
+    features' bound promises (:data:`olboost.rankers.label_ranker.MAX_STEP_C`)."""
+    X = np.array([[0.0, 0.0], [1e-159, 1e-159]] * 5)
+    Y = np.array([[1, 0], [0, 1]] * 5, dtype=bool)
+    model = LabelRanker(update="I", C=1e50, scale="standard", labels=2, seed=0)
+    model.learn(X, Y)
+    for q in ([1e100, -1e100], [1e100, 1e100], [1e100, 0.0]):
+        scores = np.array(list(model.score_one(q).values()))
+        assert np.isfinite(scores).all(), (q, scores)
+    model.learn_one([1e100, -1e100], {0})
+    assert np.isfinite(model.theta_).all()
+    assert np.isfinite(list(model.score_one([1.0, 1.0]).values())).all()

@@ -6,7 +6,9 @@ Both :class:`olboost.rankers.LabelRanker` and :class:`olboost.weak.LinearCommitt
 attribute, online, from statistics of the values learned so far (never of later ones):
 
 * :data:`STANDARD`: ``(x - mean) / sd``, with the running mean and population standard deviation
-  (Welford's updates), 0 while ``sd`` is 0;
+  (Welford's updates), 0 while ``sd`` is 0, and held within the features' bound
+  :data:`~olboost.online.inputs.MAX_ABS_FEATURE` (a z-score beyond 1e100, of a deviation of
+  many subnormal standard deviations, would take scores past float64's range);
 * :data:`MINMAX`: ``(x - lo) / (hi - lo)`` clipped to [0, 1], ``lo`` and ``hi`` the smallest and
   largest values so far, 0 while ``hi <= lo``;
 * :data:`NO_SCALING`: the value as given (under the entropy taken to [0, 1]: values outside it
@@ -24,6 +26,8 @@ from collections import namedtuple
 
 import numba
 import numpy as np
+
+from olboost.online.inputs import MAX_ABS_FEATURE
 
 __all__ = [
     "MINMAX",
@@ -70,6 +74,9 @@ def scale_into(
             u = (v - mean[j]) / sd if sd > 0.0 else 0.0
             if not abs(u) < np.inf:  # an overflowed deviation
                 u = 0.0
+            # a deviation of many tiny standard deviations (a value far from the few, nearly
+            # equal ones learned) is held to the features' bound, which keeps scores finite
+            u = min(max(u, -MAX_ABS_FEATURE), MAX_ABS_FEATURE)
         elif scale == MINMAX:
             span = hi[j] - lo[j]
             u = (v - lo[j]) / span if span > 0.0 else 0.0
