@@ -371,18 +371,25 @@ def _series_items(
     """A Series as the dict of its items, for :func:`sparse_dict_vector`: refused if it names a
     feature twice, or if its index is pandas' default ``0..n-1`` and names none of the features
     (the values of a row by position, which would be read as new features ``0..n-1``)."""
-    index = list(x.index)
-    if len(set(index)) != len(index):
-        twice = [label for label, n in Counter(index).items() if n > 1]
-        raise ValueError(f"{who}: x names a feature twice ({shown_names(twice)})")
+    index, values = _series_parts(x, who)
     positional = type(x.index).__name__ == "RangeIndex"
     if index and positional and not any(key in position for key in index):
         raise TypeError(
             f"{who}: x is a Series indexed by position (0..{len(index) - 1}) that names none of "
             f"the model's features ({shown_names(feature_names)}): index it by them"
         )
-    values = [None if _is_pandas_na(value) else value for value in x.tolist()]
     return dict(zip(index, values, strict=True))
+
+
+def _series_parts(x: Any, who: str) -> tuple[list[Hashable], list[Any]]:
+    """A Series' labels and values, pandas' ``NA`` as ``None`` (missing); refused if it names a
+    feature twice."""
+    index = list(x.index)
+    if len(set(index)) != len(index):
+        twice = [label for label, n in Counter(index).items() if n > 1]
+        raise ValueError(f"{who}: x names a feature twice ({shown_names(twice)})")
+    # tolist, not to_numpy: a categorical of ints has no NaN to give for its gaps
+    return index, [None if _is_pandas_na(value) else value for value in x.tolist()]
 
 
 def shown_names(names: list[Hashable], limit: int = 5) -> str:
@@ -408,12 +415,7 @@ def _series_row(
     by position, with scikit-learn's warning where its labels are strings. pandas' ``NA`` is
     read as ``None`` (missing). A Series naming a feature twice, or (on a model of named
     features) none of them, is refused."""
-    index = list(x.index)
-    if len(set(index)) != len(index):
-        twice = [label for label, n in Counter(index).items() if n > 1]
-        raise ValueError(f"{who}: x names a feature twice ({shown_names(twice)})")
-    # tolist, not to_numpy: a categorical of ints has no NaN to give for its gaps
-    values = [None if _is_pandas_na(value) else value for value in x.tolist()]
+    index, values = _series_parts(x, who)
     strings = all(isinstance(label, str) for label in index)
     if feature_names is not None:
         known = set(feature_names)

@@ -424,27 +424,17 @@ class LabelRanker(RankingLearner):
     def _raw_scores(self, xv: np.ndarray | SparseRow) -> np.ndarray:
         entropy = self.complexity == "entropy"
         out = np.empty((1, self.theta_.shape[1]))
+        d = self.theta_.shape[0]
+        log_norm = self.log_norm_
+        if isinstance(xv, SparseRow) and xv.width > d and entropy:
+            # a dict's unseen keys: scored as the ranker grown by them (which, under a scale,
+            # read them as 0, the statistics of their zeros, but still grow the normalisers)
+            log_norm = grown_log_norm(log_norm, xv.width - d)
         if self.scale != "none":
-            # the features the ranker has not seen scale to 0 (their statistics would be those
-            # of zeros), but under the entropy they still grow the normalisers
-            d = self.theta_.shape[0]
-            log_norm = self.log_norm_
-            if isinstance(xv, SparseRow):
-                width = xv.width
-                xv = _dense(xv, d)
-            else:
-                width = xv.shape[0]
-            if width > d and entropy:
-                log_norm = grown_log_norm(log_norm, width - d)
-            K.score_scaled_rows(
-                writable(xv[None, :d]), self.theta_, log_norm, entropy, self._scaling(), out
-            )
+            dense = writable(_dense(xv, d)[None, :d])
+            K.score_scaled_rows(dense, self.theta_, log_norm, entropy, self._scaling(), out)
             return out[0]
         if isinstance(xv, SparseRow):
-            d = self.theta_.shape[0]
-            log_norm = self.log_norm_
-            if xv.width > d and entropy:  # scored as the ranker grown by its unseen keys
-                log_norm = grown_log_norm(log_norm, xv.width - d)
             learned = int(np.searchsorted(xv.idx, d))
             K.score_rows(
                 xv.val[:learned], xv.idx[:learned], np.array([0, learned], dtype=np.int64),
@@ -455,7 +445,7 @@ class LabelRanker(RankingLearner):
         idx = np.flatnonzero(xv)
         K.score_rows(
             xv[idx], idx.astype(np.int64), np.array([0, idx.size], dtype=np.int64),
-            self.theta_, self.log_norm_, entropy, out,
+            self.theta_, log_norm, entropy, out,
         )  # fmt: skip
         return out[0]
 
@@ -525,17 +515,15 @@ class LabelRanker(RankingLearner):
         return positions
 
     def _learn_row(self, xv: np.ndarray | SparseRow, target: Any) -> None:
+        Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
         if self.scale != "none":
-            X = writable(_dense(xv, self.n_features_in_)[None, :])
-            Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
-            self._run_scaled(X, Y, None)
+            self._run_scaled(writable(_dense(xv, self.n_features_in_)[None, :]), Y, None)
             return
         if isinstance(xv, SparseRow):
             idx, val = xv.idx, xv.val
         else:
             idx = np.flatnonzero(xv).astype(np.int64)
             val = xv[idx]
-        Y = np.ascontiguousarray(target.relevant, dtype=np.bool_)[None, :]
         indptr = np.array([0, idx.size], dtype=np.int64)
         self._run(self._trial_arguments(val, idx, indptr, Y, None))
 
