@@ -175,3 +175,44 @@ def test_replay_and_backup_refuse_a_store_never_started(tmp_path):
         with pytest.raises(ValueError, match="no store here yet"):
             read()
     assert not (tmp_path / "b").exists()
+
+
+def test_a_feedback_that_asks_to_wait_is_answered_once_learned(tmp_path):
+    # Service.feedback's future resolved once the feedback was committed, wait or not (only the
+    # HTTP handler waited): an application embedding the service ranked, 179 times in 200, on a
+    # model that had not learned the feedback it had waited for. The model lock held here keeps
+    # the learner from learning, so the answer must not come until it is released.
+    with Service(tmp_path / "s", CONFIG) as service:
+        shown, logged = service.rank({"features": [0.25, 3.0], "key": 1})
+        logged.result(timeout=30)
+        with service.lock:
+            answer = service.feedback(
+                {"impression": shown["impression"], "clicked": [], "wait": True}
+            )
+            with pytest.raises(TimeoutError):
+                answer.result(timeout=1.0)
+            assert service.applied_seq == 0
+        result = answer.result(timeout=30)
+        assert result["seq"] == 1 and service.applied_seq >= 1
+        assert "wait" not in result  # the HTTP answer's keys, no internal flag
+        for i in range(30):
+            shown, _ = service.rank({"features": [i / 30, 1.0], "key": i + 2})
+            body = {"impression": shown["impression"], "clicked": shown["labels"][:1]}
+            result = service.feedback({**body, "wait": True}).result(timeout=30)
+            assert service.applied_seq >= result["seq"]
+
+
+def test_a_feedback_that_does_not_wait_is_held_to_the_learners_pace(tmp_path):
+    # backpressure, as over HTTP: with the learner stopped, a feedback more than max_learn_lag
+    # ahead of it is answered only once it catches up
+    with Service(tmp_path / "s", CONFIG, max_learn_lag=2) as service:
+        shown = [service.rank({"features": [i / 4, 1.0], "key": i})[0] for i in range(4)]
+        with service.lock:
+            answers = [
+                service.feedback({"impression": s["impression"], "clicked": []}) for s in shown
+            ]
+            for answer in answers[:2]:  # within the lag of a learner at seq 0
+                assert answer.result(timeout=30)["seq"] in (1, 2)
+            with pytest.raises(TimeoutError):
+                answers[3].result(timeout=1.0)
+        assert answers[3].result(timeout=30)["seq"] == 4 and service.applied_seq >= 2

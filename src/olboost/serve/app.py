@@ -372,11 +372,9 @@ def create_app(
             # refused before the log writer, which counts the refusals it makes itself
             service.stats.reject(err.status)
             raise
-        result = await asyncio.wrap_future(logged)
-        answer = service.answer_future(result["seq"], result.pop("wait"))
-        if not answer.done():  # asked to wait, or the learner lags (backpressure)
-            await asyncio.wrap_future(answer)
-        return JSONResponse(result)
+        # committed, then learned if asked to wait, or within reach of a lagging learner
+        # (backpressure): Service.feedback's future says when
+        return JSONResponse(await asyncio.wrap_future(logged))
 
     async def health(request: Request) -> Response:
         # 503 once stopped on an error: a probe that reads the status code alone (a load

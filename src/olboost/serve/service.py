@@ -455,8 +455,9 @@ class Service(LogWriter, Learner):
 
     def feedback(self, body: Any) -> concurrent.futures.Future:
         """Log a ``/feedback`` body; the future resolves to the response once it is committed
-        (and, with ``"wait": true``, learned), or fails with a :class:`RequestError`. Its
-        callbacks run on the log writer's thread, as :meth:`rank`'s."""
+        and the answer is due (:meth:`answer_future`): with ``"wait": true`` once learned, and
+        otherwise once the learner is within ``max_learn_lag`` of it; or fails with a
+        :class:`RequestError`. Its callbacks run on the log writer's thread or the learner's."""
         self._check_open()
         payload = parse_feedback(body, self.config, self._index)
         lag = self.max_learn_lag
@@ -473,10 +474,37 @@ class Service(LogWriter, Learner):
                 "answers are held to the model's pace instead)",
                 retry_after=1,
             )
-        future: concurrent.futures.Future = concurrent.futures.Future()
+        logged: concurrent.futures.Future = concurrent.futures.Future()
         self._feedback_sent += 1  # (this thread alone counts them; the log writer the handled)
-        self._queue_request(("feedback", payload, future, None))
-        return future
+        self._queue_request(("feedback", payload, logged, None))
+        # Answered when due, not when committed: an embedding application that asked to wait
+        # had ranked on a model that had not learned the feedback yet (only the HTTP handler
+        # waited), and one that did not ask got no backpressure.
+        answered: concurrent.futures.Future = concurrent.futures.Future()
+
+        def settle(due: concurrent.futures.Future, result: dict[str, Any]) -> None:
+            error = due.exception()
+            if error is not None:
+                answered.set_exception(error)
+            else:
+                answered.set_result(result)
+
+        def on_logged(done: concurrent.futures.Future) -> None:
+            error = done.exception()
+            if error is not None:
+                answered.set_exception(error)
+                return
+            result = dict(done.result())
+            wait = result.pop("wait")
+            try:
+                due = self.answer_future(result["seq"], wait)
+            except BaseException as err:  # a callback's error would leave the future waiting
+                answered.set_exception(err)
+                return
+            due.add_done_callback(lambda due: settle(due, result))
+
+        logged.add_done_callback(on_logged)
+        return answered
 
     def wait_learned(self, seq: int, timeout: float | None = None) -> bool:
         """Block until the feedback of log sequence ``seq`` is learned; whether it was:
