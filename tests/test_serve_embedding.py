@@ -107,6 +107,17 @@ def test_a_body_built_with_numpy_values_is_taken_as_json(tmp_path):
         ]:
             with pytest.raises(RequestError, match=message):
                 service.rank(body)
+        # a row as NumPy holds it, or a tuple: "features must be a list ..., got ndarray"
+        for row in [np.array([0.25, 3.0]), np.array([0.25, 3.0], dtype=np.float32), (0.25, 3)]:
+            same, _ = service.rank({"features": row, "key": 7, "ranking": True})
+            assert same["ranking"] == plain["ranking"] and same["labels"] == plain["labels"]
+        for body, message in [
+            ({"features": np.zeros((1, 2))}, r"an array must be one row, got shape \(1, 2\)"),
+            ({"features": np.array([1.0, np.nan])}, "value 1 is not finite"),
+            ({"features": np.array([1.0, 2.0, 3.0])}, "expected 2 values, got 3"),
+        ]:
+            with pytest.raises(RequestError, match=message):
+                service.rank(body)
         clicked = {"impression": plain["impression"], "clicked": [np.int64(0)]}
         with pytest.raises(RequestError, match=r"a label is a JSON string, got np.int64\(0\)"):
             service.feedback(clicked)

@@ -112,6 +112,12 @@ def parse_features(value: Any, config: ServiceConfig) -> np.ndarray:
     """A feature vector from JSON: a list of ``n_features`` numbers or an object with exactly
     the schema's feature names. Raises :class:`RequestError` (422) naming the problem."""
     n = config.n_features
+    if isinstance(value, np.ndarray):  # from Python, embedding the service: one row
+        if value.ndim != 1:
+            raise _fail(f"features: an array must be one row, got shape {value.shape}")
+        value = list(value)
+    elif isinstance(value, tuple):
+        value = list(value)
     if isinstance(value, list):
         if len(value) != n:
             raise _fail(f"features: expected {n} values, got {len(value)}")
