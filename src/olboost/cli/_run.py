@@ -579,8 +579,7 @@ def _run_with(args: argparse.Namespace, checkpoint: _RunCheckpoint | None) -> in
         head = (
             f"{record['algorithm']} on {record['dataset']} (Update {record['update']}, "
             f"{record['complexity']}, C={record['C']:g}, margin={record['margin']:g}"
-            + (f", scale {record['scale']}" if record.get("scale", "none") != "none" else "")
-            + "): "
+            + f", scale {record.get('scale', 'none')}): "
         )
     if "accuracy" in record:
         body = (

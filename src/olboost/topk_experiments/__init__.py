@@ -36,8 +36,8 @@ the repository); the row is skipped, saying so, when it is absent.
 ``olboost reproduce topk-curves`` draws Fig. 1: Top-k BBM on yeast with ``k`` in {2, 3, 4, 6, 8,
 10, 14} (uniform exploration: single swap needs ``k >= 3``), Table 5 hyperparameters, the running
 average of the weighted rank loss over the whole stream (training loops, then test) as the mean of
-10 seeds with a one-standard-deviation band, to a PNG (matplotlib: ``pip install
-'olboost[plot]'``), and the curves' numbers to a JSON file beside it.
+the seeds (``--seeds``, 10 by default) with a one-standard-deviation band, to a PNG (matplotlib:
+``pip install 'olboost[plot]'``), and the curves' numbers to a JSON file beside it.
 
 Runs are independent jobs, one per (data set, algorithm, exploration, edge, seed), spread over
 ``--jobs`` processes (default: every core). Each job is a pure function of its parameters, so the

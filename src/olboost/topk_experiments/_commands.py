@@ -386,7 +386,8 @@ def add_parsers(sub: Any) -> None:
     add_output_options(
         topk,
         output="JSON results (default: benchmarks/results/reproduce_topk.json in the repository, "
-        "else ./reproduce_topk.json)",
+        "else ./reproduce_topk.json: it replaces the committed record; give another path for a "
+        "trial)",
         cells=True,
     )
     topk.set_defaults(func=cmd_topk)
@@ -421,7 +422,8 @@ def add_parsers(sub: Any) -> None:
     add_output_options(
         curves,
         output="PNG path; the numbers go beside it as .json (default: "
-        "benchmarks/results/topk_curves.png in the repository, else ./topk_curves.png)",
+        "benchmarks/results/topk_curves.png in the repository, else ./topk_curves.png: it replaces "
+        "the committed figure; give another path for a trial)",
         cells=True,
     )
     curves.set_defaults(func=cmd_curves)
