@@ -597,6 +597,9 @@ def test_topk_feedback_accepts_valid_and_copies():
         (dict(relevant=[1, 0, 1]), TypeError, "boolean"),
         (dict(relevant=[1.0, 0.0, 1.0]), TypeError, "boolean"),
         (dict(shown=[3.0, 1.0, 4.0]), TypeError, "label indices"),
+        # taken as int64: 2^63 wrapped to a negative index the caller never passed
+        (dict(shown=np.array([2**63, 1, 4], dtype=np.uint64)), ValueError, "0 or more"),
+        (dict(shown=[3, -1, 4]), ValueError, "0 or more"),
         (dict(probs=_probs(3, 0.0)), ValueError, r"\(0, 1\]"),
         (dict(probs=_probs(3, -0.2)), ValueError, r"\(0, 1\]"),
         (dict(probs=_probs(3, 1.5)), ValueError, r"\(0, 1\]"),

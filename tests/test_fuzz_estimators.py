@@ -501,7 +501,8 @@ def draw_topk_feedback(rng: np.random.Generator, variant: int, info: dict) -> tu
     size = int(rng.integers(1, m + 1)) if flaw == 1 else k
     shown = rng.choice(m, size=size, replace=False)
     if flaw == 2:
-        shown[int(rng.integers(0, size))] = pick(rng, [m, -1, m + 5, -m])
+        # (a negative index is refused when the feedback is built: case_feedback)
+        shown[int(rng.integers(0, size))] = pick(rng, [m, m + 5, 2 * m])
     probs = rng.uniform(0.05, 1.0, size=(size, size))
     probs = np.triu(probs, 1) + np.triu(probs, 1).T + np.eye(size)
     source = "another model" if flaw == 3 else None
@@ -1131,8 +1132,9 @@ def case_feedback(box: Box, rng: np.random.Generator, variant: int) -> None:
     verdict = OK
     flaw = variant % 8
     if flaw == 1:
+        past_int64 = np.array([2**63 + i for i in range(k)], dtype=np.uint64)
         shown, verdict = pick(rng, [shown.astype(float), shown[None], [0] * k if k > 1 else "a",
-                                    [2**70] * k]), BAD  # fmt: skip
+                                    [2**70] * k, -shown - 1, past_int64]), BAD  # fmt: skip
     elif flaw == 2:
         relevant, verdict = pick(rng, [relevant.astype(int), relevant[:-1], None, "yes"]), BAD
     elif flaw == 3:

@@ -797,3 +797,62 @@ def test_a_clone_with_the_learned_state_checks_rho_against_the_labels_it_keeps()
             model.clone(change, include_attributes=True)
     assert pickle.dumps(model) == before
     assert model.clone({"rho": 0.1}, include_attributes=True).explorer_.rho == 0.1
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_an_exploration_object_shared_or_changed_in_place_leaves_a_started_model_alone(cls):
+    # the boosters read the object they were given at every show and learn: another model's
+    # set_params(exploration__rho=...) changed this one's draws, logged probabilities and step
+    # size, past the check of rho against its own labels (1e-98 with 3,000 labels, which its own
+    # set_params refuses), and rho = 2.0 assigned to the object logged negative probabilities
+    X, Y = synthetic_multilabel(n=12, k=5, d=3, seed=2)
+    shared = UniformExploration(0.3)
+    a = cls(VFDTCommittee(n_features=2), learners=3, seed=1, labels=5, k=2, exploration=shared)
+    b = cls(VFDTCommittee(n_features=2), learners=3, seed=1, labels=5, k=2, exploration=shared)
+    twin = cls(
+        VFDTCommittee(n_features=2), learners=3, seed=1, labels=5, k=2,
+        exploration=UniformExploration(0.3),
+    )  # fmt: skip
+    for model in (a, b, twin):
+        model.learn(X[:6], Y[:6])
+    before = pickle.dumps(b)
+    a.set_params(exploration__rho=0.9)
+    assert shared.rho == 0.9 and a.explorer_.rho == 0.9  # a goes on with its new value
+    shared.rho = 2.0  # in place, unchecked
+    assert pickle.dumps(b) != before  # (the parameter object b holds did change)
+    for x, y in zip(X[6:], Y[6:], strict=True):
+        for key in (0, 5):
+            shown, same = b.show_one(x, key), twin.show_one(x, key)
+            assert shown.ranking == same.ranking
+            assert np.array_equal(shown.probs, same.probs) and np.all(shown.probs > 0)
+        b.learn_one(x, set(y.nonzero()[0].tolist()))
+        twin.learn_one(x, set(y.nonzero()[0].tolist()))
+    assert np.array_equal(b.score(X), twin.score(X))
+    # the object's bad rho is refused where it is taken: a clone, a set_params of b
+    with pytest.raises(ValueError, match="rho"):
+        b.clone()
+    with pytest.raises(ValueError, match="rho"):
+        b.set_params(k=2)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_rank_one_before_the_first_example_is_the_first_show(cls):
+    # it listed the labels in their order, undrawn, where show_one (which starts the model) then
+    # showed an explored draw for the same seed, round and key
+    X, _ = synthetic_multilabel(n=40, k=5, d=3, seed=4)
+
+    def fresh():
+        return cls(VFDTCommittee(n_features=2), learners=3, seed=1, labels=5, k=2, rho=0.5)
+
+    model = fresh()
+    before = pickle.dumps(model)
+    explored = 0
+    for i, x in enumerate(X):
+        ranked = model.rank_one(x, key=i)
+        shown = fresh().show_one(x, key=i)
+        assert ranked == list(shown.ranking)
+        explored += shown.explored
+    assert pickle.dumps(model) == before and not model._started
+    assert explored > 0  # rho = 0.5: some of the 40 first shows explore (all but surely)
+    with pytest.raises(ValueError, match="labels are unknown"):
+        cls(k=2, rho=0.5, seed=1).rank_one(X[0])

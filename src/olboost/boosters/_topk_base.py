@@ -4,6 +4,7 @@ changes anything."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import numbers
 import threading
@@ -53,10 +54,16 @@ class TopkBooster(RankingBooster):
         # pickled before the boosters took App. C.2's clipping as a parameter (e10b800): Top-k
         # BBM did not clip then
         self.__dict__.setdefault("clip_probability", None)
+        if self._started and "exploration_" not in self.__dict__:
+            # pickled before a started model kept its own copy of the scheme
+            self._derive_from_params()
 
     def _validate_params(self) -> None:
         super()._validate_params()
         explore = exploration_from(self.exploration, self.rho)  # a scheme's own rho range
+        # an object's rho assigned directly since it was made (or since another model's
+        # set_params changed the object they share) is checked here, as a rho parameter is
+        explore._validate_params()
         if self.k < explore.min_k:
             raise ValueError(
                 f"{type(self).__name__}: k must be at least {explore.min_k} with "
@@ -84,8 +91,19 @@ class TopkBooster(RankingBooster):
 
     @property
     def explorer_(self) -> Exploration:
-        """The exploration scheme in use."""
-        return exploration_from(self.exploration, self.rho)
+        """The exploration scheme in use: once started, the model's own copy of it
+        (``exploration_``), taken at the start and again when ``set_params`` or ``clone`` changes
+        this model's parameters. An :class:`Exploration` object given to two models, or changed
+        in place after the start, does not reach into a started model's draws, probabilities or
+        step sizes (it did: another model's ``set_params(exploration__rho=...)`` changed them,
+        past the checks of this model's labels), as River's and scikit-learn's models copy the
+        estimators they are given."""
+        own = self.__dict__.get("exploration_")
+        return own if own is not None else exploration_from(self.exploration, self.rho)
+
+    def _derive_from_params(self) -> None:
+        super()._derive_from_params()
+        self.exploration_ = copy.deepcopy(exploration_from(self.exploration, self.rho))
 
     @property
     def _probability_clip(self) -> float:
@@ -106,6 +124,7 @@ class TopkBooster(RankingBooster):
         # with the new values is another model.
         self.model_id_ = self._id_of(self.seed_)
         self._draw_key = seed_key(self.seed_, STREAMS["exploration"])
+        self._derive_from_params()
         self._init_topk()
 
     def _init_topk(self) -> None:
@@ -184,12 +203,15 @@ class TopkBooster(RankingBooster):
     def rank_one(
         self, x: Mapping | Sequence | np.ndarray, key: int | None = None
     ) -> list[Hashable]:
-        """The randomised ranking :meth:`show_one` would show (does not change the model; before
-        the first example, the labels in their order)."""
+        """The randomised ranking :meth:`show_one` would show (does not change the model). Before
+        the first example it is that of the first round, drawn by an unstarted copy, which
+        ``show_one`` starts (it was the labels in their order, undrawn: another ranking than
+        the one ``show_one`` then showed for the same seed, round and key)."""
         if not self._started:
             self._check_key(key)
             self._check_x(x)
-            return list(self._outputs())
+            self._outputs()  # labels=None: a ValueError saying to give them
+            return list(self.clone().show_one(x, key).ranking)
         return list(self.show_one(x, key).ranking)
 
     def learn_one(self, x: Mapping | Sequence | np.ndarray, y: Any) -> None:

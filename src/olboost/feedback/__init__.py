@@ -139,6 +139,12 @@ def _checked(
         )
     if len(set(shown.tolist())) != k:
         raise ValueError(f"TopkFeedback: a label is shown twice: {shown.tolist()}")
+    if k and (int(shown.min()) < 0 or int(shown.max()) > np.iinfo(np.int64).max):
+        # an index is a position in the label order: a uint64 of 2^63 or more was taken as a
+        # negative int64, and the booster named an index the caller never passed
+        raise ValueError(
+            f"TopkFeedback.shown must hold label indices, 0 or more, got {shown.tolist()}"
+        )
     if probs.shape != (k, k) or not np.issubdtype(probs.dtype, np.floating):
         raise ValueError(f"TopkFeedback.probs must be a ({k}, {k}) float array")
     if not (np.all(probs > 0.0) and np.all(probs <= 1.0)):
