@@ -336,3 +336,21 @@ def test_empirical_edges_are_one_for_a_learner_always_right_and_minus_one_always
         y = rng.permutation([True, False, rng.random() < 0.5, False])
         model.learn_one(y.astype(float), set(np.flatnonzero(y).tolist()))
     np.testing.assert_allclose(model.empirical_edges, [1.0, -1.0], rtol=0, atol=1e-12)
+
+
+def test_a_started_booster_of_the_default_committee_does_not_build_one_per_call(monkeypatch):
+    # committee=None: every learn_one, predict_one and score_one built a VFDTCommittee (17
+    # parameter checks) to read whether it takes missing values, a third of a predict_one
+    import olboost.boosters.base as booster_base
+
+    model = AdaOLMR(learners=2, seed=1, labels=3)
+    model.learn_one([0.1, 0.2], {0})
+
+    def built() -> None:
+        raise AssertionError("a default committee was built after the start")
+
+    monkeypatch.setattr(booster_base, "_default_committee", built)
+    model.learn_one([0.3, 0.1], {1})
+    assert model.predict_one([0.2, 0.2]) and model.rank_one([0.1, 0.1])
+    assert set(model.score_one([0.2, 0.4])) == {0, 1, 2}
+    model.learn(np.array([[0.1, 0.2]]), np.array([[1, 0, 1]]))

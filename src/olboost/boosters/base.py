@@ -79,7 +79,12 @@ class Booster(OnlineLearner):
     def _missing_allowed(self) -> bool:
         """Missing feature values pass the input checks when the committee learns from them
         (:attr:`olboost.weak.base.Committee.handles_missing`)."""
-        return self._committee_prototype().handles_missing
+        # the started committee's, as _check_rows reads it: a committee=None prototype is a new
+        # VFDTCommittee (17 parameter checks) at each call, a third of a predict_one (probe)
+        committee = self.__dict__.get("committee_")
+        if committee is None:
+            committee = self._committee_prototype()
+        return committee.handles_missing
 
     # The started committee and the booster's per-learner state have the old number, and the
     # boosters read ``learners`` again later (OnlineMBBM's and Top-k BBM's potential tables,

@@ -518,13 +518,15 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
     def score_one(self, x: Mapping | Sequence | np.ndarray) -> dict[Hashable, float]:
         """Score of every label for ``x``; higher means more relevant. Does not change the model."""
         s = self._scores_one(x)
-        return {label: float(v) for label, v in zip(self._outputs(), s, strict=True)}
+        # tolist: Python floats at once, the same values (a float() per label was most of a
+        # call at thousands of labels)
+        return dict(zip(self._outputs(), s.tolist(), strict=True))
 
     def rank_one(self, x: Mapping | Sequence | np.ndarray) -> list[Hashable]:
         """The labels ordered from most to least relevant for ``x`` (ties keep label order)."""
         s = self._scores_one(x)
         labels = self._outputs()
-        return [labels[i] for i in np.argsort(-s, kind="stable")]
+        return [labels[i] for i in np.argsort(-s, kind="stable").tolist()]
 
     def predict_one(
         self, x: Mapping | Sequence | np.ndarray, **kwargs: Any
@@ -554,7 +556,7 @@ class RankingLearner(OnlineLearner, RiverMultiLabelClassifier):
         labels = self._outputs()
         relevant = np.zeros(len(labels), dtype=np.bool_)
         relevant[np.argsort(-s, kind="stable")[: self._n_predicted(len(labels))]] = True
-        return {label: bool(v) for label, v in zip(labels, relevant, strict=True)}
+        return dict(zip(labels, relevant.tolist(), strict=True))
 
     @property
     def label_cardinality_(self) -> float:
