@@ -3,6 +3,8 @@ Ada.OLMR's and OnlineBMR's rounds on them against their label-by-label rounds.""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -182,6 +184,42 @@ def test_vector_sigmoids_are_within_three_units_in_the_last_place_of_the_c_libra
     got = np.empty_like(far)
     _vector_sigmoids(far, 0.0, w_y, got, np.empty_like(far), np.empty(4, dtype=np.int64))
     np.testing.assert_allclose(got, [0.0, 0.0, w_y, w_y], rtol=1e-15, atol=1e-300)
+
+
+def _reference_sigmoid(v: float, s_l: float, w_y: float) -> float:
+    """The vector sigmoid's term written out in Python floats (the same operations, in the same
+    order; Python, like Numba without fastmath, fuses no multiply-add): m by math.floor, 2^m by
+    math.ldexp (exact)."""
+    from olboost.losses import logistic as L
+
+    a = max(-abs(v - s_l), -708.0)
+    m = math.floor(a * L._LOG2E + 0.5)
+    x = (a - m * L._LN2_HI) - m * L._LN2_LO
+    p = 1.0 / 6227020800.0
+    for c in (479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0,
+              24.0, 6.0):  # fmt: skip
+        p = p * x + 1.0 / c
+    p = p * x + 0.5
+    p = p * x + 1.0
+    e = (p * x + 1.0) * math.ldexp(1.0, m)
+    return w_y * ((1.0 if v - s_l >= 0.0 else e) / (1.0 + e))
+
+
+def test_vector_sigmoids_equal_their_arithmetic_written_out_bit_for_bit():
+    # m is a float and 2^m's exponent bits come from float arithmetic (no float-int conversion,
+    # which kept the loop scalar): the same values as math.floor's integer m and its shift
+    from olboost.losses.logistic import _vector_sigmoids
+
+    rng = np.random.default_rng(11)
+    s = np.concatenate([
+        rng.normal(0.0, 3.0, 5_000), rng.uniform(-800.0, 800.0, 2_000),
+        rng.normal(0.0, 1e-6, 500), [0.0, -0.0, 1e-300, -708.0, 708.0, -707.9, 1e3, -1e3],
+    ])  # fmt: skip
+    for s_l, w_y in [(0.3, 1.0 / 7.0), (-12.5, 0.01), (0.0, 1.0)]:
+        got = np.empty_like(s)
+        _vector_sigmoids(s, s_l, w_y, got, np.empty_like(s), np.empty(s.shape, dtype=np.int64))
+        want = np.array([_reference_sigmoid(v, s_l, w_y) for v in s.tolist()])
+        assert np.array_equal(got.view(np.int64), want.view(np.int64)), s_l
 
 
 @pytest.mark.parametrize("booster", ["AdaOLMR", "OnlineBMR"])
