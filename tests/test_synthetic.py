@@ -136,6 +136,15 @@ def test_benchmark_measure_runs_on_a_tiny_case(large_k, booster):
     assert r["ms_per_example"] > 0 and r["peak_rss_mb"] >= r["model_peak_mb"]
     assert 0 <= r["rank_loss"] <= 1 and 0 <= r["frequency_rank_loss"] <= 1
     assert r["split"]["rows"] == 10 and 0 <= r["split"]["booster_share"] <= 1
+    # a grown case times the rows after the grown ones: the same model's run over both, its
+    # last rows' losses (frequency ranking's too, from the counts of every row before)
+    g = large_k.measure(
+        booster, 50, 30, warm_small_rows=20, warm_rows=5, chunk=10, share_rows=10, grown_rows=20
+    )
+    assert g["rows"] == 30 and g["grown_rows"] == 20 and g["split"] is None
+    assert g["frequency_rank_loss"] == large_k._frequency_rank_loss(
+        make_label_stream(50, 50, 5, 50, 0)[1], 10, 20
+    )
     ada = {"k": 1000, "ms_per_example": 1.0}
     bmr = {"k": 1000, "ms_per_example": 1.5}
     large_k._judge(ada, bmr, quick=False)
