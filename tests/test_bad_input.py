@@ -1240,3 +1240,23 @@ def test_numpy_scalars_as_parameters_are_checked_without_a_warning():
 
     with pytest.raises(ValueError, match="leaf_prior must be in"):
         VFDTCommittee(leaf_prior=Fraction(10**400))
+
+
+@pytest.mark.parametrize("allow_missing", [False, True])
+def test_the_value_check_finds_the_first_bad_value_chunk_by_chunk(allow_missing):
+    # the check goes over the values a chunk at a time (it took a copy of the whole input):
+    # the first bad value is found wherever it falls, at and across the chunks' edges
+    from olboost.online.inputs import _CHECK_CHUNK, MAX_ABS_FEATURE, _first_bad
+
+    n = 3 * _CHECK_CHUNK + 17
+    for at in [0, 1, _CHECK_CHUNK - 1, _CHECK_CHUNK, 2 * _CHECK_CHUNK + 3, n - 1]:
+        for bad in [np.inf, -np.inf, 2 * MAX_ABS_FEATURE, np.nan]:
+            values = np.zeros(n)
+            values[at] = bad
+            values[at + 5 :][:1] = np.inf  # a later one is not the first
+            ok = (np.abs(values) <= MAX_ABS_FEATURE) | (allow_missing & np.isnan(values))
+            want = int(np.flatnonzero(~ok)[0]) if not ok.all() else None
+            assert want in (at, at + 5, None)
+            assert _first_bad(values, allow_missing) == want, (at, bad)
+    assert _first_bad(np.full(n, MAX_ABS_FEATURE), allow_missing) is None
+    assert _first_bad(np.zeros(0), allow_missing) is None
