@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 BROWSER_STAMP := $(VENV)/.browser-stamp
 
-.PHONY: setup run test accuracy accuracy-record bench browser e2e lint clean clean-cache
+.PHONY: setup run test accuracy accuracy-record bench browser chromium e2e lint clean clean-cache
 
 # pip byte-compiles what it installs one file at a time (42 of its 72 seconds here): install
 # without, then byte-compile the environment and the sources on every core. The .pyc files
@@ -29,13 +29,21 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/olboost reproduce mlr --seeds 2 --no-progress
 
-# In parallel on every core (pytest-xdist; the workers share one Numba cache, see conftest.py),
-# work stolen between workers so the long tests do not pile up on one. The 30 slowest tests are
-# listed at the end: split or speed up those first when the suite grows. The browser test too
-# (see browser below).
-test: setup browser
+# In parallel (pytest-xdist; the workers share one Numba cache, see conftest.py), work stolen
+# between workers so the long tests do not pile up on one. One worker more than there are cores:
+# with one per core the cores idled a fifth of the time (tests waiting on their servers, Dask
+# clusters, killed processes and other processes' compiles), and a fresh clone's make test took
+# 13:45 on 2 cores (782 s of tests, 172% CPU) against 13:01 (743 s, 181%) with 3 workers,
+# 2026-12-06. The 30 slowest tests are listed at the end: split or speed up those first when the
+# suite grows. The browser test too (see browser below).
+TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
+
+# Chromium's apt-get (about 40 s on a machine without it) runs beside the environment's pip
+# install, not after it: both mostly wait on downloads.
+test:
+	@$(MAKE) --no-print-directory -j2 chromium $(BROWSER_STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -n auto --dist worksteal --durations=30
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=30
 
 # The paper-protocol accuracy tests with every seed run (make test reruns one seed of each
 # against tests/data/protocol_record.json; see tests/protocol.py): 13 CPU-minutes on a warm
@@ -66,7 +74,9 @@ bench: setup
 # make test): Debian's Chromium, installed when missing where apt-get runs as root (about 40 s
 # here), driven by Playwright's Python API (the e2e extra; Playwright downloads no browser of
 # its own). Elsewhere the test skips and says why; a failed apt-get is said, not fatal.
-browser: $(BROWSER_STAMP)
+browser: $(BROWSER_STAMP) chromium
+
+chromium:
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
 			> /dev/null) || echo "make: apt-get could not install chromium: the browser test skips"; fi

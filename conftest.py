@@ -1,15 +1,16 @@
 """Test-session set-up shared by ``tests/`` and the doctests in ``src/olboost``.
 
-``make test`` runs the suite on every core with pytest-xdist (``pytest -n auto``). The workers,
-and the processes their tests start (CLI runs, Dask workers, servers), share one Numba cache
-directory, ``.numba_cache`` (or ``$NUMBA_CACHE_DIR`` if that is set), so that each kernel
-specialisation is compiled once per run, not once per worker: compiling is most of the suite's
-CPU time on a fresh clone (about 630 of 1,040 CPU-seconds of the tests not marked slow, half of
-it the same kernels compiled twice, measured with Numba's compile events on 2 workers). Numba's
-own cache is not safe for processes that share it; ``import olboost`` makes it so
-(:mod:`olboost._numba_cache`). The directory persists, so only the first run after a kernel change
-compiles (``make clean-cache`` empties it). A serial run (no xdist) keeps Numba's default cache
-beside the sources.
+``make test`` runs the suite with pytest-xdist, a worker per core and one more (``pytest -n``).
+The workers, and the processes their tests start (CLI runs, Dask workers, servers), share one
+Numba cache directory, ``.numba_cache`` (or ``$NUMBA_CACHE_DIR`` if that is set), so that each
+kernel specialisation is compiled once per run, not once per worker. On a fresh clone
+(2026-12-06, 2 workers, Numba's compile events) compiling took 333 of the workers' 1,370
+CPU-seconds, besides what the processes they start compile; two workers that need a kernel at
+the same moment still both compile it, as the booster steps of OnlineMBBM, OnlineBMR and Top-k
+BBM were (45 s for both copies). Numba's own cache is not safe for processes that share it;
+``import olboost`` makes it so (:mod:`olboost._numba_cache`). The directory persists, so only
+the first run after a kernel change compiles (``make clean-cache`` empties it). A serial run
+(no xdist) keeps Numba's default cache beside the sources.
 
 The variable must be set before Numba is imported, which this file, loaded by pytest before any
 test module or doctest, guarantees.
