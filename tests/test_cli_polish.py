@@ -696,6 +696,26 @@ def test_cell_cache_keys_versions_and_bad_files(tmp_path):
     assert CellCache(None, "demo").run({"a": 1}, lambda: 7) == 7
 
 
+def test_a_cell_of_other_code_is_computed_again(tmp_path, monkeypatch):
+    # cells were matched on the version alone, which a development install keeps while its
+    # code changes: the old code's results were reused as the new code's
+    from olboost import checkpoint
+
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: 1) == 1
+    monkeypatch.setattr(checkpoint, "source_digest", lambda: "0" * 64)  # the code changed
+    again = CellCache(tmp_path, "demo")
+    assert again.run({"seed": 1}, lambda: 2) == 2
+    assert (again.reused, again.computed) == (0, 1)
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: 3) == 2  # then reused
+    monkeypatch.undo()
+    (path,) = tmp_path.iterdir()
+    stored = json.loads(path.read_text())
+    assert stored["source"] == "0" * 64
+    # a cell from before the code's digest: matched on the version, as before
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "source"}))
+    assert CellCache(tmp_path, "demo").run({"seed": 1}, lambda: 4) == 2
+
+
 @pytest.mark.parametrize("result", [0, 0.0, [], {}, "", False, None])
 def test_a_finished_cell_whose_result_is_falsy_is_reused(tmp_path, result):
     # a zero loss or an empty list is a result: it was computed again at every rerun (None
@@ -928,6 +948,27 @@ def test_cell_keys_ignore_which_options_were_given():
     omitted = cell_key(build_parser().parse_args(base))
     assert given == omitted
     json.dumps(given)
+
+
+def test_a_checkpoint_of_another_version_is_not_called_one_of_other_options(
+    capsys, tmp_path, monkeypatch
+):
+    # it said "holds a run with other options (olboost '0.0.9' there, '0.1.0' here): resume it
+    # with the same options", though no option gives another version
+    from olboost._version import __version__
+    from olboost.cli import _shared
+
+    run = tmp_path / "run.olb"
+    assert main([*RUN, "--checkpoint", str(run), "--checkpoint-every", "300"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(_shared, "__version__", "0.0.9")
+    line = _error(capsys, [*RUN, "--checkpoint", str(run), "--resume"])
+    there = repr(__version__)
+    assert f"holds a run of another olboost version ({there} there, '0.0.9' here)" in line, line
+    assert "other options" not in line
+    # with an option changed too, both are named
+    line = _error(capsys, [*RUN, "--seed", "7", "--checkpoint", str(run), "--resume"])
+    assert "other options (" in line and f"olboost {there} there" in line, line
 
 
 def test_a_warning_is_one_line_too(tmp_path):

@@ -265,6 +265,8 @@ def test_sweep_records_are_olboost_runs_bit_for_bit_and_a_rerun_skips_them(tmp_p
     assert main(argv) == 0
     assert "all finished before" in capsys.readouterr().out
     assert {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")} == stamps
+    # (the records keep the digests that let the rerun trust them)
+    assert all({"record_sha256", "source_sha256"} <= set(r["sweep_task"]) for r in records.values())
 
 
 def test_killing_a_worker_mid_sweep_loses_no_finished_task(tmp_path, capsys):
@@ -556,6 +558,34 @@ def test_a_record_of_another_version_or_damaged_is_run_again(tmp_path):
     ]:
         path.write_text(json.dumps(record))
         assert (_finished(path, task) is not None) == kept, record
+
+
+def test_a_record_edited_since_or_of_other_code_is_run_again(tmp_path, monkeypatch):
+    # a record whose rank loss was edited by hand (valid JSON) was reused, the hand-made number
+    # in the summary; and on a development install, whose version stays the same while its
+    # code changes, so was a record of the old code
+    from olboost import _version
+    from olboost.sweep._client import _finished, _record_digest
+
+    task = sw.Task("ada-olmr", "emotions", 1, (("learners", 2),))
+    path = tmp_path / task.filename
+    sweep_task = {"id": task.id, "source_sha256": _version.source_digest()}
+    record = {"rank_loss": 0.2, "seconds": 1.0, "sweep_task": sweep_task, **VERSION}
+    record["sweep_task"]["record_sha256"] = _record_digest(record)
+    path.write_text(json.dumps(record))
+    assert _finished(path, task) == record
+    for edited in ({**record, "rank_loss": 0.0001}, {**record, "note": 1}):
+        path.write_text(json.dumps(edited))
+        assert _finished(path, task) is None, edited
+    path.write_text(json.dumps(record, indent=4))  # spelled otherwise, the same record
+    assert _finished(path, task) == record
+    monkeypatch.setattr(_version, "source_digest", lambda: "0" * 64)  # the code changed
+    assert _finished(path, task) is None
+    monkeypatch.undo()
+    # records from before the digests: trusted as before
+    older = {**record, "sweep_task": {"id": task.id}}
+    path.write_text(json.dumps(older))
+    assert _finished(path, task) == older
 
 
 def test_a_record_of_a_data_file_changed_since_is_run_again(tmp_path):

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from olboost._atomic import atomic_write, remove_stale_temporaries, remove_stale_temporaries_in
-from olboost._version import __version__
+from olboost._version import __version__, source_digest
 
 __all__ = [
     "FORMAT_VERSION",
@@ -530,17 +530,19 @@ class CellCache:
 
     A cell is named by its key, a JSON-ready mapping of everything its result depends on (the
     algorithm, the data, the seed, the parameters); its file holds the key, the olboost version,
-    the result and the SHA-256 digest of the result, written atomically when the cell is done.
-    :meth:`run` returns the stored result of a cell whose file matches the key and the olboost
-    version, and otherwise computes it and stores it. A cell file that cannot be read or is not
+    the digest of olboost's code (:func:`olboost._version.source_digest`), the result and the
+    SHA-256 digest of the result, written atomically when the cell is done. :meth:`run` returns
+    the stored result of a cell whose file matches the key, the olboost version and its code,
+    and otherwise computes it and stores it. A cell file that cannot be read or is not
     such a record (truncated, not JSON, without one of its fields, or a result that does not
     match its digest: damaged, or edited by hand) counts as absent: the cell is computed again
     and its file rewritten. (Files written before the digest existed have none, and are
     trusted as before.) Results go through JSON either way (tuples become lists), so a run and a
     rerun give the same numbers to the last bit. A cache of ``None`` stores nothing.
 
-    The key does not see the code: after changing olboost's code without changing its version,
-    delete the directory (``olboost reproduce ... --no-cells`` ignores it).
+    A change to olboost's code, its version unchanged (a development install), computes every
+    cell again. (Files written before the code's digest was stored have none, and are matched
+    on the version alone: delete such a directory after changing olboost.)
 
     Examples
     --------
@@ -594,6 +596,7 @@ class CellCache:
             not isinstance(stored, dict)
             or stored.get("format") != FORMAT_VERSION
             or stored.get("olboost") != __version__
+            or ("source" in stored and stored["source"] != source_digest())
             or _canonical(stored.get("key")) != _canonical(key)
             # valid JSON cut short of its result (edited, or written by other code) is as
             # damaged as a truncated file, which is computed again
@@ -608,8 +611,8 @@ class CellCache:
         """Store the result of the cell ``key``; return it as a rerun will read it."""
         stored = json.loads(json.dumps(result))  # as a rerun reads it: tuples become lists
         record = {
-            "format": FORMAT_VERSION, "olboost": __version__, "key": key, "result": stored,
-            "digest": _digest(stored),
+            "format": FORMAT_VERSION, "olboost": __version__, "source": source_digest(),
+            "key": key, "result": stored, "digest": _digest(stored),
         }  # fmt: skip
         if self.directory is not None:
             atomic_write(self._path(key), json.dumps(record, indent=1).encode())

@@ -194,6 +194,12 @@ class _RunCheckpoint:
             print(f"olboost: {', '.join('--' + n for n in moved)} moved since the checkpoint "
                   "(the same bytes): resuming", file=sys.stderr)  # fmt: skip
         names = [n for n in names if n not in moved]
+        if names == ["olboost"]:  # no option of the command line changes that
+            raise ValueError(
+                f"--checkpoint {self.path} holds a run of another olboost version "
+                f"({saved.get('olboost')!r} there, {key.get('olboost')!r} here): resume it with "
+                "that version, or give another --checkpoint path"
+            )
         if names:
             changed = [f"{n} {saved.get(n)!r} there, {key.get(n)!r} here" for n in names]
             raise ValueError(

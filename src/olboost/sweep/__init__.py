@@ -4,7 +4,8 @@
 that the spec names as an independent task on ``dask.distributed``: on a local cluster of
 ``--workers N`` processes (one thread each; default: one per core), or on an existing cluster
 whose scheduler is given by ``--scheduler ADDRESS`` (e.g. ``tcp://10.0.0.5:8786``; the workers
-need olboost installed and the data sets at the paths the spec names).
+need olboost installed and the data sets at the paths the spec names; a relative path is taken
+from the directory the sweep runs in).
 
 A spec (see ``examples/sweep.toml``)::
 
@@ -31,7 +32,9 @@ task's record is the JSON record of that command, bit for bit apart from timings
 
 **Results.** Each finished task's record is written as soon as it arrives, atomically (temporary
 file, fsync, rename), to ``RESULTS/<algorithm>_<data set>_seed<seed>_<id>.json``, where ``id`` is a
-hash of the task's parameters; a rerun skips every task whose file is there. At the end a summary
+hash of the task's parameters; a rerun skips every task whose file is there, written by the same
+olboost version and code (a digest of its files) from the same data files, and unchanged since
+(the record keeps a digest of itself): any other runs again. At the end a summary
 (mean +- standard deviation over the seeds of each cell: test rank loss, or accuracy for
 multiclass algorithms) is printed and written to ``RESULTS/summary.csv``.
 

@@ -67,9 +67,9 @@ def _write_json_atomic(path: Path, obj: Any) -> None:
 
 def _finished(path: Path, task: Task) -> dict[str, Any] | None:
     """The record at ``path`` if it is the finished ``task``'s, written by this olboost version
-    (as a reproduce suite's cells are), with the numbers a summary reads; else ``None`` (run
-    again)."""
-    from olboost._version import __version__
+    and code (as a reproduce suite's cells are), unchanged since (its digest), with the numbers
+    a summary reads; else ``None`` (run again)."""
+    from olboost._version import __version__, source_digest
 
     try:
         record = json.loads(path.read_text())
@@ -84,6 +84,11 @@ def _finished(path: Path, task: Task) -> dict[str, Any] | None:
         return None  # another version's numbers: this one may give others
     if "files_sha256" in task_of and task_of["files_sha256"] != _files_digest(task):
         return None  # a file it read changed since (records from before the digest: trusted)
+    # (records from before these two digests: trusted as well)
+    if "source_sha256" in task_of and task_of["source_sha256"] != source_digest():
+        return None  # olboost's code changed since, its version did not
+    if "record_sha256" in task_of and task_of["record_sha256"] != _record_digest(record):
+        return None  # edited since it was written: a hand-made number went into the summary
     if any(option not in record for option in _recorded_options(record)):
         # written before the algorithm had an option (label-ranker's --scale): the task ran
         # at the option's value then, which need not be its default now
@@ -93,6 +98,14 @@ def _finished(path: Path, task: Task) -> dict[str, Any] | None:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return None  # damaged: the summary failed on it with a bare KeyError
     return record
+
+
+def _record_digest(record: dict[str, Any]) -> str:
+    """SHA-256 of a record as its file holds it (JSON, keys sorted), its own digest aside."""
+    from olboost.checkpoint import _digest
+
+    task_of = {k: v for k, v in record["sweep_task"].items() if k != "record_sha256"}
+    return _digest({**record, "sweep_task": task_of})
 
 
 def _recorded_options(record: dict[str, Any]) -> tuple[str, ...]:
@@ -209,6 +222,8 @@ def run_sweep(
     out_dir = Path(results)
     out_dir.mkdir(parents=True, exist_ok=True)
     from olboost._atomic import remove_stale_temporaries_in
+    from olboost._version import source_digest
+    from olboost.cli._shared import record_json
 
     remove_stale_temporaries_in(out_dir)  # of records whose writer was killed
     records: list[dict[str, Any] | None] = [None] * len(tasks)
@@ -320,7 +335,11 @@ def run_sweep(
                         **task.identity,
                         "argv": ["olboost", "run", *task.argv],
                         "files_sha256": _files_digest(task),
+                        "source_sha256": source_digest(),
                     }
+                    # the digest of the record as a rerun reads it (NaN as null)
+                    as_read = json.loads(record_json(record))
+                    record["sweep_task"]["record_sha256"] = _record_digest(as_read)
                     _write_json_atomic(out_dir / task.filename, record)
                     records[i] = record
                     outcome.ran += 1
