@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import olboost
-from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, TopkBBM, VFDTCommittee
+from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, TopkAdaptive, TopkBBM, VFDTCommittee
 from olboost import checkpoint as ck
 from olboost.datasets import load as load_data
 from olboost.datasets import load_uci
@@ -448,6 +448,14 @@ def test_a_progress_resumes_only_its_model_and_data_and_stays_as_saved(emotions)
     with pytest.raises(ValueError, match="goes with a model that had learned 80 examples, this "):
         resumable(fresh, train, test, start=progress)
     assert not fresh._started
+    # another kind of model that learned as many examples (probe: it resumed, and the result
+    # said top-k feedback for losses a full-feedback model had made), as it was before
+    impostor = TopkAdaptive(VFDTCommittee(n_features=5), learners=3, seed=1, k=2)
+    impostor.learn(train.X[:80], train.Y[:80])
+    before = ck.dumps(impostor)
+    with pytest.raises(ValueError, match=r"goes with a model of class olboost\.\S+\.AdaOLMR, "):
+        resumable(impostor, train, test, start=progress)
+    assert ck.dumps(impostor) == before
     other = emotions.train._rows(100, 200, "other")
     saved_model, progress = pickle.loads(saved[-1])
     with pytest.raises(ValueError, match="made on other data"):

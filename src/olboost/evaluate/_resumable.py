@@ -74,6 +74,11 @@ class Progress:
     names_digest
         SHA-256 of the data sets' class or label names, which say what the targets' codes and
         columns are (``None`` in a progress saved before olboost kept it: then unchecked).
+    model_class
+        The model's class (module and name), by which a resumed evaluation refuses another
+        kind of model that learned as many examples (``None`` in a progress saved before
+        olboost kept it: then unchecked). Its parameters are not checked: resume with the model
+        saved with the progress.
     """
 
     protocol: str
@@ -85,6 +90,7 @@ class Progress:
     model_steps: int | None = None
     data_digest: str | None = None
     names_digest: str | None = None
+    model_class: str | None = None
 
     @property
     def total(self) -> int:
@@ -242,6 +248,7 @@ def resumable(
         state = Progress(
             protocol, sizes, 0, np.zeros(sum(sizes), bool if classify else float),
             model_steps=_steps(model), data_digest=digest, names_digest=names,
+            model_class=_class_name(model),
         )  # fmt: skip
     else:
         if (start.protocol, tuple(start.sizes)) != (protocol, sizes) or not (
@@ -263,6 +270,11 @@ def resumable(
                 f"the progress to resume was made on data of other {which} names (the same "
                 "values, other names)"
             )
+        if start.model_class is not None and _class_name(model) != start.model_class:
+            raise ValueError(
+                f"the progress to resume goes with a model of class {start.model_class}, this "
+                f"one is a {_class_name(model)}: resume with the model saved with the progress"
+            )
         if start.model_steps is not None and _steps(model) != start.model_steps:
             raise ValueError(
                 f"the progress to resume goes with a model that had learned {start.model_steps} "
@@ -271,7 +283,9 @@ def resumable(
             )
         # the caller's progress stays what was saved: a retry from it resumes the same way
         # (one saved before the names were kept keeps them from now on)
-        state = replace(start, records=start.records.copy(), names_digest=names)
+        state = replace(
+            start, records=start.records.copy(), names_digest=names, model_class=_class_name(model)
+        )
     compile_s = None
     if warm_up:
         heads = [_head(s, WARM_UP_ROWS) for s in ((stream,) if test is None else (stream, test))]
@@ -318,6 +332,11 @@ def resumable(
     if bar is not None:
         bar.close()
     return _outcome(state, passes, labels if not classify else None, loops, mode, compile_s)
+
+
+def _class_name(model: Any) -> str:
+    """The model's class, with its module (``olboost.boosters.ada_olmr.AdaOLMR``)."""
+    return f"{type(model).__module__}.{type(model).__qualname__}"
 
 
 def _steps(model: Any) -> int | None:
