@@ -32,10 +32,11 @@ run: setup
 # In parallel (pytest-xdist; the workers share one Numba cache, see conftest.py), work stolen
 # between workers so the long tests do not pile up on one. One worker more than there are cores:
 # with one per core the cores idled a fifth of the time (tests waiting on their servers, Dask
-# clusters, killed processes and other processes' compiles), and a fresh clone's make test took
-# 13:45 on 2 cores (782 s of tests, 172% CPU) against 13:01 (743 s, 181%) with 3 workers,
-# 2026-12-06. The 30 slowest tests are listed at the end: split or speed up those first when the
-# suite grows. The browser test too (see browser below).
+# clusters, killed processes and other processes' compiles). A fresh clone's make test on 2
+# cores, 2026-12-06: 13:45 with 2 workers (782 s of tests, 172% CPU); 13:01 and 13:51 with 3
+# (743 s at 181% and 788 s at 183%, the second installing Chromium too): within the host's
+# noise, which is wide, but the cores are busier. The 30 slowest tests are listed at the end:
+# split or speed up those first when the suite grows. The browser test too (see browser below).
 TEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 
 # Chromium's apt-get (about 40 s on a machine without it) runs beside the environment's pip

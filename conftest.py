@@ -5,10 +5,11 @@ The workers, and the processes their tests start (CLI runs, Dask workers, server
 Numba cache directory, ``.numba_cache`` (or ``$NUMBA_CACHE_DIR`` if that is set), so that each
 kernel specialisation is compiled once per run, not once per worker. On a fresh clone
 (2026-12-06, 2 workers, Numba's compile events) compiling took 333 of the workers' 1,370
-CPU-seconds, besides what the processes they start compile; two workers that need a kernel at
-the same moment still both compile it, as the booster steps of OnlineMBBM, OnlineBMR and Top-k
-BBM were (45 s for both copies). Numba's own cache is not safe for processes that share it;
-``import olboost`` makes it so (:mod:`olboost._numba_cache`). The directory persists, so only
+CPU-seconds, besides what the processes they start compile, of which 45 s were second copies:
+two workers that needed a kernel at the same moment both compiled it, as the booster steps of
+OnlineMBBM, OnlineBMR and Top-k BBM; since then one waits for the other's. Numba's own cache is
+not safe for processes that share it; ``import olboost`` makes it so, and makes them compile
+each kernel once (:mod:`olboost._numba_cache`). The directory persists, so only
 the first run after a kernel change compiles (``make clean-cache`` empties it). A serial run
 (no xdist) keeps Numba's default cache beside the sources.
 

@@ -121,6 +121,81 @@ def test_processes_compiling_one_function_at_once_leave_a_correct_cache(tmp_path
     assert check[1:7] == EXPECTED
 
 
+# One olboost kernel, one signature, in processes that start together on an empty cache.
+SAME_KERNEL = """
+import json, sys, time
+import numpy as np
+import olboost
+from numba.core import event
+from olboost.losses import pairwise
+
+compiled = []
+class L(event.Listener):
+    def on_start(self, e): compiled.append(e.data["dispatcher"].py_func.__name__)
+    def on_end(self, e): pass
+event.register("numba:compile", L())
+time.sleep(max(0.0, {start} - time.time()))  # start together, to miss the cache together
+groups = pairwise.irrelevant_groups(np.array([0.3, 0.1, 0.7]), np.array([True, False, False]))
+print(json.dumps({{"compiled": compiled, "groups": [g.tolist() for g in groups]}}))
+"""
+
+
+def test_processes_that_miss_one_kernel_at_once_compile_it_once(tmp_path):
+    # each compiled it (three processes: three compiles of every kernel a cold start needed,
+    # as pytest-xdist's workers, a sweep's Dask workers, a server's processes do); now one
+    # compiles, the others wait for it and load its code
+    cache = str(tmp_path / "cache")
+    start = time.time() + 6.0  # after every process has imported olboost and numba
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SAME_KERNEL.format(start=start)],
+            env=_env(cache),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    outs = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sorted(out["compiled"].count("irrelevant_groups") for out in outs) == [0, 0, 1]
+    assert all(out["groups"] == [[1, 2], [0, 1], [0.1, 0.7]] for out in outs)
+    (lock,) = Path(cache).rglob("pairwise.irrelevant_groups-*.nbi.compiling")
+    assert lock.stat().st_size == 0  # a lock only: nothing written to it
+
+
+def test_a_compile_waits_for_the_process_compiling_it_and_loads_its_code(tmp_path):
+    # the lock is taken: while another process holds the byte of the kernel's signature, a
+    # process that misses the cache waits, then loads what was saved meanwhile
+    cache = str(tmp_path / "cache")
+    first = _script(SAME_KERNEL.format(start=0), cache, 120)  # compiles, and leaves the index
+    assert json.loads(first.splitlines()[-1])["compiled"].count("irrelevant_groups") == 1
+    (lock,) = Path(cache).rglob("pairwise.irrelevant_groups-*.nbi.compiling")
+    index = Path(str(lock).removesuffix(".compiling"))
+    data = {f: f.read_bytes() for f in index.parent.glob(index.name.split("-")[0] + "-*")}
+    for f in data:
+        if f.suffix in (".nbi", ".nbc"):
+            f.unlink()  # a cold cache again
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX, 0, 0)  # every signature's byte (length 0: to the end)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SAME_KERNEL.format(start=0)],
+            env=_env(cache),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(8.0)  # imports take a few seconds; then it must wait for us
+        assert proc.poll() is None
+        for f, content in data.items():  # "our" compile, saved
+            f.write_bytes(content)
+    finally:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 0, 0)
+        os.close(fd)
+    out = json.loads(proc.communicate(timeout=60)[0].strip().splitlines()[-1])
+    assert "irrelevant_groups" not in out["compiled"]  # loaded what we saved
+    assert out["groups"] == [[1, 2], [0, 1], [0.1, 0.7]]
+
+
 def test_a_save_waits_for_the_lock_of_the_index(tmp_path):
     (tmp_path / "kern.py").write_text(KERNEL)
     cache = tmp_path / "cache"

@@ -21,6 +21,10 @@ kernel's entry with the hash of all of olboost's modules that use Numba and of t
 import (:func:`package_stamp`), so that no edit leaves a stale kernel in a persistent cache (the
 test suite's ``.numba_cache``, an editable install).
 
+:func:`install` also makes processes that miss the same olboost kernel specialisation at the same
+moment compile it once: one compiles, the others wait for it and load its code
+(:func:`_compile_once`).
+
 :func:`compile_for_arguments` keeps the cache from holding a kernel twice when it is both called
 from Python and handed to compiled code as a first-class function.
 
@@ -32,12 +36,15 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
+import hashlib
 import os
 import pickle
 import re
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -218,7 +225,90 @@ def install() -> bool:
 
     cls.save, cls.load, cls.flush = locked_save, locked_load, locked_flush
     cls._olboost_locked = True
+    _compile_once()
     return True
+
+
+#: Seconds a process waits for another one's compile of the same olboost kernel specialisation
+#: before compiling it itself: a safeguard only (the longest compile is under a minute here, and
+#: the waits cannot form a cycle: see :func:`_compile_once`).
+COMPILE_WAIT = 600.0
+_compile_lock_fds: dict[str, int] = {}
+_compile_locks_held: set[tuple[str, int]] = set()
+
+
+@contextlib.contextmanager
+def _compiling(path: str, slot: int) -> Iterator[None]:
+    """Hold byte ``slot`` of the lock file ``path`` (a POSIX record lock: the process owns it,
+    so the same process may enter again), waiting at most :data:`COMPILE_WAIT` seconds for
+    another process that holds it; without it if the file cannot be opened for writing. The
+    file stays open for the process's life: closing any descriptor of a file drops every record
+    lock the process holds on it."""
+    if (path, slot) in _compile_locks_held:
+        yield
+        return
+    fd = _compile_lock_fds.get(path)
+    if fd is None:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:
+            yield  # another user's read-only file: compile as Numba does
+            return
+        _compile_lock_fds[path] = fd
+    deadline = time.monotonic() + COMPILE_WAIT
+    while True:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+            break
+        except OSError as err:
+            if err.errno not in (errno.EACCES, errno.EAGAIN) or time.monotonic() > deadline:
+                yield  # not lockable here, or held too long: compile as Numba does
+                return
+            time.sleep(0.02)
+    _compile_locks_held.add((path, slot))
+    try:
+        yield
+    finally:
+        _compile_locks_held.discard((path, slot))
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, slot)
+
+
+def _compile_once() -> None:
+    """Make processes that share the cache compile each olboost kernel specialisation once.
+
+    Numba looks a specialisation up in the cache, misses, compiles and saves it; two processes
+    that miss at the same moment (pytest-xdist's workers, a sweep's Dask workers, a server's
+    processes starting together) both compile it, each for a minute or more of a cold start's
+    kernels. Wrapped here, a process that is to compile an olboost kernel for a signature it has
+    not loaded first holds a lock of that function and signature (a byte of
+    ``<index>.compiling`` beside the function's cache index, taken after Numba's own compiler
+    lock, so threads of one process never wait on each other here); a process that waited finds
+    the other's code in the cache and loads it. A kernel's compile holds the locks of the
+    callees it compiles meanwhile, never of its callers, so no two processes wait on each other.
+    Other functions compile as Numba compiles them."""
+    from numba.core import dispatcher, sigutils
+    from numba.core.compiler_lock import global_compiler_lock
+
+    cls = dispatcher.Dispatcher
+    if getattr(cls, "_olboost_once", False):
+        return
+    compile = cls.compile
+
+    def compile_once(self: Any, sig: Any) -> Any:
+        index = getattr(getattr(self._cache, "_cache_file", None), "_index_path", None)
+        code = getattr(self.py_func, "__code__", None)
+        if index is None or code is None or not code.co_filename.startswith(_PACKAGE + os.sep):
+            return compile(self, sig)
+        args, _ = sigutils.normalize_signature(sig)
+        if tuple(args) in self.overloads:
+            return compile(self, sig)
+        name = str(tuple(args)).encode()
+        slot = int.from_bytes(hashlib.sha256(name).digest()[:4], "big") >> 1
+        with global_compiler_lock, _compiling(index + ".compiling", slot):
+            return compile(self, sig)
+
+    cls.compile = compile_once
+    cls._olboost_once = True
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
