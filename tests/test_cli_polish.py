@@ -971,6 +971,22 @@ def test_a_checkpoint_of_another_version_is_not_called_one_of_other_options(
     assert "other options (" in line and f"olboost {there} there" in line, line
 
 
+def test_a_checkpoint_around_another_model_than_its_options_build_is_refused(capsys, tmp_path):
+    # probe: a file written by olboost.checkpoint.save_run with an Ada.OLMR run's options and a
+    # TopkAdaptive model resumed (exit 0), its record saying ada-olmr and top-k feedback
+    run = tmp_path / "run.olb"
+    argv = [*RUN, "--checkpoint", str(run), "--checkpoint-every", "300"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    state = ck.load_run(run)
+    impostor = olboost.TopkAdaptive(learners=3, seed=1, k=2)
+    ck.save_run({**state, "model": impostor}, run)
+    before = run.read_bytes()
+    line = _error(capsys, [*argv, "--resume"])
+    assert f"--checkpoint {run} holds a TopkAdaptive, not the AdaOLMR of --algorithm " in line
+    assert run.read_bytes() == before  # nothing written over it
+
+
 def test_a_warning_is_one_line_too(tmp_path):
     # a checkpoint of another olboost version warned with Python's file, line and source line
     # ("state = load_run(self.path)") before the run went on

@@ -146,9 +146,13 @@ class _RunCheckpoint:
     lock: Any  # the ProcessLock on PATH.lock, held for the run
     _said_moved: bool = False
 
-    def start(self, n_features: int | None = None) -> dict[str, Any] | None:
+    def start(
+        self, n_features: int | None = None, model: Any = None, algorithm: str | None = None
+    ) -> dict[str, Any] | None:
         """The saved state to continue from (``--resume`` and a checkpoint exists), or None;
-        ``n_features`` those of the run's data, which an unset ``--features`` resolves on."""
+        ``n_features`` those of the run's data, which an unset ``--features`` resolves on;
+        ``model`` the one ``--algorithm`` (``algorithm``) builds, whose class the saved one must
+        have."""
         from olboost.checkpoint import load_run
 
         if not self.resume:
@@ -174,6 +178,13 @@ class _RunCheckpoint:
                 "by another program, or by olboost.checkpoint.save_run)"
             )
         self._same_options(saved, n_features)
+        if model is not None and type(state.get("model")) is not type(model):
+            # the options in the file are this run's, its model is not what they build (a file
+            # written by olboost.checkpoint.save_run around another model)
+            raise ValueError(
+                f"--checkpoint {self.path} holds a {type(state.get('model')).__name__}, not "
+                f"the {type(model).__name__} of --algorithm {algorithm}"
+            )
         progress = state["progress"]
         print(
             f"olboost: resuming from {self.path}: {progress.done} of {progress.total} examples "
@@ -358,7 +369,9 @@ def _evaluate(
 
     loops = getattr(args, "loops", 1)
     data, model = prepare_run(args, data)  # bad options fail here, before anything is learned
-    saved = checkpoint.start(data.n_features) if checkpoint is not None else None
+    saved = None
+    if checkpoint is not None:
+        saved = checkpoint.start(data.n_features, model, args.algorithm)
     if saved is not None:
         model = saved["model"]
     progress = show_progress(args)

@@ -39,10 +39,11 @@ olboost version and code (a digest of its files) from the same data files, and u
 multiclass algorithms) is printed and written to ``RESULTS/summary.csv``.
 
 **Workers.** Before the tasks, each worker in turn runs every kind of task on a few rows, which
-compiles the kernels or loads them from Numba's on-disk cache: one at a time, because two processes
-compiling one kernel at once could corrupt the cache (see ``conftest.py``); the time is reported
-apart. A worker that dies (a crash, a kill) loses only the task it was running: Dask runs it again
-elsewhere, and a local cluster restarts the worker, which loads the kernels the warm-ups cached.
+compiles the kernels or loads them from Numba's on-disk cache: one at a time, the first compiling
+what the others then load (processes that need one kernel at once would wait for each other's
+compile anyway: :mod:`olboost._numba_cache`); the time is reported apart. A worker that dies (a
+crash, a kill) loses only the task it was running: Dask runs it again elsewhere, and a local
+cluster restarts the worker, which loads the kernels the warm-ups cached.
 """
 
 from __future__ import annotations
