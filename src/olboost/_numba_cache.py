@@ -358,18 +358,13 @@ def _stamped_sources(package: str) -> dict[str, bytes]:
     A constant a kernel reads comes from its own module or one it imports, so this covers it
     (a module imported only by such an imported module is not covered, and olboost's kernels
     read none)."""
-    sources: dict[str, bytes] = {}
-    module_of: dict[str, str] = {}  # relative path -> dotted module name
-    for root, dirs, files in os.walk(package):
-        dirs.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                relative = os.path.relpath(path, package)
-                with open(path, "rb") as f:
-                    sources[relative] = f.read()
-                dotted = "olboost." + relative[:-3].replace(os.sep, ".")
-                module_of[relative] = dotted.removesuffix(".__init__")
+    from olboost._version import package_sources
+
+    sources = package_sources(package)
+    module_of = {  # relative path -> dotted module name
+        relative: ("olboost." + relative[:-3].replace(os.sep, ".")).removesuffix(".__init__")
+        for relative in sources
+    }
     file_of = {module: relative for relative, module in module_of.items()}
     stamped = {relative for relative, text in sources.items() if b"numba" in text}
     for relative in sorted(r for r in stamped if _DEFINES_KERNELS.search(sources[r])):

@@ -9,6 +9,20 @@ import os
 __version__ = "0.1.0"
 
 
+def package_sources(package: str) -> dict[str, bytes]:
+    """The Python files under the directory ``package``, by path relative to it (``os.sep``
+    separated), in a fixed order (directories and files sorted), with their contents."""
+    sources: dict[str, bytes] = {}
+    for root, dirs, files in os.walk(package):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                with open(path, "rb") as f:
+                    sources[os.path.relpath(path, package)] = f.read()
+    return sources
+
+
 @functools.cache
 def source_digest() -> str:
     """SHA-256 (hex) of every Python file of the installed olboost package, path and contents.
@@ -17,14 +31,7 @@ def source_digest() -> str:
     :data:`__version__` and are reused only by the same code: between releases the version stays
     the same while the code changes (a development install, an edited checkout), and results
     computed by the old code were reused as the new code's."""
-    package = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                relative = os.path.relpath(path, package).replace(os.sep, "/")
-                with open(path, "rb") as f:
-                    digest.update(relative.encode() + b"\0" + f.read() + b"\0")
+    for relative, text in package_sources(os.path.dirname(os.path.abspath(__file__))).items():
+        digest.update(relative.replace(os.sep, "/").encode() + b"\0" + text + b"\0")
     return digest.hexdigest()
