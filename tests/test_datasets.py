@@ -979,3 +979,65 @@ def test_a_file_too_large_for_memory_is_named_in_the_memory_error(tmp_path):
             f"{tmp_path / name}: not enough memory to load it ({size:,} bytes on disk; a data "
             "file is read, and gzip data decompressed, whole into memory before it is parsed)"
         )
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_wide_unicode_files_are_refused_not_misread(tmp_path, encoding):
+    # Read as Windows-1252, UTF-16 text had a NUL between its letters: a UCI file loaded with
+    # each value as two categories ('\xff\xfev\x00h...' and '\x00v\x00h...'), an ARFF file
+    # failed at "unknown keyword '@'"
+    from olboost.datasets import load_uci
+
+    text = "@relation r\n@attribute x numeric\n@attribute y {0,1}\n@data\n1,0\n2,1\n"
+    path = tmp_path / "wide.arff"
+    path.write_bytes(text.encode(encoding))
+    wide = "UTF-32" if "32" in encoding else "UTF-16"
+    with pytest.raises(ValueError, match=rf"wide\.arff, line 1: the file is {wide} text"):
+        read_arff(path)
+    car = tmp_path / "car.data"
+    car.write_bytes("vhigh,vhigh,2,2,small,low,unacc\nlow,low,4,4,big,high,vgood".encode(encoding))
+    with pytest.raises(ValueError, match=rf"car\.data, line 1: the file is {wide} text"):
+        load_uci(car)
+    # the same text in UTF-8 reads, and a NUL byte in a one-byte file is no wide encoding
+    path.write_text(text)
+    assert read_arff(path).data.shape == (2, 2)
+    path.write_bytes(text.replace("2,1\n", "2,1\x00\n").encode())
+    assert read_arff(path).data.shape == (2, 2)
+
+
+def test_a_named_pipe_is_read_as_a_data_file(tmp_path):
+    # A shell's process substitution (--dataset <(zcat d.arff.gz)) is a pipe, /dev/fd/63: it
+    # was "No such file", for a path that exists
+    import os
+    import threading
+
+    text = "@relation r\n@attribute x numeric\n@data\n1\n2\n"
+    fifo = tmp_path / "pipe.arff"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text(text), daemon=True)
+    writer.start()
+    got = read_arff(fifo)
+    writer.join(10)
+    assert got.data.shape == (2, 1) and got.names == ["x"]
+
+
+def test_error_messages_quote_a_long_token_cut_short(tmp_path):
+    # a 100,000-character bad token made a 100 KB error message
+    from olboost.datasets import load_uci
+
+    path = write(
+        tmp_path, "long.arff", "@relation r\n@attribute x numeric\n@data\n" + "9" * 99 + "x\n"
+    )
+    with pytest.raises(ValueError, match=r"bad number '9{57}\.\.\.'$"):
+        read_arff(path)
+    path = write(
+        tmp_path, "nominal.arff", "@relation r\n@attribute x {a,b}\n@data\n" + "c" * 500 + "\n"
+    )
+    with pytest.raises(ValueError, match=r"unknown value 'c{57}\.\.\.' for nominal") as caught:
+        read_arff(path)
+    assert len(str(caught.value)) < 200
+    car = tmp_path / "car.data"
+    car.write_text("vhigh,vhigh,2,2,small,low,unacc\n" + "z" * 300 + ",vhigh,2,2,small,low,?\n")
+    with pytest.raises(ValueError) as caught:
+        load_uci(car)
+    assert len(str(caught.value)) < 300, str(caught.value)

@@ -451,6 +451,23 @@ def test_surrounding_whitespace_makes_no_new_class_or_category(tmp_path: Path) -
     assert ds.nominal[0] == ["vhigh"] and ds.X[:, 0].tolist() == [0.0, 0.0]
 
 
+def test_quoted_fields_read_as_csv_quotes_them(tmp_path: Path) -> None:
+    # A file saved again by a spreadsheet quotes its fields: '"vhigh"' was a category of its
+    # own beside 'vhigh', and the mice header '"MouseID"' no column of that name
+    path = tmp_path / "car.data"
+    path.write_text('"vhigh",vhigh,2,2,small,low,unacc\nvhigh,"vhigh",2,2,small,low,"acc"\n')
+    ds = load_uci(path)
+    assert ds.nominal[0] == ["vhigh"] and ds.nominal[1] == ["vhigh"]
+    assert ds.X[:, :2].tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert ds.class_names == ["unacc", "acc"]
+    path.write_text('"vh"igh",vhigh,2,2,small,low,unacc\n')
+    with pytest.raises(ValueError, match=r"car\.data, line 1: malformed quoted field"):
+        load_uci(path)
+    path.write_text('"vhigh,vhigh",2,2,small,low,unacc\n')  # a delimiter inside quotes
+    with pytest.raises(ValueError, match=r"car\.data, line 1: 6 fields, expected 7"):
+        load_uci(path)
+
+
 def test_a_line_of_spaces_carries_no_row(tmp_path: Path) -> None:
     # as an empty line: an editor's trailing indentation was "line 4: 1 fields, expected 5"
     path = tmp_path / "balance-scale.data"

@@ -97,7 +97,8 @@ def _check_data_options(args: argparse.Namespace) -> None:
         )
     for option in ("labels", "test"):
         value = getattr(args, option)
-        if value is not None and not Path(value).is_file():
+        # not is_file(): a named pipe or a shell's process substitution is read too
+        if value is not None and (Path(value).is_dir() or not Path(value).exists()):
             what = "MULAN XML label file" if option == "labels" else "test split"
             if Path(value).is_dir():
                 raise IsADirectoryError(
@@ -440,6 +441,14 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
         return None
     if every is not None and every < 1:
         raise ValueError(f"--checkpoint-every must be >= 1, got {every}")
+    for option in ("dataset", "labels", "test"):
+        value = getattr(args, option, None)
+        if value is not None and Path(value).exists() and not Path(value).is_file():
+            # a pipe is read once, and a checkpoint knows its inputs by their bytes' digest
+            raise ValueError(
+                f"--checkpoint: --{option} {value} is not a regular file (a pipe?); a "
+                "checkpointed run reads its input files again when it resumes"
+            )
     path = check_output(args.checkpoint, "--checkpoint")
     assert path is not None
     # before the first checkpoint is written, a second run on the file saw none, started too,
@@ -500,12 +509,22 @@ def _input_paths(args: argparse.Namespace) -> Iterator[tuple[str, Path]]:
 
 
 def _check_distinct_files(args: argparse.Namespace) -> None:
-    """Refuse a run whose outputs (``--output``, ``--save-model``, ``--checkpoint``) name the
-    same file, or one of its input files (``--dataset``, ``--labels``, ``--test``, and the
-    archives of Enron foldering data that ``--dataset`` names as a directory or a user): the
-    last write would replace the others (a checkpoint the same command could no longer resume,
-    a model replaced by the JSON record, a data file by either)."""
-    reads: list[tuple[str, Any]] = [(f"--{option}", path) for option, path in _input_paths(args)]
+    """Refuse a run whose ``--test`` file is its ``--dataset`` file, or whose outputs
+    (``--output``, ``--save-model``, ``--checkpoint``) name the same file, or one of its input
+    files (``--dataset``, ``--labels``, ``--test``, and the archives of Enron foldering data
+    that ``--dataset`` names as a directory or a user): the last write would replace the
+    others (a checkpoint the same command could no longer resume, a model replaced by the JSON
+    record, a data file by either)."""
+    inputs = dict(_input_paths(args))
+    if "test" in inputs and "dataset" in inputs and inputs["test"].samefile(inputs["dataset"]):
+        # the train/test protocol then scores the model on the rows it learned: an optimistic
+        # loss that nothing marked
+        raise ValueError(
+            f"--test {args.test}: the same file as --dataset; a test split must hold other "
+            "examples than the training data (without --test, a single stream is evaluated "
+            "prequentially)"
+        )
+    reads: list[tuple[str, Any]] = [(f"--{option}", path) for option, path in inputs.items()]
     if args.algorithm == "label-ranker":
         from olboost import ranking_experiments as rx
         from olboost.datasets.enron import archive_path

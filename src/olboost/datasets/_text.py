@@ -58,9 +58,19 @@ class Quoted:
         return repr(self.text)
 
 
+#: Characters of a data token or a row an error message quotes at most.
+SHOWN_CHARACTERS = 60
+
+
+def clipped(text: str, limit: int = SHOWN_CHARACTERS) -> str:
+    """``text`` cut to ``limit`` characters, ``...`` marking a cut: an error message quotes a
+    token or a row, which a broken file can make as long as the file."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def shown(token: str | Quoted) -> str:
-    """A data token as an error message quotes it."""
-    return token.text if isinstance(token, Quoted) else token.strip(SPACE)
+    """A data token as an error message quotes it (:func:`clipped`)."""
+    return clipped(token.text if isinstance(token, Quoted) else token.strip(SPACE))
 
 
 def _error(path: str, line: int, message: str) -> ValueError:
@@ -118,7 +128,8 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     p = Path(path)
     if p.is_dir():
         raise IsADirectoryError(21, "Is a directory, not a data file", str(p))
-    if not p.is_file():
+    # not is_file(): a named pipe or a shell's process substitution (/dev/fd/63) is read too
+    if not p.exists():
         raise FileNotFoundError(2, "No such file", str(p))
     raw = p.read_bytes()
     other = next((name for magic, name in _OTHER_COMPRESSION if raw.startswith(magic)), None)
@@ -175,6 +186,32 @@ WINDOWS_1252 = {
 _WINDOWS_1252_TABLE = "".join(WINDOWS_1252.get(byte, chr(byte)) for byte in range(256))
 
 
+_WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
+
+
+def _wide_encoding(raw: bytes) -> str | None:
+    """``"UTF-16"`` or ``"UTF-32"`` if ``raw`` is text in one of them (by its byte order mark,
+    or, with none, by NUL bytes in every other or every fourth position of its first bytes,
+    which no text of one byte per character has), else ``None``."""
+    for bom, name in _WIDE_BOMS:
+        if raw.startswith(bom):
+            return name
+    head = raw[:4096]
+    if len(head) < 8 or head.count(0) * 4 < len(head):
+        return None
+    # ASCII in UTF-16 has a NUL in every other byte, in UTF-32 three in every four
+    for step, name in ((4, "UTF-32"), (2, "UTF-16")):
+        for phase in range(step):
+            if head[phase::step].count(0) == 0 and head.count(0) * step >= len(head) * (step - 1):
+                return name
+    return None
+
+
 def _decode(raw: bytes, path: str) -> str:
     """The text of a file: UTF-8 (a BOM dropped), else Windows-1252 (Latin-1 with printable
     characters where it has C1 controls; the bytes Windows-1252 leaves undefined as Latin-1's).
@@ -182,6 +219,11 @@ def _decode(raw: bytes, path: str) -> str:
     a file whose other non-ASCII text is UTF-8 holds mixed encodings, which would turn into
     mojibake (``'cafÃ©'``) with no error, so that is refused naming the line of the first byte
     that is not UTF-8."""
+    wide = _wide_encoding(raw)
+    if wide is not None:
+        # Windows-1252 decodes them too: as text with a NUL between the letters, whose values
+        # came out as new categories or as a syntax error at the first '@'
+        raise _error(path, 1, f"the file is {wide} text (save it as UTF-8)")
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -35,6 +35,7 @@ from olboost.datasets._text import (
     _slow_row,
     _split_values,
     _take_token,
+    clipped,
     first_python_only_number,
     instance_weight_error,
     memory_for,
@@ -232,7 +233,7 @@ def _convert_numeric(
         if k is None:
             return out
         line = _entry_line(int(where[k]), row_ptr, row_lines)
-        raise _error(path, line, f"bad number {tokens[k]!r}")
+        raise _error(path, line, f"bad number {shown(tokens[k])!r}")
     out = np.empty(len(tokens), dtype=np.float64)
     for k, tok in enumerate(tokens):
         try:
@@ -296,8 +297,8 @@ def _convert_nominal(
             raise _error(
                 path,
                 line,
-                f"unknown value {token!r} for nominal attribute {attributes[col].name!r} "
-                f"{{{','.join(cats)}}}",
+                f"unknown value {clipped(token)!r} for nominal attribute "
+                f"{attributes[col].name!r} {{{clipped(','.join(cats), 200)}}}",
             ) from None
     if inverse is None:
         lookup = np.empty(size, dtype=np.float64)

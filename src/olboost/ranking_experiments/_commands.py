@@ -24,6 +24,8 @@ from olboost.ranking_experiments._runs import (
     TUNING_FRACTION,
     count_note,
     data_directory,
+    data_facts,
+    data_notes,
     load_streams,
     make_ranker,
     run_cell,
@@ -75,7 +77,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     streams, load_seconds = load_streams(users, directory, args.fields)
     notes = [note for s in streams.values() if (note := count_note(s)) is not None]
     print(f"Enron foldering data: {directory}")
-    for note in notes:
+    for note in notes + [line for s in streams.values() for line in data_notes(s)]:
         print(f"note: {note}")
     hyperparameters = dict(HYPERPARAMETERS)
     selection = None
@@ -129,6 +131,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         "counts": {u: [s.n_samples, s.n_labels, s.n_features] for u, s in streams.items()},
         "count_fields": ["messages", "folders", "words"],
         "notes": notes,
+        "data_facts": {u: data_facts(s) for u, s in streams.items()},
         "hyperparameters": {c: {"C": v[0], "margin": v[1]} for c, v in hyperparameters.items()},
         "seed": SEED,
         "fields": list(args.fields),
@@ -167,6 +170,13 @@ def foldering_source(dataset: str) -> tuple[Path | None, list[str]] | None:
     path = Path(dataset)
     if path.name.endswith(_ARCHIVE_SUFFIX):
         return path.parent, [path.name[: -len(_ARCHIVE_SUFFIX)]]
+    if path.name.lower().endswith(_ARCHIVE_SUFFIX):
+        # the loader finds a user's archive by its name, <user>.mbox.tar.xz: this one it would
+        # not find (and read as an ARFF file, it was "pass --labels with its MULAN XML file")
+        raise ValueError(
+            f"{dataset}: an Enron archive's name must end with {_ARCHIVE_SUFFIX} in lower case "
+            f"(<user>{_ARCHIVE_SUFFIX}); rename it"
+        )
     if path.is_dir():
         users = sorted(
             p.name[: -len(_ARCHIVE_SUFFIX)] for p in path.glob(f"*{_ARCHIVE_SUFFIX}") if p.is_file()
@@ -262,6 +272,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "compile_seconds": compile_seconds,
             **({"pdip": cell["pdip"]} if "pdip" in cell else {}),
             **({"note": note} if note else {}),
+            **data_facts(stream),
         }
         records.append(record)
         pdip = cell.get("pdip")
@@ -279,8 +290,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"(+ {compile_seconds:.2f} s compile before){extra}",
             flush=True,
         )
-        if note:
-            print(f"note: {note}")
+        for line in ([note] if note else []) + data_notes(stream):
+            print(f"note: {line}")
     if len(records) == 1:
         out: dict[str, Any] = {**records[0], **_environment()}
     else:

@@ -136,6 +136,36 @@ def count_note(stream: Any) -> str | None:
     )
 
 
+def data_notes(stream: Any) -> list[str]:
+    """Lines saying what the loader left out of a user's stream or noted about it: unreadable
+    messages skipped, archive members ignored, and how many folders had too few messages (a
+    command prints them; a whole folder of a directory nested in the archive was left out
+    with no word on the command line)."""
+    lines = [f"{stream.user}: {note}" for note in stream.notes]
+    if stream.skipped:
+        first = stream.skipped[0]
+        lines.append(
+            f"{stream.user}: {len(stream.skipped):,} unreadable message(s) skipped (the first: "
+            f"message {first.index} of {first.file}, {first.reason})"
+        )
+    if stream.dropped_folders:
+        lines.append(
+            f"{stream.user}: {len(stream.dropped_folders)} folder(s) with too few messages left "
+            f"out ({sum(stream.dropped_folders.values()):,} messages; see the JSON record)"
+        )
+    return lines
+
+
+def data_facts(stream: Any) -> dict[str, Any]:
+    """What :func:`data_notes` says, for a JSON record: the loader's notes, the skipped
+    messages and the folders left out with their message counts."""
+    return {
+        "data_notes": list(stream.notes),
+        "skipped_messages": [m._asdict() for m in stream.skipped],
+        "dropped_folders": dict(stream.dropped_folders),
+    }
+
+
 # ---------------------------------------------------------------------------------- runs
 
 
