@@ -161,48 +161,21 @@ def _split_rows(text: str, fmt: _Format, path: str) -> tuple[list[str], list[lis
 
     Line endings may be LF, CRLF or, in old Mac files, CR alone (as the ARFF reader and
     Python's universal newlines take them); blank lines (nursery.data ends with one) carry no
-    row.
+    row. Fields may be quoted as in CSV (``"a,b"`` one field, ``""`` a quote in it; a field
+    may not span lines): a file saved again by a spreadsheet quotes them (``"vhigh"``), which
+    a split at the delimiters kept as other categories than the unquoted ones.
     """
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     delimiter = fmt.delimiter
-    if '"' in text:
-        # A file saved again by a spreadsheet quotes its fields ("vhigh"), which the split
-        # below kept as other categories than the unquoted ones; CSV's rules then, line by line
-        # (the UCI files have none, and the split is several times as fast)
-        return _split_quoted_rows(lines, fmt, path)
-    if fmt.header:
-        if not lines[0].strip():
-            raise _error(path, 1, "missing header line")
-        columns = [c.strip() for c in lines[0].split(delimiter)]
-        first = 1
-    else:
-        columns = list(fmt.columns)
-        first = 0
-    for col in (*fmt.drop, fmt.class_column):
-        if col not in columns:
-            raise _error(path, 1, f"no column {col!r}; the columns are {columns}")
-    width = len(columns)
-    data = [i for i in range(first, len(lines)) if lines[i] and not lines[i].isspace()]
-    if not data:
-        raise _error(path, len(lines), "no data rows")
-    # Count delimiters per line (cheap), then split all rows in one call and slice columns out.
-    for i in data:
-        if lines[i].count(delimiter) != width - 1:
-            n = lines[i].count(delimiter) + 1
-            raise _error(path, i + 1, f"{n} fields, expected {width}")
-    fields = delimiter.join([lines[i] for i in data]).split(delimiter)
-    return columns, [fields[j::width] for j in range(width)], [i + 1 for i in data]
-
-
-def _split_quoted_rows(
-    lines: list[str], fmt: _Format, path: str
-) -> tuple[list[str], list[list[str]], list[int]]:
-    """:func:`_split_rows` for lines whose fields may be quoted as in CSV (``"a,b"`` one field,
-    ``""`` a quote in it); a field may not span lines."""
+    # CSV's rules only where a quote is (the UCI files have none, and a split is several
+    # times as fast)
+    quoted = '"' in text
 
     def split(i: int) -> list[str]:
+        if not quoted:
+            return lines[i].split(delimiter)
         try:
-            return next(csv.reader([lines[i]], delimiter=fmt.delimiter, strict=True))
+            return next(csv.reader([lines[i]], delimiter=delimiter, strict=True))
         except csv.Error as exc:
             raise _error(path, i + 1, f"malformed quoted field ({exc})") from None
 
@@ -221,13 +194,20 @@ def _split_quoted_rows(
     data = [i for i in range(first, len(lines)) if lines[i] and not lines[i].isspace()]
     if not data:
         raise _error(path, len(lines), "no data rows")
-    rows = []
+    row_lines = [i + 1 for i in data]
+    if quoted:
+        rows = [split(i) for i in data]
+        for i, row in zip(data, rows, strict=True):
+            if len(row) != width:
+                raise _error(path, i + 1, f"{len(row)} fields, expected {width}")
+        return columns, [[row[j] for row in rows] for j in range(width)], row_lines
+    # Count delimiters per line (cheap), then split all rows in one call and slice columns out.
     for i in data:
-        row = split(i)
-        if len(row) != width:
-            raise _error(path, i + 1, f"{len(row)} fields, expected {width}")
-        rows.append(row)
-    return columns, [[row[j] for row in rows] for j in range(width)], [i + 1 for i in data]
+        if lines[i].count(delimiter) != width - 1:
+            n = lines[i].count(delimiter) + 1
+            raise _error(path, i + 1, f"{n} fields, expected {width}")
+    fields = delimiter.join([lines[i] for i in data]).split(delimiter)
+    return columns, [fields[j::width] for j in range(width)], row_lines
 
 
 def _codes(values: list[str]) -> tuple[np.ndarray, list[str]]:
