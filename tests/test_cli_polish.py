@@ -1443,3 +1443,57 @@ def test_run_on_enron_data_says_what_the_loader_left_out(tmp_path, capsys):
     assert record["data_notes"] == stream.notes
     assert record["dropped_folders"] == {"c": 1}
     assert [m["file"] for m in record["skipped_messages"]] == [m.file for m in stream.skipped]
+
+
+def _special_outputs(tmp_path):
+    """A named pipe drained by a thread (its bytes in the returned list) and, where this user
+    may make one (root), a character device of the kernel's null device, as /dev/null is."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    drained: list[bytes] = []
+
+    def drain():
+        while True:
+            with open(fifo, "rb") as f:
+                drained.append(f.read())
+
+    threading.Thread(target=drain, daemon=True).start()
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        null = None
+    return fifo, null, drained
+
+
+def test_outputs_that_are_devices_or_pipes_are_written_into_not_replaced(tmp_path, capsys):
+    # --output /dev/null (as root) renamed a regular file over /dev/null, for every process of
+    # the machine; reproduce made /dev/null.cells; a user not root was refused ("cannot create
+    # files in /dev")
+    import stat
+    import time
+
+    fifo, null, drained = _special_outputs(tmp_path)
+    argv = [*RUN, "--output", str(fifo), "--save-model", str(null or fifo)]
+    assert main(argv) == 0
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    if null is not None:
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+    deadline = time.monotonic() + 30
+    while not any(b'"rank_loss"' in d for d in drained):
+        assert time.monotonic() < deadline, drained
+        time.sleep(0.05)
+    if null is not None:
+        assert main(["reproduce", "mlr", "--datasets", "emotions", "--learners", "2",
+                     "--no-progress", "--output", str(null)]) == 0  # fmt: skip
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["fifo"] + (["null"] if null is not None else [])
+    )
+    # a checkpoint must be read back: a device or a pipe is refused
+    capsys.readouterr()
+    line = _error(capsys, [*RUN, "--checkpoint", str(fifo)])
+    assert f"--checkpoint {fifo}: not a regular file" in line, line

@@ -129,16 +129,33 @@ def _target(path: str | os.PathLike[str]) -> Path:
     return path
 
 
+def special_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (a symbolic link followed) is neither a regular file nor a directory,
+    nor missing: a device such as ``/dev/null``, a named pipe, a shell's ``>(...)``."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file in the same directory, flushed and
     ``fsync``-ed, renamed over ``path`` (over the file it points to, if it is a symbolic
     link), then the directory ``fsync``-ed. Readers see the old file or the new one, never a
     part; a crash leaves at most a temporary file named ``.<name>.<pid>.<tag>.*.olboost-tmp``
-    beside it (see :func:`remove_stale_temporaries`).
+    beside it (see :func:`remove_stale_temporaries`). A device or a pipe
+    (:func:`special_file`: ``/dev/null``, a shell's ``>(...)``) is written into, as a shell's
+    redirection does, not atomically: a file renamed over it would replace the device itself
+    (``/dev/null`` for every process, when run as root).
 
     Raises ``IsADirectoryError`` if ``path`` is a directory, and any ``OSError`` of creating or
     writing the file (a missing directory: ``FileNotFoundError``); ``path`` is unchanged then.
     """
+    if special_file(path):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
     path = _target(path)
     directory = path.parent
     if not directory.is_dir():  # named here: mkstemp's error would name its temporary file

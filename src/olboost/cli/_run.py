@@ -449,6 +449,13 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
                 f"--checkpoint: --{option} {value} is not a regular file (a pipe?); a "
                 "checkpointed run reads its input files again when it resumes"
             )
+    from olboost._atomic import special_file
+
+    if special_file(args.checkpoint):
+        raise ValueError(
+            f"--checkpoint {args.checkpoint}: not a regular file (a device or a pipe); a "
+            "checkpoint is a file the run reads back when it resumes"
+        )
     path = check_output(args.checkpoint, "--checkpoint")
     assert path is not None
     # before the first checkpoint is written, a second run on the file saw none, started too,

@@ -87,11 +87,17 @@ def check_output(
         # would have silently replaced
         instead = "; --json prints the record to stdout" if option == "--output" else ""
         raise ValueError(f"{option} -: give a file path (not standard output){instead}")
-    from olboost._atomic import followed
+    from olboost._atomic import followed, special_file
 
+    where = f"{option} {Path(path)}"
+    if special_file(path):
+        # a device or a pipe (/dev/null, >(...)): written into (atomic_write), nothing created
+        # beside it; "cannot create files in /dev" refused --output /dev/null
+        if not os.access(path, os.W_OK):
+            raise PermissionError(13, "the file is not writable", where)
+        return Path(path)
     # where the write goes: a symbolic link's target (atomic_write writes through links)
     target = followed(path)
-    where = f"{option} {Path(path)}"
     # a name longer than the file system takes failed only at the end (after a stat here
     # that said so in Python's words)
     try:
@@ -151,8 +157,10 @@ def refuse_overwriting(
         for option, source in reads
         if source is not None and Path(source).is_file()
     }
+    from olboost._atomic import special_file
+
     for option, value in outputs:
-        if value is None:
+        if value is None or special_file(value):  # /dev/null takes any number of writes
             continue
         path = Path(value).resolve()
         if path in seen:
@@ -220,6 +228,10 @@ def cell_cache(
     directory = getattr(args, "cells", None)
     given = directory is not None
     if directory is None and output is not None:
+        from olboost._atomic import special_file
+
+        if special_file(output):  # /dev/null: no /dev/null.cells
+            return CellCache(None, suite)
         directory = Path(output).with_suffix(".cells")
     if directory is not None and output is not None and _same_path(directory, output):
         # the cache would make the output's path a directory, and the record, written last,
