@@ -807,6 +807,11 @@ def test_reproduce_mlr_reruns_skip_finished_cells(capsys, tmp_path):
     first = json.loads(out.read_text())
     cells = sorted((tmp_path / "mlr.cells").iterdir())
     assert len(cells) == 10  # 2 seeds x (Ada.OLMR + OnlineBMR at 4 edges)
+    # the record says what ran, as the table's first line does
+    assert (first["learners"], first["committee"], first["features_per_learner"]) == (3, "vfdt", 20)
+    assert (first["bmr_loss"], first["method"], first["predict_with"]) == (
+        "hinge", "exact", "sampled",
+    )  # fmt: skip
     assert "finished before" not in capsys.readouterr().out
     assert main(argv) == 0
     assert f"10 of 10 cells finished before, read from {tmp_path / 'mlr.cells'}" in (
@@ -882,6 +887,8 @@ def test_reproduce_multiclass_and_topk_reruns_skip_finished_cells(capsys, tmp_pa
             "--output", str(out)]  # fmt: skip
     assert main(argv) == 0
     first = json.loads(out.read_text())
+    # a smoke run's record says so (it had only the method: the paper's run's look)
+    assert (first["learners"], first["features_per_learner"], first["reorderings"]) == (3, None, 2)
     assert main(argv) == 0
     assert "2 of 2 cells finished before" in capsys.readouterr().out
     assert json.loads(out.read_text()) == first
@@ -1437,7 +1444,8 @@ def test_run_on_enron_data_says_what_the_loader_left_out(tmp_path, capsys):
     assert main([*argv, "--output", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "u-y/projects/big.mbox" in printed
-    assert f"u-y: {len(stream.skipped)} unreadable message(s) skipped" in printed
+    assert f"u-y: {len(stream.skipped)} malformed messages skipped" in printed
+    assert "u-y: the first message skipped: message 4 of u-y/b.mbox" in printed
     assert "u-y: 1 folder(s) with too few messages left out (1 messages" in printed
     record = json.loads(out.read_text())
     assert record["data_notes"] == stream.notes
@@ -1497,3 +1505,32 @@ def test_outputs_that_are_devices_or_pipes_are_written_into_not_replaced(tmp_pat
     capsys.readouterr()
     line = _error(capsys, [*RUN, "--checkpoint", str(fifo)])
     assert f"--checkpoint {fifo}: not a regular file" in line, line
+
+
+def test_json_to_a_closed_or_full_standard_output_is_an_error(tmp_path):
+    # with stdout closed (>&-) the record went nowhere and the exit status was 0; to a full
+    # device the line was "No space left on device", not of what
+    argv = ["run", "--dataset", "emotions", "--learners", "2", "--no-progress", "--json"]
+    closed = subprocess.run(
+        [sys.executable, "-m", "olboost", *argv], stderr=subprocess.PIPE, text=True,
+        timeout=300, preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    assert closed.returncode == 2
+    assert closed.stderr.strip().endswith(
+        "olboost: error: --json: the standard output is closed; give --output PATH instead"
+    ), closed.stderr
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            got = subprocess.run(
+                [sys.executable, "-m", "olboost", *argv], stdout=full, stderr=subprocess.PIPE,
+                text=True, timeout=300,
+            )  # fmt: skip
+        assert got.returncode == 2
+        assert got.stderr.strip().endswith(
+            "olboost: error: stdout: No space left on device (the record, --json)"
+        ), got.stderr
+
+
+def test_a_value_an_estimator_refuses_as_parameter_eq_value_is_led_by_its_option(capsys):
+    line = _error(capsys, [*RUN, "--algorithm", "topk-bbm", "--k", "100"])
+    assert line.startswith("olboost: error: --k: TopkBBM: k=100 must be in [2, m=6]"), line

@@ -380,3 +380,17 @@ def test_sampled_rounds_are_spread_evenly_to_the_nearest_round():
     from olboost.plots import sample_rounds
 
     assert sample_rounds(11, 4).tolist() == [1, 4, 8, 11]  # linspace: 1, 4.33, 7.67, 11
+
+
+def test_two_runs_of_one_seed_that_no_record_tells_apart_are_refused(runs, tmp_path, capsys):
+    # the command said "pass group_by", an argument of the Python function only
+    tmp, records = runs
+    with pytest.raises(ValueError, match=r"more than one run with seed 1.*\(pass group_by, or"):
+        curves([records["ada1"], records["ada1"]])
+    twin = tmp_path / "twin.json"
+    twin.write_text(json.dumps(records["ada1"]))
+    argv = ["plot", str(tmp / "ada1.json"), str(twin), "-o", str(tmp_path / "f.png")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "more than one run with seed 1" in err and "(plot them separately)" in err, err
+    assert "group_by" not in err and not (tmp_path / "f.png").exists()

@@ -516,6 +516,9 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         (("--impression-ttl", "nan"), "--impression-ttl must be a positive number"),
         (("--max-learn-lag", "-1"), "--max-learn-lag must be >= 0 (0: no limit), got -1"),
         (("--labels", "a,b,a"), "labels: 'a' given more than once"),
+        # "" was one label named "" ("at least 2 labels are needed, got 1")
+        (("--labels", ""), "--labels '': an empty label name"),
+        (("--labels", "a,,b"), "--labels 'a,,b': an empty label name"),
         # written once the server listens: the store was made and the port bound first, then a
         # traceback
         (("--ready-file", "no-such-dir/url.txt"), "no such directory no-such-dir"),

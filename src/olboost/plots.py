@@ -590,7 +590,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.title:
         _check_math_text(args.title, "--title")
     records = load_records(args.results)
-    fig = plot_curves(records, points=args.points or None, title=args.title)
+    try:
+        fig = plot_curves(records, points=args.points or None, title=args.title)
+    except ValueError as err:
+        if "(pass group_by," not in str(err):
+            raise
+        # group_by is the Python function's, which the command has none of
+        raise ValueError(
+            str(err).replace("(pass group_by, or plot them separately)", "(plot them separately)")
+        ) from None
     # the summary before the figure is written: nothing is written when something fails
     finals = curves(records, points=2)
 

@@ -203,7 +203,8 @@ _OPTION_OF = {"n_features": "features"}
 def _with_option(line: str, argv: Sequence[str]) -> str:
     """``line`` led by the option that gave the value it refuses, where an estimator refused it
     under its parameter's name (``AdaOLMR.learners must be ...`` for ``--learners 0``)."""
-    match = re.match(r"[A-Z]\w*\.(\w+) ", line)
+    # "AdaOLMR.learners must be ..." and "TopkBBM: k=100 must be in [2, m=6] labels"
+    match = re.match(r"[A-Z]\w*\.(\w+) ", line) or re.match(r"[A-Z]\w*: (\w+)=", line)
     if match is None:
         return line
     # the committee's features per tree are --features (serve's --n-features is the width of
@@ -216,12 +217,24 @@ def _with_option(line: str, argv: Sequence[str]) -> str:
 def _call(args: argparse.Namespace) -> int:
     if not getattr(args, "json", False):
         return args.func(args)
+    if sys.stdout is None:
+        # a process started with its standard output closed (>&-): the record went nowhere,
+        # exit status 0
+        raise ValueError("--json: the standard output is closed; give --output PATH instead")
     with contextlib.redirect_stdout(sys.stderr):
         code = args.func(args)
     # a run that ended with errors it counted (olboost simulate's refused requests: exit
     # status 1) has its record too, which says what they were
     if getattr(args, "record", None) is not None:
-        print(record_json(args.record), end="", flush=True)
+        try:
+            print(record_json(args.record), end="", flush=True)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            if err.filename is not None or err.errno is None:
+                raise
+            # "No space left on device" (> /dev/full) said not of what
+            raise type(err)(err.errno, f"{err.strerror} (the record, --json)", "stdout") from None
     return code
 
 

@@ -327,8 +327,10 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if (
             "%(default)" in text
             or "default:" in text
+            or "(default)" in text
             or not action.option_strings
             or default is None
+            or (isinstance(default, list | tuple) and not default)
             or default is False
             or default is argparse.SUPPRESS
         ):

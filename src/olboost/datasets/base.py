@@ -75,7 +75,8 @@ class _Table:
         top = sorted(counts.items(), key=lambda item: -item[1])[:limit]
         more = f", ... ({len(counts) - limit} more columns)" if len(counts) > limit else ""
         return (
-            f"{total} missing values (NaN) in {len(counts)} of {self.X.shape[1]} feature columns: "
+            f"{total} missing value{'' if total == 1 else 's'} (NaN) in {len(counts)} of "
+            f"{self.X.shape[1]} feature column{'' if self.X.shape[1] == 1 else 's'}: "
             + ", ".join(f"{name}: {n}" for name, n in top)
             + more
         )

@@ -331,17 +331,20 @@ def _read(raw: bytes, fmt: _Format, path: str, missing: str) -> MulticlassDatase
     if total:
         where = ", ".join(f"{c}: {n}" for c, n in n_missing.items())
         if missing == "nan":
-            described.append(f"{total} missing values kept as NaN ({where})")
+            described.append(
+                f"{total} missing value{'' if total == 1 else 's'} kept as NaN ({where})"
+            )
         elif fmt.nominal:
             described.append(
-                f"{total} missing values kept as a category of their own, named "
+                f"{total} missing value{'' if total == 1 else 's'} kept as a category of their "
+                "own, named "
                 f"{', '.join(repr(m) for m in sorted(markers))} ({where}); a nominal multiway "
                 "split thus gives missing values their own branch"
             )
         else:
             X[np.isnan(X)] = 0.0
             described.append(
-                f"{total} missing values replaced by 0 ({where})"
+                f"{total} missing value{'' if total == 1 else 's'} replaced by 0 ({where})"
                 + (f", {fmt.paper_note}" if fmt.paper_note else "")
             )
 

@@ -141,12 +141,12 @@ def data_notes(stream: Any) -> list[str]:
     messages skipped, archive members ignored, and how many folders had too few messages (a
     command prints them; a whole folder of a directory nested in the archive was left out
     with no word on the command line)."""
-    lines = [f"{stream.user}: {note}" for note in stream.notes]
+    lines = [f"{stream.user}: {note}" for note in stream.notes]  # the skipped ones counted
     if stream.skipped:
         first = stream.skipped[0]
         lines.append(
-            f"{stream.user}: {len(stream.skipped):,} unreadable message(s) skipped (the first: "
-            f"message {first.index} of {first.file}, {first.reason})"
+            f"{stream.user}: the first message skipped: message {first.index} of "
+            f"{first.file} ({first.reason})"
         )
     if stream.dropped_folders:
         lines.append(

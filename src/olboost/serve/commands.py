@@ -84,6 +84,12 @@ def _config(args: argparse.Namespace) -> Any:
         names = list(data.feature_names)
     else:
         labels = [label.strip() for label in args.labels.split(",")]
+        if "" in labels:
+            # "" was one label named "" ("at least 2 labels are needed, got 1")
+            raise ValueError(
+                f"--labels {args.labels!r}: an empty label name; give the names separated by "
+                "commas, e.g. --labels news,sport,weather"
+            )
         if args.n_features is None:
             raise ValueError("--labels needs --n-features")
         n_features, names = args.n_features, None

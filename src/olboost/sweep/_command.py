@@ -35,7 +35,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     write_summary_csv(rows, summary)
     if outcome.ran or outcome.failures:
         print(
-            f"\n{outcome.ran} tasks run in {outcome.seconds:.1f} s on {outcome.workers} workers "
+            f"\n{outcome.ran} tasks run in {outcome.seconds:.1f} s on {outcome.workers} "
+            f"worker{'' if outcome.workers == 1 else 's'} "
             f"({time.perf_counter() - t0:.1f} s in all with the cluster's start and the "
             f"warm-ups), {outcome.skipped} finished before; summary: {summary}"
         )

@@ -311,8 +311,8 @@ def cmd_curves(args: argparse.Namespace) -> int:
             f"{k:>3}{c['final_running_mean']:>20.4f}"
             f"{c['test_rank_loss_mean']:>12.4f}{_sd_text(c['test_rank_loss_std'])}"
         )
-    print(f"{len(jobs)} runs in {wall:.1f} s on {n_jobs} processes; figure: {output}, numbers: "
-          f"{numbers}")  # fmt: skip
+    processes = f"{n_jobs} process" + ("es" if n_jobs != 1 else "")
+    print(f"{len(jobs)} runs in {wall:.1f} s on {processes}; figure: {output}, numbers: {numbers}")
     return 0
 
 
