@@ -200,3 +200,30 @@ def test_a_cost_row_of_another_length_than_the_scores_is_refused(length):
     with pytest.raises(ValueError, match=r"len\(out\) == len\(s\)"):
         olm_cost_row(np.array([1.0, 0.0, 0.0]), 0, LOGISTIC, out)
     assert out.tolist() == [7.0] * length
+
+
+@pytest.mark.parametrize("spread", [3.0, 500.0, 2000.0])
+def test_counted_logistic_cost_equals_the_label_by_label_cost(spread):
+    # Scores within _RATIO_SPREAD of each other take their sigmoids as ratios of one exp per
+    # group, farther apart an exp per pair: either way the costs of logistic_cost, each label
+    # of a group its own entry, up to rounding (terms at most 1, sums of at most 40 of them)
+    from olboost.losses import logistic_cost
+    from olboost.losses.logistic import _RATIO_SPREAD, counted_logistic_cost
+
+    rng = np.random.default_rng(int(spread))
+    groups = 40
+    s = rng.uniform(-spread / 2, spread / 2, groups)
+    s[:4] = rng.choice(s[4:], 4)  # relevant labels tied with irrelevant groups too
+    y = np.zeros(groups, dtype=bool)
+    y[:4] = True
+    count = rng.integers(1, 5, groups)
+    count[y] = 1
+    labels = np.repeat(np.arange(groups), count)
+    want = np.zeros(labels.shape[0])
+    w_want = logistic_cost(s[labels], y[labels], want)
+    n_rel = int(y.sum())
+    got = np.zeros(groups)
+    w_got = counted_logistic_cost(s, y, count, n_rel * (labels.shape[0] - n_rel), got)
+    assert (np.ptp(s) <= _RATIO_SPREAD) == (spread < 1000.0)
+    np.testing.assert_allclose(got[labels], want, rtol=1e-12, atol=1e-15)
+    assert w_got == pytest.approx(w_want, rel=1e-12)
