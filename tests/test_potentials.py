@@ -835,3 +835,62 @@ def test_every_potential_names_a_bad_seed_or_draws_whatever_the_method():
         a = call(method="monte_carlo", draws=50, seed=np.int64(3))
         b = call(method="monte_carlo", draws=50, seed=np.random.default_rng(3))
         np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def _exact_rank_potential(s, y, n, gamma, bumped=None, topk=False):
+    """The rank-loss potential by enumeration with exact score gaps (fractions: the float
+    brute force above rounds a sub-ulp gap plus an integer), at ``s`` plus one on label
+    ``bumped`` if given."""
+    from fractions import Fraction
+
+    k = len(s)
+    exact = [Fraction(float(v)) for v in s]
+    if bumped is not None:
+        exact[bumped] += 1
+    rel = [l for l in range(k) if y[l]]
+    irr = [r for r in range(k) if not y[r]]
+    tie = 1.0 if topk else 0.5
+
+    def loss(x, a, b):
+        gap = exact[b] - exact[a] + int(x[b]) - int(x[a])
+        return 1.0 if gap > 0 else (tie if gap == 0 else 0.0)
+
+    if topk:
+        total = 0.0
+        for a in rel:
+            u = np.full(k, (1.0 - gamma) / k)
+            u[a] += gamma
+            for x in compositions(n, k):
+                total += multinomial_pmf(x, u) * sum(loss(x, a, b) for b in irr)
+        return total
+    a0 = (1.0 - gamma * len(rel)) / k
+    u = np.where(y, a0 + gamma, a0)
+    return sum(
+        multinomial_pmf(x, u) * sum(loss(x, a, b) for a in rel for b in irr)
+        for x in compositions(n, k)
+    ) / (len(rel) * len(irr))
+
+
+@pytest.mark.parametrize(
+    "s",
+    [[0.1 + 0.2, 0.3, 0.0], [5e-324, 0.0, -0.0], [1.0, 1.0 - 2**-53, 0.5], [0.3, 0.1 + 0.2, 2.0]],
+)
+def test_rank_costs_keep_score_gaps_below_the_rounding_of_one(s):
+    # A cost is the potential at s + e_l: a pair's gap moves by exactly 1. The exact kernels
+    # took it as (gap - 1.0) + D, and a gap of 5.6e-17 (0.1 + 0.2 against 0.3) minus 1 was -1,
+    # a tie: 0.1144 against the Monte Carlo estimate's 0.0945, which adds the gap to integers
+    s = np.array(s)
+    y = np.array([True, False, False])
+    for n in (1, 3):
+        bmr = pairwise_costs(s, y, n, 0.2, "rank")
+        top = topk_costs(s, y, n, 0.2, "rank")
+        for l in range(3):
+            assert bmr[l] == pytest.approx(_exact_rank_potential(s, y, n, 0.2, l), abs=TOL)
+            assert top[l] == pytest.approx(
+                _exact_rank_potential(s, y, n, 0.2, l, topk=True), abs=TOL
+            )
+        assert pairwise_potential(s, y, n, 0.2, "rank") == pytest.approx(
+            _exact_rank_potential(s, y, n, 0.2), abs=TOL
+        )
+    pot, cost = _bmr_mc(s, y, 3, 0.2, RANK, 20_000, 7)
+    _within(cost, pairwise_costs(s, y, 3, 0.2, "rank"))

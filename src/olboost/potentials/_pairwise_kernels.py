@@ -159,20 +159,34 @@ def expected_pair_loss(z: float, table: np.ndarray, d_min: int, loss_code: int) 
     ``x_+`` gives ``z P(D >= t) + E[D 1(D >= t)]``; the hinge ``(1 + x)_+`` is ``x_+`` at
     ``z + 1``.
     """
+    return _shifted_pair_loss(z, 0.0, table, d_min, loss_code)
+
+
+@numba.njit(cache=True, inline="always")
+def _shifted_pair_loss(z, shift, table, d_min, loss_code):
+    """:func:`expected_pair_loss` at ``z + shift`` for an integer ``shift`` (a float: -1, 0 or
+    1), the rank losses' threshold and tie taken from ``z`` and ``shift`` apart: ``z + shift``
+    rounded, a gap of 5.6e-17 (0.1 + 0.2 against 0.3) minus 1 was -1 exactly, a tie, where the
+    Monte Carlo estimate, adding the gap to integers, saw none."""
     L = table.shape[1] - 1
     if loss_code == HINGE:
-        z = z + 1.0
+        z = z + shift + 1.0
+        shift = 0.0
+    elif loss_code != RANK and loss_code != RANK_TIES:
+        z = z + shift
+        shift = 0.0
     neg = -z
     # np.floor, a float: Numba's math.floor gives an int64, which wrapped to -2^63 from a gap
     # of 2^63 on (a perfectly ranked pair then had loss 1)
     fl = np.floor(neg)
-    # index of t = floor(-z) + 1, clamped to [0, L] before any integer conversion; written as
-    # selects, with no branch, so that a loop of these runs on vector registers
-    tf = fl + 1.0 - d_min
+    # index of t = floor(-z) + 1 - shift (the least integer with z + shift + t > 0), clamped to
+    # [0, L] before any integer conversion; written as selects, with no branch, so that a loop
+    # of these runs on vector registers
+    tf = fl + 1.0 - shift - d_min
     tf = 0.0 if tf <= 0.0 else tf
     j = int(L if tf >= L else tf)
     if loss_code == RANK or loss_code == RANK_TIES:
-        idx_f = neg - d_min
+        idx_f = neg - shift - d_min
         tie = fl == neg and 0.0 <= idx_f < L
         half = (0.5 if loss_code == RANK else 1.0) * table[0, int(idx_f) if tie else 0]
         # adding an exact 0.0 where there is no tie leaves the probability's bits as they are
@@ -190,8 +204,8 @@ def _pair_expectations(z, table, d_min, loss_code, want_costs):
     g0 = expected_pair_loss(z, table, d_min, loss_code)
     if not want_costs:
         return g0, 0.0, 0.0
-    g_minus = expected_pair_loss(z - 1.0, table, d_min, loss_code)
-    return g0, g_minus, expected_pair_loss(z + 1.0, table, d_min, loss_code)
+    g_minus = _shifted_pair_loss(z, -1.0, table, d_min, loss_code)
+    return g0, g_minus, _shifted_pair_loss(z, 1.0, table, d_min, loss_code)
 
 
 # The two loops below are _pairwise_core's inner ones, compiled without Numba's runtime (they
