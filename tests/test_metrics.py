@@ -381,3 +381,41 @@ def test_two_label_indices_zero_and_one_are_indices_not_an_indicator_row():
     # with k = 2 labels, [0, 1] can only name both labels: no relevant/irrelevant pair
     assert rank_loss([0.5, 0.2], [0, 1]) == 0.0
     assert rank_loss([0.5, 0.2], [1]) == 1.0
+
+
+def test_boolean_scores_are_refused_as_a_prediction_without_order():
+    # River's pattern metric.update(y, model.predict_one(x)) handed the rank loss a
+    # {label: bool} prediction, read as scores 1 and 0: a plausible loss of a ranking of ties
+    from olboost.metrics import RankLoss
+
+    metric = RankLoss()
+    with pytest.raises(TypeError, match=r"got booleans: a prediction .* pass the scores"):
+        metric.update({"a"}, {"a": True, "b": False})
+    with pytest.raises(TypeError, match="got booleans"):
+        rank_loss(np.array([True, False]), [0])
+    assert metric.n_paper == 0
+
+
+def test_rank_loss_reverts_for_a_rolling_window():
+    # River's utils.Rolling needs update and revert ("does not satisfy the necessary
+    # protocol"); the rolling mean is the mean of the window's last examples
+    from river import utils
+
+    from olboost.metrics import RankLoss
+
+    rng = np.random.default_rng(4)
+    rows = [(rng.random(5), rng.random(5) < 0.4) for _ in range(30)]
+    rolling = utils.Rolling(RankLoss, window_size=4)
+    for i, (s, y) in enumerate(rows):
+        rolling.update(y, s)
+        window = [rank_loss(s2, y2) for s2, y2 in rows[max(0, i - 3) : i + 1]]
+        assert rolling.get() == pytest.approx(np.mean(window), abs=1e-12)
+        assert rolling.n_paper == len(window)
+    metric = RankLoss()
+    with pytest.raises(ValueError, match="nothing to revert"):
+        metric.revert([0], [0.5, 0.2])
+    assert not RankLoss().works_with(object())  # River's evaluation passes predict_one's sets
+    better, worse = RankLoss(), RankLoss()
+    better.update([0], [0.9, 0.1])
+    worse.update([0], [0.1, 0.9])
+    assert better.is_better_than(worse) and not worse.is_better_than(better)

@@ -113,6 +113,35 @@ class RunningMean:
             else:
                 self._mean = self._mean * (1.0 - share) + value * share
 
+    def revert(self, value: float, weight: float = 1.0) -> None:
+        """Take back a ``value`` added with ``weight`` (for a rolling window, River's
+        ``utils.Rolling``); a NaN ``value`` is skipped, as it was when added.
+
+        Raises
+        ------
+        ValueError
+            If nothing is counted, or ``weight`` is negative, not finite or more than the
+            total; nothing changes.
+        """
+        value = float(value)
+        weight = float(weight)
+        if not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"weight must be finite and non-negative, got {weight!r}")
+        if math.isnan(value):
+            return
+        if self.n == 0 or weight > self.weight:
+            raise ValueError(
+                f"nothing to revert: {self.n} values counted, of total weight {self.weight!r}"
+            )
+        self.n -= 1
+        rest = self.weight - weight
+        if self.n == 0 or rest <= 0.0:  # what is left has no weight (rounding aside)
+            self.weight = 0.0
+            self._mean = 0.0
+            return
+        self._mean = (self._mean * self.weight - value * weight) / rest
+        self.weight = rest
+
     def get(self) -> float:
         """The mean so far; NaN while no weight has been counted."""
         return self._mean if self.weight > 0 else math.nan
@@ -206,6 +235,39 @@ class RankLoss:
         for loss in losses:
             self._skip.update(loss, w)
             self._paper.update(0.0 if math.isnan(loss) else loss, w)
+
+    def revert(
+        self,
+        relevant: ArrayLike | Collection[Hashable] | int | Mapping[Any, bool],
+        scores: ArrayLike | Mapping[Any, float],
+        w: float = 1.0,
+    ) -> None:
+        """Take back an example (or a batch) added by :meth:`update` with the same arguments:
+        the metric of a rolling window (River's ``utils.Rolling(RankLoss(), window_size=...)``).
+        Invalid input raises before anything changes."""
+        losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
+        w = float(w)
+        if not math.isfinite(w) or w < 0:
+            raise ValueError(f"w must be finite and non-negative, got {w!r}")
+        losses = [losses] if isinstance(losses, float) else losses.tolist()
+        if len(losses) > self._paper.n or w * len(losses) > self._paper.weight * (1 + 1e-12):
+            raise ValueError(
+                f"nothing to revert: {self._paper.n} examples counted, {len(losses)} given"
+            )
+        for loss in losses:
+            self._skip.revert(loss, w)
+            self._paper.revert(0.0 if math.isnan(loss) else loss, w)
+
+    def works_with(self, model: Any) -> bool:
+        """False: River's evaluation (``evaluate.progressive_val_score``) hands a metric the
+        model's ``predict_one``, which says which labels are relevant but not their order,
+        where the rank loss needs scores: update the metric with ``score_one``'s (see the
+        examples)."""
+        return False
+
+    def is_better_than(self, other: RankLoss) -> bool:
+        """Whether this metric's loss is lower than ``other``'s (River's metric protocol)."""
+        return self.get() < other.get()
 
     def get(self) -> float:
         """The mean rank loss, paper convention (examples without pairs count as 0)."""

@@ -49,7 +49,14 @@ _EMPTY_CONVENTIONS = ("paper", "skip")
 
 def _as_scores(scores: object) -> np.ndarray:
     s = np.asarray(scores)
-    if s.dtype.kind not in "biuf":
+    if s.dtype.kind == "b":
+        # a prediction (predict_one's {label: bool}, as River's evaluation hands a metric) read
+        # as scores of 1 and 0 gave a plausible loss of a ranking full of ties
+        raise TypeError(
+            "scores must be real numbers, got booleans: a prediction of which labels are "
+            "relevant (predict_one's) has no order; pass the scores (score_one's)"
+        )
+    if s.dtype.kind not in "iuf":
         raise TypeError(f"scores must be real numbers, got dtype {s.dtype}")
     if s.ndim not in (1, 2):
         raise ValueError(f"scores must be 1-D (k,) or 2-D (n, k), got shape {s.shape}")
