@@ -634,6 +634,13 @@ def test_a_bad_example_of_a_stream_of_pairs_is_named_by_its_position():
         with pytest.raises(TypeError, match=rf"^stream example 0: an \(x, y\) pair is expected, "
                            rf"got {got}"):  # fmt: skip
             prequential(model(), items)
+    # a single label where the set of relevant ones goes ("argument of type 'int' is not
+    # iterable"; a string was searched for its characters), named at its position
+    for label in (1, "angry"):
+        one = [*train[:3], (train[3][0], label), *train[4:]]
+        with pytest.raises(TypeError, match=rf"^stream example 3: y must be the set of relevant "
+                           rf"labels .* pass \{{{label!r}\}}"):  # fmt: skip
+            prequential(model(), one)
     # whatever unpacks as a pair is one (the rows of a 2-column object array were taken)
     rows = np.empty((len(train), 2), dtype=object)
     rows[:, 0], rows[:, 1] = [x for x, _ in train], [y for _, y in train]

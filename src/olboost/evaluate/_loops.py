@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import numbers
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -405,6 +405,12 @@ def _relevant(y: Any) -> Any:
     bool}``, whose relevant labels are those mapped to True (not its keys)."""
     if isinstance(y, Mapping):
         return set(relevant_in_mapping(y, "y"))
+    if isinstance(y, str | bytes) or not isinstance(y, Collection):
+        # a single label (a multiclass stream's): "argument of type 'int' is not iterable"
+        raise TypeError(
+            f"y must be the set of relevant labels (or River's {{label: bool}}), got "
+            f"{type(y).__name__} {y!r}; for a single relevant label, pass {{{y!r}}}"
+        )
     return y
 
 
