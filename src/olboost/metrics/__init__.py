@@ -50,6 +50,15 @@ def _check_total(total: float, name: str, weight: float, before: float) -> None:
         )
 
 
+def _value_and_weight(value: float, weight: float, name: str = "weight") -> tuple[float, float]:
+    """``value`` and ``weight`` as floats, the weight checked finite and non-negative."""
+    value = float(value)
+    weight = float(weight)
+    if not math.isfinite(weight) or weight < 0:
+        raise ValueError(f"{name} must be finite and non-negative, got {weight!r}")
+    return value, weight
+
+
 class RunningMean:
     """Weighted running mean that skips NaN values.
 
@@ -91,10 +100,7 @@ class RunningMean:
             would make the total weight overflow to infinity (the mean would then stop
             moving); nothing is counted.
         """
-        value = float(value)
-        weight = float(weight)
-        if not math.isfinite(weight) or weight < 0:
-            raise ValueError(f"weight must be finite and non-negative, got {weight!r}")
+        value, weight = _value_and_weight(value, weight)
         if math.isnan(value):
             return
         if math.isinf(value):
@@ -123,10 +129,7 @@ class RunningMean:
             If nothing is counted, or ``weight`` is negative, not finite or more than the
             total; nothing changes.
         """
-        value = float(value)
-        weight = float(weight)
-        if not math.isfinite(weight) or weight < 0:
-            raise ValueError(f"weight must be finite and non-negative, got {weight!r}")
+        value, weight = _value_and_weight(value, weight)
         if math.isnan(value):
             return
         if self.n == 0 or weight > self.weight:
@@ -221,11 +224,7 @@ class RankLoss:
         example added. Invalid input raises before anything is counted, as does a ``w`` that
         would make the total weight overflow to infinity.
         """
-        losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
-        w = float(w)
-        if not math.isfinite(w) or w < 0:
-            raise ValueError(f"w must be finite and non-negative, got {w!r}")
-        losses = [losses] if isinstance(losses, float) else losses.tolist()
+        losses, w = self._losses(relevant, scores, w)
         # the paper's mean counts every example (the skip one a subset), so its total is the
         # largest; summed as its updates will sum it, so that no update of a batch overflows
         total = self._paper.weight
@@ -245,11 +244,7 @@ class RankLoss:
         """Take back an example (or a batch) added by :meth:`update` with the same arguments:
         the metric of a rolling window (River's ``utils.Rolling(RankLoss(), window_size=...)``).
         Invalid input raises before anything changes."""
-        losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
-        w = float(w)
-        if not math.isfinite(w) or w < 0:
-            raise ValueError(f"w must be finite and non-negative, got {w!r}")
-        losses = [losses] if isinstance(losses, float) else losses.tolist()
+        losses, w = self._losses(relevant, scores, w)
         if len(losses) > self._paper.n or w * len(losses) > self._paper.weight * (1 + 1e-12):
             raise ValueError(
                 f"nothing to revert: {self._paper.n} examples counted, {len(losses)} given"
@@ -257,6 +252,17 @@ class RankLoss:
         for loss in losses:
             self._skip.revert(loss, w)
             self._paper.revert(0.0 if math.isnan(loss) else loss, w)
+
+    def _losses(
+        self,
+        relevant: ArrayLike | Collection[Hashable] | int | Mapping[Any, bool],
+        scores: ArrayLike | Mapping[Any, float],
+        w: float,
+    ) -> tuple[list[float], float]:
+        """The examples' rank losses (NaN: no pair) and the checked weight ``w``."""
+        losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
+        _, w = _value_and_weight(0.0, w, "w")
+        return ([losses] if isinstance(losses, float) else losses.tolist()), w
 
     def works_with(self, model: Any) -> bool:
         """False: River's evaluation (``evaluate.progressive_val_score``) hands a metric the
