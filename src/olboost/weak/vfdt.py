@@ -140,7 +140,11 @@ class VFDTCommittee(TreeArrays, Committee):
     All learners live in flat arrays: nodes per tree, a pool of leaf slots (recycled when a leaf
     splits) and a pool of per-(leaf, class) observer blocks, allocated only for the classes a leaf
     actually sees, so memory grows with the number of leaves and of classes per leaf. Storage
-    grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. Trees
+    grows (nodes doubling, pools by half) before any ``learn`` call that could exceed it. The
+    node and entry arrays have one row per tree, each as wide as the largest tree needs: they
+    take the number of trees times the largest tree's size, not the sum of the trees' sizes,
+    and trees of randomly drawn settings differ widely (a tree with a low tie threshold stays
+    small beside one with a high threshold); a pickle holds them whole. Trees
     learn in parallel (Numba threads) with results that do not depend on the number of threads.
 
     A split attempt computes the outcome of River's (the merits exactly as the kernels add
@@ -196,7 +200,11 @@ class VFDTCommittee(TreeArrays, Committee):
         weights only and predicts with them (majority class, naive Bayes needing the
         observers). ``None``: no limit. Bounds each tree's size (at most
         ``max_branches ** max_depth`` leaves), so that a long stream, or one whose concept
-        keeps moving, cannot grow the trees without end.
+        keeps moving, cannot grow the trees without end. Without it the trees grow as long
+        as the stream runs, even a stationary one: with the default ranges (tie thresholds up
+        to 0.9, weight multipliers of 3 to 10, the authors' settings) a leaf splits on a tie
+        once it has seen a little weight, so leaves, and memory, grow in proportion to the
+        examples learned. A model that learns for days needs a limit.
     capacity
         Initial node slots per tree (storage grows automatically when needed).
     nominal_splits
