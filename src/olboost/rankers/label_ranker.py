@@ -340,6 +340,14 @@ class LabelRanker(RankingLearner):
     _fixed_once_started = ("complexity", "scale", *RankingLearner._fixed_once_started)
     _noun = "ranker"
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        if isinstance(state.get("feature_names_in_"), _FeatureNames):
+            # a list, as before the names were grown in place: the same bytes for the same
+            # ranker, whichever way its names grew
+            state["feature_names_in_"] = list(state["feature_names_in_"])
+        return state
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         super().__setstate__(state)
         # pickled before the parameter existed (0b54c45): those rankers read features as given
@@ -466,26 +474,15 @@ class LabelRanker(RankingLearner):
 
     def _grow(self, new: list[Hashable]) -> None:
         """Add the features ``new`` (keys of a dict the ranker had not seen), each with a zero
-        row of ``theta`` (see the class docstring). ``theta_`` is a view of a buffer with room
-        to spare, doubled when full, so that a stream whose vocabulary grows at every example
-        copies ``theta`` ``O(log d)`` times, not once per example. Every attribute it changes
-        (:data:`_GROWN`) is set to a new object, so that the old ones can be put back."""
-        d, k = self.theta_.shape
+        row of ``theta`` (see the class docstring). ``theta_``, the scaling statistics and
+        ``feature_names_in_`` are views of buffers with room to spare, doubled when full
+        (:func:`_grown_rows`, :class:`_FeatureNames`), so that a stream whose vocabulary grows
+        at every example copies them ``O(log d)`` times, not once per example. Every
+        attribute it changes (:data:`_GROWN`) is set to a new object, so that the old ones can
+        be put back."""
+        d = self.theta_.shape[0]
         n = len(new)
-        buffer = self.theta_.base
-        if (
-            isinstance(buffer, np.ndarray)
-            and buffer.ndim == 2
-            and buffer.shape[1] == k
-            and buffer.shape[0] >= d + n
-            and buffer.flags.c_contiguous
-            and buffer.ctypes.data == self.theta_.ctypes.data
-        ):
-            buffer[d : d + n] = 0.0
-        else:
-            buffer = np.zeros((max(2 * d, d + n), k))
-            buffer[:d] = self.theta_
-        self.theta_ = buffer[: d + n]
+        self.theta_ = _grown_rows(self.theta_, n, 0.0)
         if self.complexity == "entropy":
             self.log_norm_ = grown_log_norm(self.log_norm_, n)
             # Z + n rounds once more (the error Z carries shrinks relative to Z + n)
@@ -495,12 +492,12 @@ class LabelRanker(RankingLearner):
             # (each scaling moves its own statistics only)
             seen = self.scale == "minmax" and self.t_ > 0
             count = float(self.t_) if self.scale == "standard" else 0.0
-            self.lo_ = np.concatenate([self.lo_, np.full(n, 0.0 if seen else np.inf)])
-            self.hi_ = np.concatenate([self.hi_, np.full(n, 0.0 if seen else -np.inf)])
-            self.count_ = np.concatenate([self.count_, np.full(n, count)])
-            self.mean_ = np.concatenate([self.mean_, np.zeros(n)])
-            self.m2_ = np.concatenate([self.m2_, np.zeros(n)])
-        self.feature_names_in_ = [*self.feature_names_in_, *new]
+            self.lo_ = _grown_rows(self.lo_, n, 0.0 if seen else np.inf)
+            self.hi_ = _grown_rows(self.hi_, n, 0.0 if seen else -np.inf)
+            self.count_ = _grown_rows(self.count_, n, count)
+            self.mean_ = _grown_rows(self.mean_, n, 0.0)
+            self.m2_ = _grown_rows(self.m2_, n, 0.0)
+        self.feature_names_in_ = _FeatureNames.grown(self.feature_names_in_, new)
         self.n_features_in_ = d + n
         positions = self.__dict__.get("_cache")
         if positions is not None:
@@ -761,6 +758,78 @@ class SparseRow(NamedTuple):
     idx: np.ndarray
     val: np.ndarray
     width: int
+
+
+def _grown_rows(rows: np.ndarray, n: int, fill: float) -> np.ndarray:
+    """``rows`` with ``n`` more rows of ``fill`` (along the first axis), as a view of a buffer
+    with room to spare: the buffer ``rows`` views when it has the room (its rows beyond
+    ``rows`` are no other array's), else a new one of twice the rows. The rows of ``rows``
+    are left as they are (a view of them may be put back)."""
+    d = rows.shape[0]
+    buffer = rows.base
+    if not (
+        isinstance(buffer, np.ndarray)
+        and buffer.shape[1:] == rows.shape[1:]
+        and buffer.shape[0] >= d + n
+        and buffer.flags.c_contiguous
+        and buffer.ctypes.data == rows.ctypes.data
+    ):
+        buffer = np.empty((max(2 * d, d + n), *rows.shape[1:]))
+        buffer[:d] = rows
+    buffer[d : d + n] = fill
+    return buffer[: d + n]
+
+
+class _FeatureNames(Sequence):
+    """A ranker's ``feature_names_in_``: the first ``n`` names of a list that the names of later
+    features extend, so that a vocabulary growing at every example does not copy the names
+    every time (a new object per growth all the same, which a failed learning call puts back;
+    an older one keeps its length). Compares equal to a list of the same names; pickles, and
+    copies, as a list."""
+
+    __slots__ = ("_names", "_n")
+
+    def __init__(self, names: list[Hashable], n: int) -> None:
+        self._names = names
+        self._n = n
+
+    @classmethod
+    def grown(cls, names: Sequence[Hashable], new: list[Hashable]) -> _FeatureNames:
+        """``names`` and then ``new``: appended to the list ``names`` views when nothing
+        follows its end there, else to a copy."""
+        if isinstance(names, cls) and len(names._names) == names._n:
+            store = names._names
+        else:
+            store = list(names)
+        store.extend(new)
+        return cls(store, len(store))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return self._names[: self._n][i]
+        j = i + self._n if -self._n <= i < 0 else i
+        if not 0 <= j < self._n:
+            raise IndexError("feature index out of range")
+        return self._names[j]
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._names[: self._n]) if len(self._names) > self._n else iter(self._names)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _FeatureNames | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
 
 
 #: What :meth:`LabelRanker._grow` changes.
