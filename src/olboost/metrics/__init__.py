@@ -132,7 +132,8 @@ class RunningMean:
         value, weight = _value_and_weight(value, weight)
         if math.isnan(value):
             return
-        if self.n == 0 or weight > self.weight:
+        # a weight as added may exceed the total by the total's rounding
+        if self.n == 0 or weight > self.weight * (1.0 + 1e-12):
             raise ValueError(
                 f"nothing to revert: {self.n} values counted, of total weight {self.weight!r}"
             )
@@ -242,7 +243,7 @@ class RankLoss:
         w: float = 1.0,
     ) -> None:
         """Take back an example (or a batch) added by :meth:`update` with the same arguments:
-        the metric of a rolling window (River's ``utils.Rolling(RankLoss(), window_size=...)``).
+        the metric of a rolling window (River's ``utils.Rolling(RankLoss, window_size=...)``).
         Invalid input raises before anything changes."""
         losses, w = self._losses(relevant, scores, w)
         if len(losses) > self._paper.n or w * len(losses) > self._paper.weight * (1 + 1e-12):
