@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -816,7 +817,8 @@ class _FeatureNames(Sequence):
         return self._names[j]
 
     def __iter__(self) -> Iterator[Hashable]:
-        return iter(self._names[: self._n]) if len(self._names) > self._n else iter(self._names)
+        # its own n names, even while a growth extends the list (a loop that learns)
+        return itertools.islice(self._names, self._n)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _FeatureNames | list):
