@@ -292,6 +292,11 @@ def _labels(configs: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+#: What a message of :func:`curves` advises for runs it cannot tell apart (the command,
+#: which has no group_by, says the rest of it).
+_GROUP_BY_HINT = "pass group_by, or plot them separately"
+
+
 def curves(
     records: Iterable[Mapping[str, Any]],
     *,
@@ -338,7 +343,7 @@ def curves(
         if twice:
             raise ValueError(
                 f"{label}: more than one run with seed {', '.join(twice)}, and their records do "
-                "not say how they differ (pass group_by, or plot them separately)"
+                f"not say how they differ ({_GROUP_BY_HINT})"
             )
         lengths = sorted({len(r["curve"]) for r in runs})
         if len(lengths) > 1:
@@ -593,12 +598,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
     try:
         fig = plot_curves(records, points=args.points or None, title=args.title)
     except ValueError as err:
-        if "(pass group_by," not in str(err):
+        if _GROUP_BY_HINT not in str(err):
             raise
         # group_by is the Python function's, which the command has none of
-        raise ValueError(
-            str(err).replace("(pass group_by, or plot them separately)", "(plot them separately)")
-        ) from None
+        raise ValueError(str(err).replace(_GROUP_BY_HINT, "plot them separately")) from None
     # the summary before the figure is written: nothing is written when something fails
     finals = curves(records, points=2)
 

@@ -441,16 +441,16 @@ def _run_checkpoint(args: argparse.Namespace) -> _RunCheckpoint | None:
         return None
     if every is not None and every < 1:
         raise ValueError(f"--checkpoint-every must be >= 1, got {every}")
+    from olboost._atomic import special_file
+
     for option in ("dataset", "labels", "test"):
         value = getattr(args, option, None)
-        if value is not None and Path(value).exists() and not Path(value).is_file():
+        if value is not None and special_file(value):
             # a pipe is read once, and a checkpoint knows its inputs by their bytes' digest
             raise ValueError(
                 f"--checkpoint: --{option} {value} is not a regular file (a pipe?); a "
                 "checkpointed run reads its input files again when it resumes"
             )
-    from olboost._atomic import special_file
-
     if special_file(args.checkpoint):
         raise ValueError(
             f"--checkpoint {args.checkpoint}: not a regular file (a device or a pipe); a "

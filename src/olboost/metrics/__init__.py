@@ -50,13 +50,12 @@ def _check_total(total: float, name: str, weight: float, before: float) -> None:
         )
 
 
-def _value_and_weight(value: float, weight: float, name: str = "weight") -> tuple[float, float]:
-    """``value`` and ``weight`` as floats, the weight checked finite and non-negative."""
-    value = float(value)
+def _checked_weight(weight: float, name: str = "weight") -> float:
+    """``weight`` as a float, checked finite and non-negative."""
     weight = float(weight)
     if not math.isfinite(weight) or weight < 0:
         raise ValueError(f"{name} must be finite and non-negative, got {weight!r}")
-    return value, weight
+    return weight
 
 
 class RunningMean:
@@ -100,7 +99,7 @@ class RunningMean:
             would make the total weight overflow to infinity (the mean would then stop
             moving); nothing is counted.
         """
-        value, weight = _value_and_weight(value, weight)
+        value, weight = float(value), _checked_weight(weight)
         if math.isnan(value):
             return
         if math.isinf(value):
@@ -129,7 +128,7 @@ class RunningMean:
             If nothing is counted, or ``weight`` is negative, not finite or more than the
             total; nothing changes.
         """
-        value, weight = _value_and_weight(value, weight)
+        value, weight = float(value), _checked_weight(weight)
         if math.isnan(value):
             return
         # a weight as added may exceed the total by the total's rounding
@@ -262,7 +261,7 @@ class RankLoss:
     ) -> tuple[list[float], float]:
         """The examples' rank losses (NaN: no pair) and the checked weight ``w``."""
         losses = rank_loss(scores, relevant, weighted=self.weighted, empty="skip")
-        _, w = _value_and_weight(0.0, w, "w")
+        w = _checked_weight(w, "w")
         return ([losses] if isinstance(losses, float) else losses.tolist()), w
 
     def works_with(self, model: Any) -> bool:
