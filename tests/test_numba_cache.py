@@ -338,7 +338,7 @@ def _prefill(cache: str) -> int:
 
     Why: what the test is about is the committees' learn, compiled in another process while the
     first compiles the trees' callees. The booster's kernels, the trees' predict and split
-    attempts, the linear rankers' and the service's others were compiled cold too, another 45 of
+    attempts, the linear rankers' and the service's others were compiled cold too, about 45 of
     the cold process's 52 seconds of compilation on an idle machine; under the suite's three
     workers on two cores the process outran its five-minute guard (2026-12-07)."""
     shared = os.environ.get("NUMBA_CACHE_DIR")
@@ -361,11 +361,12 @@ def _prefill(cache: str) -> int:
 # learn is still cold when the case starts: case "2" comes first, as its hand-off is the driver's,
 # which a driver compiled for the same types by an earlier case would skip; the linear committee
 # shares no kernel with the trees; the service's trees learn serially, a kernel of its own (the
-# parallel one does not call it), handed off at the committee's start. What the later cases no
-# longer start from is an empty cache for the booster's kernels and the trees' predict and split
-# attempts: the test of their compilation in this process meanwhile ("here") is case "2"'s. The
-# warm starts stay one process per case: the second case's driver would otherwise be the first's,
-# found with no wait.
+# parallel one does not call it), handed off at the committee's start. No case starts from an
+# empty cache for the booster's kernels and the trees' predict (_prefill: since 2026-12-07; they
+# had been the cold process's own compiles, about 45 of its 52 seconds): what is cold is the
+# committees' learn and the five callees of the trees' learn, whose compilation in this process
+# meanwhile ("here") is case "2"'s test. The warm starts stay one process per case: the second
+# case's driver would otherwise be the first's, found with no wait.
 def test_cold_starts_compile_learn_in_another_process(tmp_path):
     from olboost import AdaOLMR, LinearCommittee, VFDTCommittee  # noqa: F401 (eval)
     from olboost.datasets import make_label_stream
