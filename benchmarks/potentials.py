@@ -201,10 +201,14 @@ def _case(k: int, N: int, n_states: int) -> dict:
             for (s, y, n), q in zip(todo, seeds, strict=True)
         ]
 
-    # The stacks of every n at once, as the booster precomputes them (cached by |Y|).
-    stacks = {
-        int(y.sum()): P.difference_law_stack(N - 1, int(y.sum()), k, GAMMA) for _, y in examples
-    }
+    # The stacks of every n at once, as the booster precomputes them (cached by |Y|), and
+    # writable as the booster's are: the public stack is a read-only view, a Numba type of its
+    # own, and the kernels timed would be a second compilation that no booster runs (and a
+    # second compile of the chain, about 30 s of a cold test run).
+    stacks = {}
+    for _, y in examples:
+        d_min, tables = P.difference_law_stack(N - 1, int(y.sum()), k, GAMMA)
+        stacks[int(y.sum())] = (d_min, np.array(tables))
     out = np.empty(k)
 
     def kernel() -> None:

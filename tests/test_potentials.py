@@ -172,14 +172,29 @@ def test_cached_laws_are_read_only_to_callers_and_writable_to_the_kernels():
         assert kernel.signatures and all(sig[2].mutable for sig in kernel.signatures)
 
 
+def test_the_multiclass_potentials_hand_the_kernel_the_boosters_kind_of_table():
+    # a read-only binomial table (as _binomial_table's cache was until 2026-12-07) is a type of
+    # its own: the kernel was compiled for it beside the boosters' writable tables
+    multiclass_potential([2, 0, 1], 0, 4, 0.1)
+    multiclass_costs([1, 0, 3], 0, 5, 0.1)
+    signatures = MCK.mbbm_potential_table.signatures
+    assert signatures and all(sig[4].mutable for sig in signatures)
+
+
 def test_law_stack_matches_single_tables():
     n_max = 7
     d_min, stack = difference_law_stack(n_max, 2, 5, 0.1)
     assert d_min == -n_max
     s = np.array([0.3, -1.25, 2.0, 0.0, 0.5])
     y = np.array([True, False, True, False, False])
+    # the kernel takes writable copies, as the boosters hold them: the public tables are
+    # read-only views, for which Numba would compile the kernel's chain once more (22 s of
+    # _group_expectations alone, in a cold test run), and which the test of the public
+    # functions above would find among the kernel's signatures if it ran later in this process
+    stack = np.array(stack)
     for n in range(n_max + 1):
         dn, table = difference_law_table(n, 2, 5, 0.1)
+        table = np.array(table)
         for code in (RANK, HINGE, HINGE_NO_MARGIN):
             out1 = np.empty(5)
             out2 = np.empty(5)
@@ -200,7 +215,7 @@ def test_expected_pair_loss_for_real_shifts(loss):
     loss = "rank" if loss == "rank_ties" else loss
     n = 6
     d_min, probs = difference_law(n, 1, 3, 0.2)
-    _, table = difference_law_table(n, 1, 3, 0.2)
+    table = np.array(difference_law_table(n, 1, 3, 0.2)[1])  # writable, as above
     for z in [-100.0, -7.0, -6.0, -3.5, -1.0, -0.25, 0.0, 0.5, 1.0, 5.0, 6.0, 6.75, 1e9]:
         expect = sum(p * f_pair(z + d_min + j, loss, tie) for j, p in enumerate(probs))
         assert PK.expected_pair_loss(z, table, d_min, code) == pytest.approx(

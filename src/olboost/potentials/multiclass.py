@@ -39,11 +39,12 @@ BERRY_ESSEEN_C = 0.4748
 MULTICLASS_MEMO_SIZE = 1 << 16
 
 
+# Writable, as the boosters' tables are (nothing writes to it, and it is never handed out): a
+# read-only array is a Numba type of its own, for which mbbm_potential_table would be compiled a
+# second time beside the boosters' (as potentials.pairwise keeps its cached laws).
 @lru_cache(maxsize=16)
 def _binomial_table(n: int, k: int) -> np.ndarray:
-    tab = K.binomial_table(n, k - 1)
-    tab.flags.writeable = False
-    return tab
+    return K.binomial_table(n, k - 1)
 
 
 @lru_cache(maxsize=MULTICLASS_MEMO_SIZE)
