@@ -1,4 +1,4 @@
-"""``exp`` and the softmax of votes, with the same bits on every x86-64 machine.
+"""``exp``, ``log`` and the softmax of votes, with the same bits on every x86-64 machine.
 
 NumPy dispatches its float64 ``exp`` (and, through SVML, other transcendental functions) to
 AVX-512 code where the CPU has it, and that code rounds differently from the C library's in
@@ -12,11 +12,12 @@ function, as Python's ``math`` module calls it, whatever the CPU.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
 
-__all__ = ["exp", "softmax"]
+__all__ = ["exp", "log", "softmax"]
 
 
 @numba.njit(cache=True)
@@ -25,12 +26,28 @@ def _exp(x: np.ndarray, out: np.ndarray) -> None:
         out[i] = math.exp(x[i])
 
 
-def exp(x: np.ndarray) -> np.ndarray:
-    """``math.exp`` of every entry of ``x`` (any shape, cast to float64), as a new array."""
+@numba.njit(cache=True)
+def _log(x: np.ndarray, out: np.ndarray) -> None:
+    for i in range(x.shape[0]):
+        out[i] = math.log(x[i]) if x[i] > 0.0 else (-math.inf if x[i] == 0.0 else math.nan)
+
+
+def _map(kernel: Any, x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float64)
     out = np.empty_like(x)
-    _exp(x.reshape(-1), out.reshape(-1))
+    kernel(x.reshape(-1), out.reshape(-1))
     return out
+
+
+def exp(x: np.ndarray) -> np.ndarray:
+    """``math.exp`` of every entry of ``x`` (any shape, cast to float64), as a new array."""
+    return _map(_exp, x)
+
+
+def log(x: np.ndarray) -> np.ndarray:
+    """The C library's ``log`` of every entry of ``x`` (any shape, cast to float64), as a new
+    array: ``-inf`` at 0 and NaN below, as NumPy's (``math.log`` itself raises there)."""
+    return _map(_log, x)
 
 
 def softmax(votes: np.ndarray) -> np.ndarray:

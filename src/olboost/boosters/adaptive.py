@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from olboost import _libm
 from olboost._random import STREAMS, seed_key
 
 __all__ = ["AdaptiveState"]
@@ -40,7 +41,7 @@ class AdaptiveState:
     def expert_weights(self) -> np.ndarray:
         """Hedge's current distribution over the ``N`` experts (``v^i / sum_j v^j``), per
         booster."""
-        w = np.exp(self.log_v_ - self.log_v_.max(axis=-1, keepdims=True))
+        w = _libm.exp(self.log_v_ - self.log_v_.max(axis=-1, keepdims=True))
         return w / w.sum(axis=-1, keepdims=True)
 
     @property

@@ -154,7 +154,7 @@ def make_label_stream(
     P /= np.linalg.norm(P, axis=0)
     P *= SIGNAL
     log_rank = np.empty(labels)
-    log_rank[rng.permutation(labels)] = np.log(np.arange(1, labels + 1))
+    log_rank[rng.permutation(labels)] = [math.log(r) for r in range(1, labels + 1)]
     bias = -float(skew) * log_rank
     X = rng.standard_normal((n, features))
     Y = np.zeros((n, labels), dtype=np.bool_)

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import sparse
 
+from olboost import _libm
 from olboost._interrupt import held_interrupt
 from olboost._numba_cache import compile_for_values
 from olboost._random import STREAMS, seed_key
@@ -409,7 +410,7 @@ class LabelRanker(RankingLearner):
         if self.complexity == "squared" or self.theta_.shape[0] == 0:
             return self.theta_.T.copy()  # (no weight yet: a ranker started on an empty dict)
         top = self.theta_.max(axis=0)
-        w = np.exp(self.theta_ - top)
+        w = _libm.exp(self.theta_ - top)
         return (w / w.sum(axis=0)).T
 
     def dual_objective(self) -> float:
@@ -424,7 +425,7 @@ class LabelRanker(RankingLearner):
             conj = 0.5 * float(np.sum(theta * theta))
         else:
             top = theta.max(axis=0)
-            lse = top + np.log(np.exp(theta - top).sum(axis=0))
+            lse = top + _libm.log(_libm.exp(theta - top).sum(axis=0))
             conj = float(np.sum(lse - math.log(theta.shape[0])))
         return float(self.margin) * self.relevant_mass_ - conj
 
@@ -739,7 +740,7 @@ class LabelRanker(RankingLearner):
     def _unit_test_features(self, X: np.ndarray) -> np.ndarray:
         """The check suite's features made valid for this model: squashed into [0, 1] under
         the entropy."""
-        return 1.0 / (1.0 + np.exp(-X)) if self.complexity == "entropy" else X
+        return 1.0 / (1.0 + _libm.exp(-X)) if self.complexity == "entropy" else X
 
     @classmethod
     def _unit_test_params(cls) -> Iterator[dict[str, Any]]:
