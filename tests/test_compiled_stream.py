@@ -10,6 +10,7 @@ from olboost import AdaBoostOLM, LinearCommittee, VFDTCommittee
 from olboost._numba_cache import layout_key
 from olboost.boosters import _driver
 from olboost.datasets import load_uci
+from olboost.weak._handles import bind
 from olboost.weak.base import CompiledKernels
 
 
@@ -248,9 +249,10 @@ def test_the_driver_compiles_kernels_for_their_arguments_as_python_calls_do(monk
     # learn last: an olboost committee's learn compiles in another process meanwhile
     assert [k for k, _ in asked] == [_toy_predict, _toy_step, _toy_learn]
     assert all(isinstance(sig, tuple) for _, sig in asked)  # no return type
+    bound = bind(committee)  # what the driver is handed: the committee behind a handle
     stop = entry(
-        X, targets, 0, 3, 0, scores, False, _toy_predict, _toy_learn, state, _toy_step, booster,
-        H, weights, demand,
+        X, targets, 0, 3, 0, scores, False, bound.predict, bound.learn, bound.state, _toy_step,
+        booster, H, weights, demand,
     )  # fmt: skip
     assert stop == 3 and state[0] == 3.0
     assert len(asked) == 3  # the call found them compiled
@@ -272,10 +274,11 @@ def test_a_mixed_committees_first_class_kernels_are_compiled_for_their_arguments
     from olboost.weak import _mixed_kernels as MK
 
     asked = []
-    original = _toy_learn.compile
-    monkeypatch.setattr(_toy_learn, "compile", lambda sig: (asked.append(sig), original(sig))[1])
+    toy_learn = numba.njit(_toy_learn.py_func)  # not compiled yet by another test
+    original = toy_learn.compile
+    monkeypatch.setattr(toy_learn, "compile", lambda sig: (asked.append(sig), original(sig))[1])
     state_type = numba.typeof(np.zeros(1))
-    learn = MK.first_class(_toy_predict, _toy_learn, state_type)[1]
+    learn = MK.first_class(_toy_predict, toy_learn, state_type)[1]
     assert learn.__wrapper_address__() != 0
     assert asked == [(MK.ROW, MK.MATRIX, state_type, MK.DEMAND)]
 
@@ -342,8 +345,10 @@ def test_entry_types_the_arguments_once_per_layout(monkeypatch):
     first = entry(X, np.zeros(1), booster)
     assert entry(X.copy(), np.zeros(1), booster.copy()) is first  # new arrays, same layout
     assert len(typed) == 1
-    # another type of the committee's or the booster's state is typed again, and compiled for
-    assert entry(X, np.zeros(1, dtype=np.int64), booster) is not first
+    # another type of the committee's state is typed again (its kernels are compiled for it),
+    # but runs in the same loop: the loop holds any committee behind an opaque handle
+    assert entry(X, np.zeros(1, dtype=np.int64), booster) is first
+    # another type of the booster's state is compiled for
     assert entry(X, np.zeros(1), (booster, 1.0)) is not first
     assert len(typed) == 3
 
@@ -520,9 +525,10 @@ def test_the_driver_finds_each_kernel_once_and_errors_still_propagate(monkeypatc
     H, weights, demand = np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2, dtype=np.int64)
     kernels = CompiledKernels(_toy_predict, _raising_learn, state)
     entry = _driver._entry(X, targets, scores, kernels, _toy_step, booster, H, weights, demand)
+    bound = bind(kernels)
     with pytest.raises(ValueError, match="refuses its third row"):
         entry(
-            X, targets, 0, 3, 0, scores, False, _toy_predict, _raising_learn, state, _toy_step,
-            booster, H, weights, demand,
+            X, targets, 0, 3, 0, scores, False, bound.predict, bound.learn, bound.state,
+            _toy_step, booster, H, weights, demand,
         )  # fmt: skip
     assert state[0] == 2.0

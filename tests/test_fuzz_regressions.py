@@ -236,6 +236,7 @@ def test_a_committee_kernel_address_is_looked_up_with_the_threading_layer_up():
     code = textwrap.dedent(
         """
         import numba
+        from numba import types
         from numba.np.ufunc import parallel
         from olboost.weak import _mixed_kernels as MK
 
@@ -244,7 +245,7 @@ def test_a_committee_kernel_address_is_looked_up_with_the_threading_layer_up():
             return 0
 
         assert not parallel._is_initialized
-        sig = MK.types.int64(MK.ROW, MK.types.int64, MK.MATRIX)
+        sig = types.int64(MK.ROW, types.int64, MK.MATRIX)
         MK.FirstClass(kernel, sig).__wrapper_address__()
         print(parallel._is_initialized)
         """

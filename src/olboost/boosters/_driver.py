@@ -11,10 +11,12 @@ neither the booster nor the committee: it receives their kernels as first-class 
   learns the example whose target is ``target`` and writes the committee's ``(N, k)`` label
   weights into ``weights``,
 
-and their state records. A first-class function argument is typed by its signature, not by its
-identity, so Numba compiles (and caches on disk) one loop per combination of state types, and a new
-booster or committee needs no loop of its own. The booster's one-example path calls the same step,
-so the two paths give the same bits.
+and their states: the booster's record, and the committee behind an opaque handle
+(:func:`olboost.weak._handles.bind`, whose trampolines call the committee's kernels). A
+first-class function argument is typed by its signature, not by its identity, and the handle's
+type is the same for every committee, so Numba compiles (and caches on disk) one loop per
+booster state type, and a new booster or committee needs no loop of its own. The booster's
+one-example path calls the same step, so the two paths give the same bits.
 
 The loop stops early, returning the row ``i`` it stopped at, when the committee needs more storage
 to learn row ``i``: the booster has then already learned from row ``i`` (its weights are in
@@ -30,6 +32,7 @@ import numpy as np
 from numba import types
 
 from olboost._numba_cache import compile_elsewhere, compile_for_arguments, layout_key
+from olboost.weak import _handles as H_
 
 __all__ = ["drive", "run"]
 
@@ -56,11 +59,13 @@ _by_layout: dict[tuple, Any] = {}
 
 
 def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand) -> Any:
-    """The compiled :func:`drive` for these argument types (compiled or loaded once per process),
-    the committee's and booster's kernels compiled first for their arguments alone
-    (:func:`olboost._numba_cache.compile_for_arguments`), so that each is compiled once for both
-    the driver and the one-example path; on a cold start the committee's learn in another
-    process (:func:`olboost._numba_cache.compile_elsewhere`). Found again by the arguments'
+    """The compiled :func:`drive` for these arguments (compiled or loaded once per process),
+    called with the committee behind a handle (:func:`olboost.weak._handles.bind`): one loop
+    per booster and argument types, whatever the committee. The committee's and booster's
+    kernels are compiled first for their arguments alone (:func:`olboost._numba_cache.
+    compile_for_arguments`), so that each is compiled once for both the driver and the
+    one-example path; on a cold start the committee's learn in another process
+    (:func:`olboost._numba_cache.compile_elsewhere`). Found again by the arguments'
     :func:`olboost._numba_cache.layout_key` and the kernels."""
     values = (X, targets, scores, kernels.state, booster_state, H, weights, demand)
     key = (kernels.predict, kernels.learn, step_kernel, *[layout_key(v) for v in values])
@@ -75,11 +80,12 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
 def _find_once(kernel: Any) -> None:
     """Make ``kernel`` (a Numba dispatcher) answer ``get_compile_result`` from a cache.
 
-    :func:`drive`'s entry point receives each kernel as a first-class function and asks it for
-    its compiled code for the argument's signature, twice per kernel and call; Numba's lookup
-    hashes the signature's types in full, and those of a committee's state are nested records
-    of dozens of arrays: a 1,728-row Adaboost.OLM run on car, whose driver returns to Python 18
-    times for the trees' storage, spent about a millisecond per return in it (cProfile). The
+    :func:`drive`'s entry point receives the booster's step as a first-class function and asks
+    it for its compiled code for the argument's signature, twice per call; Numba's lookup
+    hashes the signature's types in full, and those of a state are nested records of arrays:
+    a 1,728-row Adaboost.OLM run on car, whose driver returns to Python 18 times for the trees'
+    storage, spent about a millisecond per return in it (cProfile) when the committee's kernels
+    were handed over so too. The
     cache, an attribute of this dispatcher only, finds a signature by the identities of its
     types (Numba's types are unique objects, and the cache holds those it was asked for, so
     that no other object can take their ids) and asks Numba for any other, as before: the
@@ -121,41 +127,46 @@ def _addresses_once(library: Any) -> None:
 
 def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, demand):
     """:func:`_entry` from the arguments' Numba types."""
-    committee_state = kernels.state
     t_x = numba.typeof(X)
     t_row = t_x.dtype if t_x.ndim == 1 else types.Array(t_x.dtype, 1, "C")
     t_targets = numba.typeof(targets)
     t_target = t_targets.dtype if t_targets.ndim == 1 else types.Array(t_targets.dtype, 1, "C")
     t_scores = numba.typeof(scores)
     t_score_row = types.Array(t_scores.dtype, 1, "C")
-    t_committee = numba.typeof(committee_state)
+    t_committee = numba.typeof(kernels.state)
     t_booster = numba.typeof(booster_state)
     t_H, t_w, t_demand = numba.typeof(H), numba.typeof(weights), numba.typeof(demand)
-    predict = types.FunctionType(types.int64(t_row, t_committee, t_H))
-    learn = types.FunctionType(types.int64(t_row, t_w, t_committee, t_demand))
     step = types.FunctionType(
         types.int64(t_H, t_target, types.int64, t_booster, t_w, t_score_row, types.boolean)
     )
+    # On a cold start the committee's learn (the largest kernel) compiles in a second process
+    # while this one compiles predict and the booster's step.
+    learn = types.int64(t_row, t_w, t_committee, t_demand)
+    learning = compile_elsewhere(kernels.learn, learn)
+    try:
+        compile_for_arguments(kernels.predict, types.int64(t_row, t_committee, t_H))
+        compile_for_arguments(step_kernel, step.signature)
+    except BaseException:
+        learning.cancel()
+        raise
+    learning.join()
+    if (t_row, t_H, t_demand) != (H_.ROW, H_.MATRIX, H_.DEMAND) or t_w != H_.MATRIX:
+        raise TypeError(f"the compiled driver takes float64 rows, got {t_x}")
     sig = (
         t_x, t_targets, types.int64, types.int64, types.int64, t_scores, types.boolean,
-        predict, learn, t_committee, step, t_booster, t_H, t_w, t_demand,
+        types.FunctionType(H_.PREDICT), types.FunctionType(H_.LEARN), H_.OPAQUE, step,
+        t_booster, t_H, t_w, t_demand,
     )  # fmt: skip
     entry = _compiled.get(sig)
     if entry is None:
-        # On a cold start the committee's learn (the largest kernel) compiles in a second
-        # process while this one compiles predict and the booster's step.
-        learning = compile_elsewhere(kernels.learn, learn.signature)
-        try:
-            for kernel, function_type in ((kernels.predict, predict), (step_kernel, step)):
-                compile_for_arguments(kernel, function_type.signature)
-        except BaseException:
-            learning.cancel()
-            raise
-        learning.join()
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
-    for kernel in (kernels.predict, kernels.learn, step_kernel):
-        _find_once(kernel)
+    # the committee's binding and trampolines, compiled (or loaded) now, not in run's first
+    # call (which may hold a Ctrl-C)
+    binding = H_.binding(kernels)
+    binding.predict.__wrapper_address__()
+    binding.learn.__wrapper_address__()
+    _find_once(step_kernel)
     return entry
 
 
@@ -181,7 +192,7 @@ def prepare(
     kernels = committee.compiled()
     H, weights, demand = _scratch(committee)
     entry = _entry(X, targets, scores, kernels, step, booster_state, H, weights, demand)
-    return kernels, H, weights, demand, entry
+    return H_.binding(kernels), H, weights, demand, entry
 
 
 def run(
@@ -205,7 +216,8 @@ def run(
     n = X.shape[0]
     if prepared is None:
         prepared = prepare(X, targets, scores, committee, step, booster_state)
-    kernels, H, weights, demand, entry = prepared
+    binding, H, weights, demand, entry = prepared
+    kernels = binding.bind(committee.compiled().state)
     i = 0
     with committee.running():
         while i < n:
@@ -218,5 +230,5 @@ def run(
                 return
             # the booster learned row `stop`; the committee makes room, then learns it too
             committee.learn_compiled(X[stop], weights)
-            kernels = committee.compiled()
+            kernels = binding.bind(committee.compiled().state)
             i = stop + 1

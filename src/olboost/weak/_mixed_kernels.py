@@ -1,10 +1,12 @@
 """Numba kernels of :class:`olboost.weak.mixed.MixedCommittee`: two compiled committees as one.
 
-A :data:`Pair` holds two committees' compiled kernels (first-class functions typed by their
-signatures: :class:`FirstClass`) and states, and which rows of the pair's ``(N, k)`` arrays are
-each committee's learners. :func:`predict` asks both for their predictions and scatters them into
-``H``; :func:`learn` checks every weight, gathers each committee's rows and trains them in turn.
-More than two committees nest: the second member of a pair is itself a pair.
+A :data:`Pair` holds two committees behind handles (:func:`olboost.weak._handles.bind`: two
+first-class functions of the opaque handle type, and the handle), and which rows of the pair's
+``(N, k)`` arrays are each committee's learners. Its Numba type is the same for every pair, so
+the two kernels here are compiled once for every mix. :func:`predict` asks both for their
+predictions and scatters them into ``H``; :func:`learn` checks every weight, gathers each
+committee's rows and trains them in turn. More than two committees nest: the second member of a
+pair is itself a pair.
 
 Storage requests. A member's ``learn`` may return a non-zero status asking for storage
 (:meth:`olboost.weak.base.Committee.make_room`); the same call, repeated, learns what it did not
@@ -18,17 +20,18 @@ the first has already learned the example; ``progress[0]`` records that, so the 
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
 
 import numba
 import numpy as np
-from numba import types
 
-from olboost._numba_cache import compile_for_arguments
+from olboost.weak._handles import DEMAND, MATRIX, ROW, FirstClass, first_class
 
 __all__ = [
+    "DEMAND",
     "FIRST",
     "LEARN_BAD_WEIGHTS",
+    "MATRIX",
+    "ROW",
     "FirstClass",
     "Pair",
     "SECOND",
@@ -47,7 +50,7 @@ LEARN_BAD_WEIGHTS = 1
 Pair = namedtuple(
     "Pair",
     [
-        "predict_a",  # first member's compiled predict and learn, and its state
+        "predict_a",  # first member's compiled predict and learn, and its handle
         "learn_a",
         "state_a",
         "predict_b",  # second member's
@@ -62,44 +65,6 @@ Pair = namedtuple(
         "progress",  # (2,) int64: members done on the current example; who returned a status
     ],
 )
-
-#: Numba types of the arguments every compiled committee kernel takes.
-ROW = types.Array(types.float64, 1, "C")
-MATRIX = types.Array(types.float64, 2, "C")
-DEMAND = types.Array(types.int64, 1, "C")
-
-
-class FirstClass(types.WrapperAddressProtocol):
-    """A committee kernel as a first-class function of one signature (Numba's wrapper address
-    protocol): a :data:`Pair` holding it is typed by the signature, not by the kernel's identity,
-    so that what is compiled for the pair (its kernels, the boosters' driver) is cached on disk
-    and found again by the next process; its address is looked up once."""
-
-    def __init__(self, kernel: Any, signature: Any):
-        self.kernel = kernel
-        self._signature = signature
-        self._address: int | None = None
-
-    def signature(self) -> Any:
-        return self._signature
-
-    def __wrapper_address__(self) -> int:
-        if self._address is None:
-            # also launches Numba's threading layer, which the lookup below needs
-            compile_for_arguments(self.kernel, self._signature)
-            result = self.kernel.get_compile_result(self._signature)
-            name = result.fndesc.llvm_cfunc_wrapper_name
-            self._address = result.library.get_pointer_to_function(name)
-        return self._address
-
-
-def first_class(predict: Any, learn: Any, state_type: Any) -> tuple[FirstClass, FirstClass]:
-    """A committee's ``predict`` and ``learn`` as first-class functions over a state of Numba
-    type ``state_type``."""
-    return (
-        FirstClass(predict, types.int64(ROW, state_type, MATRIX)),
-        FirstClass(learn, types.int64(ROW, MATRIX, state_type, DEMAND)),
-    )
 
 
 @numba.njit(cache=True)

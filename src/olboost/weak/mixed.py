@@ -17,6 +17,7 @@ import numpy as np
 from olboost._random import seed_int
 from olboost.base import InstanceOf, OneOf
 from olboost.weak import _mixed_kernels as K
+from olboost.weak._handles import binding
 from olboost.weak.base import (
     Committee,
     CompiledKernels,
@@ -345,23 +346,18 @@ class MixedCommittee(Committee):
         if len(kernels) == 1:
             return kernels[0]
         k = self.n_labels_
-        # the members' kernels as first-class functions, built once per process (the states'
-        # types never change) and not pickled
-        functions = self.__dict__.setdefault("_functions", {})
+        # the members' bindings, found once per process (the states' types never change) and
+        # not pickled
+        bindings = self.__dict__.setdefault("_bindings", {})
         inner = kernels[-1]
         for level in range(len(kernels) - 2, -1, -1):
-            first = kernels[level]
             rows_a, rows_b = self.pair_rows_[level]
-            # keyed by the kernels too: a tree member's learn depends on its n_threads
-            key = (level, first.predict, first.learn, inner.predict, inner.learn)
-            f = functions.get(key)
-            if f is None:
-                f = functions[key] = (
-                    *K.first_class(first.predict, first.learn, numba.typeof(first.state)),
-                    *K.first_class(inner.predict, inner.learn, numba.typeof(inner.state)),
-                )
+            a, b = (
+                _bound(bindings, (level, side), part)
+                for side, part in enumerate((kernels[level], inner))
+            )
             state = K.Pair(
-                f[0], f[1], first.state, f[2], f[3], inner.state, rows_a, rows_b,
+                a.predict, a.learn, a.state, b.predict, b.learn, b.state, rows_a, rows_b,
                 np.empty((rows_a.size, k)), np.empty((rows_b.size, k)),
                 np.empty((rows_a.size, k)), np.empty((rows_b.size, k)), self.progress_[level],
             )  # fmt: skip
@@ -391,8 +387,8 @@ class MixedCommittee(Committee):
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
-        state.pop("_functions", None)
         state.pop("_entries", None)
+        state.pop("_bindings", None)
         return state
 
     def predict(self, x: np.ndarray) -> np.ndarray:
@@ -482,3 +478,14 @@ def _most_threads(committee: Committee) -> int:
     if parts is not None:
         return max(_most_threads(part) for part in parts)
     return getattr(committee, "n_threads", 1)
+
+
+def _bound(bindings: dict, where: tuple, kernels: CompiledKernels) -> CompiledKernels:
+    """``kernels`` behind a handle, with the binding ``bindings`` keeps for their place
+    ``where`` in the mix (keyed by the kernels too: a tree member's learn depends on its
+    n_threads)."""
+    key = (*where, kernels.predict, kernels.learn)
+    found = bindings.get(key)
+    if found is None:
+        found = bindings[key] = binding(kernels)
+    return found.bind(kernels.state)

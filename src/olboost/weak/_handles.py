@@ -1,0 +1,373 @@
+"""A compiled committee behind an opaque handle: what the compiled driver and a mix hold of it.
+
+A compiled committee is a pair of kernels over a state record (:class:`~olboost.weak.base.
+CompiledKernels`), and a record's Numba type names every array it holds: ~100 for a tree
+committee, ~170 for a mix of trees and rankers, nested. Code that takes the record as an argument
+is compiled for that type, with an entry wrapper that unboxes every array: the compiled driver of
+every (booster, committee) combination and the mixes' own kernels took most of the suite's
+compile time (3-6 s each for one committee, 10-28 s for a mix, on a slow machine), for loops of
+a few lines.
+
+:func:`bind` hides the record. Its :class:`Handle` is one 64-bit address of a buffer holding the
+committee's kernels (first-class functions) and state, and its kernels are two small trampolines,
+:func:`predict_via` and :func:`learn_via`, compiled per state type, that load the buffer and call
+the committee's own. The trampolines are handed out as first-class functions of the *opaque*
+handle type :data:`OPAQUE` (one type for every committee: a handle's data is one address
+whatever it points to), so the driver is compiled once per booster, and a mix of handles
+(:mod:`olboost.weak._mixed_kernels`) once in all. Per state type only the trampolines and
+:func:`_pack` (which unboxes the record once, into the buffer) are compiled.
+
+The buffer holds references to the state's arrays (taken by :func:`_pack`, dropped by
+:func:`_release` when the handle is collected), so a handle stays valid for as long as it lives;
+like the record it describes, it is out of date once the committee makes room.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, NamedTuple
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils, registry
+from numba.core.extending import (
+    NativeValue,
+    intrinsic,
+    models,
+    register_model,
+    typeof_impl,
+    unbox,
+)
+from numba.experimental import function_type
+
+from olboost._numba_cache import compile_for_arguments, layout_key
+
+__all__ = [
+    "OPAQUE",
+    "Binding",
+    "FirstClass",
+    "Handle",
+    "StateHandle",
+    "bind",
+    "binding",
+    "first_class",
+    "learn_via",
+    "predict_via",
+]
+
+
+class StateHandle(types.Type):
+    """Numba type of a :class:`Handle`: with the type of what its buffer holds (a tuple of the
+    committee's two kernels and its state) for the trampolines, or ``None`` (:data:`OPAQUE`) for
+    code that only passes it on."""
+
+    def __init__(self, bundle: Any = None):
+        self.bundle = bundle
+        super().__init__(name="StateHandle" if bundle is None else f"StateHandle({bundle})")
+
+    @property
+    def key(self) -> Any:
+        return self.bundle
+
+
+#: The type every :class:`Handle` has outside its trampolines.
+OPAQUE = StateHandle()
+
+
+@register_model(StateHandle)
+class _HandleModel(models.PrimitiveModel):
+    def __init__(self, dmm: Any, fe_type: Any):
+        super().__init__(dmm, fe_type, ir.IntType(64))
+
+
+class Handle:
+    """A compiled committee's state behind one address (see the module docstring): ``address``
+    of the buffer that holds the committee's kernels and (references to) its state."""
+
+    __slots__ = ("__weakref__", "address", "_buffer", "_keep")
+
+    def __init__(self, buffer: np.ndarray, keep: tuple):
+        self._buffer = buffer
+        self.address = buffer.ctypes.data
+        # the first-class functions in the buffer are addresses of these objects, and a mix's
+        # state holds its members' handles as addresses
+        self._keep = keep
+
+
+class _Address(NamedTuple):
+    """What :func:`_release` is called with once a :class:`Handle` is gone: its address."""
+
+    address: int
+
+
+@typeof_impl.register(Handle)
+def _typeof_handle(val: Handle, c: Any) -> StateHandle:
+    return OPAQUE
+
+
+@unbox(StateHandle)
+def _unbox_handle(typ: Any, obj: Any, c: Any) -> NativeValue:
+    value = cgutils.alloca_once_value(c.builder, ir.Constant(ir.IntType(64), 0))
+    address = c.pyapi.object_getattr_string(obj, "address")
+    with c.builder.if_then(cgutils.is_not_null(c.builder, address), likely=True):
+        c.builder.store(c.pyapi.long_as_longlong(address), value)
+        c.pyapi.decref(address)
+    return NativeValue(c.builder.load(value), is_error=c.pyapi.c_api_error())
+
+
+def _bundle_pointer(context: Any, builder: Any, bundle: Any, address: Any) -> Any:
+    model = context.data_model_manager[bundle]
+    return model, builder.inttoptr(address, model.get_data_type().as_pointer())
+
+
+def _member_call(handle: Any, args: tuple, member: int, at: int) -> Any:
+    """Typing and code of a call of the kernel at ``member`` of a typed handle's bundle, with
+    the bundle's state inserted at position ``at`` of ``args``, through the kernel's own code
+    (an exception it raises propagates). The state is read from the buffer and passed on
+    borrowed, as any argument is: no reference counting of its ~100 arrays at every call (which
+    took about a microsecond per example of a small tree committee)."""
+    if not isinstance(handle, StateHandle) or handle.bundle is None:
+        return None
+    bundle = handle.bundle
+    kernel = bundle.types[member].signature
+    expected = list(kernel.args)
+    if expected.pop(at) != bundle.types[2] or expected != list(args):
+        return None
+
+    def codegen(context: Any, builder: Any, sig: Any, values: Any) -> Any:
+        model, pointer = _bundle_pointer(context, builder, bundle, values[0])
+        value = model.load_from_data_pointer(builder, pointer)
+        # the kernel's Numba entry (a FirstClass always gives one), and the state
+        jit_address = builder.extract_value(builder.extract_value(value, member), 2)
+        arguments = list(values[1:])
+        arguments.insert(at, builder.extract_value(value, 2))
+        function = context.call_conv.get_function_type(kernel.return_type, kernel.args)
+        status, result = context.call_conv.call_function(
+            builder,
+            builder.bitcast(jit_address, function.as_pointer()),
+            kernel.return_type,
+            kernel.args,
+            arguments,
+        )
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return result
+
+    return kernel.return_type(handle, *args), codegen
+
+
+@intrinsic
+def _call_predict(typingctx: Any, handle: Any, x: Any, H: Any) -> Any:
+    return _member_call(handle, (x, H), 0, 1)
+
+
+@intrinsic
+def _call_learn(typingctx: Any, handle: Any, x: Any, weights: Any, demand: Any) -> Any:
+    return _member_call(handle, (x, weights, demand), 1, 2)
+
+
+@intrinsic
+def _store(typingctx: Any, bundle: Any, address: Any) -> Any:
+    """Write ``bundle`` into the buffer at ``address``, which holds references to its arrays
+    from then on."""
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        value, where = args
+        model, pointer = _bundle_pointer(context, builder, bundle, where)
+        builder.store(model.as_data(builder, value), pointer)
+        context.nrt.incref(builder, bundle, value)
+        return context.get_dummy_value()
+
+    return types.none(bundle, address), codegen
+
+
+@intrinsic
+def _drop(typingctx: Any, handle: Any) -> Any:
+    """Drop the references a typed handle's buffer holds."""
+    if not isinstance(handle, StateHandle) or handle.bundle is None:
+        return None
+    bundle = handle.bundle
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        model, pointer = _bundle_pointer(context, builder, bundle, args[0])
+        context.nrt.decref(builder, bundle, model.load_from_data_pointer(builder, pointer))
+        return context.get_dummy_value()
+
+    return types.none(handle), codegen
+
+
+class Bundle(NamedTuple):
+    """What a handle's buffer holds: the committee's kernels (first-class functions) and state."""
+
+    predict: Any
+    learn: Any
+    state: Any
+
+
+@numba.njit(cache=True)
+def _pack(predict: Any, learn: Any, state: Any, address: int) -> None:
+    _store(Bundle(predict, learn, state), address)
+
+
+@numba.njit(cache=True)
+def _release(handle: Any) -> None:
+    _drop(handle)
+
+
+@numba.njit(cache=True, nogil=True)
+def predict_via(x: np.ndarray, handle: Any, H: np.ndarray) -> int:
+    """The committee's ``predict`` on the state behind ``handle``."""
+    return _call_predict(handle, x, H)
+
+
+@numba.njit(cache=True, nogil=True)
+def learn_via(x: np.ndarray, weights: np.ndarray, handle: Any, demand: np.ndarray) -> int:
+    """The committee's ``learn`` on the state behind ``handle``."""
+    return _call_learn(handle, x, weights, demand)
+
+
+ROW = types.Array(types.float64, 1, "C")
+MATRIX = types.Array(types.float64, 2, "C")
+DEMAND = types.Array(types.int64, 1, "C")
+#: The opaque trampolines' signatures: what the driver and a mix call.
+PREDICT = types.int64(ROW, OPAQUE, MATRIX)
+LEARN = types.int64(ROW, MATRIX, OPAQUE, DEMAND)
+
+
+class FirstClass(types.WrapperAddressProtocol):
+    """A compiled kernel as a first-class function of one signature (Numba's wrapper address
+    protocol): what holds it is typed by the signature, not by the kernel's identity, so that
+    what is compiled for the holder (a mix's kernels, the boosters' driver) is cached on disk and
+    found again by the next process; its addresses are looked up once.
+
+    ``compiled_for`` is the kernel's signature; ``declared`` the one the holder sees, when it is
+    another of the same machine signature (a trampoline of a typed handle declared with the
+    opaque one). Called through its own code (:func:`_get_jit_address`), an exception the kernel
+    raises reaches the caller."""
+
+    def __init__(self, kernel: Any, compiled_for: Any, declared: Any = None):
+        self.kernel = kernel
+        self._compiled_for = compiled_for
+        self._signature = compiled_for if declared is None else declared
+        self._addresses: tuple[int, int] | None = None
+
+    def signature(self) -> Any:
+        return self._signature
+
+    def _lookup(self) -> tuple[int, int]:
+        if self._addresses is None:
+            if tuple(self._compiled_for.args) in self.kernel.overloads:
+                numba.get_num_threads()  # Numba's threading layer, which the lookup needs
+            else:  # (launches it too)
+                compile_for_arguments(self.kernel, self._compiled_for)
+            result = self.kernel.get_compile_result(self._compiled_for)
+            names = (result.fndesc.llvm_cfunc_wrapper_name, result.fndesc.llvm_func_name)
+            self._addresses = tuple(map(result.library.get_pointer_to_function, names))
+        return self._addresses
+
+    def __wrapper_address__(self) -> int:
+        return self._lookup()[0]
+
+    def __jit_address__(self) -> int:
+        return self._lookup()[1]
+
+
+def first_class(predict: Any, learn: Any, state_type: Any) -> tuple[FirstClass, FirstClass]:
+    """A committee's ``predict`` and ``learn`` as first-class functions over a state of Numba
+    type ``state_type``."""
+    return (
+        FirstClass(predict, types.int64(ROW, state_type, MATRIX)),
+        FirstClass(learn, types.int64(ROW, MATRIX, state_type, DEMAND)),
+    )
+
+
+def _install_jit_addresses() -> None:
+    """Let Numba call a :class:`FirstClass` through its own code, as it calls a dispatcher
+    handed over as a first-class function: Numba asks ``_get_jit_address`` (found by name when
+    a first-class function is unboxed) for the address, which it knows only for dispatchers;
+    without it, the call goes through the C wrapper, which prints an exception and returns 0."""
+    original = function_type._get_jit_address
+    if getattr(original, "olboost", False):
+        return
+
+    def _get_jit_address(func: Any, sig: Any) -> int:
+        if isinstance(func, FirstClass):
+            return func.__jit_address__()
+        return original(func, sig)
+
+    _get_jit_address.olboost = True  # type: ignore[attr-defined]
+    function_type._get_jit_address = _get_jit_address
+
+
+_install_jit_addresses()
+
+
+class Binding(NamedTuple):
+    """What :func:`binding` compiles once per committee kernels and state type: :meth:`bind`
+    puts a state of that type behind a handle."""
+
+    functions: tuple  # the committee's kernels as first-class functions (FirstClass)
+    pack: Any  # _pack's entry point for them
+    release: Any  # _release's for the typed handle
+    size: int  # bytes of the buffer
+    predict: FirstClass  # the trampolines, declared with the opaque handle
+    learn: FirstClass
+
+    def bind(self, state: Any) -> Any:
+        """The committee on ``state`` behind a :class:`Handle`: a
+        :class:`~olboost.weak.base.CompiledKernels` of the trampolines (typed by
+        :data:`OPAQUE`) and the handle, valid as long as ``state`` is (until the committee makes
+        room; a committee's state keeps its type when it does)."""
+        from olboost.weak.base import CompiledKernels
+
+        buffer = np.zeros(self.size, dtype=np.uint8)
+        handle = Handle(buffer, (self.functions, state))
+        self.pack(*self.functions, state, handle.address)
+        # the finalizer holds the buffer until it has dropped the references in it (not at
+        # exit: the process's memory goes then anyway)
+        weakref.finalize(handle, _release_buffer, self.release, buffer).atexit = False
+        return CompiledKernels(self.predict, self.learn, handle)
+
+
+_bindings: dict[tuple, Binding] = {}
+
+
+def _entry_point(kernel: Any, arg_types: tuple) -> Any:
+    compile_for_arguments(kernel, types.none(*arg_types))
+    return kernel.overloads[tuple(arg_types)].entry_point
+
+
+def binding(kernels: Any) -> Binding:
+    """The :class:`Binding` of ``kernels`` (a :class:`~olboost.weak.base.CompiledKernels`):
+    compiled (or loaded from Numba's cache) once per process for their state's type."""
+    key = (kernels.predict, kernels.learn, layout_key(kernels.state))
+    found = _bindings.get(key)
+    if found is None:
+        state_type = numba.typeof(kernels.state)
+        functions = first_class(kernels.predict, kernels.learn, state_type)
+        function_types = tuple(types.FunctionType(f.signature()) for f in functions)
+        bundle = types.NamedTuple((*function_types, state_type), Bundle)
+        typed = StateHandle(bundle)
+        context = registry.cpu_target.target_context
+        size = context.get_abi_sizeof(context.data_model_manager[bundle].get_data_type())
+        found = _bindings[key] = Binding(
+            functions,
+            _entry_point(_pack, (*function_types, state_type, types.int64)),
+            _entry_point(_release, (typed,)),
+            size,
+            FirstClass(predict_via, types.int64(ROW, typed, MATRIX), PREDICT),
+            FirstClass(learn_via, types.int64(ROW, MATRIX, typed, DEMAND), LEARN),
+        )
+    return found
+
+
+def bind(kernels: Any) -> Any:
+    """``kernels`` (a :class:`~olboost.weak.base.CompiledKernels`) as the same committee behind a
+    :class:`Handle` (:meth:`Binding.bind`)."""
+    return binding(kernels).bind(kernels.state)
+
+
+def _release_buffer(release: Any, buffer: np.ndarray) -> None:
+    release(_Address(buffer.ctypes.data))

@@ -1,0 +1,118 @@
+"""Compiled committees behind opaque handles (``olboost.weak._handles``): what the compiled
+driver and a mix hold of a committee."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from collections import namedtuple
+
+import numba
+import numpy as np
+import pytest
+
+from olboost.weak import _handles as H_
+from olboost.weak.base import CompiledKernels
+
+Toy = namedtuple("Toy", ["values", "count"])
+
+
+@numba.njit
+def _toy_predict(x, state, H):
+    H[:, :] = state.values[0] + x[0]
+    return 0
+
+
+@numba.njit
+def _toy_learn(x, weights, state, demand):
+    state.values[0] += weights.sum()
+    state.count[0] += 1
+    if state.count[0] > 2:
+        raise ValueError("the toy committee refuses its third row")
+    return 0
+
+
+def _toy_state():
+    return Toy(np.zeros(1), np.zeros(1, dtype=np.int64))
+
+
+def test_the_trampolines_call_the_committees_kernels_on_its_state():
+    state = _toy_state()
+    bound = H_.bind(CompiledKernels(_toy_predict, _toy_learn, state))
+    assert numba.typeof(bound.state) == H_.OPAQUE
+    H = np.empty((2, 3))
+    weights = np.ones((2, 3))
+    demand = np.zeros(2, dtype=np.int64)
+    x = np.array([0.5])
+    learn, predict = _entry(bound.learn), _entry(bound.predict)
+    assert learn(x, weights, bound.state, demand) == 0
+    assert state.values[0] == 6.0 and state.count[0] == 1  # the state itself, not a copy
+    assert predict(x, bound.state, H) == 0
+    np.testing.assert_array_equal(H, 6.5)
+    learn(x, weights, bound.state, demand)
+    # an exception of the committee's kernel reaches the caller through the trampoline
+    with pytest.raises(ValueError, match="refuses its third row"):
+        learn(x, weights, bound.state, demand)
+
+
+def _refs(a):
+    """``a``'s reference count (measured on a line of its own: within a comparison, CPython
+    3.11 counted one more)."""
+    return sys.getrefcount(a)
+
+
+def _entry(function):
+    """The entry point of a bound trampoline (compiled once it is asked for its address)."""
+    function.__wrapper_address__()
+    return function.kernel.overloads[tuple(function._compiled_for.args)].entry_point
+
+
+def test_a_handle_holds_its_states_arrays_until_it_is_collected():
+    # the buffer holds references to the arrays (a committee's old arrays, replaced when it
+    # makes room, would otherwise be freed under a live handle), and drops them with the handle
+    # (else every make_room of a long stream would leak the arrays it replaced)
+    state = _toy_state()
+    kernels = CompiledKernels(_toy_predict, _toy_learn, state)
+    H_.bind(kernels)  # compiled: the counts below are of the handle alone
+    gc.collect()
+    before = _refs(state.values)
+    bound = H_.bind(kernels)
+    held = _refs(state.values)
+    del bound
+    gc.collect()
+    after = _refs(state.values)
+    assert (held, after) == (before + 1, before)
+    values = state.values
+    bound = H_.bind(CompiledKernels(_toy_predict, _toy_learn, Toy(values, state.count)))
+    del state, kernels
+    gc.collect()
+    _entry(bound.learn)(np.zeros(1), np.ones((1, 1)), bound.state, np.zeros(2, dtype=np.int64))
+    assert values[0] == 1.0
+
+
+def test_one_driver_and_one_mix_for_every_committee():
+    # the driver holds the committee behind the opaque handle, a mix holds its parts so: one
+    # loop per booster whatever the committee, one pair of mix kernels for every mix (each was
+    # compiled per committee type, the largest compiles of the suite)
+    from olboost import AdaOLMR, LinearCommittee, MixedCommittee, VFDTCommittee
+    from olboost.boosters import _driver
+    from olboost.checks import synthetic_multilabel
+    from olboost.weak import _mixed_kernels as MK
+
+    X, Y = synthetic_multilabel(n=30, d=5, k=4, seed=2)
+    committees = [
+        VFDTCommittee(),
+        LinearCommittee(),
+        MixedCommittee(),
+        MixedCommittee([LinearCommittee(update="II"), VFDTCommittee(capacity=1)]),
+        MixedCommittee([VFDTCommittee(), MixedCommittee([LinearCommittee(), VFDTCommittee()])]),
+    ]
+    AdaOLMR(MixedCommittee(), learners=6, seed=1, labels=4).score_then_learn(X, Y)
+
+    def compiled():
+        return [len(kernel.overloads) for kernel in (_driver.drive, MK.predict, MK.learn)]
+
+    before = compiled()
+    for committee in committees:
+        AdaOLMR(committee, learners=6, seed=1, labels=4).score_then_learn(X, Y)
+    assert compiled() == before
