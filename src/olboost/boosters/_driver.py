@@ -85,11 +85,10 @@ def _find_once(kernel: Any) -> None:
     hashes the signature's types in full, and those of a state are nested records of arrays:
     a 1,728-row Adaboost.OLM run on car, whose driver returns to Python 18 times for the trees'
     storage, spent about a millisecond per return in it (cProfile) when the committee's kernels
-    were handed over so too. The
-    cache, an attribute of this dispatcher only, finds a signature by the identities of its
-    types (Numba's types are unique objects, and the cache holds those it was asked for, so
-    that no other object can take their ids) and asks Numba for any other, as before: the
-    same compile results."""
+    were handed over so too. The cache, an attribute of this dispatcher only, finds a signature
+    by the identities of its types (Numba's types are unique objects, and the cache holds those
+    it was asked for, so that no other object can take their ids) and asks Numba for any other,
+    as before: the same compile results."""
     if "get_compile_result" in kernel.__dict__:
         return
     found: dict[tuple[int, ...], tuple[tuple, Any]] = {}
@@ -136,6 +135,8 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
     t_committee = numba.typeof(kernels.state)
     t_booster = numba.typeof(booster_state)
     t_H, t_w, t_demand = numba.typeof(H), numba.typeof(weights), numba.typeof(demand)
+    if (t_row, t_w, t_H, t_demand) != (H_.ROW, H_.MATRIX, H_.MATRIX, H_.DEMAND):
+        raise TypeError(f"the compiled driver takes float64 rows, got {t_x}")
     step = types.FunctionType(
         types.int64(t_H, t_target, types.int64, t_booster, t_w, t_score_row, types.boolean)
     )
@@ -150,8 +151,6 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
         learning.cancel()
         raise
     learning.join()
-    if (t_row, t_H, t_demand) != (H_.ROW, H_.MATRIX, H_.DEMAND) or t_w != H_.MATRIX:
-        raise TypeError(f"the compiled driver takes float64 rows, got {t_x}")
     sig = (
         t_x, t_targets, types.int64, types.int64, types.int64, t_scores, types.boolean,
         types.FunctionType(H_.PREDICT), types.FunctionType(H_.LEARN), H_.OPAQUE, step,

@@ -19,7 +19,14 @@ whatever it points to), so the driver is compiled once per booster, and a mix of
 
 The buffer holds references to the state's arrays (taken by :func:`_pack`, dropped by
 :func:`_release` when the handle is collected), so a handle stays valid for as long as it lives;
-like the record it describes, it is out of date once the committee makes room.
+like the record it describes, it is out of date once the committee makes room. The trampolines
+pass the state on borrowed, and call the committee's kernel through its Numba entry, so that an
+exception it raises propagates (:func:`_install_jit_addresses` tells Numba that entry).
+
+Hand-written because Numba has no type-erased value: a first-class function's signature names its
+arguments' types, and so does any record holding one. Measured on the test suite (fresh clone,
+three workers on two cores, ``benchmarks/compile_events.py``): 285 s of compiling in the workers
+before, 168 s after; the driver 28 compilations (56 s) before, 11 (3 s) after.
 """
 
 from __future__ import annotations
@@ -228,6 +235,7 @@ def learn_via(x: np.ndarray, weights: np.ndarray, handle: Any, demand: np.ndarra
     return _call_learn(handle, x, weights, demand)
 
 
+#: Numba types of the arguments every compiled committee kernel takes.
 ROW = types.Array(types.float64, 1, "C")
 MATRIX = types.Array(types.float64, 2, "C")
 DEMAND = types.Array(types.int64, 1, "C")
