@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections import namedtuple
 
 import numba
 import numpy as np
@@ -14,26 +13,28 @@ import pytest
 from olboost.weak import _handles as H_
 from olboost.weak.base import CompiledKernels
 
-Toy = namedtuple("Toy", ["values", "count"])
-
 
 @numba.njit
 def _toy_predict(x, state, H):
-    H[:, :] = state.values[0] + x[0]
+    H[:, :] = state[0][0] + x[0]
     return 0
 
 
 @numba.njit
 def _toy_learn(x, weights, state, demand):
-    state.values[0] += weights.sum()
-    state.count[0] += 1
-    if state.count[0] > 2:
+    values, count = state
+    values[0] += weights.sum()
+    count[0] += 1
+    if count[0] > 2:
         raise ValueError("the toy committee refuses its third row")
     return 0
 
 
 def _toy_state():
-    return Toy(np.zeros(1), np.zeros(1, dtype=np.int64))
+    """A toy committee's state: its values and its count of learned rows. A plain tuple: the
+    handles' kernels are cached with olboost's (tests share one Numba cache), and a record type
+    of this module in their index would make it unreadable to a process without the tests."""
+    return (np.zeros(1), np.zeros(1, dtype=np.int64))
 
 
 def test_the_trampolines_call_the_committees_kernels_on_its_state():
@@ -46,7 +47,7 @@ def test_the_trampolines_call_the_committees_kernels_on_its_state():
     x = np.array([0.5])
     learn, predict = _entry(bound.learn), _entry(bound.predict)
     assert learn(x, weights, bound.state, demand) == 0
-    assert state.values[0] == 6.0 and state.count[0] == 1  # the state itself, not a copy
+    assert state[0][0] == 6.0 and state[1][0] == 1  # the state itself, not a copy
     assert predict(x, bound.state, H) == 0
     np.testing.assert_array_equal(H, 6.5)
     learn(x, weights, bound.state, demand)
@@ -75,15 +76,15 @@ def test_a_handle_holds_its_states_arrays_until_it_is_collected():
     kernels = CompiledKernels(_toy_predict, _toy_learn, state)
     H_.bind(kernels)  # compiled: the counts below are of the handle alone
     gc.collect()
-    before = _refs(state.values)
+    before = _refs(state[0])
     bound = H_.bind(kernels)
-    held = _refs(state.values)
+    held = _refs(state[0])
     del bound
     gc.collect()
-    after = _refs(state.values)
+    after = _refs(state[0])
     assert (held, after) == (before + 1, before)
-    values = state.values
-    bound = H_.bind(CompiledKernels(_toy_predict, _toy_learn, Toy(values, state.count)))
+    values = state[0]
+    bound = H_.bind(CompiledKernels(_toy_predict, _toy_learn, (values, state[1])))
     del state, kernels
     gc.collect()
     _entry(bound.learn)(np.zeros(1), np.ones((1, 1)), bound.state, np.zeros(2, dtype=np.int64))
