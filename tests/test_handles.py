@@ -117,3 +117,22 @@ def test_one_driver_and_one_mix_for_every_committee():
     for committee in committees:
         AdaOLMR(committee, learners=6, seed=1, labels=4).score_then_learn(X, Y)
     assert compiled() == before
+
+
+def test_a_state_record_of_a_users_module_stays_out_of_the_shared_cache():
+    # Numba keeps one cache index per function: an entry naming this module's class would make
+    # the handles' indexes unreadable to a process that cannot import it (which replaces them,
+    # olboost's entries with them, and warns); such a state is compiled for without the cache
+    from collections import namedtuple
+
+    Toy = namedtuple("Toy", ["values", "count"])
+    state = Toy(*_toy_state())
+    bound = H_.bind(CompiledKernels(_toy_predict, _toy_learn, state))
+    _entry(bound.learn)(np.zeros(1), np.ones((1, 2)), bound.state, np.zeros(2, dtype=np.int64))
+    assert state.values[0] == 2.0
+    cached = (H_._pack, H_._release, H_.predict_via, H_.learn_via)
+    assert not [sig for kernel in cached for sig in kernel.overloads if "Toy" in str(sig)], (
+        "a record type of the tests' module reached a cached kernel"
+    )
+    assert H_._cacheable(numba.typeof(_toy_state()))
+    assert not H_._cacheable(numba.typeof(state))

@@ -360,15 +360,48 @@ def binding(kernels: Any) -> Binding:
         typed = StateHandle(bundle)
         context = registry.cpu_target.target_context
         size = context.get_abi_sizeof(context.data_model_manager[bundle].get_data_type())
+        pack, release, predict, learn = _KERNELS if _cacheable(state_type) else _uncached()
         found = _bindings[key] = Binding(
             functions,
-            _entry_point(_pack, (*function_types, state_type, types.int64)),
-            _entry_point(_release, (typed,)),
+            _entry_point(pack, (*function_types, state_type, types.int64)),
+            _entry_point(release, (typed,)),
             size,
-            FirstClass(predict_via, types.int64(ROW, typed, MATRIX), PREDICT),
-            FirstClass(learn_via, types.int64(ROW, MATRIX, typed, DEMAND), LEARN),
+            FirstClass(predict, types.int64(ROW, typed, MATRIX), PREDICT),
+            FirstClass(learn, types.int64(ROW, MATRIX, typed, DEMAND), LEARN),
         )
     return found
+
+
+_KERNELS = (_pack, _release, predict_via, learn_via)
+_UNCACHED: list[tuple] = []
+
+
+def _uncached() -> tuple:
+    """:data:`_KERNELS` compiled without Numba's disk cache (made once per process)."""
+    if not _UNCACHED:
+        _UNCACHED.append(tuple(numba.njit(nogil=True)(k.py_func) for k in _KERNELS))
+    return _UNCACHED[0]
+
+
+#: Modules whose types any process can unpickle from a cache index.
+_PORTABLE = ("numba", "numpy", "olboost", "builtins", "collections")
+
+
+def _cacheable(numba_type: Any) -> bool:
+    """Whether ``numba_type`` names only classes of :data:`_PORTABLE` modules. A committee of a
+    user's, its state a record class of the user's module, is compiled for here without the disk
+    cache: Numba keeps one index per function, and an entry naming a class another process
+    cannot import makes that process find the whole index unreadable and replace it (olboost's
+    own entries with it)."""
+    classes = [type(numba_type), getattr(numba_type, "instance_class", None)]
+    for cls in classes:
+        if cls is not None and cls.__module__.split(".")[0] not in _PORTABLE:
+            return False
+    children = list(getattr(numba_type, "types", ()) or ())
+    if isinstance(numba_type, types.FunctionType):
+        signature = numba_type.signature
+        children += [*signature.args, signature.return_type]
+    return all(_cacheable(child) for child in children)
 
 
 def bind(kernels: Any) -> Any:
