@@ -136,3 +136,27 @@ def test_a_state_record_of_a_users_module_stays_out_of_the_shared_cache():
     )
     assert H_._cacheable(numba.typeof(_toy_state()))
     assert not H_._cacheable(numba.typeof(state))
+
+
+def test_a_mix_builds_its_pairs_again_only_when_a_part_changed():
+    # a one-example call built the pairs (and four handles) anew each time, a third of its time
+    from olboost import AdaOLMR, LinearCommittee, MixedCommittee, VFDTCommittee
+    from olboost.checks import synthetic_multilabel
+    from olboost.weak.mixed import _identity
+
+    X, Y = synthetic_multilabel(n=300, d=5, k=4, seed=4)
+    mix = MixedCommittee([VFDTCommittee(capacity=1, grace_period=(5.0, 10.0)), LinearCommittee()])
+    model = AdaOLMR(mix, learners=4, seed=1, labels=4)
+    model.learn_one(X[0], {0})
+    trees = model.committee_.parts_[0]
+    first = model.committee_.compiled()
+    assert model.committee_.compiled() is first
+    arrays = _identity(trees.compiled().state)
+    grown = None
+    for i in range(1, len(X)):
+        model.learn_one(X[i], set(np.flatnonzero(Y[i]).tolist()))
+        if _identity(trees.compiled().state) != arrays:
+            grown = i
+            break
+    assert grown is not None, "the trees never grew their storage"
+    assert model.committee_.compiled() is not first

@@ -21,7 +21,7 @@ The buffer holds references to the state's arrays (taken by :func:`_pack`, dropp
 :func:`_release` when the handle is collected), so a handle stays valid for as long as it lives;
 like the record it describes, it is out of date once the committee makes room. The trampolines
 pass the state on borrowed, and call the committee's kernel through its Numba entry, so that an
-exception it raises propagates (:func:`_install_jit_addresses` tells Numba that entry).
+exception it raises propagates (:func:`_install_addresses` tells Numba that entry).
 
 Hand-written because Numba has no type-erased value: a first-class function's signature names its
 arguments' types, and so does any record holding one. Measured on the test suite (fresh clone,
@@ -291,25 +291,34 @@ def first_class(predict: Any, learn: Any, state_type: Any) -> tuple[FirstClass, 
     )
 
 
-def _install_jit_addresses() -> None:
-    """Let Numba call a :class:`FirstClass` through its own code, as it calls a dispatcher
-    handed over as a first-class function: Numba asks ``_get_jit_address`` (found by name when
-    a first-class function is unboxed) for the address, which it knows only for dispatchers;
-    without it, the call goes through the C wrapper, which prints an exception and returns 0."""
-    original = function_type._get_jit_address
-    if getattr(original, "olboost", False):
-        return
+def _install_addresses() -> None:
+    """Let Numba take a :class:`FirstClass`'s addresses from it when it unboxes one (it finds
+    ``_get_wrapper_address`` and ``_get_jit_address`` by name in its module at every unboxing).
 
-    def _get_jit_address(func: Any, sig: Any) -> int:
-        if isinstance(func, FirstClass):
-            return func.__jit_address__()
-        return original(func, sig)
+    * ``_get_jit_address`` knows only dispatchers: without the kernel's own entry, a call goes
+      through the C wrapper, which prints an exception and returns 0;
+    * ``_get_wrapper_address`` first checks that the signature is precise, walking all its
+      types, those of a committee's state included: about two thirds of the time of putting a
+      state behind a handle, which a mix's one-example path does four times per call."""
+    getters = {
+        "_get_wrapper_address": lambda func: func.__wrapper_address__(),
+        "_get_jit_address": lambda func: func.__jit_address__(),
+    }
+    for name, get in getters.items():
+        original = getattr(function_type, name)
+        if getattr(original, "olboost", False):
+            continue
 
-    _get_jit_address.olboost = True  # type: ignore[attr-defined]
-    function_type._get_jit_address = _get_jit_address
+        def address(func: Any, sig: Any, get: Any = get, original: Any = original) -> int:
+            if isinstance(func, FirstClass):
+                return get(func)
+            return original(func, sig)
+
+        address.olboost = True  # type: ignore[attr-defined]
+        setattr(function_type, name, address)
 
 
-_install_jit_addresses()
+_install_addresses()
 
 
 class Binding(NamedTuple):
