@@ -66,9 +66,10 @@ def _entry(X, targets, scores, kernels, step_kernel, booster_state, H, weights, 
     compile_for_arguments`), so that each is compiled once for both the driver and the
     one-example path; on a cold start the committee's learn in another process
     (:func:`olboost._numba_cache.compile_elsewhere`). Found again by the arguments'
-    :func:`olboost._numba_cache.layout_key` and the kernels."""
-    values = (X, targets, scores, kernels.state, booster_state, H, weights, demand)
-    key = (kernels.predict, kernels.learn, step_kernel, *[layout_key(v) for v in values])
+    :func:`olboost._numba_cache.layout_key`, the step and the committee's binding (its kernels
+    and the layout of its state)."""
+    values = (X, targets, scores, booster_state, H, weights, demand)
+    key = (H_.binding(kernels), step_kernel, *[layout_key(v) for v in values])
     entry = _by_layout.get(key)
     if entry is None:
         entry = _by_layout[key] = _typed_entry(
