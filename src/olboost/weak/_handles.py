@@ -252,8 +252,8 @@ class FirstClass(types.WrapperAddressProtocol):
 
     ``compiled_for`` is the kernel's signature; ``declared`` the one the holder sees, when it is
     another of the same machine signature (a trampoline of a typed handle declared with the
-    opaque one). Called through its own code (:func:`_get_jit_address`), an exception the kernel
-    raises reaches the caller."""
+    opaque one). Called through its own code (:func:`_install_addresses`), an exception the
+    kernel raises reaches the caller."""
 
     def __init__(self, kernel: Any, compiled_for: Any, declared: Any = None):
         self.kernel = kernel

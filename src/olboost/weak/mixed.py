@@ -17,7 +17,7 @@ import numpy as np
 from olboost._random import seed_int
 from olboost.base import InstanceOf, OneOf
 from olboost.weak import _mixed_kernels as K
-from olboost.weak._handles import binding
+from olboost.weak._handles import bind
 from olboost.weak.base import (
     Committee,
     CompiledKernels,
@@ -353,16 +353,10 @@ class MixedCommittee(Committee):
         if built is not None and built[0] == key:
             return built[1]
         k = self.n_labels_
-        # the members' bindings, found once per process (the states' types never change) and
-        # not pickled
-        bindings = self.__dict__.setdefault("_bindings", {})
         inner = kernels[-1]
         for level in range(len(kernels) - 2, -1, -1):
             rows_a, rows_b = self.pair_rows_[level]
-            a, b = (
-                _bound(bindings, (level, side), part)
-                for side, part in enumerate((kernels[level], inner))
-            )
+            a, b = bind(kernels[level]), bind(inner)
             state = K.Pair(
                 a.predict, a.learn, a.state, b.predict, b.learn, b.state, rows_a, rows_b,
                 np.empty((rows_a.size, k)), np.empty((rows_b.size, k)),
@@ -396,7 +390,6 @@ class MixedCommittee(Committee):
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_entries", None)
-        state.pop("_bindings", None)
         state.pop("_built", None)
         return state
 
@@ -487,17 +480,6 @@ def _most_threads(committee: Committee) -> int:
     if parts is not None:
         return max(_most_threads(part) for part in parts)
     return getattr(committee, "n_threads", 1)
-
-
-def _bound(bindings: dict, where: tuple, kernels: CompiledKernels) -> CompiledKernels:
-    """``kernels`` behind a handle, with the binding ``bindings`` keeps for their place
-    ``where`` in the mix (keyed by the kernels too: a tree member's learn depends on its
-    n_threads)."""
-    key = (*where, kernels.predict, kernels.learn)
-    found = bindings.get(key)
-    if found is None:
-        found = bindings[key] = binding(kernels)
-    return found.bind(kernels.state)
 
 
 def _identity(value: Any) -> Any:
