@@ -522,6 +522,40 @@ def test_a_ctrl_c_while_the_local_cluster_starts_stops_the_cluster(tmp_path, mon
     assert len(made) == 1 and made[0].status.name == "closed"
 
 
+def test_a_ctrl_c_while_a_finished_tasks_result_is_fetched_comes_after_its_record(
+    tmp_path, monkeypatch
+):
+    # the Ctrl-C of a terminal landed inside Dask's wait for a finished task's result: Dask's
+    # cancel callback then failed on a name it had not set (a traceback after "olboost:
+    # interrupted", distributed 2026.8), and the finished task's record was never written
+    pytest.importorskip("dask.distributed")
+    import distributed
+
+    real = distributed.Future.result
+    fetched = []
+
+    def interrupted(self, *args, **kwargs):
+        if str(self.key).startswith("olboost-sweep-") and not fetched:
+            signal.raise_signal(signal.SIGINT)  # as a Ctrl-C lands while the result is fetched
+            fetched.append(self.key)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Future, "result", interrupted)
+    tasks = sw.load_spec(_spec(tmp_path, SPEC))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist ignores it
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sw.run_sweep(tasks, tmp_path / "out", workers=1, log=None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    (key,) = fetched
+    (task,) = [t for t in tasks if f"olboost-sweep-{t.id}" == key]
+    written = json.loads((tmp_path / "out" / task.filename).read_text())
+    assert written["sweep_task"]["id"] == task.id
+    # and only it: the interrupt stopped the sweep there
+    assert [p.name for p in (tmp_path / "out").glob("*.json")] == [task.filename]
+
+
 def test_the_summary_aligns_columns_after_names_in_wide_characters():
     # len() counted a Chinese character as one column: a terminal draws it in two, and every
     # column after a data set named so was pushed right

@@ -324,26 +324,31 @@ def run_sweep(
             for future in as_completed(futures):
                 i = futures[future]
                 task = tasks[i]
-                try:
-                    record = future.result()
-                except Exception as err:  # a task's own error, or a worker lost too often
-                    outcome.failures[task.id] = f"{type(err).__name__}: {err}"
-                    say(f"task {task.filename} failed: {type(err).__name__}: {err}")
-                else:
-                    record["sweep_task"] = {
-                        "id": task.id,
-                        **task.identity,
-                        "argv": ["olboost", "run", *task.argv],
-                        "files_sha256": _files_digest(task),
-                        "source_sha256": source_digest(),
-                    }
-                    # the digest of the record as a rerun reads it (NaN as null)
-                    as_read = json.loads(record_json(record))
-                    record["sweep_task"]["record_sha256"] = _record_digest(as_read)
-                    _write_json_atomic(out_dir / task.filename, record)
-                    records[i] = record
-                    outcome.ran += 1
-                future.release()
+                # a Ctrl-C inside Dask's wait for a result (even a finished one) left Dask's
+                # cancel callback failing on a name it had not set yet (distributed 2026.8:
+                # a traceback after "olboost: interrupted"); held, it comes once the task's
+                # record is written, so a finished task is never lost to it
+                with held_interrupt():
+                    try:
+                        record = future.result()
+                    except Exception as err:  # a task's own error, or a worker lost too often
+                        outcome.failures[task.id] = f"{type(err).__name__}: {err}"
+                        say(f"task {task.filename} failed: {type(err).__name__}: {err}")
+                    else:
+                        record["sweep_task"] = {
+                            "id": task.id,
+                            **task.identity,
+                            "argv": ["olboost", "run", *task.argv],
+                            "files_sha256": _files_digest(task),
+                            "source_sha256": source_digest(),
+                        }
+                        # the digest of the record as a rerun reads it (NaN as null)
+                        as_read = json.loads(record_json(record))
+                        record["sweep_task"]["record_sha256"] = _record_digest(as_read)
+                        _write_json_atomic(out_dir / task.filename, record)
+                        records[i] = record
+                        outcome.ran += 1
+                    future.release()
                 if bar is not None:
                     bar.update(1)
         except BaseException:
