@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 BROWSER_STAMP := $(VENV)/.browser-stamp
 
-.PHONY: setup run test accuracy accuracy-record bench browser chromium e2e lint clean clean-cache
+.PHONY: setup run test mindeps accuracy accuracy-record bench browser chromium e2e lint clean clean-cache
 
 # pip byte-compiles what it installs one file at a time (42 of its 72 seconds here): install
 # without, then byte-compile the environment and the sources on every core. The .pyc files
@@ -45,6 +45,21 @@ test:
 	@$(MAKE) --no-print-directory -j2 chromium $(BROWSER_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=30
+
+# The whole suite on the oldest release of every dependency pyproject.toml allows
+# (.ci/lower-bounds.txt, which tests/test_dependencies.py holds to pyproject's bounds), in an
+# environment of its own with a Numba cache of its own. River is not there (the oldest release
+# it allows needs a newer NumPy than olboost's floor): River's tests skip, saying so; make test
+# runs them. Not part of make test: a second environment and every kernel compiled again.
+MIN_VENV := .venv-min
+mindeps:
+	rm -rf $(MIN_VENV)
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -r .ci/lower-bounds.txt
+	$(MIN_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	NUMBA_CACHE_DIR=$(CURDIR)/.numba_cache_min $(MIN_VENV)/bin/python -m pytest -q \
+		-n $(TEST_WORKERS) --dist worksteal -p no:cacheprovider
 
 # The paper-protocol accuracy tests with every seed run (make test reruns one seed of each
 # against tests/data/protocol_record.json; see tests/protocol.py): 13 CPU-minutes on a warm
@@ -98,7 +113,7 @@ lint: setup
 # The test workers share the cache in .numba_cache/ (see conftest.py).
 clean-cache:
 	find src -name '*.nbi' -delete -o -name '*.nbc' -delete
-	rm -rf .numba_cache
+	rm -rf .numba_cache .numba_cache_min
 
 clean: clean-cache
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

@@ -157,11 +157,27 @@ def _longest_first(items: list, workers: int) -> list:
     return out + rest
 
 
+#: Modules whose doctests need an optional dependency, and its extra. ``make test`` installs every
+#: extra; an environment without one (``make mindeps``: River's oldest release needs a newer
+#: NumPy than olboost's oldest) skips their doctests and says why, as the tests skip theirs.
+DOCTESTS_NEEDING = {"weak/river.py": ("river", "river")}
+
+
 def pytest_collection_modifyitems(config, items):
+    import importlib.util
+
     import pytest
 
+    missing = {
+        path: pytest.mark.skip(reason=f"{module} is optional: pip install olboost[{extra}]")
+        for path, (module, extra) in DOCTESTS_NEEDING.items()
+        if importlib.util.find_spec(module) is None
+    }
     for item in items:
         if getattr(item, "originalname", item.name) in SLOW_TESTS.get(item.path.name, ()):
             item.add_marker(pytest.mark.slow)
+        for path, skip in missing.items():
+            if item.path.as_posix().endswith("/olboost/" + path):
+                item.add_marker(skip)
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     items[:] = _longest_first(items, workers)

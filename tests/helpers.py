@@ -8,8 +8,22 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pytest
 
 from olboost.weak.base import Committee
+
+#: Skips a test of an estimator built on River (RiverCommittee) where River is not installed
+#: (``make mindeps``); ``make test`` installs it.
+needs_river = pytest.mark.skipif(
+    importlib.util.find_spec("river") is None,
+    reason="River is optional: pip install olboost[river]",
+)
+
+
+def marks_for(cls: type) -> list:
+    """The marks of a test of estimator class ``cls``: skipped where its optional dependency is
+    not installed."""
+    return [needs_river] if cls.__name__ == "RiverCommittee" else []
 
 
 class RecordingCommittee(Committee):

@@ -187,6 +187,24 @@ def test_another_olboost_version_of_the_same_format_loads_with_a_warning(tmp_pat
             olboost.load(path)
 
 
+def test_a_model_that_does_not_rebuild_names_the_numpy_versions_when_they_differ(
+    tmp_path, emotions
+):
+    # NumPy 1 cannot read NumPy 2's pickles: a bare "No module named 'numpy._core'" said
+    # nothing of where the file came from
+    path = tmp_path / "m.olb"
+    olboost.save(_trained(emotions), path)
+    header, payload = _parts(path.read_bytes())
+    broken = payload.replace(b"AdaOLMR", b"AdaOLMQ")
+    _rewrite(path, {**header, "numpy": "0.9.9"}, broken)
+    with pytest.raises(ValueError, match=rf"NumPy 0\.9\.9 read by NumPy {np.__version__}\): "):
+        olboost.load(path)
+    _rewrite(path, header, broken)  # the same NumPy: not said
+    with pytest.raises(ValueError) as info:
+        olboost.load(path)
+    assert "cannot rebuild" in str(info.value) and "NumPy" not in str(info.value)
+
+
 def test_a_corrupt_file_is_a_value_error_saying_so(tmp_path, emotions):
     path = tmp_path / "m.olb"
     olboost.save(_trained(emotions), path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import marks_for
 from olboost import AdaOLMR, LabelRanker, TopkAdaptive, VFDTCommittee
 from olboost._random import STREAMS, seed_key
 from olboost.checks import all_estimators, yield_checks
@@ -17,7 +18,9 @@ def _cases():
         for i, params in enumerate(cls._unit_test_params()):
             model = cls(**params)
             for check in yield_checks(model):
-                yield pytest.param(model, check, id=f"{cls.__name__}[{i}]-{check.__name__}")
+                yield pytest.param(
+                    model, check, id=f"{cls.__name__}[{i}]-{check.__name__}", marks=marks_for(cls)
+                )
 
 
 @pytest.mark.parametrize(("model", "check"), list(_cases()))

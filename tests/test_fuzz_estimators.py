@@ -73,6 +73,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from fuzzing import EXAMPLES, FUZZ
+from helpers import marks_for
 from olboost import AdaBoostOLM, AdaOLMR, LabelRanker, VFDTCommittee
 from olboost.boosters.topk import TopkBooster
 from olboost.checks import _stream, _with_labels, all_estimators, synthetic_multilabel
@@ -1041,7 +1042,8 @@ EXTRA_COMMITTEE_PARAMS = {
 }
 
 
-@pytest.mark.parametrize("cls", COMMITTEES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [pytest.param(c, marks=marks_for(c)) for c in COMMITTEES],
+                         ids=lambda c: c.__name__)  # fmt: skip
 def test_fuzz_committee(cls):
     configs = [*cls._unit_test_params(), *EXTRA_COMMITTEE_PARAMS.get(cls.__name__, [])]
     boxes = []

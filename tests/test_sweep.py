@@ -556,6 +556,40 @@ def test_a_ctrl_c_while_a_finished_tasks_result_is_fetched_comes_after_its_recor
     assert [p.name for p in (tmp_path / "out").glob("*.json")] == [task.filename]
 
 
+def test_a_local_clusters_workers_say_nothing_of_a_heartbeat_to_a_scheduler_gone():
+    # a worker's heartbeat in flight when a Ctrl-C stopped the cluster logged a 30-line
+    # traceback after "olboost: interrupted" (seen with distributed 2024.1 on a loaded machine)
+    pytest.importorskip("dask.distributed")
+    import inspect
+    import logging
+
+    import distributed.worker
+
+    from olboost.sweep import _worker_setup as setup
+
+    # the words the filter knows are the ones this Dask logs
+    assert setup.HEARTBEAT_FAILED in inspect.getsource(distributed.worker.Worker.heartbeat)
+    logger = logging.getLogger("distributed.worker")
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    try:
+        setup.quiet_heartbeats()
+        setup.quiet_heartbeats()
+        assert sum(isinstance(f, setup._SchedulerGone) for f in logger.filters) == 1
+        try:
+            raise OSError("Stream is closed")
+        except OSError:
+            logger.exception(setup.HEARTBEAT_FAILED + ".")
+        logger.error("Scheduler was unaware of this worker")  # the others still pass
+    finally:
+        logger.removeHandler(handler)
+        for f in [f for f in logger.filters if isinstance(f, setup._SchedulerGone)]:
+            logger.removeFilter(f)
+    assert [r.getMessage() for r in records] == ["Scheduler was unaware of this worker"]
+
+
 def test_the_summary_aligns_columns_after_names_in_wide_characters():
     # len() counted a Chinese character as one column: a terminal draws it in two, and every
     # column after a data set named so was pushed right

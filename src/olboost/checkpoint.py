@@ -271,9 +271,13 @@ def _decode(
     try:
         obj = loads(payload)
     except Exception as err:  # a pickle of classes this olboost does not have, or lacks
+        # NumPy 1 cannot read NumPy 2's pickles (No module named 'numpy._core'): say which
+        numpy = header.get("numpy")
+        numpy = f", NumPy {numpy} read by NumPy {np.__version__}" if numpy != np.__version__ else ""
         raise ValueError(
             f"{where}: cannot rebuild the saved {header.get('class', 'object')} (written by "
-            f"olboost {writer}, read by olboost {__version__}): {type(err).__name__}: {err}"
+            f"olboost {writer}, read by olboost {__version__}{numpy}): "
+            f"{type(err).__name__}: {err}"
         ) from None
     if header["kind"] == "run" and not (isinstance(obj, dict) and "model" in obj):
         raise ValueError(f"{where}: not a run checkpoint (its content holds no model)")
