@@ -496,6 +496,19 @@ def test_a_rerun_finds_a_record_written_under_a_data_sets_whole_long_name(tmp_pa
     assert (outcome.skipped, outcome.ran) == (1, 0) and outcome.records == [record]
 
 
+def _sweep_interrupted(tmp_path):
+    """SPEC's tasks, swept into ``tmp_path / "out"`` on one local worker until the Ctrl-C the
+    test raises in it (Python's default handler: pytest-xdist's workers ignore SIGINT)."""
+    tasks = sw.load_spec(_spec(tmp_path, SPEC))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sw.run_sweep(tasks, tmp_path / "out", workers=1, log=None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return tasks
+
+
 def test_a_ctrl_c_while_the_local_cluster_starts_stops_the_cluster(tmp_path, monkeypatch):
     # a Ctrl-C inside the cluster's start left it half made, outside the exit stack, never
     # closed (Dask's exit hook then failed on it): it now comes once the cluster is in the stack
@@ -512,13 +525,7 @@ def test_a_ctrl_c_while_the_local_cluster_starts_stops_the_cluster(tmp_path, mon
         return cluster
 
     monkeypatch.setattr(_client, "local_cluster", starting)
-    tasks = sw.load_spec(_spec(tmp_path, SPEC))
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist ignores it
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sw.run_sweep(tasks, tmp_path / "out", workers=1, log=None)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    _sweep_interrupted(tmp_path)
     assert len(made) == 1 and made[0].status.name == "closed"
 
 
@@ -541,13 +548,7 @@ def test_a_ctrl_c_while_a_finished_tasks_result_is_fetched_comes_after_its_recor
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(distributed.Future, "result", interrupted)
-    tasks = sw.load_spec(_spec(tmp_path, SPEC))
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist ignores it
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            sw.run_sweep(tasks, tmp_path / "out", workers=1, log=None)
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    tasks = _sweep_interrupted(tmp_path)
     (key,) = fetched
     (task,) = [t for t in tasks if f"olboost-sweep-{t.id}" == key]
     written = json.loads((tmp_path / "out" / task.filename).read_text())
