@@ -1436,9 +1436,12 @@ def test_run_on_enron_data_says_what_the_loader_left_out(tmp_path, capsys):
     archive = tmp_path / "u-y.mbox.tar.xz"
     archive.write_bytes(lzma.compress(tar_bytes.getvalue()))
     from olboost.datasets import load_enron_foldering
+    from olboost.datasets.enron import HEADER_FIELDS
 
-    stream = load_enron_foldering("u-y", tmp_path)
+    # the fields olboost run reads by default: of them these mails have Subject (and Date)
+    stream = load_enron_foldering("u-y", tmp_path, fields=HEADER_FIELDS)
     assert stream.skipped and stream.dropped_folders == {"c": 1} and stream.notes
+    assert stream.notes[-1].startswith("no message has the header fields from, to, cc, bcc,")
     out = tmp_path / "r.json"
     argv = ["run", "--algorithm", "label-ranker", "--dataset", str(archive), "--no-progress"]
     assert main([*argv, "--output", str(out)]) == 0
@@ -1447,6 +1450,7 @@ def test_run_on_enron_data_says_what_the_loader_left_out(tmp_path, capsys):
     assert f"u-y: {len(stream.skipped)} malformed messages skipped" in printed
     assert "u-y: the first message skipped: message 4 of u-y/b.mbox" in printed
     assert "u-y: 1 folder(s) with too few messages left out (1 messages" in printed
+    assert f"u-y: {stream.notes[-1]}" in printed
     record = json.loads(out.read_text())
     assert record["data_notes"] == stream.notes
     assert record["dropped_folders"] == {"c": 1}

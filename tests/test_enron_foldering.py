@@ -316,6 +316,19 @@ def test_raw_8bit_header_words_do_not_depend_on_the_body_kind():
         assert words[0] == words[1] == words[2] == ["café", "olé", "body"], (encoding, words)
 
 
+def test_a_field_no_message_has_is_noted(tmp_path):
+    # fields=["Subjcet"] (misspelt) added no word to any bag, and nothing said so
+    raws = [mail(f"{d} Jan 2001 10:00 +0000", "Lunch", "see you") for d in (1, 2, 3)]
+    write_foldering_archive(tmp_path / "ann-x.mbox.tar.xz", "ann-x", {"f": raws})
+    stream = load_enron_foldering("ann-x", tmp_path, fields=["Subjcet", "Subject"])
+    assert stream.notes == ["no message has the header field subjcet (fields=): it adds no words"]
+    assert "lunch" in stream.vocabulary
+    both = load_enron_foldering("ann-x", tmp_path, fields=["X-A", "X-B"])
+    assert both.notes == ["no message has the header fields x-a, x-b (fields=): they add no words"]
+    assert load_enron_foldering("ann-x", tmp_path, fields=["Subject"]).notes == []
+    assert load_enron_foldering("ann-x", tmp_path, fields=[]).notes == []
+
+
 def test_messages_without_a_body_are_read_wherever_they_are(tmp_path):
     notes = [
         f"Date: {d} Jan 2001 10:00 +0000\nSubject: note {w}\n"

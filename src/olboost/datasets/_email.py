@@ -179,10 +179,12 @@ def _unescape_from(body: bytes) -> bytes:
 
 
 class _Message(NamedTuple):
-    """What the loader keeps of a message: its date (UTC seconds, or None) and its words."""
+    """What the loader keeps of a message: its date (UTC seconds, or None), its words, and
+    which of the wanted header fields it has."""
 
     timestamp: int | None
     words: bytes
+    fields: tuple[str, ...]
 
 
 def _split_header(raw: bytes) -> tuple[bytes, bytes] | str:
@@ -329,8 +331,11 @@ def _text_email(raw: bytes) -> list[str]:
     return texts
 
 
-def _message_text(raw: bytes, wanted: Sequence[str]) -> tuple[str, int | None] | str:
-    """``(text, timestamp)`` of a raw message, or the reason to skip it."""
+def _message_text(
+    raw: bytes, wanted: Sequence[str]
+) -> tuple[str, int | None, tuple[str, ...]] | str:
+    """``(text, timestamp, found)`` of a raw message (``found``: the fields of ``wanted`` it
+    has), or the reason to skip it."""
     if not raw.strip():
         return "empty message"
     parsed = _split_header(raw)
@@ -341,13 +346,14 @@ def _message_text(raw: bytes, wanted: Sequence[str]) -> tuple[str, int | None] |
     timestamp = _parse_date(fields.get("date", [None])[0])
     # Only the wanted fields are read from the header block, and they never include LEAKING_FIELDS.
     heads = [_header_text(v) for f in wanted for v in fields.get(f, [])]
+    found = tuple(f for f in wanted if f in fields)
     text = _body_fast(fields, body)
     if text is None:
         try:
-            return "\n".join([*heads, *_text_email(raw)]), timestamp
+            return "\n".join([*heads, *_text_email(raw)]), timestamp, found
         except Exception as exc:  # a broken MIME structure must not stop the stream
             return f"unreadable MIME structure ({type(exc).__name__}: {exc})"
-    return "\n".join([*heads, text]), timestamp
+    return "\n".join([*heads, text]), timestamp, found
 
 
 def _check_fields(fields: Sequence[str]) -> tuple[str, ...]:
@@ -417,5 +423,5 @@ def _read_message(raw: bytes, wanted: Sequence[str]) -> _Message | str:
     result = _message_text(raw, wanted)
     if isinstance(result, str):
         return result
-    text, timestamp = result
-    return _Message(timestamp, _word_line(text))
+    text, timestamp, found = result
+    return _Message(timestamp, _word_line(text), found)

@@ -245,7 +245,8 @@ class FolderingStream:
     dropped_folders : dict of str to int
         Folders with fewer than ``min_folder_size`` readable messages, and their counts.
     notes : list of str
-        Anything else worth knowing (ignored archive members, undated messages).
+        Anything else worth knowing (ignored archive members, undated messages, wanted header
+        fields that no message has).
     path : str
         The archive read.
 
@@ -434,6 +435,7 @@ def load_enron_foldering(
     word_lines: list[bytes] = []
     folder_of: list[int] = []
     skipped: list[SkippedMessage] = []
+    having = dict.fromkeys(wanted, 0)  # messages with each wanted field
     for member, folder, data in members:
         code = len(folders)
         folders.append(folder)
@@ -445,6 +447,8 @@ def load_enron_foldering(
             if isinstance(message, str):
                 skipped.append(SkippedMessage(member, i, message))
                 continue
+            for name in message.fields:
+                having[name] += 1
             timestamps.append(_UNDATED if message.timestamp is None else message.timestamp)
             word_lines.append(message.words)
             folder_of.append(code)
@@ -476,6 +480,14 @@ def load_enron_foldering(
         notes.append(f"{n_undated} messages without a usable Date are at the end of the stream")
     if skipped:
         notes.append(f"{len(skipped)} malformed messages skipped (see skipped)")
+    # a misspelt field (fields=["Subjcet"]) added nothing to any bag of words, and said nothing
+    absent = [name for name, n in having.items() if n == 0]
+    if absent:
+        notes.append(
+            f"no message has the header field{'s' if len(absent) > 1 else ''} "
+            f"{', '.join(absent)} (fields=): {'they add' if len(absent) > 1 else 'it adds'} "
+            "no words"
+        )
     return FolderingStream(
         user=user,
         X=X,
