@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 #: What a worker of a local cluster logs, with a traceback, when a heartbeat finds the scheduler
-#: gone (``distributed.worker``; the same words in every release from 2024.1 to 2026.8).
+#: gone (``distributed.worker``: the same words in 2024.1 and 2026.8; a test checks the one
+#: installed).
 HEARTBEAT_FAILED = "Failed to communicate with scheduler during heartbeat"
 
 
