@@ -557,38 +557,56 @@ def test_a_ctrl_c_while_a_finished_tasks_result_is_fetched_comes_after_its_recor
     assert [p.name for p in (tmp_path / "out").glob("*.json")] == [task.filename]
 
 
-def test_a_local_clusters_workers_say_nothing_of_a_heartbeat_to_a_scheduler_gone():
-    # a worker's heartbeat in flight when a Ctrl-C stopped the cluster logged a 30-line
-    # traceback after "olboost: interrupted" (seen with distributed 2024.1 on a loaded machine)
+def test_a_local_clusters_workers_say_nothing_of_the_cluster_stopping():
+    # a Ctrl-C stops the cluster: a worker's heartbeat in flight logged a 30-line traceback
+    # after "olboost: interrupted" (seen with distributed 2024.1 on a loaded machine), and each
+    # task still running a warning that it was cancelled
     pytest.importorskip("dask.distributed")
     import inspect
     import logging
 
     import distributed.worker
+    import distributed.worker_state_machine
 
     from olboost.sweep import _worker_setup as setup
 
-    # the words the filter knows are the ones this Dask logs
-    assert setup.HEARTBEAT_FAILED in inspect.getsource(distributed.worker.Worker.heartbeat)
-    logger = logging.getLogger("distributed.worker")
+    # the words the filters know are the ones this Dask logs
+    sources = {
+        "distributed.worker": inspect.getsource(distributed.worker.Worker.heartbeat),
+        "distributed.worker.state_machine": inspect.getsource(distributed.worker_state_machine),
+    }
+    assert "Failed to communicate with scheduler during heartbeat" in sources["distributed.worker"]
+    machine_source = sources["distributed.worker.state_machine"]
+    assert 'f"Async instruction for {task} ended with CancelledError"' in machine_source
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
-    logger.addHandler(handler)
+    loggers = [logging.getLogger(name) for name in setup.SHUTDOWN_RECORDS]
+    assert loggers[1].parent is loggers[0]  # the state machine's records reach the handler
+    loggers[0].addHandler(handler)
     try:
-        setup.quiet_heartbeats()
-        setup.quiet_heartbeats()
-        assert sum(isinstance(f, setup._SchedulerGone) for f in logger.filters) == 1
+        setup.quiet_shutdown()
+        setup.quiet_shutdown()
+        for logger in loggers:
+            assert sum(isinstance(f, setup._Shutdown) for f in logger.filters) == 1
+        worker, machine = loggers
         try:
             raise OSError("Stream is closed")
         except OSError:
-            logger.exception(setup.HEARTBEAT_FAILED + ".")
-        logger.error("Scheduler was unaware of this worker")  # the others still pass
+            worker.exception("Failed to communicate with scheduler during heartbeat.")
+        machine.warning("Async instruction for %s ended with CancelledError", "<Task cancelled>")
+        # the others still pass
+        worker.error("Scheduler was unaware of this worker")
+        machine.warning("Async instruction for <Task> ended with CancelledError, and more")
     finally:
-        logger.removeHandler(handler)
-        for f in [f for f in logger.filters if isinstance(f, setup._SchedulerGone)]:
-            logger.removeFilter(f)
-    assert [r.getMessage() for r in records] == ["Scheduler was unaware of this worker"]
+        loggers[0].removeHandler(handler)
+        for logger in loggers:
+            for f in [f for f in logger.filters if isinstance(f, setup._Shutdown)]:
+                logger.removeFilter(f)
+    assert [r.getMessage() for r in records] == [
+        "Scheduler was unaware of this worker",
+        "Async instruction for <Task> ended with CancelledError, and more",
+    ]
 
 
 def test_the_summary_aligns_columns_after_names_in_wide_characters():
