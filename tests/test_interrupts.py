@@ -331,6 +331,38 @@ def test_a_held_ctrl_c_under_the_default_action_ends_the_process(block):
     assert done.stdout.count("inside") == block.count("inside")
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_a_blocked_ctrl_c_waits_for_the_block_and_threads_started_inside_keep_it_blocked():
+    # the threads a sweep's local cluster starts, and the worker processes they spawn, must
+    # not see a Ctrl-C (each printed a traceback while importing olboost)
+    import threading
+
+    from olboost import _interrupt
+
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    inside: dict[str, object] = {}
+    try:
+        with _interrupt.blocked_interrupt():
+            signal.raise_signal(signal.SIGINT)  # pending: SIGINT is blocked
+            inside["seen"] = list(seen)
+
+            def report():
+                inside["thread"] = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+            thread = threading.Thread(target=report)
+            thread.start()
+            thread.join()
+        for _ in range(1000):  # Python runs the handler at its next check
+            if seen:
+                break
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert inside == {"seen": [], "thread": True}
+    assert seen == [signal.SIGINT]
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
 def test_the_row_by_row_loops_run_as_they_are_off_the_main_thread():
     # signal handlers are the main thread's: elsewhere the loops hold nothing, and run
     import threading

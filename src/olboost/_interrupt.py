@@ -42,6 +42,27 @@ def held_interrupt() -> Iterator[None]:
             _deliver(previous, None)
 
 
+@contextlib.contextmanager
+def blocked_interrupt() -> Iterator[None]:
+    """Block SIGINT in the calling thread inside the block: a Ctrl-C waits, pending, and comes
+    as the block ends (to whatever handler is then in place); the threads started inside, and
+    the processes they start, keep it blocked for good (a process's signal mask survives fork
+    and exec; Python never unblocks it).
+
+    For the worker processes of a sweep's local cluster, spawned by Dask's event-loop thread:
+    a Ctrl-C while they imported olboost raised ``KeyboardInterrupt`` in each (60 lines of
+    tracebacks, and "Nanny failed to start"). Where there are no signal masks (Windows) the
+    block runs as it is."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - Windows
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 class _Row:
     """The part of a loop's step in which a Ctrl-C waits (:func:`between_rows`)."""
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import numbers
 import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
-from olboost._interrupt import held_interrupt
+from olboost._interrupt import blocked_interrupt, held_interrupt
 from olboost.sweep._spec import Task
 from olboost.sweep._summary import _metric
 from olboost.sweep._workers import run_task, warm_worker
@@ -152,17 +154,47 @@ def _order(tasks: Sequence[Task], sizes: Mapping[tuple[Any, ...], tuple[int, int
     return sorted(range(len(tasks)), key=lambda i: -cost(i))
 
 
+class _QuietTeardown:
+    """An exit callback of a sweep's local cluster: after a Ctrl-C, Dask logs nothing (from
+    this process's scheduler and nannies: a warning per worker removed with results, a comm
+    closed while writing) until :meth:`restore`, once the cluster is closed; the sweep says
+    "olboost: interrupted" and the finished tasks' records are kept. Other exits log as ever."""
+
+    LOGGERS = ("distributed", "distributed.client", "tornado", "tornado.application")
+
+    def __init__(self) -> None:
+        self.levels: dict[str, int] | None = None
+
+    def __call__(self, exc_type: Any, exc: Any, traceback: Any) -> bool:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt) and not self.levels:
+            self.levels = {name: logging.getLogger(name).level for name in self.LOGGERS}
+            for name in self.LOGGERS:
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+        return False
+
+    def restore(self) -> None:
+        for name, level in (self.levels or {}).items():
+            logging.getLogger(name).setLevel(level)
+        self.levels = None
+
+
 def local_cluster(workers: int) -> Any:
     """A ``dask.distributed.LocalCluster`` of ``workers`` processes with one thread each (the
     kernels run on one thread), no dashboard, and each worker handed one task at a time
     (``worker-saturation`` 1.0), so that none holds a task back while another is idle. The
-    workers leave the terminal's process group (:mod:`olboost.sweep._worker_setup`): a Ctrl-C
-    is the sweep's to handle."""
+    workers start with SIGINT blocked and leave the terminal's process group
+    (:mod:`olboost.sweep._worker_setup`): a Ctrl-C is the sweep's to handle."""
     _require_dask()
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+    # SIGINT blocked: the threads Dask starts here, and the worker processes they spawn, keep
+    # it so (olboost._interrupt.blocked_interrupt). Multiprocessing's resource tracker, started
+    # by the first process or queue of a thread, unblocks SIGINT in that thread after starting
+    # its own process: started first, out here, it leaves the threads as they are.
+    if os.name == "posix":
+        resource_tracker.ensure_running()
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}), blocked_interrupt():
         return LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
             preload=["olboost.sweep._worker_setup"],
@@ -257,8 +289,11 @@ def run_sweep(
                 # cluster is in the exit stack, which then stops it. (The workers never see
                 # one: olboost.sweep._worker_setup.)
                 with held_interrupt():
+                    quiet = _QuietTeardown()
+                    stack.callback(quiet.restore)  # once the cluster is closed
                     cluster = stack.enter_context(local_cluster(n))
                     client = stack.enter_context(Client(cluster))
+                    stack.push(quiet)  # before the client and the cluster close
                 where = f"a local cluster of {n} worker process{'es' if n > 1 else ''}"
         else:
             where = f"the cluster of {client.scheduler.address}"
