@@ -287,7 +287,7 @@ def run_sweep(
                 # a Ctrl-C while the cluster starts left it half made, which Dask's exit hook
                 # then failed on (a traceback after "olboost: interrupted"): it comes once the
                 # cluster is in the exit stack, which then stops it. (The workers never see
-                # one: olboost.sweep._worker_setup.)
+                # one: local_cluster.)
                 with held_interrupt():
                     quiet = _QuietTeardown()
                     stack.callback(quiet.restore)  # once the cluster is closed
