@@ -46,8 +46,9 @@ def held_interrupt() -> Iterator[None]:
 def blocked_interrupt() -> Iterator[None]:
     """Block SIGINT in the calling thread inside the block: a Ctrl-C waits, pending, and comes
     as the block ends (to whatever handler is then in place); the threads started inside, and
-    the processes they start, keep it blocked for good (a process's signal mask survives fork
-    and exec; Python never unblocks it).
+    the processes they start, keep it blocked (a signal mask survives fork and exec, and Python
+    does not unblock it; multiprocessing's resource tracker does, in the thread that starts it:
+    see :func:`olboost.sweep.local_cluster`).
 
     For the worker processes of a sweep's local cluster, spawned by Dask's event-loop thread:
     a Ctrl-C while they imported olboost raised ``KeyboardInterrupt`` in each (60 lines of
