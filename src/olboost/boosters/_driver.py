@@ -133,7 +133,6 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
     t_target = t_targets.dtype if t_targets.ndim == 1 else types.Array(t_targets.dtype, 1, "C")
     t_scores = numba.typeof(scores)
     t_score_row = types.Array(t_scores.dtype, 1, "C")
-    t_committee = numba.typeof(kernels.state)
     t_booster = numba.typeof(booster_state)
     t_H, t_w, t_demand = numba.typeof(H), numba.typeof(weights), numba.typeof(demand)
     if (t_row, t_w, t_H, t_demand) != (H_.ROW, H_.MATRIX, H_.MATRIX, H_.DEMAND):
@@ -141,12 +140,15 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
     step = types.FunctionType(
         types.int64(t_H, t_target, types.int64, t_booster, t_w, t_score_row, types.boolean)
     )
+    # the committee's binding (found by _entry already): its first-class functions carry the
+    # kernels' signatures over the state's type, which it took once
+    binding = H_.binding(kernels)
+    predict, learn = (function.signature() for function in binding.functions)
     # On a cold start the committee's learn (the largest kernel) compiles in a second process
     # while this one compiles predict and the booster's step.
-    learn = types.int64(t_row, t_w, t_committee, t_demand)
     learning = compile_elsewhere(kernels.learn, learn)
     try:
-        compile_for_arguments(kernels.predict, types.int64(t_row, t_committee, t_H))
+        compile_for_arguments(kernels.predict, predict)
         compile_for_arguments(step_kernel, step.signature)
     except BaseException:
         learning.cancel()
@@ -161,9 +163,8 @@ def _typed_entry(X, targets, scores, kernels, step_kernel, booster_state, H, wei
     if entry is None:
         drive.compile(sig)
         entry = _compiled[sig] = drive.overloads[sig].entry_point
-    # the committee's binding and trampolines, compiled (or loaded) now, not in run's first
-    # call (which may hold a Ctrl-C)
-    binding = H_.binding(kernels)
+    # the binding's trampolines, compiled (or loaded) now, not in run's first call (which may
+    # hold a Ctrl-C)
     binding.predict.__wrapper_address__()
     binding.learn.__wrapper_address__()
     _find_once(step_kernel)
