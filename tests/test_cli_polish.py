@@ -625,6 +625,17 @@ def test_checkpoint_options_are_checked(capsys, tmp_path):
     assert main([*plain, "--checkpoint", str(twenty), "--checkpoint-every", "300"]) == 0
     assert main([*plain, "--features", "20", "--checkpoint", str(twenty), "--resume"]) == 0
     assert "resuming from" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("data", ["as found", "absent"])
+def test_enron_runs_refuse_wrong_options_wherever_the_data_are(capsys, monkeypatch, data):
+    if data == "absent":
+        # as in a clone without ../shared: the options are wrong wherever the data are (the
+        # data directory was searched first, and such a clone got "not found" instead)
+        def nowhere():
+            raise FileNotFoundError("the Enron foldering data ... were not found in /nowhere")
+
+        monkeypatch.setattr(olboost.datasets.enron, "_default_directory", nowhere)
     argv = ["run", "--algorithm", "label-ranker", "--dataset", "sanders-r", "--checkpoint", "x"]
     assert "--checkpoint: not for Enron foldering data" in _error(capsys, argv)
     # these were ignored, even naming files that do not exist
@@ -633,8 +644,13 @@ def test_checkpoint_options_are_checked(capsys, tmp_path):
         (["--resume"], "--resume: not for Enron foldering data"),
         (["--labels", "nothere.xml"], "--labels: for an ARFF data file; sanders-r is Enron"),
         (["--test", "nothere.arff"], "--test: for an ARFF data file; sanders-r is Enron"),
+        (["--scale", "minmax"], "--scale minmax: Enron foldering data are read as they are"),
+        (["--C", "-1"], "--C: LabelRanker.C must be in (0, inf), got -1.0"),
+        (["--fields", "X-Folder"], "fields ['x-folder'] give the folder away"),
     ]:
         assert said in _error(capsys, [*argv[:-2], *extra])
+    argv = ["reproduce", "label-ranking", "--fields", "X-Folder", "--no-cells"]
+    assert "fields ['x-folder'] give the folder away" in _error(capsys, argv)
 
 
 def test_a_checkpoint_knows_its_data_files_by_path_and_content(capsys, tmp_path, monkeypatch):

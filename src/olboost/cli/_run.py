@@ -549,6 +549,47 @@ def _check_distinct_files(args: argparse.Namespace) -> None:
     refuse_overwriting(outputs, reads)
 
 
+def _is_foldering(dataset: str) -> bool:
+    """Whether ``--dataset`` names Enron foldering data (label-ranker's online mistakes)."""
+    from olboost import ranking_experiments
+
+    return ranking_experiments.foldering_source(dataset) is not None
+
+
+def _check_enron_options(args: argparse.Namespace) -> None:
+    """The options of an Enron foldering run, which need no data: those it refuses (it does not
+    go through prepare_run, which refuses these for MULAN data), then the ranker's and the
+    fields (:func:`olboost.ranking_experiments.check_run_options`)."""
+    from olboost import ranking_experiments
+
+    if args.features is not None:
+        raise ValueError(
+            "--features: for the boosters' weak learners; label-ranker sees every feature"
+        )
+    if args.loops != 1:
+        raise ValueError(
+            f"--loops {args.loops}: Enron foldering data are one pass over each user's "
+            "chronological stream"
+        )
+    if args.curve:
+        raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
+    # (--checkpoint-every, --resume, --labels and --test were ignored, even naming
+    # files that do not exist)
+    for option in ("checkpoint", "save_model", "checkpoint_every", "resume"):
+        if getattr(args, option) not in (None, False):
+            raise ValueError(
+                f"--{option.replace('_', '-')}: not for Enron foldering data, whose "
+                "runs (one pass per user, seconds each) are not checkpointed"
+            )
+    for option in ("labels", "test"):
+        if getattr(args, option) is not None:
+            raise ValueError(
+                f"--{option}: for an ARFF data file; {args.dataset} is Enron foldering "
+                "data, one chronological stream per user"
+            )
+    ranking_experiments.check_run_options(args)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from olboost.checkpoint import remove_stale_temporaries
 
@@ -558,42 +599,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ValueError(
             "--curve: the curve is part of the JSON record; give --output PATH or --json"
         )
+    enron = args.algorithm == "label-ranker" and _is_foldering(args.dataset)
+    if enron:
+        # before anything looks for files: a wrong option is wrong wherever the data are (the
+        # data directory was searched first, and a clone without the shared data said
+        # "not found" instead)
+        _check_enron_options(args)
     for option in ("output", "save_model"):
         target = check_output(getattr(args, option), f"--{option.replace('_', '-')}")
         if target is not None:
             remove_stale_temporaries(target)
     _check_distinct_files(args)
-    if args.algorithm == "label-ranker":
+    if enron:
         from olboost import ranking_experiments
 
-        if ranking_experiments.foldering_source(args.dataset) is not None:
-            # the Enron runs do not go through prepare_run, which refuses these for MULAN data
-            if args.features is not None:
-                raise ValueError(
-                    "--features: for the boosters' weak learners; label-ranker sees every feature"
-                )
-            if args.loops != 1:
-                raise ValueError(
-                    f"--loops {args.loops}: Enron foldering data are one pass over each user's "
-                    "chronological stream"
-                )
-            if args.curve:
-                raise ValueError("--curve: not recorded on Enron foldering data (MULAN data only)")
-            # (--checkpoint-every, --resume, --labels and --test were ignored, even naming
-            # files that do not exist)
-            for option in ("checkpoint", "save_model", "checkpoint_every", "resume"):
-                if getattr(args, option) not in (None, False):
-                    raise ValueError(
-                        f"--{option.replace('_', '-')}: not for Enron foldering data, whose "
-                        "runs (one pass per user, seconds each) are not checkpointed"
-                    )
-            for option in ("labels", "test"):
-                if getattr(args, option) is not None:
-                    raise ValueError(
-                        f"--{option}: for an ARFF data file; {args.dataset} is Enron foldering "
-                        "data, one chronological stream per user"
-                    )
-            return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
+        return ranking_experiments.cmd_run(args)  # Enron foldering: online mistakes
     checkpoint = _run_checkpoint(args)
     try:
         return _run_with(args, checkpoint)

@@ -53,6 +53,7 @@ from olboost.ranking_experiments._commands import (  # noqa: F401
     add_parser,
     add_run_options,
     build_ranker,
+    check_run_options,
     cmd_reproduce,
     cmd_run,
     foldering_source,

@@ -65,9 +65,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """``olboost reproduce label-ranking``: Table 1."""
     from olboost.cli import cell_cache, check_output, show_progress
     from olboost.cli._shared import refuse_overwriting
+    from olboost.datasets._email import _check_fields
     from olboost.datasets.enron import archive_path
 
     check_output(args.output)
+    _check_fields(args.fields)  # before the data are looked for
     users = list(dict.fromkeys(args.users))
     directory = data_directory(args.path, users)
     refuse_overwriting(
@@ -216,14 +218,11 @@ def build_ranker(committee: Any, args: argparse.Namespace) -> Any:
     return make_ranker(args.complexity, args.update, C, margin, args.seed, scale=scale)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
-    """``olboost run --algorithm label-ranker`` on Enron foldering data: the percentage of
-    online mistakes over each user's chronological stream (one pass, test-then-train)."""
-    source = foldering_source(args.dataset)
-    assert source is not None
-    directory, users = source
-    if directory is None:
-        directory = data_directory(None, users, "--dataset")
+def check_run_options(args: argparse.Namespace) -> tuple[float, float]:
+    """The options of :func:`cmd_run` that need no data, checked before the data are looked
+    for (a wrong option is wrong wherever the data are): ``(C, margin)``."""
+    from olboost.datasets._email import _check_fields
+
     C, margin = ranker_options(args)
     if getattr(args, "scale", None) not in (None, "none"):
         raise ValueError(
@@ -231,7 +230,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             "words (the paper's setting; scaled, every row of a growing vocabulary would be "
             "dense)"
         )
-    make_ranker(args.complexity, args.update, C, margin, args.seed)  # bad options: fail now
+    make_ranker(args.complexity, args.update, C, margin, args.seed)
+    _check_fields(args.fields)
+    return C, margin
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``olboost run --algorithm label-ranker`` on Enron foldering data: the percentage of
+    online mistakes over each user's chronological stream (one pass, test-then-train)."""
+    source = foldering_source(args.dataset)
+    assert source is not None
+    directory, users = source
+    C, margin = check_run_options(args)
+    if directory is None:
+        directory = data_directory(None, users, "--dataset")
     from olboost.datasets import load_enron_foldering
 
     records = []
