@@ -36,6 +36,9 @@ from olboost.datasets.enron import (
 )
 
 ENRON = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "enron_foldering"
+
+#: These tests read the shared data where the library looks for it by default (conftest.py).
+pytestmark = pytest.mark.shared_data
 SMALLEST = "sanders-r"
 
 # user -> messages and folders in the archive before the min_folder_size=3 cut (PROVENANCE.md)

@@ -19,6 +19,9 @@ from olboost.rankers import LabelRanker, ranking_mistakes
 
 ENRON = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "enron_foldering"
 
+#: These tests read the shared data where the library looks for it by default (conftest.py).
+pytestmark = pytest.mark.shared_data
+
 needs_enron = pytest.mark.skipif(
     not (ENRON / "sanders-r.mbox.tar.xz").is_file()
     or not (ENRON / "williams-w3.mbox.tar.xz").is_file(),
