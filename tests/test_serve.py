@@ -536,6 +536,71 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
     assert not store.exists()  # no store, no token: the model's settings were checked first
 
 
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        (None, (), "--labels-file {path}: No such file or directory"),
+        (b"", (), "--labels-file {path}: no label in it (one label per line)"),
+        (b"a\n\nb\n", (), "--labels-file {path}, line 2: an empty label name"),
+        (b"a\nb\n \r\n", (), "--labels-file {path}, line 3: an empty label name"),
+        (b"a\nb\nc\xe9\n", (), "--labels-file {path}, line 3: not UTF-8 text"),
+        (b"a\nb\na\n", (), "labels: 'a' given more than once"),
+        (b"a\nb\n", ("--labels", "a,b"), "--labels and --labels-file: give one"),
+        (b"a\nb\n", ("--dataset", "emotions"), "--dataset and --labels-file: give one"),
+    ],
+)
+def test_a_bad_labels_file_is_one_line_before_anything_exists(
+    tmp_path, capsys, content, extra, message
+):
+    from olboost.cli import main
+
+    path = tmp_path / "labels.txt"
+    if content is not None:
+        path.write_bytes(content)
+    store = tmp_path / "store"
+    features = () if "--dataset" in extra else ("--n-features", "3")
+    argv = ["serve", "--store", str(store), "--labels-file", str(path), *features, *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("olboost: error: ") and message.format(path=path) in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not store.exists()
+
+
+def test_a_labels_file_needs_the_feature_width(tmp_path, capsys):
+    from olboost.cli import main
+
+    (tmp_path / "labels.txt").write_text("a\nb\n")
+    argv = [
+        "serve",
+        "--store",
+        str(tmp_path / "store"),
+        "--labels-file",
+        str(tmp_path / "labels.txt"),
+    ]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == "olboost: error: --labels-file needs --n-features"
+
+
+def test_a_service_takes_more_labels_from_a_file_than_a_command_line_holds(tmp_path):
+    # 20,000 tags: as --labels, one argument of 188,890 bytes, over Linux's 131,072 for one
+    # ("Argument list too long"); and names with commas, which --labels cannot give
+    labels = [f"tag{i}" for i in range(19_998)] + ["New York, NY", "café"]
+    path = tmp_path / "tags.txt"
+    path.write_text("".join(f"{label}\r\n" for label in labels), encoding="utf-8")
+    args = ("--labels-file", str(path), "--n-features", "4", "--learners", "2", "--k", "3")
+    with Server(tmp_path / "store", *args) as server:
+        known = set(labels)
+        for i in range(5):
+            shown = server.rank(features(4, i))
+            assert len(shown["labels"]) == 3 and set(shown["labels"]) <= known
+            assert server.feedback(shown["impression"], shown["labels"][:1])[0] == 200
+        status, health = server.request("GET", "/health")
+        assert status == 200
+    with Server(tmp_path / "store") as server:  # the store keeps them
+        assert set(server.rank(features(4, 9))["labels"]) <= known
+
+
 def _refused(argv: list[str], token: str | None = "a-token") -> str:
     """The one-line error of ``olboost serve ARGV`` exiting 2 (``OLBOOST_SERVE_TOKEN``:
     ``token``), in a child process with a timeout: a serve that took what it should refuse

@@ -46,6 +46,32 @@ _MODEL_OPTIONS = {
 }  # fmt: skip
 
 
+def _labels_from_file(path: str) -> list[str]:
+    """The labels of ``--labels-file``: one per line (``\n`` or ``\r\n``), without the
+    whitespace around it; an empty line, or a file of no label, is refused naming its line."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise ValueError(f"--labels-file {path}: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ValueError(f"--labels-file {path}, line {line}: not UTF-8 text") from None
+    lines = text.split("\n")
+    if lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
+    labels = [line.strip() for line in lines]
+    if not labels:
+        raise ValueError(f"--labels-file {path}: no label in it (one label per line)")
+    if "" in labels:
+        raise ValueError(
+            f"--labels-file {path}, line {labels.index('') + 1}: an empty label name (one "
+            "label per line)"
+        )
+    return labels
+
+
 def _config(args: argparse.Namespace) -> Any:
     """The service configuration of the options, or ``None`` to use the store's."""
     from olboost.serve.config import ServiceConfig
@@ -56,7 +82,10 @@ def _config(args: argparse.Namespace) -> Any:
     except NotADirectoryError as err:
         raise ValueError(f"--store {args.store}: {err.strerror}") from None
     given = [name for name in _MODEL_OPTIONS if getattr(args, name) is not None]
-    if args.dataset is None and args.labels is None:
+    if args.labels is not None and args.labels_file is not None:
+        raise ValueError("--labels and --labels-file: give one")
+    listed = "--labels" if args.labels_file is None else "--labels-file"
+    if args.dataset is None and args.labels is None and args.labels_file is None:
         if given and not Store.exists(Path(args.store)):
             # it said "an existing store keeps the settings ..." of a store that did not exist
             raise ValueError(
@@ -76,14 +105,17 @@ def _config(args: argparse.Namespace) -> Any:
             takers = ", ".join(_MODEL_OPTIONS[name])
             raise ValueError(f"--{name}: not an option of {algorithm} (only of {takers})")
     options = {name: getattr(args, name) for name in given if name != "algorithm"}
-    if args.dataset is not None and args.labels is not None:
-        raise ValueError("--dataset and --labels: give one (the schema of a data set, or labels)")
+    if args.dataset is not None and (args.labels, args.labels_file) != (None, None):
+        raise ValueError(f"--dataset and {listed}: give one (the schema of a data set, or labels)")
     if args.dataset is not None:
         data = _load_dataset(args)
         labels, n_features = list(data.label_names), data.X.shape[1]
         names = list(data.feature_names)
     else:
-        labels = [label.strip() for label in args.labels.split(",")]
+        if args.labels_file is not None:
+            labels = _labels_from_file(args.labels_file)
+        else:
+            labels = [label.strip() for label in args.labels.split(",")]
         if "" in labels:
             # "" was one label named "" ("at least 2 labels are needed, got 1")
             raise ValueError(
@@ -91,7 +123,7 @@ def _config(args: argparse.Namespace) -> Any:
                 "commas, e.g. --labels news,sport,weather"
             )
         if args.n_features is None:
-            raise ValueError("--labels needs --n-features")
+            raise ValueError(f"{listed} needs --n-features")
         n_features, names = args.n_features, None
     return ServiceConfig(
         algorithm=algorithm, labels=tuple(labels), n_features=n_features,
@@ -284,6 +316,12 @@ def add_parsers(sub: Any) -> None:
     )
     serve.add_argument("--dataset-labels", help="MULAN XML label file of an ARFF --dataset")
     serve.add_argument("--labels", help="comma-separated labels (instead of --dataset)")
+    serve.add_argument(
+        "--labels-file",
+        metavar="PATH",
+        help="labels, one per line of a UTF-8 text file (instead of --labels: for more labels "
+        "than a command line holds, about 16,000 short ones, or names with commas)",
+    )
     serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
     # The model's options default to None, so that one given where it means nothing (an
     # existing store's model, an option of another booster) is refused rather than ignored.
