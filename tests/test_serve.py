@@ -587,7 +587,8 @@ def test_a_service_takes_more_labels_from_a_file_than_a_command_line_holds(tmp_p
     # ("Argument list too long"); and names with commas, which --labels cannot give
     labels = [f"tag{i}" for i in range(19_998)] + ["New York, NY", "café"]
     path = tmp_path / "tags.txt"
-    path.write_text("".join(f"{label}\r\n" for label in labels), encoding="utf-8")
+    # with a BOM (as Windows' editors write UTF-8), which is no part of the first name
+    path.write_text("".join(f"{label}\r\n" for label in labels), encoding="utf-8-sig")
     args = ("--labels-file", str(path), "--n-features", "4", "--learners", "2", "--k", "3")
     with Server(tmp_path / "store", *args) as server:
         known = set(labels)
@@ -599,6 +600,8 @@ def test_a_service_takes_more_labels_from_a_file_than_a_command_line_holds(tmp_p
         assert status == 200
     with Server(tmp_path / "store") as server:  # the store keeps them
         assert set(server.rank(features(4, 9))["labels"]) <= known
+        scores = server.rank(features(4, 9), scores=True)["scores"]
+        assert list(scores)[:2] == ["tag0", "tag1"] and list(scores)[-1] == "café"
 
 
 def _refused(argv: list[str], token: str | None = "a-token") -> str:

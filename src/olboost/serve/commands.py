@@ -54,7 +54,7 @@ def _labels_from_file(path: str) -> list[str]:
     except OSError as err:
         raise ValueError(f"--labels-file {path}: {err.strerror or err}") from None
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a BOM would start the first label's name
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise ValueError(f"--labels-file {path}, line {line}: not UTF-8 text") from None
