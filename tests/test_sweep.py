@@ -190,6 +190,17 @@ def test_a_spec_that_is_not_utf8_is_named(tmp_path, capsys):
     assert err.startswith(f"olboost: error: {spec}: ") and len(err.strip().splitlines()) == 1
 
 
+def test_a_spec_that_starts_with_a_utf8_bom_is_read_as_without(tmp_path):
+    # as Windows' editors save UTF-8: it was "Invalid statement (at line 1, column 1)"
+    text = 'algorithms = ["ada-olmr"]\ndatasets = ["emotions"]\nseeds = 2\n'
+    plain, bom = tmp_path / "plain.toml", tmp_path / "bom.toml"
+    plain.write_text(text, encoding="utf-8")
+    bom.write_text(text, encoding="utf-8-sig")
+    assert bom.read_bytes().startswith(b"\xef\xbb\xbf")
+    tasks = sw.load_spec(bom)
+    assert len(tasks) == 2 and tasks == sw.load_spec(plain)
+
+
 def test_python_dash_m_olboost_sweep_is_the_sweep_command(tmp_path):
     import subprocess
     import sys
@@ -375,6 +386,34 @@ def test_one_data_file_spelled_two_ways_is_one_task(tmp_path, monkeypatch):
     }  # fmt: skip
     with pytest.raises(ValueError, match="named twice"):
         sw.tasks_from_spec(spec)
+
+
+def test_a_sweeps_cluster_takes_no_port_another_cluster_holds():
+    # Dask's default HTTP port, held as by another cluster or sweep: the scheduler took another
+    # one and warned ("Port 8787 is already in use"), a line on the sweep's output; two sweeps
+    # overlapping under xdist made test_ctrl_c_stops_a_sweep_in_one_line fail so
+    import socket
+    import warnings
+
+    pytest.importorskip("dask.distributed")
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))
+        held.listen()
+    except OSError:
+        pass  # held by another process already: the same case
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with sw.local_cluster(1) as cluster:
+                address, port = (
+                    cluster.scheduler.http_server.address,
+                    cluster.scheduler.http_server.port,
+                )
+    finally:
+        held.close()
+    assert not [w for w in caught if "already in use" in str(w.message)], caught
+    assert address == "127.0.0.1" and port != 8787
 
 
 @pytest.mark.parametrize("moment", ["workers-starting", "tasks-running"])

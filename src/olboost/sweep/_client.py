@@ -180,7 +180,8 @@ class _QuietTeardown:
 
 def local_cluster(workers: int) -> Any:
     """A ``dask.distributed.LocalCluster`` of ``workers`` processes with one thread each (the
-    kernels run on one thread), no dashboard, and each worker handed one task at a time
+    kernels run on one thread), no dashboard (the scheduler's HTTP server on a free loopback
+    port), and each worker handed one task at a time
     (``worker-saturation`` 1.0), so that none holds a task back while another is idle. The
     workers start with SIGINT blocked and leave the terminal's process group
     (:mod:`olboost.sweep._worker_setup`): a Ctrl-C is the sweep's to handle."""
@@ -198,6 +199,12 @@ def local_cluster(workers: int) -> Any:
         return LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
             preload=["olboost.sweep._worker_setup"],
+            # The scheduler serves HTTP (health, metrics) without a dashboard too, on port
+            # 8787 by default: with another Dask cluster or sweep running it took another port
+            # and warned ("Port 8787 is already in use"), a line on a sweep's output (and in a
+            # test that wanted one line only, a flake when two sweeps overlapped). Any free
+            # port of the loopback interface instead.
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         )  # fmt: skip
 
 

@@ -348,11 +348,13 @@ def _check(task: Task, where: str, data: dict[tuple[Any, ...], Any]) -> str:
 def load_spec(path: str | os.PathLike) -> list[Task]:
     """The tasks of the TOML spec at ``path`` (see the module docstring)."""
     path = Path(path)
-    with open(path, "rb") as f:
-        try:
-            spec = tomllib.load(f)
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path}: {err}") from None
+    data = path.read_bytes()
+    try:
+        # a UTF-8 BOM, as Windows' editors write, is read past: TOML forbids it, and tomllib
+        # said "Invalid statement (at line 1, column 1)" of a file that looks right
+        spec = tomllib.loads(data.decode("utf-8-sig"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: {err}") from None
     return tasks_from_spec(spec, str(path))
 
 
