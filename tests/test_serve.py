@@ -544,6 +544,7 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
         (b"a\n\nb\n", (), "--labels-file {path}, line 2: an empty label name"),
         (b"a\nb\n \r\n", (), "--labels-file {path}, line 3: an empty label name"),
         (b"a\nb\nc\xe9\n", (), "--labels-file {path}, line 3: not UTF-8 text"),
+        (b"\xff\xfea\x00\n", (), "--labels-file {path}: not UTF-16 text, as its start says"),
         (b"a\nb\na\n", (), "labels: 'a' given more than once"),
         (b"a\nb\n", ("--labels", "a,b"), "--labels and --labels-file: give one"),
         (b"a\nb\n", ("--dataset", "emotions"), "--dataset and --labels-file: give one"),
@@ -565,6 +566,18 @@ def test_a_bad_labels_file_is_one_line_before_anything_exists(
     assert err.startswith("olboost: error: ") and message.format(path=path) in err, err
     assert len(err.strip().splitlines()) == 1
     assert not store.exists()
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be"])
+def test_a_labels_file_is_read_in_the_encodings_windows_writes(tmp_path, encoding):
+    # PowerShell's "> tags.txt" writes UTF-16 with a byte-order mark, Notepad UTF-8 with one;
+    # the mark is no part of the first name (it was, for UTF-8: "tag0" clicked was unknown)
+    from olboost.serve.commands import _labels_from_file
+
+    path = tmp_path / "tags.txt"
+    text = "tag0\r\nNew York, NY\r\ncafé\r\n"
+    path.write_bytes((("\ufeff" if encoding == "utf-16-be" else "") + text).encode(encoding))
+    assert _labels_from_file(str(path)) == ["tag0", "New York, NY", "café"]
 
 
 def test_a_labels_file_needs_the_feature_width(tmp_path, capsys):

@@ -38,7 +38,6 @@ Content-Security-Policy admits its own inline script and style only, by their ha
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import errno
 import hmac
@@ -61,6 +60,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from olboost.serve.config import decode_text
 from olboost.serve.page import STATUS_PAGE
 from olboost.serve.requests import RequestError, _as_json
 from olboost.serve.service import Service
@@ -499,9 +499,7 @@ def read_token_file(token_file: str | os.PathLike[str]) -> str:
     UTF-8, with or without a byte-order mark, or UTF-16 with one: the forms Windows' editors
     and PowerShell write."""
     try:
-        raw = Path(token_file).read_bytes()
-        utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-        token = raw.decode("utf-16" if utf16 else "utf-8-sig").strip()
+        token = decode_text(Path(token_file).read_bytes()).strip()
     except OSError as err:
         raise ValueError(f"--token-file {token_file}: {err.strerror or err}") from None
     except UnicodeDecodeError:

@@ -48,14 +48,20 @@ _MODEL_OPTIONS = {
 
 def _labels_from_file(path: str) -> list[str]:
     """The labels of ``--labels-file``: one per line (``\n`` or ``\r\n``), without the
-    whitespace around it; an empty line, or a file of no label, is refused naming its line."""
+    whitespace around it, in UTF-8 or UTF-16 (:func:`olboost.serve.config.decode_text`: a
+    byte-order mark is no part of the first name); an empty line, or a file of no label, is
+    refused naming its line."""
+    from olboost.serve.config import decode_text
+
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise ValueError(f"--labels-file {path}: {err.strerror or err}") from None
     try:
-        text = data.decode("utf-8-sig")  # a BOM would start the first label's name
+        text = decode_text(data)
     except UnicodeDecodeError as err:
+        if err.encoding.startswith("utf-16"):
+            raise ValueError(f"--labels-file {path}: not UTF-16 text, as its start says") from None
         line = data.count(b"\n", 0, err.start) + 1
         raise ValueError(f"--labels-file {path}, line {line}: not UTF-8 text") from None
     lines = text.split("\n")
@@ -319,8 +325,8 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument(
         "--labels-file",
         metavar="PATH",
-        help="labels, one per line of a UTF-8 text file (instead of --labels: for more labels "
-        "than a command line holds, about 16,000 short ones, or names with commas)",
+        help="labels, one per line of a UTF-8 (or UTF-16) text file (instead of --labels: for "
+        "more labels than a command line holds, about 16,000 short ones, or names with commas)",
     )
     serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
     # The model's options default to None, so that one given where it means nothing (an

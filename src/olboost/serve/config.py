@@ -3,6 +3,7 @@ created) and the model built, started and warmed up from it."""
 
 from __future__ import annotations
 
+import codecs
 import collections
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -17,6 +18,14 @@ from olboost.serve.store import Store, refuse_a_file, refuse_a_lost_log
 
 #: Random features per tree when not given (capped at the width of the feature vectors).
 DEFAULT_FEATURES = 20
+
+
+def decode_text(raw: bytes) -> str:
+    """The text of a file an operator wrote (``--token-file``, ``--labels-file``): UTF-8, with
+    or without a byte-order mark, or UTF-16 with one, the forms Windows' editors and PowerShell
+    write. Raises :class:`UnicodeDecodeError`."""
+    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    return raw.decode("utf-16" if utf16 else "utf-8-sig")
 
 
 @dataclass(frozen=True)
