@@ -691,6 +691,23 @@ def test_a_store_reopened_with_other_settings_is_refused_naming_them(tmp_path):
         ValueError, match=r"other settings \(stored, given\): \{'learners': \(3, 50\)"
     ):
         resolve_config(path, other)
+    # labels by the thousand (--labels-file): their counts and the first difference, not the
+    # whole of both (400 kB of error line for 20,000 labels)
+    many = tuple(f"tag{i}" for i in range(5000))
+    path = tmp_path / "many"
+    first = ServiceConfig("ada-olmr", many, 4, learners=3, k=2)
+    store = Store(path)
+    store.create(build_model(first), first.to_json())
+    store.close()
+    for given, said in [
+        (many[:4998] + ("tagX", "tag4999"), "<5000 stored, 5000 given; item 4999 differs: "
+         "'tag4998' stored, 'tagX' given>}"),
+        (many[:3000], "<5000 stored, 3000 given; item 3001 differs: one ends there>}"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError) as raised:
+            resolve_config(path, ServiceConfig("ada-olmr", given, 4, learners=3, k=2))
+        assert str(raised.value).endswith(f"(stored, given): {{'labels': {said}"), raised.value
+        assert len(str(raised.value)) < 300
 
 
 def test_a_configuration_refuses_settings_its_booster_does_not_take(tmp_path):
