@@ -54,7 +54,7 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers",
         "shared_data: reads the development data in ../shared/datasets (skipping without it); "
-        "the other tests do not see it there (see _without_the_shared_data)",
+        "the other tests do not see it there (see pytest_runtest_setup in conftest.py)",
     )
     config.addinivalue_line(
         "markers",
