@@ -20,30 +20,18 @@ from olboost.serve.store import Store, refuse_a_file, refuse_a_lost_log
 DEFAULT_FEATURES = 20
 
 
-class _Difference(tuple):
-    """``(stored, given)`` of one setting, shown as such unless both are sequences and one is
-    long (the labels of a ``--labels-file`` can be thousands): then their lengths and the first
-    place where they differ (the whole of both was the error line, 400 kB for 20,000 labels)."""
-
-    _LONG = 10
-
-    def __new__(cls, stored: Any, given: Any) -> _Difference:
-        return super().__new__(cls, (stored, given))
-
-    def __repr__(self) -> str:
-        stored, given = self
-        if not all(isinstance(v, tuple | list) for v in self) or max(map(len, self)) <= self._LONG:
-            return repr((stored, given))
-        at = next(
-            (i for i, (a, b) in enumerate(zip(stored, given, strict=False)) if a != b),
-            min(len(stored), len(given)),
-        )
-        first = (
-            f"{stored[at]!r} stored, {given[at]!r} given"
-            if at < min(len(stored), len(given))
-            else "one ends there"
-        )
-        return f"<{len(stored)} stored, {len(given)} given; item {at + 1} differs: {first}>"
+def _difference(stored: Any, given: Any) -> str:
+    """``(stored, given)`` of one setting as an error names it: their repr, unless both are
+    sequences and one is long (the labels of a ``--labels-file`` can be thousands): then their
+    lengths and the first place where they differ (the whole of both was the error line, 400 kB
+    for 20,000 labels)."""
+    sequences = all(isinstance(v, tuple | list) for v in (stored, given))
+    if not sequences or max(len(stored), len(given)) <= 10:
+        return repr((stored, given))
+    shorter = min(len(stored), len(given))
+    at = next((i for i in range(shorter) if stored[i] != given[i]), shorter)
+    first = f"{stored[at]!r} stored, {given[at]!r} given" if at < shorter else "one ends there"
+    return f"<{len(stored)} stored, {len(given)} given; item {at + 1} differs: {first}>"
 
 
 def decode_text(raw: bytes) -> str:
@@ -229,13 +217,13 @@ def resolve_config(path: Path, config: ServiceConfig | None) -> ServiceConfig:
     if stored is not None:
         stored_config = ServiceConfig.from_json(stored)
         if config is not None and config != stored_config:
-            diff = {
-                name: _Difference(value, getattr(config, name))
+            named = ", ".join(
+                f"{name!r}: {_difference(value, getattr(config, name))}"
                 for name, value in asdict(stored_config).items()
                 if getattr(config, name) != value
-            }
+            )
             raise ValueError(
-                f"{path}: the store was created with other settings (stored, given): {diff}"
+                f"{path}: the store was created with other settings (stored, given): {{{named}}}"
             )
         config = stored_config
     elif config is None:
