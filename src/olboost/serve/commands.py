@@ -326,7 +326,7 @@ def add_parsers(sub: Any) -> None:
         "--labels-file",
         metavar="PATH",
         help="labels, one per line of a UTF-8 (or UTF-16) text file (instead of --labels: for "
-        "more labels than a command line holds, about 16,000 short ones, or names with commas)",
+        "more labels than a command line holds, or names with commas)",
     )
     serve.add_argument("--n-features", type=int, help="feature vector width (with --labels)")
     # The model's options default to None, so that one given where it means nothing (an
