@@ -71,8 +71,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
 def test_health_metrics_and_page(server: Server) -> None:
     status, health = server.request("GET", "/health", token=None)
     assert status == 200 and health["status"] == "ok" and health["error"] is None
-    assert health["labels"] == LABELS.split(",") and health["k"] == 3
+    assert health["n_labels"] == len(LABELS.split(",")) and health["k"] == 3
     assert health["n_features"] == WIDTH and health["algorithm"] == "topk-adaptive"
+    assert "labels" not in health and "feature_names" not in health  # /schema's
+    status, schema = server.request("GET", "/schema", token=None)
+    assert status == 200 and schema == {
+        "algorithm": "topk-adaptive", "k": 3, "labels": LABELS.split(","),
+        "n_features": WIDTH, "feature_names": None,
+    }  # fmt: skip
     status, text = server.request("GET", "/metrics", token=None)
     assert status == 200
     names = set(_samples(text))
@@ -609,8 +615,11 @@ def test_a_service_takes_more_labels_from_a_file_than_a_command_line_holds(tmp_p
             shown = server.rank(features(4, i))
             assert len(shown["labels"]) == 3 and set(shown["labels"]) <= known
             assert server.feedback(shown["impression"], shown["labels"][:1])[0] == 200
+        # /health, which probes and the status page read every few seconds, stays small
+        # (it held the labels: 189 kB here); /schema has them, in the model's order
         status, health = server.request("GET", "/health")
-        assert status == 200
+        assert status == 200 and health["n_labels"] == 20_000 and len(json.dumps(health)) < 2_000
+        assert server.request("GET", "/schema")[1]["labels"] == labels
     with Server(tmp_path / "store") as server:  # the store keeps them
         assert set(server.rank(features(4, 9))["labels"]) <= known
         scores = server.rank(features(4, 9), scores=True)["scores"]

@@ -57,6 +57,8 @@ def test_status_page_draws_loss_and_click_through(tmp_path: Path) -> None:
                     assert time.monotonic() < deadline, page.text_content("#feedback-count")
                     time.sleep(0.05)
                 assert page.text_content("#status") == "ok"
+                model = page.text_content("#model")
+                assert model.startswith("topk-adaptive, k = 3, 6 labels, "), model
                 loss = float(page.text_content("#loss-value"))
                 ctr = float(page.text_content("#ctr-value"))
                 assert 0.0 <= loss <= 1.0 and 0.0 <= ctr <= 1.0

@@ -21,6 +21,8 @@ Endpoints (bodies and answers are JSON):
   -> ``{"feedback_id", "seq", "duplicate"}``: a top-k booster's ``clicked`` are the relevant
   labels among those it showed (it learns nothing of the others); a full-feedback model's are
   every relevant label, shown or not (it learns the others as irrelevant);
+* ``GET /schema``: the algorithm, ``k``, the labels and the features (width and names), what a
+  client needs to write the bodies above;
 * ``GET /health``, ``GET /metrics`` (Prometheus text), ``GET /series`` (the status page's data),
   ``GET /`` (the status page);
 * ``POST /admin/checkpoint`` and ``GET /admin/model`` (bearer token): write a checkpoint now; the
@@ -382,6 +384,13 @@ def create_app(
         answer = service.health()
         return JSONResponse(answer, status_code=503 if answer["status"] == "error" else 200)
 
+    # rendered once: the settings never change while the service runs, and at 20,000 labels
+    # the answer is some 190 kB of JSON
+    schema_body = JSONResponse(service.schema()).body
+
+    async def schema(request: Request) -> Response:
+        return Response(schema_body, media_type="application/json")
+
     async def metrics(request: Request) -> Response:
         return PlainTextResponse(service.metrics(), media_type="text/plain; version=0.0.4")
 
@@ -417,6 +426,7 @@ def create_app(
         Route("/feedback", endpoint("/feedback", feedback, write=True), methods=["POST"]),
         Route("/", endpoint("/", status_page), methods=["GET"]),
         Route("/health", endpoint("/health", health), methods=["GET"]),
+        Route("/schema", endpoint("/schema", schema), methods=["GET"]),
         Route("/metrics", endpoint("/metrics", metrics), methods=["GET"]),
         Route("/series", endpoint("/series", series), methods=["GET"]),
         Route(

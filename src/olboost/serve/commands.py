@@ -302,12 +302,12 @@ def add_parsers(sub: Any) -> None:
         "serve",
         help="serve a learning top-k ranker over HTTP (needs the serve extra)",
         description="Serve a ranking booster over HTTP: POST /rank shows the top k labels of "
-        "an impression, POST /feedback (bearer token) learns from its clicks, GET /health, "
-        "/metrics (Prometheus) and / (status page). Every impression and feedback is in "
-        "STORE/log.sqlite before it is acknowledged; the model is checkpointed every "
-        "--checkpoint-every feedbacks, and a restart recovers it exactly. A new store needs "
-        "--dataset (its labels and features) or --labels and --n-features; an existing one "
-        "keeps its settings.",
+        "an impression, POST /feedback (bearer token) learns from its clicks, GET /schema "
+        "(labels and features), /health, /metrics (Prometheus) and / (status page). Every "
+        "impression and feedback is in STORE/log.sqlite before it is acknowledged; the model "
+        "is checkpointed every --checkpoint-every feedbacks, and a restart recovers it "
+        "exactly. A new store needs --dataset (its labels and features) or --labels and "
+        "--n-features; an existing one keeps its settings.",
         formatter_class=HelpFormatter,
     )
     serve.add_argument("--store", required=True, help="directory of the log and checkpoints")

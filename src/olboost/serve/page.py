@@ -140,7 +140,7 @@ async function refresh() {
   document.getElementById("impressions").textContent = String(health.impressions);
   document.getElementById("pending").textContent = health.pending + " / " + health.expired;
   document.getElementById("model").textContent =
-    health.algorithm + ", k = " + health.k + ", " + health.labels.length + " labels, " +
+    health.algorithm + ", k = " + health.k + ", " + health.n_labels + " labels, " +
     health.rounds + " rounds";
   if (health.status === "ok" && health.log_error) {
     say("warning: " + health.log_error + " (requests are refused until it can be; the " +

@@ -584,11 +584,26 @@ class Service(LogWriter, Learner):
         the click-through rate since the previous point."""
         return self.stats.status_series(self.clock)
 
+    def schema(self) -> dict[str, Any]:
+        """The ``/schema`` answer: what a client needs to write ``/rank`` and ``/feedback``
+        bodies, the store's settings, which never change while it serves: the algorithm, ``k``,
+        the labels (in the model's order, that of ``"scores": true``) and the features' width and
+        names (``None``: given by position only)."""
+        c = self.config
+        return {
+            "algorithm": c.algorithm,
+            "k": c.k,
+            "labels": list(c.labels),
+            "n_features": c.n_features,
+            "feature_names": None if c.feature_names is None else list(c.feature_names),
+        }
+
     def health(self) -> dict[str, Any]:
-        """The ``/health`` answer. Its error texts, which anyone who reaches the service reads
-        (``/health`` and the status page need no token), name files by their place in the
-        store (``STORE/checkpoint.olb``) and others by their name alone
-        (``.../name``): the service's log has them whole."""
+        """The ``/health`` answer, of a size that does not grow with the labels (probes and the
+        status page read it every few seconds; :meth:`schema` has the names). Its error texts,
+        which anyone who reaches the service reads (``/health`` and the status page need no
+        token), name files by their place in the store (``STORE/checkpoint.olb``) and others by
+        their name alone (``.../name``): the service's log has them whole."""
         s = self.stats
         c = self.config
         with s.lock:
@@ -599,10 +614,9 @@ class Service(LogWriter, Learner):
                 else ("closed" if self._closed else "ok"),
                 "error": self._public(error),
                 "algorithm": c.algorithm,
-                "labels": list(c.labels),
                 "k": c.k,
+                "n_labels": len(c.labels),
                 "n_features": c.n_features,
-                "feature_names": None if c.feature_names is None else list(c.feature_names),
                 "rounds": int(self.model.t_) if self.model is not None else 0,
                 "impressions": s.impressions,
                 "feedback": s.feedback,

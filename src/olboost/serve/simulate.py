@@ -457,25 +457,25 @@ def simulate(
     loops, concurrency, seed = int(loops), int(concurrency), int(seed)
     key = None if key is None else int(key)
     limit = None if limit is None else int(limit)
-    health = asyncio.run(_get(url, "/health"))
-    labels = list(health["labels"])
+    schema = asyncio.run(_get(url, "/schema"))
+    labels = list(schema["labels"])
     if set(labels) != set(data.label_names):
         raise ValueError(
             f"the service ranks labels {labels[:5]}..., the data set has "
             f"{list(data.label_names)[:5]}..."
         )
-    if health["n_features"] != data.X.shape[1]:
+    if schema["n_features"] != data.X.shape[1]:
         raise ValueError(
-            f"the service takes {health['n_features']} features, the data set has {data.X.shape[1]}"
+            f"the service takes {schema['n_features']} features, the data set has {data.X.shape[1]}"
         )
-    served = health.get("feature_names")
+    served = schema.get("feature_names")
     own = list(data.feature_names)
     if served is not None and set(served) != set(own):
         raise ValueError(
             f"the service's features are {list(served)[:5]}..., the data set's are {own[:5]}..."
         )
-    if k is not None and k != health["k"]:
-        raise ValueError(f"--k {k}: the service shows k={health['k']} labels")
+    if k is not None and k != schema["k"]:
+        raise ValueError(f"--k {k}: the service shows k={schema['k']} labels")
     X, Y, n_train = _stream(data, loops)
     if limit is not None:
         X, Y = X[:limit], Y[:limit]
@@ -488,7 +488,7 @@ def simulate(
         X = X[:, [column[name] for name in served]]
     seconds, rank_lat, fb_lat, losses, dropped, errors = asyncio.run(
         _run(
-            url, X, Y, labels, topk=str(health["algorithm"]).startswith("topk-"), token=token,
+            url, X, Y, labels, topk=str(schema["algorithm"]).startswith("topk-"), token=token,
             concurrency=concurrency, delay=delay, drop=drop, seed=seed, key=key, wait=wait,
             duration=duration,
         )
