@@ -72,3 +72,23 @@ def test_the_file_is_what_make_mindeps_installs():
     makefile = (ROOT / "Makefile").read_text()
     assert "pip install --quiet -r .ci/lower-bounds.txt" in makefile
     assert re.search(r"^mindeps:", makefile, re.MULTILINE)
+
+
+def test_a_hung_test_fails_by_name_within_the_suites_limit(pytestconfig, tmp_path):
+    # pytest-timeout, set in pyproject.toml: without it a hung test (a browser driver that
+    # never answered did, 20 minutes) holds the CI until the CI is killed, naming nothing
+    import subprocess
+    import sys
+
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert float(pytestconfig.getini("timeout")) == 300
+    (tmp_path / "test_hangs.py").write_text(
+        "import threading\n\ndef test_hangs():\n    threading.Event().wait()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "timeout=2",
+         "test_hangs.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "Timeout (>2.0s)" in done.stdout and "FAILED test_hangs.py::test_hangs" in done.stdout
