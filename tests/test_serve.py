@@ -2151,6 +2151,33 @@ def test_a_service_on_every_address_warns_that_rank_is_open_and_takes_any_host(t
     assert "--protect-rank" in err
 
 
+def test_protect_rank_puts_rank_and_schema_behind_the_token(tmp_path):
+    # --protect-rank had no test; /schema (the label and feature names, which /health carried
+    # to anyone until session 48) follows /rank behind it
+    from olboost.datasets import load
+    from olboost.serve.simulate import HTTPError, simulate
+
+    data = load("yeast")
+    with Server(
+        tmp_path / "store", "--dataset", "yeast", "--learners", "2", "--protect-rank"
+    ) as server:
+        x = features(data.X.shape[1], 0)
+        for method, path, body in (("POST", "/rank", {"features": x}), ("GET", "/schema", None)):
+            for token in (None, "a-guess"):
+                status, answer = server.request(method, path, body, token=token)
+                assert status == 401, (path, token, answer)
+            status, answer = server.request(method, path, body)
+            assert status == 200, (path, answer)
+        assert answer["labels"] == list(data.label_names)
+        for path in ("/health", "/metrics", "/series", "/"):
+            assert server.request("GET", path, token=None)[0] == 200, path
+        report = simulate(server.url, data, token=server.token, limit=4, concurrency=1, wait=True)
+        assert report.errors == {} and report.n_examples == 4
+        with pytest.raises(HTTPError, match="HTTP 401"):
+            simulate(server.url, data, limit=4)
+        assert server.request("GET", "/health")[1]["impressions"] == 5  # 4 and the one above
+
+
 def test_the_url_a_service_prints_is_one_it_answers(tmp_path):
     # with --allowed-host beyond loopback, the URL written to the ready file (0.0.0.0) got
     # 421, as did --host given as this machine's name (a review, session 36)

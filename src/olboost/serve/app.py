@@ -21,8 +21,8 @@ Endpoints (bodies and answers are JSON):
   -> ``{"feedback_id", "seq", "duplicate"}``: a top-k booster's ``clicked`` are the relevant
   labels among those it showed (it learns nothing of the others); a full-feedback model's are
   every relevant label, shown or not (it learns the others as irrelevant);
-* ``GET /schema``: the algorithm, ``k``, the labels and the features (width and names), what a
-  client needs to write the bodies above;
+* ``GET /schema`` (bearer token with ``protect_rank``): the algorithm, ``k``, the labels and the
+  features (width and names), what a client needs to write the bodies above;
 * ``GET /health``, ``GET /metrics`` (Prometheus text), ``GET /series`` (the status page's data),
   ``GET /`` (the status page);
 * ``POST /admin/checkpoint`` and ``GET /admin/model`` (bearer token): write a checkpoint now; the
@@ -291,12 +291,13 @@ def create_app(
     service
         The service, not started yet.
     token
-        The bearer token of ``/feedback`` and ``/admin/*`` (and ``/rank`` with
+        The bearer token of ``/feedback`` and ``/admin/*`` (and ``/rank`` and ``/schema`` with
         ``protect_rank``), compared in constant time.
     max_body
         Largest request body in bytes (413 beyond).
     protect_rank
-        Whether ``/rank`` also needs the token (it writes the log, not the model).
+        Whether ``/rank`` (it writes the log, not the model) and ``/schema`` (the label and
+        feature names) also need the token.
     allowed_hosts
         The host names (without port) a request's ``Host`` header may give; others get 421.
         ``None``: any. :func:`run` gives :func:`allowed_hosts` of its address.
@@ -426,7 +427,8 @@ def create_app(
         Route("/feedback", endpoint("/feedback", feedback, write=True), methods=["POST"]),
         Route("/", endpoint("/", status_page), methods=["GET"]),
         Route("/health", endpoint("/health", health), methods=["GET"]),
-        Route("/schema", endpoint("/schema", schema), methods=["GET"]),
+        # the label and feature names: behind the token where the rankings are
+        Route("/schema", endpoint("/schema", schema, write=protect_rank), methods=["GET"]),
         Route("/metrics", endpoint("/metrics", metrics), methods=["GET"]),
         Route("/series", endpoint("/series", series), methods=["GET"]),
         Route(

@@ -384,7 +384,9 @@ def add_parsers(sub: Any) -> None:
         "included)",
     )  # fmt: skip
     serve.add_argument("--max-body", type=int, default=256 * 1024, help="largest body, bytes")
-    serve.add_argument("--protect-rank", action="store_true", help="/rank needs the token too")
+    serve.add_argument(
+        "--protect-rank", action="store_true", help="/rank and /schema need the token too"
+    )
     serve.add_argument(
         "--allowed-host", action="append", default=[], metavar="NAME",
         help="a Host name requests may give besides this machine's (repeatable): the public "

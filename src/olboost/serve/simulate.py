@@ -457,7 +457,7 @@ def simulate(
     loops, concurrency, seed = int(loops), int(concurrency), int(seed)
     key = None if key is None else int(key)
     limit = None if limit is None else int(limit)
-    schema = asyncio.run(_get(url, "/schema"))
+    schema = asyncio.run(_get(url, "/schema", token))  # behind it with --protect-rank
     labels = list(schema["labels"])
     if set(labels) != set(data.label_names):
         raise ValueError(
