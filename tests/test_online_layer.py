@@ -285,7 +285,8 @@ def test_only_nan_nat_and_pandas_na_are_missing_classes():
         def __ne__(self, other):
             raise TypeError("no !=")
 
-    assert _is_missing(pd.NA) and _is_missing(float("nan")) and _is_missing(np.datetime64("NaT"))
+    assert _is_missing(pd.NA) and _is_missing(float("nan"))
+    assert _is_missing(np.datetime64("NaT", "s"))  # a unit: a unitless NaT is deprecated
     assert not _is_missing(Refuses()) and not _is_missing(None) and not _is_missing("a")
 
 

@@ -474,7 +474,7 @@ def load_enron_foldering(
     X, vocabulary, vocabulary_sizes = _bags_of_words([word_lines[i] for i in order.tolist()])
     ordered_stamps = np.asarray(timestamps, dtype=np.int64)[order]
     dates = ordered_stamps.astype("datetime64[s]")
-    dates[ordered_stamps == _UNDATED] = np.datetime64("NaT")
+    dates[ordered_stamps == _UNDATED] = np.datetime64("NaT", "s")
     n_undated = int((ordered_stamps == _UNDATED).sum())
     if n_undated:
         notes.append(f"{n_undated} messages without a usable Date are at the end of the stream")
