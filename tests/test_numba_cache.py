@@ -785,6 +785,9 @@ def test_a_cache_entry_that_cannot_be_saved_is_left_unsaved(tmp_path):
     assert "cannot save compiled code to the Numba cache" in done.stderr
 
 
+# Python 3.12+ warns of any fork beside threads (pytest-xdist's): the child here only takes a
+# file lock and exits
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_another_users_lock_file_still_locks(tmp_path):
     # the lock file is created 0644 under umask 022: another user could not open it for
     # writing, and went on without the lock; flock needs no write access
