@@ -107,3 +107,23 @@ def test_every_python_example_runs_and_gives_the_results_it_shows(tmp_path, monk
                 exec(compile(ast.Module([statement], []), where, "exec"), namespace)
     # the four results the README shows (the River accuracies and F1, the sklearn rank loss)
     assert len(results) == 4, results
+
+
+def test_the_label_rankers_losses_the_readme_quotes_are_what_the_command_gives(tmp_path):
+    import json
+
+    from olboost.cli import main
+
+    said = re.search(
+        r"`(olboost run --algorithm label-ranker --dataset emotions)` \(Update III\) gets rank "
+        r"loss ([\d.]+),\s+([\d.]+) with `--scale standard` and ([\d.]+) with `--scale none`",
+        README.read_text(),
+    )
+    assert said, "the README's sentence on the label ranker's scaling moved: update this test"
+    command = said.group(1).split()[1:]
+    runs = ([], ["--scale", "standard"], ["--scale", "none"])
+    for i, (options, quoted) in enumerate(zip(runs, said.groups()[1:], strict=True)):
+        out = tmp_path / f"{i}.json"
+        assert main([*command, *options, "--no-progress", "--output", str(out)]) == 0
+        loss = json.loads(out.read_text())["rank_loss"]
+        assert f"{loss:.4f}" == quoted, (options, loss, quoted)
