@@ -127,3 +127,95 @@ def test_the_label_rankers_losses_the_readme_quotes_are_what_the_command_gives(t
         assert main([*command, *options, "--no-progress", "--output", str(out)]) == 0
         loss = json.loads(out.read_text())["rank_loss"]
         assert f"{loss:.4f}" == quoted, (options, loss, quoted)
+
+
+RESULTS = README.parent / "benchmarks" / "results"
+
+
+def _table(header: str) -> dict[str, list[str]]:
+    """The README table whose header line starts with ``header``: its rows' cells by the first."""
+    lines = README.read_text().splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(header)]
+    assert len(starts) == 1, f"README: {len(starts)} tables headed {header!r}"
+    rows = {}
+    for line in lines[starts[0] + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _published(value: float | None) -> str:
+    """A published number as the top-k table brackets it (``.20``)."""
+    return "-" if value is None else f"{value:.2f}".removeprefix("0")
+
+
+def test_the_readmes_result_tables_are_its_results_files():
+    # The README's tables of reproduced results are copied from the records of the commands it
+    # names (benchmarks/results/*.json); a record written again, or a table edited, without
+    # the other fails here. The records' numbers are the seeded runs' own (make accuracy reruns
+    # them; tests/protocol.py holds the suite's reruns to them).
+    import json
+
+    mlr = json.loads((RESULTS / "reproduce_mlr.json").read_text())
+    table = _table("| data | Ada.OLMR ± sd | published | best BMR ± sd (edge) |")
+    expected = {}
+    for row in mlr["rows"]:
+        ada, gamma = row["ada_olmr"], row["best_bmr_gamma"]
+        bmr = row["online_bmr_by_gamma"][str(gamma)]
+        expected[row["dataset"]] = [
+            f"{ada['rank_loss_mean']:.4f} ± {ada['rank_loss_std']:.4f}",
+            f"{row['published_ada_olmr']:.4f}",
+            f"{bmr['rank_loss_mean']:.4f} ± {bmr['rank_loss_std']:.4f} ({gamma})",
+            f"{row['published_best_bmr']:.4f}",
+        ]
+    assert table == expected
+
+    topk = json.loads((RESULTS / "reproduce_topk.json").read_text())
+    table = _table("| data | TopOpt, uniform | TopAda, uniform |")
+    expected = {}
+    for data in topk["tables"]["uniform"]:
+        published = topk["published"]
+        cells = []
+        for exploration in ("uniform", "single-swap"):
+            cell = topk["tables"][exploration][data]
+            said = published[exploration][topk["stand_in"].get(data, data)]
+            for i, column in enumerate(("TopOpt", "TopAda")):
+                if column not in cell:
+                    cells.append("-")
+                    continue
+                mean = f"{cell[column]['rank_loss_mean']:.4f}"
+                edge = f" ({cell[column]['gamma']})" if column == "TopOpt" else ""
+                cells.append(f"{mean}{edge} [{_published(said[i])}]")
+        full = topk["full"].get(data)
+        said = published["uniform"][topk["stand_in"].get(data, data)]
+        for i, column in enumerate(("FullOpt", "FullAda"), start=2):
+            cells.append(
+                "-" if full is None
+                else f"{full[column]['rank_loss_mean']:.4f} [{_published(said[i])}]"
+            )  # fmt: skip
+        expected[data] = cells
+    assert table == expected
+
+    multiclass = json.loads((RESULTS / "reproduce_multiclass.json").read_text())
+    table = _table("| data | DT (oracle) | Adaboost.OLM | MBBM .3 | MBBM .1 | OvA | AdaOVA |")
+    columns = ("DT", "AdaOLM", "MB .3", "MB .1", "OvA", "AdaOVA")
+    published = multiclass["published"]["final20"]
+    assert table == {
+        data: [f"{cells[c]['accuracy_last20']:.3f} ({published[data][c]:.3f})" for c in columns]
+        for data, cells in multiclass["results"].items()
+    }
+
+    large_k = json.loads((RESULTS / "large_k.json").read_text())["cases"]
+    table = _table("| case | ms per example | peak MB | target |")
+    assert len(table) == len(large_k) == 8
+    for case, cells in table.items():
+        booster, k, grown = re.fullmatch(r"([\w.]+), k = ([\d,]+)(, grown)?", case).groups()
+        name = f"{booster.replace('.', '')}-k{k.replace(',', '')}{'-grown' if grown else ''}"
+        record = large_k[name]
+        assert cells[0].split()[0] == f"{record['ms_per_example']:.2f}", case
+        if booster == "OnlineBMR":  # its time as a multiple of Ada.OLMR's
+            ada = large_k[name.replace("OnlineBMR", "AdaOLMR")]["ms_per_example"]
+            assert f"({record['ms_per_example'] / ada:.2f}x Ada.OLMR)" in cells[0], case
+        assert cells[1] == f"{record['model_peak_mb']:.0f}", case
