@@ -219,3 +219,74 @@ def test_the_readmes_result_tables_are_its_results_files():
             ada = large_k[name.replace("OnlineBMR", "AdaOLMR")]["ms_per_example"]
             assert f"({record['ms_per_example'] / ada:.2f}x Ada.OLMR)" in cells[0], case
         assert cells[1] == f"{record['model_peak_mb']:.0f}", case
+
+
+def test_the_readmes_speed_table_is_its_benchmarks_records():
+    # The table of make bench's speeds: each figure is its record's, as recorded (the records
+    # name the machine; speeds move from host to host, the copy must not move from its record).
+    import json
+
+    def record(name: str) -> dict:
+        return json.loads((RESULTS / f"{name}.json").read_text())
+
+    ada = record("ada_olmr")["cases"]
+    bmr = record("online_bmr")["cases"]
+    multiclass = record("multiclass")["cases"]
+    cold = ada["cold_start"]
+    paired = record("cold_start_paired")
+    shares = {c["booster"]: c["booster_share"] for c in record("booster_share")["cases"]}
+    river = ada["emotions-river"]
+    expected = {
+        "Ada.OLMR, emotions (593 examples)": [
+            f"{ada['emotions-vfdt']['seconds']:.3f} s",
+            f"{ada['emotions-vfdt-2threads']['seconds']:.3f} s",
+        ],
+        "Ada.OLMR, same model on `RiverCommittee`": [f"{river['seconds']:.1f} s"],
+        "speed-up of the compiled committee over River": [
+            f"{river['speedup_vfdt_over_river']:.0f}x",
+            f"{river['speedup_vfdt_2threads_over_river']:.0f}x",
+        ],
+        "Ada.OLMR, yeast": [
+            f"{ada['yeast-vfdt']['seconds']:.2f} s",
+            f"{ada['yeast-vfdt-2threads']['seconds']:.2f} s",
+        ],
+        "Ada.OLMR, tmc2007-500": [
+            f"{ada['tmc2007-500-vfdt']['seconds']:.1f} s, "
+            f"{ada['tmc2007-500-vfdt']['peak_rss_mb']:.0f} MB",
+            f"{ada['tmc2007-500-vfdt-2threads']['seconds']:.1f} s",
+        ],
+        "OnlineBMR (exact), emotions": [f"{bmr['emotions']['seconds']:.2f} s"],
+        "OnlineBMR (exact), mediamill-reduced": [f"{bmr['mediamill-reduced']['seconds']:.2f} s"],
+        "OnlineBMR (exact), tmc2007-500": [f"{bmr['tmc2007-500']['seconds']:.2f} s"],
+        "OnlineBMR with the authors' Monte Carlo": [
+            f"{bmr['emotions-monte-carlo']['seconds']:.1f} s"
+        ],
+        "Adaboost.OLM, nursery": [f"{multiclass['nursery-vfdt']['seconds']:.2f} s"],
+        "Adaboost.OLM, PUC-Rio HAR": [f"{multiclass['har-vfdt']['seconds']:.1f} s"],
+        "Adaboost.OLM over River": [
+            f"{multiclass['balance-river']['speedup_vfdt_over_river']:.0f}x / "
+            f"{multiclass['car-river']['speedup_vfdt_over_river']:.0f}x"
+        ],
+        "compile on an empty Numba cache": [
+            f"{cold['ada-olmr']['cold_compile_seconds']:.1f} s / "
+            f"{cold['all']['cold_compile_seconds']:.1f} s"
+        ],
+        "the same in one process": [
+            f"{cold['ada-olmr']['serial_compile_seconds']:.1f} s / "
+            f"{cold['all']['serial_compile_seconds']:.1f} s"
+        ],
+        "first `olboost run": [
+            f"{paired['median_cold_cost_seconds']['before']:.1f} s / "
+            f"{paired['median_cold_cost_seconds']['after']:.1f} s "
+            f"(ratio {paired['ratio_after_to_before']:.2f})"
+        ],
+        "booster's share of the run": [
+            f"{100 * shares['AdaOLMR']:.1f}% / {100 * shares['OnlineBMR']:.1f}%"
+        ],
+    }
+    table = _table("| case | 1 thread (default) | `n_threads=2` | target |")
+    assert len(table) == len(expected)
+    for start, cells in expected.items():
+        (row,) = [row for case, row in table.items() if case.startswith(start)]
+        for i, cell in enumerate(cells):
+            assert row[i].startswith(cell), (start, i, row[i], cell)
