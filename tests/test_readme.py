@@ -290,3 +290,25 @@ def test_the_readmes_speed_table_is_its_benchmarks_records():
         (row,) = [row for case, row in table.items() if case.startswith(start)]
         for i, cell in enumerate(cells):
             assert row[i].startswith(cell), (start, i, row[i], cell)
+
+
+def test_the_potentials_speeds_the_readme_quotes_are_their_record():
+    import json
+
+    text = README.read_text()
+    said = re.search(
+        r"Exact potentials against the authors' Monte Carlo estimate \(M = 100\).*?"
+        r"per second \(`benchmarks/results/potentials\.json`\): (.*?) \(N = 100\), and the exact "
+        r"values\s+agree with brute-force enumeration to ([\d.e-]+)\.",
+        text,
+        re.DOTALL,
+    )
+    assert said, "the README's paragraph on the potentials' speed moved: update this test"
+    record = json.loads((RESULTS / "potentials.json").read_text())
+    quoted = re.findall(r"k = (\d+): ([\d,]+) vs ([\d,]+)", said.group(1))
+    assert len(quoted) == 3
+    for k, exact, monte_carlo in quoted:
+        timings = record["cases"][f"k{k}-N100"]["timings"]
+        assert exact == f"{timings['exact']['cost_vectors_per_s']:,.0f}", k
+        assert monte_carlo == f"{timings['monte_carlo']['cost_vectors_per_s']:,.0f}", k
+    assert record["brute_force"]["max_abs_difference"] <= float(said.group(2))
