@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import types
 from pathlib import Path
@@ -109,27 +110,12 @@ def test_every_python_example_runs_and_gives_the_results_it_shows(tmp_path, monk
     assert len(results) == 4, results
 
 
-def test_the_label_rankers_losses_the_readme_quotes_are_what_the_command_gives(tmp_path):
-    import json
-
-    from olboost.cli import main
-
-    said = re.search(
-        r"`(olboost run --algorithm label-ranker --dataset emotions)` \(Update III\) gets rank "
-        r"loss ([\d.]+),\s+([\d.]+) with `--scale standard` and ([\d.]+) with `--scale none`",
-        README.read_text(),
-    )
-    assert said, "the README's sentence on the label ranker's scaling moved: update this test"
-    command = said.group(1).split()[1:]
-    runs = ([], ["--scale", "standard"], ["--scale", "none"])
-    for i, (options, quoted) in enumerate(zip(runs, said.groups()[1:], strict=True)):
-        out = tmp_path / f"{i}.json"
-        assert main([*command, *options, "--no-progress", "--output", str(out)]) == 0
-        loss = json.loads(out.read_text())["rank_loss"]
-        assert f"{loss:.4f}" == quoted, (options, loss, quoted)
-
-
 RESULTS = README.parent / "benchmarks" / "results"
+
+
+def _record(name: str) -> dict:
+    """The record ``benchmarks/results/NAME.json``."""
+    return json.loads((RESULTS / f"{name}.json").read_text())
 
 
 def _table(header: str) -> dict[str, list[str]]:
@@ -151,14 +137,35 @@ def _published(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}".removeprefix("0")
 
 
+def _sentence(pattern: str) -> re.Match:
+    """The README's text matching ``pattern`` (across lines), which must be there once."""
+    found = list(re.finditer(pattern, re.sub(r"\s+", " ", README.read_text())))
+    assert len(found) == 1, f"README: {len(found)} matches of {pattern!r}: update this test"
+    return found[0]
+
+
+def test_the_label_rankers_losses_the_readme_quotes_are_what_the_command_gives(tmp_path):
+    from olboost.cli import main
+
+    said = _sentence(
+        r"`(olboost run --algorithm label-ranker --dataset emotions)` \(Update III\) gets rank "
+        r"loss ([\d.]+), ([\d.]+) with `--scale standard` and ([\d.]+) with `--scale none`"
+    )
+    command = said.group(1).split()[1:]
+    runs = ([], ["--scale", "standard"], ["--scale", "none"])
+    for i, (options, quoted) in enumerate(zip(runs, said.groups()[1:], strict=True)):
+        out = tmp_path / f"{i}.json"
+        assert main([*command, *options, "--no-progress", "--output", str(out)]) == 0
+        loss = json.loads(out.read_text())["rank_loss"]
+        assert f"{loss:.4f}" == quoted, (options, loss, quoted)
+
+
 def test_the_readmes_result_tables_are_its_results_files():
     # The README's tables of reproduced results are copied from the records of the commands it
     # names (benchmarks/results/*.json); a record written again, or a table edited, without
     # the other fails here. The records' numbers are the seeded runs' own (make accuracy reruns
     # them; tests/protocol.py holds the suite's reruns to them).
-    import json
-
-    mlr = json.loads((RESULTS / "reproduce_mlr.json").read_text())
+    mlr = _record("reproduce_mlr")
     table = _table("| data | Ada.OLMR ± sd | published | best BMR ± sd (edge) |")
     expected = {}
     for row in mlr["rows"]:
@@ -172,7 +179,7 @@ def test_the_readmes_result_tables_are_its_results_files():
         ]
     assert table == expected
 
-    topk = json.loads((RESULTS / "reproduce_topk.json").read_text())
+    topk = _record("reproduce_topk")
     table = _table("| data | TopOpt, uniform | TopAda, uniform |")
     expected = {}
     for data in topk["tables"]["uniform"]:
@@ -198,7 +205,7 @@ def test_the_readmes_result_tables_are_its_results_files():
         expected[data] = cells
     assert table == expected
 
-    multiclass = json.loads((RESULTS / "reproduce_multiclass.json").read_text())
+    multiclass = _record("reproduce_multiclass")
     table = _table("| data | DT (oracle) | Adaboost.OLM | MBBM .3 | MBBM .1 | OvA | AdaOVA |")
     columns = ("DT", "AdaOLM", "MB .3", "MB .1", "OvA", "AdaOVA")
     published = multiclass["published"]["final20"]
@@ -207,7 +214,7 @@ def test_the_readmes_result_tables_are_its_results_files():
         for data, cells in multiclass["results"].items()
     }
 
-    large_k = json.loads((RESULTS / "large_k.json").read_text())["cases"]
+    large_k = _record("large_k")["cases"]
     table = _table("| case | ms per example | peak MB | target |")
     assert len(table) == len(large_k) == 8
     for case, cells in table.items():
@@ -224,17 +231,12 @@ def test_the_readmes_result_tables_are_its_results_files():
 def test_the_readmes_speed_table_is_its_benchmarks_records():
     # The table of make bench's speeds: each figure is its record's, as recorded (the records
     # name the machine; speeds move from host to host, the copy must not move from its record).
-    import json
-
-    def record(name: str) -> dict:
-        return json.loads((RESULTS / f"{name}.json").read_text())
-
-    ada = record("ada_olmr")["cases"]
-    bmr = record("online_bmr")["cases"]
-    multiclass = record("multiclass")["cases"]
+    ada = _record("ada_olmr")["cases"]
+    bmr = _record("online_bmr")["cases"]
+    multiclass = _record("multiclass")["cases"]
     cold = ada["cold_start"]
-    paired = record("cold_start_paired")
-    shares = {c["booster"]: c["booster_share"] for c in record("booster_share")["cases"]}
+    paired = _record("cold_start_paired")
+    shares = {c["booster"]: c["booster_share"] for c in _record("booster_share")["cases"]}
     river = ada["emotions-river"]
     expected = {
         "Ada.OLMR, emotions (593 examples)": [
@@ -293,18 +295,12 @@ def test_the_readmes_speed_table_is_its_benchmarks_records():
 
 
 def test_the_potentials_speeds_the_readme_quotes_are_their_record():
-    import json
-
-    text = README.read_text()
-    said = re.search(
+    said = _sentence(
         r"Exact potentials against the authors' Monte Carlo estimate \(M = 100\).*?"
         r"per second \(`benchmarks/results/potentials\.json`\): (.*?) \(N = 100\), and the exact "
-        r"values\s+agree with brute-force enumeration to ([\d.e-]+)\.",
-        text,
-        re.DOTALL,
+        r"values agree with brute-force enumeration to ([\d.e-]+)\."
     )
-    assert said, "the README's paragraph on the potentials' speed moved: update this test"
-    record = json.loads((RESULTS / "potentials.json").read_text())
+    record = _record("potentials")
     quoted = re.findall(r"k = (\d+): ([\d,]+) vs ([\d,]+)", said.group(1))
     assert len(quoted) == 3
     for k, exact, monte_carlo in quoted:
@@ -312,3 +308,40 @@ def test_the_potentials_speeds_the_readme_quotes_are_their_record():
         assert exact == f"{timings['exact']['cost_vectors_per_s']:,.0f}", k
         assert monte_carlo == f"{timings['monte_carlo']['cost_vectors_per_s']:,.0f}", k
     assert record["brute_force"]["max_abs_difference"] <= float(said.group(2))
+
+
+def test_the_readmes_prose_results_are_their_records():
+    # Results quoted in sentences rather than tables, each beside the record it names.
+    # the 27 reorderings of the MB columns
+    said = _sentence(r"MBBM \.3 / \.1 reach: (.*?)\. On PUC-Rio HAR")
+    results = _record("reproduce_multiclass_mbbm")["results"]
+    quoted = re.findall(r"(\w+) ([\d.]+) / ([\d.]+)", said.group(1))
+    assert {data for data, *_ in quoted} == set(results)
+    for data, mb3, mb1 in quoted:
+        assert mb3 == f"{results[data]['MB .3']['accuracy_last20']:.3f}", data
+        assert mb1 == f"{results[data]['MB .1']['accuracy_last20']:.3f}", data
+
+    # the movement data set
+    said = _sentence(
+        r"Adaboost\.OLM reaches ([\d.]+) \(paper [\d.]+\), MBBM \.1 ([\d.]+) \([\d.]+\) and "
+        r"MBBM \.05 ([\d.]+) \([\d.]+\)"
+    )
+    results = _record("reproduce_multiclass_movement")["results"]["movement"]
+    for column, quoted in zip(("AdaOLM", "MB .1", "MB .05"), said.groups(), strict=True):
+        assert quoted == f"{results[column]['accuracy_last20']:.3f}", column
+
+    # the top-k runs against the paper's Table 4
+    cases = _record("topk")["cases"]
+    for column in ("TopOpt", "TopAda"):
+        said = _sentence(rf"{column}: (emotions [^;]*?\)), scene .*? mediamill-reduced ([^)]*\))")
+        quoted = re.findall(
+            r"(emotions|scene|yeast|mediamill-reduced) ([\d.]+) s \(([\d,]+) s(?: published)?, "
+            r"([\d,]+)x\)",
+            said.group(0),
+        )
+        assert len(quoted) == 4, said.group(0)
+        for data, seconds, paper, speedup in quoted:
+            case = cases[f"{data}-{column}"]
+            assert seconds == f"{case['seconds']:.2f}", (column, data)
+            assert paper == f"{case['paper_seconds']:,.0f}", (column, data)
+            assert speedup == f"{case['speedup']:,.0f}", (column, data)
