@@ -1,4 +1,7 @@
-"""The README's table of the public API names only what a user can import where it says."""
+"""The README holds to the code and the records: its table of the public API names only what a
+user can import where it says, its Python examples run and give the results they show, and the
+results it quotes (tables and sentences) are those of the records in ``benchmarks/results/`` it
+names, or of the command it gives."""
 
 from __future__ import annotations
 
