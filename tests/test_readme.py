@@ -348,3 +348,60 @@ def test_the_readmes_prose_results_are_their_records():
             assert seconds == f"{case['seconds']:.2f}", (column, data)
             assert paper == f"{case['paper_seconds']:,.0f}", (column, data)
             assert speedup == f"{case['speedup']:,.0f}", (column, data)
+
+
+def test_the_readmes_service_and_sweep_figures_are_their_records():
+    serve = _record("serve")
+    said = _sentence(
+        r"load average [\d.]+ before it\): (\d+) rank \+ feedback pairs per second sustained for "
+        r"the (\d+) s, .*? `/rank` p50 ([\d.]+) ms, p90 ([\d.]+) ms and p99 ([\d.]+) ms, "
+        r"`/feedback` p99 ([\d.]+) ms; the server used ([\d.]+) cores \(([\d.]+) ms of CPU per "
+        r"pair\) and the client ([\d.]+)\."
+    )
+    rank, feedback = serve["rank_latency_ms"], serve["feedback_latency_ms"]
+    seconds = serve["seconds"]
+    assert list(said.groups()) == [
+        f"{serve['pairs_per_second']:.0f}",
+        f"{serve['targets']['seconds']:.0f}",
+        f"{rank['p50']:.1f}",
+        f"{rank['p90']:.1f}",
+        f"{rank['p99']:.1f}",
+        f"{feedback['p99']:.1f}",
+        f"{serve['server_cpu_seconds'] / seconds:.2f}",
+        f"{1000 * serve['server_cpu_seconds'] / serve['pairs']:.1f}",
+        f"{serve['client_cpu_seconds'] / seconds:.2f}",
+    ]
+
+    learning = _record("serve_learning")
+    said = _sentence(
+        r"served ([\d.]+) \+- ([\d.]+), in process ([\d.]+) \+- ([\d.]+) \(mean \+- standard "
+        r"deviation over the seeds\); per-seed difference (-?[\d.]+) \+- ([\d.]+), paired t = "
+        r"(-?[\d.]+),"
+    )
+    served, in_process, difference = (
+        learning["served"], learning["in_process"], learning["difference"]
+    )  # fmt: skip
+    assert list(said.groups()) == [
+        f"{served['mean']:.4f}",
+        f"{served['std']:.4f}",
+        f"{in_process['mean']:.4f}",
+        f"{in_process['std']:.4f}",
+        f"{difference['mean']:.4f}",
+        f"{difference['std']:.4f}",
+        f"{difference['paired_t']:.2f}",
+    ]
+
+    sweep = _record("sweep")
+    said = _sentence(
+        r"2 workers took ([\d.]+) s and ([\d.]+) s, 1 worker ([\d.]+) s and ([\d.]+) s: 2 workers "
+        r"were ([\d.]+)x faster than 1 .*? compiled (\d+) kernels that the cache lacked, timed "
+        r"apart: ([\d.]+) s\."
+    )
+    runs = {1: [], 2: []}
+    for run in sweep["runs"]:
+        runs[run["workers"]].append(f"{run['seconds']:.1f}")
+    first = sweep["runs"][0]
+    assert list(said.groups()) == [
+        *runs[2], *runs[1], f"{sweep['speedup']:.2f}",
+        str(first["warm_up_compiled"][0]), f"{first['warm_up_seconds'][0]:.1f}",
+    ]  # fmt: skip
