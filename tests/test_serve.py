@@ -2483,6 +2483,51 @@ def test_a_failed_checkpoint_child_counts_no_checkpoint_and_close_writes_one(tmp
     assert service._child is None, "close left the checkpoint child unreaped"
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forked checkpoints need fork")
+def test_a_checkpoint_child_that_never_finishes_is_killed_at_the_deadline(tmp_path, monkeypatch):
+    # A child that never reported (here it sleeps; one deadlocked on a lock another thread of
+    # the server held at the fork would do the same) held back every later checkpoint, and the
+    # close, which waited for it, for ever
+    import olboost.serve._learner as learner
+
+    parent = os.getpid()
+    write = learner.write_checkpoint
+
+    def hangs_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(3600)
+        write(*args, **kwargs)
+
+    monkeypatch.setattr(learner, "write_checkpoint", hangs_in_the_child)
+    monkeypatch.setattr(learner, "CHILD_DEADLINE", 1.0)
+    service = _tiny_service(tmp_path / "s", checkpoint_every=1, fork_checkpoints=True)
+    try:
+        _one_feedback(service, 1)
+        deadline = time.monotonic() + 20
+        while (child := service._child) is None:  # forked by the learner after learning
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        while service._child is not None:
+            assert time.monotonic() < deadline, "the child was not killed"
+            time.sleep(0.05)
+        with pytest.raises(ProcessLookupError):
+            os.kill(child[0], 0)  # killed and reaped
+        assert service.checkpoint_seq == 0 and service.stats.checkpoints == 0
+        said = service.health()["checkpoint_error"]
+        assert said.startswith("the checkpoint of seq 1 failed: the checkpoint child"), said
+        assert said.endswith("did not finish within 1 s and was killed"), said
+        _one_feedback(service, 2)  # the next checkpoint forks a child again, which hangs too
+        while service._child is None:
+            assert time.monotonic() < deadline, "no second child"
+            time.sleep(0.01)
+    finally:
+        started = time.monotonic()
+        service.close()
+    # close killed that one at its deadline, then wrote the last checkpoint itself
+    assert time.monotonic() - started < 10 and service._child is None
+    assert service.checkpoint_seq == 2
+
+
 def test_a_periodic_checkpoint_counts_from_an_admin_checkpoint(tmp_path):
     # --checkpoint-every 3 after an /admin/checkpoint at seq 2: the next one is at seq 5, not 3
     service = _tiny_service(tmp_path / "s", checkpoint_every=3, fork_checkpoints=False)

@@ -13,6 +13,7 @@ import select
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,14 @@ FORK_CHECKPOINTS = hasattr(os, "fork")
 #: Seconds the learner waits for a new feedback while a checkpoint child runs, between two looks
 #: at whether it has finished.
 _CHILD_POLL = 0.05
+
+#: Seconds a checkpoint child may run before the learner kills it and counts its checkpoint as
+#: failed (the next one retries). One that never reports (stopped by a signal, or deadlocked on
+#: a lock that another thread of the server held at the fork: Python 3.12 warns of any fork
+#: beside threads) held back every later checkpoint, and the service's close, which waits for
+#: it, for ever. Far above a checkpoint's time: a model of hundreds of megabytes is pickled and
+#: synced in seconds.
+CHILD_DEADLINE = 600.0
 
 
 def _set_kernel_threads(model: Any) -> None:
@@ -84,7 +93,7 @@ class Learner:
     _learned: threading.Condition
     _waiters: dict[int, list[concurrent.futures.Future]]
     _fused: Any
-    _child: tuple[int, int, int] | None
+    _child: tuple[int, int, int, float] | None  # (pid, pipe, seq, time.monotonic() at the fork)
     _error: BaseException | None
     _error_text: str | None
     _public: Callable[[str | None], str | None]  # Service._public: what anyone may read
@@ -250,15 +259,29 @@ class Learner:
                 # no atexit handlers, no flushing of the server's buffers, no thread joins
                 os._exit(code)
         os.close(write_end)
-        self._child = (pid, read_end, seq)
+        self._child = (pid, read_end, seq, time.monotonic())
 
     def _reap_child(self, block: bool) -> None:
-        """Collect the checkpoint child once it has finished (at once if ``block``, else only if
-        it has): its ``seq`` becomes the checkpoint's if it reported success."""
+        """Collect the checkpoint child once it has finished (waiting for it if ``block``, else
+        only if it has): its ``seq`` becomes the checkpoint's if it reported success. A child
+        past :data:`CHILD_DEADLINE` is killed instead, its checkpoint counted as failed."""
         if self._child is None:
             return
-        pid, pipe, seq = self._child
-        if not block and not select.select([pipe], [], [], 0)[0]:
+        pid, pipe, seq, started = self._child
+        left = max(started + CHILD_DEADLINE - time.monotonic(), 0.0)
+        if not select.select([pipe], [], [], left if block else 0.0)[0]:
+            if not block and left > 0.0:
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.close(pipe)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)  # dead: no older checkpoint lands after a newer one
+            self._child = None
+            self._checkpoint_failed(
+                f"the checkpoint child (pid {pid}) did not finish within {CHILD_DEADLINE:g} s "
+                "and was killed", seq,
+            )  # fmt: skip
             return
         report = b""
         while chunk := os.read(pipe, 16):  # until end of file: the child has exited

@@ -36,8 +36,11 @@ child is forked between two of its learns, so the child's image is the model aft
 feedback learned so far (a ranking running meanwhile only reads the trees, and the prediction
 cache it sets is not pickled). One child at a time; the learner records its ``seq`` as the
 checkpoint's once the child reports success on a pipe. A child killed with its server leaves at
-most a temporary file, removed at the next start. The last checkpoint (at close) and
-``/admin/checkpoint`` are written in the server, after any child has finished.
+most a temporary file, removed at the next start; one that runs past
+:data:`~olboost.serve._learner.CHILD_DEADLINE` (10 minutes; deadlocked, say, on a lock another
+thread held at the fork) is killed, its checkpoint counted as failed. The last checkpoint (at
+close) and ``/admin/checkpoint`` are written in the server, after any child has finished or
+been killed.
 
 **Errors.** Every rejection is a :class:`RequestError` (an HTTP status and a message) raised
 before anything is written or learned.
@@ -261,7 +264,8 @@ class Service(LogWriter, Learner):
         self._prune_blocked = False  # the last prune failed for a lock held or a full disk
         self._uncounted_seq = 0  # the seq of a recovered checkpoint without counters
         self._fused: Any = None  # the learner's one-call learn (olboost.serve._fused), if any
-        self._child: tuple[int, int, int] | None = None  # (pid, pipe, seq) of a checkpoint child
+        # (pid, pipe, seq, time.monotonic() at the fork) of a checkpoint child
+        self._child: tuple[int, int, int, float] | None = None
         self._error: BaseException | None = None
         self._error_text: str | None = None  # what stopped, for /health and the status page
         self._store_lock: StoreLock | None = None  # held while started
