@@ -244,7 +244,7 @@ def test_pairwise_potential_and_costs_match_brute_force(loss, name, n):
     k = s.shape[0]
     gamma = 0.2
     for y in masks(k):
-        if 0 < y.sum() < k and gamma * y.sum() >= 1:
+        if 0 < y.sum() < k and gamma * y.sum() > 1:
             continue
         expect = brute_bmr(s, y, n, gamma, loss)
         assert pairwise_potential(s, y, n, gamma, loss) == pytest.approx(expect, abs=TOL)
@@ -710,14 +710,32 @@ def test_bmr_weight_bound_rank_and_hinge():
     assert bounds[:2] == [1.0, 1.0] and 0.9 < bounds[2] < 1.0  # 3 max P above 1, then below
 
 
-def test_an_edge_of_one_over_the_relevant_labels_is_refused_by_the_potentials():
-    # gamma |Y| = 1 leaves the baseline no mass on the irrelevant labels (a = 0): refused as
-    # above it, the boundary included (mutation round 8: "> 1" survived)
+def test_an_edge_of_one_over_the_relevant_labels_is_the_papers_baseline_with_no_mass_left():
+    # gamma |Y| = 1: u_gamma^Y puts a = 0 on every label and gamma on each relevant one, still a
+    # distribution (Jung & Tewari 2018, Sec. 3.1), so the potentials take it and match the
+    # enumeration of its draws; above it (a < 0) they refuse. Before, the boundary was refused
+    # too (OnlineBMR then capped such an example's edge, which the paper does not).
+    k = 6
+    y = np.array([1, 1, 1, 1, 0, 0], bool)
+    s = np.array([0.0, 1.0, -1.0, 2.0, 0.5, 1.0])
+    assert 0.25 * 4 == 1.0
+    # D = X_irrelevant - X_relevant never moves up: minus a binomial(3, 1/4)
+    d_min, probs = difference_law(3, 4, k, 0.25)
+    assert d_min == -3
+    np.testing.assert_allclose(probs, [1 / 64, 9 / 64, 27 / 64, 27 / 64, 0, 0, 0], atol=1e-15)
+    for loss in LOSSES:
+        for n in (0, 1, 3):
+            expect = brute_bmr(s, y, n, 0.25, loss)
+            assert pairwise_potential(s, y, n, 0.25, loss) == pytest.approx(expect, abs=TOL)
+            c = pairwise_costs(s, y, n, 0.25, loss)
+            for l in range(k):
+                assert c[l] == pytest.approx(brute_bmr(s + unit(k, l), y, n, 0.25, loss), abs=TOL)
+    above = math.nextafter(0.25, 1.0)
     for call in (
-        lambda: difference_law(3, 4, 6, 0.25),
-        lambda: pairwise_potential(np.zeros(6), np.array([1, 1, 1, 1, 0, 0], bool), 3, 0.25),
+        lambda: difference_law(3, 4, k, above),
+        lambda: pairwise_potential(np.zeros(k), y, 3, above),
     ):
-        with pytest.raises(ValueError, match=r"gamma \* \|Y\| must be < 1"):
+        with pytest.raises(ValueError, match=r"gamma \* \|Y\| must be <= 1"):
             call()
 
 

@@ -174,7 +174,7 @@ def _law_tables(H, y, state, weights):
         weights[:, :] = 0.0
         return False, np.empty((0, 0, 0))
     gamma = state.gamma
-    if gamma * n_rel >= 1.0:
+    if gamma * n_rel > 1.0:
         gamma = state.gamma_cap / n_rel
     if gamma != state.gamma:
         state.n_capped[0] += 1
@@ -196,7 +196,7 @@ def bmr_step(
 ) -> int:
     """Round ``t`` of OnlineBMR with exact potentials: the scores (if asked), then, unless ``Y``
     is empty or full (no pair, every potential 0), :func:`online_bmr_update` with the law tables
-    of the example's edge ``gamma`` (``gamma_cap / |Y|`` when ``gamma |Y| >= 1``) and
+    of the example's edge ``gamma`` (``gamma_cap / |Y|`` when ``gamma |Y| > 1``) and
     ``u_gamma^Y``'s steps ``P(+1) = (1 - gamma |Y|) / k``, ``P(-1) = P(+1) + gamma``. Below
     :data:`COMPACT_FROM_LABELS` labels; :func:`bmr_step_grouped` from there on (two kernels,
     so that neither compiles the other's round: see

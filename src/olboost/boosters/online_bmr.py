@@ -33,10 +33,13 @@ class OnlineBMR(RankingBooster):
     experiments (Sec. 4), each relevant label ``l`` is taught to learner ``i`` with importance
     weight ``max_r c^i[r] - c^i[l]`` (times the committee's per-learner multiplier).
 
-    **Large edges.** ``u_gamma^Y`` puts ``a = (1 - gamma |Y|) / k`` on each label, which is not a
-    distribution when ``gamma |Y| >= 1`` (the authors' code crashes there, e.g. on yeast and
-    mediamill-reduced with ``gamma = 0.1``). For such an example the edge is capped at
-    ``gamma_cap / |Y|``, i.e. ``a = (1 - gamma_cap) / k > 0``; ``n_gamma_capped_`` counts how often.
+    **Large edges.** ``u_gamma^Y`` puts ``a = (1 - gamma |Y|) / k`` on each label and ``a +
+    gamma`` more on each relevant one, which is not a distribution when ``gamma |Y| > 1`` (the
+    authors' code crashes there, e.g. on yeast and mediamill-reduced with ``gamma = 0.1``). For
+    such an example the edge is capped at ``gamma_cap / |Y|``, i.e. ``a = (1 - gamma_cap) / k >
+    0``; ``n_gamma_capped_`` counts how often. At ``gamma |Y| = 1`` exactly (``gamma = 0.1`` and
+    ten relevant labels) ``u_gamma^Y`` is still the paper's distribution, with ``a = 0`` (every
+    draw a relevant label), and the edge is used as it is.
 
     Parameters
     ----------
@@ -55,7 +58,7 @@ class OnlineBMR(RankingBooster):
         not single labels), ``"rank"``, or ``"hinge_no_margin"`` (``(s_r - s_l)_+``, what the
         authors' code used).
     gamma_cap
-        ``gamma |Y|`` used when ``gamma |Y| >= 1``, in (0, 1).
+        ``gamma |Y|`` used when ``gamma |Y| > 1``, in (0, 1).
     method
         ``"exact"`` or ``"monte_carlo"`` (``draws`` samples per cost vector, as the authors' M).
     draws
@@ -113,7 +116,7 @@ class OnlineBMR(RankingBooster):
 
     @property
     def n_gamma_capped_(self) -> int:
-        """How many examples had their edge capped (``gamma |Y| >= 1``)."""
+        """How many examples had their edge capped (``gamma |Y| > 1``)."""
         return int(self._n_capped[0])
 
     def _step_kernels(self) -> BoosterKernels | None:
@@ -148,7 +151,7 @@ class OnlineBMR(RankingBooster):
 
     def edge_for(self, n_relevant: int) -> float:
         """The edge used for an example with ``n_relevant`` relevant labels (capped, see above)."""
-        if self.gamma * n_relevant >= 1.0:
+        if self.gamma * n_relevant > 1.0:
             return self.gamma_cap / n_relevant
         return self.gamma
 

@@ -40,10 +40,11 @@ def _check_k(k: object) -> int:
 
 
 def _check_baseline(gamma: float, n_relevant: int, k: int) -> None:
-    """``u_gamma^Y`` is a distribution with positive ``a`` only if ``gamma |Y| < 1``."""
-    if 0 < n_relevant < k and gamma * n_relevant >= 1.0:
+    """``u_gamma^Y`` is a distribution only if ``a = (1 - gamma |Y|) / k >= 0``, i.e.
+    ``gamma |Y| <= 1`` (at 1, ``a = 0``: all the mass on the relevant labels)."""
+    if 0 < n_relevant < k and gamma * n_relevant > 1.0:
         raise ValueError(
-            f"gamma * |Y| must be < 1 for the baseline u_gamma^Y to be a distribution, got "
+            f"gamma * |Y| must be <= 1 for the baseline u_gamma^Y to be a distribution, got "
             f"gamma={gamma} with |Y|={n_relevant} (a = (1 - gamma |Y|) / k = "
             f"{(1.0 - gamma * n_relevant) / k:.6g})"
         )

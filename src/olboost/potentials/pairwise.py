@@ -111,7 +111,7 @@ def difference_law(n: int, n_relevant: int, k: int, gamma: float) -> tuple[int, 
     k
         Number of labels, ``k >= 2``.
     gamma
-        Edge, in ``(0, 1)`` with ``gamma |Y| < 1``.
+        Edge, in ``(0, 1)`` with ``gamma |Y| <= 1``.
 
     Returns
     -------
@@ -246,7 +246,7 @@ def pairwise_potential(
     n
         Number of draws (``N - i`` weak learners left), ``n >= 0``.
     gamma
-        Edge in ``(0, 1)``; ``gamma |Y| < 1`` is required for ``u_gamma^Y`` to be a distribution.
+        Edge in ``(0, 1)``; ``gamma |Y| <= 1`` is required for ``u_gamma^Y`` to be a distribution.
     loss
         One of :data:`LOSSES`.
     method
