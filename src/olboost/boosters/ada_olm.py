@@ -43,7 +43,11 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
     * learner ``i`` learns ``y`` with importance weight ``-C^i(y, y) / (k - 1)`` (times the
       committee's per-learner multiplier), ``C^i`` being the cost matrix at ``s^{i-1}``: eq. 9 for
       the logistic loss (the gradient of eq. 8), eq. 37 (exponential) or eq. 40 (square hinge).
-      This is the weight of Sec. 4.2's text; Algorithm 2's line 14 prints ``C(y, l^i)`` instead;
+      This is the weight of Sec. 4.2's text; Algorithm 2's line 14 prints ``C(y, l^i)`` instead.
+      For the logistic loss it lies in ``[0, 1)`` (each of the ``k - 1`` terms of ``-C(y, y)`` is
+      under 1); for the exponential and square-hinge losses ``-C(y, y)`` has no such bound and
+      the weight exceeds 1 once other classes lead ``y`` by enough (App. D does not say how to
+      scale it; the same formula is kept);
     * ``alpha^i`` follows projected online gradient descent on
       ``f(alpha) = L^y(s^{i-1} + alpha h^i)``, whose derivative ``grad L^y(s^i) . h^i`` is eq. 10
       (38, 41) for a one-hot ``h^i``; the step is ``eta_t = step_scale / sqrt(t)`` (times

@@ -124,13 +124,17 @@ class LabelRanker(RankingLearner):
       eq. 12-20 in ``O(k)`` per iteration (:mod:`olboost.rankers._pdip`). Its answer is
       within the method's tolerance of the optimum; where it gains less than Update II's step
       on the same pair (a feasible point of eq. 11: a margin tiny against ``C`` under the
-      entropy), or the method breaks down in floating point, the trial takes that step, so
-      that Update III never raises the dual less than Update II (Sec. 3).
+      entropy), or the method breaks down in floating point, the trial takes that step (on the
+      pair of eq. 7, its ties broken at random as below), so that Update III never raises the
+      dual less than Update II (Sec. 3).
 
     A *mistake* (Sec. 1) is a trial where some relevant label is not strictly above every
     irrelevant one (ties are mistakes); an example with no relevant label, or with all of them,
     has no pair: it is neither a mistake nor learned from. Ties between labels in eq. 7 are
     broken uniformly at random, by draws that are a pure function of the seed and the trial.
+    Ties are those of the scores as computed in floating point: under the entropy two scores
+    equal in exact arithmetic (every score, when ``x`` is all ones) can differ in the last bit,
+    and then make no tie.
 
     **Complexities.** ``"squared"``: ``F(w) = ||w||^2 / 2``, ``w = theta`` (Update I is then the
     multi-label Perceptron of Crammer & Singer, II the Passive-Aggressive update). ``"entropy"``:
@@ -219,8 +223,11 @@ class LabelRanker(RankingLearner):
         The ``k`` labels: an int ``k`` (labels ``0..k-1``) or a sequence of labels. May be left
         ``None`` when learning from arrays, whose columns then name the labels ``0..k-1``.
     seed
-        Seed of the tie-breaking draws of eq. 7 (Updates I and II; Update III has no choice to
-        make and is deterministic). ``None`` draws a fresh seed (kept in ``seed_``).
+        Seed of the tie-breaking draws of eq. 7: the pair Updates I and II step on. Update III
+        uses it only on a trial that falls back on Update II's step (see ``update`` above), so
+        with an ordinary margin its results do not depend on the seed; with a margin tiny
+        against ``C`` under the entropy they may. ``None`` draws a fresh seed (kept in
+        ``seed_``).
 
     Attributes
     ----------
@@ -362,7 +369,9 @@ class LabelRanker(RankingLearner):
 
     @property
     def _is_stochastic(self) -> bool:
-        # the seed only breaks ties in eq. 7, which Update III does not use
+        # the seed only breaks ties in eq. 7, which Update III uses only when it falls back on
+        # Update II's step: on the check suite's stream it never does, so the seed changes
+        # nothing there (tests/test_rankers.py: test_seed_breaks_ties_only)
         return self.update != "III"
 
     # ------------------------------------------------------------------ learned state
