@@ -23,7 +23,7 @@ from olboost import topk_experiments as tx
 from olboost.cli import main
 from olboost.datasets import load
 from olboost.evaluate import prequential, train_test
-from olboost.feedback import TopkFeedback
+from olboost.feedback import TopkFeedback, TopkUser
 
 BOOSTERS = [TopkBBM, TopkAdaptive]
 
@@ -159,7 +159,7 @@ def test_feedback_defaults_to_the_models_kind(emotions):
         (lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=3), "topk", None, "top-k booster"),
         (lambda: AdaOLMR(VFDTCommittee(n_features=5), learners=3), None, 3, "top-k feedback only"),
         (lambda: _topk(TopkBBM), "full", None, "learns from top-k feedback only"),
-        (lambda: _topk(TopkAdaptive), "partial", None, "feedback must be None, 'full' or 'topk'"),
+        (lambda: _topk(TopkAdaptive), "partial", None, "must be None, 'full', 'topk' or"),
         (lambda: _topk(TopkAdaptive), "topk", 4, "does not match the model's k=3"),
         (lambda: _topk(TopkBBM), None, 3.0, "does not match the model's k=3"),
     ],
@@ -598,3 +598,130 @@ def test_the_large_streams_cells_are_keyed_by_its_files_content(tmp_path):
     # its size and modification time is read once)
     assert tx.job_key(job, str(tmp_path))["files_sha256"] != first["files_sha256"]
     assert "files_sha256" not in tx.job_key(tx.Job("emotions", "TopAda", 1, 2), str(tmp_path))
+
+
+# ------------------------------------------------------------------------- simulated users
+
+
+class _Recording(TopkUser):
+    """The paper's user, played in Python (its clicks are overridden), recording its calls."""
+
+    def __init__(self, k=None):
+        super().__init__(k)
+        self.calls = []
+
+    def clicks(self, impression, relevant):
+        self.calls.append((impression, relevant))
+        return [label for label in impression.labels if label in relevant]
+
+
+class _Silent(TopkUser):
+    """A user who never clicks."""
+
+    def clicks(self, impression, relevant):
+        return []
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_the_papers_user_as_an_object_is_feedback_topk_to_the_bit(cls, emotions):
+    # TopkUser() is the compiled path; _Recording, whose clicks are the same, the Python one,
+    # data sets included: three ways to the same bits, train/test with loops and prequential
+    runs = []
+    for feedback in ("topk", TopkUser(k=3), _Recording()):
+        model = _topk(cls)
+        a = train_test(model, emotions.train, emotions.test, loops=2, feedback=feedback)
+        b = prequential(model, emotions.test, feedback=feedback)
+        runs.append((a.losses, a.train_losses, b.losses, _state(model)))
+    for other in runs[1:]:
+        for got, want in zip(other, runs[0], strict=True):
+            if isinstance(want, bytes):
+                assert got == want
+            else:
+                np.testing.assert_array_equal(got, want)
+
+
+def test_a_user_gets_each_shown_ranking_and_the_relevant_set_in_the_models_labels(emotions):
+    # a model whose labels are the data set's in another order: the user's relevant sets are
+    # the model's labels, matched by name as the array path matches the columns
+    names = list(reversed(emotions.label_names))
+    user = _Recording()
+    model = _topk(TopkAdaptive, labels=names)
+    result = train_test(model, emotions.train, emotions.test, feedback=user)
+    assert len(user.calls) == emotions.train.n_samples + emotions.test.n_samples
+    pairs = list(emotions.train) + list(emotions.test)
+    for (impression, relevant), (_, y) in zip(user.calls, pairs, strict=True):
+        assert relevant == y
+        assert len(impression.labels) == 3
+    tail = user.calls[emotions.train.n_samples :]
+    for (impression, relevant), loss in zip(tail, result.losses, strict=True):
+        assert loss == pytest.approx(_shown_loss(impression.ranking, relevant), abs=1e-12)
+    # the same run with the truthful compiled path, the model's labels in the data's order
+    # aside: the same losses
+    compiled = train_test(_topk(TopkAdaptive, labels=names), emotions.train, emotions.test)
+    np.testing.assert_array_equal(compiled.losses, result.losses)
+
+
+@pytest.mark.parametrize("cls", BOOSTERS)
+def test_the_model_learns_the_users_clicks_and_is_scored_on_the_truth(cls, emotions):
+    model = _topk(cls, labels=emotions.label_names)
+    replay = model.clone()
+    pairs = list(emotions.test)[:80]
+    result = prequential(model, pairs, feedback=_Silent())
+    for (x, y), loss in zip(pairs, result.losses, strict=True):
+        impression = replay.show_one(x)
+        # scored against the relevant set, not against the (empty) clicks
+        assert loss == pytest.approx(_shown_loss(impression.ranking, y), abs=1e-12)
+        replay.learn_one(x, impression.feedback([]))
+    assert _state(model) == _state(replay)
+    truthful = prequential(_topk(cls, labels=emotions.label_names), pairs, feedback="topk")
+    assert not np.array_equal(truthful.losses, result.losses)
+
+
+def test_a_click_on_a_label_not_shown_is_refused_naming_the_example(emotions):
+    class Clumsy(TopkUser):
+        def clicks(self, impression, relevant):
+            hidden = [label for label in impression.ranking if label not in impression.labels]
+            return hidden[:1] if impression.round == 6 else []
+
+    model = _topk(TopkBBM)
+    with pytest.raises(ValueError, match=r"train split example 5: clicked label .* was not shown"):
+        train_test(model, emotions.train, emotions.test, feedback=Clumsy())
+    assert model.t_ == 5  # the five examples before it were learned, the sixth not
+
+
+@pytest.mark.parametrize(
+    ("feedback", "k", "error", "match"),
+    [
+        (TopkUser(k=4), None, ValueError, "does not match the model's k=3"),
+        (TopkUser(k=3), 4, ValueError, "k=4 and the user's k=3 differ"),
+        (TopkUser, None, TypeError, "the class TopkUser, not a user"),
+    ],
+)
+def test_a_user_that_does_not_fit_is_refused_before_anything_is_learned(
+    feedback, k, error, match, emotions
+):
+    model = _topk(TopkAdaptive)
+    with pytest.raises(error, match=match):
+        train_test(model, emotions.train, emotions.test, feedback=feedback, k=k)
+    with pytest.raises(error, match=match):
+        prequential(model, emotions.test, feedback=feedback, k=k)
+    assert not hasattr(model, "t_")
+    full = AdaOLMR(VFDTCommittee(n_features=5), learners=3)
+    with pytest.raises(ValueError, match="simulates a user of a top-k booster"):
+        train_test(full, emotions.train, emotions.test, feedback=TopkUser())
+    for bad in (0, -1, 2.0, True, "3"):
+        with pytest.raises(ValueError, match="k must be None or an integer >= 1"):
+            TopkUser(k=bad)
+
+
+def test_a_warm_up_leaves_the_user_alone_and_the_results_as_they_were(emotions):
+    model = _topk(TopkAdaptive)
+    users = [_Silent(), _Recording()]
+    cold = train_test(model.clone(), emotions.train, emotions.test, feedback=users[1])
+    n_calls = len(users[1].calls)
+    users[1].calls.clear()
+    warm = train_test(model.clone(), emotions.train, emotions.test, feedback=users[1], warm_up=True)
+    assert len(users[1].calls) == n_calls  # the warm-up clone's clicks were not the user's
+    assert warm.compile_seconds is not None
+    np.testing.assert_array_equal(cold.losses, warm.losses)
+    np.testing.assert_array_equal(cold.train_losses, warm.train_losses)

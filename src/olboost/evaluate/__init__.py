@@ -26,7 +26,8 @@ model's own kind.
 
 Both return an :class:`Evaluation` with per-example rank losses under the two conventions for an
 example whose relevant set is empty or full (no relevant/irrelevant pair): ``paper`` (loss 0, the
-example counts, as the paper and its authors' code) and ``skip`` (the example is excluded; NaN in
+example counts, as the authors' code that made the paper's tables; the paper states no
+convention) and ``skip`` (the example is excluded; NaN in
 the per-example array). Streams are :class:`olboost.datasets.MultiLabelDataset` objects, which use
 the model's array path, or any iterable of ``(x, y)`` pairs, which uses ``score_one``/``learn_one``.
 

@@ -13,9 +13,18 @@ from typing import Any
 from numba.core import event as numba_event
 
 from olboost._numba_cache import COMPILING_ELSEWHERE
-from olboost.evaluate._inputs import _feedback_mode, _head
+from olboost.evaluate._inputs import _custom_user, _feedback_mode, _head
 from olboost.evaluate._loops import _counted, _prequential, _train_test
-from olboost.feedback import is_positions
+from olboost.feedback import TopkUser, is_positions
+
+
+class _PythonTruthfulUser(TopkUser):
+    """The paper's user, played example by example as a user of one's own is (its clicks are
+    :class:`TopkUser`'s, under another name): what a warm-up for such a user runs."""
+
+    def clicks(self, impression: Any, relevant: Any) -> Any:
+        return TopkUser.clicks(self, impression, relevant)
+
 
 #: What :class:`_CompileNotice` hears: compiling here, and waiting for a compile elsewhere.
 _COMPILE_EVENTS = ("numba:compile", COMPILING_ELSEWHERE)
@@ -115,6 +124,7 @@ def warm_up(
     *,
     rows: int = WARM_UP_ROWS,
     notice: bool = False,
+    feedback: Any = None,
 ) -> float:
     """Compile every Numba kernel that evaluating ``model`` on the data runs (or load it from
     Numba's on-disk cache), without changing ``model``; return the seconds it took.
@@ -145,6 +155,11 @@ def warm_up(
     notice
         Print a line on stderr if this takes longer than ``COMPILE_NOTICE_AFTER`` seconds (it is
         then compiling, not loading the cache), and another when it is done.
+    feedback
+        The evaluation's ``feedback`` (see :func:`train_test`). A
+        :class:`~olboost.feedback.TopkUser` of one's own is played one example at a time, so the
+        clone takes that path too, clicking as the paper's user: the user itself is never
+        called (its state, if it keeps any, is left as it was).
 
     Examples
     --------
@@ -166,7 +181,8 @@ def warm_up(
             "warm_up needs data sets or sequences; a one-pass iterator cannot be read twice "
             "(pass warm_up=True to train_test or prequential instead)"
         )
-    mode = _feedback_mode(model, None, None)
+    mode = _feedback_mode(model, feedback, None)
+    user = None if _custom_user(feedback) is None else _PythonTruthfulUser()
     with _CompileNotice(notice) as timer:
         clone = model.clone()
         param = getattr(model, "_outputs_param", None)
@@ -179,7 +195,7 @@ def warm_up(
             positions = _counted(model) and is_positions(taken)
             clone = model.clone({param: len(taken) if positions else taken})
         if test is None:
-            _prequential(clone, heads[0], None, mode)
+            _prequential(clone, heads[0], None, mode, user)
         else:
-            _train_test(clone, heads[0], heads[1], None, 1, mode)
+            _train_test(clone, heads[0], heads[1], None, 1, mode, user)
     return timer.seconds

@@ -23,9 +23,11 @@ def _is_dataset(stream: Any) -> bool:
 
 def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
     """``"full"`` or ``"topk"``: the feedback ``model`` learns from under ``feedback`` (``None``:
-    the model's own kind) and ``k``; a ``ValueError`` when they do not fit the model, a
-    ``TypeError`` for a model's class instead of a model (the evaluation failed inside, on a
-    method called without its instance)."""
+    the model's own kind; a :class:`~olboost.feedback.TopkUser`: top-k) and ``k``; a
+    ``ValueError`` when they do not fit the model, a ``TypeError`` for a model's class instead of
+    a model (the evaluation failed inside, on a method called without its instance)."""
+    from olboost.feedback import TopkUser
+
     if isinstance(model, type):
         raise TypeError(
             f"model is the class {model.__name__}, not a model: pass an instance, "
@@ -37,8 +39,25 @@ def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
         mode = "topk" if topk else "full"
     elif isinstance(feedback, str) and feedback in FEEDBACKS:
         mode = feedback
+    elif isinstance(feedback, TopkUser):
+        mode = "topk"
+        if not topk:
+            raise ValueError(
+                f"feedback={feedback!r} simulates a user of a top-k booster (TopkBBM, "
+                f"TopkAdaptive: a model with show_one); {name} learns from full feedback"
+            )
+        own = getattr(feedback, "k", None)
+        if own is not None:
+            if k is not None and k != own:
+                raise ValueError(f"k={k!r} and the user's k={own!r} differ")
+            k = own
+    elif isinstance(feedback, type) and issubclass(feedback, TopkUser):
+        raise TypeError(
+            f"feedback is the class {feedback.__name__}, not a user: pass an instance, "
+            f"{feedback.__name__}(...)"
+        )
     else:
-        raise ValueError(f"feedback must be None, 'full' or 'topk', got {feedback!r}")
+        raise ValueError(f"feedback must be None, 'full', 'topk' or a TopkUser, got {feedback!r}")
     if mode == "topk" and not topk:
         raise ValueError(
             f"feedback='topk' needs a top-k booster (TopkBBM, TopkAdaptive: a model with "
@@ -59,6 +78,17 @@ def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
                 f"labels; build it with k={k!r}"
             )
     return mode
+
+
+def _custom_user(feedback: Any) -> Any:
+    """The :class:`~olboost.feedback.TopkUser` the protocol plays in Python (one that overrides
+    its clicks), or ``None``: the model's own simulation of the paper's user, compiled on a data
+    set."""
+    from olboost.feedback import TopkUser
+
+    if isinstance(feedback, TopkUser) and not feedback.truthful:
+        return feedback
+    return None
 
 
 def _check_loops(loops: Any, train: Any) -> int:

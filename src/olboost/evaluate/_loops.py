@@ -328,12 +328,13 @@ def check_splits(model: Any, splits: Sequence[tuple[str, Any]]) -> None:
 
 
 def _run(
-    model: Any, stream: Any, mode: str, progress: Any, role: str
+    model: Any, stream: Any, mode: str, progress: Any, role: str, user: Any = None
 ) -> tuple[int, np.ndarray, np.ndarray]:
     """Stream ``stream`` (the ``role`` split) through ``model``, scoring each example before
-    learning it (under ``mode`` feedback); return the number of examples and the per-example
-    losses (paper, skip)."""
-    if _is_dataset(stream):
+    learning it (under ``mode`` feedback, the clicks of ``user`` if one is given: a
+    :class:`~olboost.feedback.TopkUser` of its own, played in Python, data sets included);
+    return the number of examples and the per-example losses (paper, skip)."""
+    if _is_dataset(stream) and user is None:
         n = stream.n_samples
         Y = stream.Y[:, _label_columns(model, stream)]
         losses = np.empty(n)
@@ -345,10 +346,18 @@ def _run(
                 progress.update(hi - lo)
         masks = Y
     else:
-        one = _show_then_learn if mode == "topk" else _score_then_learn
+        if user is not None:
+
+            def one(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+                return _show_then_learn(model, x, y, user)
+
+            pairs = _dataset_pairs(model, stream) if _is_dataset(stream) else stream
+        else:
+            one = _show_then_learn if mode == "topk" else _score_then_learn
+            pairs = stream
         n, losses_l, masks_l = 0, [], []
         with between_rows() as example:
-            for i, x, y in _pairs(stream, role):
+            for i, x, y in _pairs(pairs, role):
                 n += 1
                 with example:
                     try:
@@ -363,6 +372,15 @@ def _run(
         masks = np.asarray(masks_l, dtype=bool) if masks_l else np.zeros((0, 0), dtype=bool)
     # the "skip" convention differs from the paper's only on examples without a pair
     return n, losses, np.where(_pairless(masks), np.nan, losses)
+
+
+def _dataset_pairs(model: Any, data: Any) -> Iterator[tuple[Any, frozenset]]:
+    """A data set's ``(x, y)`` pairs with ``y`` in the model's labels, its columns matched to
+    them as the array path matches them (:func:`_label_columns`)."""
+    Y = data.Y[:, _label_columns(model, data)]
+    labels = model._outputs()
+    for (x, _), row in zip(data, Y, strict=True):
+        yield x, frozenset(labels[j] for j in np.flatnonzero(row))
 
 
 def _pairs(stream: Iterable, role: str) -> Iterator[tuple[int, Any, Any]]:
@@ -425,10 +443,11 @@ def _score_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
     return loss, mask
 
 
-def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
+def _show_then_learn(model: Any, x: Any, y: Any, user: Any = None) -> tuple[float, np.ndarray]:
     """Top-k feedback, one example: the model shows its randomised ranking, the loss of that
     ranking is recorded, and the model learns which of the ``k`` labels it showed are relevant
-    (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show)."""
+    (a :class:`~olboost.feedback.TopkFeedback`: nothing about the labels it did not show), or
+    which of them ``user`` clicked (:meth:`~olboost.feedback.TopkUser.clicks`)."""
     labels = model._outputs()
     # checked as learn_one checks a target (a bool is no label, River's dict has known keys and
     # bool values), before the first show_one, which starts the model; _outputs raises, changing
@@ -439,22 +458,25 @@ def _show_then_learn(model: Any, x: Any, y: Any) -> tuple[float, np.ndarray]:
     position = {label: p for p, label in enumerate(impression.ranking)}
     s = np.array([m - position[label] for label in labels], dtype=float)
     loss = rank_loss(s, mask, empty="paper")
-    shown = zip(impression.labels, impression.shown, strict=True)
-    clicked = [label for label, i in shown if mask[i]]
+    if user is None:
+        shown = zip(impression.labels, impression.shown, strict=True)
+        clicked = [label for label, i in shown if mask[i]]
+    else:
+        clicked = user.clicks(impression, frozenset(labels[i] for i in np.flatnonzero(mask)))
     model.learn_one(x, impression.feedback(clicked))
     return loss, mask
 
 
 def _train_test(
-    model: Any, train: Iterable, test: Iterable, bar: Any, loops: int, mode: str
+    model: Any, train: Iterable, test: Iterable, bar: Any, loops: int, mode: str, user: Any = None
 ) -> Evaluation:
     t0 = time.perf_counter()
     train_losses = []
     for _ in range(loops):
-        n_train, losses, _ = _run(model, train, mode, bar, "train split")
+        n_train, losses, _ = _run(model, train, mode, bar, "train split", user)
         train_losses.append(losses)
     t1 = time.perf_counter()
-    n_test, losses, skip = _run(model, test, mode, bar, "test split")
+    n_test, losses, skip = _run(model, test, mode, bar, "test split", user)
     t2 = time.perf_counter()
     return Evaluation(
         losses, skip, n_train, n_test, t1 - t0, t2 - t1,
@@ -463,7 +485,7 @@ def _train_test(
 
 
 def _prequential(
-    model: Any, stream: Iterable, bar: Any, mode: str
+    model: Any, stream: Iterable, bar: Any, mode: str, user: Any = None
 ) -> Evaluation | ClassificationEvaluation:
     from olboost.online import MulticlassLearner
 
@@ -472,6 +494,6 @@ def _prequential(
         correct = _run_classification(model, stream, bar)
         return ClassificationEvaluation(correct, time.perf_counter() - t0)
     t0 = time.perf_counter()
-    n, losses, skip = _run(model, stream, mode, bar, "stream")
+    n, losses, skip = _run(model, stream, mode, bar, "stream", user)
     t1 = time.perf_counter()
     return Evaluation(losses, skip, 0, n, 0.0, t1 - t0, feedback=mode)

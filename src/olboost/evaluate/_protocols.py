@@ -11,6 +11,7 @@ from olboost.evaluate._compiling import WARM_UP_ROWS
 from olboost.evaluate._compiling import warm_up as _warm_up
 from olboost.evaluate._inputs import (
     _check_loops,
+    _custom_user,
     _feedback_mode,
     _length,
     _peel,
@@ -20,6 +21,7 @@ from olboost.evaluate._inputs import (
 )
 from olboost.evaluate._loops import _prequential, _train_test, check_splits
 from olboost.evaluate._results import ClassificationEvaluation, Evaluation
+from olboost.feedback import TopkUser
 
 if TYPE_CHECKING:
     from olboost.online import MulticlassLearner
@@ -31,7 +33,7 @@ def train_test(
     test: Iterable,
     *,
     loops: int = 1,
-    feedback: str | None = None,
+    feedback: str | TopkUser | None = None,
     k: int | None = None,
     progress: bool = False,
     warm_up: bool = False,
@@ -56,10 +58,13 @@ def train_test(
     feedback
         ``"full"`` (the model learns the relevant set), ``"topk"`` (a top-k booster shows its
         ranking and learns the relevance of the ``k`` labels on top only; the loss recorded is
-        that of the ranking shown) or ``None``: the model's kind (``"topk"`` for a model with
+        that of the ranking shown), a :class:`~olboost.feedback.TopkUser` (top-k feedback from
+        the clicks of that simulated user: ``TopkUser()`` is ``"topk"``, a subclass models
+        another user) or ``None``: the model's kind (``"topk"`` for a model with
         ``show_one``). Each kind needs the matching model (``ValueError`` otherwise).
     k
-        If given, must equal the top-k booster's ``k`` (a check; the model shows its own ``k``).
+        If given, must equal the top-k booster's ``k`` (a check; the model shows its own ``k``),
+        as must a ``TopkUser``'s ``k``.
     progress
         Show a progress bar on stderr.
     warm_up
@@ -104,6 +109,7 @@ def train_test(
             "give two streams"
         )
     mode = _feedback_mode(model, feedback, k)
+    user = _custom_user(feedback)
     loops = _check_loops(loops, train)
     _require_examples(test, "test stream")
     check_splits(model, [("train split", train), ("test split", test)])
@@ -111,11 +117,11 @@ def train_test(
     if warm_up:
         train_head, train = _peel(train, WARM_UP_ROWS)
         test_head, test = _peel(test, WARM_UP_ROWS)
-        compile_s = _warm_up(model, train_head, test_head, notice=True)
+        compile_s = _warm_up(model, train_head, test_head, notice=True, feedback=feedback)
     n_train, n_test = _length(train), _length(test)
     total = None if n_train is None or n_test is None else n_train * loops + n_test
     bar = _progress(total, progress, "train+test")
-    result = _train_test(model, train, test, bar, loops, mode)
+    result = _train_test(model, train, test, bar, loops, mode, user)
     if bar is not None:
         bar.close()
     result.compile_seconds = compile_s
@@ -127,7 +133,7 @@ def prequential(
     model: MulticlassLearner,
     stream: Iterable,
     *,
-    feedback: str | None = None,
+    feedback: str | TopkUser | None = None,
     k: int | None = None,
     progress: bool = False,
     warm_up: bool = False,
@@ -139,7 +145,7 @@ def prequential(
     model: Any,
     stream: Iterable,
     *,
-    feedback: str | None = None,
+    feedback: str | TopkUser | None = None,
     k: int | None = None,
     progress: bool = False,
     warm_up: bool = False,
@@ -150,7 +156,7 @@ def prequential(
     model: Any,
     stream: Iterable,
     *,
-    feedback: str | None = None,
+    feedback: str | TopkUser | None = None,
     k: int | None = None,
     progress: bool = False,
     warm_up: bool = False,
@@ -168,15 +174,16 @@ def prequential(
     """
     _require_stream(stream, "stream")
     mode = _feedback_mode(model, feedback, k)
+    user = _custom_user(feedback)
     _require_examples(stream, "stream")
     check_splits(model, [("stream", stream)])
     compile_s = None
     n = _length(stream)
     if warm_up:
         head, stream = _peel(stream, WARM_UP_ROWS)
-        compile_s = _warm_up(model, head, notice=True)
+        compile_s = _warm_up(model, head, notice=True, feedback=feedback)
     bar = _progress(n, progress, "prequential")
-    result = _prequential(model, stream, bar, mode)
+    result = _prequential(model, stream, bar, mode, user)
     if bar is not None:
         bar.close()
     result.compile_seconds = compile_s

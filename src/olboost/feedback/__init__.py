@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MIN_PAIR_PROBABILITY", "Feedback", "FullFeedback", "Impression", "TopkFeedback"]
+__all__ = [
+    "MIN_PAIR_PROBABILITY",
+    "Feedback",
+    "FullFeedback",
+    "Impression",
+    "TopkFeedback",
+    "TopkUser",
+]
 
 
 def is_bool(value: object) -> bool:
@@ -261,3 +268,7 @@ class Impression:
                 raise ValueError(f"clicked label {label!r} is repeated")
             relevant[i] = bool(value)
         return TopkFeedback(self.shown, relevant, self.probs, self.source)
+
+
+# at the end: the users module names Impression in its annotations only
+from olboost.feedback.users import TopkUser  # noqa: E402

@@ -157,9 +157,11 @@ class RankLoss:
     """Running mean of the rank loss (Jung & Tewari 2018, Sec. 3.1), River style.
 
     An example whose relevant set ``Y`` is empty or contains every label has no
-    relevant/irrelevant pair, so its rank loss is undefined. The paper, and the authors' code,
-    score such an example 0 and count it; leaving it out is the other sensible choice. This metric
-    keeps both at once: :meth:`get` (and :attr:`paper`) is the paper convention, :attr:`skip` the
+    relevant/irrelevant pair, so its rank loss is undefined. The paper states no convention (its
+    analysis leaves such examples out, its Table 2 lists mediamill-reduced with some); the
+    authors' code, which made its tables, scores such an example 0 and counts it: the *paper*
+    convention here. Leaving it out is the other sensible choice. This metric keeps both at
+    once: :meth:`get` (and :attr:`paper`) is the paper convention, :attr:`skip` the
     mean over examples that have pairs; :attr:`n_paper` and :attr:`n_skip` count the examples
     behind each.
 
