@@ -29,6 +29,7 @@ from olboost.datasets import ENRON_USERS, FolderingStream, _email, enron, load_e
 from olboost.datasets.enron import (
     HEADER_FIELDS,
     LEAKING_FIELDS,
+    NON_TOPICAL_FOLDERS,
     SNAPSHOT_COUNTS,
     message_text,
     tokenize,
@@ -459,7 +460,7 @@ def test_a_charset_that_is_no_text_encoding_reads_as_none_declared(tmp_path, cha
     undeclared = f"{head}{body}".encode("latin-1")
     assert message_text(declared) == message_text(undeclared) == "s\ncafé crème\n"
     write_foldering_archive(
-        tmp_path / "u.mbox.tar.xz", "u", {"inbox": [undeclared, declared, declared]}
+        tmp_path / "u.mbox.tar.xz", "u", {"lunch": [undeclared, declared, declared]}
     )
     stream = load_enron_foldering("u", tmp_path)
     assert stream.skipped == [] and [set(x) for x, _ in stream] == [{"café", "crème"}] * 3
@@ -757,3 +758,53 @@ def test_tokens_are_one_spelling_per_word():
         == tokenize(text)
         == ["naïve", "café", "file", "abc", "km", "हिन्दी", "i̇stanbul"]
     )
+
+
+def test_bekkermans_non_topical_folders_are_left_out_with_their_subfolders(tmp_path):
+    # an archive of raw folders (the shared snapshot has none of these): inbox, sent_items and
+    # deleted_items hold mail by its state, not its topic, and Bekkerman et al. left them out,
+    # with their subfolders; a folder whose name merely begins the same stays
+    def mails(n, subject):
+        return [
+            f"Date: {day} Jan 2001 10:00 +0000\nSubject: {subject} {day}\n\nbody\n"
+            for day in range(1, n + 1)
+        ]
+
+    write_foldering_archive(
+        tmp_path / "ann-x.mbox.tar.xz",
+        "ann-x",
+        {
+            "inbox": mails(5, "hello"),
+            "Sent_Items": mails(4, "sent"),
+            "deleted_items": mails(3, "gone"),
+            "inbox.projects": mails(3, "nested"),
+            "golf": mails(3, "tee"),
+            "sentimental": mails(3, "poem"),
+        },
+    )
+    stream = load_enron_foldering("ann-x", tmp_path)
+    assert stream.labels == ["golf", "sentimental"]
+    assert stream.n_samples == 6
+    assert not {"hello", "gone", "nested"} & set(stream.vocabulary)
+    (note,) = [n for n in stream.notes if "non-topical" in n]
+    assert "4 non-topical folders" in note and "15 messages" in note
+    assert "Sent_Items (4)" in note and "inbox.projects (3)" in note
+    every = load_enron_foldering("ann-x", tmp_path, exclude_folders=())
+    assert every.labels == sorted(
+        ["Sent_Items", "deleted_items", "golf", "inbox", "inbox.projects", "sentimental"]
+    )
+    assert not any("non-topical" in n for n in every.notes)
+    own = load_enron_foldering("ann-x", tmp_path, exclude_folders=iter(["GOLF"]))
+    assert "golf" not in own.labels and "inbox" in own.labels
+    with pytest.raises(ValueError, match="every folder is excluded"):
+        load_enron_foldering(
+            "ann-x", tmp_path, exclude_folders=NON_TOPICAL_FOLDERS + ("golf", "sentimental")
+        )
+    for bad, match in (
+        ("inbox", "collection of folder names"),
+        (None, "collection of"),
+        ([1], "non-empty folder names"),
+        ([""], "non-empty folder names"),
+    ):
+        with pytest.raises(TypeError, match=match):
+            load_enron_foldering("ann-x", tmp_path, exclude_folders=bad)

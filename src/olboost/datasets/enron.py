@@ -23,10 +23,13 @@ Reading a message
   (:data:`LEAKING_FIELDS`; the reader picks only the fields it needs, and the :mod:`email`
   package path deletes them first): ``X-Folder`` (the folder path),
   ``X-FileName`` (the ``.nsf``/``.pst`` file the folder was exported from: several users' folders
-  come from different files), ``X-Origin`` (the user, whose spelling, ``LOKAY-M`` or
-  ``Lokay-M``, again follows the exported file) and ``Message-ID`` (its long number was assigned
+  come from different files), ``X-Origin`` (the user as the exported file spelt it, ``LOKAY-M``
+  or ``Lokay-M``: an artefact of the export like ``X-FileName``, though once lower-cased it
+  gives every message of a user the same words) and ``Message-ID`` (its long number was assigned
   at export time and runs in blocks per folder). None of them is ever tokenised, and asking for
-  one in ``fields=`` is an error.
+  one in ``fields=`` is an error. The same message filed in two folders appears twice, with the
+  same date and words (214 such pairs in kitchen-l, 108 in beck-s): both are kept, as the
+  published counts include them, the copy from the folder earlier in the archive first.
 * **Text.** A single-part ``text/plain`` message (every message of the Enron archives) is
   decoded here: ``quoted-printable`` and ``base64`` bodies with :mod:`binascii` (what the
   :mod:`email` package uses), then bytes to text with the declared charset, or when there is
@@ -69,8 +72,12 @@ The stream
 Messages run in increasing ``Date``; messages with equal dates keep their **position in the
 archive**: the order of the mbox members in the tar file, then the order of the messages inside
 the mbox. Messages whose ``Date`` is missing or cannot be parsed come after all dated messages,
-in archive order (``undated`` counts them; the Enron archives have none). A folder is kept when it
-has at least ``min_folder_size`` messages that could be read; the others are listed in
+in archive order (``undated`` counts them; the Enron archives have none). Bekkerman et al.'s
+non-topical folders (:data:`NON_TOPICAL_FOLDERS`: ``inbox``, ``sent_items``, ``deleted_items``
+...) and their subfolders are left out, as they left them out, and named in ``notes``; the
+shared snapshot holds none of them (``PROVENANCE.md``), a user's own archive of raw folders may
+(``exclude_folders=()`` keeps them). A folder is kept when it has at least
+``min_folder_size`` messages that could be read; the others are listed in
 ``dropped_folders``. Labels are the kept folder names, **sorted** (so class codes do not depend
 on dates; ``labels`` is known before the first message, as a booster needs it).
 
@@ -98,7 +105,7 @@ MIME structure the :mod:`email` package cannot read.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -122,6 +129,7 @@ __all__ = [
     "ENRON_USERS",
     "HEADER_FIELDS",
     "LEAKING_FIELDS",
+    "NON_TOPICAL_FOLDERS",
     "PUBLISHED_COUNTS",
     "SNAPSHOT_COUNTS",
     "FolderingStream",
@@ -144,7 +152,8 @@ ENRON_USERS: tuple[str, ...] = (
 )
 
 #: ``user -> (messages, folders)`` of Table 1 of Shalev-Shwartz & Singer (2007) (``m`` and
-#: ``|Y|``), which are Bekkerman et al.'s counts but for lokay-m (2489 there, 2493 in the corpus).
+#: ``|Y|``), which are Bekkerman et al.'s counts; for lokay-m (2489 there) the corpus holds 2493
+#: messages in the same folders.
 PUBLISHED_COUNTS: dict[str, tuple[int, int]] = {
     "beck-s": (1971, 101),
     "farmer-d": (3672, 25),
@@ -168,6 +177,21 @@ SNAPSHOT_COUNTS: dict[str, tuple[int, int]] = {
     "sanders-r": (1188, 30),
     "williams-w3": (2769, 18),
 }
+
+#: The folders Bekkerman, McCallum & Huang (2004) left out as non-topical (with their
+#: subfolders, ``<name>.<sub>`` once flattened): they hold mail by its state, not its topic.
+NON_TOPICAL_FOLDERS: tuple[str, ...] = (
+    "all_documents",
+    "calendar",
+    "contacts",
+    "deleted_items",
+    "discussion_threads",
+    "inbox",
+    "notes_inbox",
+    "sent",
+    "sent_items",
+    "_sent_mail",
+)
 
 #: Where the shared benchmark data sit relative to a clone of the repository.
 _SHARED_SUBDIR = Path("shared") / "datasets" / "enron_foldering"
@@ -369,12 +393,35 @@ class FolderingStream:
         )
 
 
+def _check_exclude_folders(exclude_folders: object) -> tuple[str, ...]:
+    """``exclude_folders`` lower-cased, after its checks (a string is one folder's name, not
+    a collection of its characters)."""
+    if isinstance(exclude_folders, str | bytes) or not isinstance(exclude_folders, Iterable):
+        raise TypeError(
+            "exclude_folders must be a collection of folder names (() for none), got "
+            f"{type(exclude_folders).__name__} {exclude_folders!r}"
+        )
+    names = []
+    for name in exclude_folders:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"exclude_folders must hold non-empty folder names, got {name!r}")
+        names.append(name.lower())
+    return tuple(names)
+
+
+def _is_excluded(folder: str, excluded: tuple[str, ...]) -> bool:
+    """Whether ``folder`` is one of ``excluded`` or a subfolder of one (flattened with ``.``)."""
+    name = folder.lower()
+    return any(name == x or name.startswith(x + ".") for x in excluded)
+
+
 def load_enron_foldering(
     user: str,
     path: str | os.PathLike[str] | None = None,
     *,
     min_folder_size: int = 3,
     fields: Sequence[str] = ("Subject",),
+    exclude_folders: Collection[str] = NON_TOPICAL_FOLDERS,
 ) -> FolderingStream:
     """Read one user's e-mail as a chronological stream of bags of words labelled by folder.
 
@@ -395,6 +442,10 @@ def load_enron_foldering(
     fields : sequence of str
         Header fields whose text joins the body in the bag of words (case-insensitive; all
         occurrences of each). The fields of :data:`LEAKING_FIELDS` are refused.
+    exclude_folders : iterable of str
+        Folders left out with their subfolders (``name`` and ``name.*``, case-insensitive)
+        before the folder sizes are counted: Bekkerman et al.'s non-topical ones by default;
+        ``()`` keeps every folder.
 
     Returns
     -------
@@ -417,6 +468,7 @@ def load_enron_foldering(
     if min_folder_size < 1:
         raise ValueError(f"min_folder_size must be >= 1, got {min_folder_size}")
     wanted = _check_fields(fields)
+    excluded = _check_exclude_folders(exclude_folders)
     directory = _default_directory() if path is None else Path(path)
     archive = archive_path(directory, user)
     if not archive.is_file():
@@ -436,7 +488,11 @@ def load_enron_foldering(
     folder_of: list[int] = []
     skipped: list[SkippedMessage] = []
     having = dict.fromkeys(wanted, 0)  # messages with each wanted field
+    left_out: dict[str, int] = {}
     for member, folder, data in members:
+        if _is_excluded(folder, excluded):
+            left_out[folder] = left_out.get(folder, 0) + len(_split_mbox(data)[1])
+            continue
         code = len(folders)
         folders.append(folder)
         preamble, raws = _split_mbox(data)
@@ -453,6 +509,16 @@ def load_enron_foldering(
             word_lines.append(message.words)
             folder_of.append(code)
 
+    if left_out:
+        notes.append(
+            f"left out {len(left_out)} non-topical folder{'s' if len(left_out) > 1 else ''} "
+            f"(exclude_folders=) with {sum(left_out.values())} messages: "
+            + ", ".join(f"{name} ({n})" for name, n in sorted(left_out.items()))
+        )
+    if not folders:
+        raise ValueError(
+            f"{archive}: every folder is excluded (exclude_folders=): {', '.join(sorted(left_out))}"
+        )
     codes = np.asarray(folder_of, dtype=np.int64)
     counts = np.bincount(codes, minlength=len(folders))
     sizes: dict[str, int] = {}
