@@ -1553,3 +1553,24 @@ def test_json_to_a_closed_or_full_standard_output_is_an_error(tmp_path):
 def test_a_value_an_estimator_refuses_as_parameter_eq_value_is_led_by_its_option(capsys):
     line = _error(capsys, [*RUN, "--algorithm", "topk-bbm", "--k", "100"])
     assert line.startswith("olboost: error: --k: TopkBBM: k=100 must be in [2, m=6]"), line
+
+
+@pytest.mark.parametrize(
+    ("argv", "shortened"),
+    [
+        # was --seeds 2: seeds 1 and 2
+        (["reproduce", "mlr", "--seed", "2", "--datasets", "emotions"], "--seed 2"),
+        (["reproduce", "topk-curves", "--k", "3"], "--k 3"),  # was --ks 3
+        (["reproduce", "topk", "--gamma", "0.3"], "--gamma 0.3"),  # was --gammas
+        (["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--learn", "2"], "--learn 2"),
+        (["serve", "--store", "x", "--hos", "127.0.0.1"], "--hos 127.0.0.1"),
+        (["sweep", "spec.toml", "--result", "x"], "--result x"),
+    ],
+)
+def test_a_long_option_is_taken_only_as_spelt_in_full(argv, shortened, capsys):
+    # argparse's prefix matching took a shortened option for the one it began, silently: a
+    # user's --seed 2 in reproduce mlr ran seeds 1 and 2, where run's --seed 2 is seed 2 alone
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert f"unrecognized arguments: {shortened}" in capsys.readouterr().err

@@ -130,7 +130,9 @@ def _add_reproduce(sub: Any) -> None:
         "finished cell is kept beside the output, so that a rerun skips it.",
         formatter_class=HelpFormatter,
     )
-    rep_sub = rep.add_subparsers(dest="suite", required=True, metavar="SUITE")
+    rep_sub = rep.add_subparsers(
+        dest="suite", required=True, metavar="SUITE", parser_class=ExactOptionParser
+    )
     for name in REPRODUCE_SUITES:
         _resolve(name)(rep_sub)
 
@@ -157,13 +159,26 @@ olboost: online boosting for multiclass classification and multi-label ranking. 
 'olboost COMMAND --help' for the options of a command."""
 
 
+class ExactOptionParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that takes long options only as spelt in full (``allow_abbrev``
+    off), its subcommands' parsers too: argparse's prefix matching read ``reproduce mlr --seed
+    2`` as ``--seeds 2`` (seeds 1 and 2, where ``run --seed 2`` is the one seed 2) and ``--k``
+    as ``--ks``, without a word."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``olboost`` parser, with every command of :data:`COMMANDS`."""
-    parser = argparse.ArgumentParser(
+    parser = ExactOptionParser(
         prog="olboost", description=_DESCRIPTION, formatter_class=HelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"olboost {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=ExactOptionParser
+    )
     for name in COMMANDS:
         _resolve(name)(sub)
     return parser

@@ -88,9 +88,9 @@ class _OnlineBoostingBase(BaseEstimator):
             )
         params: dict[str, Any] = {outputs: n_outputs}
         seed = self._seed()
-        # every booster with a seed takes it: a LabelRanker with Update III, which uses no
-        # random number, still draws its seed_ at the start (two fits pickled apart) and uses
-        # it once its update is set to I or II
+        # every booster with a seed takes it: a LabelRanker with Update III, which uses its
+        # seed only where it falls back on Update II's step, still draws its seed_ at the start
+        # (two fits pickled apart) and uses it once its update is set to I or II
         if seed is not None and "seed" in template._param_names():
             params["seed"] = seed
         return template.clone(params)
