@@ -1574,3 +1574,14 @@ def test_a_long_option_is_taken_only_as_spelt_in_full(argv, shortened, capsys):
         main(argv)
     assert exit_.value.code == 2
     assert f"unrecognized arguments: {shortened}" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_special_file_that_refuses_the_write_is_named(capsys):
+    # a special file is written in place (not replaced); /dev/full's ENOSPC named no file:
+    # "olboost: error: No space left on device", after the whole run
+    argv = ["run", "--algorithm", "ada-olmr", "--dataset", "emotions", "--learners", "2"]
+    for option in ("--output", "--save-model"):
+        assert main([*argv, option, "/dev/full", "--no-progress"]) == 2
+        error = capsys.readouterr().err.strip().splitlines()[-1]
+        assert error == "olboost: error: /dev/full: No space left on device (writing it)"

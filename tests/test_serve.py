@@ -511,7 +511,7 @@ def test_full_feedback_model(tmp_path: Path) -> None:
         (("--learners", "0"), "learners must be in"),
         (("--features", "-3"), "n_features must be in"),
         (("--rho", "nan"), "rho must not be NaN"),
-        (("--k", "1"), "k=1 must be in [2, 4] labels"),
+        (("--k", "1"), "k=1 must be in [2, 4] labels (k: the labels shown on top, --k, 3 by"),
         (("--k", "5"), "k=5 must be in [2, 4] labels"),
         (("--k", "2", "--exploration", "single-swap"), "k must be at least 3"),
         (("--port", "-1"), "--port must be in"),
@@ -3522,3 +3522,19 @@ def test_a_service_says_in_its_log_that_it_is_compiling_at_start(tmp_path, monke
     said = [r.getMessage() for r in caplog.records if r.name == "olboost.serve.service"]
     assert said[0].startswith("compiling kernels")
     assert said[1].startswith("compiled ") and said[1].endswith("(before the service started)")
+
+
+@pytest.mark.parametrize("command", ["serve", "simulate"])
+def test_a_bundled_multiclass_set_is_named_so(tmp_path, capsys, command):
+    # it said "--dataset balance: not a bundled data set" of a set olboost bundles
+    from olboost.cli import main
+
+    where = ["--store", str(tmp_path / "s")] if command == "serve" else ["--url", "http://x"]
+    assert main([command, *where, "--dataset", "balance"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "olboost: error: --dataset balance: a bundled multiclass data set; the service ranks "
+        "labels, from a multi-label one (emotions, scene, yeast, mediamill-reduced) or a MULAN "
+        "file"
+    )
+    assert not (tmp_path / "s").exists()

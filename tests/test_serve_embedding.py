@@ -229,3 +229,12 @@ def test_a_feedback_that_does_not_wait_is_held_to_the_learners_pace(tmp_path):
             with pytest.raises(TimeoutError):
                 answers[3].result(timeout=1.0)
         assert answers[3].result(timeout=30)["seq"] == 4 and service.applied_seq >= 2
+
+
+def test_a_backup_to_a_file_names_the_backup_not_a_store(tmp_path):
+    # "r.json: a file, not a store": the file is where the backup was to go
+    (tmp_path / "r.json").write_text("{}")
+    with pytest.raises(NotADirectoryError, match="a file, not a backup's directory") as err:
+        backup(tmp_path / "s", tmp_path / "r.json")
+    assert err.value.filename == str(tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_text() == "{}"

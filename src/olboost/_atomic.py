@@ -153,8 +153,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     writing the file (a missing directory: ``FileNotFoundError``); ``path`` is unchanged then.
     """
     if special_file(path):
-        with open(path, "wb") as f:
-            f.write(data)
+        try:
+            with open(path, "wb") as f:
+                f.write(data)
+        except OSError as err:
+            if err.filename is None and err.errno is not None:
+                # /dev/full's ENOSPC names no file either (see below)
+                raise type(err)(err.errno, f"{err.strerror} (writing it)", str(path)) from None
+            raise
         return
     path = _target(path)
     directory = path.parent

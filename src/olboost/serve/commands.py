@@ -22,10 +22,16 @@ _MISSING_EXTRA = "olboost serve needs the serve extra: pip install 'olboost[serv
 
 def _load_dataset(args: argparse.Namespace) -> Any:
     """``--dataset``: a bundled name, or an ARFF file with its MULAN XML ``--dataset-labels``."""
-    from olboost.datasets import load
+    from olboost.datasets import BUNDLED, BUNDLED_UCI, load
     from olboost.datasets.mulan import _bundled_name
 
     bundled = _bundled_name(args.dataset) is not None
+    if args.dataset_labels is None and not bundled and args.dataset in BUNDLED_UCI:
+        # "not a bundled data set" of balance, which is bundled: a multiclass one
+        raise ValueError(
+            f"--dataset {args.dataset}: a bundled multiclass data set; the service ranks "
+            f"labels, from a multi-label one ({', '.join(BUNDLED)}) or a MULAN file"
+        )
     if args.dataset_labels is None and not bundled:
         raise ValueError(
             f"--dataset {args.dataset}: not a bundled data set; for a data file, pass "

@@ -124,7 +124,11 @@ class ServiceConfig:
         # for k=1; a k above the labels said [1, m] here)
         least = 2 if self.topk else 1
         if not least <= self.k <= len(labels):
-            raise ValueError(f"k={self.k} must be in [{least}, {len(labels)}] labels")
+            # "k=3 must be in [2, 2] labels" named a k the user never gave: the default's
+            raise ValueError(
+                f"k={self.k} must be in [{least}, {len(labels)}] labels (k: the labels shown on "
+                f"top, --k, 3 by default; the service has {len(labels)} labels)"
+            )
         # the model's own checks (learners, features, rho, gamma, k for the exploration ...): a
         # bad setting is refused here, before a store or a server exists
         build_model(self)._check_params()

@@ -371,11 +371,11 @@ def make_directory(path: Path) -> None:
         path.mkdir(mode=0o700, exist_ok=True)
 
 
-def refuse_a_file(path: str | os.PathLike[str]) -> None:
-    """A ``NotADirectoryError`` naming ``path`` if it is a file: a store is a directory (making
-    it said only "File exists")."""
+def refuse_a_file(path: str | os.PathLike[str], what: str = "a store") -> None:
+    """A ``NotADirectoryError`` naming ``path`` if it is a file: a store (or ``what`` else) is a
+    directory (making it said only "File exists")."""
     if Path(path).exists() and not Path(path).is_dir():
-        raise NotADirectoryError(20, "a file, not a store (a directory)", str(path))
+        raise NotADirectoryError(20, f"a file, not {what} (a directory)", str(path))
 
 
 class Store:
@@ -965,7 +965,7 @@ def backup(path: str | os.PathLike[str], target: str | os.PathLike[str]) -> dict
     feedback ever logged (as ``/health`` counts them), and the impressions pruned from the log.
     ``ValueError`` if ``path`` holds no store or ``target`` exists and is not an empty directory."""
     source, target = Path(path), Path(target)
-    refuse_a_file(target)
+    refuse_a_file(target, "a backup's directory")
     if target.exists() and any(target.iterdir()):
         raise ValueError(f"{target}: not empty; a backup goes to a new directory")
     store = Store(source, read_only=True)
