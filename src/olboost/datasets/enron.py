@@ -105,7 +105,7 @@ MIME structure the :mod:`email` package cannot read.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -421,7 +421,7 @@ def load_enron_foldering(
     *,
     min_folder_size: int = 3,
     fields: Sequence[str] = ("Subject",),
-    exclude_folders: Collection[str] = NON_TOPICAL_FOLDERS,
+    exclude_folders: Iterable[str] = NON_TOPICAL_FOLDERS,
 ) -> FolderingStream:
     """Read one user's e-mail as a chronological stream of bags of words labelled by folder.
 
