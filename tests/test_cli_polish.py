@@ -1585,3 +1585,28 @@ def test_a_special_file_that_refuses_the_write_is_named(capsys):
         assert main([*argv, option, "/dev/full", "--no-progress"]) == 2
         error = capsys.readouterr().err.strip().splitlines()[-1]
         assert error == "olboost: error: /dev/full: No space left on device (writing it)"
+
+
+def test_reproduce_mlr_refuses_bmr_options_with_no_bmr(capsys):
+    # taken, then ignored: the run went on as if they had not been given
+    base = ["reproduce", "mlr", "--no-bmr", "--datasets", "emotions", "--no-progress"]
+    assert main([*base, "--bmr-loss", "rank", "--method", "monte_carlo"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "olboost: error: --bmr-loss and --method: for OnlineBMR's column, which --no-bmr skips "
+        "(Ada.OLMR's column does not use them)"
+    )
+    assert main([*base, "--method", "exact"]) == 2  # given, even at its default
+    assert "--method: for OnlineBMR's column" in capsys.readouterr().err
+
+
+def test_a_data_path_for_a_data_set_left_out_is_refused(capsys):
+    # taken and ignored, a wrong path included: the run went on without a word
+    assert main(["reproduce", "multiclass", "--datasets", "balance", "--har", "/nowhere.csv"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "olboost: error: --har: the Movement data's file, and --datasets leaves movement out"
+    )
+    argv = ["reproduce", "topk", "--datasets", "emotions", "--tmc", "/nowhere", "--no-cells"]
+    assert main([*argv, "--output", os.devnull]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "olboost: error: --tmc: the tmc2007-500 data's directory, and --datasets leaves it out"
+    )

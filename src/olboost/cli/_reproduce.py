@@ -94,6 +94,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     _check_positive(args, "seeds", "learners", "features")
+    if args.no_bmr:
+        # run refuses an option its algorithm does not use; these were taken and ignored
+        unused = [d for d in ("bmr_loss", "method") if d in getattr(args, "given_options", ())]
+        if unused:
+            options = " and ".join(f"--{d.replace('_', '-')}" for d in unused)
+            raise ValueError(
+                f"{options}: for OnlineBMR's column, which --no-bmr skips (Ada.OLMR's column "
+                "does not use them)"
+            )
     # every data set read before the first run: an unknown one is an error, not one after hours
     for name in args.datasets:
         if name not in PUBLISHED_MLR and Path(name).exists():
@@ -193,7 +202,10 @@ def _cmd_reproduce_multiclass(args: argparse.Namespace) -> int:
     results: dict[str, dict[str, Any]] = {}
     options = {"learners": args.learners, "n_features": args.features, "method": args.method}
     # every data set read and checked before the first run
-    if args.har is not None and "movement" in args.datasets and not Path(args.har).is_file():
+    if args.har is not None and "movement" not in args.datasets:
+        # taken and ignored, a wrong path included
+        raise ValueError("--har: the Movement data's file, and --datasets leaves movement out")
+    if args.har is not None and not Path(args.har).is_file():
         # load_uci's message named neither the option nor that a file was expected
         what = "is a directory" if Path(args.har).is_dir() else "no such file"
         raise FileNotFoundError(2, f"{what} (the Movement data, HAR's CSV)", f"--har {args.har}")

@@ -76,6 +76,11 @@ def cmd_topk(args: argparse.Namespace) -> int:
 
     output = Path(args.output) if args.output else _default_output("reproduce_topk.json")
     check_output(output, reads=[("--tmc", f) for f in tmc_files(args.tmc)])
+    if args.tmc is not None and LARGE_STREAM not in args.datasets:
+        # taken and ignored, a wrong path included
+        raise ValueError(
+            f"--tmc: the {LARGE_STREAM} data's directory, and --datasets leaves it out"
+        )
     _check_counts(args)
     n_jobs = _n_jobs(args.jobs)
     unknown = [g for g in args.gammas if not 0.0 < g < 1.0]
