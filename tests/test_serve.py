@@ -3538,3 +3538,25 @@ def test_a_bundled_multiclass_set_is_named_so(tmp_path, capsys, command):
         "file"
     )
     assert not (tmp_path / "s").exists()
+
+
+def test_simulate_says_no_latency_where_no_request_was_answered(monkeypatch, capsys):
+    # every /feedback refused (no token): its latencies are null, which the line printed as
+    # "p50 0.0 ms p99 0.0 ms", instant answers
+    import olboost.serve.simulate as simulate
+    from olboost.cli import main
+
+    class Report:
+        def record(self):
+            return {
+                "examples": 3, "train_examples": 0, "concurrency": 1, "seconds": 1.0, "pairs": 3,
+                "pairs_per_second": 3.0, "rank_latency_ms": {"p50": 1.25, "p99": 2.0},
+                "feedback_latency_ms": {"p50": None, "p99": None}, "dropped": 0,
+                "errors": {"feedback 401": 3}, "test_rank_loss": None, "curve": {},
+            }  # fmt: skip
+
+    monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
+    argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert "/rank p50 1.2 ms p99 2.0 ms; /feedback p50 - p99 -;" in out

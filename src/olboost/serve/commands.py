@@ -275,11 +275,16 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         raise ValueError(f"--url {args.url}: {err}") from None
     record = {"url": args.url, "dataset": args.dataset, "loops": args.loops, **report.record()}
     r, f = record["rank_latency_ms"], record["feedback_latency_ms"]
+
+    def ms(value: float | None) -> str:
+        # no answered request: no latency ("0.0 ms" said they were instant)
+        return "-" if value is None else f"{value:.1f} ms"
+
     print(
         f"{record['examples']} users, {record['pairs']} rank+feedback pairs in "
         f"{record['seconds']:.1f} s: {record['pairs_per_second']:.0f} pairs/s; /rank p50 "
-        f"{r['p50'] or 0:.1f} ms p99 {r['p99'] or 0:.1f} ms; /feedback p50 {f['p50'] or 0:.1f} ms "
-        f"p99 {f['p99'] or 0:.1f} ms; test rank loss {_loss(record['test_rank_loss'])}"
+        f"{ms(r['p50'])} p99 {ms(r['p99'])}; /feedback p50 {ms(f['p50'])} "
+        f"p99 {ms(f['p99'])}; test rank loss {_loss(record['test_rank_loss'])}"
         + (f"; errors {json.dumps(record['errors'])}" if record["errors"] else "")
     )
     write_record(args, record)
