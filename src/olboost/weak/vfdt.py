@@ -162,7 +162,13 @@ class VFDTCommittee(TreeArrays, Committee):
     :func:`olboost.weak._vfdt_split._best_numeric`). The kernels add a leaf's weights and
     entropies over its classes in class order where River adds them in the order the classes
     reached the leaf: the sums can differ in the last bit, which decides a grace period met
-    to the last bit or two candidates tied to the last bit differently from River.
+    to the last bit or two candidates tied to the last bit differently from River. Two exact
+    ties are also broken otherwise than River breaks them, which only exact ties (examples of
+    weight exactly 1, say) reach: two attributes of equal best merit split on the one of
+    larger index (River: the one whose first value reached the leaf last, the same one as long
+    as no value is missing), and, for an example whose value is missing or whose category has no
+    branch, children of a multiway split of equal weight go to the lowest category (River: the
+    branch made first, which differs when a category's branch was added after the split).
 
     Parameters
     ----------
