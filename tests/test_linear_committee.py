@@ -744,3 +744,21 @@ def test_a_rescalers_rounding_is_read_as_the_bound_under_the_entropy_without_sca
     beyond[7, 5] = 1.00001
     with pytest.raises(ValueError, match=r"x has the value 1\.00001 at attribute 5; "):
         model().learn(beyond, Y)
+
+
+def test_a_mix_refuses_text_and_complex_weights_as_its_parts_do():
+    # the mix read the weights with np.array(..., float64): "1" became 1.0, a complex weight
+    # lost its imaginary part with a warning, and every part learned
+    mix = MixedCommittee([VFDTCommittee(n_features=None), LinearCommittee(n_features=None)])
+    mix.start(4, 3, 5, seed=1)
+    x = np.linspace(0.1, 0.9, 5)
+    mix.learn(x, np.eye(3)[[0, 1, 2, 0]])
+    before = pickle.dumps(mix)
+    for weights, match in (
+        (np.full((4, 3), "1"), "weights must hold numbers"),
+        (np.ones((4, 3)) * (1 + 1j), "weights must hold real numbers"),
+        (np.ones((3, 3)), "weights must have shape"),
+    ):
+        with pytest.raises((TypeError, ValueError), match=match):
+            mix.learn(x, weights)
+        assert pickle.dumps(mix) == before

@@ -123,8 +123,10 @@ class LinearCommittee(Committee):
       :data:`~olboost.rankers.label_ranker.MAX_STEP_C` under the squared norm (Update I's step
       is the whole budget; II's and III's grow with the margin).
 
-    A row of zeros is skipped; a row whose every label has positive weight has no pair and
-    learns nothing (as :class:`~olboost.rankers.LabelRanker` on a full set). The different
+    A row of zeros is skipped; a row whose every label has positive weight has no pair: its
+    weights do not move (as :class:`~olboost.rankers.LabelRanker` on a full set), but it is a
+    trial (the averaged weights count it) and its features move the scaling statistics, so the
+    predictions may change. The different
     weights of the relevant labels enter only through their sum: Updates I and II move the most
     violated pair, and Update III distributes the budget optimally over the pairs. The contract
     needs nothing more than label weights.

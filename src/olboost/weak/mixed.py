@@ -413,11 +413,8 @@ class MixedCommittee(Committee):
 
         Raises ``ValueError``, leaving every part untouched, on a bad ``x`` or ``weights``."""
         x = self._check_x(x)
-        weights = np.array(weights, dtype=np.float64, order="C")  # a writable copy
-        if weights.shape != (self.n_learners_, self.n_labels_):
-            raise ValueError(
-                f"weights must have shape {(self.n_learners_, self.n_labels_)}, got {weights.shape}"
-            )
+        # the contract's checks (text and complex weights were read as numbers, learned)
+        weights = np.array(self._check_weights(weights), order="C")  # a writable copy
         if not np.all(np.isfinite(weights)) or np.any(weights < 0):
             raise ValueError("weights must be finite and non-negative")
         problem = self.weights_problem(weights)
