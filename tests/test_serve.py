@@ -978,9 +978,10 @@ def _tiny_mulan(folder: Path) -> tuple[Path, Path]:
     return arff, xml
 
 
-def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsys):
+def test_serve_and_simulate_take_a_data_file_with_its_label_file(tmp_path, capsys, monkeypatch):
     from olboost.cli import main
 
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "a-token")  # simulate refuses to run without one
     arff, xml = _tiny_mulan(tmp_path)
     data = ("--dataset", str(arff), "--dataset-labels", str(xml))
     # without its label file a data file is refused in one line, naming the option
@@ -2636,6 +2637,7 @@ def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
             }  # fmt: skip
 
     monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "a-token")
     argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
     assert main(argv) == 1
 
@@ -3556,7 +3558,30 @@ def test_simulate_says_no_latency_where_no_request_was_answered(monkeypatch, cap
             }  # fmt: skip
 
     monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "a-token")
     argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
     assert main(argv) == 1
     out = capsys.readouterr().out
     assert "/rank p50 1.2 ms p99 2.0 ms; /feedback p50 - p99 -;" in out
+
+
+def test_simulate_without_a_token_is_refused_before_any_request(monkeypatch, capsys):
+    # the service answers /feedback without its token with 401: the run sent every /rank (each
+    # logged by the service), then reported "errors {feedback 401: n}" and exit 1
+    import olboost.serve.simulate as simulate
+    from olboost.cli import main
+
+    def no_request(*args, **kwargs):
+        raise AssertionError("simulate ran")
+
+    monkeypatch.setattr(simulate, "simulate", no_request)
+    monkeypatch.delenv("OLBOOST_SERVE_TOKEN", raising=False)
+    argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (
+        "olboost: error: no token for http://127.0.0.1:9's /feedback: pass --token-file (the "
+        "service's STORE/token, or the file given to serve --token-file) or set "
+        "OLBOOST_SERVE_TOKEN"
+    )
+    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "  ")  # blank: stripped as the service strips it
+    assert main(argv) == 2

@@ -263,6 +263,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:  # stripped as the service strips it
         token = os.environ.get(TOKEN_ENV, "").strip() or None
     data = _load_dataset(args)
+    if token is None:
+        # the service answers every /feedback without the token with 401: the run sent its
+        # /rank requests (logged by the service) and then reported nothing but those errors
+        raise ValueError(
+            f"no token for {args.url}'s /feedback: pass --token-file (the service's "
+            f"STORE/token, or the file given to serve --token-file) or set {TOKEN_ENV}"
+        )
     try:
         report = simulate(
             args.url, data, token=token, k=args.k, loops=args.loops,
