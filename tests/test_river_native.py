@@ -291,3 +291,23 @@ def test_mutate_changes_parameters_as_set_params_does():
     # a committee's parameters, nested as River nests them, are fixed once started
     with pytest.raises(ValueError, match="committee cannot change"):
         booster.mutate({"committee": {"grace_period": (1.0, 2.0)}})
+
+
+def test_an_empty_dict_before_the_first_example_is_refused_saying_why():
+    # A River transformer gives {} for an example it finds nothing in (BagOfWords of a text of
+    # one-letter words): the booster said "x has no features". Its keys cannot fix the
+    # features, which a first example's do: refused, saying so, the model unchanged; once the
+    # features are fixed, {} is every feature missing.
+    from olboost import AdaOLMR
+
+    for model in (AdaBoostOLM(learners=2, seed=1, classes=["x", "y"]),
+                  AdaOLMR(learners=2, seed=1, labels=["a", "b", "c"])):  # fmt: skip
+        before = pickle.dumps(model)
+        target = "x" if isinstance(model, AdaBoostOLM) else {"a"}
+        for method, args in (("predict_one", ({},)), ("learn_one", ({}, target))):
+            with pytest.raises(ValueError, match="x is an empty dict: a first example's keys fix"):
+                getattr(model, method)(*args)
+            assert pickle.dumps(model) == before
+        model.learn_one({"w": 1.0, "v": 2.0}, target)
+        model.learn_one({}, target)  # both features missing
+        model.predict_one({})

@@ -5,6 +5,7 @@ ranking metrics against olboost's, and bad input that changes nothing."""
 from __future__ import annotations
 
 import pickle
+import re
 
 import joblib
 import numpy as np
@@ -835,3 +836,22 @@ def test_sets_of_labels_are_refused_with_how_to_make_an_indicator(method):
         with pytest.raises(ValueError, match=r"^OnlineBoostingRanker: y must be .*" + hint):
             getattr(model, method)(X, y)
         assert "booster_" not in model.__dict__
+
+
+def test_the_html_repr_tables_the_adapters_own_parameters():
+    # scikit-learn (1.7+) tables get_params(deep=True) of an estimator whose parts it does not
+    # draw: the default booster's parameters were listed as booster__<name>, every one marked
+    # as set by the user
+    from sklearn.base import BaseEstimator
+
+    if not hasattr(BaseEstimator, "_get_params_html"):
+        pytest.skip("scikit-learn before 1.7 draws no table of parameters")
+    for adapter in (OnlineBoostingRanker(), OnlineBoostingClassifier(random_state=2)):
+        html = adapter._repr_html_()
+        assert "booster__" not in html
+        set_by_user = re.findall(
+            r'<tr class="user-set">.*?<td class="param">(.*?)</td>', html, re.S
+        )
+        assert [re.sub("<[^>]+>", "", name).strip() for name in set_by_user] == (
+            ["random_state"] if adapter.random_state is not None else []
+        )

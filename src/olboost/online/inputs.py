@@ -336,6 +336,11 @@ def check_vector(
             raise ValueError(f"{who}: x must be 1-D, got shape {xv.shape}")
     check_width("x", xv.shape[0], n_features, who)
     if xv.shape[0] == 0:
+        if isinstance(x, Mapping) and feature_names is None:
+            raise ValueError(
+                f"{who}: x is an empty dict: a first example's keys fix the model's features, "
+                "and it has none"
+            )
         raise ValueError(f"{who}: x has no features")
     check_values(xv, keys, allow_missing, who, given=x)
     return xv, names

@@ -106,6 +106,13 @@ class _OnlineBoostingBase(BaseEstimator):
             params.update((f"booster__{name}", value) for name, value in default.items())
         return params
 
+    def _get_params_html(self, deep: bool = True, doc_link: str = "") -> Any:
+        # scikit-learn's HTML repr tables get_params(deep=True) for an estimator that does not
+        # draw nested ones (the booster has no fit): every booster__<name> was listed flat and
+        # marked as set by the user, being no parameter of __init__. The booster's own repr is
+        # in the booster row.
+        return super()._get_params_html(deep=False, doc_link=doc_link)
+
     def set_params(self, **params: Any) -> Self:
         """Set parameters (``booster__<name>`` for a parameter of the booster) and return
         ``self``. With ``booster=None``, ``booster__<name>`` sets the default booster's
