@@ -821,3 +821,18 @@ def test_a_record_from_before_an_option_of_its_algorithm_is_run_again(tmp_path):
     assert _finished(path, task) is None
     path.write_text(json.dumps({**record, "algorithm": ["label-ranker"]}))  # damaged: no error
     assert _finished(path, task) is not None
+
+
+def test_a_scheduler_it_cannot_reach_leaves_no_results_directory_it_made(tmp_path, capsys):
+    # the sweep made its results directory, then failed to reach the scheduler: an empty
+    # directory was left where nothing ran (one that existed stays)
+    pytest.importorskip("dask.distributed")
+    spec = tmp_path / "s.toml"
+    spec.write_text('algorithms = ["ada-olmr"]\ndatasets = ["emotions"]\nseeds = 1\n')
+    made, kept = tmp_path / "new" / "results", tmp_path / "kept"
+    kept.mkdir()
+    for results in (made, kept):
+        argv = ["sweep", str(spec), "--results", str(results), "--scheduler", "bogus"]
+        assert main(argv) == 2
+        assert "olboost: error:" in capsys.readouterr().err
+    assert not made.exists() and kept.is_dir()

@@ -259,6 +259,7 @@ def run_sweep(
         raise TypeError(f"scheduler must be an address (str), got {type(scheduler).__name__}")
     say = log or (lambda line: None)
     out_dir = Path(results)
+    made = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     from olboost._atomic import remove_stale_temporaries_in
     from olboost._version import source_digest
@@ -287,7 +288,13 @@ def run_sweep(
         t0 = time.perf_counter()
         if client is None:
             if scheduler is not None:
-                client = stack.enter_context(Client(scheduler))
+                try:
+                    client = stack.enter_context(Client(scheduler))
+                except BaseException:
+                    if made and not any(out_dir.iterdir()):
+                        # nothing ran: the results directory this call made goes with it
+                        out_dir.rmdir()
+                    raise
                 where = f"the cluster of scheduler {scheduler}"
             else:
                 n = int(workers) if workers is not None else os.cpu_count() or 1
