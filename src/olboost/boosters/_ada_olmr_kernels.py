@@ -202,8 +202,11 @@ def grouped_update(
     when the groups' hashes collided. The scores and the rank losses keep their bits, while the
     costs, the weights ``w[t]`` and the dot products ``c . h^i`` (hence ``alpha``) differ from
     the label-by-label ones by rounding only, about ``k 2^-53`` times the sum of their terms'
-    sizes (tested against :func:`ada_olmr_update`). The booster's round from
-    :data:`COMPACT_FROM_LABELS` labels on."""
+    sizes (tested against :func:`ada_olmr_update`), in one round: over a stream the two can
+    drift apart, a last-bit difference of ``alpha`` deciding a tie of two scores (half an error
+    in the rank loss, hence Hedge's weights) otherwise. The booster's round from
+    :data:`COMPACT_FROM_LABELS` labels on (the path a booster takes is a function of ``k``
+    alone, so a seeded run is reproduced to the bit)."""
     first, count, Hc, yc = grouped_columns(H, y)
     if first.shape[0] == 0:
         ada_olmr_update(

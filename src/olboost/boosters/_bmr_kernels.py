@@ -99,8 +99,9 @@ def grouped_update(
     group's pairs taken once and multiplied by its size; :func:`online_bmr_update` itself when
     the groups' hashes collided. The scores keep their bits, the costs (hence the weights)
     differ from the label-by-label ones by rounding only (tested against
-    :func:`online_bmr_update`). The booster's round from :data:`COMPACT_FROM_LABELS` labels
-    on."""
+    :func:`online_bmr_update`), in one round: over a stream the trees, learning those weights,
+    can drift apart. The booster's round from :data:`COMPACT_FROM_LABELS` labels on (a
+    function of ``k`` alone, so a seeded run is reproduced to the bit)."""
     first, count, Hc, yc = grouped_columns(H, y)
     if first.shape[0] == 0:
         online_bmr_update(H, y, tables, d_min, loss_code, weights_out, w_max)
