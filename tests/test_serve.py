@@ -2623,7 +2623,9 @@ def test_port_65535_is_a_port(tmp_path, capsys):
     assert "--checkpoint-every" in err and "--port" not in err, err
 
 
-def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
+def _simulate_reporting(monkeypatch, **record):
+    """``olboost simulate``'s exit status with the run replaced by one whose report is the
+    record of 3 users, with ``record``'s entries in place of its own."""
     import olboost.serve.simulate as simulate
     from olboost.cli import main
 
@@ -2633,13 +2635,17 @@ def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
                 "examples": 3, "train_examples": 0, "concurrency": 1, "seconds": 1.0, "pairs": 3,
                 "pairs_per_second": 3.0, "rank_latency_ms": {"p50": 1.0, "p99": 1.0},
                 "feedback_latency_ms": {"p50": 1.0, "p99": 1.0}, "dropped": 0,
-                "errors": {"feedback 503": 1}, "test_rank_loss": 0.5, "curve": {},
+                "errors": {}, "test_rank_loss": 0.5, "curve": {}, **record,
             }  # fmt: skip
 
     monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
     monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "a-token")
     argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
-    assert main(argv) == 1
+    return main(argv)
+
+
+def test_simulate_exits_1_when_a_request_failed(monkeypatch, capsys):
+    assert _simulate_reporting(monkeypatch, errors={"feedback 503": 1}) == 1
 
 
 def test_a_stopping_service_leaves_a_later_services_ready_file(tmp_path):
@@ -3545,22 +3551,14 @@ def test_a_bundled_multiclass_set_is_named_so(tmp_path, capsys, command):
 def test_simulate_says_no_latency_where_no_request_was_answered(monkeypatch, capsys):
     # every /feedback refused (no token): its latencies are null, which the line printed as
     # "p50 0.0 ms p99 0.0 ms", instant answers
-    import olboost.serve.simulate as simulate
-    from olboost.cli import main
-
-    class Report:
-        def record(self):
-            return {
-                "examples": 3, "train_examples": 0, "concurrency": 1, "seconds": 1.0, "pairs": 3,
-                "pairs_per_second": 3.0, "rank_latency_ms": {"p50": 1.25, "p99": 2.0},
-                "feedback_latency_ms": {"p50": None, "p99": None}, "dropped": 0,
-                "errors": {"feedback 401": 3}, "test_rank_loss": None, "curve": {},
-            }  # fmt: skip
-
-    monkeypatch.setattr(simulate, "simulate", lambda *a, **k: Report())
-    monkeypatch.setenv("OLBOOST_SERVE_TOKEN", "a-token")
-    argv = ["simulate", "--url", "http://127.0.0.1:9", "--dataset", "emotions", "--limit", "3"]
-    assert main(argv) == 1
+    status = _simulate_reporting(
+        monkeypatch,
+        rank_latency_ms={"p50": 1.25, "p99": 2.0},
+        feedback_latency_ms={"p50": None, "p99": None},
+        errors={"feedback 401": 3},
+        test_rank_loss=None,
+    )
+    assert status == 1
     out = capsys.readouterr().out
     assert "/rank p50 1.2 ms p99 2.0 ms; /feedback p50 - p99 -;" in out
 
