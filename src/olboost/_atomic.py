@@ -157,10 +157,10 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             with open(path, "wb") as f:
                 f.write(data)
         except OSError as err:
-            if err.filename is None and err.errno is not None:
-                # /dev/full's ENOSPC names no file either (see below)
-                raise type(err)(err.errno, f"{err.strerror} (writing it)", str(path)) from None
-            raise
+            named = _named(err, path)
+            if named is err:
+                raise
+            raise named from None
         return
     path = _target(path)
     directory = path.parent
@@ -189,12 +189,20 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        if isinstance(err, OSError) and err.filename is None and err.errno is not None:
-            # a full disk's ENOSPC (or EFBIG, EIO) of a write or an fsync names no file: the
-            # command said "No space left on device" and not of what
-            raise type(err)(err.errno, f"{err.strerror} (writing it)", str(path)) from None
-        raise
+        named = _named(err, path) if isinstance(err, OSError) else err
+        if named is err:
+            raise
+        raise named from None
     _fsync_directory(directory)
+
+
+def _named(err: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``err`` of writing ``path``, naming it if it names no file: a full disk's ENOSPC (or
+    EFBIG, EIO) of a write or an fsync, /dev/full's too, named none, and the command said "No
+    space left on device" and not of what."""
+    if err.filename is None and err.errno is not None:
+        return type(err)(err.errno, f"{err.strerror} (writing it)", str(path))
+    return err
 
 
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:

@@ -9,6 +9,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+from olboost.feedback import TopkUser
+
 #: The kinds of feedback the protocols simulate (``feedback=`` of :func:`train_test`).
 FEEDBACKS = ("full", "topk")
 
@@ -26,8 +28,6 @@ def _feedback_mode(model: Any, feedback: Any, k: Any) -> str:
     the model's own kind; a :class:`~olboost.feedback.TopkUser`: top-k) and ``k``; a
     ``ValueError`` when they do not fit the model, a ``TypeError`` for a model's class instead of
     a model (the evaluation failed inside, on a method called without its instance)."""
-    from olboost.feedback import TopkUser
-
     if isinstance(model, type):
         raise TypeError(
             f"model is the class {model.__name__}, not a model: pass an instance, "
@@ -84,8 +84,6 @@ def _custom_user(feedback: Any) -> Any:
     """The :class:`~olboost.feedback.TopkUser` the protocol plays in Python (one that overrides
     its clicks), or ``None``: the model's own simulation of the paper's user, compiled on a data
     set."""
-    from olboost.feedback import TopkUser
-
     if isinstance(feedback, TopkUser) and not feedback.truthful:
         return feedback
     return None

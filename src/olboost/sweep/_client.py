@@ -208,6 +208,18 @@ def local_cluster(workers: int) -> Any:
         )  # fmt: skip
 
 
+def _unmade_on_error(directory: Path) -> Callable[..., bool]:
+    """An exit callback (``ExitStack.push``) that removes ``directory`` on an error if it is
+    still empty; the error goes on."""
+
+    def on_exit(kind: Any, value: Any, traceback: Any) -> bool:
+        if kind is not None and not any(directory.iterdir()):
+            directory.rmdir()
+        return False
+
+    return on_exit
+
+
 def run_sweep(
     tasks: Sequence[Task],
     results: str | os.PathLike,
@@ -281,20 +293,19 @@ def run_sweep(
     if not todo:
         say(f"{len(tasks)} tasks, all finished before in {out_dir}: nothing to run")
         return outcome
-    _require_dask()
-    from dask.distributed import Client, as_completed
-
     with contextlib.ExitStack() as stack:
+        if made:
+            # a sweep that fails before any record is written (no Dask, a scheduler it cannot
+            # reach) leaves no empty results directory of its own making; run last, once the
+            # cluster is closed
+            stack.push(_unmade_on_error(out_dir))
+        _require_dask()
+        from dask.distributed import Client, as_completed
+
         t0 = time.perf_counter()
         if client is None:
             if scheduler is not None:
-                try:
-                    client = stack.enter_context(Client(scheduler))
-                except BaseException:
-                    if made and not any(out_dir.iterdir()):
-                        # nothing ran: the results directory this call made goes with it
-                        out_dir.rmdir()
-                    raise
+                client = stack.enter_context(Client(scheduler))
                 where = f"the cluster of scheduler {scheduler}"
             else:
                 n = int(workers) if workers is not None else os.cpu_count() or 1
