@@ -57,6 +57,7 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -253,9 +254,18 @@ async def _body(request: Request, limit: int) -> Any:
         # no one to answer, but a request ended, not an error of the service (it was logged
         # as an unhandled exception, with a traceback)
         raise RequestError(400, "the client disconnected before its body was read") from None
+    return _parse_json(b"".join(chunks))
+
+
+def _parse_json(data: bytes) -> Any:
+    """A request's body read as JSON, or a 400 saying why it is not."""
     try:
-        return json.loads(b"".join(chunks), parse_constant=_reject_constant)
+        return json.loads(data, parse_constant=_reject_constant)
     except (ValueError, UnicodeDecodeError) as err:
+        if "int_max_str_digits" in str(err):
+            # Python's own words tell the client to call sys.set_int_max_str_digits()
+            limit = sys.get_int_max_str_digits()
+            raise RequestError(400, f"malformed JSON: an integer of over {limit} digits") from None
         raise RequestError(400, f"malformed JSON: {err}") from None
     except RecursionError:
         # json's decoder recurses once per nesting level: a body of ``[[[[...`` within the size
@@ -448,9 +458,16 @@ def create_app(
             status_code=500, headers=_SECURITY_HEADERS,
         )  # fmt: skip
 
+    async def routing_error(request: Request, exc: HTTPException) -> Response:
+        # Starlette's own answers (a path no route takes: 404; a method its route does not:
+        # 405, with Allow) were plain text, every other error a JSON object
+        allowed = (exc.headers or {}).get("Allow")
+        said = f"{exc.detail} (allowed: {allowed})" if allowed else exc.detail
+        return JSONResponse({"error": said}, status_code=exc.status_code, headers=exc.headers)
+
     app = Starlette(
         routes=routes, lifespan=lifespan, middleware=[guard],
-        exception_handlers={Exception: internal_error},
+        exception_handlers={Exception: internal_error, HTTPException: routing_error},
     )  # fmt: skip
     # /health/ was redirected to /health, the Location built from the request's Host header
     app.router.redirect_slashes = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,19 @@ def _as_json(value: Any) -> str:
 
 #: Longest JSON value an error message quotes whole.
 _SHOWN_CHARS = 200
+
+
+def _known_labels(labels: Sequence[str]) -> str:
+    """The service's labels as an error message shows them: the first ``_SHOWN_LABELS``, as
+    JSON strings, and where all of them are (the whole list was the message, 440 kB for 20,000
+    labels, for a 53-byte request)."""
+    shown = ", ".join(_as_json(label) for label in labels[:_SHOWN_LABELS])
+    more = f", ... ({len(labels)} in all: GET /schema lists them)"
+    return f"labels: {shown}{more if len(labels) > _SHOWN_LABELS else ''}"
+
+
+#: How many of the labels an error message names.
+_SHOWN_LABELS = 10
 
 
 def error_text(err: BaseException) -> str:
@@ -189,8 +202,7 @@ def parse_feedback(
                 f"clicked: a label is a JSON string, got {_as_json(label)} ({type(label).__name__})"
             )
         if label not in index:
-            known = list(config.labels)
-            raise _fail(f"clicked: unknown label {_as_json(label)}; labels: {known}")
+            raise _fail(f"clicked: unknown label {_as_json(label)}; {_known_labels(config.labels)}")
         if index[label] in seen:
             raise _fail(f"clicked: label {_as_json(label)} is repeated")
         seen.add(index[label])
