@@ -190,7 +190,7 @@ def pytest_collection_modifyitems(config, items):
 
 #: Where the library looks for the development data by default, and what it then finds.
 _SHARED_DEFAULTS = (
-    ("olboost.datasets.enron", "_SHARED_SUBDIR", Path("no-shared-data") / "enron_foldering"),
+    ("olboost.datasets.enron", "_SHARED", Path("..") / "no-shared-data" / "enron_foldering"),
     ("olboost.topk_experiments._jobs", "DEFAULT_TMC", Path("..") / "no-shared-data" / "tmc"),
 )
 

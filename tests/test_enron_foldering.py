@@ -573,9 +573,28 @@ def test_bad_parameters_and_too_small_folders(tmp_path, monkeypatch):
     for user in ("", "a/b", None):
         with pytest.raises(ValueError, match="user must be"):
             load_enron_foldering(user, tmp_path)
-    monkeypatch.setattr(enron, "_SHARED_SUBDIR", Path("no-such-dir") / "enron_foldering")
+    monkeypatch.setattr(enron, "_SHARED", Path("..") / "no-such-dir" / "enron_foldering")
     with pytest.raises(FileNotFoundError, match="pass path="):
         load_enron_foldering("ann-x")
+
+
+def test_the_shared_data_are_looked_for_beside_a_clone_only_in_a_clone(tmp_path, monkeypatch):
+    # an installed package looked beside its site-packages' grandparent too, and named that
+    # meaningless place in its "not found" message (an audit of a wheel's install, session 50)
+    from olboost.datasets import base
+
+    relative = Path("..") / "shared" / "datasets" / "enron_foldering"
+    monkeypatch.chdir(tmp_path)
+    here = (tmp_path / relative).resolve()
+    clone = Path(base.__file__).resolve().parents[3]
+    assert base.shared_candidates(relative) == [(clone / relative).resolve(), here]
+    venv = tmp_path / "venv" / "lib" / "python3.11" / "site-packages" / "olboost" / "datasets"
+    monkeypatch.setattr(base, "__file__", str(venv / "base.py"))
+    assert base.shared_candidates(relative) == [here]
+    monkeypatch.setattr(enron, "_SHARED", relative)
+    with pytest.raises(FileNotFoundError) as raised:
+        load_enron_foldering("ann-x")
+    assert str(raised.value).count("enron_foldering") == 1 and "venv" not in str(raised.value)
 
 
 def _tar_xz(path: Path, build) -> Path:

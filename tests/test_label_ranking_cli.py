@@ -125,7 +125,7 @@ def test_missing_data_exits_2_saying_to_pass_path(tmp_path, capsys, monkeypatch)
     with pytest.raises(FileNotFoundError, match=r"users in .*: none\)"):
         load_enron_foldering("nobody", tmp_path)
     # no --path and no shared data beside the clone or the working directory
-    monkeypatch.setattr(enron, "_SHARED_SUBDIR", Path("no-such-dir") / "enron_foldering")
+    monkeypatch.setattr(enron, "_SHARED", Path("..") / "no-such-dir" / "enron_foldering")
     assert main(["reproduce", "label-ranking", "--users", "sanders-r"]) == 2
     err = capsys.readouterr().err
     assert "not part of the package" in err and "pass --path DIR" in err

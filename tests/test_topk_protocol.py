@@ -424,12 +424,12 @@ def test_the_large_stream_is_looked_for_beside_the_clone_from_any_directory(tmp_
     # skipped though the data sat beside the clone
     from olboost.topk_experiments._jobs import DEFAULT_TMC, default_tmc
 
-    beside_clone = Path(tx.__file__).resolve().parents[3] / DEFAULT_TMC
+    beside_clone = (Path(tx.__file__).resolve().parents[3] / DEFAULT_TMC).resolve()
     monkeypatch.chdir(tmp_path)
     if beside_clone.is_dir():
         assert default_tmc() == beside_clone
     else:
-        assert default_tmc() == tmp_path / DEFAULT_TMC
+        assert default_tmc() == (tmp_path / DEFAULT_TMC).resolve()
 
 
 def test_reproduce_topk_curves_writes_the_figure_and_its_numbers(tmp_path, capsys):

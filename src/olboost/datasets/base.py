@@ -6,6 +6,7 @@ import numbers
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +14,7 @@ import scipy.sparse as sp
 from olboost.feedback import bool_apart, is_bool
 from olboost.online.inputs import columns_in_order, frame_columns
 
-__all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path"]
+__all__ = ["MulticlassDataset", "MultiLabelDataset", "check_path", "shared_candidates"]
 
 
 def check_path(value: object, name: str) -> None:
@@ -23,6 +24,19 @@ def check_path(value: object, name: str) -> None:
         raise TypeError(
             f"{name} must be a path (str or os.PathLike), got {type(value).__name__}: {value!r}"
         )
+
+
+def shared_candidates(relative: Path) -> list[Path]:
+    """Where the development data ``relative`` (e.g. ``../shared/datasets/enron_foldering``)
+    may be: beside the clone of the repository when this package runs from its source tree,
+    then beside the working directory. An installed package has no clone: its place in
+    ``site-packages`` names no data directory worth searching or showing in a message."""
+    package = Path(__file__).resolve().parents[1]
+    root = package.parents[1]
+    beside = []
+    if package.parent.name == "src" and (root / "pyproject.toml").is_file():
+        beside.append((root / relative).resolve())
+    return list(dict.fromkeys([*beside, (Path.cwd() / relative).resolve()]))
 
 
 class _Table:

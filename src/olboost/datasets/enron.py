@@ -123,7 +123,7 @@ from olboost.datasets._email import (
 )
 from olboost.datasets._mbox import _read_archive, _split_mbox, write_foldering_archive
 from olboost.datasets._words import _bags_of_words, tokenize
-from olboost.datasets.base import MultiLabelDataset
+from olboost.datasets.base import MultiLabelDataset, shared_candidates
 
 __all__ = [
     "ENRON_USERS",
@@ -194,7 +194,7 @@ NON_TOPICAL_FOLDERS: tuple[str, ...] = (
 )
 
 #: Where the shared benchmark data sit relative to a clone of the repository.
-_SHARED_SUBDIR = Path("shared") / "datasets" / "enron_foldering"
+_SHARED = Path("..") / "shared" / "datasets" / "enron_foldering"
 _ARCHIVE_SUFFIX = ".mbox.tar.xz"
 
 
@@ -220,13 +220,12 @@ class SkippedMessage(NamedTuple):
 
 def _default_directory() -> Path:
     """``enron_foldering`` in ``../shared/datasets`` beside the repository clone holding this
-    module, or beside the working directory."""
-    clone = Path(__file__).resolve().parents[3]
-    candidates = [clone.parent / _SHARED_SUBDIR, Path.cwd().resolve().parent / _SHARED_SUBDIR]
+    module, or beside the working directory (:func:`~olboost.datasets.base.shared_candidates`)."""
+    candidates = shared_candidates(_SHARED)
     for candidate in candidates:
         if candidate.is_dir():
             return candidate
-    searched = " and ".join(str(c) for c in dict.fromkeys(candidates))
+    searched = " and ".join(map(str, candidates))
     raise FileNotFoundError(
         "the Enron foldering data are not part of the package and were not found in "
         f"{searched}; pass path= (a directory holding <user>{_ARCHIVE_SUFFIX} files)"

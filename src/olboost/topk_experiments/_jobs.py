@@ -52,10 +52,11 @@ DEFAULT_TMC = Path("..") / "shared" / "datasets" / "tmc2007-500"
 def default_tmc() -> Path:
     """:data:`DEFAULT_TMC` beside the clone holding this module if it is there, else beside
     the working directory (as the Enron data are found: the runs no longer depended on the
-    directory they were started from)."""
-    clone = Path(__file__).resolve().parents[3]
-    beside_clone = clone / DEFAULT_TMC
-    return beside_clone if beside_clone.is_dir() else Path.cwd() / DEFAULT_TMC
+    directory they were started from; :func:`~olboost.datasets.base.shared_candidates`)."""
+    from olboost.datasets.base import shared_candidates
+
+    candidates = shared_candidates(DEFAULT_TMC)
+    return next((c for c in candidates if c.is_dir()), candidates[-1])
 
 
 #: Every row of the tables, in the paper's order.
