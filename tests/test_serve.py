@@ -555,7 +555,21 @@ def test_bad_serve_options_are_one_line_before_anything_exists(tmp_path, capsys,
         (b"a\nb\n \r\n", (), "--labels-file {path}, line 3: an empty label name"),
         (b"a\nb\nc\xe9\n", (), "--labels-file {path}, line 3: not UTF-8 text"),
         (b"\xff\xfea\x00\n", (), "--labels-file {path}: not UTF-16 text, as its start says"),
-        (b"a\nb\na\n", (), "labels: 'a' given more than once"),
+        (b"a\nb\na\n", (), "--labels-file {path}, line 3: label 'a' given before, on line 1"),
+        # an audit's fuzzing, session 50: read as one label "a\rb\rc" (then "at least 2 labels
+        # are needed, got 1"), as labels with a NUL between the letters, or as "sp\x00ort"
+        (b"a\rb\rc\r", (), "--labels-file {path}, line 1: a control character (U+000D)"),
+        (b"a\nsp\x00ort\n", (), "--labels-file {path}, line 2: a control character (U+0000)"),
+        (
+            "a\nb\n".encode("utf-16-le"),
+            (),
+            "--labels-file {path}: UTF-16 text without a byte-order mark (save it as UTF-8)",
+        ),
+        (
+            "a\nb\n".encode("utf-32-be"),
+            (),
+            "--labels-file {path}: UTF-32 text without a byte-order mark (save it as UTF-8)",
+        ),
         (b"a\nb\n", ("--labels", "a,b"), "--labels and --labels-file: give one"),
         (b"a\nb\n", ("--dataset", "emotions"), "--dataset and --labels-file: give one"),
     ],
@@ -578,7 +592,9 @@ def test_a_bad_labels_file_is_one_line_before_anything_exists(
     assert not store.exists()
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be"])
+@pytest.mark.parametrize(
+    "encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-32", "utf-32-be"]
+)
 def test_a_labels_file_is_read_in_the_encodings_windows_writes(tmp_path, encoding):
     # PowerShell's "> tags.txt" writes UTF-16 with a byte-order mark, Notepad UTF-8 with one;
     # the mark is no part of the first name (it was, for UTF-8: "tag0" clicked was unknown)
@@ -586,7 +602,8 @@ def test_a_labels_file_is_read_in_the_encodings_windows_writes(tmp_path, encodin
 
     path = tmp_path / "tags.txt"
     text = "tag0\r\nNew York, NY\r\ncafé\r\n"
-    path.write_bytes((("\ufeff" if encoding == "utf-16-be" else "") + text).encode(encoding))
+    mark = "\ufeff" if encoding.endswith("-be") else ""  # Python writes one for the others
+    path.write_bytes((mark + text).encode(encoding))
     assert _labels_from_file(str(path)) == ["tag0", "New York, NY", "café"]
 
 

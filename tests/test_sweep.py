@@ -168,6 +168,13 @@ def test_a_data_set_of_a_long_name_gives_records_a_file_system_takes(tmp_path):
           "datasets": ["emotions", {"name": "emotions", "scale": "minmax"}]}, "named twice"),
         ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "params": {"help": True}},
          "--help prints and exits"),
+        # a count of 10^12 was a bare MemoryError, one of 3 million a sweep that grew past 2 GB
+        # checking its tasks (an audit's fuzzing, session 50)
+        ({"algorithms": ["ada-olmr"], "datasets": ["emotions"], "seeds": 10**12},
+         "seeds = 1000000000000: at least 1, at most 100,000"),
+        ({"algorithms": ["ada-olmr", "online-bmr"], "datasets": ["emotions", "scene"],
+          "seeds": 1000, "params": {"learners": list(range(1, 51))}},
+         "the grid has 200,000 tasks; a sweep runs at most 100,000"),
     ],
 )  # fmt: skip
 def test_bad_specs_are_refused_before_anything_runs(spec, message):
@@ -180,6 +187,14 @@ def test_cli_reports_a_bad_spec_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("olboost: error: ") and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "spec-results").exists()
+
+
+def test_a_spec_nested_too_deeply_is_named(tmp_path, capsys):
+    # tomllib's RecursionError escaped: a traceback and exit 1 (an audit's fuzzing, session 50)
+    spec = _spec(tmp_path, "x = " + "[" * 1000 + "]" * 1000 + "\n")
+    assert main(["sweep", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"olboost: error: {spec}: arrays or tables nested too deeply\n"
 
 
 def test_a_spec_that_is_not_utf8_is_named(tmp_path, capsys):

@@ -63,7 +63,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from olboost.serve.config import decode_text
+from olboost.serve.config import NotText, decode_text
 from olboost.serve.page import STATUS_PAGE
 from olboost.serve.requests import RequestError, _as_json
 from olboost.serve.service import Service
@@ -531,7 +531,7 @@ def read_token_file(token_file: str | os.PathLike[str]) -> str:
         token = decode_text(Path(token_file).read_bytes()).strip()
     except OSError as err:
         raise ValueError(f"--token-file {token_file}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
+    except NotText:
         raise ValueError(f"--token-file {token_file}: not a text file") from None
     if not token:
         raise ValueError(f"--token-file {token_file}: the file is empty")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -54,33 +55,40 @@ _MODEL_OPTIONS = {
 
 def _labels_from_file(path: str) -> list[str]:
     """The labels of ``--labels-file``: one per line (``\n`` or ``\r\n``), without the
-    whitespace around it, in UTF-8 or UTF-16 (:func:`olboost.serve.config.decode_text`: a
-    byte-order mark is no part of the first name); an empty line, or a file of no label, is
-    refused naming its line."""
-    from olboost.serve.config import decode_text
+    whitespace around it, in UTF-8, UTF-16 or UTF-32 (:func:`olboost.serve.config.decode_text`:
+    a byte-order mark is no part of the first name); an empty line, a name with a control
+    character (a lone ``\r`` included) or given twice, or a file of no label, is refused naming
+    its line."""
+    from olboost.serve.config import NotText, decode_text
 
     try:
-        data = Path(path).read_bytes()
+        text = decode_text(Path(path).read_bytes())
     except OSError as err:
         raise ValueError(f"--labels-file {path}: {err.strerror or err}") from None
-    try:
-        text = decode_text(data)
-    except UnicodeDecodeError as err:
-        if err.encoding.startswith("utf-16"):
-            raise ValueError(f"--labels-file {path}: not UTF-16 text, as its start says") from None
-        line = data.count(b"\n", 0, err.start) + 1
-        raise ValueError(f"--labels-file {path}, line {line}: not UTF-8 text") from None
+    except NotText as err:
+        raise ValueError(err.named(f"--labels-file {path}")) from None
     lines = text.split("\n")
     if lines[-1] == "":  # the newline that ends the last line
         lines.pop()
     labels = [line.strip() for line in lines]
     if not labels:
         raise ValueError(f"--labels-file {path}: no label in it (one label per line)")
-    if "" in labels:
-        raise ValueError(
-            f"--labels-file {path}, line {labels.index('') + 1}: an empty label name (one "
-            "label per line)"
-        )
+    first: dict[str, int] = {}
+    for number, label in enumerate(labels, 1):
+        where = f"--labels-file {path}, line {number}"
+        if not label:
+            raise ValueError(f"{where}: an empty label name (one label per line)")
+        control = next((c for c in label if unicodedata.category(c) == "Cc"), None)
+        if control is not None:
+            # a file of lone carriage returns (old Mac text) was one label, then "at least 2
+            # labels are needed, got 1"; a NUL or a tab made a name no client could type
+            raise ValueError(
+                f"{where}: a control character (U+{ord(control):04X}) in a label name (one "
+                "label per line, ended by \\n or \\r\\n)"
+            )
+        if label in first:
+            raise ValueError(f"{where}: label {label!r} given before, on line {first[label]}")
+        first[label] = number
     return labels
 
 

@@ -34,12 +34,49 @@ def _difference(stored: Any, given: Any) -> str:
     return f"<{len(stored)} stored, {len(given)} given; item {at + 1} differs: {first}>"
 
 
+class NotText(ValueError):
+    """Why a file's bytes are no text that :func:`decode_text` reads: ``reason``, and the
+    1-based ``line`` it is on (``None``: the whole file)."""
+
+    def __init__(self, reason: str, line: int | None = None):
+        super().__init__(reason)
+        self.reason, self.line = reason, line
+
+    def named(self, what: str) -> str:
+        """The message, ``what`` (an option and its file) first."""
+        return f"{what}, line {self.line}: {self.reason}" if self.line else f"{what}: {self.reason}"
+
+
 def decode_text(raw: bytes) -> str:
     """The text of a file an operator wrote (``--token-file``, ``--labels-file``): UTF-8, with
-    or without a byte-order mark, or UTF-16 with one, the forms Windows' editors and PowerShell
-    write. Raises :class:`UnicodeDecodeError`."""
-    utf16 = raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-    return raw.decode("utf-16" if utf16 else "utf-8-sig")
+    or without a byte-order mark, or UTF-16 or UTF-32 with one, the forms Windows' editors and
+    PowerShell write. Raises :class:`NotText`, for wide text without a mark too (its byte
+    order is a guess; read as UTF-8 it was names with a NUL between the letters)."""
+    from olboost.datasets._text import _wide_encoding
+
+    wide = _wide_encoding(raw)
+    # UTF-32's little-endian mark begins with UTF-16's: the longer ones first
+    for bom, encoding in _MARKS:
+        if raw.startswith(bom):
+            try:
+                return raw[len(bom) :].decode(encoding)
+            except UnicodeDecodeError:
+                raise NotText(f"not {wide} text, as its start says") from None
+    if wide is not None:
+        raise NotText(f"{wide} text without a byte-order mark (save it as UTF-8)")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise NotText("not UTF-8 text", raw.count(b"\n", 0, err.start) + 1) from None
+
+
+#: Byte-order marks and the codec of the text after them, longest first.
+_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 
 
 @dataclass(frozen=True)

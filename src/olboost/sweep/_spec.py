@@ -23,6 +23,10 @@ from typing import Any
 #: Top-level keys of a spec.
 SPEC_KEYS = ("algorithms", "datasets", "seeds", "curve", "params", "algorithm-params")
 
+#: Most tasks a sweep runs: each is checked as ``olboost run`` checks it before any runs (about
+#: a millisecond each), and its record is a file of the results directory.
+MAX_TASKS = 100_000
+
 #: ``olboost run`` options a spec sets by its own keys (or the sweep itself), not in ``params``.
 RESERVED = ("algorithm", "dataset", "seed", "curve", "output", "no_progress")
 
@@ -189,8 +193,9 @@ def _dataset_entries(value: Any, where: str) -> list[tuple[str, dict[str, list[A
 
 def _seeds(value: Any, where: str) -> list[int]:
     if isinstance(value, int) and not isinstance(value, bool):
-        if value < 1:
-            raise ValueError(f"{where}: seeds = {value}: at least 1")
+        if not 1 <= value <= MAX_TASKS:
+            # a count of 10^12 was a bare MemoryError, one of 3 million a sweep at 2 GB
+            raise ValueError(f"{where}: seeds = {value}: at least 1, at most {MAX_TASKS:,}")
         return list(range(1, value + 1))
     if (
         isinstance(value, list)
@@ -250,13 +255,22 @@ def tasks_from_spec(spec: Mapping[str, Any], where: str = "spec") -> list[Task]:
     if stray:
         raise ValueError(f"{where}: algorithm-params for {stray}, which are not in algorithms")
 
+    owns = {a: _axes(by_algorithm.get(a, {}), f"{where}: algorithm-params.{a}") for a in algorithms}
+    size = len(seeds) * sum(
+        math.prod(len(values) for values in {**common, **owns[a], **extra}.values())
+        for a in algorithms
+        for _, extra in datasets
+    )
+    if size > MAX_TASKS:
+        raise ValueError(
+            f"{where}: the grid has {size:,} tasks; a sweep runs at most {MAX_TASKS:,}"
+        )
     tasks: list[Task] = []
     runs: dict[str, list[str]] = {}
     data: dict[tuple[Any, ...], Any] = {}
     for algorithm in algorithms:
-        own = _axes(by_algorithm.get(algorithm, {}), f"{where}: algorithm-params.{algorithm}")
         for dataset, extra in datasets:
-            axes = {**common, **own, **extra}
+            axes = {**common, **owns[algorithm], **extra}
             names = sorted(axes)
             for point in itertools.product(*(axes[n] for n in names)):
                 params = tuple(zip(names, point, strict=True))
@@ -355,6 +369,9 @@ def load_spec(path: str | os.PathLike) -> list[Task]:
         spec = tomllib.loads(data.decode("utf-8-sig"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: {err}") from None
+    except RecursionError:
+        # tomllib recurses once per level of nested arrays or inline tables
+        raise ValueError(f"{path}: arrays or tables nested too deeply") from None
     return tasks_from_spec(spec, str(path))
 
 
