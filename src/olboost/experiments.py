@@ -99,7 +99,7 @@ PUBLISHED: dict[str, dict[str, dict[str, float]]] = {
     ),
 }
 
-#: Reorderings the paper averaged over, per data set (Sec. 5).
+#: Reorderings the paper averaged over, per data set (App. E).
 PAPER_REORDERINGS = {"movement": 9, "isolet": 1}
 
 

@@ -55,7 +55,8 @@ State = namedtuple(
 
 @numba.njit(cache=True)
 def expert_scores(H: np.ndarray, alpha: np.ndarray, expert: int, out: np.ndarray) -> None:
-    """Prediction of expert ``expert`` (0-based): ``s = sum_{j <= expert} alpha_j h_j``."""
+    """Prediction of expert ``expert`` (0-based): ``s = sum_{j <= expert} alpha_j h_j``
+    (Algorithm 1, line 5)."""
     k = H.shape[1]
     for c in range(k):
         out[c] = 0.0
@@ -68,7 +69,8 @@ def expert_scores(H: np.ndarray, alpha: np.ndarray, expert: int, out: np.ndarray
 
 @numba.njit(cache=True)
 def ada_olmr_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
-    """Scores of round ``t``: those of the expert Hedge draws for it (Algorithm 3, lines 6-7)."""
+    """Scores of round ``t``: those of the expert Hedge draws for it (Algorithm 3, line 6;
+    Algorithm 1, lines 5 and 7)."""
     expert = hedge_draw(state.log_v, state.hedge_key, t, state.sampled)
     expert_scores(H, state.alpha, expert, out)
 

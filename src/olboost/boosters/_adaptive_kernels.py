@@ -62,7 +62,8 @@ def hedge_draw(log_v: np.ndarray, key: np.uint64, t: int, sampled: bool) -> int:
 @numba.njit(cache=True, inline="always")
 def ogd_step(alpha: float, eta: float, grad: float, bound: float) -> float:
     """Projected online gradient descent on one learner weight:
-    ``Pi(alpha - eta grad)``, ``Pi`` the projection on ``[-bound, bound]``."""
+    ``Pi(alpha - eta grad)``, ``Pi`` the projection on ``[-bound, bound]`` (Jung, Goetz &
+    Tewari 2017, Algorithm 2, line 13; Jung & Tewari 2018, Algorithm 3, line 9)."""
     return min(bound, max(-bound, alpha - eta * grad))
 
 

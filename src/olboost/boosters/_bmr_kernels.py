@@ -56,8 +56,8 @@ def online_bmr_update(
     For ``i = 1..N`` (0-based ``i`` below): the cost vector ``c^i[l] = phi^{N-i}(s^{i-1} + e_l)``
     (eq. 2), exact (:func:`olboost.potentials._pairwise_kernels.bmr_costs`); the weak learner's
     label weights ``max_l c^i[l] - c^i[l]`` on the relevant labels (the importance weights of
-    the paper's experiments, Sec. 4; up to the factor ``1 / w^{i*}`` they are the normalised
-    costs of eq. 3 times the weight ``w^i[t]``); then ``s^i = s^{i-1} + h^i``. ``w_max[i]``
+    the paper's experiments, Sec. 4; they are ``w^i[t] (1 - d^i_t[l])``, ``d`` the normalised
+    costs of eq. 3); then ``s^i = s^{i-1} + h^i``. ``w_max[i]``
     keeps the largest ``w^i[t] = max c^i - min c^i`` seen, the running estimate of ``w^{i*}``.
     """
     n, k = H.shape
@@ -151,8 +151,8 @@ State = namedtuple(
 
 @numba.njit(cache=True)
 def bmr_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
-    """The last expert's scores ``s^N = h^1 + ... + h^N`` (Algorithm 2, line 6: ``alpha = 1``),
-    summed learner by learner as NumPy's ``H.sum(axis=0)``."""
+    """The last expert's scores ``s^N = h^1 + ... + h^N`` (Algorithm 2: ``alpha = 1``, lines 1
+    and 9; ``i_t = N``, line 6), summed learner by learner as NumPy's ``H.sum(axis=0)``."""
     n, k = H.shape
     for c in range(k):
         out[c] = H[0, c]

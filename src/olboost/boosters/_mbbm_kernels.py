@@ -441,7 +441,7 @@ def argmax_votes(
 
 @numba.njit(cache=True)
 def mbbm_score(H: np.ndarray, t: int, state: State, out: np.ndarray) -> None:
-    """Round ``t``'s votes per class (Algorithm 1, line 6: the unweighted majority)."""
+    """Round ``t``'s votes per class (Algorithm 1, lines 7 and 9: the unweighted majority)."""
     votes = np.empty(H.shape[0], dtype=np.int64)
     mbbm_votes(H, t, state, votes, np.empty((0, 0, 0)))
     out[:] = 0.0

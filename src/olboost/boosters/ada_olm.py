@@ -52,8 +52,9 @@ class AdaBoostOLM(AdaptiveState, MulticlassBooster):
       ``f(alpha) = L^y(s^{i-1} + alpha h^i)``, whose derivative ``grad L^y(s^i) . h^i`` is eq. 10
       (38, 41) for a one-hot ``h^i``; the step is ``eta_t = step_scale / sqrt(t)`` (times
       ``e^{-i}`` for the exponential loss), the projection on ``[-alpha_bound, alpha_bound]``.
-      The printed second case of eq. 10 has the sign of its exponent flipped; the kernel uses the
-      true derivative ``-sum_{j != y} 1 / (1 + exp(s(y) + alpha - s(j)))``;
+      The printed second case of eq. 10 has the score difference of its exponent swapped
+      (``s(j) + alpha - s(y)``); the kernel uses the true derivative
+      ``-sum_{j != y} 1 / (1 + exp(s(y) + alpha - s(j)))``;
     * Hedge: ``v^i <- v^i exp(-hedge_rate 1[y != argmax s^i])`` (line 15).
 
     The empirical edges of Sec. 4.2, ``gamma_i = sum_t C^i(y, l^i) / sum_t C^i(y, y)``, are tracked

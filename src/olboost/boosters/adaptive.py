@@ -40,7 +40,8 @@ class AdaptiveState:
     @property
     def expert_weights(self) -> np.ndarray:
         """Hedge's current distribution over the ``N`` experts (``v^i / sum_j v^j``), per
-        booster."""
+        booster (Jung, Goetz & Tewari 2017, Algorithm 2, line 10; Jung & Tewari 2018,
+        Algorithm 3, line 6)."""
         w = _libm.exp(self.log_v_ - self.log_v_.max(axis=-1, keepdims=True))
         return w / w.sum(axis=-1, keepdims=True)
 

@@ -261,10 +261,11 @@ class OvaAdaBoostOL(_BinaryCommittee, AdaBoostOLM):
     Booster ``c`` separates class ``c`` (binary label 1) from the rest (label 0) with its own
     ``learners`` weak learners: block ``c`` of a committee of ``learners * k`` binary learners,
     rows ``c * learners`` to ``(c + 1) * learners - 1``. Each booster is Adaboost.OLM with
-    ``k = 2``, which is Adaboost.OL of Beygelzimer, Kale & Luo (2015) (Sec. 4.2), with its own
-    ``alpha``, Hedge weights and Hedge draws. The parameters are those of :class:`AdaBoostOLM`,
-    applied to every binary booster with ``k = 2`` (so the paper's step is ``2 sqrt(2) / sqrt(t)``;
-    Adaboost.OL's own analysis uses ``4 / sqrt(t)``, which ``step_scale=4`` gives).
+    ``k = 2``, which is Adaboost.OL of Beygelzimer, Kale & Luo (2015) (Jung, Goetz & Tewari
+    2017, Sec. 4.2), with its own ``alpha``, Hedge weights and Hedge draws. The parameters are
+    those of :class:`AdaBoostOLM`, applied to every binary booster with ``k = 2`` (so the
+    paper's step is ``2 sqrt(2) / sqrt(t)``; Adaboost.OL's own analysis uses ``4 / sqrt(t)``,
+    which ``step_scale=4`` gives).
 
     Prediction: the class whose booster gives the largest margin ``s_c(1) - s_c(0)`` (the votes of
     its expert of the round for "class c" minus those for "rest"); ties go to the lowest class.

@@ -5,7 +5,8 @@
 * :mod:`olboost.losses.logistic`: the pairwise logistic surrogate and its gradient, the cost
   vector of Ada.OLMR (Jung & Tewari 2018, Sec. 3.2, eq. 8);
 * :mod:`olboost.losses.multiclass`: the multiclass surrogates of Adaboost.OLM (logistic,
-  exponential, square hinge) and their cost matrices (Jung, Goetz & Tewari 2017, eq. 8-9, 36-40).
+  exponential, square hinge) and their cost matrices (Jung, Goetz & Tewari 2017, eq. 8-9,
+  36-37, 39-40).
 
 Boosters, potentials (:mod:`olboost.potentials`) and metrics (:mod:`olboost.metrics`) all call them.
 """

@@ -50,7 +50,8 @@ def _sigmoid(z: float) -> float:
 
 @numba.njit(cache=True)
 def logistic_loss(s: np.ndarray, y: np.ndarray) -> float:
-    """Pairwise logistic loss ``L_log^Y(s)`` of scores ``s`` for the relevant-label mask ``y``."""
+    """Pairwise logistic loss ``L_log^Y(s)`` (Jung & Tewari 2018, Sec. 3.2) of scores ``s`` for
+    the relevant-label mask ``y``."""
     _check_lengths(s, y, y)
     k = s.shape[0]
     n_pairs = pair_count(y)

@@ -1,4 +1,4 @@
-"""Pairwise multi-label ranking losses (Jung & Tewari 2018, Sec. 3.1; Raman et al. 2020, Sec. 3).
+"""Pairwise multi-label ranking losses (Jung & Tewari 2018, Sec. 3.1; Raman et al. 2020, Sec. 2.2).
 
 For scores ``s`` over ``k`` labels and a set ``Y`` of relevant labels, each loss sums a function
 ``f`` of ``x = s[r] - s[l]`` over the relevant/irrelevant pairs ``(l in Y, r notin Y)``:
@@ -261,7 +261,8 @@ def counted_rank_loss(s: np.ndarray, y: np.ndarray, count: np.ndarray, n_pairs: 
 
 @numba.njit(cache=True)
 def rank_loss_mask(s: np.ndarray, y: np.ndarray) -> float:
-    """Weighted rank loss of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
+    """Weighted rank loss ``L_rnk^Y(s)`` (Jung & Tewari 2018, Sec. 3.1; Hedge's loss in
+    Algorithm 3, line 13) of scores ``s`` (float64[:]) for the relevant mask ``y`` (bool[:]).
 
     The booster-facing kernel: no validation but of the lengths, paper convention (0.0 when ``y``
     is empty or full), NaN if any score is NaN. Ties count one half. O(k log k).

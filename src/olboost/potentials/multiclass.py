@@ -224,7 +224,7 @@ def mbbm_weight_bound(
 ) -> float:
     """Estimate ``w^{i*}`` of ``||w^i||_inf`` for OnlineMBBM (Jung, Goetz & Tewari 2017, App. B.2).
 
-    Always capped by the trivial bound ``k`` (remark before Lemma 10: potentials lie in [0, 1]).
+    Always capped by the trivial bound ``k`` (App. B.2, before Lemma 10: potentials lie in [0, 1]).
     With ``m = N - i`` draws left (``m = 0`` gives ``k``):
 
     * ``form="berry_esseen"``: Lemma 10, eq. 20, ``c k^{5/2} / sqrt(m)``; by default ``c = 2 C'``

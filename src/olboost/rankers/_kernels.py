@@ -442,7 +442,8 @@ def trial(
     if update == 3:
         solved, gain, mass, n = _update_three(st, idx, val, y, norm2, m, sr, sq, sc)
         # Update II's step on the most violated pair is a feasible point of eq. 11, so the
-        # optimum gains at least as much (Sec. 3, which the mistake bound rests on); the
+        # optimum gains at least as much (by the construction of eq. 10; Sec. 3 states it
+        # against Update I's step, eq. 8, which the mistake bound rests on); the
         # solver's answer is within its tolerance of the optimum, which under the entropy with
         # a margin small against C exceeded the whole gain: III then never moved, mistake after
         # mistake. Where its answer gains less than II's step, or broke down in floating point

@@ -126,7 +126,8 @@ class LabelRanker(RankingLearner):
       on the same pair (a feasible point of eq. 11: a margin tiny against ``C`` under the
       entropy), or the method breaks down in floating point, the trial takes that step (on the
       pair of eq. 7, its ties broken at random as below), so that Update III never raises the
-      dual less than Update II (Sec. 3).
+      dual less than Update II (eq. 10 optimises over a set that holds Update II's step; Sec.
+      3 states the bound against Update I's, eq. 8).
 
     A *mistake* (Sec. 1) is a trial where some relevant label is not strictly above every
     irrelevant one (ties are mistakes); an example with no relevant label, or with all of them,

@@ -19,7 +19,8 @@ COLUMNS: tuple[tuple[str, str], ...] = tuple(
     (complexity, update) for complexity in ("squared", "entropy") for update in ("I", "II", "III")
 )
 
-#: Table 1: percentage of online mistakes, ``user -> (squared I, II, III, entropy I, II, III)``.
+#: Table 1 ("the average number of online mistakes": the numbers are shares, in percent),
+#: ``user -> (squared I, II, III, entropy I, II, III)``.
 PUBLISHED: dict[str, tuple[float, ...]] = {
     "beck-s": (58.5, 55.2, 51.9, 54.0, 50.2, 47.1),
     "farmer-d": (29.5, 23.3, 22.7, 27.6, 22.6, 22.0),
