@@ -3,7 +3,6 @@ created) and the model built, started and warmed up from it."""
 
 from __future__ import annotations
 
-import codecs
 import collections
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -52,31 +51,20 @@ def decode_text(raw: bytes) -> str:
     or without a byte-order mark, or UTF-16 or UTF-32 with one, the forms Windows' editors and
     PowerShell write. Raises :class:`NotText`, for wide text without a mark too (its byte
     order is a guess; read as UTF-8 it was names with a NUL between the letters)."""
-    from olboost.datasets._text import _wide_encoding
+    from olboost.datasets._text import _WIDE_BOMS, _wide_encoding
 
     wide = _wide_encoding(raw)
-    # UTF-32's little-endian mark begins with UTF-16's: the longer ones first
-    for bom, encoding in _MARKS:
-        if raw.startswith(bom):
-            try:
-                return raw[len(bom) :].decode(encoding)
-            except UnicodeDecodeError:
-                raise NotText(f"not {wide} text, as its start says") from None
     if wide is not None:
-        raise NotText(f"{wide} text without a byte-order mark (save it as UTF-8)")
+        if not raw.startswith(tuple(bom for bom, _ in _WIDE_BOMS)):
+            raise NotText(f"{wide} text without a byte-order mark (save it as UTF-8)")
+        try:
+            return raw.decode(wide)  # the codec reads the mark (UTF-32's LE one first) and drops it
+        except UnicodeDecodeError:
+            raise NotText(f"not {wide} text, as its start says") from None
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise NotText("not UTF-8 text", raw.count(b"\n", 0, err.start) + 1) from None
-
-
-#: Byte-order marks and the codec of the text after them, longest first.
-_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
 
 
 @dataclass(frozen=True)
