@@ -11,7 +11,7 @@ import pickle
 import numpy as np
 import pytest
 
-from helpers import ScriptedCommittee
+from helpers import OracleCommittee, ScriptedCommittee
 from olboost import TopkAdaptive, TopkBBM, TopkFeedback, VFDTCommittee
 from olboost.checks import synthetic_multilabel
 from olboost.feedback.exploration import SingleSwapExploration, UniformExploration
@@ -856,3 +856,26 @@ def test_rank_one_before_the_first_example_is_the_first_show(cls):
     assert explored > 0  # rho = 0.5: some of the 40 first shows explore (all but surely)
     with pytest.raises(ValueError, match="labels are unknown"):
         cls(k=2, rho=0.5, seed=1).rank_one(X[0])
+
+
+@pytest.mark.parametrize("exploration", ["uniform", "single-swap"])
+def test_topk_adaptive_empirical_edges_are_one_for_a_learner_always_right_minus_one_wrong(
+    exploration,
+):
+    # eq. 5, gamma_i = -sum_t c^_t . h^i_t / ||w^i||_1: the estimated logistic costs of the shown
+    # pairs are negative on the relevant labels and positive on the irrelevant ones, and add up
+    # to 0, so a learner scoring 1 on exactly the relevant labels meets ||c^||_1 / 2 = w^i[t] of
+    # cost, its reverse -w^i[t] (the sign of the numerator was untested: a mutation, session 50)
+    model = TopkAdaptive(
+        OracleCommittee(), learners=2, seed=0, labels=5, k=3, exploration=exploration, rho=0.2
+    )
+    rng = np.random.default_rng(0)
+    pairs = 0
+    for t in range(40):
+        y = rng.permutation([True, False, rng.random() < 0.5, False, rng.random() < 0.5])
+        impression = model.show_one(y.astype(float), key=t)
+        shown = impression.labels
+        pairs += any(y[label] for label in shown) and not all(y[label] for label in shown)
+        model.learn_one(y.astype(float), impression.feedback([lb for lb in shown if y[lb]]))
+    assert pairs >= 10
+    np.testing.assert_allclose(model.empirical_edges, [1.0, -1.0], rtol=0, atol=1e-12)
