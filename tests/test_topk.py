@@ -879,3 +879,25 @@ def test_topk_adaptive_empirical_edges_are_one_for_a_learner_always_right_minus_
         model.learn_one(y.astype(float), impression.feedback([lb for lb in shown if y[lb]]))
     assert pairs >= 10
     np.testing.assert_allclose(model.empirical_edges, [1.0, -1.0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["exact", "monte_carlo"])
+def test_bbm_weight_max_is_the_largest_spread_of_every_cost_vector_learned(method):
+    # weight_max_[i] is the running estimate of w^{i*} = max_t (max c^i_t - min c^i_t) (Jung &
+    # Tewari 2018, eq. 3): it kept only the smallest with every test passing (a mutation,
+    # session 50). The costs of a label not shown lie between the shown ones' (a proper
+    # potential), so the spread over every label is that of the shown labels.
+    model = TopkBBM(
+        VFDTCommittee(n_features=3), learners=4, seed=3, labels=6, k=3, gamma=0.2, method=method
+    )
+    X, Y = synthetic_multilabel(60, d=5, k=6, seed=5)
+    spread = np.zeros(model.learners)
+    for t, (x, y) in enumerate(zip(X, Y, strict=True)):
+        impression = model.show_one(x, key=t)
+        fb = impression.feedback([lb for lb in impression.labels if y[lb]])
+        if t:  # a fresh model has no committee to cost with yet
+            costs = model.estimated_costs(x, fb)
+            spread = np.maximum(spread, costs.max(axis=1) - costs.min(axis=1))
+        model.learn_one(x, fb)
+    assert (spread > 0).all()
+    np.testing.assert_allclose(model.weight_max_, spread, rtol=1e-12, atol=0)
