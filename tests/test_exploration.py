@@ -552,6 +552,21 @@ def test_rho_too_small_for_the_labels_rejected(scheme):
     assert pickle.dumps(model) == before
 
 
+def test_rho_too_small_for_two_labels_below_the_top_k_rejected():
+    # with exactly two labels below the top k, single swap shows them together least often
+    # (0.45 rho at m = 12, k = 10, against 0.585 rho for a pair across the cut): that pair was
+    # left out of the check with every test passing (a mutation, session 50)
+    explore = SingleSwapExploration(rho=0.1)
+    m, k = 12, 10
+    below = K.pair_probability(explore._scheme, 1.0, m, k, False, False)
+    across = K.pair_probability(explore._scheme, 1.0, m, k, True, False)
+    assert below < across
+    rho = MIN_PAIR_PROBABILITY / math.sqrt(below * across)  # between the two edges
+    with pytest.raises(ValueError, match=rf"too small for m={m} labels and k={k}"):
+        SingleSwapExploration(rho=rho).check_k(m, k)
+    SingleSwapExploration(rho=rho).check_k(m - 1, k)  # one label below: no such pair
+
+
 @pytest.mark.parametrize(
     ("ranking", "error"),
     [
