@@ -272,3 +272,17 @@ def test_ova_committee_restarted_from_the_committee_seed():
 def test_invalid_parameters(cls, params, err):
     with pytest.raises(err):
         cls(**params)
+
+
+def test_ova_groups_normalise_each_group_and_make_an_empty_one_uniform():
+    # AdaOVA's group i is the distribution of its k binary learners' probabilities of label 1;
+    # a group whose learners all give 0 is uniform, not all zeros, which under expected-cost
+    # votes was a different vote (a mutation survived every test, session 50)
+    k = 3
+    H = np.zeros((2 * k, 2))
+    H[:k, 1] = [0.2, 0.6, 0.2]  # group 0; group 1 all 0
+    np.testing.assert_allclose(
+        K.ova_groups(H, k), [[0.2, 0.6, 0.2], [1 / 3, 1 / 3, 1 / 3]], rtol=0, atol=1e-15
+    )
+    H[:k, 1] = [1.0, 3.0, 0.0]
+    np.testing.assert_allclose(K.ova_groups(H, k)[0], [0.25, 0.75, 0.0], rtol=0, atol=1e-15)

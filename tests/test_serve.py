@@ -370,6 +370,31 @@ def _clocked_service(path: Path, monkeypatch, ttl: float, fake: _SteppedTime | N
     return service, fake
 
 
+def test_an_impression_expires_at_its_deadline_not_after_it(tmp_path, monkeypatch):
+    # a feedback arriving at the very instant of the deadline is refused, as the writer's
+    # expiry and the log's pruning count that instant expired (a feedback there could have been
+    # learned and counted expired both, with every test passing: a mutation, session 50)
+    from olboost.serve.requests import RequestError
+
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
+    try:
+        shown = []
+        for i in range(2):
+            impression, logged = service.rank({"features": [i / 2, 1.0]})
+            logged.result()
+            shown.append(impression)
+        fake.elapsed += 59.5
+        within = service.feedback({"impression": shown[0]["impression"], "clicked": []})
+        assert within.result()["duplicate"] is False
+        fake.elapsed += 0.5  # exactly 60 s after both were shown
+        at = service.feedback({"impression": shown[1]["impression"], "clicked": []})
+        with pytest.raises(RequestError, match="expired 0.000 s ago") as error:
+            at.result()
+        assert error.value.status == 410
+    finally:
+        service.close()
+
+
 def test_a_step_of_the_system_clock_changes_no_lag_deadline_or_series(tmp_path, monkeypatch):
     from olboost.serve.requests import RequestError
 
