@@ -157,10 +157,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             with open(path, "wb") as f:
                 f.write(data)
         except OSError as err:
-            named = _named(err, path)
-            if named is err:
-                raise
-            raise named from None
+            _raise_named(err, path)
+            raise
         return
     path = _target(path)
     directory = path.parent
@@ -189,20 +187,19 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException as err:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        named = _named(err, path) if isinstance(err, OSError) else err
-        if named is err:
-            raise
-        raise named from None
+        if isinstance(err, OSError):
+            _raise_named(err, path)
+        raise
     _fsync_directory(directory)
 
 
-def _named(err: OSError, path: str | os.PathLike[str]) -> OSError:
-    """``err`` of writing ``path``, naming it if it names no file: a full disk's ENOSPC (or
-    EFBIG, EIO) of a write or an fsync, /dev/full's too, named none, and the command said "No
-    space left on device" and not of what."""
+def _raise_named(err: OSError, path: str | os.PathLike[str]) -> None:
+    """Raise ``err`` of writing ``path`` again, naming it, if it names no file (a full disk's
+    ENOSPC, or EFBIG, EIO, of a write or an fsync, /dev/full's too, named none, and the command
+    said "No space left on device" and not of what); else return, for the caller to raise it as
+    it is."""
     if err.filename is None and err.errno is not None:
-        return type(err)(err.errno, f"{err.strerror} (writing it)", str(path))
-    return err
+        raise type(err)(err.errno, f"{err.strerror} (writing it)", str(path)) from None
 
 
 def remove_stale_temporaries(path: str | os.PathLike[str]) -> list[Path]:
