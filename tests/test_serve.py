@@ -190,6 +190,8 @@ def _bad_requests(shown: dict, answered: str, unshown: str, token: str) -> list[
         ("unknown impression", "POST", "/feedback",
          {"body": {"impression": "999999-abc", "clicked": []}}, 404),
         ("feedback malformed JSON", "POST", "/feedback", {"raw": b"{'impression': 1}"}, 400),
+        ("repeated key", "POST", "/rank",
+         {"raw": b'{"features": [1, 2, 3, 4], "features": [4]}'}, 400),
         # json's decoder recurses per level: a RecursionError, not a ValueError, was a 500
         ("JSON nested too deeply", "POST", "/rank", {"raw": b"[" * 3000}, 400),
         ("feedback JSON nested too deeply", "POST", "/feedback",
@@ -2424,6 +2426,9 @@ def test_a_body_that_is_not_json_is_said_in_a_clients_words():
         (b'{"features": [' + b"9" * 5000 + b"]}", "an integer of over 4300 digits"),
         (b'{"features": [-' + b"9" * 5000 + b"]}", "an integer of over 4300 digits"),
         (b'{"features": [NaN]}', "NaN is not a JSON number (send finite numbers)"),
+        # json keeps the last of repeated keys: the request was ranked on the second vector
+        (b'{"features": [1], "features": [2]}', 'the key "features" is given twice in one object'),
+        (b'{"features": {"a": 1, "b": 2, "a": 3}}', 'the key "a" is given twice in one object'),
     ):
         with pytest.raises(RequestError) as raised:
             _parse_json(body)

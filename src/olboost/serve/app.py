@@ -229,6 +229,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number (send finite numbers)")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of repeated keys: {"features": a, "features": b} would be ranked on b
+    # and logged as the client's request, and a feature named twice in a dict silently given
+    # one value; RFC 8259 leaves such objects' meaning undefined, so they are refused
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {_as_json(key)} is given twice in one object")
+            seen.add(key)
+    return obj
+
+
 async def _body(request: Request, limit: int) -> Any:
     """The request's JSON body, read up to ``limit`` bytes: 415 if it does not say it is JSON,
     413 past the limit (declared or streamed), 400 if it is not JSON."""
@@ -260,7 +274,7 @@ async def _body(request: Request, limit: int) -> Any:
 def _parse_json(data: bytes) -> Any:
     """A request's body read as JSON, or a 400 saying why it is not."""
     try:
-        return json.loads(data, parse_constant=_reject_constant)
+        return json.loads(data, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except (ValueError, UnicodeDecodeError) as err:
         if "int_max_str_digits" in str(err):
             # Python's own words tell the client to call sys.set_int_max_str_digits()
