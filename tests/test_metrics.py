@@ -419,3 +419,60 @@ def test_rank_loss_reverts_for_a_rolling_window():
     better.update([0], [0.9, 0.1])
     worse.update([0], [0.1, 0.9])
     assert better.is_better_than(worse) and not worse.is_better_than(better)
+
+
+# The tests below come from a mutation campaign of the metrics (session 51): each kills one or
+# more one-token changes that every other test let through.
+
+
+def test_running_mean_takes_zero_weights():
+    # "finite, non-negative": a zero weight counts the value but not its weight; refusing it,
+    # dividing 0 / 0, a get() of 0.0 instead of NaN at zero weight, or reverting to a rest of
+    # zero weight by division each passed every other test
+    mean = RunningMean()
+    mean.update(3.0, weight=0.0)
+    assert mean.n == 1 and mean.weight == 0.0 and math.isnan(mean.get())
+    mean.update(2.0, weight=1.0)
+    assert mean.get() == 2.0
+    mean.revert(2.0, weight=1.0)
+    assert mean.n == 1 and mean.weight == 0.0 and math.isnan(mean.get())
+
+
+def test_running_mean_reverts_a_weight_its_total_rounded_below():
+    # 0.1 + 0.7 - 0.7 is 0.09999999999999987 < 0.1: the weight as added exceeds the total left
+    # by its rounding, which revert must allow (a strict comparison refused it)
+    mean = RunningMean()
+    mean.update(1.0, weight=0.1)
+    mean.update(2.0, weight=0.7)
+    mean.revert(2.0, weight=0.7)
+    assert mean.weight < 0.1
+    mean.revert(1.0, weight=0.1)
+    assert mean.n == 0 and math.isnan(mean.get())
+
+
+def test_rank_loss_is_better_than_is_strict():
+    # a tie is not better (a metric compared with itself chose it over the incumbent)
+    a, b = RankLoss(), RankLoss()
+    a.update([0], [0.7, 0.2, 0.1])
+    b.update([0], [0.7, 0.2, 0.1])
+    assert not a.is_better_than(b) and not b.is_better_than(a)
+    b.update([2], [0.7, 0.2, 0.1])
+    assert a.is_better_than(b) and not b.is_better_than(a)
+
+
+def test_rank_loss_revert_of_more_examples_than_counted_changes_nothing():
+    # at weight 0 the paper's mean has no weight to compare with: the count is what refuses
+    metric = RankLoss()
+    metric.update([0], [0.1, 0.2, 0.7], w=0.0)
+    Y = np.array([[True, False, False]] * 2)
+    S = np.array([[0.1, 0.2, 0.7]] * 2)
+    with pytest.raises(ValueError, match="nothing to revert"):
+        metric.revert(Y, S, w=0.0)
+    assert metric.n_paper == 1 and metric.n_skip == 1
+
+
+def test_rank_loss_refuses_empty_two_dimensional_indices():
+    # an empty 1-D array is an empty relevant set; an empty 2-D one is no relevant set at all
+    with pytest.raises(ValueError, match="1-D"):
+        rank_loss([0.5, 0.2, 0.1], np.empty((1, 0), dtype=np.int64))
+    assert math.isnan(rank_loss([0.5, 0.2, 0.1], np.empty(0, dtype=np.int64), empty="skip"))
