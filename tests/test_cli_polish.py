@@ -298,6 +298,10 @@ def test_features_beyond_the_data_set_are_refused(capsys):
     assert "label-ranker sees every feature" in _error(capsys, argv)
     argv = ["reproduce", "multiclass", "--datasets", "balance", "--features", "5"]
     assert "balance has 4 features" in _error(capsys, argv)
+    # every feature is a valid --features (a mutation campaign, session 51: ">=" passed)
+    argv = ["run", "--dataset", "emotions", "--learners", "2", "--features", "72", "--no-progress"]
+    assert main(argv) == 0
+    assert "over 202 test examples" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -1610,3 +1614,15 @@ def test_a_data_path_for_a_data_set_left_out_is_refused(capsys):
     assert capsys.readouterr().err.strip() == (
         "olboost: error: --tmc: the tmc2007-500 data's directory, and --datasets leaves it out"
     )
+
+
+def test_an_output_name_of_the_longest_length_is_taken(tmp_path):
+    # NAME_MAX bytes is a name the file system takes (a mutation campaign, session 51: ">="
+    # refused it); one byte more is refused before the run
+    from olboost.cli._shared import check_output
+
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    path = tmp_path / ("a" * limit)
+    assert check_output(path, "--output") == path
+    with pytest.raises(OSError, match="file name too long"):
+        check_output(tmp_path / ("a" * (limit + 1)), "--output")

@@ -243,6 +243,35 @@ def test_ranker_predicts_the_rounded_mean_number_of_labels_ties_to_the_lower_ind
     assert ranker.predict(np.zeros((1, 2))).tolist() == [[1] * r + [0] * (4 - r)]
 
 
+def test_ranker_ties_go_to_the_lower_index_past_sixteen_labels():
+    # NumPy's quicksort is an insertion sort, stable, below 17 elements, and keeps a constant
+    # row in order: only a tie among more labels, beside other scores, tells a stable sort
+    # from it (a mutation campaign, session 51). Update III moves every pair of the first
+    # row by the same step: labels 50-99 tie on top for its x, the rest below
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    Y = np.zeros((2, 100), dtype=int)
+    Y[0, 50:] = 1
+    Y[1, 0] = 1
+    ranker = OnlineBoostingRanker(LabelRanker(update="III", seed=0)).fit(X, Y)
+    S = ranker.decision_function(X[:1])[0]
+    assert len(set(S[50:])) == 1 and S[50] > S[:50].max()
+    assert ranker.label_cardinality_ == 25.5  # 26 labels predicted: half up
+    assert np.flatnonzero(ranker.predict(X[:1])[0]).tolist() == list(range(50, 76))
+    # one row learned: the label cardinality is that row's
+    one = OnlineBoostingRanker(LabelRanker(seed=0)).fit(X[:1], Y[:1])
+    assert (one.n_samples_seen_, one.label_cardinality_) == (1, 50.0)
+
+
+def test_random_state_takes_every_seed_up_to_two_to_the_32_less_one():
+    # scikit-learn's bound (check_random_state), the booster's seed as given
+    X, y = np.random.default_rng(0).normal(size=(30, 3)), np.arange(30) % 2
+    top = 2**32 - 1
+    clf = OnlineBoostingClassifier(_small_booster(), random_state=top).fit(X, y)
+    assert clf.booster_.seed == top
+    with pytest.raises(ValueError, match=re.escape(f"random_state must be in [0, {top}]")):
+        OnlineBoostingClassifier(_small_booster(), random_state=top + 1).fit(X, y)
+
+
 # ------------------------------------------------------------------------------ metrics
 
 

@@ -68,6 +68,9 @@ def test_spec_is_a_grid_in_order():
     # the parsed task is what olboost run parses from the same words
     args = sw.parse_run_args(bmr.argv)
     assert (args.bmr_loss, args.gamma, args.learners, args.curve) == ("rank", 0.1, 5, True)
+    # a list of seeds may hold 0, olboost run's --seed 0 (a mutation campaign, session 51)
+    spec = {"algorithms": ["ada-olmr"], "datasets": ["emotions"], "seeds": [0, 2]}
+    assert [t.seed for t in sw.tasks_from_spec(spec)] == [0, 2]
 
 
 def test_task_ids_are_a_stable_hash_of_the_parameters():
