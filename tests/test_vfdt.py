@@ -1196,6 +1196,20 @@ def test_binary_split_can_beat_an_invalid_multiway_split():
     assert K._best_nominal(blocks, nominal, 0, 6, 0.5, 0.01, False, work, present)[0] == -math.inf
 
 
+def test_the_first_of_equal_binary_splits_wins():
+    """Three categories of the same class weights: every ``x == v`` split has the same merit to
+    the bit (above the multiway split's, by rounding), and the first, ``v = 0``, wins, as in
+    River (a mutation campaign, session 51: ``>=`` took the last, and the random cases above
+    never tie two binary splits)."""
+    nominal = np.array([[0.1, 0.1, 0.1], [0.2, 0.2, 0.2]])
+    present = np.arange(2)
+    pre = K._row_entropy(nominal.sum(axis=1)[None, :], 0, present)
+    work = np.zeros((3 + K.N_WORK_ROWS, 2))
+    got = K._best_nominal(present, nominal, 0, 3, pre, 0.0, True, work, present)
+    assert got[1:] == (K.NOMINAL_EQ, 0.0)
+    assert _brute_best_nominal(present, nominal, 0, 3, pre, 0.0, True) == got
+
+
 def test_multiway_matches_reference_exactly():
     X, W = mixed_stream()
     c = committee(nominal_splits="multiway")

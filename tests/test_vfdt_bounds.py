@@ -9,6 +9,8 @@ evaluate everything exactly and the module costs without saving.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -268,6 +270,43 @@ def test_a_threshold_valid_for_certain_gives_the_floor_pre_less_the_class_entrop
     for fraction, expected in ((0.49, -S._PRUNE_SLACK), (0.5, -np.inf)):
         table, width = ceilings_table(observed, present, gauss, 0, pre, 1, fraction, work, present)
         assert table[0, 2 * width + 1] == pytest.approx(expected, abs=1e-12), fraction
+
+
+def test_a_threshold_at_the_minimum_branch_fraction_gives_no_floor():
+    """A threshold whose left share is the minimum branch fraction exactly, or within the
+    approximate CDF's allowance of it, may be invalid (merit ``-inf``): it gives no floor, which
+    would let an attempt stop on a runner-up that does not exist (a mutation campaign, session
+    51: dropping the margin of either rule passed every other test)."""
+    from olboost.weak import _vfdt_split as S
+
+    # two classes wholly on either side of the one threshold, weights 10 and 30: q = 0.25 exact
+    observed, gauss, pre = _leaf_of_classes(
+        [-1.5, 1.5], [0.1, 0.1], [10.0, 30.0], [-2.0, 1.0], [-1.0, 2.0]
+    )
+    present = np.arange(2)
+    work = np.zeros((2 + K.N_WORK_ROWS, 2))
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    leaf = (observed, present, gauss, 0, pre, 1, 0.25, work, present)
+    table, width = ceilings_table(*leaf)
+    assert best_numeric(*leaf)[0] == -np.inf
+    assert table[0, 2 * width + 1] == -np.inf
+    # class 0 (weight 30, N(mu, 1) on [-5, 5]) straddles the threshold 0.5, class 1 (weight 20,
+    # on [5.5, 6]) is right of it; a mean where the approximate CDF puts the share above the
+    # exact one q, and a minimum branch fraction of q: the threshold is invalid
+    for mu in np.linspace(-0.5, 1.5, 201):
+        exact = 0.5 * (1.0 + math.erf((0.5 - mu) / math.sqrt(2.0))) * 30.0 / 50.0
+        if S._approximate_cdf(0.5, mu, 1.0 / math.sqrt(2.0)) * 30.0 / 50.0 > exact + 1e-9:
+            break
+    else:
+        raise AssertionError("no mean where the approximate share is above the exact one")
+    observed, gauss, pre = _leaf_of_classes(
+        [mu, 5.75], [1.0, 0.1], [30.0, 20.0], [-5.0, 5.5], [5.0, 6.0]
+    )
+    work[K.W_NLOGN] = observed * np.log2(observed)
+    leaf = (observed, present, gauss, 0, pre, 1, exact, work, present)
+    table, width = ceilings_table(*leaf)
+    assert best_numeric(*leaf)[0] == -np.inf
+    assert table[0, 2 * width + 1] == -np.inf
 
 
 def test_chi_square_ceiling_is_close_on_a_leaf_of_separate_classes():
