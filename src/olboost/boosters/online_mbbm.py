@@ -45,10 +45,13 @@ class OnlineMBBM(MulticlassBooster):
     compiled call per example (:mod:`olboost.boosters._mbbm_kernels`) with a memo of the potentials
     keyed by ``n`` and the sorted clipped differences ``s[r] - s[l]``, shared by the models of the
     same ``learners``, ``k`` and ``gamma`` in one process. The memo is a cache, not learned state:
-    it is left out of pickles and looked up again on demand. When the state codes of ``learners``
-    and ``k`` do not fit in 63 bits (``k > 12`` with 100 learners) the booster falls back to the
-    slower Python path, as exact. ``method="monte_carlo"`` keeps the authors' estimate, on the
-    Python path.
+    it is left out of pickles and looked up again on demand. A memo holds at most
+    :data:`~olboost.boosters._mbbm_memo.MEMO_SIZE` potentials (128 MB), and a process keeps the
+    memos of the 4 triples ``(learners, k, gamma)`` it used last (up to 512 MB), also once their
+    models are gone, so that the next model of a triple starts with its potentials. When the
+    state codes of ``learners`` and ``k`` do not fit in 63 bits (``k > 12`` with 100 learners)
+    the booster falls back to the slower Python path, as exact. ``method="monte_carlo"`` keeps
+    the authors' estimate, on the Python path.
 
     ``vote="expected_cost"`` is what the authors' code did instead of the ``argmax``: learner ``i``,
     whose committee row is the distribution ``p_i``, votes for ``l^i = argmin_l sum_r p_i(r)
