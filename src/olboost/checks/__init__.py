@@ -551,6 +551,8 @@ def check_booster_bad_input(model: Estimator) -> None:
     bad_cases = [
         (X[0][:-1], ys[0], ValueError),  # wrong length
         (np.append(X[0], 1.0), ys[0], ValueError),
+        # a matrix as one example, as many rows as the model has features: not 1-D
+        (np.tile(X[0], (len(X[0]), 1)), ys[0], ValueError),
         (huge, ys[0], ValueError),
         (inf, ys[0], ValueError),
         ("abc", ys[0], TypeError),
@@ -613,6 +615,16 @@ def check_booster_bad_input(model: Estimator) -> None:
     else:
         raise AssertionError("learn must reject a huge feature value")
     assert pickle.dumps(model) == before, "a rejected matrix changed the model"
+    # nor does a row of a matrix start a model (of one feature per row of it)
+    fresh = model.clone()
+    unstarted = pickle.dumps(fresh)
+    try:
+        fresh.learn_one(X[:1], ys[0])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("learn_one must reject a 2-D x as the first example")
+    assert pickle.dumps(fresh) == unstarted, "a rejected first example started the model"
     from scipy import sparse
 
     Y3 = np.zeros((3, len(outputs)), dtype=bool) if _is_ranker(model) else [outputs[0]] * 3
