@@ -266,6 +266,41 @@ def test_a_body_of_the_size_limit_is_taken_and_one_byte_more_refused(server: Ser
     assert status == 413 and "4097 bytes; the limit is 4096" in answer["error"], answer
 
 
+def test_a_body_sent_without_its_length_is_held_to_the_size_limit(server: Server) -> None:
+    # a chunked body declares no Content-Length: the limit is counted as it streams in (a
+    # stream read to its end whatever its size passed every test: a mutation, session 51)
+    from urllib.parse import urlsplit
+
+    def chunked(body: bytes) -> tuple[int, dict]:
+        parts = urlsplit(server.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        try:
+            headers = {"Content-Type": "application/json"}
+            chunks = iter([body[i : i + 1000] for i in range(0, len(body), 1000)])
+            conn.request("POST", "/rank", body=chunks, headers=headers, encode_chunked=True)
+            response = conn.getresponse()
+            return response.status, json.loads(response.read())
+        finally:
+            conn.close()
+
+    body = json.dumps({"features": features(WIDTH, 4)}).encode()
+    at_limit = body + b" " * (4096 - len(body))
+    status, answer = chunked(at_limit)
+    assert status == 200 and answer["labels"], answer
+    status, answer = chunked(at_limit + b" ")
+    assert status == 413 and "exceeds the limit of 4096 bytes" in answer["error"], answer
+
+
+def test_only_the_whole_token_is_taken(server: Server) -> None:
+    # a bearer token is compared whole: a part of it (its first characters) or more is a wrong
+    # token (a comparison that took any prefix passed every test: a mutation, session 51)
+    for given in (server.token[:-1], server.token[:1], server.token + "0"):
+        status, answer = server.request("GET", "/admin/model", token=given)
+        assert status == 401 and "invalid bearer token" in answer["error"], (given, answer)
+    assert server.request("POST", "/admin/checkpoint", token=server.token[:8])[0] == 401
+    assert server.request("GET", "/admin/model")[0] == 200
+
+
 def test_idempotent_feedback(server: Server) -> None:
     shown = server.rank(features(WIDTH, 3))
     status, first = server.feedback(shown["impression"], shown["labels"][:2], feedback_id="once")
@@ -393,6 +428,88 @@ def test_an_impression_expires_at_its_deadline_not_after_it(tmp_path, monkeypatc
         with pytest.raises(RequestError, match="expired 0.000 s ago") as error:
             at.result()
         assert error.value.status == 410
+    finally:
+        service.close()
+
+
+def _wait_pending(service, n: int, seconds: float = 5.0) -> int:
+    # the log writer expires impressions every second of real time, idle or not
+    deadline = time.monotonic() + seconds
+    while service.pending != n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return service.pending
+
+
+def test_impressions_left_unanswered_are_counted_expired_at_their_deadline(tmp_path, monkeypatch):
+    # the writer forgets a pending impression at the deadline the feedback check and the log's
+    # pruning use: its instant is expired, not one later (the writer's comparison, in the order
+    # kept and in the heap of recovered impressions, could move with every test passing: a
+    # mutation campaign, session 51)
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
+    try:
+        for i in range(2):
+            service.rank({"features": [i / 2, 1.0]})[1].result()
+        assert service.pending == 2
+        fake.elapsed += 59.5
+        assert _wait_pending(service, 0, 1.5) == 2  # not before the deadline
+        fake.elapsed += 0.5  # exactly 60 s after they were shown: the clock stops there
+        assert _wait_pending(service, 0) == 0
+        assert service.stats.expired == 2
+    finally:
+        service.close()
+    service, fake = _clocked_service(tmp_path / "r", monkeypatch, ttl=60.0)
+    try:
+        for i in range(2):
+            service.rank({"features": [i / 2, 1.0]})[1].result()
+    finally:
+        service.close()
+    service, fake = _clocked_service(tmp_path / "r", monkeypatch, ttl=60.0, fake=fake)
+    try:
+        assert service.pending == 2  # recovered, kept by deadline
+        fake.elapsed += 60.0
+        assert _wait_pending(service, 0) == 0
+        assert service.stats.expired == 2
+    finally:
+        service.close()
+
+
+def test_a_late_feedback_for_an_impression_counted_expired_counts_it_no_more(tmp_path, monkeypatch):
+    # an impression is counted expired once, not once more per late feedback refused 410 (a
+    # mutation campaign, session 51)
+    from olboost.serve.requests import RequestError
+
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
+    try:
+        shown, logged = service.rank({"features": [0.5, 1.0]})
+        logged.result()
+        fake.elapsed += 61.0
+        assert _wait_pending(service, 0) == 0 and service.stats.expired == 1
+        for _ in range(2):
+            late = service.feedback({"impression": shown["impression"], "clicked": []})
+            with pytest.raises(RequestError) as error:
+                late.result(timeout=30)
+            assert error.value.status == 410
+        assert service.stats.expired == 1
+    finally:
+        service.close()
+
+
+def test_a_restart_at_the_deadline_counts_the_impressions_expired_once(tmp_path, monkeypatch):
+    # a restart at the instant of their deadline counts the unanswered impressions expired and
+    # waits for none of them: waiting too, the writer counted them expired a second time (a
+    # mutation campaign, session 51)
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
+    try:
+        for i in range(2):
+            service.rank({"features": [i / 2, 1.0]})[1].result()
+    finally:
+        service.close()
+    fake.elapsed += 60.0
+    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0, fake=fake)
+    try:
+        assert service.pending == 0
+        time.sleep(1.5)  # the writer's expiry runs every second, idle or not
+        assert service.stats.expired == 2
     finally:
         service.close()
 
@@ -1525,6 +1642,22 @@ def test_a_checkpoint_ahead_of_its_log_is_refused_and_rebuilt_by_replay(
     assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
 
 
+def test_a_checkpoint_one_feedback_ahead_of_its_log_is_said_as_such(tmp_path):
+    # the log lost only its last commit: the checkpoint of seq 10 is ahead of a log that ends
+    # at seq 9, and is said so, not as a checkpoint of another history of the store (a bound
+    # one too far: a mutation campaign, session 51)
+    from olboost.serve.service import Service
+
+    store = tmp_path / "store"
+    _served_store(store, 1, 10)
+    db = sqlite3.connect(store / "log.sqlite")
+    db.execute("DELETE FROM feedback WHERE seq > 9")
+    db.commit()
+    db.close()
+    with pytest.raises(ValueError, match="up to seq 10 but the log .* ends at seq 9"):
+        Service(store).start()
+
+
 def test_a_store_commits_to_disk_by_default(tmp_path):
     # synchronous=FULL (2): an acknowledged row survives a power loss; NORMAL (1) only the WAL
     from olboost.serve.store import Store
@@ -2633,6 +2766,22 @@ def test_a_periodic_checkpoint_counts_from_an_admin_checkpoint(tmp_path):
         service.close()
 
 
+def test_periodic_checkpoints_come_every_checkpoint_every_feedbacks(tmp_path):
+    # checkpoint_every=3: checkpoints at seq 3 and 6, none between (a count not started again
+    # after a periodic checkpoint wrote one after every later feedback: a mutation campaign,
+    # session 51)
+    service = _tiny_service(tmp_path / "s", checkpoint_every=3, fork_checkpoints=False)
+    try:
+        for seq in range(1, 10):
+            _one_feedback(service, seq)
+            # seq learned: the learner is done with seq - 1 (its checkpoint too), perhaps not
+            # yet with the checkpoint after seq
+            low, high = 3 * ((seq - 1) // 3), 3 * (seq // 3)
+            assert low <= service.checkpoint_seq <= high, (seq, service.checkpoint_seq)
+    finally:
+        service.close()
+
+
 def test_a_restarted_status_series_goes_on_from_the_feedback_learned(tmp_path):
     # after a restart the series' "feedback learned" started again from 0
     _served_store(tmp_path / "s", 3, 5)
@@ -3053,6 +3202,39 @@ def test_a_batch_the_full_disk_fails_answers_none_of_its_requests_from_its_own_r
             # nothing of them is in the log: fy's answer, sent again, is taken
             answer = service.feedback(bodies[1]).result(timeout=60)
             assert answer["duplicate"] is False and answer["seq"] == 1
+
+
+def test_a_feedback_whose_commit_failed_is_not_learned(tmp_path):
+    # the learner is given a feedback once its batch is committed, not as it is inserted: a
+    # feedback of a batch the full disk failed (rolled back, answered 503) was learned all the
+    # same, and its seq, handed out again, learned twice; and its impression waits again for
+    # feedback (a mutation campaign, session 51: either passed every test)
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        with Service(disk / "s", config, checkpoint_every=10_000) as service:
+            ids = []
+            for i in range(2):
+                shown, logged = service.rank({"features": [i / 2, 0.5]})
+                logged.result()
+                ids.append(shown["impression"])
+            with writer_held(service, disk / "s"):
+                refused = service.feedback({"impression": ids[0], "clicked": ["a"]})
+                filler = fill(disk)
+            with pytest.raises(RequestError) as err:
+                refused.result(timeout=60)
+            assert err.value.status == 503
+            assert service.pending == 3  # the two shown and writer_held's own
+            filler.unlink()
+            answer = service.feedback({"impression": ids[1], "clicked": [], "wait": True})
+            assert answer.result(timeout=60)["seq"] == 1
+            state = service.model_digest()
+            assert (state["seq"], state["rounds"]) == (1, 1)
+        model, n = replay(disk / "s")
+        assert n == 1 == model.t_
+        assert hashlib.sha256(dumps(model)).hexdigest() == state["sha256"]
 
 
 def test_a_full_disk_refuses_requests_until_there_is_room_and_loses_nothing(tmp_path, caplog):
@@ -3517,6 +3699,37 @@ def test_feedback_from_clients_that_do_not_wait_is_refused_past_a_backlog_bound(
         service.close()
     response = _error(refused[0])
     assert response.status_code == 503 and response.headers["retry-after"] == "1"
+
+
+def test_the_backlog_bound_takes_max_learn_lag_plus_waiting_clients_and_not_one_more(tmp_path):
+    # "max_learn_lag + WAITING_CLIENTS or more" behind is refused: with the learner held, the
+    # feedback that would make the backlog that long is the first one refused (a bound one
+    # higher passed every test: a mutation campaign, session 51)
+    from olboost.serve.requests import RequestError
+    from olboost.serve.service import WAITING_CLIENTS, Service, ServiceConfig
+
+    config = ServiceConfig("topk-adaptive", ("a", "b", "c", "d"), 2, learners=3, k=2, seed=5)
+    bound = 2 + WAITING_CLIENTS
+    with Service(tmp_path / "s", config, max_learn_lag=2, synchronous="normal") as service:
+        shown = []
+        for i in range(bound + 2):
+            answer, logged = service.rank({"features": [i / 2000, 1.0]})
+            logged.result()
+            shown.append(answer)
+        futures, refused = [], []
+        with service.lock:  # the learner learns nothing meanwhile
+            for answer in shown:
+                try:
+                    body = {"impression": answer["impression"], "clicked": []}
+                    futures.append(service.feedback(body))
+                except RequestError as err:
+                    refused.append(err)
+            assert service.applied_seq == 0
+        assert len(futures) == bound and len(refused) == 2
+        assert {err.status for err in refused} == {503}
+        assert f"the model is {bound} feedbacks behind" in refused[0].message
+        for future in futures:
+            future.result(timeout=120)
 
 
 def test_clients_that_wait_for_their_answers_are_held_back_never_refused(tmp_path):

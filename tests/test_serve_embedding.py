@@ -215,6 +215,22 @@ def test_a_feedback_that_asks_to_wait_is_answered_once_learned(tmp_path):
             assert service.applied_seq >= result["seq"]
 
 
+def test_a_feedback_sent_again_with_wait_after_it_was_learned_is_answered(tmp_path):
+    # a client that retries a feedback (its id) with "wait" once the first was learned gets its
+    # duplicate answer at once: a feedback of the seq just learned is learned (a waiter left
+    # for a later one hung the retry until another feedback came: a mutation campaign,
+    # session 51)
+    with Service(tmp_path / "s", CONFIG) as service:
+        shown, logged = service.rank({"features": [0.25, 3.0], "key": 1})
+        logged.result(timeout=30)
+        body = {"impression": shown["impression"], "clicked": [], "feedback_id": "f1", "wait": True}
+        first = service.feedback(body).result(timeout=30)
+        assert first["seq"] == 1 and service.applied_seq == 1
+        again = service.feedback(body).result(timeout=10)
+        assert again["seq"] == 1 and again["duplicate"] is True
+        assert service.learned_future(1).result(timeout=10) == 1
+
+
 def test_a_feedback_that_does_not_wait_is_held_to_the_learners_pace(tmp_path):
     # backpressure, as over HTTP: with the learner stopped, a feedback more than max_learn_lag
     # ahead of it is answered only once it catches up
@@ -230,6 +246,36 @@ def test_a_feedback_that_does_not_wait_is_held_to_the_learners_pace(tmp_path):
                 with pytest.raises(TimeoutError):
                     answer.result(timeout=0.5)
         assert answers[3].result(timeout=30)["seq"] == 4 and service.applied_seq >= 2
+
+
+def test_the_model_digest_is_of_every_committed_feedback_learned(tmp_path, monkeypatch):
+    # GET /admin/model (Service.model_digest) waits for the learner to learn what was
+    # committed: a digest of a model behind its log passed every test (a mutation campaign,
+    # session 51); a learner made slow here shows it
+    import hashlib
+    import time
+
+    from olboost.checkpoint import dumps
+    from olboost.serve import _learner
+
+    with Service(tmp_path / "s", CONFIG) as service:
+        feedback_of = _learner.feedback_of
+
+        def slow(*args, **kwargs):  # outside the model lock: rankings and the digest go on
+            time.sleep(0.2)
+            return feedback_of(*args, **kwargs)
+
+        monkeypatch.setattr(_learner, "feedback_of", slow)
+        service._fused = None  # the learner learns with model.learn_one, through feedback_of
+        for i in range(5):
+            shown, logged = service.rank({"features": [i / 5, 1.0], "key": i})
+            logged.result(timeout=30)
+            service.feedback({"impression": shown["impression"], "clicked": []}).result(timeout=30)
+        state = service.model_digest()
+        assert (state["seq"], state["rounds"]) == (5, 5), state
+        assert service.applied_seq == service.committed_seq == 5
+        with service.lock:
+            assert state["sha256"] == hashlib.sha256(dumps(service.model)).hexdigest()
 
 
 def test_a_backup_to_a_file_names_the_backup_not_a_store(tmp_path):

@@ -388,6 +388,29 @@ def test_prune_deletes_in_chunks_what_nothing_needs_and_keeps_the_rest(tmp_path)
         store.close()
 
 
+def test_prune_takes_an_impression_at_its_deadline_as_expired(tmp_path):
+    # the deadline itself is expired for the feedback check and the writer's expiry, and so
+    # for the prune: an impression whose deadline is `now` goes (a prune that kept it until
+    # later passed every test: a mutation campaign, session 51)
+    import numpy as np
+
+    from olboost.serve.store import ImpressionRecord
+
+    store = Store(tmp_path / "s")
+    try:
+        for i, expires in enumerate([3.0, 3.0, 3.5], start=1):
+            store.insert_impression(ImpressionRecord(
+                id=i, public_id=f"{i}-n", created=0.0, expires=expires, round=i, key=i,
+                x=np.zeros(2), shown=np.arange(2), probs=np.ones((2, 2)),
+            ))  # fmt: skip
+        assert store.prune(0, 2.999) is False
+        assert store.pruned()["impressions"] == 0
+        assert store.prune(0, 3.0) is False  # 1 and 2 expire at 3.0; 3 (the last) stays
+        assert store.pruned()["impressions"] == 2 and store.pruned()["expired"] == 2
+    finally:
+        store.close()
+
+
 def test_a_checkpoint_of_the_last_pruned_seq_is_recovered(tmp_path):
     # its feedback is gone from the log, and the history check (the impression that feedback
     # answered) refused it as "of different histories", though it had learned all that went
