@@ -440,6 +440,17 @@ def _wait_pending(service, n: int, seconds: float = 5.0) -> int:
     return service.pending
 
 
+def _two_shown_then_closed(path: Path, monkeypatch) -> _SteppedTime:
+    """Two impressions shown, unanswered, by a clocked service then closed: its clock."""
+    service, fake = _clocked_service(path, monkeypatch, ttl=60.0)
+    try:
+        for i in range(2):
+            service.rank({"features": [i / 2, 1.0]})[1].result()
+    finally:
+        service.close()
+    return fake
+
+
 def test_impressions_left_unanswered_are_counted_expired_at_their_deadline(tmp_path, monkeypatch):
     # the writer forgets a pending impression at the deadline the feedback check and the log's
     # pruning use: its instant is expired, not one later (the writer's comparison, in the order
@@ -457,12 +468,7 @@ def test_impressions_left_unanswered_are_counted_expired_at_their_deadline(tmp_p
         assert service.stats.expired == 2
     finally:
         service.close()
-    service, fake = _clocked_service(tmp_path / "r", monkeypatch, ttl=60.0)
-    try:
-        for i in range(2):
-            service.rank({"features": [i / 2, 1.0]})[1].result()
-    finally:
-        service.close()
+    fake = _two_shown_then_closed(tmp_path / "r", monkeypatch)
     service, fake = _clocked_service(tmp_path / "r", monkeypatch, ttl=60.0, fake=fake)
     try:
         assert service.pending == 2  # recovered, kept by deadline
@@ -498,12 +504,7 @@ def test_a_restart_at_the_deadline_counts_the_impressions_expired_once(tmp_path,
     # a restart at the instant of their deadline counts the unanswered impressions expired and
     # waits for none of them: waiting too, the writer counted them expired a second time (a
     # mutation campaign, session 51)
-    service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0)
-    try:
-        for i in range(2):
-            service.rank({"features": [i / 2, 1.0]})[1].result()
-    finally:
-        service.close()
+    fake = _two_shown_then_closed(tmp_path / "s", monkeypatch)
     fake.elapsed += 60.0
     service, fake = _clocked_service(tmp_path / "s", monkeypatch, ttl=60.0, fake=fake)
     try:
