@@ -762,3 +762,93 @@ def test_a_mix_refuses_text_and_complex_weights_as_its_parts_do():
         with pytest.raises((TypeError, ValueError), match=match):
             mix.learn(x, weights)
         assert pickle.dumps(mix) == before
+
+
+# The tests below come from a mutation campaign of the linear and mixed committees (session
+# 51): each kills a one-token change that every other test let through.
+
+
+def test_interleave_puts_the_larger_part_first_when_it_is_further_behind():
+    """Row 0 goes to the part with the larger share (2/3 of a row is owed to it, 1/3 to the
+    other): every prefix as close as possible to the proportions. Killer of mutant A
+    (``counts * p / n`` in place of ``counts * (p + 1) / n``: every first row went to part 0)."""
+    np.testing.assert_array_equal(interleave(np.array([1, 2])), [1, 0, 1])
+    np.testing.assert_array_equal(interleave(np.array([1, 3])), [1, 0, 1, 1])
+    mix = MixedCommittee([VFDTCommittee(), LinearCommittee()], shares=[1, 2])
+    mix.start(3, 3, 4, seed=0)
+    np.testing.assert_array_equal(mix.setup_.part, [1, 0, 1])
+
+
+def test_each_linear_learner_learns_with_its_own_weight_multiplier():
+    """Update I's step is the whole budget ``C * multiplier_i * sum(weights)``: with equal ``C``,
+    margin and features, learner i's theta after one trial is ``multiplier_i`` times that of a
+    learner of multiplier 1 (not learner 0's multiplier for all)."""
+    params = dict(n_features=None, C=(0.5, 0.5), margin=(0.3, 0.3), update="I", bias=False,
+                  scale="none", average=False)  # fmt: skip
+    c = started(LinearCommittee(weight_multiplier=(1.0, 3.0), **params), n=4, k=3, d=4)
+    unit = started(LinearCommittee(weight_multiplier=(1.0, 1.0), **params), n=4, k=3, d=4)
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    w = np.tile([1.0, 0.0, 0.0], (4, 1))
+    c.learn(x, w)
+    unit.learn(x, w)
+    m = c.setup_.weight_multiplier
+    assert len(set(m.tolist())) == 4
+    assert np.abs(unit.theta_).max() > 0
+    for i in range(4):
+        np.testing.assert_allclose(c.theta_[i], m[i] * unit.theta_[i], rtol=1e-12)
+
+
+def test_a_mix_in_a_mix_counts_its_largest_thread_count(tmp_path):
+    """An inner mix of trees on 3 threads and rankers (1) sorts after trees on 2 (it learns on
+    3, its largest): the outer mix's largest count is in force. Needs 3 Numba threads, so it
+    runs in a child process with NUMBA_NUM_THREADS=3 (the test machine has 2 cores, where every
+    count above 1 is 2 and the order of the parts cannot show)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numba\n"
+        "from olboost.weak import LinearCommittee, MixedCommittee, VFDTCommittee\n"
+        "inner = MixedCommittee([VFDTCommittee(n_threads=3), LinearCommittee()])\n"
+        "mix = MixedCommittee([inner, VFDTCommittee(n_threads=2)])\n"
+        "mix.start(6, 3, 5, seed=1)\n"
+        "numba.set_num_threads(1)\n"
+        "with mix.running():\n"
+        "    print(numba.get_num_threads())\n"
+    )
+    env = dict(os.environ, NUMBA_NUM_THREADS="3")
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split()[-1] == "3"
+
+
+def test_split_counts_of_a_huge_share_beside_a_zero_or_tiny_one():
+    """Shares near float64's largest overflow in ``n * w`` and are scaled down by the largest
+    share: by the smallest, a zero share made every ratio inf or NaN."""
+    np.testing.assert_array_equal(split_counts(4, [1e308, 0.0]), [4, 0])
+    np.testing.assert_array_equal(split_counts(5, [1e308, 1e-300, 5e307]), [3, 0, 2])
+
+
+def test_the_weight_multiplier_is_drawn_uniform_after_C_and_margin():
+    """The documented draws, in order from the committee's seed: C and margin log-uniform, then
+    the multiplier uniform in its range (log-uniform or another order gave other multipliers)."""
+    from olboost.weak.base import log_uniform
+
+    c = LinearCommittee(C=(0.1, 1.0), margin=(0.2, 0.9), weight_multiplier=(1.0, 100.0))
+    c.start(n_learners=6, n_labels=3, n_attributes=4, seed=7)
+    rng = np.random.default_rng(7)
+    np.testing.assert_array_equal(c.setup_.C, log_uniform(rng, (0.1, 1.0), 6))
+    np.testing.assert_array_equal(c.setup_.margin, log_uniform(rng, (0.2, 0.9), 6))
+    np.testing.assert_array_equal(c.setup_.weight_multiplier, rng.uniform(1.0, 100.0, size=6))
+
+
+def test_each_learner_sees_distinct_attributes():
+    """A learner's ``n_features`` attributes are drawn without replacement: sorted and distinct
+    (drawn with replacement, a learner saw an attribute twice and fewer than asked)."""
+    c = LinearCommittee(n_features=5)
+    c.start(n_learners=20, n_labels=3, n_attributes=6, seed=0)
+    f = c.setup_.features
+    assert f.shape == (20, 5)
+    assert np.all(np.diff(f, axis=1) > 0)
