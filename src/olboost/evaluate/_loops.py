@@ -369,7 +369,7 @@ def _run(
                     except (ValueError, TypeError) as err:
                         raise _at(err, role, i) from None
                 losses_a.append(loss)
-                pairless_a.append(int(not mask.any() or mask.all()))  # as _pairless
+                pairless_a.append(bool(_pairless(mask[None, :])[0]))
                 if progress is not None:
                     progress.update(1)
         losses = np.frombuffer(losses_a, dtype=float).copy()
